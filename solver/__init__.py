@@ -1,0 +1,90 @@
+"""confsolve: resolve LLM-serving launcher configurations from declarative rule packs.
+
+>>> from solver import load_pack, resolve
+>>> pack = load_pack("sglang")
+>>> res = resolve(pack, {"quantization": "fp8"},
+...               {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"})
+>>> res.provenance["quantization"].kind
+'user'
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from solver.errors import (
+    DependencyCycle,
+    InputIssue,
+    InvalidInput,
+    PackError,
+    SolverBudgetExceeded,
+    SolverError,
+    Unsatisfiable,
+)
+from solver.model import Pack, Pin, Resolution
+
+__all__ = [
+    "DependencyCycle",
+    "InputIssue",
+    "InvalidInput",
+    "Pack",
+    "PackError",
+    "Pin",
+    "Resolution",
+    "SolverBudgetExceeded",
+    "SolverError",
+    "Unsatisfiable",
+    "explain",
+    "load_pack",
+    "resolve",
+    "valid_choices",
+]
+
+
+def load_pack(name_or_path: str | Path) -> Pack:
+    """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content."""
+    from solver.loader import load_directory
+
+    path = Path(name_or_path)
+    if isinstance(name_or_path, str) and "/" not in name_or_path and not path.is_dir():
+        import constraints
+
+        directory = constraints.pack_directory(name_or_path)
+        if directory is None:
+            import difflib
+
+            names = constraints.shipped_packs()
+            close = tuple(difflib.get_close_matches(name_or_path, names, n=2))
+            raise InvalidInput([InputIssue(
+                field="pack", value=name_or_path, did_you_mean=close, allowed=tuple(names),
+                message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
+                        " (or give a directory)")])
+        path = directory
+    return load_directory(path)
+
+
+def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
+            reasons: bool = True) -> Resolution:
+    """Resolve a request; see `solver.resolve.resolve`."""
+    from solver.resolve import resolve as _resolve
+
+    return _resolve(pack, options, facts, strict=strict, reasons=reasons)
+
+
+def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
+                  fields: list[str] | None = None, reasons: bool = True) -> Any:
+    """The values each option can still take; see `solver.diagnose.valid_choices`."""
+    from solver.diagnose import valid_choices as _valid_choices
+
+    return _valid_choices(pack, options, facts, fields=fields, reasons=reasons)
+
+
+def explain(pack: Pack, options: Any = None, facts: Any = None, *,
+            strict: bool = False) -> Unsatisfiable | None:
+    """The conflict and repairs of an impossible request, or None when it resolves."""
+    try:
+        resolve(pack, options, facts, strict=strict, reasons=False)
+    except Unsatisfiable as exc:
+        return exc
+    return None

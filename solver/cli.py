@@ -1,0 +1,337 @@
+"""`confsolve` and `python -m solver`: a thin command line over the public API.
+
+Each command is a small function: gather inputs, call the library, print text or JSON, return the
+exit code (0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, 4 search budget). Expected
+errors print one message and no traceback. Imports stay lazy so `--help` and `check` start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from solver.errors import InputIssue, InvalidInput, SolverError
+
+__all__ = ["build_parser", "main"]
+
+EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK = 0, 1, 2, 3
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that exits with the contract's usage code (2) and a one-line hint."""
+
+    def error(self, message: str) -> Any:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    g = p.add_argument_group("inputs")
+    g.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="fix a field: an option (source user) or a fact (source fact); "
+                        "--set attention-backend=fa3 equals --set attention_backend=fa3")
+    g.add_argument("--assume", action="append", default=[], metavar="FACT=VALUE",
+                   help="a what-if fact, recorded as source 'assumed' (e.g. gpu_arch=sm100)")
+    g.add_argument("--model-config", metavar="PATH",
+                   help="a Hugging Face config.json (or a model directory) to read facts from")
+    g.add_argument("--env-from-os", action="store_true",
+                   help="read the pack's environment facts from this process's environment")
+    g.add_argument("--strict", action="store_true",
+                   help="treat adjustments (values the launcher would override) as conflicts")
+    g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
+                   help="a shipped pack name or a pack directory (default: sglang)")
+    if json_flag:
+        p.add_argument("--json", action="store_true", help="print the contract's JSON document")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="confsolve",
+        description="Resolve, explain and check LLM-serving launcher configurations "
+                    "against a declarative rule pack (default: SGLang).",
+        epilog="Exit codes: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, "
+               "4 search budget exceeded.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("resolve", help="resolve a configuration (text, or JSON with --json)",
+                       description="Resolve a configuration: your choices kept, the rest chosen "
+                                   "by the pack's preferences, every value with its provenance.")
+    _add_inputs(p)
+    p.set_defaults(func=cmd_resolve)
+
+    p = sub.add_parser("why", help="why a field has its value",
+                       description="Who decided FIELD, which rule or preference, why each "
+                                   "better-ranked value was rejected, and what else it could be.")
+    p.add_argument("field", metavar="FIELD")
+    _add_inputs(p)
+    p.set_defaults(func=cmd_why)
+
+    p = sub.add_parser("choices", help="the values still possible for each option",
+                       description="For each option (or FIELD), the values still possible given "
+                                   "the inputs, and for each excluded value its minimal reason.")
+    p.add_argument("field", metavar="FIELD", nargs="?")
+    _add_inputs(p)
+    p.set_defaults(func=cmd_choices)
+
+    p = sub.add_parser("check", help="validate only: exit code and one paragraph",
+                       description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
+                                   "2 on bad input; one paragraph of text.")
+    _add_inputs(p)
+    p.set_defaults(func=cmd_check)
+
+    p = sub.add_parser("graph", help="the field dependency graph",
+                       description="The order in which fields are decided, as DOT, Mermaid or JSON.")
+    p.add_argument("--format", choices=["dot", "mermaid", "json"], default="dot")
+    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.set_defaults(func=cmd_graph)
+
+    p = sub.add_parser("packs", help="the shipped packs")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_packs)
+
+    p = sub.add_parser("show", help="the fields, facts and rules of a pack")
+    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+    for register in _EXTRA_COMMANDS:
+        register(sub)
+    return parser
+
+
+# Commands that live in their own modules register here (lint, count, matrix, schema, diff, ...).
+_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+
+
+# --- input gathering ------------------------------------------------------------------------
+
+def load(args: argparse.Namespace) -> Any:
+    from solver import load_pack
+
+    return load_pack(args.pack)
+
+
+def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Options and facts from --set, --assume, --model-config and --env-from-os.
+
+    What the user typed (--set, --assume) wins over what was read (config.json, environment).
+    """
+    from solver.inputs import _lookup, facts_from_environ, parse_assignments
+    from solver.model import Pin
+
+    sets, issues = parse_assignments(args.set)
+    assumed, more = parse_assignments(args.assume)
+    issues += more
+    if issues:
+        raise InvalidInput(issues)
+    facts: dict[str, Any] = {}
+    if getattr(args, "env_from_os", False):
+        facts.update(facts_from_environ(pack))
+    if getattr(args, "model_config", None):
+        from solver.modelconfig import facts_from_model_config
+
+        facts.update(facts_from_model_config(pack, args.model_config))
+    for raw, value in assumed.items():
+        name = _lookup(pack, raw) or raw
+        facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
+    typed = {(_lookup(pack, k) or k) for k in sets}
+    facts = {k: v for k, v in facts.items() if k not in typed}
+    return sets, facts
+
+
+def emit_error(exc: SolverError, as_json: bool) -> int:
+    if as_json:
+        print(json.dumps(exc.to_json(), indent=2, sort_keys=True))
+    else:
+        print(f"confsolve: {exc}", file=sys.stderr)
+    return exc.exit_code
+
+
+def _dump(doc: Any) -> None:
+    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+# --- commands -------------------------------------------------------------------------------
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from solver.resolve import resolve
+    from solver.text import resolution_table, use_colour
+
+    pack = load(args)
+    options, facts = gather(args, pack)
+    if not options and not facts:
+        raise InvalidInput([InputIssue(field="platform", value=None, message=(
+            "nothing to resolve: give the facts of the machine and model, e.g. "
+            "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
+            "or --model-config PATH/config.json"))])
+    res = resolve(pack, options, facts, strict=args.strict)
+    if args.json:
+        _dump(res.to_json())
+    else:
+        print(resolution_table(pack, res, colour=use_colour()))
+    return EXIT_OK
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from solver.diagnose import valid_choices
+    from solver.inputs import _lookup, _unknown_field
+    from solver.resolve import plan_for, resolve
+    from solver.text import why_text
+
+    pack = load(args)
+    name = _lookup(pack, args.field)
+    if name is None:
+        raise InvalidInput([_unknown_field(pack, args.field, None)])
+    options, facts = gather(args, pack)
+    res = resolve(pack, options, facts, strict=args.strict)
+    from solver.graph import analyse
+
+    deps = sorted({src for src, dst, _ in analyse(pack).edges if dst == name},
+                  key=list(plan_for(pack).order).index)
+    choices = valid_choices(pack, options, facts, fields=[name], reasons=False)
+    if args.json:
+        _dump({"schema": 1, "status": "why", "field": name, "value": res.values[name],
+               "provenance": res.provenance[name].model_dump(mode="json"),
+               "depends_on": {d: res.values[d] for d in deps},
+               "possible": choices.possible[name]})
+    else:
+        print(why_text(pack, res, name, deps, choices.possible[name]))
+    return EXIT_OK
+
+
+def cmd_choices(args: argparse.Namespace) -> int:
+    from solver.diagnose import valid_choices
+    from solver.inputs import _lookup, _unknown_field
+
+    pack = load(args)
+    fields = None
+    if args.field is not None:
+        name = _lookup(pack, args.field)
+        if name is None:
+            raise InvalidInput([_unknown_field(pack, args.field, None)])
+        fields = [name]
+    options, facts = gather(args, pack)
+    choices = valid_choices(pack, options, facts, fields=fields)
+    if args.json:
+        _dump(choices.to_json())
+        return EXIT_OK
+    for name, possible in choices.possible.items():
+        shown = ", ".join(str(v) for v in possible) or "(none: the inputs conflict)"
+        print(f"{name}: {shown}")
+        for value, items in choices.excluded.get(name, {}).items():
+            print(f"    not {value}: " + ", ".join(i.label() for i in items))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from solver.errors import Unsatisfiable
+    from solver.resolve import resolve
+
+    pack = load(args)
+    options, facts = gather(args, pack)
+    try:
+        res = resolve(pack, options, facts, strict=args.strict, reasons=False)
+    except Unsatisfiable as exc:
+        if args.json:
+            _dump(exc.to_json())
+        else:
+            first = exc.repairs[0] if exc.repairs else None
+            rules = ", ".join(r.id for r in exc.conflict.rules)
+            pins = ", ".join(f"{p.field}={p.value}" for p in exc.conflict.pins)
+            fix = ""
+            if first is not None:
+                changes = [f"unset {n}" for n in first.unset]
+                changes += [f"set {n}={v}" for n, v in first.set.items()]
+                fix = " Try: " + "; ".join(changes) + "."
+            print(f"conflict: {pins} cannot hold together under {rules}. "
+                  f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+                  f"Run `confsolve resolve` with the same inputs for the full explanation.")
+        return EXIT_CONFLICT
+    if args.json:
+        _dump({"schema": 1, "status": "checked", "ok": True,
+               "adjustments": [a.model_dump(mode="json") for a in res.adjustments],
+               "warnings": [w.model_dump(mode="json") for w in res.warnings]})
+    else:
+        notes = []
+        if res.adjustments:
+            notes.append("adjusted: " + ", ".join(
+                f"{a.field} {a.requested} -> {a.resolved} ({a.rule})" for a in res.adjustments))
+        if res.warnings:
+            notes.append("warnings: " + ", ".join(w.rule for w in res.warnings))
+        print("ok: the request resolves" + ("; " + "; ".join(notes) if notes else "") + ".")
+    return EXIT_OK
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from solver.graph import export
+
+    print(export(load(args), args.format), end="")
+    return EXIT_OK
+
+
+def cmd_packs(args: argparse.Namespace) -> int:
+    import constraints
+    from solver import load_pack
+
+    rows = []
+    for name in constraints.shipped_packs():
+        pack = load_pack(name)
+        rows.append({"name": name, "version": pack.version, "description": pack.description})
+    if args.json:
+        _dump({"schema": 1, "status": "packs", "packs": rows})
+    else:
+        for row in rows:
+            print(f"{row['name']:<12} {row['version']:<12} {row['description']}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    pack = load(args)
+    if args.json:
+        _dump({"schema": 1, "status": "pack", **pack.model_dump(
+            mode="json", exclude={"model_config_map", "directory", "digest"})})
+        return EXIT_OK
+    print(f"{pack.name} {pack.version}: {pack.description}")
+    print(f"{len(pack.fields)} fields, {len(pack.rules)} rules, {len(pack.preferences)} preferences")
+    for kind in ("fact", "option"):
+        print(f"\n{kind}s:")
+        for name, field in pack.fields.items():
+            if field.kind == kind:
+                values = ", ".join(str(v) for v in field.domain[:10])
+                more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
+                print(f"  {name}: {values}{more}")
+    print("\nrules:")
+    for rule in pack.rules:
+        tag = " [warn]" if rule.severity == "warn" else " [adjusts " + rule.adjusts + "]" \
+            if rule.adjusts else ""
+        print(f"  {rule.id}{tag}: {rule.because}")
+    return EXIT_OK
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "func", None) is None:
+        parser.print_help()
+        return EXIT_USAGE
+    as_json = bool(getattr(args, "json", False))
+    try:
+        code: int = args.func(args)
+        return code
+    except SolverError as exc:
+        return emit_error(exc, as_json)
+    except BrokenPipeError:
+        return EXIT_OK
+    except RecursionError:
+        return emit_error(InvalidInput([InputIssue(field="input", value=None,
+                                                   message="input nested too deeply")]), as_json)
+    except Exception as exc:  # a bug in confsolve: say so, without a traceback unless asked
+        if os.environ.get("CONFSOLVE_DEBUG"):
+            raise
+        print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
+              "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
+        return 70

@@ -1,0 +1,184 @@
+"""What to do about an impossible request, and which values are still open.
+
+- `unsatisfiable_for`: the `Unsatisfiable` error with a preferred minimal conflict and ranked,
+  verified repairs (each carries the full configuration it leads to);
+- `repairs`: minimal sets of user pins to change (FastDiag's diagnoses, all of the smallest
+  sizes) with, for each changed field, the values that work (RangeFix);
+- `valid_choices`: for each option, the values still possible (exact: each is backed by a
+  solution) and, for each excluded value, its minimal reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.errors import InvalidInput, Unsatisfiable
+from solver.explain import (
+    Item,
+    conflict_report,
+    diagnoses,
+    minimal_conflict,
+    minimal_reason,
+)
+from solver.inputs import collect_pins
+from solver.model import Pack, Pin, Repair, Scalar
+from solver.resolve import Plan, plan_for, resolve_pins
+
+__all__ = ["Choices", "repairs", "unsatisfiable_for", "valid_choices"]
+
+MAX_REPAIRS = 5
+MAX_ALTERNATIVES_PER_FIELD = 3
+
+
+def unsatisfiable_for(
+    plan: Plan, pins: Mapping[str, Pin], adjustments: Mapping[str, tuple[Scalar, str]] | None = None
+) -> Unsatisfiable:
+    """The error for a request with no solution: minimal conflict, repairs, and the text."""
+    from solver.text import conflict_message
+
+    found = minimal_conflict(plan.compiled, pins)
+    core_pins, core_rules = found if found is not None else ([], [])
+    report = conflict_report(plan.compiled, core_pins, core_rules)
+    fixes = repairs(plan, pins)
+    message = conflict_message(plan, pins, report, fixes)
+    return Unsatisfiable(report, fixes, message)
+
+
+def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS) -> list[Repair]:
+    """Ranked repairs: fewest changed user pins first, then the least preference rank lost."""
+    cp = plan.compiled
+    found = diagnoses(cp, pins)
+    tier = "user"
+    if not found:
+        # No change of the user's own choices helps: say which facts would (a what-if).
+        tier = "facts"
+        as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
+        found = diagnoses(cp, as_user, max_size=2)
+    candidates: list[tuple[tuple[int, int, int], Repair]] = []
+    for diagnosis in found:
+        base = {n: p for n, p in pins.items() if n not in diagnosis}
+        auto = _try_resolve(plan, base)
+        if auto is None:
+            continue
+        alternatives: dict[str, list[Scalar]] = {}
+        for name in diagnosis:
+            ranked, _ = plan.ranking(name, auto)
+            base_values = {n: p.value for n, p in base.items()}
+            alternatives[name] = [
+                v for v in ranked
+                if cp.satisfiable({**base_values, name: v}, task="looking for repairs") is not None
+            ]
+        if tier == "user":
+            candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
+                set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
+                changes=len(diagnosis), rank_loss=0)))
+        if len(diagnosis) != 1:
+            continue
+        name = diagnosis[0]
+        best = auto[name]
+        options = [v for v in alternatives[name] if tier == "facts" or v != best]
+        for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
+            values = _try_resolve(plan, {**base, name: Pin(field=name, value=value,
+                                                           source=pins[name].source)})
+            if values is None:
+                continue
+            loss = alternatives[name].index(value)
+            candidates.append(((1, loss, 1 + rank), Repair.model_construct(
+                set={name: value}, unset=[], values=values, alternatives=alternatives,
+                changes=1, rank_loss=loss)))
+    candidates.sort(key=lambda c: c[0])
+    return [repair for _, repair in candidates[:limit]]
+
+
+def _try_resolve(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, Scalar] | None:
+    """Verify a repair by resolving it; None when it does not resolve."""
+    try:
+        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False)
+    except (Unsatisfiable, InvalidInput):
+        return None
+    return dict(res.values)
+
+
+@dataclass
+class Choices:
+    """Per field: the values still possible, and for each excluded value a minimal reason."""
+
+    possible: dict[str, list[Scalar]] = field(default_factory=dict)
+    excluded: dict[str, dict[Scalar, list[Item]]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, values in self.possible.items():
+            excluded = {}
+            for value, items in self.excluded.get(name, {}).items():
+                excluded[_key(value)] = {
+                    "pins": [{"field": i.name, "value": i.value, "source": i.source}
+                             for i in items if i.kind == "pin"],
+                    "rules": [i.name for i in items if i.kind == "rule"],
+                }
+            out[name] = {"possible": list(values), "excluded": excluded}
+        return {"schema": 1, "status": "choices", "choices": out}
+
+
+def _key(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def valid_choices(
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    fields: Sequence[str] | None = None,
+    reasons: bool = True,
+) -> Choices:
+    """The values each option (or each of `fields`) can still take given the other inputs.
+
+    Exact, not just arc-consistent: a value is possible only if a whole configuration has it. A
+    field's own pin is left out when its choices are computed (they answer "what else could I set").
+    """
+    pins = collect_pins(pack, options, facts)
+    plan = plan_for(pack)
+    cp = plan.compiled
+    names = list(fields) if fields is not None else pack.options
+    unknown = [n for n in names if n not in pack.fields]
+    if unknown:
+        from solver.inputs import _unknown_field
+
+        raise InvalidInput([_unknown_field(pack, n, None) for n in unknown])
+    values = {n: p.value for n, p in pins.items()}
+    sources = {n: p.source for n, p in pins.items()}
+    out = Choices()
+    # A solution that keeps every pin proves each of its values possible for every field at once,
+    # so most values never need a query of their own.
+    proven: dict[str, set[Scalar]] = {n: set() for n in pack.fields}
+
+    def learn(witness: Mapping[str, Scalar]) -> None:
+        if all(witness[n] == v for n, v in values.items()):
+            for n, v in witness.items():
+                proven[n].add(v)
+
+    first = cp.satisfiable(values, task="listing choices")
+    if first is not None:
+        learn(first)
+    for name in names:
+        others = {n: v for n, v in values.items() if n != name}
+        possible: set[Scalar] = set(proven[name])
+        for value in cp.domains[name]:
+            if value in possible:
+                continue
+            witness = cp.satisfiable({**others, name: value}, task=f"listing choices for {name}")
+            if witness is not None:
+                possible.add(value)
+                learn(witness)
+        out.possible[name] = [v for v in cp.domains[name] if v in possible]
+        excluded = [v for v in cp.domains[name] if v not in possible]
+        if reasons:
+            out.excluded[name] = {
+                v: minimal_reason(cp, name, v, others, sources) or [] for v in excluded
+            }
+        else:
+            out.excluded[name] = {v: [] for v in excluded}
+    return out

@@ -1,0 +1,175 @@
+"""The exceptions of confsolve: data first, text rendered from the data.
+
+Each exception subclasses the builtin it means, so a caller that only knows `ValueError` still
+catches bad input. Every one renders the contract's JSON error document with `to_json()`.
+Must not import the solver: front ends depend on this module and `model` alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solver.model import ConflictReport, Repair
+
+__all__ = [
+    "DependencyCycle",
+    "InputIssue",
+    "InvalidInput",
+    "PackError",
+    "PackProblem",
+    "SolverBudgetExceeded",
+    "SolverError",
+    "Unsatisfiable",
+]
+
+
+class SolverError(Exception):
+    """Base of every error confsolve raises on purpose."""
+
+    exit_code = 2
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "status": "error",
+            "error": {"type": type(self).__name__, "message": str(self)},
+        }
+
+
+@dataclass(frozen=True)
+class InputIssue:
+    """One bad input: the field and value as the user wrote them, and what would be accepted."""
+
+    field: str
+    value: Any
+    message: str
+    did_you_mean: tuple[str, ...] = ()
+    allowed: tuple[Any, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"field": self.field, "value": _jsonable(self.value)}
+        out["message"] = self.message
+        out["did_you_mean"] = list(self.did_you_mean)
+        if self.allowed:
+            out["allowed"] = [_jsonable(v) for v in self.allowed]
+        return out
+
+
+class InvalidInput(SolverError, ValueError):
+    """The request names unknown fields or values outside a field's domain (all issues at once)."""
+
+    exit_code = 2
+
+    def __init__(self, issues: list[InputIssue]) -> None:
+        self.issues = list(issues)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        lines = [f"invalid input ({len(self.issues)} problem{'s' * (len(self.issues) != 1)}):"]
+        lines += [f"  - {issue.message}" for issue in self.issues]
+        return "\n".join(lines)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "status": "error",
+            "error": {
+                "type": "InvalidInput",
+                "message": str(self),
+                "issues": [issue.to_json() for issue in self.issues],
+            },
+        }
+
+
+@dataclass(frozen=True)
+class PackProblem:
+    """One problem in a pack: where it is (file, rule or field id) and what is wrong."""
+
+    where: str
+    message: str
+    file: str = ""
+
+    def render(self) -> str:
+        place = f"{self.file}: " if self.file else ""
+        return f"{place}{self.where}: {self.message}"
+
+
+class PackError(SolverError, ValueError):
+    """A pack that cannot be used; lists every problem found, not just the first."""
+
+    exit_code = 3
+
+    def __init__(self, problems: list[PackProblem], pack: str = "") -> None:
+        self.problems = list(problems)
+        self.pack = pack
+        head = f"pack {pack!r} is broken" if pack else "the pack is broken"
+        body = "\n".join(f"  - {p.render()}" for p in self.problems)
+        super().__init__(f"{head} ({len(self.problems)} problem(s)):\n{body}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "status": "error",
+            "error": {
+                "type": type(self).__name__,
+                "message": str(self),
+                "problems": [
+                    {"file": p.file, "where": p.where, "message": p.message} for p in self.problems
+                ],
+            },
+        }
+
+
+class DependencyCycle(PackError):
+    """`depends_on` edges form a cycle; the message shows the whole chain."""
+
+
+class SolverBudgetExceeded(SolverError, RuntimeError):
+    """A solver call used up its search budget; names what was being solved."""
+
+    exit_code = 4
+
+    def __init__(self, task: str, budget: int) -> None:
+        self.task = task
+        self.budget = budget
+        super().__init__(
+            f"the search budget of {budget} steps ran out while {task}; "
+            "raise it with CONFSOLVE_BUDGET or --budget, or simplify the pack"
+        )
+
+
+class Unsatisfiable(SolverError):
+    """No configuration satisfies the request; carries a minimal conflict and ranked repairs."""
+
+    exit_code = 1
+
+    def __init__(
+        self, conflict: ConflictReport, repairs: list[Repair] | None = None, message: str = ""
+    ) -> None:
+        self.conflict = conflict
+        self.repairs = list(repairs or [])
+        self.message = message or _default_message(conflict)
+        super().__init__(self.message)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1,
+            "status": "conflict",
+            "conflict": self.conflict.model_dump(mode="json"),
+            "message": self.message,
+            "repairs": [r.model_dump(mode="json") for r in self.repairs],
+        }
+
+
+def _default_message(conflict: ConflictReport) -> str:
+    pins = ", ".join(f"{p.field}={p.value}" for p in conflict.pins) or "the facts"
+    rules = "; ".join(f"{r.id}: {r.because}" for r in conflict.rules)
+    return f"no configuration satisfies {pins}: {rules}"
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return repr(value)

@@ -1,0 +1,216 @@
+"""Explanations: minimal conflicts (QuickXplain), minimal reasons for excluded values, repairs,
+and the values still possible for each field.
+
+Everything here works on a compiled pack through `CompiledPack.solve`; it never imports
+python-constraint or networkx itself. The consistency checks are kept small by splitting the
+request into the parts that can interact: pinned fields are constants, so two rules only interact
+through fields left free.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from solver.engine import CompiledPack
+from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
+
+__all__ = [
+    "Item",
+    "minimal_conflict",
+    "minimal_reason",
+    "quickxplain",
+    "relevant_rules",
+    "render_reason",
+]
+
+
+@dataclass(frozen=True)
+class Item:
+    """One member of a conflict: a pin (field = value, with its source) or a rule."""
+
+    kind: str  # "pin" | "rule"
+    name: str
+    value: Scalar | None = None
+    source: str = ""
+
+    def label(self) -> str:
+        return f"{self.name}={_show(self.value)}" if self.kind == "pin" else self.name
+
+
+def _show(value: Scalar | None) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def quickxplain(consistent: Callable[[Sequence[Item]], bool], items: Sequence[Item]) -> list[Item]:
+    """Junker's QuickXplain: a minimal subset of `items` that is inconsistent.
+
+    Items late in the list are kept out of the answer whenever an answer without them exists,
+    so order the list from "most willing to blame" to "least". Assumes `items` is inconsistent.
+    """
+
+    def qx(background: list[Item], delta: bool, rest: Sequence[Item]) -> list[Item]:
+        if delta and not consistent(background):
+            return []
+        if len(rest) == 1:
+            return list(rest)
+        half = len(rest) // 2
+        first, second = rest[:half], rest[half:]
+        d2 = qx(background + list(first), bool(first), second)
+        d1 = qx(background + d2, bool(d2), first)
+        return d1 + d2
+
+    if not items:
+        return []
+    return qx([], False, list(items))
+
+
+def relevant_rules(
+    cp: CompiledPack, pins: Mapping[str, Scalar], start: Sequence[str], rules: Sequence[str] | None = None
+) -> list[str]:
+    """Rules that can interact with the fields in `start`: reachable through unpinned fields."""
+    pool = set(cp.rule_ids if rules is None else rules)
+    seen_fields = set(start)
+    frontier = list(start)
+    chosen: set[str] = set()
+    by_field: dict[str, list[str]] = {}
+    for rid in pool:
+        for name in cp.rules[rid].fields:
+            by_field.setdefault(name, []).append(rid)
+    while frontier:
+        name = frontier.pop()
+        for rid in by_field.get(name, ()):
+            if rid in chosen:
+                continue
+            chosen.add(rid)
+            for other in cp.rules[rid].fields:
+                if other not in seen_fields and other not in pins:
+                    seen_fields.add(other)
+                    frontier.append(other)
+    return [rid for rid in cp.rule_ids if rid in chosen]
+
+
+def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]:
+    """Groups of rules that interact (share a free field); each group is checked on its own."""
+    remaining = list(cp.rule_ids)
+    done: set[str] = set()
+    out: list[list[str]] = []
+    for rid in remaining:
+        if rid in done:
+            continue
+        free = [f for f in cp.rules[rid].fields if f not in pins]
+        group = relevant_rules(cp, pins, free) if free else [rid]
+        group = [g for g in group if g not in done] or [rid]
+        done.update(group)
+        out.append(group)
+    return out
+
+
+def _oracle(
+    cp: CompiledPack, fixed: Mapping[str, Scalar], task: str
+) -> Callable[[Sequence[Item]], bool]:
+    def consistent(items: Sequence[Item]) -> bool:
+        pins = dict(fixed)
+        rules = []
+        for item in items:
+            if item.kind == "pin":
+                if item.name in pins and pins[item.name] != item.value:
+                    return False
+                pins[item.name] = item.value  # type: ignore[assignment]
+            else:
+                rules.append(item.name)
+        return cp.solve(pins, rules=rules, task=task) is not None
+
+    return consistent
+
+
+def _pin_rank(source: str) -> int:
+    # Blame what the user typed first, then what was decided on their behalf, then the facts
+    # of the machine and model, which are the hardest to change.
+    return {"user": 0, "adjusted": 0, "preference": 1, "default": 1, "rule": 1}.get(source, 2)
+
+
+def minimal_conflict(
+    cp: CompiledPack, pins: Mapping[str, Pin], *, task: str = "explaining a conflict"
+) -> tuple[list[Pin], list[str]] | None:
+    """A minimal set of pins and rules that cannot hold together, or None if the pins are fine."""
+    values = {name: pin.value for name, pin in pins.items()}
+    for group in _components(cp, values):
+        if cp.solve(values, rules=group, task=task) is not None:
+            continue
+        read = {name for rid in group for name in cp.rules[rid].fields}
+        items = [Item("rule", rid) for rid in group]
+        pin_items = [Item("pin", n, p.value, p.source) for n, p in pins.items() if n in read]
+        pin_items.sort(key=lambda it: _pin_rank(it.source))
+        core = quickxplain(_oracle(cp, {}, task), items + pin_items)
+        core_pins = [pins[it.name] for it in core if it.kind == "pin"]
+        core_rules = [it.name for it in core if it.kind == "rule"]
+        return core_pins, core_rules
+    # Only reachable when a pin is outside its own domain, which inputs rule out.
+    return None
+
+
+def minimal_reason(
+    cp: CompiledPack,
+    field: str,
+    value: Scalar,
+    pins: Mapping[str, Scalar],
+    sources: Mapping[str, str],
+    *,
+    task: str = "explaining an excluded value",
+) -> list[Item] | None:
+    """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can."""
+    background = {field: value}
+    others = {n: v for n, v in pins.items() if n != field}
+    rules = relevant_rules(cp, others, [field])
+    check = {**others, **background}
+    if cp.solve(check, rules=rules, task=task) is not None:
+        return None
+    read = {name for rid in rules for name in cp.rules[rid].fields}
+    items = [Item("rule", rid) for rid in rules]
+    pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]
+    pin_items.sort(key=lambda it: _pin_rank(it.source))
+    return quickxplain(_oracle(cp, background, task), items + pin_items)
+
+
+def render_reason(items: Sequence[Item]) -> list[str]:
+    """Rule ids and `field=value` pins, as the JSON `because` lists show them."""
+    return [it.label() for it in items]
+
+
+def conflict_report(cp: CompiledPack, core_pins: Sequence[Pin], core_rules: Sequence[str]) -> ConflictReport:
+    pack = cp.pack
+    return ConflictReport(
+        pins=[PinRef(field=p.field, value=p.value, source=p.source) for p in core_pins],
+        rules=[RuleRef(id=r, because=pack.rule(r).because, source=pack.rule(r).source)
+               for r in core_rules],
+    )
+
+
+def diagnoses(
+    cp: CompiledPack,
+    pins: Mapping[str, Pin],
+    *,
+    limit: int = 6,
+    max_size: int = 3,
+    task: str = "looking for repairs",
+) -> list[tuple[str, ...]]:
+    """Minimal sets of user pins whose removal makes the request solvable, smallest first.
+
+    Exhaustive by size (FastDiag's answers, all of them): a set is reported only if no subset of
+    it was. User pins are few, so this stays small; `max_size` bounds it.
+    """
+    user = [n for n, p in pins.items() if p.source in ("user", "adjusted")]
+    fixed = {n: p.value for n, p in pins.items()}
+    found: list[tuple[str, ...]] = []
+    for size in range(1, min(max_size, len(user)) + 1):
+        for combo in itertools.combinations(user, size):
+            if any(set(d) <= set(combo) for d in found):
+                continue
+            trial = {n: v for n, v in fixed.items() if n not in combo}
+            if cp.solve(trial, task=task) is not None:
+                found.append(combo)
+                if len(found) >= limit:
+                    return found
+    return found

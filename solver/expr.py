@@ -1,0 +1,346 @@
+"""The condition language of packs: parse safely, check against the pack, compile, evaluate.
+
+`quantization == "fp8" and gpu_arch in BLACKWELL`, `ep_size == tp_size`, `not is_mla`.
+Text is parsed with Python's `ast` and only a whitelist of node kinds is accepted; nothing is ever
+evaluated by Python, so a pack from anywhere cannot run code, import, call or read attributes.
+Imports only the standard library and `solver.model`.
+
+>>> from solver.model import Field
+>>> fields = {"tp_size": Field(name="tp_size", kind="option", domain=(1, 2, 4, 8))}
+>>> cond = parse("tp_size >= 4", fields, {})
+>>> cond.fields, cond.holds((8,)), cond.partial({})
+(('tp_size',), True, None)
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from solver.model import Field, Scalar
+
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "Condition", "ExprError", "parse", "rule_condition"]
+
+MAX_DEPTH = 32
+MAX_LENGTH = 4000
+
+Values = Sequence[Any]
+Fast = Callable[[Values], Any]
+Tri = Callable[[Mapping[str, Any]], Any]
+
+
+class ExprError(ValueError):
+    """A condition that is not in the language or does not fit the pack."""
+
+
+class _Unknown:
+    """The value of a field not decided yet (three-valued evaluation)."""
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+
+UNKNOWN: Any = _Unknown()
+
+
+@dataclass(frozen=True)
+class Condition:
+    """A checked, compiled condition and the fields it reads.
+
+    `holds(values)` takes the values of `fields` in order (all known) and is the fast path used by
+    the solver. `partial(mapping)` is three-valued: `None` when undecided fields make it unknown.
+    """
+
+    text: str
+    fields: tuple[str, ...]
+    holds: Callable[[Values], bool]
+    partial: Callable[[Mapping[str, Any]], bool | None]
+    literals: tuple[tuple[str, Scalar], ...]
+
+    def evaluate(self, values: Mapping[str, Any]) -> bool:
+        return bool(self.holds(tuple(values[name] for name in self.fields)))
+
+
+_CMP = {
+    ast.Eq: "==",
+    ast.NotEq: "!=",
+    ast.In: "in",
+    ast.NotIn: "not in",
+    ast.Lt: "<",
+    ast.LtE: "<=",
+    ast.Gt: ">",
+    ast.GtE: ">=",
+}
+_ORDER_OPS = {"<", "<=", ">", ">="}
+
+
+@dataclass(frozen=True)
+class _Operand:
+    """A compiled operand: a field, a literal, or a collection of literals."""
+
+    kind: str  # "field" | "const" | "collection"
+    name: str = ""
+    value: Any = None
+    display: str = ""
+
+
+class _Compiler:
+    def __init__(self, text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]):
+        self.text = text
+        self.fields = fields
+        self.sets = sets
+        self.read: list[str] = []
+        self.literals: list[tuple[str, Scalar]] = []
+
+    # -- operands --------------------------------------------------------------------------
+    def operand(self, node: ast.expr) -> _Operand:
+        if isinstance(node, ast.Name):
+            if node.id in self.fields:
+                if node.id not in self.read:
+                    self.read.append(node.id)
+                return _Operand("field", name=node.id, display=node.id)
+            if node.id in self.sets:
+                return _Operand("collection", value=frozenset(self.sets[node.id]), display=node.id)
+            raise ExprError(f"unknown name {node.id!r}: not a field or a named set")
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, bool | int | str) and node.value is not None:
+                return _Operand("const", value=node.value, display=repr(node.value))
+            raise ExprError(f"literal {node.value!r} is not a string, integer or boolean")
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+            inner = node.operand
+            if isinstance(inner, ast.Constant) and type(inner.value) is int:
+                return _Operand("const", value=-inner.value, display=str(-inner.value))
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            values: list[Scalar] = []
+            for elt in node.elts:
+                item = self.operand(elt)
+                if item.kind != "const":
+                    raise ExprError("a list may hold only literals")
+                values.append(item.value)
+            return _Operand("collection", value=frozenset(values), display=repr(sorted(map(str, values))))
+        raise ExprError(f"{type(node).__name__} is not allowed in a condition")
+
+    def check_literal(self, field: str, value: Scalar, op: str) -> None:
+        domain = self.fields[field].domain
+        if op in _ORDER_OPS:
+            if type(value) is not int or not all(type(v) is int for v in domain):
+                raise ExprError(f"{op!r} needs an integer field and an integer literal ({field})")
+            return
+        if not any(value == v and type(value) is type(v) for v in domain):
+            shown = ", ".join(map(repr, domain[:12])) + (" ..." if len(domain) > 12 else "")
+            raise ExprError(f"{value!r} is not a value of {field} (domain: {shown})")
+        self.literals.append((field, value))
+
+    # -- conditions ------------------------------------------------------------------------
+    def condition(self, node: ast.expr, depth: int = 0) -> tuple[Fast, Tri]:
+        if depth > MAX_DEPTH:
+            raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels")
+        if isinstance(node, ast.BoolOp):
+            parts = [self.condition(v, depth + 1) for v in node.values]
+            return _and(parts) if isinstance(node.op, ast.And) else _or(parts)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            fast, tri = self.condition(node.operand, depth + 1)
+            return (lambda a: not fast(a)), (lambda m: None if (r := tri(m)) is None else not r)
+        if isinstance(node, ast.Compare):
+            pairs: list[tuple[Fast, Tri]] = []
+            left = node.left
+            for op_node, right in zip(node.ops, node.comparators, strict=True):
+                op = _CMP.get(type(op_node))
+                if op is None:
+                    raise ExprError(f"operator {type(op_node).__name__} is not allowed")
+                pairs.append(self.compare(op, self.operand(left), self.operand(right)))
+                left = right
+            return pairs[0] if len(pairs) == 1 else _and(pairs)
+        if isinstance(node, ast.Name) and node.id in self.fields:
+            operand = self.operand(node)
+            if not all(type(v) is bool for v in self.fields[node.id].domain):
+                raise ExprError(f"{node.id} is not a boolean field; compare it to a value")
+            return self.compare("==", operand, _Operand("const", value=True))
+        if isinstance(node, ast.Constant) and type(node.value) is bool:
+            value = node.value
+            return (lambda a: value), (lambda m: value)
+        raise ExprError(f"{type(node).__name__} is not allowed as a condition")
+
+    def compare(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
+        if left.kind != "field" and right.kind == "field" and op in ("==", "!="):
+            left, right = right, left
+        if left.kind != "field":
+            raise ExprError(f"the left side of {op!r} must be a field, got {left.display}")
+        field = left.name
+        if op in ("in", "not in"):
+            if right.kind != "collection":
+                raise ExprError(f"{op!r} needs a list or a named set on the right")
+            for value in sorted(right.value, key=str):
+                self.check_literal(field, value, op)
+        elif right.kind == "collection":
+            raise ExprError(f"{op!r} cannot compare {field} with a list; use 'in'")
+        elif right.kind == "const":
+            self.check_literal(field, right.value, op)
+        else:
+            other = self.fields[right.name]
+            mine = self.fields[field]
+            if {type(v) for v in other.domain} != {type(v) for v in mine.domain}:
+                raise ExprError(f"{field} and {right.name} have different value types")
+        return _compile_compare(op, field, right, self.read)
+
+
+def _compile_compare(op: str, field: str, right: _Operand, read: list[str]) -> tuple[Fast, Tri]:
+    i = read.index(field)
+    cmp = _PY_OPS[op]
+    if right.kind == "field":
+        j = read.index(right.name)
+        other = right.name
+
+        def fast_ff(a: Values) -> bool:
+            return cmp(a[i], a[j])
+
+        def tri_ff(m: Mapping[str, Any]) -> bool | None:
+            x, y = m.get(field, UNKNOWN), m.get(other, UNKNOWN)
+            return None if x is UNKNOWN or y is UNKNOWN else cmp(x, y)
+
+        return fast_ff, tri_ff
+    const = right.value
+
+    def fast(a: Values) -> bool:
+        return cmp(a[i], const)
+
+    def tri(m: Mapping[str, Any]) -> bool | None:
+        x = m.get(field, UNKNOWN)
+        return None if x is UNKNOWN else cmp(x, const)
+
+    return fast, tri
+
+
+# Plain operators are exact here: a field only ever holds values of its own domain, and literals
+# were checked against that domain (type included) when the pack was loaded.
+_PY_OPS: dict[str, Callable[[Any, Any], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "in": lambda x, y: x in y,
+    "not in": lambda x, y: x not in y,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}
+
+
+def _and(parts: list[tuple[Fast, Tri]]) -> tuple[Fast, Tri]:
+    fasts = tuple(p[0] for p in parts)
+    tris = tuple(p[1] for p in parts)
+
+    def fast(a: Values) -> bool:
+        return all(f(a) for f in fasts)
+
+    def tri(m: Mapping[str, Any]) -> bool | None:
+        unknown = False
+        for t in tris:
+            r = t(m)
+            if r is False:
+                return False
+            if r is None:
+                unknown = True
+        return None if unknown else True
+
+    return fast, tri
+
+
+def _or(parts: list[tuple[Fast, Tri]]) -> tuple[Fast, Tri]:
+    fasts = tuple(p[0] for p in parts)
+    tris = tuple(p[1] for p in parts)
+
+    def fast(a: Values) -> bool:
+        return any(f(a) for f in fasts)
+
+    def tri(m: Mapping[str, Any]) -> bool | None:
+        unknown = False
+        for t in tris:
+            r = t(m)
+            if r is True:
+                return True
+            if r is None:
+                unknown = True
+        return None if unknown else False
+
+    return fast, tri
+
+
+def _parse_tree(text: str) -> ast.expr:
+    if not isinstance(text, str) or not text.strip():
+        raise ExprError("a condition must be a non-empty string")
+    if len(text) > MAX_LENGTH:
+        raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+    try:
+        tree = ast.parse(text.strip(), mode="eval")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        raise ExprError(f"not a valid condition: {exc.__class__.__name__}") from None
+    return tree.body
+
+
+def parse(
+    text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]
+) -> Condition:
+    """Parse and check one condition against the pack's fields and named sets."""
+    return _build(text, [_parse_tree(text)], fields, sets, "single")
+
+
+def rule_condition(
+    when: str | None,
+    require: str | None,
+    forbid: str | None,
+    fields: Mapping[str, Field],
+    sets: Mapping[str, Sequence[Scalar]],
+) -> Condition:
+    """The condition a rule enforces: `not when or require` (`forbid` is `require not`)."""
+    body = require if require is not None else forbid
+    if body is None:
+        raise ExprError("a rule needs `require` or `forbid`")
+    if require is not None and forbid is not None:
+        raise ExprError("a rule has `require` or `forbid`, not both")
+    trees = [_parse_tree(when)] if when is not None else []
+    trees.append(_parse_tree(body))
+    text = (f"not ({when}) or " if when else "") + (f"({body})" if require else f"not ({body})")
+    return _build(text, trees, fields, sets, "rule" if require is not None else "rule-forbid")
+
+
+def _build(
+    text: str,
+    trees: list[ast.expr],
+    fields: Mapping[str, Field],
+    sets: Mapping[str, Sequence[Scalar]],
+    shape: str,
+) -> Condition:
+    compiler = _Compiler(text, fields, sets)
+    try:
+        parts = [compiler.condition(tree) for tree in trees]
+    except RecursionError:
+        raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels") from None
+    if shape == "single":
+        fast, tri = parts[0]
+    else:
+        body_fast, body_tri = parts[-1]
+        if shape == "rule-forbid":
+            body_fast, body_tri = _negate(body_fast, body_tri)
+        if len(parts) == 2:
+            when_fast, when_tri = _negate(*parts[0])
+            fast, tri = _or([(when_fast, when_tri), (body_fast, body_tri)])
+        else:
+            fast, tri = body_fast, body_tri
+
+    def holds(a: Values) -> bool:
+        return bool(fast(a))
+
+    return Condition(
+        text=text,
+        fields=tuple(compiler.read),
+        holds=holds,
+        partial=tri,
+        literals=tuple(dict.fromkeys(compiler.literals)),
+    )
+
+
+def _negate(fast: Fast, tri: Tri) -> tuple[Fast, Tri]:
+    return (lambda a: not fast(a)), (lambda m: None if (r := tri(m)) is None else not r)

@@ -1,0 +1,332 @@
+"""Resolution: validate -> order -> pin -> adjust -> prefer -> Resolution with provenance.
+
+Tiers: hard rules and facts > user pins > preferences and defaults. A user pin is only ever
+replaced by a declared adjustment, and that replacement is reported. Auto fields are decided in
+graph order, each taking the best-ranked value that keeps the request solvable; one ordered search
+finds exactly that configuration (the lexicographically best one), so no value is tried twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from solver.engine import CompiledPack, Extra, SearchTrace, compile_pack
+from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+from solver.inputs import collect_pins
+from solver.loader import semantics
+from solver.model import (
+    AdjustmentRecord,
+    Pack,
+    Pin,
+    Preference,
+    Provenance,
+    Rejection,
+    Resolution,
+    Scalar,
+    WarningRecord,
+)
+
+__all__ = ["Plan", "plan_for", "resolve", "resolve_pins"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything resolution needs that depends only on the pack, computed once."""
+
+    compiled: CompiledPack
+    order: tuple[str, ...]
+    preferences: dict[str, tuple[Preference, ...]]
+
+    @property
+    def pack(self) -> Pack:
+        return self.compiled.pack
+
+    def ranking(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
+        """The field's values, best first, given the decided fields; and which preference ranked each."""
+        sem = semantics(self.pack)
+        ranked: list[Scalar] = []
+        origin: dict[Scalar, Preference] = {}
+        for pref in self.preferences.get(name, ()):
+            cond = sem.preferences[pref.id]
+            if cond is not None and cond.partial(assigned) is not True:
+                continue
+            values: list[Scalar] = []
+            if pref.same_as is not None and pref.same_as in assigned:
+                values.append(assigned[pref.same_as])
+            values += pref.prefer
+            for value in values:
+                if value not in origin and value in self.compiled.domains[name]:
+                    origin[value] = pref
+                    ranked.append(value)
+        seen = set(ranked)
+        ranked += [v for v in self.compiled.domains[name] if v not in seen]
+        return ranked, origin
+
+
+_PLANS: dict[str, Plan] = {}
+
+
+def plan_for(pack: Pack) -> Plan:
+    """The cached plan of a pack (compiled CSP, field order, preferences per field)."""
+    plan = _PLANS.get(pack.digest) if pack.digest else None
+    if plan is None:
+        from solver.graph import analyse  # networkx is imported only when a plan is first built
+
+        prefs: dict[str, list[Preference]] = {}
+        for pref in pack.preferences:
+            prefs.setdefault(pref.field, []).append(pref)
+        plan = Plan(
+            compiled=compile_pack(pack),
+            order=analyse(pack).order,
+            preferences={k: tuple(v) for k, v in prefs.items()},
+        )
+        if pack.digest:
+            _PLANS[pack.digest] = plan
+    return plan
+
+
+def resolve(
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    strict: bool = False,
+    reasons: bool = True,
+) -> Resolution:
+    """Resolve a configuration: user choices kept, auto options filled by preference.
+
+    `options` and `facts` are mappings or an `argparse.Namespace` (`None` = unset). Raises
+    `InvalidInput` for unknown fields or values, `Unsatisfiable` (with a minimal conflict and
+    ranked repairs) when no configuration exists. `reasons=False` skips the minimal reasons for
+    rejected preferred values (the launcher's fast path).
+    """
+    return resolve_pins(pack, collect_pins(pack, options, facts), strict=strict, reasons=reasons)
+
+
+def resolve_pins(
+    pack: Pack,
+    pins: Mapping[str, Pin],
+    *,
+    strict: bool = False,
+    reasons: bool = True,
+    explain_failure: bool = True,
+) -> Resolution:
+    """Resolve already validated pins (see `resolve`)."""
+    plan = plan_for(pack)
+    cp = plan.compiled
+    pins = dict(pins)
+    adjustments: dict[str, tuple[Scalar, str]] = {}
+    if not strict:
+        pins, adjustments = _apply_adjustments(plan, pins)
+    values = {name: pin.value for name, pin in pins.items()}
+    if cp.satisfiable(values, task="checking the request") is None:
+        if not explain_failure:
+            raise Unsatisfiable(_bare_conflict())
+        from solver.diagnose import unsatisfiable_for
+
+        raise unsatisfiable_for(plan, pins, adjustments)
+    log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
+
+    def ranker(name: str, assigned: Mapping[str, Scalar], current: Sequence[Scalar]) -> list[Scalar]:
+        ranked, origin = plan.ranking(name, assigned)
+        log[name] = (ranked, origin)
+        allowed = set(current)
+        return [v for v in ranked if v in allowed]
+
+    trace = SearchTrace()
+    solution = cp.solve(values, order=plan.order, ranker=ranker, trace=trace,
+                        task="resolving the request")
+    if solution is None:  # pragma: no cover - the refutation check above said it exists
+        raise RuntimeError("the ordered search found nothing where a solution exists")
+    _check_required(plan, pins, trace)
+    provenance = {
+        name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons)
+        for name in pack.fields
+    }
+    return Resolution.model_construct(
+        pack={"name": pack.name, "version": pack.version},
+        values={name: solution[name] for name in pack.fields},
+        provenance=provenance,
+        adjustments=[
+            AdjustmentRecord.model_construct(
+                field=name, requested=requested, resolved=solution[name], rule=rule_id,
+                because=pack.rule(rule_id).because)
+            for name, (requested, rule_id) in adjustments.items()
+        ],
+        warnings=_warnings(plan, solution),
+    )
+
+
+def _bare_conflict() -> Any:
+    from solver.model import ConflictReport
+
+    return ConflictReport(pins=[], rules=[])
+
+
+def _apply_adjustments(
+    plan: Plan, pins: dict[str, Pin]
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]]:
+    """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
+
+    An adjustment fires when the user's value breaks the rule while the other inputs make the
+    rule's `when` certain. The new value is the first `adjust_to` value that works, else auto.
+    """
+    cp = plan.compiled
+    sem = semantics(plan.pack)
+    adjusted: dict[str, tuple[Scalar, str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        values = {n: p.value for n, p in pins.items()}
+        if cp.satisfiable(values, task="checking the request") is not None:
+            break
+        for rule in plan.pack.rules:
+            target = rule.adjusts
+            if target is None or target in adjusted:
+                continue
+            pin = pins.get(target)
+            if pin is None or pin.source != "user":
+                continue
+            others = {n: v for n, v in values.items() if n != target}
+            if not _entailed(cp, others, sem.whens.get(rule.id)):
+                continue
+            if not _violated(cp, values, rule.id):
+                continue
+            replacement = next(
+                (w for w in rule.adjust_to
+                 if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None),
+                None,
+            )
+            del pins[target]
+            if replacement is not None:
+                pins[target] = Pin(field=target, value=replacement, source="user")
+            adjusted[target] = (pin.value, rule.id)
+            changed = True
+            break
+    if adjusted:
+        # An adjusted value is no longer the user's own choice; keep its pin, marked as such.
+        pins = {n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p)
+                for n, p in pins.items()}
+    return pins, adjusted
+
+
+def _entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
+    if cond is None:
+        return True
+    known = cond.partial(pins)
+    if known is not None:
+        return bool(known)
+    negated = Extra(cond.fields, lambda *a: not cond.holds(a))
+    return cp.satisfiable(pins, extra=[negated], task="testing an adjustment") is None
+
+
+def _violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool:
+    cond = cp.rules[rule_id].condition
+    known = cond.partial(pins)
+    if known is not None:
+        return not known
+    return (cp.satisfiable(pins, task="testing an adjustment") is None
+            and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None)
+
+
+def _check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
+    issues = []
+    for name, field in plan.pack.fields.items():
+        if not field.required or name in pins or len(trace.domains.get(name, ())) <= 1:
+            continue
+        shown = ", ".join(str(v) for v in trace.domains[name][:16])
+        issues.append(InputIssue(
+            field=name, value=None, allowed=tuple(trace.domains[name]),
+            message=(f"{name} is not given and the other inputs do not decide it: "
+                     f"pass --set {name}=VALUE (one of {shown}) or --detect"),
+        ))
+    if issues:
+        raise InvalidInput(issues)
+
+
+def _provenance(
+    plan: Plan,
+    name: str,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    adjustments: Mapping[str, tuple[Scalar, str]],
+    trace: SearchTrace,
+    log: Mapping[str, tuple[list[Scalar], dict[Scalar, Preference]]],
+    reasons: bool,
+) -> Provenance:
+    pack = plan.pack
+    if name in adjustments:
+        rule = pack.rule(adjustments[name][1])
+        return Provenance.model_construct(kind="adjusted", source="user", rule=rule.id,
+                                          because=rule.because, rejected=[])
+    pin = pins.get(name)
+    if pin is not None:
+        kind = "user" if pin.source == "user" else "fact"
+        return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None,
+                                          rejected=[])
+    value = solution[name]
+    if len(trace.domains.get(name, ())) <= 1:
+        rule_id = _forcing_rule(plan.compiled, name, solution)
+        because = pack.rule(rule_id).because if rule_id else "the only value the rules allow"
+        return Provenance.model_construct(kind="rule", source=None, rule=rule_id, because=because,
+                                          rejected=[])
+    ranked, origin = log.get(name, ([value], {}))
+    before = ranked[: ranked.index(value)] if value in ranked else []
+    rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
+    pref = origin.get(value)
+    if pref is not None:
+        return Provenance.model_construct(kind="preference", source=None, rule=pref.id,
+                                          because=pref.because, rejected=rejected)
+    field = pack.fields[name]
+    because = ("not given; the first value of the domain that works — set it if it differs"
+               if field.kind == "fact" else "the first value of the domain that works")
+    return Provenance.model_construct(kind="default", source=None, rule=None, because=because,
+                                      rejected=rejected)
+
+
+def _rejection(
+    plan: Plan, name: str, value: Scalar, solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin], reasons: bool,
+) -> Rejection:
+    if not reasons:
+        return Rejection.model_construct(value=value, because=[])
+    from solver.explain import minimal_reason, render_reason
+
+    # The background is every field decided before this one (pins and earlier choices).
+    position = plan.order.index(name)
+    earlier = set(plan.order[:position]) | set(pins)
+    fixed = {n: solution[n] for n in earlier if n != name}
+    sources = {n: (pins[n].source if n in pins else "preference") for n in fixed}
+    items = minimal_reason(plan.compiled, name, value, fixed, sources)
+    return Rejection.model_construct(value=value, because=[it.label() for it in items or []])
+
+
+def _forcing_rule(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> str | None:
+    """The rule that, with the other fields as resolved, leaves only the resolved value."""
+    value = solution[name]
+    others = [v for v in cp.domains[name] if v != value]
+    best: tuple[int, str] | None = None
+    for rid in cp.rules_reading(name):
+        cond = cp.rules[rid].condition
+        excluded = sum(
+            1 for v in others
+            if not cond.holds(tuple(v if f == name else solution[f] for f in cond.fields))
+        )
+        if excluded and (best is None or excluded > best[0]):
+            best = (excluded, rid)
+            if excluded == len(others):
+                break
+    return best[1] if best else None
+
+
+def _warnings(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
+    pack = plan.pack
+    out = []
+    for rid, cond in plan.compiled.warn_rules.items():
+        if not cond.evaluate(solution):
+            out.append(WarningRecord.model_construct(rule=rid, message=pack.rule(rid).because))
+    return out

@@ -1,0 +1,230 @@
+"""Human text: resolutions as tables, conflicts as "Because A and B, C", repairs as commands.
+
+Users read these without reading the pack, so choices appear in the user's own spelling
+(`--quantization fp8`), hardware facts by their labels ("Blackwell consumer (SM120)"), and every
+rule with its `because` and `source`. Pure formatting over the answer objects and the pack.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, TextIO
+
+from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
+
+if TYPE_CHECKING:
+    from solver.resolve import Plan
+
+__all__ = ["conflict_message", "describe_pin", "resolution_table", "use_colour", "why_text"]
+
+
+def _show(value: Scalar | None) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
+    """`--quantization fp8` for an option the user set; `gpu_arch=sm120 (Blackwell consumer (SM120))` for a fact."""
+    field = pack.fields[name]
+    label = field.label(value)
+    if field.kind == "option":
+        return f"{field.cli_flag} {_show(value)}"
+    extra = f" ({label})" if label != _show(value) else ""
+    return f"{name}={_show(value)}{extra}"
+
+
+def _source_words(source: str) -> str:
+    return {
+        "user": "you set it",
+        "adjusted": "adjusted from your value",
+        "fact": "given",
+        "env": "from the environment",
+        "model-config": "from the model's config.json",
+        "assumed": "assumed (what-if)",
+        "detected": "detected on this machine",
+    }.get(source, source)
+
+
+def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
+    """The `confsolve resolve` command for these pins, ready to paste."""
+    parts = ["confsolve resolve"]
+    if pack.name != "sglang":
+        parts.append(f"--pack {pack.directory or pack.name}")
+    parts += [f"--set {n}={_show(v)}" for n, v in pins.items()]
+    return " ".join(parts)
+
+
+def conflict_message(
+    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair]
+) -> str:
+    pack = plan.pack
+    request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
+    lines = [f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
+    lines.append("These cannot all hold:")
+    for pin in report.pins:
+        lines.append(f"  - {describe_pin(pack, pin.field, pin.value, pin.source)}"
+                     f"  ({_source_words(pin.source)})")
+    for ref in report.rules:
+        lines.append(f"  - rule {pack.name}:{ref.id}: {ref.because}")
+        lines.append(f"      source: {ref.source}")
+    chain = _chain(plan, report)
+    if chain:
+        lines += ["", chain]
+    lines.append("")
+    if repairs:
+        lines.append("What you can change (best first):")
+        for number, repair in enumerate(repairs, 1):
+            lines.append(f"  {number}. {_repair_words(pack, repair)}")
+            kept = {n: p.value for n, p in pins.items() if n not in repair.unset}
+            kept.update(repair.set)
+            lines.append(f"     {command_for(pack, kept)}")
+    else:
+        lines.append("No change of the given inputs makes this request solvable.")
+    return "\n".join(lines)
+
+
+def _repair_words(pack: Pack, repair: Repair) -> str:
+    parts = []
+    for name in repair.unset:
+        field = pack.fields[name]
+        what = "leave" if field.kind == "option" else "do not assume"
+        flag = field.cli_flag if field.kind == "option" else name
+        parts.append(f"{what} {flag} on auto (it resolves to {_show(repair.values.get(name))})")
+    for name, value in repair.set.items():
+        parts.append(f"use {describe_pin(pack, name, value, 'user')}")
+    return "; ".join(parts)
+
+
+def _chain(plan: Plan, report: ConflictReport) -> str:
+    """PubGrub-style telling of a multi-rule conflict: "Because A and B, X must be ...; so ..."."""
+    pack = plan.pack
+    if len(report.rules) < 2:
+        if report.rules:
+            pins = " and ".join(describe_pin(pack, p.field, p.value, p.source) for p in report.pins)
+            return f"Because {report.rules[0].because.rstrip('.')}, {pins or 'this'} cannot be used together."
+        return ""
+    cp = plan.compiled
+    known: dict[str, list[Scalar]] = {p.field: [p.value] for p in report.pins}
+    remaining = [r.id for r in report.rules]
+    steps: list[str] = []
+    while remaining:
+        progressed = False
+        for rid in list(remaining):
+            free = [f for f in cp.rules[rid].fields if f not in known]
+            if len(free) > 1:
+                continue
+            premises = [f for f in cp.rules[rid].fields if f in known]
+            said = " and ".join(_describe_known(pack, f, known[f]) for f in premises)
+            because = pack.rule(rid).because.rstrip(".")
+            if free:
+                target = free[0]
+                allowed = _allowed(plan, known, [rid], target)
+                known[target] = allowed
+                shown = " or ".join(_show(v) for v in allowed) if allowed else "nothing"
+                steps.append(f"Because {said} and rule {rid} ({because}), {target} must be {shown}")
+            else:
+                steps.append(f"because {said} and rule {rid} ({because}), the request cannot hold")
+            remaining.remove(rid)
+            progressed = True
+            break
+        if not progressed:
+            return ""
+    return ";\n".join(steps) + "."
+
+
+def _describe_known(pack: Pack, name: str, values: Sequence[Scalar]) -> str:
+    if len(values) == 1:
+        return describe_pin(pack, name, values[0], "user")
+    return f"{name} in [{', '.join(_show(v) for v in values)}]"
+
+
+def _allowed(plan: Plan, known: Mapping[str, Sequence[Scalar]], rules: Sequence[str], target: str) -> list[Scalar]:
+    cp = plan.compiled
+    pins = {n: v[0] for n, v in known.items() if len(v) == 1}
+    allowed = {n: v for n, v in known.items() if len(v) != 1}
+    return [
+        value for value in cp.domains[target]
+        if cp.solve({**pins, target: value}, rules=rules, allowed=allowed) is not None
+    ]
+
+
+# --- resolution tables ----------------------------------------------------------------------
+
+def use_colour(stream: TextIO = sys.stdout) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
+    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+
+
+def _paint(text: str, code: str, colour: bool) -> str:
+    return f"\033[{code}m{text}\033[0m" if colour else text
+
+
+def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False,
+                     show: str = "all") -> str:
+    """The resolved configuration, grouped by area, one aligned row per field."""
+    groups: dict[str, list[str]] = {}
+    for name, field in pack.fields.items():
+        groups.setdefault(field.group, []).append(name)
+    width = max((len(n) for n in pack.fields), default=10)
+    vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
+    lines = [f"{pack.name} {pack.version}: resolved"]
+    adjusted = {a.field for a in res.adjustments}
+    for group, names in groups.items():
+        lines.append("")
+        lines.append(_paint(f"[{group}]", "1", colour))
+        for name in names:
+            prov = res.provenance[name]
+            value = _show(res.values[name])
+            note = prov.rule or prov.source or ""
+            row = f"  {name:<{width}}  {value:<{vwidth}}  {prov.kind:<10} {note}".rstrip()
+            if name in adjusted:
+                row = _paint(row, "33", colour)
+            lines.append(row)
+    for adj in res.adjustments:
+        lines.append("")
+        lines.append(_paint(
+            f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+            f"{_show(adj.resolved)} ({adj.rule}): {adj.because}", "33;1", colour))
+    for warning in res.warnings:
+        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
+    return "\n".join(lines)
+
+
+def why_text(pack: Pack, res: Resolution, name: str, deps: Sequence[str],
+             possible: Sequence[Scalar] | None) -> str:
+    field = pack.fields[name]
+    prov = res.provenance[name]
+    value = res.values[name]
+    label = field.label(value)
+    lines = [f"{name} = {_show(value)}" + (f"  ({label})" if label != _show(value) else "")]
+    who = {
+        "user": "you set it",
+        "fact": f"a fact ({_source_words(prov.source or 'fact')})",
+        "adjusted": "an adjustment replaced your value",
+        "rule": "the rules allow only this value",
+        "preference": "a preference chose it",
+        "default": "the first value of its domain that works",
+    }[prov.kind]
+    lines.append(f"  decided by: {who}")
+    if prov.rule:
+        kind = "preference" if prov.kind == "preference" else "rule"
+        item = pack.preference(prov.rule) if kind == "preference" else pack.rule(prov.rule)
+        lines.append(f"  {kind} {pack.name}:{item.id}: {item.because}")
+        lines.append(f"    source: {item.source}")
+    for rej in prov.rejected:
+        why = ", ".join(rej.because) if rej.because else "(reason not computed)"
+        lines.append(f"  better-ranked {_show(rej.value)} rejected because: {why}")
+    if deps:
+        lines.append("  depends on: " + ", ".join(f"{d}={_show(res.values[d])}" for d in deps))
+    if possible is not None:
+        lines.append("  could also be: " + (", ".join(_show(v) for v in possible if v != value)
+                                            or "nothing else"))
+    for adj in res.adjustments:
+        if adj.field == name:
+            lines.append(f"  you asked for {_show(adj.requested)}; {adj.rule}: {adj.because}")
+    return "\n".join(lines)
+
+
+def pins_text(pack: Pack, pins: Sequence[PinRef]) -> str:
+    return ", ".join(describe_pin(pack, p.field, p.value, p.source) for p in pins)
