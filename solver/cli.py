@@ -8,10 +8,12 @@ errors print one message and no traceback. Imports stay lazy so `--help` and `ch
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, SolverError
@@ -24,7 +26,7 @@ EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK = 0, 1, 2, 3
 class _Parser(argparse.ArgumentParser):
     """argparse that exits with the contract's usage code (2) and a one-line hint."""
 
-    def error(self, message: str) -> Any:  # type: ignore[override]
+    def error(self, message: str) -> Any:
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
@@ -62,6 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Resolve a configuration: your choices kept, the rest chosen "
                                    "by the pack's preferences, every value with its provenance.")
     _add_inputs(p)
+    p.add_argument("--save-case", metavar="FILE",
+                   help="also write the request and its outcome as a test case file (tests/cases/)")
     p.set_defaults(func=cmd_resolve)
 
     p = sub.add_parser("why", help="why a field has its value",
@@ -98,13 +102,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
-    for register in _EXTRA_COMMANDS:
-        register(sub)
+    for spec in COMMAND_MODULES:
+        module_name, _, function = spec.partition(":")
+        register: Callable[[Any, Callable[[Any], None]], None] = getattr(
+            importlib.import_module(module_name), function)
+        register(sub, _add_inputs)
     return parser
 
 
-# Commands that live in their own modules register here (lint, count, matrix, schema, diff, ...).
-_EXTRA_COMMANDS: list[Callable[[Any], None]] = []
+# Commands that live in their own modules: "module:function", the function called as
+# function(subparsers, add_inputs) to add its subparser(s) with `set_defaults(func=...)`, where
+# func(args) -> exit code. Keep those modules light at import time (heavy imports inside functions).
+COMMAND_MODULES: list[str] = []
 
 
 # --- input gathering ------------------------------------------------------------------------
@@ -158,7 +167,9 @@ def _dump(doc: Any) -> None:
 # --- commands -------------------------------------------------------------------------------
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    from solver.resolve import resolve
+    from solver.errors import Unsatisfiable
+    from solver.inputs import collect_pins
+    from solver.resolve import resolve_pins
     from solver.text import resolution_table, use_colour
 
     pack = load(args)
@@ -168,12 +179,40 @@ def cmd_resolve(args: argparse.Namespace) -> int:
             "nothing to resolve: give the facts of the machine and model, e.g. "
             "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
             "or --model-config PATH/config.json"))])
-    res = resolve(pack, options, facts, strict=args.strict)
+    try:
+        res = resolve_pins(pack, collect_pins(pack, options, facts), strict=args.strict)
+    except (Unsatisfiable, InvalidInput) as exc:
+        if args.save_case:
+            _save_case(args, pack, options, facts, exc)
+        raise
+    if args.save_case:
+        _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
     if args.json:
         _dump(res.to_json())
     else:
         print(resolution_table(pack, res, colour=use_colour()))
     return EXIT_OK
+
+
+def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], facts: dict[str, Any],
+               error: SolverError | None, values: dict[str, Any] | None = None) -> None:
+    from solver.cases import save_case
+    from solver.errors import Unsatisfiable
+    from solver.inputs import _lookup
+
+    outcome: dict[str, Any] = {"status": "resolved", "values": values or {}}
+    if isinstance(error, Unsatisfiable):
+        outcome = {"status": "conflict", "conflict_rules": [r.id for r in error.conflict.rules]}
+    elif isinstance(error, InvalidInput):
+        outcome = {"status": "invalid", "invalid_fields": [i.field for i in error.issues]}
+    request = {(_lookup(pack, k) or k): v for k, v in {**facts, **options}.items()}
+    try:
+        ref = args.pack if args.pack == pack.name else str(Path(args.pack).resolve())
+        save_case(args.save_case, pack, request, args.strict, outcome, ref)
+    except OSError as exc:
+        raise InvalidInput([InputIssue(field="--save-case", value=args.save_case,
+                                       message=f"cannot write {args.save_case}: {exc.strerror}")]) from None
+    print(f"confsolve: saved the case to {args.save_case}", file=sys.stderr)
 
 
 def cmd_why(args: argparse.Namespace) -> int:
@@ -189,9 +228,17 @@ def cmd_why(args: argparse.Namespace) -> int:
     options, facts = gather(args, pack)
     res = resolve(pack, options, facts, strict=args.strict)
     from solver.graph import analyse
+    from solver.loader import semantics
 
-    deps = sorted({src for src, dst, _ in analyse(pack).edges if dst == name},
-                  key=list(plan_for(pack).order).index)
+    sem = semantics(pack)
+    deps_set = {src for src, dst, _ in analyse(pack).edges if dst == name}
+    prov = res.provenance[name]
+    if prov.rule in sem.rules:
+        deps_set.update(sem.rules[prov.rule].fields)
+    elif prov.rule in sem.preferences and sem.preferences[prov.rule] is not None:
+        deps_set.update(sem.preferences[prov.rule].fields)  # type: ignore[union-attr]
+    deps_set.discard(name)
+    deps = sorted(deps_set, key=list(plan_for(pack).order).index)
     choices = valid_choices(pack, options, facts, fields=[name], reasons=False)
     if args.json:
         _dump({"schema": 1, "status": "why", "field": name, "value": res.values[name],

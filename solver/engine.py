@@ -96,7 +96,7 @@ class _Search(Solver):  # type: ignore[misc]
                     break
         return best
 
-    def getSolutionIter(  # noqa: N802 - python-constraint's name
+    def getSolutionIter(
         self, domains: dict[str, Any], constraints: Any, vconstraints: dict[str, Any]
     ) -> Iterator[Assignment]:
         assignments: Assignment = {}
@@ -152,7 +152,7 @@ class _Search(Solver):  # type: ignore[misc]
                     dom.popState()
             stack.append((variable, values, pushed))
 
-    def getSolution(  # noqa: N802
+    def getSolution(
         self, domains: dict[str, Any], constraints: Any, vconstraints: dict[str, Any]
     ) -> Assignment | None:
         return next(self.getSolutionIter(domains, constraints, vconstraints), None)
@@ -299,7 +299,7 @@ def compile_pack(pack: Pack) -> CompiledPack:
     """The compiled form of a pack, cached by the pack's content digest."""
     key = pack.digest or str(id(pack))
     compiled = _COMPILED.get(key)
-    if compiled is None or compiled.pack is not pack and not pack.digest:
+    if compiled is None or (compiled.pack is not pack and not pack.digest):
         compiled = CompiledPack(pack)
         _COMPILED[key] = compiled
     return compiled

@@ -279,7 +279,8 @@ def _collect(items: Any, model: type[Any], what: str, file: str,
 
 def _check_ids(pack: Pack, problems: list[PackProblem]) -> None:
     seen: dict[str, str] = {}
-    for item in (*pack.rules, *pack.preferences):
+    items: list[Rule | Preference] = [*pack.rules, *pack.preferences]
+    for item in items:
         kind = "rule" if isinstance(item, Rule) else "preference"
         if not _ID.match(item.id):
             problems.append(PackProblem(f"{kind} {item.id}", "ids are letters, digits, - _ . : +", item.file))

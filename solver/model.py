@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field as PydanticField
+from pydantic import BaseModel, ConfigDict
+from pydantic import Field as PydanticField
 
 __all__ = [
     "AdjustmentRecord",
@@ -62,7 +63,8 @@ class Field(BaseModel):
 
     def label(self, value: Scalar) -> str:
         """How explanations name a value: its label when the pack gives one."""
-        return self.labels.get(str(value), str(value))
+        key = str(value).lower() if isinstance(value, bool) else str(value)
+        return self.labels.get(key, key)
 
 
 class Rule(BaseModel):

@@ -270,10 +270,12 @@ def _provenance(
                                           rejected=[])
     value = solution[name]
     if len(trace.domains.get(name, ())) <= 1:
-        rule_id = _forcing_rule(plan.compiled, name, solution)
-        because = pack.rule(rule_id).because if rule_id else "the only value the rules allow"
-        return Provenance.model_construct(kind="rule", source=None, rule=rule_id, because=because,
-                                          rejected=[])
+        forcing = _forcing_rules(plan.compiled, name, solution)
+        because = ("; ".join(dict.fromkeys(pack.rule(r).because for r in forcing))
+                   if forcing else "the only value the rules allow")
+        return Provenance.model_construct(kind="rule", source=None,
+                                          rule=forcing[0] if forcing else None,
+                                          because=because, rejected=[])
     ranked, origin = log.get(name, ([value], {}))
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
@@ -294,7 +296,7 @@ def _rejection(
 ) -> Rejection:
     if not reasons:
         return Rejection.model_construct(value=value, because=[])
-    from solver.explain import minimal_reason, render_reason
+    from solver.explain import minimal_reason
 
     # The background is every field decided before this one (pins and earlier choices).
     position = plan.order.index(name)
@@ -305,22 +307,29 @@ def _rejection(
     return Rejection.model_construct(value=value, because=[it.label() for it in items or []])
 
 
-def _forcing_rule(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> str | None:
-    """The rule that, with the other fields as resolved, leaves only the resolved value."""
+def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:
+    """Rules that, with the other fields as resolved, exclude the field's other values.
+
+    A greedy cover: the rule excluding the most values first, until every other value is
+    accounted for (or no rule alone excludes what is left: propagation through several rules).
+    """
     value = solution[name]
-    others = [v for v in cp.domains[name] if v != value]
-    best: tuple[int, str] | None = None
+    left = {v for v in cp.domains[name] if v != value}
+    excluded_by: dict[str, set[Scalar]] = {}
     for rid in cp.rules_reading(name):
         cond = cp.rules[rid].condition
-        excluded = sum(
-            1 for v in others
+        excluded_by[rid] = {
+            v for v in left
             if not cond.holds(tuple(v if f == name else solution[f] for f in cond.fields))
-        )
-        if excluded and (best is None or excluded > best[0]):
-            best = (excluded, rid)
-            if excluded == len(others):
-                break
-    return best[1] if best else None
+        }
+    chosen: list[str] = []
+    while left:
+        best = max(excluded_by, key=lambda r: len(excluded_by[r] & left), default=None)
+        if best is None or not excluded_by[best] & left:
+            break
+        chosen.append(best)
+        left -= excluded_by.pop(best)
+    return chosen
 
 
 def _warnings(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:

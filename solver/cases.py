@@ -1,0 +1,80 @@
+"""Scenario case files: a request and its expected outcome, as TOML (tests/cases/README.md).
+
+`confsolve resolve --save-case FILE` writes one from a user's command line, so a bug report
+becomes a replayable test in one step (libsolv's testcase idea). Only the standard library.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from solver.model import Pack, Pin, Scalar
+
+__all__ = ["case_text", "save_case"]
+
+
+def _literal(value: Scalar) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{escaped}"'
+
+
+def _table(values: Mapping[str, Scalar]) -> str:
+    items = ", ".join(f"{_key(k)} = {_literal(v)}" for k, v in values.items())
+    return "{ " + items + " }" if items else "{}"
+
+
+def _key(name: str) -> str:
+    return name if name.replace("_", "").replace("-", "").isalnum() else _literal(name)
+
+
+def case_text(pack: Pack, request: Mapping[str, Any], strict: bool, outcome: Mapping[str, Any],
+              pack_ref: str | None = None) -> str:
+    """The TOML text of a case: the request as given and the outcome seen now (edit what is wrong).
+
+    `request` maps field names to values or `Pin`s; facts and options are told apart by the pack
+    (a name the pack does not know is kept with the options, as the user typed it).
+    """
+    facts: dict[str, Scalar] = {}
+    options: dict[str, Scalar] = {}
+    for name, given in request.items():
+        value = given.value if isinstance(given, Pin) else given
+        field = pack.fields.get(name)
+        (facts if field is not None and field.kind == "fact" else options)[name] = value
+    lines = [
+        f'description = "saved by confsolve resolve --save-case on {_dt.date.today().isoformat()}: '
+        'say what should happen"',
+        'source = "user report"',
+        f"pack = {_literal(pack_ref or pack.name)}",
+        f"pack_version = {_literal(pack.version)}",
+        "",
+        "[request]",
+        f"facts = {_table(facts)}",
+        f"options = {_table(options)}",
+        f"strict = {_literal(strict)}",
+        "",
+        "# The outcome confsolve gave when the case was saved; correct it to what is expected.",
+        "[expect]",
+        f"status = {_literal(outcome['status'])}",
+    ]
+    if outcome.get("values"):
+        lines.append(f"values = {_table(outcome['values'])}")
+    if outcome.get("conflict_rules"):
+        rules = ", ".join(_literal(r) for r in outcome["conflict_rules"])
+        lines.append(f"conflict_rules = [{rules}]")
+    if outcome.get("invalid_fields"):
+        fields = ", ".join(_literal(f) for f in outcome["invalid_fields"])
+        lines.append(f"invalid_fields = [{fields}]")
+    return "\n".join(lines) + "\n"
+
+
+def save_case(path: str | Path, pack: Pack, request: Mapping[str, Any], strict: bool,
+              outcome: Mapping[str, Any], pack_ref: str | None = None) -> None:
+    """Write the case file (see `case_text`); `pack_ref` is how the case names its pack."""
+    Path(path).write_text(case_text(pack, request, strict, outcome, pack_ref), encoding="utf-8")
