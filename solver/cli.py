@@ -113,7 +113,11 @@ def build_parser() -> argparse.ArgumentParser:
 # Commands that live in their own modules: "module:function", the function called as
 # function(subparsers, add_inputs) to add its subparser(s) with `set_defaults(func=...)`, where
 # func(args) -> exit code. Keep those modules light at import time (heavy imports inside functions).
-COMMAND_MODULES: list[str] = []
+COMMAND_MODULES: list[str] = [
+    "solver.schema:register",
+    "solver.pictures:register",
+    "solver.completion:register",
+]
 
 
 # --- input gathering ------------------------------------------------------------------------

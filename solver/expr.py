@@ -314,10 +314,14 @@ def _build(
     shape: str,
 ) -> Condition:
     compiler = _Compiler(text, fields, sets)
-    try:
-        parts = [compiler.condition(tree) for tree in trees]
-    except RecursionError:
-        raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels") from None
+    parts = []
+    for tree in trees:
+        try:
+            parts.append(compiler.condition(tree))
+        except RecursionError:
+            raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels") from None
+        except ExprError as exc:
+            raise ExprError(f"{exc} in {ast.unparse(tree)!r}") from None
     if shape == "single":
         fast, tri = parts[0]
     else:

@@ -374,8 +374,7 @@ def _parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
             if rule.when is not None:
                 whens[rule.id] = parse(rule.when, fields, sets)
         except ExprError as exc:
-            text = rule.when if rule.when else rule.require or rule.forbid
-            problems.append(PackProblem(f"rule {rule.id}", f"{exc} in {text!r}", rule.file))
+            problems.append(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
             problems.append(PackProblem(f"rule {rule.id}", f"adjusts {rule.adjusts}, which the rule does not read", rule.file))
@@ -383,7 +382,7 @@ def _parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
         try:
             prefs[pref.id] = parse(pref.when, fields, sets) if pref.when is not None else None
         except ExprError as exc:
-            problems.append(PackProblem(f"preference {pref.id}", f"{exc} in {pref.when!r}", pref.file))
+            problems.append(PackProblem(f"preference {pref.id}", str(exc), pref.file))
     return PackSemantics(rules=rules, whens=whens, preferences=prefs)
 
 

@@ -100,10 +100,7 @@ def _chain(plan: Plan, report: ConflictReport) -> str:
     """PubGrub-style telling of a multi-rule conflict: "Because A and B, X must be ...; so ..."."""
     pack = plan.pack
     if len(report.rules) < 2:
-        if report.rules:
-            pins = " and ".join(describe_pin(pack, p.field, p.value, p.source) for p in report.pins)
-            return f"Because {report.rules[0].because.rstrip('.')}, {pins or 'this'} cannot be used together."
-        return ""
+        return ""  # one rule: its `because`, listed above, already says it all
     cp = plan.compiled
     known: dict[str, list[Scalar]] = {p.field: [p.value] for p in report.pins}
     remaining = [r.id for r in report.rules]
@@ -176,7 +173,7 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False,
         for name in names:
             prov = res.provenance[name]
             value = _show(res.values[name])
-            note = prov.rule or prov.source or ""
+            note = prov.rule or (prov.source if prov.source not in (None, prov.kind, "user") else "")
             row = f"  {name:<{width}}  {value:<{vwidth}}  {prov.kind:<10} {note}".rstrip()
             if name in adjusted:
                 row = _paint(row, "33", colour)

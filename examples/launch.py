@@ -1,0 +1,44 @@
+"""A launcher in forty lines: its own flags plus the pack's, facts from the model and environment,
+then the SGLang command line to run — or the explanation of why no configuration exists.
+
+    python examples/launch.py --model-path /models/Llama-3.1-8B --platform cuda --gpu-arch sm90 \
+        --attention-backend fa3 --tp-size 8
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+
+from solver import InvalidInput, Pack, Unsatisfiable, load_pack
+from solver.inputs import facts_from_environ
+from solver.launcher import add_arguments, resolve_namespace, to_argv
+
+
+def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
+    pack = pack or load_pack("sglang")
+    parser = argparse.ArgumentParser(description="Launch SGLang with a checked configuration.")
+    parser.add_argument("--model-path", required=True, help="a model directory or hub id")
+    parser.add_argument("--port", type=int, default=30000)
+    add_arguments(parser, pack)  # --attention-backend, --tp-size, ... and facts (--gpu-arch)
+    args = parser.parse_args(argv)
+    try:
+        facts = dict(facts_from_environ(pack))  # SGLANG_* variables the pack knows
+        if Path(args.model_path).exists():  # a local checkpoint: config.json gives model facts
+            from solver.modelconfig import facts_from_model_config
+
+            facts.update(facts_from_model_config(pack, args.model_path))
+        resolution = resolve_namespace(args, pack, facts)  # what the user typed wins
+    except (Unsatisfiable, InvalidInput) as exc:
+        print(exc, file=sys.stderr)  # the explanation: minimal conflict and what to change
+        return exc.exit_code
+    server = ["python", "-m", "sglang.launch_server", "--model-path", args.model_path,
+              "--port", str(args.port), *to_argv(resolution, pack)]
+    print(shlex.join(server))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,388 @@
+"""Exact counting of valid configurations: `confsolve count` and the counter `lint` and `diff` use.
+
+What is counted: complete configurations, i.e. one value for every field of the pack (options and
+the facts not given), that satisfy every hard rule and keep every given pin. A fact the request does
+not give is free, exactly as in `resolve`, so `count --set platform=cuda` counts configurations over
+every CUDA GPU and every model; `--by FIELD` splits the same number by that field's value (the
+parts add up to the total). Warning rules never restrict, so they are not counted against.
+
+How: never a product loop over the domains. Pins and one-field rules shrink domains first (unit
+propagation); rules only interact through fields left free, so the fields split into independent
+components whose counts multiply; a component is counted by branching on its busiest field, after
+which it often splits again, and every component count is cached by (rules, domains, values the
+rules read from outside), so equal sub-problems are counted once (the #SAT "component caching"
+idea). `ModelCounter` can also count *projected* configurations (how many assignments of some
+fields extend to a solution), which `diff` needs for packs with different fields.
+
+Imports the standard library, `solver.errors` and, inside functions, `solver.engine`; never
+python-constraint or networkx.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from solver.errors import SolverBudgetExceeded
+
+if TYPE_CHECKING:
+    from solver.model import Pack, Scalar
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Check",
+    "CountLimitReached",
+    "CountResult",
+    "Limit",
+    "ModelCounter",
+    "count",
+    "pack_checks",
+    "register_cli",
+]
+
+DEFAULT_LIMIT = 2_000_000
+
+Check = tuple[tuple[str, ...], Callable[[Sequence[Any]], bool]]
+"""A rule as the counter sees it: the fields it reads and a predicate over their values."""
+
+
+class CountLimitReached(SolverBudgetExceeded):
+    """The space is too large to count exactly within the step or time limit."""
+
+    def __init__(self, limit: Limit, steps: int) -> None:
+        self.limit = limit
+        self.steps = steps
+        self.task = "counting"
+        self.budget = limit.steps or steps
+        bound = f"{limit.steps} steps" if limit.steps is not None else f"{limit.seconds:g}s"
+        Exception.__init__(
+            self,
+            f"too many configurations to count exactly within --limit {bound} "
+            f"({steps} branching steps done): narrow the request with --set FIELD=VALUE "
+            "or raise --limit (a number of steps, or seconds such as 60s)",
+        )
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A budget for one count: branching steps and/or wall-clock seconds (None = unbounded)."""
+
+    steps: int | None = DEFAULT_LIMIT
+    seconds: float | None = None
+
+    @classmethod
+    def parse(cls, text: str) -> Limit:
+        """`"500000"` (steps) or `"30s"` (seconds)."""
+        raw = text.strip().lower()
+        try:
+            if raw.endswith("s"):
+                seconds = float(raw[:-1])
+                if seconds > 0:
+                    return cls(steps=None, seconds=seconds)
+            else:
+                steps = int(raw.replace("_", ""))
+                if steps > 0:
+                    return cls(steps=steps)
+        except ValueError:
+            pass
+        raise ValueError(f"--limit {text!r}: give a positive number of steps or seconds like 30s")
+
+
+@dataclass
+class _Budget:
+    limit: Limit
+    steps: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def tick(self) -> None:
+        self.steps += 1
+        limit = self.limit
+        if limit.steps is not None and self.steps > limit.steps:
+            raise CountLimitReached(limit, self.steps)
+        if limit.seconds is not None and not self.steps & 1023 and \
+                time.monotonic() - self.started > limit.seconds:
+            raise CountLimitReached(limit, self.steps)
+
+
+class ModelCounter:
+    """Counts the assignments of `domains` that satisfy every check, reusing work across calls.
+
+    With `project`, counts the assignments of the projected fields that extend to a full solution
+    (the other fields are existential). One counter can answer many `count(pins)` calls: its cache
+    holds component counts, which do not depend on the pins that led to them.
+
+    >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
+    ...                  [(("a", "b"), lambda v: v[0] <= v[1])])
+    >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3})
+    (12, 6, 2)
+    """
+
+    def __init__(
+        self,
+        domains: Mapping[str, Sequence[Scalar]],
+        checks: Sequence[Check],
+        *,
+        project: Collection[str] | None = None,
+    ) -> None:
+        self.domains = {name: tuple(values) for name, values in domains.items()}
+        self.checks = list(checks)
+        self.project = None if project is None else frozenset(project)
+        self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
+        for index, (names, _) in enumerate(self.checks):
+            for name in names:
+                self.by_field[name].append(index)
+        self._cache: dict[tuple[Any, ...], int] = {}
+        self._budget = _Budget(Limit())
+        self.steps = 0
+
+    def count(
+        self,
+        pins: Mapping[str, Scalar] | None = None,
+        *,
+        allowed: Mapping[str, Collection[Scalar]] | None = None,
+        limit: Limit | None = None,
+    ) -> int:
+        """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`."""
+        pins = pins or {}
+        doms: dict[str, tuple[Scalar, ...]] = {}
+        for name, values in self.domains.items():
+            if name in pins:
+                values = tuple(v for v in values if v == pins[name]
+                               and type(v) is type(pins[name]))
+            if allowed is not None and name in allowed:
+                keep = allowed[name]
+                values = tuple(v for v in values if v in keep)
+            if not values:
+                return 0
+            doms[name] = values
+        self._budget = _Budget(limit or Limit())
+        try:
+            return self._solve(list(range(len(self.checks))), doms, {})
+        finally:
+            self.steps += self._budget.steps
+
+    # -- the search ------------------------------------------------------------------------
+    def _weight(self, name: str, size: int) -> int:
+        return size if self.project is None or name in self.project else 1
+
+    def _solve(self, checks: list[int], doms: dict[str, tuple[Scalar, ...]],
+               values: dict[str, Scalar]) -> int:
+        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call)."""
+        live = self._propagate(checks, doms, values)
+        if live is None:
+            return 0
+        # Free fields that no remaining check reads contribute their domain size (or 1).
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        groups: dict[str, list[int]] = {}
+        for index in live:
+            free = [n for n in self.checks[index][0] if n in doms]
+            for name in free:
+                parent.setdefault(name, name)
+            root = find(free[0])
+            for name in free[1:]:
+                other = find(name)
+                if other != root:
+                    parent[other] = root
+        for index in live:
+            first = next(n for n in self.checks[index][0] if n in doms)
+            groups.setdefault(find(first), []).append(index)
+        total = 1
+        for name, dom in doms.items():
+            if name not in parent:
+                total *= self._weight(name, len(dom))
+        members: dict[str, list[str]] = {}
+        for name in parent:
+            members.setdefault(find(name), []).append(name)
+        # Smaller components first: a zero there saves counting the big ones.
+        for root in sorted(groups, key=lambda r: len(members[r])):
+            sub = self._component(groups[root], members[root], doms, values)
+            if sub == 0:
+                return 0
+            total *= sub
+        return total
+
+    def _propagate(self, checks: list[int], doms: dict[str, tuple[Scalar, ...]],
+                   values: dict[str, Scalar]) -> list[int] | None:
+        """Unit propagation to a fixpoint; the checks still open, or None on a contradiction."""
+        for name in [n for n, d in doms.items() if len(d) == 1]:
+            values[name] = doms.pop(name)[0]
+        live = set(checks)
+        pending = list(checks)
+        while pending:
+            index = pending.pop()
+            if index not in live:
+                continue
+            names, holds = self.checks[index]
+            free = [n for n in names if n in doms]
+            if not free:
+                live.discard(index)
+                if not holds(tuple(values[n] for n in names)):
+                    return None
+            elif len(free) == 1:
+                live.discard(index)
+                target = free[0]
+                kept = tuple(v for v in doms[target] if holds(
+                    tuple(v if n == target else values[n] for n in names)))
+                if not kept:
+                    return None
+                if len(kept) == 1:
+                    values[target] = kept[0]
+                    del doms[target]
+                    pending += [c for c in self.by_field[target] if c in live]
+                else:
+                    doms[target] = kept
+        return [c for c in checks if c in live]
+
+    def _component(self, checks: list[int], names: list[str],
+                   doms: Mapping[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]) -> int:
+        read = sorted({n for c in checks for n in self.checks[c][0] if n not in doms})
+        key = (tuple(sorted(checks)), tuple((n, doms[n]) for n in sorted(names)),
+               tuple((n, values[n]) for n in read))
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        projected = [n for n in names if self.project is None or n in self.project]
+        exists_only = not projected
+        pool = projected or names
+        degree = {n: 0 for n in pool}
+        for c in checks:
+            for n in self.checks[c][0]:
+                if n in degree:
+                    degree[n] += 1
+        branch = max(pool, key=lambda n: (degree[n], -len(doms[n])))
+        outside = {n: values[n] for n in read}
+        total = 0
+        for value in doms[branch]:
+            self._budget.tick()
+            sub_doms = {n: doms[n] for n in names if n != branch}
+            total += self._solve(checks, sub_doms, {**outside, branch: value})
+            if exists_only and total:
+                total = 1
+                break
+        self._cache[key] = total
+        return total
+
+
+# --- packs ------------------------------------------------------------------------------------
+
+def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check]:
+    """The hard rules of a pack (or of `rule_ids`) as counter checks."""
+    from solver.engine import compile_pack
+
+    cp = compile_pack(pack)
+    ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
+    return [(cp.rules[r].fields, cp.rules[r].condition.holds) for r in ids]
+
+
+@dataclass(frozen=True)
+class CountResult:
+    """The number of valid configurations, and optionally its split by one field's value."""
+
+    count: int
+    by_field: str | None = None
+    by: dict[Scalar, int] | None = None
+    steps: int = 0
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": self.count}
+        if self.by is not None and self.by_field is not None:
+            doc["by"] = {self.by_field: {_key(v): n for v, n in self.by.items()}}
+        return doc
+
+
+def _key(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def count(
+    pack: Pack,
+    pins: Mapping[str, Scalar] | None = None,
+    *,
+    by: str | None = None,
+    limit: Limit | None = None,
+) -> CountResult:
+    """The exact number of valid configurations of `pack` that keep `pins`.
+
+    Every field not pinned is free (facts included). `by` splits the count by that field's values.
+    Raises `CountLimitReached` when the limit is reached before the count is exact.
+    """
+    from solver.engine import compile_pack
+
+    cp = compile_pack(pack)
+    pins = dict(pins or {})
+    started = time.monotonic()
+    counter = ModelCounter(cp.domains, pack_checks(pack))
+    if by is None:
+        total = counter.count(pins, limit=limit)
+        return CountResult(total, steps=counter.steps, seconds=time.monotonic() - started)
+    parts: dict[Scalar, int] = {}
+    values = [pins[by]] if by in pins else list(cp.domains[by])
+    for value in values:
+        parts[value] = counter.count({**pins, by: value}, limit=limit)
+    return CountResult(sum(parts.values()), by_field=by, by=parts, steps=counter.steps,
+                       seconds=time.monotonic() - started)
+
+
+# --- command line -----------------------------------------------------------------------------
+
+def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """Add `confsolve count` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "count", help="the exact number of valid configurations",
+        description="Count the complete configurations (a value for every option and every fact "
+                    "not given) that satisfy the pack's hard rules and keep the inputs. A fact "
+                    "you do not give is free. --by FIELD splits the count by that field's values.")
+    add_inputs(p)
+    p.add_argument("--by", metavar="FIELD", help="split the count by the values of FIELD")
+    p.add_argument("--limit", metavar="N|Ns", default=str(DEFAULT_LIMIT),
+                   help=f"stop after N branching steps or N seconds (e.g. 30s); "
+                        f"default {DEFAULT_LIMIT} steps")
+    p.set_defaults(func=cmd_count)
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from solver.cli import gather, load
+    from solver.errors import InputIssue, InvalidInput
+    from solver.inputs import _lookup, _unknown_field, collect_pins
+
+    try:
+        limit = Limit.parse(args.limit)
+    except ValueError as exc:
+        raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
+    pack = load(args)
+    options, facts = gather(args, pack)
+    pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
+    by = None
+    if args.by is not None:
+        by = _lookup(pack, args.by)
+        if by is None:
+            raise InvalidInput([_unknown_field(pack, args.by, None)])
+    result = count(pack, pins, by=by, limit=limit)
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        return 0
+    given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
+    print(f"{result.count} valid configurations ({given}; "
+          f"{result.steps} steps, {result.seconds:.2f} s)")
+    if result.by is not None:
+        width = max(len(_key(v)) for v in result.by)
+        for value, number in result.by.items():
+            print(f"  {by}={_key(value):<{width}}  {number}")
+    if result.count == 0 and pins:
+        print("the inputs conflict: `confsolve check` with the same inputs says why",
+              file=sys.stderr)
+    return 0

@@ -1,0 +1,214 @@
+"""argparse integration for launchers: a pack's fields as flags, a Namespace resolved, flags back out.
+
+Owns the three calls a launcher needs — `add_arguments` (the pack's fields as `--kebab-case` flags
+on the launcher's own parser, never clobbering a flag it already has), `resolve_namespace` (what
+the user typed, `None` meaning auto, resolved with the launcher's unrelated attributes ignored) and
+`to_argv` (the resolved options rendered as flags for the real server). Works through the public
+API only; must not import pydantic, networkx or python-constraint.
+
+>>> import argparse
+>>> from solver.model import Field, Pack
+>>> pack = Pack(name="demo", version="1", fields={
+...     "kernel": Field(name="kernel", kind="option", domain=("triton", "cutlass"), auto="auto"),
+...     "fused": Field(name="fused", kind="option", domain=(False, True))})
+>>> parser = argparse.ArgumentParser()
+>>> add_arguments(parser, pack)
+['kernel', 'fused']
+>>> ns = parser.parse_args(["--fused"])
+>>> to_argv(resolve_namespace(ns, pack), pack)
+['--kernel', 'triton', '--fused']
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from solver.errors import InputIssue, InvalidInput
+from solver.inputs import coerce, collect_pins, field_name
+from solver.model import Field, Pack, Pin, Resolution, Scalar
+
+__all__ = ["add_arguments", "resolve_namespace", "to_argv"]
+
+# A long domain makes an unreadable `{a,b,...}` usage line; past this many values the metavar is
+# the field's name and the values are listed in the help text instead.
+_MAX_INLINE_CHOICES = 10
+
+
+def _show(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _converter(field: Field) -> Any:
+    """The argparse `type` for a field: the domain value, the auto spelling kept as typed, or an
+    error that names the flag, the value and what is allowed (with did-you-mean)."""
+
+    def convert(text: str) -> Scalar:
+        if field.auto is not None and text == field.auto:
+            return text
+        value, issue = coerce(field, text)
+        if issue is not None or value is None:
+            raise argparse.ArgumentTypeError(issue.message if issue else f"{text!r} is not allowed")
+        return value
+
+    convert.__name__ = field.name  # argparse names the type in some of its messages
+    return convert
+
+
+def _help(field: Field, pack: Pack) -> str:
+    text = field.help.rstrip(". ") if field.help else field.name.replace("_", " ")
+    if len(field.domain) > _MAX_INLINE_CHOICES:
+        text += "; one of: " + ", ".join(_show(v) for v in field.domain)
+    if field.kind == "option":
+        auto = f" ({field.auto!r} or not given)" if field.auto else ""
+        text += f" (default: auto{auto} — chosen by the {pack.name} pack's preferences)"
+    else:
+        text += " (default: unknown — any value the rules allow)"
+    # argparse %-formats help strings; a literal % in a pack's help must not break --help.
+    return text.replace("%", "%%")
+
+
+def _metavar(field: Field) -> str:
+    if len(field.domain) > _MAX_INLINE_CHOICES:
+        return field.name.upper()
+    values = [_show(v) for v in field.domain]
+    if field.auto is not None:
+        values.append(field.auto)
+    return "{" + ",".join(values) + "}"
+
+
+def _selected(pack: Pack, fields: Iterable[str] | None) -> list[Field]:
+    if fields is None:
+        # Environment facts are variables, not flags: facts_from_environ() reads them.
+        return [f for f in pack.fields.values() if not f.env]
+    chosen: list[Field] = []
+    issues: list[InputIssue] = []
+    for raw in fields:
+        name = raw if raw in pack.fields else field_name(raw)
+        if name not in pack.fields:
+            issues.append(InputIssue(field=str(raw), value=None,
+                                     message=f"add_arguments: pack {pack.name!r} has no field {raw!r}"))
+        else:
+            chosen.append(pack.fields[name])
+    if issues:
+        raise InvalidInput(issues)
+    return chosen
+
+
+def add_arguments(
+    parser: argparse.ArgumentParser, pack: Pack, fields: Iterable[str] | None = None
+) -> list[str]:
+    """Add the pack's fields (default: all but environment facts) as flags; return the names added.
+
+    dest = the field name, default `None` (= auto for an option, unknown for a fact), choices = the
+    domain plus the auto spelling. A bool field is a bare flag (`--enable-x` = true), as a
+    `store_true` flag is, and also takes a value (`--enable-x false`) so false can be pinned. A field
+    whose flag or dest the parser already has is skipped: the launcher's own flag wins and its
+    value is still read by `resolve_namespace` (give such flags `default=None` so "not typed" is
+    distinguishable from a value).
+    """
+    # argparse keeps no public index of its flags; these two are stable since Python 3.2.
+    taken_flags = set(parser._option_string_actions)
+    taken_dests = {action.dest for action in parser._actions}
+    groups: dict[str, Any] = {}
+    added: list[str] = []
+    for field in _selected(pack, fields):
+        flag = field.cli_flag
+        if flag in taken_flags or field.name in taken_dests:
+            continue
+        group = groups.get(field.group)
+        if group is None:
+            group = parser.add_argument_group(
+                f"{field.group} ({pack.name} pack)",
+                "left unset, options are chosen by confsolve and facts are unknown")
+            groups[field.group] = group
+        choices: list[Any] = list(field.domain)
+        if field.auto is not None:
+            choices.append(field.auto)
+        kwargs: dict[str, Any] = {
+            "dest": field.name, "default": None, "type": _converter(field),
+            "choices": choices, "metavar": _metavar(field), "help": _help(field, pack),
+        }
+        if all(isinstance(v, bool) for v in field.domain):
+            kwargs.update(nargs="?", const=True)
+        group.add_argument(flag, **kwargs)
+        taken_flags.add(flag)
+        taken_dests.add(field.name)
+        added.append(field.name)
+    return added
+
+
+def _absent(field: Field) -> Scalar | None:
+    """The value the launcher spells by leaving the flag out (the pack's `absent`), if any."""
+    # Read defensively: `absent` is a newer field attribute, and hand-built models may lack it.
+    value: Scalar | None = getattr(field, "absent", None)
+    return value
+
+
+def _fact_name(pack: Pack, raw: Any) -> str:
+    if isinstance(raw, str) and raw not in pack.fields:
+        return field_name(raw)
+    return str(raw)
+
+
+def resolve_namespace(
+    ns: argparse.Namespace | Mapping[str, Any],
+    pack: Pack,
+    facts: Mapping[str, Any] | None = None,
+    *,
+    strict: bool = False,
+    reasons: bool = False,
+) -> Resolution:
+    """Resolve what the user typed; attributes that are not pack fields are ignored.
+
+    `facts` (e.g. from `facts_from_environ`, `detect_facts` or a model's config.json) fill in what
+    the namespace leaves `None`; a value the user typed wins over one that was read. Raises
+    `InvalidInput` (a value outside a domain) or `Unsatisfiable`; `str()` of either is the text to
+    show. `reasons=True` also computes why better-ranked values were rejected (slower).
+    """
+    from solver.resolve import resolve_pins
+
+    given = vars(ns) if isinstance(ns, argparse.Namespace) else dict(ns)
+    typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
+    read = {k: v for k, v in (facts or {}).items() if _fact_name(pack, k) not in typed}
+    pins: dict[str, Pin] = collect_pins(pack, given, read, ignore_unknown=True)
+    return resolve_pins(pack, pins, strict=strict, reasons=reasons)
+
+
+def to_argv(
+    resolution: Resolution,
+    pack: Pack,
+    *,
+    only: Iterable[str] | None = None,
+    include_facts: bool = False,
+) -> list[str]:
+    """The resolved configuration as flags for the real server, in the pack's field order.
+
+    Every option is rendered (the server must not re-decide what confsolve decided), except:
+    a bool is a bare flag when true and left out when false (the `store_true` style SGLang and
+    vLLM use); a field whose pack declares `absent = VALUE` leaves its flag out for that value (the
+    launcher spells it by not passing the flag, like SGLang's `--quantization` for `none`).
+    Facts are inputs, not server flags: only with `include_facts` (environment facts never).
+    `only` limits the output to those fields (any kind).
+    """
+    wanted = None if only is None else {_fact_name(pack, n) for n in only}
+    argv: list[str] = []
+    for name, field in pack.fields.items():
+        if wanted is not None:
+            if name not in wanted:
+                continue
+        elif field.kind == "fact" and (not include_facts or field.env):
+            continue
+        value = resolution.values.get(name)
+        if value is None:
+            continue
+        absent = _absent(field)
+        if absent is not None and value == absent and type(value) is type(absent):
+            continue
+        if isinstance(value, bool):
+            if value:
+                argv.append(field.cli_flag)
+            continue
+        argv += [field.cli_flag, str(value)]
+    return argv

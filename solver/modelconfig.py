@@ -1,0 +1,769 @@
+"""Read a model's facts from its Hugging Face `config.json` (or model directory), as the pack says.
+
+Owns `--model-config`: finding the config file and the weight format from a path, reading JSON
+safely (every problem becomes an `InvalidInput` naming the file, never a traceback), and applying
+the pack's `[model_config]` table, a data mapping from config keys to facts (documented in
+constraints/README.md, "Model configs"). This module knows no launcher, device or model family:
+every key name, value spelling and file pattern lives in the pack.
+Imports the standard library, `solver.model`, `solver.errors` and `solver.inputs`.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import json
+import os
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solver.errors import InputIssue, InvalidInput, PackError, PackProblem
+from solver.inputs import coerce
+from solver.model import Field, Pack, Pin, Scalar
+
+__all__ = [
+    "MAX_CONFIG_BYTES",
+    "ModelConfigMap",
+    "check_model_config_map",
+    "compile_model_config_map",
+    "facts_from_model_config",
+]
+
+# A config.json is a few kilobytes; a limit keeps a wrong path (a weights file, /dev/zero) from
+# being read into memory.
+MAX_CONFIG_BYTES = 16 * 1024 * 1024
+_MAX_DIR_ENTRIES = 100_000
+
+_TOP_KEYS = {"config", "nested", "files", "format", "facts"}
+_FORMAT_KEYS = {"fact", "detect", "default"}
+_DETECT_KEYS = {"glob", "value", "standalone", "facts"}
+_TEST_KEYS = ("present", "above", "equals", "contains", "differ")
+_VALUE_KEYS = {"value", "detail", "map", "fallback", "absent"}
+_FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "unless", "then", "otherwise"}
+
+_MISSING: Any = object()
+
+# Reports one problem of the table: (where, message).
+_Bad = Callable[[str, str], None]
+
+
+# --- the compiled table -----------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Tests:
+    """Boolean tests over config keys; the group holds when any one test holds."""
+
+    present: tuple[str, ...] = ()
+    above: tuple[tuple[str, float], ...] = ()
+    equals: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
+    contains: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
+    differ: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class _FactRule:
+    """How one fact is read: a value (`value` keys) or a boolean (`present`, `above`, ... tests)."""
+
+    fact: str
+    keys: tuple[str, ...] = ()
+    detail: tuple[str, ...] = ()
+    mapping: dict[str, Scalar] = field(default_factory=dict)
+    fallback: Scalar | None = None
+    absent: Scalar | None = None
+    tests: _Tests | None = None
+    unless: _Tests | None = None
+    then: Scalar | None = None
+    otherwise: Scalar | None = None
+
+
+@dataclass(frozen=True)
+class _Detect:
+    glob: str
+    value: Scalar
+    standalone: bool
+    implies: dict[str, Scalar]
+
+
+@dataclass(frozen=True)
+class _Format:
+    fact: str
+    detect: tuple[_Detect, ...]
+    default: Scalar | None
+
+
+@dataclass(frozen=True)
+class ModelConfigMap:
+    """A pack's `[model_config]` table, checked against the pack's facts and domains."""
+
+    config: str = "config.json"
+    nested: tuple[str, ...] = ()
+    files: dict[str, str] = field(default_factory=dict)
+    format: _Format | None = None
+    facts: tuple[_FactRule, ...] = ()
+
+
+_COMPILED: dict[str, ModelConfigMap] = {}
+
+
+def check_model_config_map(pack: Pack) -> list[PackProblem]:
+    """Every problem in the pack's `[model_config]` table (empty when it is usable)."""
+    problems: list[PackProblem] = []
+    _compile(pack, problems)
+    return problems
+
+
+def compile_model_config_map(pack: Pack) -> ModelConfigMap:
+    """The pack's checked `[model_config]` table; `PackError` lists every problem in it."""
+    found = _COMPILED.get(pack.digest) if pack.digest else None
+    if found is not None:
+        return found
+    problems: list[PackProblem] = []
+    compiled = _compile(pack, problems)
+    if problems:
+        raise PackError(problems, pack.name)
+    if pack.digest:
+        _COMPILED[pack.digest] = compiled
+    return compiled
+
+
+def _compile(pack: Pack, problems: list[PackProblem]) -> ModelConfigMap:
+    raw = pack.model_config_map
+    where = "model_config"
+
+    def bad(place: str, message: str) -> None:
+        problems.append(PackProblem(place, message))
+
+    for key in raw:
+        if key not in _TOP_KEYS:
+            bad(where, f"unknown key {key!r} (expected {', '.join(sorted(_TOP_KEYS))})")
+    config = raw.get("config", "config.json")
+    if not _is_file_name(config):
+        bad(f"{where}.config", "must be a file name such as \"config.json\"")
+        config = "config.json"
+    nested: list[str] = []
+    for path in _str_list(raw.get("nested", []), f"{where}.nested", bad):
+        if _path_problem(path):
+            bad(f"{where}.nested", f"{path!r}: {_path_problem(path)}")
+        else:
+            nested.append(path)
+    files: dict[str, str] = {}
+    table = raw.get("files", {})
+    if not isinstance(table, dict):
+        bad(f"{where}.files", "must be a table of alias = \"file name\"")
+    else:
+        for alias, name in table.items():
+            if not _is_file_name(name):
+                bad(f"{where}.files.{alias}", "must be a file name in the model directory")
+            elif "." in alias:
+                bad(f"{where}.files.{alias}", "an alias is a plain name (no dots)")
+            else:
+                files[alias] = name
+    fmt = _compile_format(pack, raw.get("format"), bad)
+    rules: list[_FactRule] = []
+    facts = raw.get("facts", {})
+    if not isinstance(facts, dict):
+        bad(f"{where}.facts", "must be a table of [model_config.facts.FACT] tables")
+        facts = {}
+    for name, body in facts.items():
+        rule = _compile_fact(pack, name, body, bad)
+        if rule is not None:
+            rules.append(rule)
+    return ModelConfigMap(config=config, nested=tuple(nested), files=files, format=fmt,
+                          facts=tuple(rules))
+
+
+def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
+    where = "model_config.format"
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        bad(where, "must be a table")
+        return None
+    for key in raw:
+        if key not in _FORMAT_KEYS:
+            bad(where, f"unknown key {key!r} (expected {', '.join(sorted(_FORMAT_KEYS))})")
+    target = _fact_field(pack, raw.get("fact"), where, bad)
+    if target is None:
+        return None
+    default = raw.get("default")
+    if default is not None and not _in_domain(target, default):
+        bad(f"{where}.default", _not_in_domain(target, default))
+        default = None
+    detects: list[_Detect] = []
+    items = raw.get("detect", [])
+    if not isinstance(items, list):
+        bad(f"{where}.detect", "must be a list of { glob, value } tables")
+        items = []
+    for index, item in enumerate(items):
+        place = f"{where}.detect[{index}]"
+        if not isinstance(item, dict):
+            bad(place, "must be a table { glob = \"*.ext\", value = ... }")
+            continue
+        for key in item:
+            if key not in _DETECT_KEYS:
+                bad(place, f"unknown key {key!r} (expected {', '.join(sorted(_DETECT_KEYS))})")
+        glob: Any = item.get("glob")
+        value: Any = item.get("value")
+        if not isinstance(glob, str) or not glob or "/" in glob:
+            bad(place, "glob must be a file-name pattern such as \"*.gguf\"")
+            continue
+        if not _in_domain(target, value):
+            bad(place, _not_in_domain(target, value))
+            continue
+        standalone = item.get("standalone", False)
+        if not isinstance(standalone, bool):
+            bad(place, "standalone must be true or false")
+            standalone = False
+        implies: dict[str, Scalar] = {}
+        extra = item.get("facts", {})
+        if not isinstance(extra, dict):
+            bad(place, "facts must be a table of FACT = value")
+            extra = {}
+        for name, fact_value in extra.items():
+            other = _fact_field(pack, name, f"{place}.facts", bad)
+            if other is None:
+                continue
+            if _in_domain(other, fact_value):
+                implies[name] = fact_value
+            else:
+                bad(f"{place}.facts", _not_in_domain(other, fact_value))
+        detects.append(_Detect(glob, value, standalone, implies))
+    return _Format(fact=target.name, detect=tuple(detects), default=default)
+
+
+def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | None:
+    where = f"model_config.facts.{name}"
+    target = _fact_field(pack, name, where, bad)
+    if target is None:
+        return None
+    if not isinstance(body, dict):
+        bad(where, "must be a table")
+        return None
+    for key in body:
+        if key not in _FACT_KEYS:
+            close = difflib.get_close_matches(key, sorted(_FACT_KEYS), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            bad(where, f"unknown key {key!r}{hint}")
+    has_value = "value" in body
+    has_tests = any(k in body for k in _TEST_KEYS)
+    if has_value == has_tests:
+        bad(where, "give either `value` (read a key) or tests (present, above, equals, "
+                   "contains, differ), not both and not neither")
+        return None
+    checked: dict[str, Scalar | None] = {}
+    for key in ("fallback", "absent", "then", "otherwise"):
+        value = body.get(key)
+        if value is not None and not _in_domain(target, value):
+            bad(f"{where}.{key}", _not_in_domain(target, value))
+            value = None
+        checked[key] = value
+    if has_value:
+        for key in ("unless", "then", "otherwise"):
+            if key in body:
+                bad(where, f"`{key}` belongs to test entries, not to `value` entries")
+        keys = _paths(body.get("value"), f"{where}.value", bad)
+        detail = _paths(body.get("detail", []), f"{where}.detail", bad)
+        mapping: dict[str, Scalar] = {}
+        raw_map = body.get("map", {})
+        if not isinstance(raw_map, dict):
+            bad(f"{where}.map", "must be a table of \"config value\" = fact value")
+            raw_map = {}
+        for spelling, value in raw_map.items():
+            if not _in_domain(target, value):
+                bad(f"{where}.map", f"{spelling!r}: {_not_in_domain(target, value)}")
+            elif spelling.lower() in mapping:
+                bad(f"{where}.map", f"{spelling!r} is listed twice (keys ignore case)")
+            else:
+                mapping[spelling.lower()] = value
+        if not keys:
+            bad(f"{where}.value", "needs at least one key path")
+            return None
+        return _FactRule(fact=name, keys=keys, detail=detail, mapping=mapping,
+                         fallback=checked["fallback"], absent=checked["absent"])
+    for key in ("detail", "map", "fallback", "absent"):
+        if key in body:
+            bad(where, f"`{key}` belongs to `value` entries, not to test entries")
+    tests = _compile_tests(body, where, bad)
+    unless = None
+    if "unless" in body:
+        if not isinstance(body["unless"], dict) or not body["unless"]:
+            bad(f"{where}.unless", "must be a table of tests")
+        else:
+            for key in body["unless"]:
+                if key not in _TEST_KEYS:
+                    bad(f"{where}.unless", f"unknown test {key!r}")
+            unless = _compile_tests(body["unless"], f"{where}.unless", bad)
+    then = checked["then"]
+    if then is None:
+        if "then" in body:
+            return None  # reported above: not a value of the fact
+        if not _in_domain(target, True):
+            bad(where, f"{name} is not a true/false fact: give `then`, its value when a test holds")
+            return None
+        then = True
+    return _FactRule(fact=name, tests=tests, unless=unless, then=then,
+                     otherwise=checked["otherwise"])
+
+
+def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
+    present = _paths(body.get("present", []), f"{where}.present", bad)
+    above: list[tuple[str, float]] = []
+    for path, limit in _path_table(body.get("above", {}), f"{where}.above", bad):
+        if isinstance(limit, bool) or not isinstance(limit, int | float):
+            bad(f"{where}.above", f"{path}: the threshold must be a number")
+        else:
+            above.append((path, float(limit)))
+    lists: dict[str, list[tuple[str, tuple[Scalar, ...]]]] = {"equals": [], "contains": []}
+    for key, out in lists.items():
+        for path, values in _path_table(body.get(key, {}), f"{where}.{key}", bad):
+            if not isinstance(values, list) or not values or not all(
+                    isinstance(v, str | int | bool) for v in values):
+                bad(f"{where}.{key}", f"{path}: give a non-empty list of values")
+            else:
+                out.append((path, tuple(values)))
+    differ: list[tuple[str, str]] = []
+    pairs = body.get("differ", [])
+    if not isinstance(pairs, list):
+        bad(f"{where}.differ", "must be a list of [key, key] pairs")
+        pairs = []
+    for pair in pairs:
+        if (not isinstance(pair, list) or len(pair) != 2
+                or not all(isinstance(p, str) and not _path_problem(p) for p in pair)):
+            bad(f"{where}.differ", f"{pair!r} is not a [key, key] pair")
+        else:
+            differ.append((pair[0], pair[1]))
+    return _Tests(present=present, above=tuple(above), equals=tuple(lists["equals"]),
+                  contains=tuple(lists["contains"]), differ=tuple(differ))
+
+
+def _fact_field(pack: Pack, name: Any, where: str, bad: _Bad) -> Field | None:
+    if not isinstance(name, str):
+        bad(where, "needs `fact`, the name of one of the pack's facts")
+        return None
+    target = pack.fields.get(name)
+    if target is None:
+        close = difflib.get_close_matches(name, list(pack.fields), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        bad(where, f"unknown field {name!r}{hint}")
+        return None
+    if target.kind != "fact":
+        bad(where, f"{name} is an option; a model config only gives facts")
+        return None
+    return target
+
+
+def _str_list(raw: Any, where: str, bad: _Bad) -> list[str]:
+    if isinstance(raw, str):
+        return [raw]
+    if not isinstance(raw, list) or not all(isinstance(v, str) for v in raw):
+        bad(where, "must be a list of strings")
+        return []
+    return list(raw)
+
+
+def _paths(raw: Any, where: str, bad: _Bad) -> tuple[str, ...]:
+    out = []
+    for path in _str_list(raw, where, bad):
+        problem = _path_problem(path)
+        if problem:
+            bad(where, f"{path!r}: {problem}")
+        else:
+            out.append(path)
+    return tuple(out)
+
+
+def _path_table(raw: Any, where: str, bad: _Bad) -> list[tuple[str, Any]]:
+    if not isinstance(raw, dict):
+        bad(where, "must be a table of \"key.path\" = ...")
+        return []
+    out = []
+    for path, value in raw.items():
+        problem = _path_problem(path)
+        if problem:
+            bad(where, f"{path!r}: {problem}")
+        else:
+            out.append((path, value))
+    return out
+
+
+def _path_problem(path: str) -> str | None:
+    if not path or any(not part or part != part.strip() for part in path.split(".")):
+        return "a key path is dot-separated names, e.g. \"quantization_config.quant_method\""
+    return None
+
+
+def _is_file_name(name: Any) -> bool:
+    return (isinstance(name, str) and bool(name) and Path(name).name == name
+            and name not in {".", ".."})
+
+
+def _in_domain(target: Field, value: Any) -> bool:
+    return any(value == v and type(value) is type(v) for v in target.domain)
+
+
+def _not_in_domain(target: Field, value: Any) -> str:
+    shown = ", ".join(str(v) for v in target.domain[:12])
+    return f"{value!r} is not a value of {target.name} ({shown}{', ...' if len(target.domain) > 12 else ''})"
+
+
+# --- reading a model --------------------------------------------------------------------------
+
+@dataclass
+class _Source:
+    """What a model path holds: the parsed config (if any), extra files, the weight format."""
+
+    shown: str
+    config: dict[str, Any] | None
+    extra: dict[str, dict[str, Any]]
+    detected: _Detect | None
+
+
+def facts_from_model_config(
+    pack: Pack, path: str | os.PathLike[str], *, skip: Collection[str] = ()
+) -> dict[str, Pin]:
+    """The facts a model config gives, as pins with source `model-config`, in field order.
+
+    `path` is a config JSON file, a model directory holding one, or a weights file / directory
+    of a self-describing format (the pack's `standalone` formats, e.g. a single-file checkpoint).
+    Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
+    the path for anything unreadable or unexpected, `PackError` for a broken `[model_config]`.
+    """
+    table = compile_model_config_map(pack)
+    try:
+        source = _read_source(table, Path(os.fsdecode(path)).expanduser())
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, InvalidInput):
+            raise
+        # A name too long, an embedded NUL byte, a loop of symlinks: still the user's input.
+        raise _invalid(os.fsdecode(path), f"cannot be used: {exc}") from None
+    issues: list[InputIssue] = []
+    values: dict[str, Scalar] = {}
+    if source.config is not None:
+        reader = _Reader(source, table, issues)
+        for rule in table.facts:
+            if rule.fact in skip:
+                continue
+            value = _apply(pack, rule, reader, source.shown, issues)
+            if value is not None:
+                values[rule.fact] = value
+    if table.format is not None:
+        detected = source.detected
+        chosen = detected.value if detected is not None else table.format.default
+        if chosen is not None:
+            values[table.format.fact] = chosen
+        # The weight format is stronger evidence than config keys (a single-file checkpoint
+        # rarely ships a config.json that mentions its own quantization).
+        if detected is not None:
+            values.update(detected.implies)
+    if issues:
+        raise InvalidInput(issues)
+    return {
+        name: Pin(field=name, value=values[name], source="model-config")
+        for name in pack.fields if name in values and name not in skip
+    }
+
+
+def _read_source(table: ModelConfigMap, path: Path) -> _Source:
+    shown = str(path)
+    detects = table.format.detect if table.format is not None else ()
+    if not path.exists():
+        raise _invalid(shown, "no such file or directory (give a local config.json or model "
+                              "directory; confsolve does not download models)")
+    if path.is_dir():
+        names = _list_dir(path, shown)
+        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)),
+                        None)
+        config_path = path / table.config
+        if not config_path.is_file():
+            if detected is not None and detected.standalone:
+                return _Source(shown, None, {}, detected)
+            hint = ""
+            standalone = [d.glob for d in detects if d.standalone]
+            if standalone:
+                hint = f" or a {' / '.join(standalone)} file"
+            raise _invalid(shown, f"the directory has no {table.config}{hint}")
+        directory = path
+    elif path.is_file():
+        detected = next((d for d in detects if fnmatch.fnmatch(path.name, d.glob)), None)
+        if detected is not None:
+            if detected.standalone:
+                return _Source(shown, None, {}, detected)
+            raise _invalid(shown, f"a {detected.glob} weights file does not describe the model; "
+                                  f"give the model directory (with {table.config}) instead")
+        config_path = path
+        directory = path.parent
+        names = _list_dir(directory, str(directory), quiet=True)
+        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)),
+                        None)
+    else:
+        raise _invalid(shown, "not a regular file or directory")
+    config = _read_json(config_path)
+    extra: dict[str, dict[str, Any]] = {}
+    for alias, name in table.files.items():
+        candidate = directory / name
+        if candidate.is_file():
+            extra[alias] = _read_json(candidate)
+    return _Source(str(config_path), config, extra, detected)
+
+
+def _list_dir(path: Path, shown: str, *, quiet: bool = False) -> list[str]:
+    names: list[str] = []
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                names.append(entry.name)
+                if len(names) >= _MAX_DIR_ENTRIES:
+                    break
+    except OSError as exc:
+        if quiet:
+            return []
+        raise _invalid(shown, f"cannot list the directory: {exc.strerror or exc}") from None
+    return names
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    shown = str(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_CONFIG_BYTES:
+            raise _invalid(shown, f"is {size} bytes; a model config is at most "
+                                  f"{MAX_CONFIG_BYTES} bytes (is this a weights file?)")
+        text = path.read_bytes().decode("utf-8-sig")
+    except OSError as exc:
+        raise _invalid(shown, f"cannot be read: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise _invalid(shown, "is not UTF-8 text (is this a weights file?)") from None
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _invalid(shown, f"is not valid JSON: {exc.msg} at line {exc.lineno} column "
+                              f"{exc.colno}") from None
+    except RecursionError:
+        raise _invalid(shown, "is nested too deeply to be a model config") from None
+    if not isinstance(doc, dict):
+        raise _invalid(shown, f"holds a JSON {_kind(doc)}; a model config is a JSON object")
+    return doc
+
+
+def _invalid(shown: str, message: str) -> InvalidInput:
+    return InvalidInput([InputIssue(field="model_config", value=shown,
+                                    message=f"--model-config {shown}: {message}")])
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
+
+
+class _Reader:
+    """Key lookup: the top level first, then each nested table; `alias.key` reads an extra file."""
+
+    def __init__(self, source: _Source, table: ModelConfigMap, issues: list[InputIssue]):
+        self.source = source
+        self.aliases = set(table.files)
+        self.issues = issues
+        assert source.config is not None
+        self.scopes: list[tuple[str, dict[str, Any]]] = [("", source.config)]
+        for path in table.nested:
+            table = self._walk(source.config, path, source.shown)
+            if isinstance(table, dict):
+                self.scopes.append((path + ".", table))
+            elif table is not _MISSING:
+                self._problem(source.shown, path, table, "an object")
+
+    def get(self, path: str) -> tuple[Any, str]:
+        """The value at `path` (or `_MISSING`) and where it was found (`text_config.x`)."""
+        head, _, rest = path.partition(".")
+        if head in self.aliases and rest:
+            doc = self.source.extra.get(head)
+            if doc is None:  # the directory does not have that file
+                return _MISSING, path
+            return self._walk(doc, rest, head), f"{head}:{rest}"
+        for prefix, scope in self.scopes:
+            value = self._walk(scope, path, self.source.shown, prefix)
+            if value is not _MISSING:
+                return value, prefix + path
+        return _MISSING, path
+
+    def _walk(self, doc: Any, path: str, shown: str, prefix: str = "") -> Any:
+        current = doc
+        parts = path.split(".")
+        for index, part in enumerate(parts):
+            if current is None:
+                return _MISSING
+            if isinstance(current, dict) and not (part.isdigit() and part not in current):
+                if part not in current:
+                    return _MISSING
+                current = current[part]
+            elif isinstance(current, list) and part.isdigit():
+                if int(part) >= len(current):
+                    return _MISSING
+                current = current[int(part)]
+            else:
+                expected = "an array" if part.isdigit() else "an object"
+                self._problem(shown, prefix + ".".join(parts[:index]), current, expected)
+                return _MISSING
+        return _MISSING if current is None else current
+
+    def _problem(self, shown: str, where: str, value: Any, expected: str) -> None:
+        self.issues.append(InputIssue(
+            field="model_config", value=shown,
+            message=f"--model-config {shown}: {where} is a {_kind(value)} "
+                    f"({_short(value)}); expected {expected}"))
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _apply(pack: Pack, rule: _FactRule, reader: _Reader, shown: str,
+           issues: list[InputIssue]) -> Scalar | None:
+    target = pack.fields[rule.fact]
+    if rule.tests is None:
+        return _read_value(target, rule, reader, shown, issues)
+    holds = _holds(rule.tests, reader, shown, issues)
+    if holds and rule.unless is not None and _holds(rule.unless, reader, shown, issues):
+        holds = False
+    return rule.then if holds else rule.otherwise
+
+
+def _read_value(target: Field, rule: _FactRule, reader: _Reader, shown: str,
+                issues: list[InputIssue]) -> Scalar | None:
+    raw, where = _first(rule.keys, reader)
+    if raw is _MISSING:
+        return rule.absent
+    if not isinstance(raw, str | int | float | bool):
+        issues.append(_type_issue(shown, where, raw, "a single value"))
+        return None
+    detail, detail_where = _first(rule.detail, reader)
+    if detail is not _MISSING and not isinstance(detail, str | int | float | bool):
+        issues.append(_type_issue(shown, detail_where, detail, "a single value"))
+        return None
+    text = _text(raw)
+    qualified = f"{text}/{_text(detail)}" if detail is not _MISSING else None
+    candidate: Any = raw
+    if qualified is not None and qualified in rule.mapping:
+        candidate = rule.mapping[qualified]
+    elif text in rule.mapping:
+        candidate = rule.mapping[text]
+    else:
+        expected = _expected_type(target, raw)
+        if expected is not None:  # a number where a name belongs is malformed, not unknown
+            issues.append(_type_issue(shown, where, raw, expected))
+            return None
+    value = _match(target, candidate)
+    if value is not None:
+        return value
+    if rule.fallback is not None:
+        return rule.fallback
+    shown_raw = raw if detail is _MISSING else f"{raw} ({detail_where} = {detail})"
+    domain = [str(v) for v in target.domain]
+    close = tuple(difflib.get_close_matches(str(candidate), domain, n=3, cutoff=0.6))
+    hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
+    issues.append(InputIssue(
+        field=target.name, value=raw, did_you_mean=close, allowed=tuple(target.domain),
+        message=(f"--model-config {shown}: {where} is {shown_raw!r}, which is not a value of "
+                 f"{target.name}{hint} Known: {listed}. Describe the model with "
+                 f"--set {target.name}=VALUE instead.")))
+    return None
+
+
+def _text(value: Any) -> str:
+    return json.dumps(value) if isinstance(value, bool) else str(value).lower()
+
+
+def _expected_type(target: Field, raw: Any) -> str | None:
+    """What `raw` should have been for the fact's domain, or None when its type fits."""
+    kinds = {type(v) for v in target.domain}
+    if kinds == {str}:
+        return None if isinstance(raw, str) else "a string"
+    if kinds == {bool}:
+        return None if isinstance(raw, bool) else "true or false"
+    if kinds == {int}:
+        fits = (isinstance(raw, int) and not isinstance(raw, bool)) or (
+            isinstance(raw, float) and raw.is_integer())
+        return None if fits else "an integer"
+    return None
+
+
+def _first(paths: tuple[str, ...], reader: _Reader) -> tuple[Any, str]:
+    where = paths[0] if paths else ""
+    for path in paths:
+        value, where = reader.get(path)
+        if value is not _MISSING:
+            return value, where
+    return _MISSING, where
+
+
+def _match(target: Field, candidate: Any) -> Scalar | None:
+    """The domain value `candidate` names: exactly, by the usual coercions, or ignoring case."""
+    value, issue = coerce(target, candidate)
+    if issue is None and value is not None:
+        return value
+    if isinstance(candidate, str):
+        folded = [v for v in target.domain if isinstance(v, str) and v.lower() == candidate.lower()]
+        if len(folded) == 1:
+            return folded[0]
+    return None
+
+
+def _holds(tests: _Tests, reader: _Reader, shown: str, issues: list[InputIssue]) -> bool:
+    result = False
+    for path in tests.present:
+        value, _ = reader.get(path)
+        result |= value is not _MISSING and value is not False
+    for path, limit in tests.above:
+        value, where = reader.get(path)
+        if value is _MISSING:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            issues.append(_type_issue(shown, where, value, "a number"))
+        else:
+            result |= value > limit
+    for path, allowed in tests.equals:
+        value, where = reader.get(path)
+        if value is _MISSING:
+            continue
+        if not isinstance(value, str | int | float | bool):
+            issues.append(_type_issue(shown, where, value, "a single value"))
+        else:
+            result |= any(_same(value, a) for a in allowed)
+    for path, wanted in tests.contains:
+        value, where = reader.get(path)
+        if value is _MISSING:
+            continue
+        items = [value] if isinstance(value, str) else value
+        if not isinstance(items, list):
+            issues.append(_type_issue(shown, where, value, "an array"))
+        else:
+            result |= any(_same(item, w) for item in items for w in wanted)
+    for left, right in tests.differ:
+        a, _ = reader.get(left)
+        b, _ = reader.get(right)
+        result |= a is not _MISSING and b is not _MISSING and a != b
+    return result
+
+
+def _same(value: Any, wanted: Scalar) -> bool:
+    if isinstance(value, str) and isinstance(wanted, str):
+        return value.lower() == wanted.lower()
+    return bool(value == wanted and isinstance(value, bool) == isinstance(wanted, bool))
+
+
+def _type_issue(shown: str, where: str, value: Any, expected: str) -> InputIssue:
+    return InputIssue(field="model_config", value=shown,
+                      message=f"--model-config {shown}: {where} is a {_kind(value)} "
+                              f"({_short(value)}); expected {expected}")

@@ -1,0 +1,266 @@
+"""Pictures of a pack: the compatibility matrix of two fields, and the field graph as SVG.
+
+Owns `compatibility` (for every pair of values of two fields, whether the request with both pinned
+holds under the rules, and for a pair that does not, the minimal reason), its renderings (text,
+Markdown, CSV, HTML, JSON), the `confsolve matrix` command, and `dot_to_svg` (Graphviz `dot`, when
+it is on PATH). A cell asks the rules directly, as `check --strict` would: a pair that only works
+because an adjustment would replace one of its values is shown as not working, with that rule as
+the reason. Uses the public API; must not import networkx or python-constraint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import io
+import json
+import shutil
+import subprocess
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from solver.errors import InputIssue, InvalidInput
+from solver.explain import Item, minimal_reason
+from solver.model import Pack, Pin, Scalar
+
+__all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]
+
+FORMATS = ("text", "markdown", "csv", "html")
+OK, NO = "✓", "✗"
+DOT_TIMEOUT_SECONDS = 60.0
+
+
+@dataclass(frozen=True)
+class Matrix:
+    """Rows × columns; `reasons[(row, col)]` is the minimal reason of each pair that fails."""
+
+    pack: Pack
+    row_field: str
+    col_field: str
+    rows: tuple[Scalar, ...]
+    cols: tuple[Scalar, ...]
+    reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]]
+
+    def ok(self, row: Scalar, col: Scalar) -> bool:
+        return (row, col) not in self.reasons
+
+    def footnotes(self) -> list[tuple[Item, ...]]:
+        """The distinct reasons, in first-seen order (row by row): what text and Markdown number."""
+        seen: list[tuple[Item, ...]] = []
+        for row in self.rows:
+            for col in self.cols:
+                reason = self.reasons.get((row, col))
+                if reason is not None and reason not in seen:
+                    seen.append(reason)
+        return seen
+
+    def to_json(self) -> dict[str, Any]:
+        cells = []
+        for row in self.rows:
+            for col in self.cols:
+                cell: dict[str, Any] = {"row": row, "column": col, "ok": self.ok(row, col)}
+                if not cell["ok"]:
+                    cell["reason"] = _reason_json(self.reasons[(row, col)])
+                cells.append(cell)
+        return {"schema": 1, "status": "matrix",
+                "pack": {"name": self.pack.name, "version": self.pack.version},
+                "row": {"field": self.row_field, "values": list(self.rows)},
+                "column": {"field": self.col_field, "values": list(self.cols)},
+                "cells": cells}
+
+
+def _reason_json(items: Sequence[Item]) -> dict[str, Any]:
+    return {"pins": [{"field": i.name, "value": i.value, "source": i.source}
+                     for i in items if i.kind == "pin"],
+            "rules": [i.name for i in items if i.kind == "rule"]}
+
+
+def _show(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def compatibility(pack: Pack, row_field: str, col_field: str,
+                  pins: Mapping[str, Pin] | None = None) -> Matrix:
+    """Which (row value, column value) pairs hold under the rules with `pins`; why the others fail.
+
+    Raises `InvalidInput` when a field is unknown, both are the same, or `pins` fixes one of them
+    (the matrix varies it), and `Unsatisfiable` when `pins` alone already conflict.
+    """
+    from solver.resolve import plan_for, resolve_pins
+
+    pins = dict(pins or {})
+    issues = []
+    for name in (row_field, col_field):
+        if name not in pack.fields:
+            from solver.inputs import _unknown_field
+
+            issues.append(_unknown_field(pack, name, None))
+        elif name in pins:
+            issues.append(InputIssue(field=name, value=pins[name].value, message=(
+                f"{name} is a matrix axis, so the matrix tries each of its values; "
+                f"drop --set {name}={_show(pins[name].value)}")))
+    if row_field == col_field and not issues:
+        issues.append(InputIssue(field=col_field, value=None,
+                                 message=f"the two matrix fields must differ (both are {row_field})"))
+    if issues:
+        raise InvalidInput(issues)
+    cp = plan_for(pack).compiled
+    values = {n: p.value for n, p in pins.items()}
+    if cp.satisfiable(values, task="checking the matrix inputs") is None:
+        resolve_pins(pack, pins, reasons=False)  # raises Unsatisfiable with the full explanation
+    sources = {n: p.source for n, p in pins.items()}
+    col_source = "fact" if pack.fields[col_field].kind == "fact" else "user"
+    reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]] = {}
+    rows, cols = cp.domains[row_field], cp.domains[col_field]
+    for col in cols:
+        background = {**values, col_field: col}
+        for row in rows:
+            if cp.satisfiable({**background, row_field: row}, task="filling the matrix"):
+                continue
+            items = minimal_reason(cp, row_field, row, background,
+                                   {**sources, col_field: col_source}) or []
+            reasons[(row, col)] = tuple(items)
+    return Matrix(pack, row_field, col_field, tuple(rows), tuple(cols), reasons)
+
+
+# --- renderings -----------------------------------------------------------------------------
+
+def _reason_text(pack: Pack, items: Sequence[Item]) -> str:
+    parts = []
+    for item in items:
+        if item.kind == "pin":
+            parts.append(f"{item.name}={_show(item.value)}" if item.value is not None else item.name)
+        else:
+            parts.append(f"{item.name} ({pack.rule(item.name).because.rstrip('.')})")
+    return "; ".join(parts) or "the rules exclude it"
+
+
+def _grid(m: Matrix, mark: Callable[[Scalar, Scalar], str]) -> list[list[str]]:
+    head = [f"{m.row_field} \\ {m.col_field}"] + [_show(c) for c in m.cols]
+    return [head] + [[_show(r)] + [mark(r, c) for c in m.cols] for r in m.rows]
+
+
+def _marker(m: Matrix) -> Callable[[Scalar, Scalar], str]:
+    number = {reason: i for i, reason in enumerate(m.footnotes(), 1)}
+
+    def mark(row: Scalar, col: Scalar) -> str:
+        return OK if m.ok(row, col) else f"{NO} [{number[m.reasons[(row, col)]]}]"
+
+    return mark
+
+
+def _footnote_lines(m: Matrix, style: str) -> list[str]:
+    lines = []
+    for i, reason in enumerate(m.footnotes(), 1):
+        text = _reason_text(m.pack, reason)
+        lines.append(f"{i}. {text}" if style == "markdown" else f"  [{i}] {text}")
+    return lines
+
+
+def render(m: Matrix, fmt: str) -> str:
+    """The matrix as text, markdown, csv or html (each ✗ with its minimal reason)."""
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([m.row_field, m.col_field, "resolves", "reason"])
+        for row in m.rows:
+            for col in m.cols:
+                ok = m.ok(row, col)
+                reason = "" if ok else _reason_text(m.pack, m.reasons[(row, col)])
+                writer.writerow([_show(row), _show(col), "yes" if ok else "no", reason])
+        return out.getvalue()
+    if fmt == "html":
+        return _html(m)
+    grid = _grid(m, _marker(m))
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in grid]
+        lines.insert(1, "|" + "---|" * len(grid[0]))
+        notes = _footnote_lines(m, "markdown")
+        return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
+    if fmt == "text":
+        widths = [max(len(row[i]) for row in grid) for i in range(len(grid[0]))]
+        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+                 for row in grid]
+        notes = _footnote_lines(m, "text")
+        return "\n".join(lines + (["", "why not:", *notes] if notes else [])) + "\n"
+    raise ValueError(f"unknown matrix format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+def _html(m: Matrix) -> str:
+    esc = html.escape
+    title = f"{m.pack.name} {m.pack.version}: {m.row_field} × {m.col_field}"
+    lines = ["<!doctype html>", '<html><head><meta charset="utf-8">',
+             f"<title>{esc(title)}</title>",
+             "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 8px;"
+             "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}</style>",
+             "</head><body>", f"<table><caption>{esc(title)}</caption>",
+             "<tr><th>" + esc(f"{m.row_field} \\ {m.col_field}") + "</th>"
+             + "".join(f"<th>{esc(_show(c))}</th>" for c in m.cols) + "</tr>"]
+    for row in m.rows:
+        cells = []
+        for col in m.cols:
+            if m.ok(row, col):
+                cells.append(f'<td class="ok">{OK}</td>')
+            else:
+                why = esc(_reason_text(m.pack, m.reasons[(row, col)]), quote=True)
+                cells.append(f'<td class="no" title="{why}">{NO}</td>')
+        lines.append(f"<tr><th>{esc(_show(row))}</th>{''.join(cells)}</tr>")
+    lines += ["</table>", "</body></html>"]
+    return "\n".join(lines) + "\n"
+
+
+# --- graph as SVG ---------------------------------------------------------------------------
+
+def dot_to_svg(dot_text: str) -> str:
+    """Render Graphviz DOT to SVG with `dot`; `InvalidInput` (exit 2) when `dot` is missing."""
+    exe = shutil.which("dot")
+    if exe is None:
+        raise InvalidInput([InputIssue(field="format", value="svg", message=(
+            "--format svg needs Graphviz's `dot` on PATH (apt install graphviz / brew install "
+            "graphviz); or use --format dot and render it elsewhere"))])
+    try:
+        done = subprocess.run([exe, "-Tsvg"], input=dot_text, capture_output=True, text=True,
+                              timeout=DOT_TIMEOUT_SECONDS, check=False)
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise InvalidInput([InputIssue(field="format", value="svg",
+                                       message=f"running {exe} failed: {exc}")]) from exc
+    if done.returncode != 0:
+        raise InvalidInput([InputIssue(field="format", value="svg", message=(
+            f"{exe} -Tsvg failed (exit {done.returncode}): {done.stderr.strip()[:500]}"))])
+    return done.stdout
+
+
+# --- the command ----------------------------------------------------------------------------
+
+def cmd_matrix(args: argparse.Namespace) -> int:
+    from solver.cli import gather, load
+    from solver.inputs import _lookup, collect_pins
+
+    pack = load(args)
+    names = [_lookup(pack, raw) or raw for raw in (args.row_field, args.col_field)]
+    options, facts = gather(args, pack)
+    pins = collect_pins(pack, options, facts)
+    matrix = compatibility(pack, names[0], names[1], pins)
+    if args.json:
+        print(json.dumps(matrix.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print(render(matrix, args.format), end="")
+    return 0
+
+
+def register(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """`confsolve matrix ROW_FIELD COL_FIELD [inputs] [--format F] [--json]`."""
+    p = sub.add_parser(
+        "matrix", help="a compatibility table of two fields",
+        description="For every value of ROW_FIELD and COL_FIELD, whether the request with both "
+                    "pinned holds under the rules (✓/✗), and for each ✗ its minimal reason. "
+                    "A pair that works only because an adjustment would replace a value shows ✗.")
+    p.add_argument("row_field", metavar="ROW_FIELD")
+    p.add_argument("col_field", metavar="COL_FIELD")
+    p.add_argument("--format", choices=FORMATS, default="text",
+                   help="text (default), markdown, csv (one row per pair) or html (reasons "
+                        "on hover)")
+    add_inputs(p)
+    p.set_defaults(func=cmd_matrix)

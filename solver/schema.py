@@ -1,0 +1,168 @@
+"""The JSON Schema of every document `--json` prints, and the `confsolve schema` command.
+
+Owns one JSON Schema (draft 2020-12) with `oneOf` over the document kinds, told apart by
+`status`. Documents that are dumps of the models in `solver.model` take those models' own
+`model_json_schema()` (so a model change shows up here without an edit); the envelopes around them
+and the documents without a model are written out below. Objects allow extra keys: the contract
+grows by extension, and `required` is what stops a rename. Must not import pydantic (it is
+reached only through the models' public methods) or anything that solves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+from collections.abc import Callable
+from typing import Any
+
+from solver.model import ConflictReport, Pack, Provenance, Repair, Resolution
+
+__all__ = ["DOCUMENT_KINDS", "output_schema", "register"]
+
+SCHEMA_ID = "https://confsolve.invalid/schema/1/output.json"
+_REF = "#/$defs/{model}"
+
+_SCALAR: dict[str, Any] = {"type": ["string", "integer", "boolean"]}
+_STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_SCALARS: dict[str, Any] = {"type": "array", "items": _SCALAR}
+_PIN_REF: dict[str, Any] = {
+    "type": "object", "required": ["field", "value", "source"],
+    "properties": {"field": {"type": "string"}, "value": _SCALAR, "source": {"type": "string"}},
+}
+_REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print it
+    "type": "object", "required": ["pins", "rules"],
+    "properties": {"pins": {"type": "array", "items": _PIN_REF}, "rules": _STRINGS},
+}
+
+
+def _obj(required: list[str], **properties: Any) -> dict[str, Any]:
+    return {"type": "object", "required": required, "properties": properties}
+
+
+def _doc(status: str, required: list[str], **properties: Any) -> dict[str, Any]:
+    """A document: `schema` 1, `status` fixed, and its own keys."""
+    return _obj(["schema", "status", *required], schema={"const": 1}, status={"const": status},
+                **properties)
+
+
+def _from_model(defs: dict[str, Any], name: str, status: str) -> dict[str, Any]:
+    """A document that is a model's dump plus the envelope (`schema`, `status`)."""
+    body: dict[str, Any] = copy.deepcopy(defs[name])
+    body["properties"] = {"schema": {"const": 1}, "status": {"const": status},
+                          **body.get("properties", {})}
+    body["required"] = ["schema", "status", *body.get("required", [])]
+    body["title"] = f"{status} document"
+    return body
+
+
+def _model_defs() -> dict[str, Any]:
+    defs: dict[str, Any] = {}
+    for model in (Resolution, ConflictReport, Repair, Provenance, Pack):
+        schema = model.model_json_schema(mode="serialization", ref_template=_REF)
+        defs.update(schema.pop("$defs", {}))
+        defs[model.__name__] = schema
+    return defs
+
+
+def _issue() -> dict[str, Any]:
+    return _obj(["field", "value", "message", "did_you_mean"],
+                field={"type": "string"}, value={}, message={"type": "string"},
+                did_you_mean=_STRINGS, allowed={"type": "array"})
+
+
+def _ref(name: str) -> dict[str, Any]:
+    return {"$ref": _REF.format(model=name)}
+
+
+def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {
+        "resolved": _from_model(defs, "Resolution", "resolved"),
+        "conflict": _doc("conflict", ["conflict", "message", "repairs"],
+                         conflict=_ref("ConflictReport"), message={"type": "string"},
+                         repairs={"type": "array", "items": _ref("Repair")}),
+        "error": _doc("error", ["error"], error=_obj(
+            ["type", "message"], type={"type": "string"}, message={"type": "string"},
+            issues={"type": "array", "items": _issue()},
+            problems={"type": "array", "items": _obj(
+                ["where", "message"], file={"type": "string"}, where={"type": "string"},
+                message={"type": "string"})})),
+        "choices": _doc("choices", ["choices"], choices={
+            "type": "object", "additionalProperties": _obj(
+                ["possible", "excluded"], possible=_SCALARS,
+                excluded={"type": "object", "additionalProperties": _REASON})}),
+        "counted": _doc("counted", ["count"], count={"type": "integer", "minimum": 0},
+                        by={"type": "object", "additionalProperties": {
+                            "type": "object", "additionalProperties": {"type": "integer"}}}),
+        "linted": _doc("linted", ["findings"], findings={"type": "array", "items": _obj(
+            ["code", "severity", "ids", "message"], code={"type": "string"},
+            severity={"type": "string"}, ids=_STRINGS, message={"type": "string"})}),
+        "checked": _doc("checked", ["ok", "adjustments", "warnings"], ok={"type": "boolean"},
+                        adjustments={"type": "array", "items": _ref("AdjustmentRecord")},
+                        warnings={"type": "array", "items": _ref("WarningRecord")}),
+        "why": _doc("why", ["field", "value", "provenance", "depends_on", "possible"],
+                    field={"type": "string"}, value=_SCALAR, provenance=_ref("Provenance"),
+                    depends_on={"type": "object", "additionalProperties": _SCALAR},
+                    possible=_SCALARS),
+        "graph": _doc("graph", ["order", "components", "nodes", "edges"], order=_STRINGS,
+                      components={"type": "array", "items": _STRINGS},
+                      nodes={"type": "array", "items": _obj(
+                          ["name", "kind", "group"], name={"type": "string"},
+                          kind={"enum": ["fact", "option"]}, group={"type": "string"})},
+                      edges={"type": "array", "items": _obj(
+                          ["from", "to", "why"], to={"type": "string"}, why=_STRINGS,
+                          **{"from": {"type": "string"}})}),
+        "packs": _doc("packs", ["packs"], packs={"type": "array", "items": _obj(
+            ["name", "version", "description"], name={"type": "string"},
+            version={"type": "string"}, description={"type": "string"})}),
+        "pack": _from_model(defs, "Pack", "pack"),
+        "matrix": _doc("matrix", ["pack", "row", "column", "cells"],
+                       pack=_obj(["name", "version"], name={"type": "string"},
+                                 version={"type": "string"}),
+                       row=_obj(["field", "values"], field={"type": "string"}, values=_SCALARS),
+                       column=_obj(["field", "values"], field={"type": "string"},
+                                   values=_SCALARS),
+                       cells={"type": "array", "items": _obj(
+                           ["row", "column", "ok"], row=_SCALAR, column=_SCALAR,
+                           ok={"type": "boolean"}, reason=_REASON)}),
+    }
+
+
+DOCUMENT_KINDS = ("resolved", "conflict", "error", "choices", "counted", "linted", "checked",
+                  "why", "graph", "packs", "pack", "matrix")
+
+
+def output_schema(kind: str | None = None) -> dict[str, Any]:
+    """The JSON Schema of every `--json` document (or of one `kind`), self-contained."""
+    defs = _model_defs()
+    documents = _documents(defs)
+    for name, body in documents.items():
+        defs[f"{name}_document"] = body
+    kinds = DOCUMENT_KINDS if kind is None else (kind,)
+    head: dict[str, Any] = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": SCHEMA_ID,
+        "title": "confsolve output" if kind is None else f"confsolve {kind} document",
+        "description": "Every document has \"schema\": 1 and a \"status\" naming its kind.",
+    }
+    if kind is None:
+        head["oneOf"] = [{"$ref": f"#/$defs/{k}_document"} for k in kinds]
+    else:
+        head["$ref"] = f"#/$defs/{kind}_document"
+    head["$defs"] = defs
+    return head
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(output_schema(args.kind), indent=2, sort_keys=True))
+    return 0
+
+
+def register(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """`confsolve schema [--kind KIND]`."""
+    p = sub.add_parser("schema", help="the JSON Schema of every --json document",
+                       description="Print the JSON Schema (draft 2020-12) that every --json "
+                                   "document validates against; oneOf over the kinds, by status.")
+    p.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
+                   help="only the schema of one document kind")
+    p.set_defaults(func=cmd_schema)
