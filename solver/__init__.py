@@ -83,8 +83,12 @@ def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,
             strict: bool = False) -> Unsatisfiable | None:
     """The conflict and repairs of an impossible request, or None when it resolves."""
+    # Not the module-level `resolve`: importing the submodule `solver.resolve` rebinds that
+    # package attribute to the module, so call the function through its own module.
+    from solver.resolve import resolve as _resolve
+
     try:
-        resolve(pack, options, facts, strict=strict, reasons=False)
+        _resolve(pack, options, facts, strict=strict, reasons=False)
     except Unsatisfiable as exc:
         return exc
     return None

@@ -46,8 +46,27 @@ __all__ = [
 
 DEFAULT_LIMIT = 2_000_000
 
-Check = tuple[tuple[str, ...], Callable[[Sequence[Any]], bool]]
-"""A rule as the counter sees it: the fields it reads and a predicate over their values."""
+
+
+@dataclass(frozen=True)
+class Check:
+    """A rule as the counter sees it: the fields it reads, a predicate over their values (in that
+    order) and, optionally, a three-valued evaluation over a partial assignment (None = unknown).
+
+    The partial form lets a rule that is already settled drop out early: `when` false makes a rule
+    true whatever its other fields are, and dropping it is what lets the rest split apart.
+    """
+
+    fields: tuple[str, ...]
+    holds: Callable[[Sequence[Any]], bool]
+    partial: Callable[[Mapping[str, Any]], bool | None] | None = None
+
+    def negated(self) -> Check:
+        """The check that holds exactly where this one fails."""
+        holds, partial = self.holds, self.partial
+        return Check(
+            self.fields, lambda v: not holds(v),
+            None if partial is None else (lambda m: None if (r := partial(m)) is None else not r))
 
 
 class CountLimitReached(SolverBudgetExceeded):
@@ -116,7 +135,7 @@ class ModelCounter:
     holds component counts, which do not depend on the pins that led to them.
 
     >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
-    ...                  [(("a", "b"), lambda v: v[0] <= v[1])])
+    ...                  [Check(("a", "b"), lambda v: v[0] <= v[1])])
     >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3})
     (12, 6, 2)
     """
@@ -128,14 +147,32 @@ class ModelCounter:
         *,
         project: Collection[str] | None = None,
     ) -> None:
-        self.domains = {name: tuple(values) for name, values in domains.items()}
         self.checks = list(checks)
         self.project = None if project is None else frozenset(project)
-        self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
-        for index, (names, _) in enumerate(self.checks):
-            for name in names:
+        self.by_field: dict[str, list[int]] = {name: [] for name in domains}
+        for index, check in enumerate(self.checks):
+            for name in check.fields:
                 self.by_field[name].append(index)
+        # Per check and field: the values that settle the check on their own (true whatever the
+        # other fields are), e.g. every value but `fa3` for "when attention_backend == 'fa3' ...".
+        # Once a field's domain lies inside that set the check is entailed and drops out, which is
+        # what lets the remaining fields split into independent components. Values that falsify a
+        # check on their own are in no solution and are removed from the domain once, here.
+        self.entails: list[dict[str, frozenset[Any]]] = []
+        dead: dict[str, set[Any]] = {name: set() for name in domains}
+        for check in self.checks:
+            sure: dict[str, frozenset[Any]] = {}
+            if check.partial is not None:
+                for name in check.fields:
+                    verdicts = {v: check.partial({name: v}) for v in domains[name]}
+                    sure[name] = frozenset(v for v, ok in verdicts.items() if ok is True)
+                    dead[name].update(v for v, ok in verdicts.items() if ok is False)
+            self.entails.append(sure)
+        self.domains = {name: tuple(v for v in values if v not in dead[name])
+                        for name, values in domains.items()}
         self._cache: dict[tuple[Any, ...], int] = {}
+        self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
+        self._revised: dict[tuple[Any, ...], Any] = {}
         self._budget = _Budget(Limit())
         self.steps = 0
 
@@ -149,19 +186,23 @@ class ModelCounter:
         """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`."""
         pins = pins or {}
         doms: dict[str, tuple[Scalar, ...]] = {}
-        for name, values in self.domains.items():
+        values: dict[str, Scalar] = {}
+        for name, domain in self.domains.items():
             if name in pins:
-                values = tuple(v for v in values if v == pins[name]
-                               and type(v) is type(pins[name]))
+                domain = tuple(v for v in domain if v == pins[name] and type(v) is type(pins[name]))
             if allowed is not None and name in allowed:
                 keep = allowed[name]
-                values = tuple(v for v in values if v in keep)
-            if not values:
+                domain = tuple(v for v in domain if v in keep)
+            if not domain:
                 return 0
-            doms[name] = values
+            if len(domain) == 1:
+                values[name] = domain[0]
+            else:
+                doms[name] = domain
         self._budget = _Budget(limit or Limit())
+        everything = list(range(len(self.checks)))
         try:
-            return self._solve(list(range(len(self.checks))), doms, {})
+            return self._solve(everything, list(everything), doms, values)
         finally:
             self.steps += self._budget.steps
 
@@ -169,13 +210,15 @@ class ModelCounter:
     def _weight(self, name: str, size: int) -> int:
         return size if self.project is None or name in self.project else 1
 
-    def _solve(self, checks: list[int], doms: dict[str, tuple[Scalar, ...]],
+    def _solve(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
                values: dict[str, Scalar]) -> int:
-        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call)."""
-        live = self._propagate(checks, doms, values)
+        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call).
+
+        `pending` are the checks to look at again: the others were at a fixpoint already.
+        """
+        live = self._propagate(checks, pending, doms, values)
         if live is None:
             return 0
-        # Free fields that no remaining check reads contribute their domain size (or 1).
         parent: dict[str, str] = {}
 
         def find(x: str) -> str:
@@ -184,23 +227,24 @@ class ModelCounter:
                 x = parent[x]
             return x
 
-        groups: dict[str, list[int]] = {}
+        firsts: list[str] = []
         for index in live:
-            free = [n for n in self.checks[index][0] if n in doms]
+            free = [n for n in self.checks[index].fields if n in doms]
             for name in free:
                 parent.setdefault(name, name)
             root = find(free[0])
+            firsts.append(free[0])
             for name in free[1:]:
                 other = find(name)
                 if other != root:
                     parent[other] = root
-        for index in live:
-            first = next(n for n in self.checks[index][0] if n in doms)
-            groups.setdefault(find(first), []).append(index)
         total = 1
         for name, dom in doms.items():
-            if name not in parent:
+            if name not in parent:  # read by no open check: any of its values will do
                 total *= self._weight(name, len(dom))
+        groups: dict[str, list[int]] = {}
+        for index, first in zip(live, firsts, strict=True):
+            groups.setdefault(find(first), []).append(index)
         members: dict[str, list[str]] = {}
         for name in parent:
             members.setdefault(find(name), []).append(name)
@@ -212,61 +256,148 @@ class ModelCounter:
             total *= sub
         return total
 
-    def _propagate(self, checks: list[int], doms: dict[str, tuple[Scalar, ...]],
-                   values: dict[str, Scalar]) -> list[int] | None:
-        """Unit propagation to a fixpoint; the checks still open, or None on a contradiction."""
-        for name in [n for n, d in doms.items() if len(d) == 1]:
-            values[name] = doms.pop(name)[0]
+    def _propagate(self, checks: list[int], pending: list[int],
+                   doms: dict[str, tuple[Scalar, ...]], values: dict[str, Scalar]) -> list[int] | None:
+        """Unit propagation and entailment to a fixpoint: the checks still open, or None."""
         live = set(checks)
-        pending = list(checks)
         while pending:
             index = pending.pop()
             if index not in live:
                 continue
-            names, holds = self.checks[index]
+            check = self.checks[index]
+            names = check.fields
             free = [n for n in names if n in doms]
+            if len(free) > 1:
+                sure = self.entails[index]
+                if any(n in sure and all(v in sure[n] for v in doms[n]) for n in free):
+                    live.discard(index)
+                    continue
+                settled = None if check.partial is None else check.partial(values)
+                if settled is True:
+                    live.discard(index)
+                elif settled is False:
+                    return None
+                elif len(free) == 2:
+                    changed = self._revise(index, free[0], free[1], doms, values)
+                    if changed is None:
+                        return None
+                    if changed is True:
+                        live.discard(index)
+                    else:
+                        for name in changed:
+                            if len(doms[name]) == 1:
+                                values[name] = doms.pop(name)[0]
+                            pending += [c for c in self.by_field[name] if c in live]
+                continue
+            live.discard(index)
             if not free:
-                live.discard(index)
-                if not holds(tuple(values[n] for n in names)):
+                if not check.holds(tuple(values[n] for n in names)):
                     return None
-            elif len(free) == 1:
-                live.discard(index)
-                target = free[0]
-                kept = tuple(v for v in doms[target] if holds(
-                    tuple(v if n == target else values[n] for n in names)))
-                if not kept:
-                    return None
-                if len(kept) == 1:
-                    values[target] = kept[0]
-                    del doms[target]
-                    pending += [c for c in self.by_field[target] if c in live]
-                else:
-                    doms[target] = kept
+                continue
+            target = free[0]
+            allowed = self._supported(index, target, values)
+            kept = tuple(v for v in doms[target] if v in allowed)
+            if not kept:
+                return None
+            if len(kept) == len(doms[target]):
+                continue
+            if len(kept) == 1:
+                values[target] = kept[0]
+                del doms[target]
+            else:
+                doms[target] = kept
+            pending += [c for c in self.by_field[target] if c in live]
         return [c for c in checks if c in live]
+
+    def _revise(self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]],
+                values: Mapping[str, Scalar]) -> list[str] | bool | None:
+        """Arc consistency on a check with two free fields `a` and `b`.
+
+        Removes the values with no support on the other side. Returns True when the check holds
+        for every remaining pair (it can be dropped), None when a domain empties, else the fields
+        whose domains shrank.
+        """
+        dom_a, dom_b = doms[a], doms[b]
+        outside = tuple(values[n] for n in self.checks[index].fields if n != a and n != b)
+        key = (index, a, dom_a, dom_b, outside)
+        found = self._revised.get(key)
+        if found is None:
+            found = self._revised[key] = self._revise_new(index, a, b, dom_a, dom_b, values)
+        if found is True or found is None:
+            return found
+        new_a, new_b = found
+        changed = []
+        if new_a != dom_a:
+            doms[a] = new_a
+            changed.append(a)
+        if new_b != dom_b:
+            doms[b] = new_b
+            changed.append(b)
+        return changed
+
+    def _revise_new(
+        self, index: int, a: str, b: str, dom_a: tuple[Scalar, ...], dom_b: tuple[Scalar, ...],
+        values: Mapping[str, Scalar],
+    ) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]] | bool | None:
+        keep_a: list[Scalar] = []
+        seen_b: set[Any] = set()
+        entailed = True
+        for value in dom_a:
+            allowed = self._supported(index, b, values, (a, value))
+            hits = [w for w in dom_b if w in allowed]
+            if hits:
+                keep_a.append(value)
+                seen_b.update(hits)
+            if len(hits) != len(dom_b):
+                entailed = False
+        if entailed:
+            return True
+        if not keep_a:
+            return None
+        return tuple(keep_a), tuple(w for w in dom_b if w in seen_b)
+
+    def _supported(self, index: int, target: str, values: Mapping[str, Scalar],
+                   also: tuple[str, Scalar] | None = None) -> frozenset[Any]:
+        """The values of `target` that satisfy check `index` given the values of its other fields
+        (from `values`, and `also` = one more field and its value).
+
+        Memoised: the same check meets the same outside values in many branches.
+        """
+        names = self.checks[index].fields
+        known = values if also is None else {**values, also[0]: also[1]}
+        key = (index, target, tuple(known[n] for n in names if n != target))
+        found = self._units.get(key)
+        if found is None:
+            holds = self.checks[index].holds
+            found = frozenset(v for v in self.domains[target]
+                              if holds(tuple(v if n == target else known[n] for n in names)))
+            self._units[key] = found
+        return found
 
     def _component(self, checks: list[int], names: list[str],
                    doms: Mapping[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]) -> int:
-        read = sorted({n for c in checks for n in self.checks[c][0] if n not in doms})
-        key = (tuple(sorted(checks)), tuple((n, doms[n]) for n in sorted(names)),
-               tuple((n, values[n]) for n in read))
+        read = sorted({n for c in checks for n in self.checks[c].fields if n not in doms})
+        outside = {n: values[n] for n in read}
+        key = (frozenset(checks), tuple(sorted((n, doms[n]) for n in names)),
+               tuple(outside.items()))
         cached = self._cache.get(key)
         if cached is not None:
             return cached
         projected = [n for n in names if self.project is None or n in self.project]
         exists_only = not projected
         pool = projected or names
-        degree = {n: 0 for n in pool}
+        degree = dict.fromkeys(pool, 0)
         for c in checks:
-            for n in self.checks[c][0]:
+            for n in self.checks[c].fields:
                 if n in degree:
                     degree[n] += 1
-        branch = max(pool, key=lambda n: (degree[n], -len(doms[n])))
-        outside = {n: values[n] for n in read}
+        branch = max(pool, key=lambda n: (degree[n] / len(doms[n]), degree[n]))
+        touching = [c for c in self.by_field[branch] if c in set(checks)]
         total = 0
         for value in doms[branch]:
             self._budget.tick()
             sub_doms = {n: doms[n] for n in names if n != branch}
-            total += self._solve(checks, sub_doms, {**outside, branch: value})
+            total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
             if exists_only and total:
                 total = 1
                 break
@@ -282,7 +413,8 @@ def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check
 
     cp = compile_pack(pack)
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
-    return [(cp.rules[r].fields, cp.rules[r].condition.holds) for r in ids]
+    return [Check(cp.rules[r].fields, cp.rules[r].condition.holds, cp.rules[r].condition.partial)
+            for r in ids]
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ forward-checking constraints do the work and we only choose the order:
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from solver.model import Pack, Scalar
 __all__ = [
     "DEFAULT_BUDGET",
     "CompiledPack",
+    "State",
     "Extra",
     "SearchTrace",
     "compile_pack",
@@ -65,28 +67,26 @@ class _Rule:
 
 
 class _Search(Solver):  # type: ignore[misc]
-    """Chronological backtracking with forward checking; we pick the variable and value order."""
+    """Backtracking that maintains arc consistency, smallest domain first.
 
-    def __init__(
-        self,
-        order: Sequence[str] | None,
-        ranker: Ranker | None,
-        budget: int,
-        task: str,
-        trace: SearchTrace | None,
-    ) -> None:
-        self._order = order
-        self._ranker = ranker
+    python-constraint's `Domain` keeps the state (hide / push / pop) and its constraints do the
+    forward checking; after each assignment we also make every constraint arc consistent
+    (generalised AC over python-constraint's domains), which is what keeps refutation cheap on
+    configuration rules: most dead ends show up as an emptied domain right away instead of after
+    trying every combination of unrelated fields.
+    """
+
+    def __init__(self, budget: int, task: str, trace: SearchTrace | None,
+                 holds: Mapping[int, Callable[[tuple[Scalar, ...]], bool]] | None = None,
+                 residues: dict[Any, tuple[Scalar, ...]] | None = None) -> None:
+        self._residues = {} if residues is None else residues
         self._budget = budget
         self._task = task
         self._trace = trace
+        self._holds = holds or {}
 
-    def _pick(self, domains: dict[str, Any], assigned: Mapping[str, Any]) -> str | None:
-        if self._order is not None:
-            for name in self._order:
-                if name not in assigned:
-                    return name
-            return None
+    @staticmethod
+    def _pick(domains: dict[str, Any], assigned: Mapping[str, Any]) -> str | None:
         best: str | None = None
         best_size = 1 << 30
         for name, dom in domains.items():
@@ -96,6 +96,46 @@ class _Search(Solver):  # type: ignore[misc]
                     break
         return best
 
+    def _consistent(self, domains: dict[str, Any], assigned: Mapping[str, Any],
+                    vconstraints: dict[str, Any], changed: list[str]) -> bool:
+        """Generalised arc consistency from the changed fields; False when a domain empties.
+
+        A constraint is revised only while the support search stays small (`_GAC_LIMIT` tuples);
+        larger ones are left to forward checking, which is weaker but never wrong.
+        """
+        holds = self._holds
+        residues = self._residues
+        queue = list(changed)
+        queued = set(queue)
+        while queue:
+            name = queue.pop()
+            queued.discard(name)
+            for constraint, fields in vconstraints[name]:
+                check = holds.get(id(constraint))
+                if check is None:
+                    continue
+                free = [f for f in fields if f not in assigned and len(domains[f]) > 1]
+                if not free:
+                    continue
+                size = 1
+                for f in free:
+                    size *= len(domains[f])
+                if size > _GAC_LIMIT:
+                    continue
+                for target in free:
+                    dom = domains[target]
+                    before = len(dom)
+                    for value in list(dom):
+                        if not _supported(check, fields, domains, assigned, target, value,
+                                          residues):
+                            dom.hideValue(value)
+                    if not dom:
+                        return False
+                    if len(dom) != before and target not in queued:
+                        queue.append(target)
+                        queued.add(target)
+        return True
+
     def getSolutionIter(
         self, domains: dict[str, Any], constraints: Any, vconstraints: dict[str, Any]
     ) -> Iterator[Assignment]:
@@ -103,6 +143,10 @@ class _Search(Solver):  # type: ignore[misc]
         stack: list[tuple[str, list[Scalar], list[Any]]] = []
         steps = 0
         trace = self._trace
+        for dom in domains.values():
+            dom.pushState()
+        if not self._consistent(domains, assignments, vconstraints, list(domains)):
+            return
         while True:
             variable = self._pick(domains, assignments)
             if variable is None:
@@ -115,14 +159,7 @@ class _Search(Solver):  # type: ignore[misc]
                 for dom in pushed:
                     dom.popState()
             else:
-                current = list(domains[variable])
-                if self._ranker is not None and len(current) > 1:
-                    ranked = self._ranker(variable, assignments, current)
-                else:
-                    ranked = current
-                if trace is not None:
-                    trace.domains[variable] = tuple(current)
-                values = list(reversed(ranked))  # pop() takes the best first
+                values = list(reversed(domains[variable]))  # pop() takes the first value first
                 pushed = [domains[x] for x in domains if x not in assignments and x != variable]
             while True:
                 if not values:
@@ -136,6 +173,8 @@ class _Search(Solver):  # type: ignore[misc]
                             break
                         del assignments[variable]
                     else:
+                        if trace is not None:
+                            trace.steps = steps
                         return
                 assignments[variable] = values.pop()
                 steps += 1
@@ -147,7 +186,8 @@ class _Search(Solver):  # type: ignore[misc]
                     if not constraint(variables, domains, assignments, pushed):
                         break
                 else:
-                    break
+                    if self._consistent(domains, assignments, vconstraints, [variable]):
+                        break
                 for dom in pushed:
                     dom.popState()
             stack.append((variable, values, pushed))
@@ -156,6 +196,110 @@ class _Search(Solver):  # type: ignore[misc]
         self, domains: dict[str, Any], constraints: Any, vconstraints: dict[str, Any]
     ) -> Assignment | None:
         return next(self.getSolutionIter(domains, constraints, vconstraints), None)
+
+
+_GAC_LIMIT = 4096
+
+
+def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, ...],
+               domains: dict[str, Any], assigned: Mapping[str, Any], target: str,
+               value: Scalar, residues: dict[Any, tuple[Scalar, ...]]) -> bool:
+    """Whether some combination of the other free fields lets `target = value` satisfy `check`.
+
+    The last support found is remembered (a "residue", as in AC-3rm): a pure rule stays satisfied
+    by the same tuple, so if its values are all still available no search is needed.
+    """
+    key = (id(check), target, value)
+    residue = residues.get(key)
+    if residue is not None and all(
+        (assigned[f] == v) if f in assigned else (v in domains[f])
+        for f, v in zip(fields, residue, strict=True)
+    ):
+        return True
+    choices = []
+    for f in fields:
+        if f == target:
+            choices.append((value,))
+        elif f in assigned:
+            choices.append((assigned[f],))
+        else:
+            choices.append(tuple(domains[f]))
+    for combo in itertools.product(*choices):
+        if check(combo):
+            residues[key] = combo
+            return True
+    return False
+
+
+@dataclass
+class _Con:
+    """One constraint of a query: a rule (or an ad-hoc condition) over its fields."""
+
+    key: str
+    fields: tuple[str, ...]
+    holds: Callable[[tuple[Scalar, ...]], bool]
+    constraint: Any
+
+
+class State:
+    """Domains after propagation, and the constraints still open (two or more free fields).
+
+    Copy-on-write: `assign` returns a new state, so a resolution can fix one field after another
+    and each step propagates only what the new value touches.
+    """
+
+    __slots__ = ("domains", "open", "by_field")
+
+    def __init__(self, domains: dict[str, list[Scalar]], open_: dict[str, _Con],
+                 by_field: dict[str, list[_Con]]) -> None:
+        self.domains = domains
+        self.open = open_
+        self.by_field = by_field
+
+    def domain(self, name: str) -> list[Scalar]:
+        return self.domains[name]
+
+    def assign(self, name: str, value: Scalar) -> State | None:
+        """A new state with `name` fixed to `value`, propagated; None when that wipes out a field."""
+        if value not in self.domains[name]:
+            return None
+        new = State(dict(self.domains), dict(self.open), self.by_field)
+        new.domains[name] = [value]
+        return new if new._propagate([name]) else None
+
+    def _propagate(self, changed: list[str]) -> bool:
+        """Fold fixed fields into the open constraints until nothing changes (forward checking
+        to a fixpoint): a constraint with no free field is checked, one with a single free field
+        filters that field's domain."""
+        domains, open_ = self.domains, self.open
+        queue = list(changed)
+        while queue:
+            name = queue.pop()
+            for con in self.by_field.get(name, ()):
+                if con.key not in open_:
+                    continue
+                free = [f for f in con.fields if len(domains[f]) > 1]
+                if len(free) > 1:
+                    continue
+                del open_[con.key]
+                if not free:
+                    if not con.holds(tuple(domains[f][0] for f in con.fields)):
+                        return False
+                    continue
+                target = free[0]
+                at = con.fields.index(target)
+                base = [domains[f][0] if f != target else None for f in con.fields]
+                kept = []
+                for value in domains[target]:
+                    base[at] = value
+                    if con.holds(tuple(base)):  # type: ignore[arg-type]
+                        kept.append(value)
+                if not kept:
+                    return False
+                if len(kept) != len(domains[target]):
+                    domains[target] = kept
+                    queue.append(target)
+        return True
 
 
 class CompiledPack:
@@ -174,20 +318,107 @@ class CompiledPack:
                 continue
             self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(cond), cond)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
-        self._all_vconstraints = self._vconstraints(self.rule_ids)
+        self._cons = {rid: _Con(rid, r.fields, r.condition.holds, r.constraint)
+                      for rid, r in self.rules.items()}
+        self._all_by_field = self._index(list(self._cons.values()))
+        # Supports found by arc consistency, shared by every query on this pack: a hint only
+        # (each is re-checked against the current domains), so sharing across threads is safe.
+        self._residues: dict[Any, tuple[Scalar, ...]] = {}
 
-    def _vconstraints(self, rule_ids: Collection[str]) -> dict[str, list[tuple[Any, tuple[str, ...]]]]:
-        out: dict[str, list[tuple[Any, tuple[str, ...]]]] = {name: [] for name in self.domains}
-        for rid in rule_ids:
-            rule = self.rules[rid]
-            for name in rule.fields:
-                out[name].append((rule.constraint, rule.fields))
+    def _index(self, cons: Sequence[_Con]) -> dict[str, list[_Con]]:
+        out: dict[str, list[_Con]] = {}
+        for con in cons:
+            for name in con.fields:
+                out.setdefault(name, []).append(con)
         return out
 
     def rules_reading(self, name: str) -> list[str]:
-        return [rid for rid, rule in self.rules.items() if name in rule.fields]
+        return [con.key for con in self._all_by_field.get(name, ())]
 
     # -- queries ---------------------------------------------------------------------------
+    def start(
+        self,
+        pins: Mapping[str, Scalar],
+        *,
+        rules: Collection[str] | None = None,
+        allowed: Mapping[str, Collection[Scalar]] | None = None,
+        extra: Sequence[Extra] = (),
+    ) -> State | None:
+        """The propagated state of a query, or None when propagation alone refutes it."""
+        domains: dict[str, list[Scalar]] = {}
+        for name, values in self.domains.items():
+            if name in pins:
+                domains[name] = [pins[name]] if pins[name] in values else []
+            elif allowed is not None and name in allowed:
+                keep = allowed[name]
+                domains[name] = [v for v in values if v in keep]
+            else:
+                domains[name] = list(values)
+            if not domains[name]:
+                return None
+        if rules is None and not extra:
+            cons: list[_Con] = list(self._cons.values())
+            by_field = self._all_by_field
+        else:
+            cons = [self._cons[r] for r in self.rule_ids if rules is None or r in rules]
+            for i, item in enumerate(extra):
+                holds = item.holds
+                cons.append(_Con(f"#extra{i}", item.fields, lambda a, h=holds: h(*a),
+                                 FunctionConstraint(holds)))
+            by_field = self._index(cons)
+        state = State(domains, {c.key: c for c in cons}, by_field)
+        return state if state._propagate(list(domains)) else None
+
+    def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
+               trace: SearchTrace | None = None) -> Assignment | None:
+        """A solution extending `state`, or None. The open constraints are split into independent
+        groups (they share no free field) and each is searched on its own, smallest domain first,
+        so a dead end in one group never makes the search re-try the choices of another."""
+        domains = state.domains
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent.get(x, x) != x:
+                parent[x] = parent.get(parent[x], parent[x])
+                x = parent[x]
+            return x
+
+        for con in state.open.values():
+            free = [f for f in con.fields if len(domains[f]) > 1]
+            root = find(free[0])
+            for other in free[1:]:
+                r = find(other)
+                if r != root:
+                    parent[r] = root
+        groups: dict[str, list[_Con]] = {}
+        for con in state.open.values():
+            first = next(f for f in con.fields if len(domains[f]) > 1)
+            groups.setdefault(find(first), []).append(con)
+        solution: Assignment = {name: values[0] for name, values in domains.items()}
+        remaining = budget or DEFAULT_BUDGET
+        steps = 0
+        for cons in groups.values():
+            names = sorted({f for c in cons for f in c.fields}, key=lambda n: (len(domains[n]), n))
+            local = {n: Domain(domains[n]) for n in names}
+            vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
+            for con in cons:
+                for name in con.fields:
+                    vcons[name].append((con.constraint, con.fields))
+            counter = SearchTrace()
+            holds = {id(con.constraint): con.holds for con in cons}
+            found = _Search(remaining, task, counter, holds, self._residues).getSolution(
+                local, None, vcons)
+            steps += counter.steps
+            remaining -= counter.steps
+            if found is None:
+                if trace is not None:
+                    trace.steps = steps
+                return None
+            solution.update(found)
+        if trace is not None:
+            trace.steps = steps
+        return solution
+
     def solve(
         self,
         pins: Mapping[str, Scalar],
@@ -195,57 +426,19 @@ class CompiledPack:
         rules: Collection[str] | None = None,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         extra: Sequence[Extra] = (),
-        order: Sequence[str] | None = None,
-        ranker: Ranker | None = None,
         trace: SearchTrace | None = None,
         budget: int | None = None,
         task: str = "checking a request",
     ) -> Assignment | None:
-        """The first solution under `pins` (and `allowed` value sets), or None.
+        """A solution under `pins` (and `allowed` value sets), or None.
 
-        `rules` limits the hard rules taken into account (default: all). Without `order`, the
-        search refutes fast (pinned first, then smallest domain first).
+        `rules` limits the hard rules taken into account (default: all); `extra` adds ad-hoc
+        conditions. Pins are folded in first, then independent groups are searched separately.
         """
-        domains: dict[str, Any] = {}
-        for name, values in self.domains.items():
-            if name in pins:
-                domains[name] = Domain([pins[name]])
-            elif allowed is not None and name in allowed:
-                keep = allowed[name]
-                domains[name] = Domain([v for v in values if v in keep])
-            else:
-                domains[name] = Domain(values)
-            if not domains[name]:
-                return None
-        if rules is None and not extra:
-            vconstraints = {k: list(v) for k, v in self._all_vconstraints.items()}
-        else:
-            vconstraints = self._vconstraints(self.rule_ids if rules is None else
-                                              [r for r in self.rule_ids if r in rules])
-            for item in extra:
-                constraint = FunctionConstraint(item.holds)
-                for name in item.fields:
-                    vconstraints[name].append((constraint, item.fields))
-        # Unary rules prune before the search starts; pinned fields then come first, so forward
-        # checking propagates every pin before any free choice is made.
-        for name, cons in vconstraints.items():
-            unary = [c for c, fields in cons if len(fields) == 1]
-            if unary:
-                dom = domains[name]
-                for value in list(dom):
-                    if not all(c((name,), domains, {name: value}) for c in unary):
-                        dom.remove(value)
-                if not dom:
-                    return None
-                vconstraints[name] = [(c, f) for c, f in cons if len(f) != 1]
-        if order is not None:
-            fixed = [n for n in order if len(domains[n]) == 1]
-            search_order: Sequence[str] | None = fixed + [n for n in order if len(domains[n]) != 1]
-        else:
-            search_order = None
-        solver = _Search(search_order, ranker, budget or DEFAULT_BUDGET, task, trace)
-        result: Assignment | None = solver.getSolution(domains, None, vconstraints)
-        return result
+        state = self.start(pins, rules=rules, allowed=allowed, extra=extra)
+        if state is None:
+            return None
+        return self.search(state, budget=budget, task=task, trace=trace)
 
     def satisfiable(
         self,
@@ -277,9 +470,14 @@ class CompiledPack:
         }
         if any(not d for d in domains.values()):
             return iter(())
-        vconstraints = self._vconstraints(self.rule_ids if rules is None else
-                                          [r for r in self.rule_ids if r in rules])
-        solver = _Search(None, None, budget or DEFAULT_BUDGET, "enumerating solutions", None)
+        vconstraints: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in domains}
+        for rid in self.rule_ids:
+            if rules is None or rid in rules:
+                rule = self.rules[rid]
+                for name in rule.fields:
+                    vconstraints[name].append((rule.constraint, rule.fields))
+        holds = {id(r.constraint): r.condition.holds for r in self.rules.values()}
+        solver = _Search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds)
         return solver.getSolutionIter(domains, None, vconstraints)
 
 

@@ -182,12 +182,14 @@ def to_argv(
     *,
     only: Iterable[str] | None = None,
     include_facts: bool = False,
+    explicit_false: bool = False,
 ) -> list[str]:
     """The resolved configuration as flags for the real server, in the pack's field order.
 
     Every option is rendered (the server must not re-decide what confsolve decided), except:
     a bool is a bare flag when true and left out when false (the `store_true` style SGLang and
-    vLLM use); a field whose pack declares `absent = VALUE` leaves its flag out for that value (the
+    vLLM use; `explicit_false` writes `--flag false` instead, for a parser built by
+    `add_arguments`, which reads a missing flag as auto, not false); a field whose pack declares `absent = VALUE` leaves its flag out for that value (the
     launcher spells it by not passing the flag, like SGLang's `--quantization` for `none`).
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
     `only` limits the output to those fields (any kind).
@@ -209,6 +211,8 @@ def to_argv(
         if isinstance(value, bool):
             if value:
                 argv.append(field.cli_flag)
+            elif explicit_false:
+                argv += [field.cli_flag, "false"]
             continue
         argv += [field.cli_flag, str(value)]
     return argv

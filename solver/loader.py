@@ -64,6 +64,13 @@ def semantics(pack: Pack) -> PackSemantics:
 def load_directory(directory: str | Path) -> Pack:
     """Load and check the pack in `directory`; raise one `PackError` listing every problem."""
     root = Path(directory)
+    # The digest covers the raw bytes, so a pack seen before (in this process, or in the on-disk
+    # cache) is found without parsing or checking anything again.
+    raw = _read_raw(root)
+    if raw is not None:
+        known = _known(hashlib.sha256(b"".join(raw)).hexdigest(), root)
+        if known is not None:
+            return known
     problems: list[PackProblem] = []
     manifest = root / "pack.toml"
     docs = _read_files(root, manifest, problems)
@@ -81,7 +88,54 @@ def load_directory(directory: str | Path) -> Pack:
         )
     assert pack is not None
     _CACHE[digest] = pack
+    _store(pack)
     return pack
+
+
+def _read_raw(root: Path) -> list[bytes] | None:
+    """The bytes of pack.toml and of the files it lists, or None at the first irregularity (the
+    full load then reports it)."""
+    try:
+        head = (root / "pack.toml").read_bytes()
+        files = tomllib.loads(head.decode("utf-8"))["pack"]["files"]
+        out = [head]
+        for name in files:
+            path = root / name
+            if (not isinstance(name, str) or Path(name).name != name or not name.endswith(".toml")
+                    or path.stat().st_size > MAX_FILE_BYTES):
+                return None
+            out.append(path.read_bytes())
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
+        return None
+    return out
+
+
+def _known(digest: str, root: Path) -> Pack | None:
+    """The pack with this digest from the process cache or the on-disk cache, if either has it."""
+    pack = _CACHE.get(digest)
+    if pack is not None:
+        return pack
+    from solver import cache
+
+    entry = cache.read(digest)
+    if entry is None or not isinstance(entry.get("pack"), dict):
+        return None
+    try:
+        pack = Pack.model_validate({**entry["pack"], "digest": digest, "directory": str(root)})
+    except ValidationError:
+        return None
+    _CACHE[digest] = pack
+    return pack
+
+
+def _store(pack: Pack) -> None:
+    """Put a checked pack in the on-disk cache, if it survives the JSON round trip unchanged."""
+    from solver import cache
+
+    doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
+    again = Pack.model_validate({**doc, "digest": pack.digest, "directory": pack.directory})
+    if again == pack:
+        cache.write(pack.digest, pack=doc)
 
 
 def _read_files(

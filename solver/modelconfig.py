@@ -543,7 +543,7 @@ def _read_json(path: Path) -> dict[str, Any]:
     except RecursionError:
         raise _invalid(shown, "is nested too deeply to be a model config") from None
     if not isinstance(doc, dict):
-        raise _invalid(shown, f"holds a JSON {_kind(doc)}; a model config is a JSON object")
+        raise _invalid(shown, f"holds {_kind(doc)}; a model config is a JSON object")
     return doc
 
 
@@ -553,17 +553,18 @@ def _invalid(shown: str, message: str) -> InvalidInput:
 
 
 def _kind(value: Any) -> str:
+    """The JSON type of `value`, with its article ("an array")."""
     if value is None:
         return "null"
     if isinstance(value, bool):
-        return "boolean"
+        return "a boolean"
     if isinstance(value, int | float):
-        return "number"
+        return "a number"
     if isinstance(value, str):
-        return "string"
+        return "a string"
     if isinstance(value, list):
-        return "array"
-    return "object"
+        return "an array"
+    return "an object"
 
 
 class _Reader:
@@ -619,7 +620,7 @@ class _Reader:
     def _problem(self, shown: str, where: str, value: Any, expected: str) -> None:
         self.issues.append(InputIssue(
             field="model_config", value=shown,
-            message=f"--model-config {shown}: {where} is a {_kind(value)} "
+            message=f"--model-config {shown}: {where} is {_kind(value)} "
                     f"({_short(value)}); expected {expected}"))
 
 
@@ -765,5 +766,5 @@ def _same(value: Any, wanted: Scalar) -> bool:
 
 def _type_issue(shown: str, where: str, value: Any, expected: str) -> InputIssue:
     return InputIssue(field="model_config", value=shown,
-                      message=f"--model-config {shown}: {where} is a {_kind(value)} "
+                      message=f"--model-config {shown}: {where} is {_kind(value)} "
                               f"({_short(value)}); expected {expected}")

@@ -74,19 +74,34 @@ def plan_for(pack: Pack) -> Plan:
     """The cached plan of a pack (compiled CSP, field order, preferences per field)."""
     plan = _PLANS.get(pack.digest) if pack.digest else None
     if plan is None:
-        from solver.graph import analyse  # networkx is imported only when a plan is first built
-
         prefs: dict[str, list[Preference]] = {}
         for pref in pack.preferences:
             prefs.setdefault(pref.field, []).append(pref)
         plan = Plan(
             compiled=compile_pack(pack),
-            order=analyse(pack).order,
+            order=_field_order(pack),
             preferences={k: tuple(v) for k, v in prefs.items()},
         )
         if pack.digest:
             _PLANS[pack.digest] = plan
     return plan
+
+
+def _field_order(pack: Pack) -> tuple[str, ...]:
+    """The graph order, from the on-disk cache when it has it: the graph needs networkx, whose
+    import alone would cost a launcher's start-up more than the whole resolution."""
+    from solver import cache
+
+    entry = cache.read(pack.digest) if pack.digest else None
+    order = entry.get("order") if entry is not None else None
+    if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
+        return tuple(order)
+    from solver.graph import analyse
+
+    found = analyse(pack).order
+    if pack.digest:
+        cache.write(pack.digest, order=list(found))
+    return found
 
 
 def resolve(
@@ -129,19 +144,7 @@ def resolve_pins(
         from solver.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
-    log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
-
-    def ranker(name: str, assigned: Mapping[str, Scalar], current: Sequence[Scalar]) -> list[Scalar]:
-        ranked, origin = plan.ranking(name, assigned)
-        log[name] = (ranked, origin)
-        allowed = set(current)
-        return [v for v in ranked if v in allowed]
-
-    trace = SearchTrace()
-    solution = cp.solve(values, order=plan.order, ranker=ranker, trace=trace,
-                        task="resolving the request")
-    if solution is None:  # pragma: no cover - the refutation check above said it exists
-        raise RuntimeError("the ordered search found nothing where a solution exists")
+    solution, trace, log = _decide(plan, values)
     _check_required(plan, pins, trace)
     provenance = {
         name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons)
@@ -159,6 +162,52 @@ def resolve_pins(
         ],
         warnings=_warnings(plan, solution),
     )
+
+
+def _decide(
+    plan: Plan, values: Mapping[str, Scalar]
+) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
+    """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
+    of its ranking that keeps the request solvable. Never dead-ends, and gives the
+    lexicographically best configuration. The last witness is reused: when a field's best value is
+    the one the witness already has, no check is needed.
+    """
+    cp = plan.compiled
+    state = cp.start(values)
+    witness = cp.search(state, task="resolving the request") if state is not None else None
+    if state is None or witness is None:  # pragma: no cover - the caller checked satisfiability
+        raise RuntimeError("resolution started from an unsatisfiable request")
+    trace = SearchTrace()
+    log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
+    decided: dict[str, Scalar] = dict(values)
+    for name in plan.order:
+        current = state.domain(name)
+        trace.domains[name] = tuple(current)
+        if len(current) == 1:
+            decided[name] = current[0]
+            continue
+        ranked, origin = plan.ranking(name, decided)
+        log[name] = (ranked, origin)
+        allowed = set(current)
+        for value in ranked:
+            if value not in allowed:
+                continue
+            nxt = state.assign(name, value)
+            if nxt is None:
+                continue
+            # The witness satisfies every decision so far; if it already has this value, it
+            # proves the value works.
+            if witness.get(name) != value:
+                found = cp.search(nxt, task="resolving the request")
+                if found is None:
+                    continue
+                witness = found
+            state = nxt
+            decided[name] = value
+            break
+        else:  # pragma: no cover - a satisfiable state always has a working value
+            raise RuntimeError(f"no value of {name} keeps the request solvable")
+    return {n: decided[n] for n in plan.pack.fields}, trace, log
 
 
 def _bare_conflict() -> Any:

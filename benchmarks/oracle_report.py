@@ -1,0 +1,81 @@
+"""How faithfully the SGLang pack reproduces SGLang 0.5.23's own resolutions (the oracle).
+
+Prints accept/reject agreement, value agreement per field and overall, every disagreement
+(scenario, field, SGLang's value, ours, and our provenance or conflict rules), the fields SGLang
+decided that the pack does not cover, and writes the same as JSON to
+benchmarks/results/oracle.json. The replay and the measures live in tests/oracle.py, shared with
+tests/test_oracle.py.
+
+    .venv/bin/python benchmarks/oracle_report.py [--json-only] [--out PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+
+import oracle  # noqa: E402  (tests/ is not a package; the path is set just above)
+
+RESULTS = ROOT / "benchmarks" / "results" / "oracle.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the JSON")
+    parser.add_argument("--json-only", action="store_true", help="print nothing but the path")
+    args = parser.parse_args(argv)
+
+    report = oracle.run()
+    doc = report.to_json()
+    known = oracle.known_differences()
+    for row in doc["differences"]:
+        key = (row["scenario"], row["field"], row["sglang"], row["ours"])
+        row["known"] = known.get(key)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    if args.json_only:
+        print(args.out)
+        return 0
+
+    agree, total = report.value_agree
+    print(f"SGLang oracle {oracle.ORACLE.name}: {len(report.outcomes)} scenarios, "
+          f"{doc['seconds']:.2f} s of resolving")
+    print(f"  accept/reject agreement  {report.accept_rate:5.1f} %  "
+          f"({report.accept_agree}/{len(report.outcomes)})")
+    print(f"  value agreement          {report.value_rate:5.1f} %  ({agree}/{total})")
+    print()
+    print(f"  {'field':<30} {'agree':>7} {'of':>5} {'%':>7}")
+    for name, (a, t) in report.per_field().items():
+        print(f"  {name:<30} {a:>7} {t:>5} {100.0 * a / t:>6.1f}%")
+    uncovered = report.uncovered()
+    if uncovered:
+        print("\n  decided by SGLang, not covered by the pack (scenarios):")
+        for name, count in sorted(uncovered.items()):
+            print(f"    {name:<36} {count}")
+    ignored = report.ignored_inputs()
+    if ignored:
+        print("\n  scenario inputs the pack has no field for (scenarios):")
+        for name, count in sorted(ignored.items()):
+            print(f"    {name:<36} {count}")
+    free = report.free_facts()
+    if free:
+        print("\n  facts the harness left free that the solver chose (scenarios):")
+        for name, count in sorted(free.items()):
+            print(f"    {name:<36} {count}")
+    diffs = doc["differences"]
+    print(f"\n  disagreements ({len(diffs)}; * = not yet in KNOWN_DIFFERENCES.md):")
+    for row in diffs:
+        mark = " " if row["known"] else "*"
+        print(f"  {mark} {row['scenario']:<44} {row['field']:<26} SGLang {row['sglang']:<22} "
+              f"ours {row['ours']:<22} [{row['why']}]")
+    print(f"\nwritten: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

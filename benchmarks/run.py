@@ -1,0 +1,391 @@
+"""confsolve's performance harness: medians and spreads, printed as a table and saved as JSON.
+
+    .venv/bin/python benchmarks/run.py                      # everything (several minutes)
+    .venv/bin/python benchmarks/run.py --only resolve,cli   # some sections
+    .venv/bin/python benchmarks/run.py --sizes 100,1000     # a smaller scaling run
+
+Sections: `load` (pack load and compile, cold process vs cached), `resolve` (the SGLang oracle
+scenarios and case files that resolve, warm, with and without minimal reasons), `explain` (impossible
+requests: conflict and repairs), `choices` (valid choices for every option), `count` (exact
+counts, if solver/count.py exists), `cli` (whole processes against `python -c pass`), `synthetic`
+(seeded packs of 100 / 1,000 / 5,000 fields and the fitted growth exponents).
+
+Times are wall-clock (`time.perf_counter`) in ms; each in-process row is the distribution over its
+requests of the per-request median of `--repeat` runs after one warm-up run; the CPU time column is
+the same in process CPU time (steadier on a shared machine). A call that runs past `--cap` seconds
+is stopped and counted under `timeouts`. Not part of the test suite: `pytest` never collects it.
+Results go to benchmarks/results/latest.json (and `<label>.json` with `--label`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+
+from timing import Deadline, Stat, deadline, fmt_ms, time_call  # noqa: E402
+from workload import Request, case_requests, classify, impossible_from, oracle_requests  # noqa: E402
+
+SECTIONS = ("load", "resolve", "explain", "choices", "count", "cli", "synthetic")
+TARGETS = {
+    "resolve, reasons=True": 5.0,
+    "resolve, reasons=False": 5.0,
+    "explain (conflict + repairs)": 50.0,
+    "valid_choices, all options": 50.0,
+    "synthetic 1000: resolve": 500.0,
+}
+CHECK_ARGS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90",
+              "--set", "architecture=LlamaForCausalLM", "--set", "tp_size=8"]
+RESOLVE_ARGS = ["--set", "platform=cuda", "--set", "gpu_arch=sm100",
+                "--set", "architecture=DeepseekV3ForCausalLM", "--set", "checkpoint_quant=fp8",
+                "--set", "tp_size=8", "--json"]
+
+
+class Bench:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.rows: list[Stat] = []
+        self.extra: dict[str, Any] = {}
+        self._pack: Any = None
+        self._sets: tuple[list[Request], list[Request]] | None = None
+
+    # -- shared ----------------------------------------------------------------------------
+    def pack(self) -> Any:
+        if self._pack is None:
+            from solver import load_pack
+            from solver.resolve import plan_for
+
+            self._pack = load_pack("sglang")
+            plan_for(self._pack)
+        return self._pack
+
+    def request_sets(self) -> tuple[list[Request], list[Request]]:
+        """(resolvable, impossible) SGLang requests, classified once by running them."""
+        if self._sets is None:
+            pack = self.pack()
+            requests = list(oracle_requests(pack)) + list(case_requests("sglang"))
+            ok: list[Request] = []
+            bad: list[Request] = []
+            for req in requests:
+                try:
+                    with deadline(self.args.cap):
+                        good, wrong = classify(pack, [req])
+                except Deadline:  # only refutations run long: count it as impossible
+                    good, wrong = [], [req]
+                ok += good
+                bad += wrong
+            if len(bad) < self.args.impossible:
+                bad += impossible_from(pack, ok, self.args.impossible - len(bad))
+            self._sets = (ok, bad)
+            self.extra["requests"] = {"resolvable": len(ok), "impossible": len(bad),
+                                      "oracle_and_cases": len(requests)}
+        return self._sets
+
+    def add(self, stat: Stat) -> None:
+        self.rows.append(stat)
+        s = stat.summary()
+        print(f"  {stat.name:<44} n={s['n']:<4} median {fmt_ms(s.get('median')):>8} "
+              f"p10 {fmt_ms(s.get('p10')):>8} p90 {fmt_ms(s.get('p90')):>8} "
+              f"cpu {fmt_ms(s.get('cpu_median')):>8}"
+              + (f"  timeouts {stat.timeouts}" if stat.timeouts else ""), flush=True)
+
+    def measure(self, name: str, calls: list[Any], repeat: int, note: str = "") -> tuple[Stat, list[Any]]:
+        """One row: per call, the median of its runs; a single call keeps every run as a sample."""
+        stat = Stat(name, note=note)
+        results = []
+        for call in calls:
+            wall, cpu, result = time_call(call, repeat=repeat, cap=self.args.cap)
+            results.append(result)
+            if wall is None or cpu is None:
+                stat.timeouts += 1
+            elif len(calls) == 1:
+                stat.samples += wall
+                stat.cpu += cpu
+            else:
+                stat.samples.append(statistics.median(wall))
+                stat.cpu.append(statistics.median(cpu))
+        self.add(stat)
+        return stat, results
+
+    # -- sections --------------------------------------------------------------------------
+    def load(self) -> None:
+        print("load and compile")
+        script = (
+            "import json, time\n"
+            "t0 = time.perf_counter()\n"
+            "from solver import load_pack\n"
+            "from solver.resolve import plan_for\n"
+            "t1 = time.perf_counter()\n"
+            "p = load_pack('sglang')\n"
+            "t2 = time.perf_counter()\n"
+            "plan_for(p)\n"
+            "t3 = time.perf_counter()\n"
+            "print(json.dumps([t1 - t0, t2 - t1, t3 - t2]))\n"
+        )
+        for label, warm_cache in (("no disk cache", False), ("disk cache warm", True)):
+            parts: list[list[float]] = [[], [], []]
+            with tempfile.TemporaryDirectory() as cache:
+                for i in range(self.args.runs + 1):
+                    env = dict(os.environ)
+                    env["XDG_CACHE_HOME"] = cache if warm_cache else tempfile.mkdtemp(dir=cache)
+                    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
+                                         capture_output=True, text=True).stdout
+                    if i == 0 and warm_cache:
+                        continue  # the first run fills the cache
+                    for j, value in enumerate(json.loads(out)):
+                        parts[j].append(value * 1e3)
+            for j, what in enumerate(("import solver", "load_pack('sglang')", "compile (plan_for)")):
+                self.add(Stat(f"cold process, {label}: {what}", parts[j]))
+        from solver import load_pack
+        from solver.resolve import plan_for
+
+        pack = self.pack()
+        self.measure("load_pack, in process, cached", [lambda: load_pack("sglang")], 20)
+        self.measure("plan_for, in process, cached", [lambda: plan_for(pack)], 20)
+
+    def resolve(self) -> None:
+        from solver.resolve import resolve
+
+        pack = self.pack()
+        ok, _ = self.request_sets()
+        print(f"resolve: {len(ok)} SGLang requests that resolve")
+        for reasons in (False, True):
+            calls = [lambda r=r, reasons=reasons: resolve(pack, r.options, r.facts, strict=r.strict,
+                                                          reasons=reasons) for r in ok]
+            self.measure(f"resolve, reasons={reasons}", calls, self.args.repeat)
+
+    def explain(self) -> None:
+        import solver
+
+        pack = self.pack()
+        _, bad = self.request_sets()
+        print(f"explain: {len(bad)} impossible SGLang requests")
+        calls = [lambda r=r: solver.explain(pack, r.options, r.facts, strict=r.strict) for r in bad]
+        self.measure("explain (conflict + repairs)", calls, max(1, self.args.repeat // 2))
+
+    def choices(self) -> None:
+        from solver.diagnose import valid_choices
+
+        pack = self.pack()
+        ok, _ = self.request_sets()
+        picked = ok[:: max(1, len(ok) // 12)][:12]
+        print(f"valid choices: {len(picked)} requests, every option ({len(pack.options)})")
+        for reasons in (True, False):
+            calls = [lambda r=r, reasons=reasons: valid_choices(pack, r.options, r.facts,
+                                                                reasons=reasons) for r in picked]
+            name = "valid_choices, all options" + ("" if reasons else ", reasons=False")
+            self.measure(name, calls, max(1, self.args.repeat // 2))
+
+    def count(self) -> None:
+        try:
+            from solver.count import count
+        except ImportError:
+            print("count: solver/count.py not found; skipped")
+            self.extra["count"] = "skipped: solver/count.py not found"
+            return
+        pack = self.pack()
+        combos = [
+            {"platform": "cuda"},
+            {"platform": "cuda", "gpu_arch": "sm90"},
+            {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
+            {"platform": "hip", "gpu_arch": "gfx942", "architecture": "LlamaForCausalLM"},
+        ]
+        print("count")
+        counts = {}
+        for combo in combos:
+            stat, (result,) = self.measure("count " + ",".join(f"{k}={v}" for k, v in combo.items()),
+                                           [lambda c=combo: count(pack, c)], 3)
+            value = getattr(result, "count", None)
+            counts[json.dumps(combo)] = value if value is not None else repr(result)
+            stat.note = f"count = {counts[json.dumps(combo)]}"
+        self.extra["counts"] = counts
+
+    def cli(self) -> None:
+        print(f"CLI cold start: {self.args.runs} runs each, interleaved")
+        script = Path(sys.executable).parent / "confsolve"
+        # `--cli module` runs `python -m solver` instead, for a checkout on PYTHONPATH.
+        exe = [str(script)] if self.args.cli == "script" else [sys.executable, "-m", "solver"]
+        commands = {
+            "python -c pass (floor)": [sys.executable, "-c", "pass"],
+            "confsolve --help": [*exe, "--help"],
+            "confsolve check": [*exe, "check", *CHECK_ARGS],
+            "confsolve resolve --json": [*exe, "resolve", *RESOLVE_ARGS],
+        }
+        times: dict[str, list[float]] = {k: [] for k in commands}
+        cold: list[float] = []
+        with tempfile.TemporaryDirectory() as cache:
+            env = {**os.environ, "XDG_CACHE_HOME": cache}
+            for cmd in commands.values():  # warm the page cache and the disk cache once
+                subprocess.run(cmd, env=env, capture_output=True)
+            for _ in range(self.args.runs):
+                for name, cmd in commands.items():
+                    start = time.perf_counter()
+                    subprocess.run(cmd, env=env, capture_output=True)
+                    times[name].append((time.perf_counter() - start) * 1e3)
+                empty = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=cache)}
+                start = time.perf_counter()
+                subprocess.run(commands["confsolve check"], env=empty, capture_output=True)
+                cold.append((time.perf_counter() - start) * 1e3)
+        for name, samples in times.items():
+            self.add(Stat(name, samples))
+        self.add(Stat("confsolve check, empty disk cache", cold))
+        floor = statistics.median(times["python -c pass (floor)"])
+        self.extra["cli_over_floor_ms"] = {
+            name: statistics.median(samples) - floor for name, samples in times.items()}
+        self.extra["cli_over_floor_ms"]["confsolve check, empty disk cache"] = (
+            statistics.median(cold) - floor)
+        print("  over the floor: " + ", ".join(
+            f"{k} +{v:.0f} ms" for k, v in self.extra["cli_over_floor_ms"].items()))
+
+    def synthetic(self) -> None:
+        import importlib.util
+
+        import synthetic as syn
+        from solver.errors import SolverError
+        from solver.loader import load_directory
+        from solver.resolve import plan_for, resolve
+
+        import solver
+
+        has_lint = importlib.util.find_spec("solver.lint") is not None
+        sizes = [int(s) for s in self.args.sizes.split(",") if s]
+        print(f"synthetic packs: {sizes}")
+        table: dict[str, dict[int, float | None]] = {}
+
+        def record(what: str, size: int, value: float | None) -> None:
+            table.setdefault(what, {})[size] = value
+            self.add(Stat(f"synthetic {size}: {what}", [] if value is None else [value],
+                          timeouts=int(value is None)))
+
+        for size in sizes:
+            spec = syn.generate(size, seed=self.args.seed)
+            with tempfile.TemporaryDirectory() as tmp:
+                directory = syn.write(spec, Path(tmp) / f"syn{size}")
+                start = time.perf_counter()
+                pack = load_directory(directory)
+                record("load", size, (time.perf_counter() - start) * 1e3)
+            start = time.perf_counter()
+            try:
+                with deadline(self.args.cap * 4):
+                    plan_for(pack)
+                record("compile (plan_for)", size, (time.perf_counter() - start) * 1e3)
+            except Deadline:
+                record("compile (plan_for)", size, None)
+                continue
+            options, facts = syn.resolvable_request(spec, self.args.seed)
+            bad_options, bad_facts = syn.impossible_request(spec, self.args.seed)
+            repeat = 3 if size <= 1000 else 1
+            for reasons in (False, True):
+                wall, _, result = time_call(
+                    lambda reasons=reasons: resolve(pack, options, facts, reasons=reasons),
+                    repeat=repeat, cap=self.args.cap)
+                if isinstance(result, SolverError):
+                    print(f"  resolve failed: {result}")
+                    wall = None
+                record(f"resolve, reasons={reasons}", size, _median(wall))
+            wall, _, result = time_call(lambda: solver.explain(pack, bad_options, bad_facts),
+                                        repeat=repeat, cap=self.args.cap)
+            ok = isinstance(result, solver.Unsatisfiable)
+            record("explain", size, _median(wall) if ok else None)
+            if has_lint:
+                from solver import lint as lint_module
+
+                fn = getattr(lint_module, "lint", None)
+                if fn is not None:
+                    wall, _, _ = time_call(lambda: fn(pack), repeat=1, warmup=0,
+                                           cap=self.args.cap * 4)
+                    record("lint", size, _median(wall))
+        if not has_lint:
+            self.extra["lint"] = "skipped: solver/lint.py not found"
+        exponents: dict[str, float | None] = {}
+        for what, by_size in table.items():
+            points = [(math.log(n), math.log(t)) for n, t in by_size.items() if t]
+            exponents[what] = _slope(points) if len(points) >= 2 else None
+        self.extra["synthetic"] = {"sizes": sizes, "ms": table, "growth_exponent": exponents}
+        print("  growth exponents (log-log least squares): " + ", ".join(
+            f"{k} {v:.2f}" for k, v in exponents.items() if v is not None))
+
+    # -- output ----------------------------------------------------------------------------
+    def save(self, started: float) -> Path:
+        out_dir = HERE / "results"
+        out_dir.mkdir(exist_ok=True)
+        doc = {
+            "label": self.args.label,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "seconds": round(time.time() - started, 1),
+            "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
+                        "cpus": os.cpu_count(), "loadavg_start": self.extra.pop("load_start"),
+                        "loadavg_end": os.getloadavg()},
+            "settings": {"repeat": self.args.repeat, "runs": self.args.runs, "cap_s": self.args.cap,
+                         "sizes": self.args.sizes, "seed": self.args.seed},
+            "targets_ms": TARGETS,
+            "rows": [row.summary() for row in self.rows],
+            **self.extra,
+        }
+        path = out_dir / "latest.json"
+        path.write_text(json.dumps(doc, indent=2, sort_keys=True, default=str) + "\n")
+        if self.args.label:
+            (out_dir / f"{self.args.label}.json").write_text(path.read_text())
+        return path
+
+
+def _median(samples: list[float] | None) -> float | None:
+    return statistics.median(samples) if samples else None
+
+
+def _slope(points: list[tuple[float, float]]) -> float:
+    mx = statistics.fmean(p[0] for p in points)
+    my = statistics.fmean(p[1] for p in points)
+    den = sum((x - mx) ** 2 for x, _ in points)
+    return sum((x - mx) * (y - my) for x, y in points) / den if den else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default=",".join(SECTIONS),
+                        help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument("--repeat", type=int, default=5, help="timed runs per request (after 1 warm-up)")
+    parser.add_argument("--runs", type=int, default=10, help="runs per CLI command / cold load")
+    parser.add_argument("--cap", type=float, default=30.0, help="seconds before one call is stopped")
+    parser.add_argument("--sizes", default="100,1000,5000", help="synthetic pack sizes (fields)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--impossible", type=int, default=24, help="at least this many impossible requests")
+    parser.add_argument("--cli", choices=["script", "module"], default="script",
+                        help="run the `confsolve` script or `python -m solver`")
+    parser.add_argument("--label", default="", help="also save results/<label>.json")
+    args = parser.parse_args()
+    unknown = set(args.only.split(",")) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections {sorted(unknown)}")
+    started = time.time()
+    bench = Bench(args)
+    bench.extra["load_start"] = os.getloadavg()
+    for section in SECTIONS:
+        if section in args.only.split(","):
+            getattr(bench, section)()
+    path = bench.save(started)
+    print(f"\nwrote {path.relative_to(HERE.parent)}")
+    print(f"\n{'benchmark':<52} {'median':>9} {'p10':>9} {'p90':>9} {'target':>8}")
+    for row in bench.rows:
+        s = row.summary()
+        target = TARGETS.get(row.name)
+        print(f"{row.name:<52} {fmt_ms(s.get('median')):>9} {fmt_ms(s.get('p10')):>9} "
+              f"{fmt_ms(s.get('p90')):>9} {fmt_ms(target) if target else '':>8}"
+              + (f"  ({row.timeouts} over {args.cap:g} s)" if row.timeouts else ""))
+
+
+if __name__ == "__main__":
+    main()

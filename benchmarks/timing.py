@@ -1,0 +1,114 @@
+"""Timing helpers for the benchmarks: warm-up, repeats, percentiles, and a per-call deadline."""
+
+from __future__ import annotations
+
+import math
+import signal
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Deadline(Exception):
+    """A single call ran past the benchmark's per-call cap."""
+
+
+@contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Abort the enclosed code with `Deadline` after `seconds` (main thread, Unix; None = no cap)."""
+    if not seconds:
+        yield
+        return
+
+    def fire(signum: int, frame: Any) -> None:
+        raise Deadline()
+
+    previous = signal.signal(signal.SIGALRM, fire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """Linear-interpolated percentile (q in 0..100) of a non-empty list."""
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    pos = (len(ordered) - 1) * q / 100
+    lo, hi = math.floor(pos), math.ceil(pos)
+    return ordered[lo] + (ordered[hi] - ordered[lo]) * (pos - lo)
+
+
+@dataclass
+class Stat:
+    """Times in milliseconds of one benchmark row."""
+
+    name: str
+    samples: list[float] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+    timeouts: int = 0
+    note: str = ""
+    unit: str = "ms"
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"name": self.name, "n": len(self.samples), "unit": self.unit,
+                               "timeouts": self.timeouts}
+        if self.samples:
+            out.update(median=statistics.median(self.samples), p10=percentile(self.samples, 10),
+                       p90=percentile(self.samples, 90), max=max(self.samples),
+                       min=min(self.samples))
+        if self.cpu:
+            out["cpu_median"] = statistics.median(self.cpu)
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def time_call(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
+              cap: float | None = None) -> tuple[list[float] | None, list[float] | None, Any]:
+    """Wall and CPU times (ms) of `fn`, one per run, for `repeat` runs after `warmup` runs.
+
+    Both are None if a run hit `cap` (seconds). CPU time is reported beside wall time because
+    the benchmark machine is shared: CPU time is what this process spent, whatever the load.
+    Returns the times and the last result (or the exception the call raised, as a value).
+    """
+    result: Any = None
+    times: list[float] = []
+    cpu: list[float] = []
+    try:
+        for i in range(warmup + repeat):
+            with deadline(cap):
+                start = time.perf_counter()
+                start_cpu = time.process_time()
+                try:
+                    result = fn()
+                except Deadline:
+                    raise
+                except Exception as exc:  # expected outcomes (Unsatisfiable) are results here
+                    result = exc
+                elapsed = (time.perf_counter() - start) * 1e3
+                elapsed_cpu = (time.process_time() - start_cpu) * 1e3
+            if i >= warmup:
+                times.append(elapsed)
+                cpu.append(elapsed_cpu)
+    except Deadline:
+        return None, None, None
+    return times, cpu, result
+
+
+def fmt_ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    if value >= 1000:
+        return f"{value / 1000:.2f} s"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"

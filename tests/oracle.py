@@ -1,0 +1,369 @@
+"""SGLang's own answers (the oracle) replayed through confsolve, and how far the two agree.
+
+Owns the mapping from an oracle scenario (the `ServerArgs` SGLang 0.5.23 resolved, on the machine
+it was told it ran on; see fixtures/oracle/README.md) to confsolve inputs, and the measures:
+accept/reject agreement over every scenario, and per-field value agreement where both accepted and
+SGLang decided the field. Used by tests/test_oracle.py and benchmarks/oracle_report.py; keeps no
+state between calls. Fields the pack does not have are counted as "not covered", apart from the
+disagreements, so a pack that grows is measured on more, never on less.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
+from solver.resolve import resolve
+
+FIXTURES = Path(__file__).parent / "fixtures" / "oracle"
+ORACLE = FIXTURES / "sglang-0.5.23.jsonl"
+FLOOR = FIXTURES / "floor.json"
+KNOWN = Path(__file__).parent.parent / "constraints" / "sglang" / "KNOWN_DIFFERENCES.md"
+
+ACCEPT = "accept"  # the pseudo-field of an accept/reject disagreement
+
+# The oracle's checkpoint kinds, spelled as the contract's checkpoint_quant (oracle README).
+CHECKPOINT_QUANT = {
+    "fp8": "fp8", "fp8_tensor": "fp8", "modelopt_fp4": "modelopt_fp4",
+    "modelopt_fp8": "modelopt_fp8", "mxfp4": "mxfp4", "mxfp8": "mxfp8", "w4afp8_mixed": "w4afp8",
+    "awq": "awq", "gptq": "gptq", "compressed_tensors_fp8": "compressed-tensors",
+    "compressed_tensors_w4a16": "compressed-tensors", "bitsandbytes": "bitsandbytes",
+}
+
+# The machines the oracle pretended to be (README: "Hardware that was assumed"): CUDA wheels bring
+# flashinfer, triton_kernels and DeepGEMM; ROCm images bring aiter and none of those; the CPU
+# target is a Xeon with AMX; the NVIDIA driver is 580. Pinned, not left free: a free fact would let
+# the solver pick whichever value makes a request acceptable.
+HARDWARE: dict[str, dict[str, Any]] = {
+    "cuda": {"has_flashinfer": True, "has_triton_kernels": True, "has_deep_gemm": True,
+             "has_aiter": False, "cpu_has_amx": False, "xpu_has_xmx": False},
+    "hip": {"has_flashinfer": False, "has_triton_kernels": False, "has_deep_gemm": False,
+            "has_aiter": True, "cpu_has_amx": False, "xpu_has_xmx": False},
+    "cpu": {"has_flashinfer": False, "has_triton_kernels": False, "has_deep_gemm": False,
+            "has_aiter": False, "cpu_has_amx": True, "xpu_has_xmx": False},
+}
+# Checkpoint facts the oracle's config.json files do not have (plain checkpoints only).
+PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
+                    "moe_experts_fp4": False}
+DRIVER_595 = (595,)
+
+# Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
+ALIASES: dict[str, dict[str, str]] = {
+    "kv_cache_dtype": {"bf16": "bfloat16"},
+    "attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
+    "prefill_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
+    "decode_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
+    "speculative_algorithm": {"NEXTN": "EAGLE"},
+}
+# SGLang's own resolved fields that are not ServerArgs choices of ours to compare.
+NOT_COMPARED = {"device"}  # the platform fact, which we pin from the scenario
+# Our fields that SGLang's resolved dump lacks but its record still shows (see sglang_value).
+EXTRA_COMPARED = ("disable_shared_experts_fusion",)
+
+
+def load_scenarios(path: Path = ORACLE) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One disagreement: a field (or `accept`) where SGLang and confsolve answer differently."""
+
+    scenario: str
+    field: str
+    sglang: str
+    ours: str
+    why: str = ""
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.scenario, self.field, self.sglang, self.ours)
+
+
+@dataclass
+class Outcome:
+    """One scenario replayed."""
+
+    scenario: str
+    sglang_ok: bool
+    ours: str  # resolved | conflict | invalid | budget (the search gave up: undecided)
+    detail: str = ""  # our conflict rules or input issues, SGLang's error
+    compared: dict[str, bool] = field(default_factory=dict)
+    differences: list[Difference] = field(default_factory=list)
+    ignored_inputs: list[str] = field(default_factory=list)
+    uncovered: list[str] = field(default_factory=list)
+    free_facts: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def agrees(self) -> bool:
+        # An undecided search ("budget") agrees with neither answer.
+        if self.sglang_ok:
+            return self.ours == "resolved"
+        return self.ours in ("conflict", "invalid")
+
+
+@dataclass
+class Report:
+    outcomes: list[Outcome]
+
+    @property
+    def accept_agree(self) -> int:
+        return sum(o.agrees for o in self.outcomes)
+
+    @property
+    def accept_rate(self) -> float:
+        return _pct(self.accept_agree, len(self.outcomes))
+
+    def per_field(self) -> dict[str, tuple[int, int]]:
+        """field -> (agreeing, compared), over scenarios both sides accepted."""
+        agree: Counter[str] = Counter()
+        total: Counter[str] = Counter()
+        for outcome in self.outcomes:
+            for name, ok in outcome.compared.items():
+                total[name] += 1
+                agree[name] += ok
+        return {name: (agree[name], total[name]) for name in sorted(total)}
+
+    @property
+    def value_agree(self) -> tuple[int, int]:
+        rows = self.per_field().values()
+        return sum(a for a, _ in rows), sum(t for _, t in rows)
+
+    @property
+    def value_rate(self) -> float:
+        return _pct(*self.value_agree)
+
+    @property
+    def differences(self) -> list[Difference]:
+        return [d for o in self.outcomes for d in o.differences]
+
+    def uncovered(self) -> Counter[str]:
+        return Counter(name for o in self.outcomes for name in o.uncovered)
+
+    def ignored_inputs(self) -> Counter[str]:
+        return Counter(name for o in self.outcomes for name in o.ignored_inputs)
+
+    def free_facts(self) -> Counter[str]:
+        return Counter(name for o in self.outcomes for name in o.free_facts)
+
+    def to_json(self) -> dict[str, Any]:
+        agree, total = self.value_agree
+        return {
+            "schema": 1,
+            "oracle": ORACLE.name,
+            "scenarios": len(self.outcomes),
+            "accept_reject": {"agree": self.accept_agree, "total": len(self.outcomes),
+                              "rate": self.accept_rate},
+            "values": {"agree": agree, "total": total, "rate": self.value_rate},
+            "fields": {name: {"agree": a, "total": t, "rate": _pct(a, t)}
+                       for name, (a, t) in self.per_field().items()},
+            "not_covered": dict(sorted(self.uncovered().items())),
+            "ignored_inputs": dict(sorted(self.ignored_inputs().items())),
+            "free_facts": dict(sorted(self.free_facts().items())),
+            "differences": [vars(d) for d in self.differences],
+            "seconds": round(sum(o.seconds for o in self.outcomes), 3),
+        }
+
+
+def _pct(agree: int, total: int) -> float:
+    return round(100.0 * agree / total, 1) if total else 100.0
+
+
+# --- scenario -> inputs -------------------------------------------------------------------
+
+def inputs_for(pack: Pack, scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
+                                                                  list[str]]:
+    """(options, facts, ignored inputs) for one oracle scenario, in the pack's field names."""
+    platform = scenario["platform"]
+    if "sm" in scenario:
+        gpu_arch = f"sm{scenario['sm']}"
+    else:
+        gpu_arch = scenario.get("gfx") or "none"
+    facts: dict[str, Any] = {"platform": platform, "gpu_arch": gpu_arch}
+    ignored: list[str] = []
+    arch = scenario["architecture"]
+    if arch in pack.fields["architecture"].domain:
+        facts["architecture"] = arch
+    else:
+        facts["architecture"] = "other"
+        ignored.append(f"architecture={arch}")
+    kind = scenario.get("checkpoint_quant")
+    facts["checkpoint_quant"] = CHECKPOINT_QUANT[kind] if kind else "none"
+    facts.update(PLAIN_CHECKPOINT)
+    facts.update(HARDWARE.get(platform, {}))
+    extra = dict(scenario.get("facts") or {})
+    driver = extra.pop("nvidia_driver", None)
+    facts["nvidia_driver_ge_595"] = driver is not None and tuple(driver) >= DRIVER_595
+    facts.update(extra)
+    env = scenario.get("env") or {}
+    for name, fld in pack.fields.items():
+        if fld.env:
+            facts[name] = str(env.get(name, "0"))
+    ignored += [f"env {name}" for name in env if name not in pack.fields]
+    options: dict[str, Any] = {}
+    for name, value in (scenario.get("args") or {}).items():
+        target = pack.fields.get(name)
+        if target is None or target.kind != "option":
+            ignored.append(name)
+        elif value is not None:
+            options[name] = value
+    # Facts the pack does not declare (yet) are the harness's knowledge, not an input error.
+    facts = {k: v for k, v in facts.items() if k in pack.fields}
+    return options, facts, ignored
+
+
+# --- comparison ---------------------------------------------------------------------------
+
+# SGLang's resolved dump lacks disable_shared_experts_fusion; it logs when it sets the flag itself.
+_SHARED_FUSION_OFF = "--disable-shared-experts-fusion is automatically set"
+
+
+def sglang_value(pack: Pack, name: str, result: Mapping[str, Any]) -> Any:
+    """SGLang's decided value for our field `name`, or None where SGLang had not decided it."""
+    resolved, model = result["resolved"], result.get("model", {})
+    if name == "disable_shared_experts_fusion":
+        # Only the warning shows SGLang's decision; without it the value is not in the record.
+        warned = any(_SHARED_FUSION_OFF in w for w in result.get("warnings") or ())
+        return True if warned else None
+    if name == "quantization":
+        # The effective method lives in the model config; ServerArgs often keeps None (README).
+        value = model.get("quantization")
+        return "none" if value is None else value
+    value = resolved.get(name)
+    if name in ("prefill_attention_backend", "decode_attention_backend") and value is None:
+        value = resolved.get("attention_backend")  # the effective per-phase backend
+    domain = pack.fields[name].domain
+    if value is None:
+        return "none" if "none" in domain else None
+    if value == "auto" and "auto" not in domain:
+        return None
+    return _canonical(name, value)
+
+
+def _canonical(name: str, value: Any) -> Any:
+    return ALIASES.get(name, {}).get(value, value) if isinstance(value, str) else value
+
+
+def show(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _why(res: Resolution, name: str) -> str:
+    prov = res.provenance[name]
+    parts = [prov.kind]
+    if prov.rule:
+        parts.append(prov.rule)
+    elif prov.source and prov.kind in ("user", "fact"):
+        parts.append(prov.source)
+    return " ".join(parts)
+
+
+def run_scenario(pack: Pack, row: Mapping[str, Any]) -> Outcome:
+    scenario, result = row["scenario"], row["sglang"]
+    options, facts, ignored = inputs_for(pack, scenario)
+    outcome = Outcome(scenario=scenario["id"], sglang_ok=bool(result["ok"]), ours="resolved",
+                      ignored_inputs=ignored)
+    start = time.perf_counter()
+    try:
+        res = resolve(pack, options, facts, reasons=False)
+    except Unsatisfiable as exc:
+        outcome.ours = "conflict"
+        outcome.detail = ", ".join(r.id for r in exc.conflict.rules) or "conflict"
+    except InvalidInput as exc:
+        outcome.ours = "invalid"
+        outcome.detail = "; ".join(i.message for i in exc.issues)
+    except SolverBudgetExceeded as exc:
+        outcome.ours = "budget"
+        outcome.detail = str(exc)
+    outcome.seconds = time.perf_counter() - start
+    if not result["ok"]:
+        error = result["error"]
+        if not outcome.agrees:
+            outcome.differences.append(Difference(
+                outcome.scenario, ACCEPT, "error", outcome.ours,
+                f"SGLang: {error['type']}: {_first_line(error['message'])}"))
+        return outcome
+    if outcome.ours != "resolved":
+        outcome.differences.append(Difference(outcome.scenario, ACCEPT, "ok", outcome.ours,
+                                              outcome.detail))
+        return outcome
+    for name in [*result["resolved"], *EXTRA_COMPARED]:
+        if name in NOT_COMPARED:
+            continue
+        if name not in pack.fields:
+            if result["resolved"].get(name) not in (None, "auto"):
+                outcome.uncovered.append(name)
+            continue
+        expected = sglang_value(pack, name, result)
+        if expected is None:
+            continue
+        ours = _canonical(name, res.values[name])
+        same = ours == expected and isinstance(ours, bool) == isinstance(expected, bool)
+        outcome.compared[name] = same
+        if not same:
+            outcome.differences.append(Difference(outcome.scenario, name, show(expected),
+                                                  show(ours), _why(res, name)))
+    outcome.free_facts = [
+        name for name, fld in pack.fields.items()
+        if fld.kind == "fact" and name not in facts
+        and res.provenance[name].kind in ("preference", "default")
+    ]
+    return outcome
+
+
+def _first_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 160 else line[:157] + "..."
+
+
+def run(pack: Pack | None = None, rows: Iterable[Mapping[str, Any]] | None = None) -> Report:
+    pack = pack or load_pack("sglang")
+    return Report([run_scenario(pack, row) for row in (rows or load_scenarios())])
+
+
+# --- the known-differences table ----------------------------------------------------------
+
+_ROW = re.compile(r"^\|(.+)\|\s*$")
+
+
+def known_differences(path: Path = KNOWN) -> dict[tuple[str, str, str, str], str]:
+    """(scenario, field, SGLang, confsolve) -> reason, from the markdown table in `path`.
+
+    Cells are written as code (`fa3`) or plain text; a row whose reason is empty is an error.
+    """
+    out: dict[tuple[str, str, str, str], str] = {}
+    if not path.is_file():
+        return out
+    header_seen = False
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        match = _ROW.match(line.strip())
+        if not match:
+            continue
+        cells = [c.strip().strip("`").strip() for c in match.group(1).split("|")]
+        if not header_seen:
+            header_seen = [c.lower() for c in cells[:4]] == ["scenario", "field", "sglang",
+                                                           "confsolve"]
+            continue
+        if all(set(c) <= set("-: ") for c in cells):
+            continue
+        if len(cells) != 5 or not cells[4] or cells[4].lower().startswith(("todo", "?")):
+            raise ValueError(f"{path.name}:{number}: a row needs scenario | field | SGLang | "
+                             f"confsolve | reason, with a reason")
+        key = (cells[0], cells[1], cells[2], cells[3])
+        if key in out:
+            raise ValueError(f"{path.name}:{number}: {key} is listed twice")
+        out[key] = cells[4]
+    return out

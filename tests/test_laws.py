@@ -1,0 +1,374 @@
+"""Laws of the engine, checked on generated packs against a brute-force oracle (tests/generated.py).
+
+Each test states its law in its docstring. The default run is quick (a few hundred generated packs
+per law); the long run does tens of thousands in all:
+
+    CONFSOLVE_LONG=1 .venv/bin/pytest -m property tests/test_laws.py      # ~40x the quick counts
+    CONFSOLVE_EXAMPLES=5000 .venv/bin/pytest -m property tests/test_laws.py  # an exact count per law
+
+A failure prints the generated pack and request (`Case.__repr__`); hypothesis keeps it in
+.hypothesis/ and replays it first on the next run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import pytest
+from generated import KNOWN_BUGS, Case, Expected, Oracle, cases, extra_rules
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.diagnose import valid_choices
+from solver.engine import compile_pack
+from solver.errors import Unsatisfiable
+from solver.explain import Item, minimal_conflict
+from solver.loader import load_directory
+from solver.model import Pin, Resolution, Scalar
+from solver.resolve import resolve
+
+pytestmark = pytest.mark.property
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+LONG_FACTOR = 40
+
+
+def law(quick: int) -> Callable[[F], F]:
+    """Hypothesis settings for one law: `quick` examples by default, more in the long run."""
+    exact = int(os.environ.get("CONFSOLVE_EXAMPLES", "0"))
+    count = exact or quick * (LONG_FACTOR if os.environ.get("CONFSOLVE_LONG") == "1" else 1)
+    return settings(max_examples=count, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+def outcome(case: Case, *, strict: bool | None = None,
+            options: Mapping[str, Scalar] | None = None,
+            facts: Mapping[str, Scalar] | None = None) -> Resolution | Unsatisfiable:
+    try:
+        return resolve(case.pack, case.options if options is None else options,
+                       case.facts if facts is None else facts,
+                       strict=case.strict if strict is None else strict)
+    except Unsatisfiable as exc:
+        return exc
+
+
+def expected(case: Case, strict: bool | None = None) -> tuple[Oracle, Expected]:
+    oracle = Oracle(case.spec)
+    return oracle, oracle.expect(case.pins(), case.strict if strict is None else strict)
+
+
+def values_of(pins: Mapping[str, tuple[Scalar, str]]) -> dict[str, Scalar]:
+    return {name: value for name, (value, _) in pins.items()}
+
+
+def show(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def parse_labels(case: Case, labels: Sequence[str]) -> tuple[dict[str, Scalar], list[str]]:
+    """A rejection's `because` (`rule-id`, `field=value`) as pins and rule ids."""
+    pins: dict[str, Scalar] = {}
+    rules: list[str] = []
+    for label in labels:
+        if "=" in label:
+            name, text = label.split("=", 1)
+            [pins[name]] = [v for v in case.pack.fields[name].domain if show(v) == text]
+        else:
+            rules.append(label)
+    return pins, rules
+
+
+def assert_minimal_core(oracle: Oracle, pins: Mapping[str, Scalar], rules: Sequence[str],
+                        keep: Mapping[str, Scalar] | None = None) -> None:
+    """`pins` + `rules` (+ `keep`) admit no configuration, and dropping any one pin or rule does."""
+    keep = dict(keep or {})
+    hard = {r.id for r in oracle.hard}
+    assert set(rules) <= hard, f"only hard rules conflict: {rules}"
+    assert not oracle.sat({**pins, **keep}, rules), "the conflict is satisfiable"
+    for name in pins:
+        rest = {n: v for n, v in pins.items() if n != name}
+        assert oracle.sat({**rest, **keep}, rules), f"not minimal: drop pin {name}"
+    for rid in rules:
+        assert oracle.sat({**pins, **keep}, [r for r in rules if r != rid]), f"not minimal: drop rule {rid}"
+
+
+# --- 0. generated packs are packs ----------------------------------------------------------
+
+
+@law(25)
+@given(case=cases())
+def test_generated_packs_load_from_toml_unchanged(case: Case, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Every generated pack is a valid pack: written as TOML and loaded, it is the same pack."""
+    directory = tmp_path_factory.mktemp("pack")
+    case.spec.write(directory)
+    loaded = load_directory(directory)
+    skip = {"file": True}
+    pack = case.pack
+    assert {n: f.model_dump(exclude=skip) for n, f in loaded.fields.items()} == {
+        n: f.model_dump(exclude=skip) for n, f in pack.fields.items()}
+    assert [r.model_dump(exclude=skip) for r in loaded.rules] == [r.model_dump(exclude=skip) for r in pack.rules]
+    assert [p.model_dump(exclude=skip) for p in loaded.preferences] == [
+        p.model_dump(exclude=skip) for p in pack.preferences]
+    assert loaded.sets == pack.sets
+
+
+# --- 1-4. resolution --------------------------------------------------------------------------
+
+
+@law(200)
+@given(case=cases())
+def test_resolves_exactly_when_a_solution_exists(case: Case) -> None:
+    """Resolution succeeds iff some configuration satisfies the hard rules and the pins; in
+    non-strict mode, the pins after the adjustments (the oracle's, which must equal the reported)."""
+    oracle, exp = expected(case)
+    got = outcome(case)
+    if case.strict:
+        assert (exp.values is not None) == oracle.sat(values_of(case.pins()))
+    assert isinstance(got, Resolution) == (exp.values is not None), got
+    if isinstance(got, Resolution):
+        assert [(a.field, a.requested, a.rule) for a in got.adjustments] == [
+            (name, requested, rule) for name, (requested, rule) in exp.adjusted.items()]
+        assert all(got.values[n] == v for n, v in values_of(exp.pins).items())
+
+
+@law(150)
+@given(case=cases())
+def test_result_satisfies_every_rule_and_warns_exactly_on_violated_warn_rules(case: Case) -> None:
+    """The resolved configuration satisfies every hard rule; its warnings are exactly the warn
+    rules it violates, in declaration order, each with the rule's `because`."""
+    got = outcome(case)
+    if not isinstance(got, Resolution):
+        return
+    oracle = Oracle(case.spec)
+    assert list(got.values) == list(case.pack.fields)
+    for rule in oracle.hard:
+        assert oracle.holds(rule, got.values), f"{rule.id} is broken by {got.values}"
+    assert [w.rule for w in got.warnings] == oracle.warnings(got.values)
+    assert all(w.message == case.pack.rule(w.rule).because for w in got.warnings)
+
+
+@law(200)
+@given(case=cases())
+def test_user_pins_are_kept_unless_a_reported_adjustment_replaced_them(case: Case) -> None:
+    """Facts are always kept; a user pin is kept unless a reported adjustment, declared on that
+    field, replaced it; strict mode never adjusts; adjustments fire only when the request fails
+    without them (so a request that resolves strictly resolves the same way without --strict)."""
+    got = outcome(case)
+    strict = outcome(case, strict=True)
+    if isinstance(got, Resolution):
+        for name, value in case.facts.items():
+            assert got.values[name] == value
+        adjusted = {a.field: a for a in got.adjustments}
+        for name, value in case.options.items():
+            if name in adjusted:
+                record = adjusted[name]
+                rule = case.pack.rule(record.rule)
+                assert rule.adjusts == name and record.requested == value
+                assert record.resolved == got.values[name] and got.provenance[name].kind == "adjusted"
+                assert record.because == rule.because
+            else:
+                assert got.values[name] == value and got.provenance[name].kind == "user"
+        assert set(adjusted) <= set(case.options)
+    if isinstance(strict, Resolution):
+        assert strict.adjustments == []
+        assert all(strict.values[n] == v for n, v in case.options.items())
+        assert isinstance(got, Resolution) and got.adjustments == []
+        assert got.values == strict.values
+
+
+@law(200)
+@given(case=cases())
+def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
+    """The result is the lexicographically best configuration in graph order (each auto field takes
+    the best-ranked value that keeps the request solvable, ranking by applicable preferences in
+    declaration order, then domain order). Provenance agrees: `user`/`fact`/`adjusted` for pins,
+    `rule` only when a single value was possible given the earlier decisions (never when more
+    were), `preference` naming the preference that ranked the value, else `default`; the
+    rejected values are exactly the better-ranked ones, each with a reason that excludes it."""
+    oracle, exp = expected(case)
+    got = outcome(case)
+    if exp.values is None:
+        assert not isinstance(got, Resolution)
+        return
+    assert isinstance(got, Resolution), got
+    assert got.values == exp.values
+    for name, prov in got.provenance.items():
+        if name in exp.adjusted:
+            assert prov.kind == "adjusted" and prov.rule == exp.adjusted[name][1]
+            continue
+        if name in exp.pins:
+            assert prov.kind == ("user" if exp.pins[name][1] == "user" else "fact"), (name, prov)
+            continue
+        step = exp.steps[name]
+        if prov.kind == "rule":
+            assert step.possible == [step.value], f"{name}: kind rule, but {step.possible} were possible"
+            assert prov.rule is None or name in next(r for r in oracle.hard if r.id == prov.rule).reads()
+            continue
+        assert prov.kind in ("preference", "default"), (name, prov)
+        assert prov.rule == step.origin.get(step.value), (name, prov, step)
+        assert prov.kind == ("preference" if step.value in step.origin else "default")
+        better = step.ranked[: step.ranked.index(step.value)]
+        assert [r.value for r in prov.rejected] == better, (name, prov)
+        earlier = {n: exp.values[n] for n in oracle.order[: oracle.order.index(name)]}
+        earlier.update(values_of(exp.pins))
+        for rejection in prov.rejected:
+            pins, rules = parse_labels(case, rejection.because)
+            assert all(earlier[n] == v for n, v in pins.items()), rejection
+            assert not oracle.sat({**pins, name: rejection.value}, rules), (name, rejection)
+
+
+# --- 5-7. explanations --------------------------------------------------------------------------
+
+
+@law(150)
+@given(case=cases())
+def test_conflicts_are_unsatisfiable_and_minimal(case: Case) -> None:
+    """A conflict is a set of the request's pins (after adjustments, with their sources) and hard
+    rules that admits no configuration, and dropping any one of them leaves a satisfiable rest. It
+    blames facts only when its rules do not conflict with the user's pins alone.
+    `explain.minimal_conflict` on the raw pins is None exactly when they are satisfiable, and a
+    minimal conflict otherwise."""
+    oracle, exp = expected(case)
+    got = outcome(case)
+    if isinstance(got, Unsatisfiable):
+        conflict = got.conflict
+        assert conflict.pins or conflict.rules, "an empty conflict explains nothing"
+        pins = {p.field: p.value for p in conflict.pins}
+        for ref in conflict.pins:
+            assert exp.pins[ref.field] == (ref.value, ref.source), ref
+        rules = [r.id for r in conflict.rules]
+        assert all(r.because == case.pack.rule(r.id).because for r in conflict.rules)
+        assert_minimal_core(oracle, pins, rules)
+        if any(p.source == "fact" for p in conflict.pins):
+            not_facts = {n: v for n, (v, s) in exp.pins.items() if s != "fact"}
+            assert oracle.sat(not_facts, rules), f"its rules conflict with user pins alone: {conflict}"
+    raw = {n: Pin(field=n, value=v, source=s) for n, (v, s) in case.pins().items()}  # type: ignore[arg-type]
+    found = minimal_conflict(compile_pack(case.pack), raw)
+    if oracle.sat(values_of(case.pins())):
+        assert found is None
+    else:
+        assert found is not None
+        core_pins, core_rules = found
+        assert all(case.pins()[p.field] == (p.value, p.source) for p in core_pins)
+        assert_minimal_core(oracle, {p.field: p.value for p in core_pins}, core_rules)
+
+
+@law(150)
+@given(case=cases())
+def test_repairs_resolve_and_nothing_smaller_does(case: Case) -> None:
+    """Each repair (unset some pins, set others) resolves to exactly its `values`, which satisfy
+    every rule and keep every pin it does not change; its changed pins are a minimal set; repairs
+    come fewest changes first; no set of user pins smaller than the first repair's would do; with
+    no repair offered, no set of up to three user pins and no single pin would do."""
+    oracle, exp = expected(case)
+    got = outcome(case)
+    if not isinstance(got, Unsatisfiable):
+        return
+    pins = values_of(exp.pins)
+    user = [n for n, (_, s) in exp.pins.items() if s in ("user", "adjusted")]
+
+    def works(dropped: Sequence[str]) -> bool:
+        return oracle.sat({n: v for n, v in pins.items() if n not in dropped})
+
+    for repair in got.repairs:
+        changed = [*repair.unset, *repair.set]
+        assert repair.changes == len(changed) and set(changed) <= set(pins)
+        assert all(repair.set[n] != pins[n] for n in repair.set)
+        new_pins = {n: p for n, p in exp.pins.items() if n not in changed}
+        new_pins.update({n: (v, exp.pins[n][1]) for n, v in repair.set.items()})
+        verdict = oracle.expect(new_pins, strict=False)
+        assert verdict.values is not None and repair.values == verdict.values, repair
+        assert all(oracle.holds(rule, repair.values) for rule in oracle.hard)
+        for size in range(len(changed)):
+            assert not any(works(sub) for sub in itertools.combinations(changed, size)), repair
+        for name, values in repair.alternatives.items():
+            base = {n: v for n, v in pins.items() if n not in changed}
+            assert set(values) == {v for v in case.pack.fields[name].domain if oracle.sat({**base, name: v})}
+    assert [r.changes for r in got.repairs] == sorted(r.changes for r in got.repairs)
+    if got.repairs:
+        first = got.repairs[0].changes
+        for size in range(first):
+            assert not any(works(sub) for sub in itertools.combinations(user, size))
+    else:
+        for size in range(min(3, len(user)) + 1):
+            assert not any(works(sub) for sub in itertools.combinations(user, size))
+        assert not any(works([n]) for n in pins)
+
+
+@law(150)
+@given(case=cases())
+def test_valid_choices_are_the_brute_force_projection(case: Case) -> None:
+    """For each option, the possible values are exactly those some configuration takes with the
+    other pins (its own pin left out), in domain order; each excluded value's reason is pins of
+    the request and hard rules that together with the value admit no configuration, minimally."""
+    oracle = Oracle(case.spec)
+    choices = valid_choices(case.pack, case.options, case.facts)
+    pins = values_of(case.pins())
+    assert set(choices.possible) == set(case.pack.options)
+    for name, possible in choices.possible.items():
+        assert possible == oracle.possible(name, pins), name
+        others = {n: v for n, v in pins.items() if n != name}
+        if "choices-when-request-fails" in KNOWN_BUGS and not oracle.sat(others):
+            continue
+        for value, items in choices.excluded[name].items():
+            assert not any(value == v and type(value) is type(v) for v in possible)
+            reason_pins = _item_pins(items)
+            assert all(others[n] == v for n, v in reason_pins.items()), items
+            rules = [i.name for i in items if i.kind == "rule"]
+            assert_minimal_core(oracle, reason_pins, rules, keep={name: value})
+
+
+def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
+    out: dict[str, Scalar] = {}
+    for item in items:
+        if item.kind == "pin":
+            assert item.value is not None
+            out[item.name] = item.value
+    return out
+
+
+# --- 8-9. monotonicity and determinism ----------------------------------------------------------
+
+
+@law(150)
+@given(data=st.data())
+def test_adding_a_rule_never_makes_an_unsatisfiable_request_satisfiable(data: st.DataObject) -> None:
+    """With hard rules alone (strict mode, or a pack without adjustments), a request that has no
+    configuration still has none after one more rule is added (of any form). A warn rule added
+    never restricts: the values stay the same."""
+    case = data.draw(cases())
+    rule = data.draw(extra_rules(case.spec))
+    bigger = Case(case.spec.with_rule(rule), case.options, case.facts, case.strict)
+    hard_only = not any(r.adjusts for r in bigger.pack.rules)
+    for strict in (True, False) if hard_only else (True,):
+        before = outcome(case, strict=strict)
+        after = outcome(bigger, strict=strict)
+        if isinstance(before, Unsatisfiable):
+            assert isinstance(after, Unsatisfiable), (rule, after)
+        if rule.severity == "warn":
+            assert isinstance(after, Resolution) == isinstance(before, Resolution)
+            if isinstance(after, Resolution) and isinstance(before, Resolution):
+                assert after.values == before.values
+
+
+def _doc(got: Resolution | Unsatisfiable) -> str:
+    return json.dumps(got.to_json(), sort_keys=True)
+
+
+@law(150)
+@given(data=st.data())
+def test_answer_does_not_depend_on_input_order_and_repeats_byte_for_byte(data: st.DataObject) -> None:
+    """The same request gives byte-identical JSON, whatever the order of the options and facts
+    mappings, and on every repetition (resolved or conflict)."""
+    case = data.draw(cases())
+    first = _doc(outcome(case))
+    assert _doc(outcome(case)) == first
+    options = dict(data.draw(st.permutations(list(case.options.items()))))
+    facts = dict(data.draw(st.permutations(list(case.facts.items()))))
+    assert _doc(outcome(case, options=options, facts=facts)) == first
+

@@ -1,0 +1,373 @@
+"""`--model-config`: Hugging Face configs become facts as the pack's `[model_config]` table says.
+
+Fixtures under tests/fixtures/models/ are shaped like the published config.json files (keys and
+values, no weights). Every bad input is an `InvalidInput` naming the path; a bad table is a
+`PackError` listing every problem.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solver import InvalidInput, PackError, load_pack, resolve
+from solver.cli import main
+from solver.modelconfig import check_model_config_map, facts_from_model_config
+
+MODELS = Path(__file__).parent / "fixtures" / "models"
+SGLANG = load_pack("sglang")
+
+# What each fixture must give: every fact read, and nothing else (traits the config does not show
+# stay unknown for the architecture rules to decide).
+EXPECTED: dict[str, dict[str, Any]] = {
+    "deepseek-v3-fp8": {
+        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8",
+        "model_format": "safetensors", "is_mla": True, "is_moe": True},
+    "deepseek-v3.2-fp8": {
+        "architecture": "DeepseekV32ForCausalLM", "checkpoint_quant": "fp8",
+        "model_format": "safetensors", "is_mla": True, "is_moe": True, "is_dsa": True},
+    "deepseek-r1-modelopt-nvfp4": {
+        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "modelopt_fp4",
+        "model_format": "safetensors", "is_mla": True, "is_moe": True},
+    "qwen3-30b-a3b": {
+        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    "qwen3-30b-a3b-fp8": {
+        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "fp8",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
+        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "compressed-tensors",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    "qwen3-next-80b-a3b": {
+        "architecture": "Qwen3NextForCausalLM", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True, "is_hybrid": True,
+        "is_hybrid_gdn": True},
+    "llama-3.1-8b-instruct": {
+        "architecture": "LlamaForCausalLM", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+    "llama-3.1-8b-instruct-awq-int4": {
+        "architecture": "LlamaForCausalLM", "checkpoint_quant": "awq",
+        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+    "llama-3.1-8b-instruct-gptq-int4": {
+        "architecture": "LlamaForCausalLM", "checkpoint_quant": "gptq",
+        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+    # The quantization lives in hf_quant_config.json only (an older ModelOpt export).
+    "llama-3.1-8b-instruct-modelopt-fp8": {
+        "architecture": "LlamaForCausalLM", "checkpoint_quant": "modelopt_fp8",
+        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+    # The experts are counted in text_config.
+    "llama-4-scout-17b-16e-instruct": {
+        "architecture": "Llama4ForConditionalGeneration", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    "gpt-oss-120b": {
+        "architecture": "GptOssForCausalLM", "checkpoint_quant": "mxfp4",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True,
+        "has_attention_sinks": True},
+    "mixtral-8x7b-instruct": {
+        "architecture": "MixtralForCausalLM", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    "glm-4.5": {
+        "architecture": "Glm4MoeForCausalLM", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+    # A class the pack does not list is `other`, described by its traits.
+    "phi-3-mini-4k-instruct": {
+        "architecture": "other", "checkpoint_quant": "none",
+        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+}
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert sorted(p.name for p in MODELS.iterdir()) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fixture_gives_the_right_facts(name: str) -> None:
+    pins = facts_from_model_config(SGLANG, MODELS / name)
+    assert {k: p.value for k, p in pins.items()} == EXPECTED[name]
+    assert {p.source for p in pins.values()} == {"model-config"}
+    # The config.json file itself reads the same as its directory.
+    same = facts_from_model_config(SGLANG, MODELS / name / "config.json")
+    assert {k: p.value for k, p in same.items()} == EXPECTED[name]
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("gpu_arch", ["sm90", "sm100"])
+def test_fixture_facts_agree_with_the_architecture_rules(name: str, gpu_arch: str) -> None:
+    # A trait read from the config must never contradict what the pack says about the class.
+    pins = facts_from_model_config(SGLANG, MODELS / name)
+    res = resolve(SGLANG, {}, {**pins, "platform": "cuda", "gpu_arch": gpu_arch}, reasons=False)
+    for fact, value in EXPECTED[name].items():
+        assert res.values[fact] == value
+        assert res.provenance[fact].source == "model-config"
+
+
+def test_the_shipped_table_is_valid() -> None:
+    assert check_model_config_map(SGLANG) == []
+
+
+# --- paths and formats --------------------------------------------------------------------
+
+def _config(directory: Path, doc: Any, name: str = "config.json") -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / name
+    path.write_text(json.dumps(doc))
+    return path
+
+
+def test_gguf_file_or_directory_is_a_gguf_checkpoint(tmp_path: Path) -> None:
+    weights = tmp_path / "Llama-3.1-8B-Q4_K_M.gguf"
+    weights.write_bytes(b"GGUF\x03\x00\x00\x00")
+    for path in (weights, tmp_path):
+        pins = facts_from_model_config(SGLANG, path)
+        assert {k: p.value for k, p in pins.items()} == {
+            "checkpoint_quant": "gguf", "model_format": "gguf"}
+
+
+def test_gguf_beside_a_config_overrides_the_config_quantization(tmp_path: Path) -> None:
+    _config(tmp_path, json.loads((MODELS / "llama-3.1-8b-instruct" / "config.json").read_text()))
+    (tmp_path / "model-Q8_0.gguf").write_bytes(b"GGUF")
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert values["model_format"] == "gguf" and values["checkpoint_quant"] == "gguf"
+    assert values["architecture"] == "LlamaForCausalLM"
+
+
+def test_pytorch_bin_weights_are_pt(tmp_path: Path) -> None:
+    _config(tmp_path, {"architectures": ["LlamaForCausalLM"]})
+    (tmp_path / "pytorch_model.bin").write_bytes(b"\x00")
+    assert facts_from_model_config(SGLANG, tmp_path)["model_format"].value == "pt"
+
+
+def test_a_lone_safetensors_file_is_refused(tmp_path: Path) -> None:
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"\x00")
+    with pytest.raises(InvalidInput, match="does not describe the model") as exc:
+        facts_from_model_config(SGLANG, weights)
+    assert str(weights) in str(exc.value)
+
+
+def test_skipped_facts_are_not_read(tmp_path: Path) -> None:
+    # A fact the user sets is not read, so a value the pack cannot name does not block them.
+    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
+                              "quantization_config": {"quant_method": "hqq"}})
+    pins = facts_from_model_config(SGLANG, path, skip={"checkpoint_quant"})
+    assert "checkpoint_quant" not in pins and pins["architecture"].value == "LlamaForCausalLM"
+
+
+# --- bad inputs ---------------------------------------------------------------------------
+
+def _bad(path: Path, *needles: str) -> InvalidInput:
+    with pytest.raises(InvalidInput) as exc:
+        facts_from_model_config(SGLANG, path)
+    text = str(exc.value)
+    assert str(path) in text, text
+    for needle in needles:
+        assert needle in text, text
+    return exc.value
+
+
+def test_missing_path(tmp_path: Path) -> None:
+    _bad(tmp_path / "nope" / "config.json", "no such file or directory")
+
+
+def test_directory_without_config(tmp_path: Path) -> None:
+    (tmp_path / "README.md").write_text("weights elsewhere")
+    _bad(tmp_path, "has no config.json", "*.gguf")
+
+
+def test_malformed_json(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"architectures": ["LlamaForCausalLM"],,}')
+    _bad(path, "not valid JSON", "line 1")
+
+
+def test_empty_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("")
+    _bad(path, "not valid JSON")
+
+
+def test_binary_file(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_bytes(b"\xff\xfe\x00\x81garbage")
+    _bad(path, "not UTF-8")
+
+
+@pytest.mark.parametrize("doc, kind", [([1, 2], "an array"), ("LlamaForCausalLM", "a string"),
+                                       (None, "null"), (3, "a number")])
+def test_json_that_is_not_an_object(tmp_path: Path, doc: Any, kind: str) -> None:
+    _bad(_config(tmp_path, doc), f"holds {kind}; a model config is a JSON object")
+
+
+@pytest.mark.parametrize("doc, needles", [
+    ({"architectures": "LlamaForCausalLM"}, ["architectures is a string", "expected an array"]),
+    ({"architectures": [42]}, ["architectures.0 is a number", "expected a string"]),
+    ({"architectures": [["LlamaForCausalLM"]]}, ["architectures.0 is an array"]),
+    ({"quantization_config": "fp8"}, ["quantization_config is a string", "expected an object"]),
+    ({"quantization_config": {"quant_method": {"name": "fp8"}}},
+     ["quantization_config.quant_method is an object"]),
+    ({"num_experts": "128"}, ["num_experts is a string", "expected a number"]),
+    ({"text_config": [1]}, ["text_config is an array", "expected an object"]),
+])
+def test_wrong_types_name_the_key(tmp_path: Path, doc: dict[str, Any], needles: list[str]) -> None:
+    _bad(_config(tmp_path, doc), *needles)
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    exc = _bad(_config(tmp_path, {"architectures": "X", "quantization_config": "fp8",
+                                  "num_experts": "8"}))
+    assert len(exc.issues) == 3
+
+
+def test_unknown_quant_method_is_an_error_with_did_you_mean(tmp_path: Path) -> None:
+    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
+                              "quantization_config": {"quant_method": "gptqq"}})
+    exc = _bad(path, "quantization_config.quant_method is 'gptqq'", "--set checkpoint_quant=")
+    assert exc.issues[0].field == "checkpoint_quant"
+    assert "gptq" in exc.issues[0].did_you_mean
+
+
+def test_unknown_modelopt_algorithm_falls_back_to_the_generic_spelling(tmp_path: Path) -> None:
+    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"], "quantization_config": {
+        "quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}})
+    assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt"
+
+
+def test_mixed_precision_modelopt(tmp_path: Path) -> None:
+    path = _config(tmp_path, {"architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128,
+                              "quantization_config": {"quant_method": "modelopt",
+                                                      "quant_algo": "MIXED_PRECISION"}})
+    assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt_mixed"
+
+
+def test_values_match_ignoring_case(tmp_path: Path) -> None:
+    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
+                              "quantization_config": {"quant_method": "FP8"}})
+    assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "fp8"
+
+
+# --- the command line ---------------------------------------------------------------------
+
+def test_cli_resolves_from_a_model_config(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["resolve", "--model-config", str(MODELS / "deepseek-v3-fp8"),
+                 "--set", "platform=cuda", "--set", "gpu_arch=sm90", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["status"] == "resolved"
+    assert doc["values"]["architecture"] == "DeepseekV3ForCausalLM"
+    assert doc["values"]["quantization"] == "fp8"
+    assert doc["provenance"]["checkpoint_quant"] == {
+        "kind": "fact", "source": "model-config", "rule": None, "because": None, "rejected": []}
+
+
+def test_cli_set_wins_over_the_model_config(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["resolve", "--model-config", str(MODELS / "qwen3-30b-a3b-fp8"),
+                 "--set", "platform=cuda", "--set", "gpu_arch=sm90",
+                 "--set", "architecture=other", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["values"]["architecture"] == "other"
+    assert doc["provenance"]["architecture"]["source"] == "fact"
+    assert doc["provenance"]["checkpoint_quant"]["source"] == "model-config"
+
+
+def test_cli_bad_model_config_exits_2_without_traceback(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "config.json"
+    path.write_text("{not json")
+    code = main(["resolve", "--model-config", str(path), "--set", "platform=cuda",
+                 "--set", "gpu_arch=sm90", "--json"])
+    out, _ = capsys.readouterr()
+    assert code == 2
+    doc = json.loads(out)
+    assert doc["error"]["type"] == "InvalidInput"
+    assert str(path) in doc["error"]["issues"][0]["message"]
+
+
+# --- the table ----------------------------------------------------------------------------
+
+TINY_FIELDS = """
+[field.arch]
+kind = "fact"
+domain = ["other", "Dense", "Sparse"]
+
+[field.moe]
+kind = "fact"
+domain = [false, true]
+
+[field.layers]
+kind = "fact"
+domain = [32, 64]
+
+[field.kernel]
+kind = "option"
+domain = ["a", "b"]
+"""
+
+
+def _tiny_pack(tmp_path: Path, table: str) -> Any:
+    root = tmp_path / "pack"
+    root.mkdir()
+    (root / "pack.toml").write_text(
+        '[pack]\nname = "tiny"\nversion = "1"\nfiles = ["fields.toml", "model.toml"]\n')
+    (root / "fields.toml").write_text(TINY_FIELDS)
+    (root / "model.toml").write_text(table)
+    return load_pack(str(root))
+
+
+def test_a_tiny_table_reads_values_tests_and_ints(tmp_path: Path) -> None:
+    pack = _tiny_pack(tmp_path, """
+[model_config.facts.arch]
+value = ["architectures.0"]
+map = { "SparseForCausalLM" = "Sparse" }
+fallback = "other"
+[model_config.facts.moe]
+above = { n_experts = 1 }
+otherwise = false
+[model_config.facts.layers]
+value = ["num_hidden_layers"]
+""")
+    path = _config(tmp_path / "m", {"architectures": ["SparseForCausalLM"], "n_experts": 8,
+                                    "num_hidden_layers": 64.0})
+    values = {k: p.value for k, p in facts_from_model_config(pack, path).items()}
+    assert values == {"arch": "Sparse", "moe": True, "layers": 64}
+    path = _config(tmp_path / "n", {"architectures": ["Whatever"], "num_hidden_layers": 48})
+    with pytest.raises(InvalidInput, match="num_hidden_layers is 48"):
+        facts_from_model_config(pack, path)
+
+
+def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
+    pack = _tiny_pack(tmp_path, """
+[model_config]
+nestd = ["text_config"]
+[model_config.format]
+fact = "arch"
+detect = [{ glob = "*.gguf", value = "gguf" }]
+[model_config.facts.arhc]
+value = ["architectures.0"]
+[model_config.facts.kernel]
+present = ["x"]
+[model_config.facts.arch]
+value = ["architectures.0"]
+fallback = "unknown"
+map = { "X" = "Y" }
+[model_config.facts.moe]
+value = ["a"]
+present = ["b"]
+[model_config.facts.layers]
+present = ["x"]
+""")
+    with pytest.raises(PackError) as exc:
+        facts_from_model_config(pack, MODELS / "llama-3.1-8b-instruct")
+    text = str(exc.value)
+    for needle in ["unknown key 'nestd'", "'gguf' is not a value of arch",
+                   "unknown field 'arhc' (did you mean 'arch'?)", "kernel is an option",
+                   "'unknown' is not a value of arch", "'Y' is not a value of arch",
+                   "give either `value`", "layers is not a true/false fact"]:
+        assert needle in text, (needle, text)
+    assert len(exc.value.problems) == 8
+    assert len(check_model_config_map(pack)) == 8
