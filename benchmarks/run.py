@@ -36,6 +36,11 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
+import solver  # noqa: E402
+
+# Taken before anything imports the submodule `solver.explain`, which rebinds the package attribute.
+API_EXPLAIN = solver.explain
+
 from timing import Deadline, Stat, deadline, fmt_ms, time_call  # noqa: E402
 from workload import Request, case_requests, classify, impossible_from, oracle_requests  # noqa: E402
 
@@ -66,7 +71,7 @@ class Bench:
     def pack(self) -> Any:
         if self._pack is None:
             from solver import load_pack
-            from solver.resolve import plan_for
+            from solver.resolution import plan_for
 
             self._pack = load_pack("sglang")
             plan_for(self._pack)
@@ -127,7 +132,7 @@ class Bench:
             "import json, time\n"
             "t0 = time.perf_counter()\n"
             "from solver import load_pack\n"
-            "from solver.resolve import plan_for\n"
+            "from solver.resolution import plan_for\n"
             "t1 = time.perf_counter()\n"
             "p = load_pack('sglang')\n"
             "t2 = time.perf_counter()\n"
@@ -150,14 +155,14 @@ class Bench:
             for j, what in enumerate(("import solver", "load_pack('sglang')", "compile (plan_for)")):
                 self.add(Stat(f"cold process, {label}: {what}", parts[j]))
         from solver import load_pack
-        from solver.resolve import plan_for
+        from solver.resolution import plan_for
 
         pack = self.pack()
         self.measure("load_pack, in process, cached", [lambda: load_pack("sglang")], 20)
         self.measure("plan_for, in process, cached", [lambda: plan_for(pack)], 20)
 
     def resolve(self) -> None:
-        from solver.resolve import resolve
+        from solver.resolution import resolve
 
         pack = self.pack()
         ok, _ = self.request_sets()
@@ -168,12 +173,10 @@ class Bench:
             self.measure(f"resolve, reasons={reasons}", calls, self.args.repeat)
 
     def explain(self) -> None:
-        import solver
-
         pack = self.pack()
         _, bad = self.request_sets()
         print(f"explain: {len(bad)} impossible SGLang requests")
-        calls = [lambda r=r: solver.explain(pack, r.options, r.facts, strict=r.strict) for r in bad]
+        calls = [lambda r=r: API_EXPLAIN(pack, r.options, r.facts, strict=r.strict) for r in bad]
         self.measure("explain (conflict + repairs)", calls, max(1, self.args.repeat // 2))
 
     def choices(self) -> None:
@@ -256,9 +259,7 @@ class Bench:
         import synthetic as syn
         from solver.errors import SolverError
         from solver.loader import load_directory
-        from solver.resolve import plan_for, resolve
-
-        import solver
+        from solver.resolution import plan_for, resolve
 
         has_lint = importlib.util.find_spec("solver.lint") is not None
         sizes = [int(s) for s in self.args.sizes.split(",") if s]
@@ -296,7 +297,7 @@ class Bench:
                     print(f"  resolve failed: {result}")
                     wall = None
                 record(f"resolve, reasons={reasons}", size, _median(wall))
-            wall, _, result = time_call(lambda: solver.explain(pack, bad_options, bad_facts),
+            wall, _, result = time_call(lambda: API_EXPLAIN(pack, bad_options, bad_facts),
                                         repeat=repeat, cap=self.args.cap)
             ok = isinstance(result, solver.Unsatisfiable)
             record("explain", size, _median(wall) if ok else None)

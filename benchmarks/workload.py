@@ -90,7 +90,7 @@ def classify(pack: Any, requests: list[Request]) -> tuple[list[Request], list[Re
     """Split requests into those that resolve and those that conflict (invalid ones are dropped)."""
     from solver.errors import InvalidInput, SolverBudgetExceeded, Unsatisfiable
     from solver.inputs import collect_pins
-    from solver.resolve import plan_for
+    from solver.resolution import plan_for
 
     plan = plan_for(pack)
     ok: list[Request] = []
@@ -116,7 +116,7 @@ def impossible_from(pack: Any, resolvable: list[Request], want: int) -> list[Req
     option (in domain order) is used, and each (option, base request) pair is used once.
     """
     from solver.inputs import collect_pins
-    from solver.resolve import plan_for
+    from solver.resolution import plan_for
 
     cp = plan_for(pack).compiled
     out: list[Request] = []

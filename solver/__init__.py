@@ -66,8 +66,8 @@ def load_pack(name_or_path: str | Path) -> Pack:
 
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
             reasons: bool = True) -> Resolution:
-    """Resolve a request; see `solver.resolve.resolve`."""
-    from solver.resolve import resolve as _resolve
+    """Resolve a request; see `solver.resolution.resolve`."""
+    from solver.resolution import resolve as _resolve
 
     return _resolve(pack, options, facts, strict=strict, reasons=reasons)
 
@@ -83,12 +83,8 @@ def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,
             strict: bool = False) -> Unsatisfiable | None:
     """The conflict and repairs of an impossible request, or None when it resolves."""
-    # Not the module-level `resolve`: importing the submodule `solver.resolve` rebinds that
-    # package attribute to the module, so call the function through its own module.
-    from solver.resolve import resolve as _resolve
-
     try:
-        _resolve(pack, options, facts, strict=strict, reasons=False)
+        resolve(pack, options, facts, strict=strict, reasons=False)
     except Unsatisfiable as exc:
         return exc
     return None

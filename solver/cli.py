@@ -42,6 +42,9 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
                    help="a Hugging Face config.json (or a model directory) to read facts from")
     g.add_argument("--env-from-os", action="store_true",
                    help="read the pack's environment facts from this process's environment")
+    g.add_argument("--detect", action="store_true",
+                   help="detect the platform and GPU architecture with the vendor tools on PATH "
+                        "(nvidia-smi, rocminfo); source 'detected', and what you --set wins")
     g.add_argument("--strict", action="store_true",
                    help="treat adjustments (values the launcher would override) as conflicts")
     g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
@@ -89,8 +92,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("graph", help="the field dependency graph",
-                       description="The order in which fields are decided, as DOT, Mermaid or JSON.")
-    p.add_argument("--format", choices=["dot", "mermaid", "json"], default="dot")
+                       description="The order in which fields are decided, as DOT, Mermaid, JSON "
+                                   "or SVG (SVG needs Graphviz's dot on PATH).")
+    p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
@@ -117,6 +121,8 @@ COMMAND_MODULES: list[str] = [
     "solver.schema:register",
     "solver.pictures:register",
     "solver.completion:register",
+    "solver.lint:register_cli",
+    "solver.count:register_cli",
 ]
 
 
@@ -129,7 +135,7 @@ def load(args: argparse.Namespace) -> Any:
 
 
 def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Options and facts from --set, --assume, --model-config and --env-from-os.
+    """Options and facts from --set, --assume, --model-config, --env-from-os and --detect.
 
     What the user typed (--set, --assume) wins over what was read (config.json, environment).
     """
@@ -141,17 +147,21 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     issues += more
     if issues:
         raise InvalidInput(issues)
+    typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
+    if getattr(args, "detect", False):
+        from solver.detect import detect_facts
+
+        facts.update(detect_facts(pack))
     if getattr(args, "env_from_os", False):
         facts.update(facts_from_environ(pack))
     if getattr(args, "model_config", None):
         from solver.modelconfig import facts_from_model_config
 
-        facts.update(facts_from_model_config(pack, args.model_config))
+        facts.update(facts_from_model_config(pack, args.model_config, skip=typed))
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
-    typed = {(_lookup(pack, k) or k) for k in sets}
     facts = {k: v for k, v in facts.items() if k not in typed}
     return sets, facts
 
@@ -173,7 +183,7 @@ def _dump(doc: Any) -> None:
 def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.errors import Unsatisfiable
     from solver.inputs import collect_pins
-    from solver.resolve import resolve_pins
+    from solver.resolution import resolve_pins
     from solver.text import resolution_table, use_colour
 
     pack = load(args)
@@ -222,7 +232,7 @@ def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], fac
 def cmd_why(args: argparse.Namespace) -> int:
     from solver.diagnose import valid_choices
     from solver.inputs import _lookup, _unknown_field
-    from solver.resolve import plan_for, resolve
+    from solver.resolution import plan_for, resolve
     from solver.text import why_text
 
     pack = load(args)
@@ -280,7 +290,7 @@ def cmd_choices(args: argparse.Namespace) -> int:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from solver.errors import Unsatisfiable
-    from solver.resolve import resolve
+    from solver.resolution import resolve
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -320,6 +330,11 @@ def cmd_check(args: argparse.Namespace) -> int:
 def cmd_graph(args: argparse.Namespace) -> int:
     from solver.graph import export
 
+    if args.format == "svg":
+        from solver.pictures import dot_to_svg
+
+        print(dot_to_svg(export(load(args), "dot")), end="")
+        return EXIT_OK
     print(export(load(args), args.format), end="")
     return EXIT_OK
 

@@ -24,7 +24,7 @@ from solver.explain import (
 )
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
-from solver.resolve import Plan, plan_for, resolve_pins
+from solver.resolution import Plan, plan_for, resolve_pins
 
 __all__ = ["Choices", "repairs", "unsatisfiable_for", "valid_choices"]
 

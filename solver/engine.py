@@ -64,6 +64,7 @@ class _Rule:
     fields: tuple[str, ...]
     constraint: Any
     condition: Condition
+    holds: Callable[[tuple[Scalar, ...]], bool]
 
 
 class _Search(Solver):  # type: ignore[misc]
@@ -78,8 +79,11 @@ class _Search(Solver):  # type: ignore[misc]
 
     def __init__(self, budget: int, task: str, trace: SearchTrace | None,
                  holds: Mapping[int, Callable[[tuple[Scalar, ...]], bool]] | None = None,
-                 residues: dict[Any, tuple[Scalar, ...]] | None = None) -> None:
+                 residues: dict[Any, tuple[Scalar, ...]] | None = None,
+                 passes: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], Collection[Scalar]]
+                 | None = None) -> None:
         self._residues = {} if residues is None else residues
+        self._passes = passes or _no_passes
         self._budget = budget
         self._task = task
         self._trace = trace
@@ -105,6 +109,7 @@ class _Search(Solver):  # type: ignore[misc]
         """
         holds = self._holds
         residues = self._residues
+        passes = self._passes
         queue = list(changed)
         queued = set(queue)
         while queue:
@@ -125,9 +130,13 @@ class _Search(Solver):  # type: ignore[misc]
                 for target in free:
                     dom = domains[target]
                     before = len(dom)
+                    known = tuple((f, assigned[f] if f in assigned else domains[f][0])
+                                  for f in fields
+                                  if f != target and (f in assigned or len(domains[f]) == 1))
+                    always = passes(constraint, target, known)
                     for value in list(dom):
-                        if not _supported(check, fields, domains, assigned, target, value,
-                                          residues):
+                        if value not in always and not _supported(
+                                check, fields, domains, assigned, target, value, residues):
                             dom.hideValue(value)
                     if not dom:
                         return False
@@ -201,6 +210,30 @@ class _Search(Solver):  # type: ignore[misc]
 _GAC_LIMIT = 4096
 
 
+def _no_passes(constraint: Any, target: str, known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
+    return frozenset()
+
+
+def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
+          cons: Sequence[_Con]) -> bool:
+    """Whether the hint's values are still possible and satisfy every constraint of a group."""
+    for con in cons:
+        values = []
+        for f in con.fields:
+            if f not in hint or hint[f] not in domains[f]:
+                return False
+            values.append(hint[f])
+        if not con.holds(tuple(values)):
+            return False
+    return True
+
+
+def _hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: str) -> list[Scalar]:
+    if hint is None or name not in hint or hint[name] not in values or values[0] == hint[name]:
+        return values
+    return [hint[name], *(v for v in values if v != hint[name])]
+
+
 def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, ...],
                domains: dict[str, Any], assigned: Mapping[str, Any], target: str,
                value: Scalar, residues: dict[Any, tuple[Scalar, ...]]) -> bool:
@@ -211,11 +244,15 @@ def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, .
     """
     key = (id(check), target, value)
     residue = residues.get(key)
-    if residue is not None and all(
-        (assigned[f] == v) if f in assigned else (v in domains[f])
-        for f, v in zip(fields, residue, strict=True)
-    ):
-        return True
+    if residue is not None:
+        for f, v in zip(fields, residue):
+            if f in assigned:
+                if assigned[f] != v:
+                    break
+            elif v not in domains[f]:
+                break
+        else:
+            return True
     choices = []
     for f in fields:
         if f == target:
@@ -316,14 +353,41 @@ class CompiledPack:
             if rule.severity == "warn":
                 self.warn_rules[rule.id] = cond
                 continue
-            self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(cond), cond)
+            holds = _memoized(cond.holds)
+            self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
-        self._cons = {rid: _Con(rid, r.fields, r.condition.holds, r.constraint)
+        self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint)
                       for rid, r in self.rules.items()}
         self._all_by_field = self._index(list(self._cons.values()))
         # Supports found by arc consistency, shared by every query on this pack: a hint only
         # (each is re-checked against the current domains), so sharing across threads is safe.
         self._residues: dict[Any, tuple[Scalar, ...]] = {}
+        self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
+        self._pass_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]],
+                              frozenset[Scalar]] = {}
+
+    def _passes(self, constraint: Any, target: str,
+                known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
+        """The values of `target` that satisfy the rule whatever its other unknown fields hold.
+
+        Most values of a field are of this kind for most rules (`when` does not mention them, or a
+        fixed field already makes `when` false), so arc consistency skips their support search.
+        Decided by three-valued evaluation with `known` and `target` given, once per rule, field
+        and known values, and kept (bounded) for the life of the pack.
+        """
+        key = (id(constraint), target, known)
+        found = self._pass_sets.get(key)
+        if found is None:
+            rule = self._by_constraint.get(key[0])
+            if rule is None:
+                return frozenset()
+            given = dict(known)
+            partial = rule.condition.partial
+            found = frozenset(v for v in self.domains[target]
+                              if partial({**given, target: v}) is True)
+            if len(self._pass_sets) < _MEMO_LIMIT:
+                self._pass_sets[key] = found
+        return found
 
     def _index(self, cons: Sequence[_Con]) -> dict[str, list[_Con]]:
         out: dict[str, list[_Con]] = {}
@@ -366,14 +430,23 @@ class CompiledPack:
                 cons.append(_Con(f"#extra{i}", item.fields, lambda a, h=holds: h(*a),
                                  FunctionConstraint(holds)))
             by_field = self._index(cons)
-        state = State(domains, {c.key: c for c in cons}, by_field)
+        # A rule that reads no field is a constant: it holds everywhere or nowhere.
+        if any(not c.fields and not c.holds(()) for c in cons):
+            return None
+        state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
         return state if state._propagate(list(domains)) else None
 
     def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
-               trace: SearchTrace | None = None) -> Assignment | None:
+               trace: SearchTrace | None = None,
+               hint: Mapping[str, Scalar] | None = None) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
-        so a dead end in one group never makes the search re-try the choices of another."""
+        so a dead end in one group never makes the search re-try the choices of another.
+
+        `hint` is an earlier solution (a witness): a group it still satisfies is taken from it
+        without a search, and the searched groups try its values first. When one field of a
+        solved request changes, only the group around that field is searched again.
+        """
         domains = state.domains
         parent: dict[str, str] = {}
 
@@ -395,18 +468,25 @@ class CompiledPack:
             first = next(f for f in con.fields if len(domains[f]) > 1)
             groups.setdefault(find(first), []).append(con)
         solution: Assignment = {name: values[0] for name, values in domains.items()}
+        if hint is not None:
+            for name, values in domains.items():
+                if len(values) > 1 and name in hint and hint[name] in values:
+                    solution[name] = hint[name]
         remaining = budget or DEFAULT_BUDGET
         steps = 0
         for cons in groups.values():
+            if hint is not None and _fits(hint, domains, cons):
+                continue  # `solution` already holds the hint's values for this group
             names = sorted({f for c in cons for f in c.fields}, key=lambda n: (len(domains[n]), n))
-            local = {n: Domain(domains[n]) for n in names}
+            local = {n: Domain(_hint_first(domains[n], hint, n)) for n in names}
             vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
             for con in cons:
                 for name in con.fields:
                     vcons[name].append((con.constraint, con.fields))
             counter = SearchTrace()
             holds = {id(con.constraint): con.holds for con in cons}
-            found = _Search(remaining, task, counter, holds, self._residues).getSolution(
+            found = _Search(remaining, task, counter, holds, self._residues,
+                            self._passes).getSolution(
                 local, None, vcons)
             steps += counter.steps
             remaining -= counter.steps
@@ -476,18 +556,42 @@ class CompiledPack:
                 rule = self.rules[rid]
                 for name in rule.fields:
                     vconstraints[name].append((rule.constraint, rule.fields))
-        holds = {id(r.constraint): r.condition.holds for r in self.rules.values()}
-        solver = _Search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds)
+        holds = {id(r.constraint): r.holds for r in self.rules.values()}
+        solver = _Search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds,
+                         None, self._passes)
         return solver.getSolutionIter(domains, None, vconstraints)
 
 
-def _constraint(cond: Condition) -> Any:
-    holds = cond.holds
-
+def _constraint(holds: Callable[[tuple[Scalar, ...]], bool]) -> Any:
     def check(*values: Scalar) -> bool:
         return holds(values)
 
     return FunctionConstraint(check)
+
+
+_MEMO_LIMIT = 1 << 16
+
+
+def _memoized(holds: Callable[[tuple[Scalar, ...]], bool]) -> Callable[[tuple[Scalar, ...]], bool]:
+    """`holds` with its answers remembered per value tuple, for the life of the compiled pack.
+
+    Evaluating a condition walks a tree of closures (microseconds); searches and arc consistency
+    ask the same few tuples again and again, within a query and across queries, and a rule is a
+    pure function of its fields' values, so a dict lookup can answer. The table is bounded, and
+    concurrent queries at worst compute an entry twice.
+    """
+    table: dict[tuple[Scalar, ...], bool] = {}
+    get = table.get
+
+    def check(values: tuple[Scalar, ...]) -> bool:
+        known = get(values)
+        if known is None:
+            known = bool(holds(values))
+            if len(table) < _MEMO_LIMIT:
+                table[values] = known
+        return known
+
+    return check
 
 
 _COMPILED: dict[str, CompiledPack] = {}

@@ -166,7 +166,11 @@ def minimal_reason(
     rules = relevant_rules(cp, others, [field])
     check = {**others, **background}
     if cp.solve(check, rules=rules, task=task) is not None:
-        return None
+        # The rules around the field allow it; if the request fails anyway, the reason lies
+        # elsewhere (the other inputs already conflict), so look at every rule.
+        if cp.solve(check, task=task) is not None:
+            return None
+        rules = list(cp.rule_ids)
     read = {name for rid in rules for name in cp.rules[rid].fields}
     items = [Item("rule", rid) for rid in rules]
     pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]

@@ -184,6 +184,8 @@ class _Compiler:
             mine = self.fields[field]
             if {type(v) for v in other.domain} != {type(v) for v in mine.domain}:
                 raise ExprError(f"{field} and {right.name} have different value types")
+            if op in _ORDER_OPS and not all(type(v) is int for v in mine.domain):
+                raise ExprError(f"{op!r} needs integer fields ({field}, {right.name})")
         return _compile_compare(op, field, right, self.read)
 
 
@@ -272,11 +274,12 @@ def _parse_tree(text: str) -> ast.expr:
     if not isinstance(text, str) or not text.strip():
         raise ExprError("a condition must be a non-empty string")
     if len(text) > MAX_LENGTH:
-        raise ExprError(f"condition longer than {MAX_LENGTH} characters")
+        raise ExprError(f"condition longer than {MAX_LENGTH} characters in {text[:100]!r}...")
+    shown = text if len(text) <= 200 else text[:200] + "..."
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ExprError(f"not a valid condition: {exc.__class__.__name__}") from None
+        raise ExprError(f"not a valid condition ({exc.__class__.__name__}) in {shown!r}") from None
     return tree.body
 
 

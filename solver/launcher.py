@@ -167,7 +167,7 @@ def resolve_namespace(
     `InvalidInput` (a value outside a domain) or `Unsatisfiable`; `str()` of either is the text to
     show. `reasons=True` also computes why better-ranked values were rejected (slower).
     """
-    from solver.resolve import resolve_pins
+    from solver.resolution import resolve_pins
 
     given = vars(ns) if isinstance(ns, argparse.Namespace) else dict(ns)
     typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
@@ -189,8 +189,9 @@ def to_argv(
     Every option is rendered (the server must not re-decide what confsolve decided), except:
     a bool is a bare flag when true and left out when false (the `store_true` style SGLang and
     vLLM use; `explicit_false` writes `--flag false` instead, for a parser built by
-    `add_arguments`, which reads a missing flag as auto, not false); a field whose pack declares `absent = VALUE` leaves its flag out for that value (the
-    launcher spells it by not passing the flag, like SGLang's `--quantization` for `none`).
+    `add_arguments`, which reads a missing flag as auto, not false); and a field whose pack
+    declares `absent = VALUE` leaves its flag out for that value (the launcher spells it by not
+    passing the flag, like SGLang's `--quantization` for `none`).
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
     `only` limits the output to those fields (any kind).
     """

@@ -53,6 +53,7 @@ class Field(BaseModel):
     env: bool = False
     auto: str | None = None
     flag: str | None = None
+    absent: Scalar | None = None  # the value the launcher spells by leaving its flag out
     labels: dict[str, str] = PydanticField(default_factory=dict)
     file: str = ""
 

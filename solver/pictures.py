@@ -46,14 +46,20 @@ class Matrix:
     def ok(self, row: Scalar, col: Scalar) -> bool:
         return (row, col) not in self.reasons
 
+    def shown_reason(self, row: Scalar, col: Scalar) -> tuple[Item, ...]:
+        """The reason of a failing cell without the cell's own row and column values (its
+        position already says them), so one footnote serves a whole row or column."""
+        axes = {(self.row_field, row), (self.col_field, col)}
+        return tuple(i for i in self.reasons[(row, col)]
+                     if not (i.kind == "pin" and (i.name, i.value) in axes))
+
     def footnotes(self) -> list[tuple[Item, ...]]:
-        """The distinct reasons, in first-seen order (row by row): what text and Markdown number."""
+        """The distinct shown reasons, first seen first (row by row): what text and Markdown number."""
         seen: list[tuple[Item, ...]] = []
         for row in self.rows:
             for col in self.cols:
-                reason = self.reasons.get((row, col))
-                if reason is not None and reason not in seen:
-                    seen.append(reason)
+                if not self.ok(row, col) and self.shown_reason(row, col) not in seen:
+                    seen.append(self.shown_reason(row, col))
         return seen
 
     def to_json(self) -> dict[str, Any]:
@@ -88,7 +94,7 @@ def compatibility(pack: Pack, row_field: str, col_field: str,
     Raises `InvalidInput` when a field is unknown, both are the same, or `pins` fixes one of them
     (the matrix varies it), and `Unsatisfiable` when `pins` alone already conflict.
     """
-    from solver.resolve import plan_for, resolve_pins
+    from solver.resolution import plan_for, resolve_pins
 
     pins = dict(pins or {})
     issues = []
@@ -111,17 +117,29 @@ def compatibility(pack: Pack, row_field: str, col_field: str,
     if cp.satisfiable(values, task="checking the matrix inputs") is None:
         resolve_pins(pack, pins, reasons=False)  # raises Unsatisfiable with the full explanation
     sources = {n: p.source for n, p in pins.items()}
-    col_source = "fact" if pack.fields[col_field].kind == "fact" else "user"
-    reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]] = {}
+    kind = {n: "fact" if pack.fields[n].kind == "fact" else "user" for n in (row_field, col_field)}
     rows, cols = cp.domains[row_field], cp.domains[col_field]
+
+    def why(name: str, value: Scalar, background: Mapping[str, Scalar]) -> tuple[Item, ...]:
+        found = minimal_reason(cp, name, value, background, {**sources, **kind})
+        return tuple(found or ())
+
+    # A value the inputs exclude on its own fails its whole row or column, for its own reason
+    # (the other axis plays no part in it, so a per-cell reason would not find it).
+    dead_rows = {r: why(row_field, r, values) for r in rows
+                 if cp.satisfiable({**values, row_field: r}, task="filling the matrix") is None}
+    dead_cols = {c: why(col_field, c, values) for c in cols
+                 if cp.satisfiable({**values, col_field: c}, task="filling the matrix") is None}
+    reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]] = {}
     for col in cols:
         background = {**values, col_field: col}
         for row in rows:
+            if row in dead_rows or col in dead_cols:
+                reasons[(row, col)] = dead_rows.get(row) or dead_cols[col]
+                continue
             if cp.satisfiable({**background, row_field: row}, task="filling the matrix"):
                 continue
-            items = minimal_reason(cp, row_field, row, background,
-                                   {**sources, col_field: col_source}) or []
-            reasons[(row, col)] = tuple(items)
+            reasons[(row, col)] = why(row_field, row, background)
     return Matrix(pack, row_field, col_field, tuple(rows), tuple(cols), reasons)
 
 
@@ -134,7 +152,7 @@ def _reason_text(pack: Pack, items: Sequence[Item]) -> str:
             parts.append(f"{item.name}={_show(item.value)}" if item.value is not None else item.name)
         else:
             parts.append(f"{item.name} ({pack.rule(item.name).because.rstrip('.')})")
-    return "; ".join(parts) or "the rules exclude it"
+    return "; ".join(parts) or "the inputs exclude it"
 
 
 def _grid(m: Matrix, mark: Callable[[Scalar, Scalar], str]) -> list[list[str]]:
@@ -146,7 +164,7 @@ def _marker(m: Matrix) -> Callable[[Scalar, Scalar], str]:
     number = {reason: i for i, reason in enumerate(m.footnotes(), 1)}
 
     def mark(row: Scalar, col: Scalar) -> str:
-        return OK if m.ok(row, col) else f"{NO} [{number[m.reasons[(row, col)]]}]"
+        return OK if m.ok(row, col) else f"{NO} [{number[m.shown_reason(row, col)]}]"
 
     return mark
 

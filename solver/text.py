@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
 
 if TYPE_CHECKING:
-    from solver.resolve import Plan
+    from solver.resolution import Plan
 
 __all__ = ["conflict_message", "describe_pin", "resolution_table", "use_colour", "why_text"]
 

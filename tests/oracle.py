@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
-from solver.resolve import resolve
+from solver.inputs import collect_pins
+from solver.resolution import resolve_pins
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oracle"
 ORACLE = FIXTURES / "sglang-0.5.23.jsonl"
@@ -184,10 +185,7 @@ def inputs_for(pack: Pack, scenario: Mapping[str, Any]) -> tuple[dict[str, Any],
                                                                   list[str]]:
     """(options, facts, ignored inputs) for one oracle scenario, in the pack's field names."""
     platform = scenario["platform"]
-    if "sm" in scenario:
-        gpu_arch = f"sm{scenario['sm']}"
-    else:
-        gpu_arch = scenario.get("gfx") or "none"
+    gpu_arch = f"sm{scenario['sm']}" if "sm" in scenario else scenario.get("gfx") or "none"
     facts: dict[str, Any] = {"platform": platform, "gpu_arch": gpu_arch}
     ignored: list[str] = []
     arch = scenario["architecture"]
@@ -263,7 +261,7 @@ def show(value: Any) -> str:
 
 def _why(res: Resolution, name: str) -> str:
     prov = res.provenance[name]
-    parts = [prov.kind]
+    parts: list[str] = [prov.kind]
     if prov.rule:
         parts.append(prov.rule)
     elif prov.source and prov.kind in ("user", "fact"):
@@ -271,17 +269,20 @@ def _why(res: Resolution, name: str) -> str:
     return " ".join(parts)
 
 
-def run_scenario(pack: Pack, row: Mapping[str, Any]) -> Outcome:
+def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True) -> Outcome:
+    """Replay one scenario. `explain=False` skips naming our conflict's rules (the minimal
+    conflict and repairs cost seconds; accept/reject and values do not need them)."""
     scenario, result = row["scenario"], row["sglang"]
     options, facts, ignored = inputs_for(pack, scenario)
     outcome = Outcome(scenario=scenario["id"], sglang_ok=bool(result["ok"]), ours="resolved",
                       ignored_inputs=ignored)
     start = time.perf_counter()
     try:
-        res = resolve(pack, options, facts, reasons=False)
-    except Unsatisfiable as exc:
+        pins = collect_pins(pack, options, facts)
+        res = resolve_pins(pack, pins, reasons=False, explain_failure=False)
+    except Unsatisfiable:
         outcome.ours = "conflict"
-        outcome.detail = ", ".join(r.id for r in exc.conflict.rules) or "conflict"
+        outcome.detail = _conflict_rules(pack, options, facts) if explain else ""
     except InvalidInput as exc:
         outcome.ours = "invalid"
         outcome.detail = "; ".join(i.message for i in exc.issues)
@@ -324,14 +325,23 @@ def run_scenario(pack: Pack, row: Mapping[str, Any]) -> Outcome:
     return outcome
 
 
+def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any]) -> str:
+    try:
+        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False)
+    except Unsatisfiable as exc:
+        return ", ".join(r.id for r in exc.conflict.rules) or "conflict"
+    return "conflict"
+
+
 def _first_line(text: str) -> str:
     line = text.strip().splitlines()[0] if text.strip() else ""
     return line if len(line) <= 160 else line[:157] + "..."
 
 
-def run(pack: Pack | None = None, rows: Iterable[Mapping[str, Any]] | None = None) -> Report:
+def run(pack: Pack | None = None, rows: Iterable[Mapping[str, Any]] | None = None, *,
+        explain: bool = True) -> Report:
     pack = pack or load_pack("sglang")
-    return Report([run_scenario(pack, row) for row in (rows or load_scenarios())])
+    return Report([run_scenario(pack, row, explain=explain) for row in (rows or load_scenarios())])
 
 
 # --- the known-differences table ----------------------------------------------------------

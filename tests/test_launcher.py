@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack, resolve
+from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
 from solver.launcher import add_arguments, resolve_namespace, to_argv
 from solver.model import Field, Scalar
+from solver.resolution import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 TOY = ROOT / "tests" / "fixtures" / "packs" / "toy"

@@ -28,8 +28,8 @@ from solver.engine import compile_pack
 from solver.errors import Unsatisfiable
 from solver.explain import Item, minimal_conflict
 from solver.loader import load_directory
-from solver.model import Pin, Resolution, Scalar
-from solver.resolve import resolve
+from solver.model import Pack, Pin, Resolution, Scalar
+from solver.resolution import resolve
 
 pytestmark = pytest.mark.property
 
@@ -102,25 +102,25 @@ def assert_minimal_core(oracle: Oracle, pins: Mapping[str, Scalar], rules: Seque
 
 @law(25)
 @given(case=cases())
-def test_generated_packs_load_from_toml_unchanged(case: Case, tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_generated_packs_load_from_toml_unchanged(case: Case,
+                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
     """Every generated pack is a valid pack: written as TOML and loaded, it is the same pack."""
     directory = tmp_path_factory.mktemp("pack")
     case.spec.write(directory)
     loaded = load_directory(directory)
-    skip = {"file": True}
-    pack = case.pack
-    assert {n: f.model_dump(exclude=skip) for n, f in loaded.fields.items()} == {
-        n: f.model_dump(exclude=skip) for n, f in pack.fields.items()}
-    assert [r.model_dump(exclude=skip) for r in loaded.rules] == [r.model_dump(exclude=skip) for r in pack.rules]
-    assert [p.model_dump(exclude=skip) for p in loaded.preferences] == [
-        p.model_dump(exclude=skip) for p in pack.preferences]
-    assert loaded.sets == pack.sets
+
+    def content(pack: Pack) -> dict[str, Any]:
+        return pack.model_dump(include={"fields", "rules", "preferences", "sets"},
+                               exclude={"fields": {"__all__": {"file"}}, "rules": {"__all__": {"file"}},
+                                        "preferences": {"__all__": {"file"}}})
+
+    assert content(loaded) == content(case.pack)
 
 
 # --- 1-4. resolution --------------------------------------------------------------------------
 
 
-@law(200)
+@law(150)
 @given(case=cases())
 def test_resolves_exactly_when_a_solution_exists(case: Case) -> None:
     """Resolution succeeds iff some configuration satisfies the hard rules and the pins; in
@@ -136,7 +136,7 @@ def test_resolves_exactly_when_a_solution_exists(case: Case) -> None:
         assert all(got.values[n] == v for n, v in values_of(exp.pins).items())
 
 
-@law(150)
+@law(100)
 @given(case=cases())
 def test_result_satisfies_every_rule_and_warns_exactly_on_violated_warn_rules(case: Case) -> None:
     """The resolved configuration satisfies every hard rule; its warnings are exactly the warn
@@ -152,7 +152,7 @@ def test_result_satisfies_every_rule_and_warns_exactly_on_violated_warn_rules(ca
     assert all(w.message == case.pack.rule(w.rule).because for w in got.warnings)
 
 
-@law(200)
+@law(150)
 @given(case=cases())
 def test_user_pins_are_kept_unless_a_reported_adjustment_replaced_them(case: Case) -> None:
     """Facts are always kept; a user pin is kept unless a reported adjustment, declared on that
@@ -181,7 +181,7 @@ def test_user_pins_are_kept_unless_a_reported_adjustment_replaced_them(case: Cas
         assert got.values == strict.values
 
 
-@law(200)
+@law(150)
 @given(case=cases())
 def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
     """The result is the lexicographically best configuration in graph order (each auto field takes
@@ -225,7 +225,7 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
 # --- 5-7. explanations --------------------------------------------------------------------------
 
 
-@law(150)
+@law(100)
 @given(case=cases())
 def test_conflicts_are_unsatisfiable_and_minimal(case: Case) -> None:
     """A conflict is a set of the request's pins (after adjustments, with their sources) and hard
@@ -258,7 +258,7 @@ def test_conflicts_are_unsatisfiable_and_minimal(case: Case) -> None:
         assert_minimal_core(oracle, {p.field: p.value for p in core_pins}, core_rules)
 
 
-@law(150)
+@law(100)
 @given(case=cases())
 def test_repairs_resolve_and_nothing_smaller_does(case: Case) -> None:
     """Each repair (unset some pins, set others) resolves to exactly its `values`, which satisfy
@@ -300,7 +300,7 @@ def test_repairs_resolve_and_nothing_smaller_does(case: Case) -> None:
         assert not any(works([n]) for n in pins)
 
 
-@law(150)
+@law(100)
 @given(case=cases())
 def test_valid_choices_are_the_brute_force_projection(case: Case) -> None:
     """For each option, the possible values are exactly those some configuration takes with the
@@ -335,7 +335,7 @@ def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
 # --- 8-9. monotonicity and determinism ----------------------------------------------------------
 
 
-@law(150)
+@law(100)
 @given(data=st.data())
 def test_adding_a_rule_never_makes_an_unsatisfiable_request_satisfiable(data: st.DataObject) -> None:
     """With hard rules alone (strict mode, or a pack without adjustments), a request that has no
@@ -360,7 +360,7 @@ def _doc(got: Resolution | Unsatisfiable) -> str:
     return json.dumps(got.to_json(), sort_keys=True)
 
 
-@law(150)
+@law(100)
 @given(data=st.data())
 def test_answer_does_not_depend_on_input_order_and_repeats_byte_for_byte(data: st.DataObject) -> None:
     """The same request gives byte-identical JSON, whatever the order of the options and facts

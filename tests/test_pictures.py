@@ -116,3 +116,16 @@ def test_svg_is_what_dot_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     fake.write_text("#!/bin/sh\necho 'syntax error' >&2\nexit 1\n")
     with pytest.raises(InvalidInput, match="syntax error"):
         dot_to_svg("digraph {")
+
+
+def test_a_column_the_inputs_exclude_fails_whole_with_its_own_reason(toy: Pack) -> None:
+    m = compatibility(toy, "quant", "gpu", collect_pins(toy, {"kernel": "cutlass"}))
+    for row in m.rows:
+        assert {i.name for i in m.reasons[(row, "a100")]} == {"cutlass-not-a100", "kernel"}
+    assert render(m, "text").splitlines()[1].split() == ["none", "✗", "[1]", "✗", "[2]", "✓"]
+
+
+def test_one_footnote_serves_cells_that_differ_only_in_their_own_values(toy: Pack) -> None:
+    text = render(compatibility(toy, "quant", "gpu"), "text")
+    assert "fp4          ✗ [1]  ✗ [1]  ✓" in text
+    assert text.endswith("why not:\n  [1] fp4-needs-b200 (fp4 needs a Blackwell GPU; use --quant fp8)\n")

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver.engine import CompiledPack, Extra, SearchTrace, compile_pack
+from solver.engine import CompiledPack, Extra, SearchTrace, State, compile_pack
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
 from solver.inputs import collect_pins
 from solver.loader import semantics
@@ -135,16 +135,24 @@ def resolve_pins(
     cp = plan.compiled
     pins = dict(pins)
     adjustments: dict[str, tuple[Scalar, str]] = {}
-    if not strict:
-        pins, adjustments = _apply_adjustments(plan, pins)
     values = {name: pin.value for name, pin in pins.items()}
-    if cp.satisfiable(values, task="checking the request") is None:
+    # One check serves three purposes: whether adjustments are needed (only when the request as
+    # given has no solution), whether it resolves, and the start of the greedy decisions.
+    state = cp.start(values)
+    witness = cp.search(state, task="checking the request") if state is not None else None
+    if witness is None and not strict:
+        pins, adjustments = _apply_adjustments(plan, pins)
+        if adjustments:
+            values = {name: pin.value for name, pin in pins.items()}
+            state = cp.start(values)
+            witness = cp.search(state, task="checking the request") if state is not None else None
+    if state is None or witness is None:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict())
         from solver.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
-    solution, trace, log = _decide(plan, values)
+    solution, trace, log = _decide(plan, values, state, witness)
     _check_required(plan, pins, trace)
     provenance = {
         name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons)
@@ -165,18 +173,15 @@ def resolve_pins(
 
 
 def _decide(
-    plan: Plan, values: Mapping[str, Scalar]
+    plan: Plan, values: Mapping[str, Scalar], state: State, witness: Mapping[str, Scalar]
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
     lexicographically best configuration. The last witness is reused: when a field's best value is
-    the one the witness already has, no check is needed.
+    the one the witness already has, no check is needed; otherwise only the part of the witness
+    the new value touches is searched again.
     """
     cp = plan.compiled
-    state = cp.start(values)
-    witness = cp.search(state, task="resolving the request") if state is not None else None
-    if state is None or witness is None:  # pragma: no cover - the caller checked satisfiability
-        raise RuntimeError("resolution started from an unsatisfiable request")
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
     decided: dict[str, Scalar] = dict(values)
@@ -198,7 +203,7 @@ def _decide(
             # The witness satisfies every decision so far; if it already has this value, it
             # proves the value works.
             if witness.get(name) != value:
-                found = cp.search(nxt, task="resolving the request")
+                found = cp.search(nxt, task="resolving the request", hint=witness)
                 if found is None:
                     continue
                 witness = found

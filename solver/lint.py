@@ -1,0 +1,814 @@
+"""Rule-base analysis of a pack: `confsolve lint`.
+
+Owns the finding codes (CS1xx), their `--explain` texts and the checks behind them: dead values,
+dead / always-true / redundant rules, unreachable preference entries, auto-resolution totality,
+strongly connected fields, the quality of `because` and `source`, unused sets and fields, and
+acknowledgements. Every semantic check is a question to the compiled pack (`CompiledPack.solve`)
+kept local with `solver.explain.relevant_rules`; a solution found on the way is kept and proves
+many values and conditions alive at once, so most questions never reach the solver.
+
+Imports only the standard library at module level (the CLI imports this module at start-up);
+the engine, the graph and the condition language are imported inside functions. Never imports
+python-constraint or networkx directly.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import itertools
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solver.engine import CompiledPack, Extra
+    from solver.expr import Condition
+    from solver.model import Pack, Scalar
+
+__all__ = ["CODES", "Finding", "LintReport", "explain_code", "lint", "register_cli"]
+
+SEVERITIES = ("error", "warning", "info")
+LINT_BUDGET = 300_000
+ENUMERATE_FACTS = 4096
+SAMPLE_FACTS = 400
+MAX_TOTALITY_GROUPS = 25
+
+
+@dataclass(frozen=True)
+class Code:
+    severity: str
+    title: str
+    explain: str
+
+
+CODES: dict[str, Code] = {
+    "CS100": Code("error", "the rules contradict each other", (
+        "No assignment of all fields satisfies the hard rules, so every request fails. The finding "
+        "names a minimal set of rules that cannot hold together: change one of them. The other "
+        "semantic checks are skipped until this is fixed.")),
+    "CS101": Code("error", "dead value", (
+        "No configuration can take FIELD=VALUE under any facts: the rules listed (a minimal set) "
+        "exclude it everywhere. Setting it always ends in a conflict and auto never picks it. Fix "
+        "the rules or remove the value; if it stays on purpose (the launcher accepts the flag but "
+        "this version rejects it everywhere), acknowledge `FIELD=VALUE` in [lint.acknowledged].")),
+    "CS102": Code("warning", "dead rule", (
+        "The rule's `when` can never hold, on its own or given the other rules (listed: a minimal "
+        "set that excludes it), so the rule never restricts anything. Usually a typo in `when` or a "
+        "case another rule already forbids.")),
+    "CS103": Code("warning", "always-true rule", (
+        "The rule holds for every combination of values of the fields it reads, so it never "
+        "restricts anything (for example `require` lists every value of the field).")),
+    "CS104": Code("warning", "redundant rule", (
+        "The other rules imply this one: they cannot hold together with its negation. The finding "
+        "names a minimal set of rules that imply it. Removing it changes no answer; keep it (and "
+        "acknowledge it) when it gives users a clearer explanation than the rules that imply it. "
+        "For a warning rule: it can never be violated, so its warning is never shown.")),
+    "CS105": Code("info", "require can never hold", (
+        "The rule's `require` (or `forbid`) cannot hold for any value of its own fields, so the rule "
+        "just forbids its `when`. Writing it as `forbid = \"<when>\"` reads better in explanations.")),
+    "CS111": Code("warning", "preference never applies", (
+        "The preference's `when` can never hold given the rules (listed: a minimal set), so it never "
+        "ranks anything.")),
+    "CS112": Code("warning", "preference entry never feasible", (
+        "A value the preference ranks can never be used where the preference applies: the rules "
+        "listed (a minimal set) exclude it whenever `when` holds. Remove the entry or fix the rules.")),
+    "CS113": Code("warning", "preference entry always shadowed", (
+        "A ranked value can never be chosen because an earlier entry (of this preference, or of an "
+        "earlier one for the same field that applies whenever this one does) works wherever it "
+        "works: no rule allows the later value where it forbids the earlier one. Reorder or remove "
+        "the entry.")),
+    "CS114": Code("warning", "adjustment value never works", (
+        "An `adjust_to` value can never satisfy the rules when the adjustment fires (its `when` "
+        "holds): the replacement always falls through to the next value or to auto.")),
+    "CS121": Code("warning", "facts with no configuration", (
+        "Auto-resolution is not total: for the facts shown (a machine and model the fact-only rules "
+        "allow), no choice of the options satisfies the rules listed, so every request with these "
+        "facts fails. If the combination is really unsupported, say so with a rule over the facts "
+        "alone (a clearer message); otherwise fix the rules. Fact combinations are enumerated when "
+        "there are few, else sampled with a fixed seed (--samples, --seed).")),
+    "CS131": Code("info", "strongly connected fields", (
+        "These fields decide each other (through preferences, `same_as`, adjustments or "
+        "`depends_on`), so they are decided together in declaration order and a preference whose "
+        "condition reads an undecided member does not apply. Break the cycle if that is not "
+        "intended.")),
+    "CS141": Code("warning", "because names no flag or value", (
+        "A `because` is what the user reads: it should name the flag or value to change (a field "
+        "the rule reads, its --flag, or one of its values), not only what the code does.")),
+    "CS142": Code("warning", "source names no upstream reference", (
+        "A `source` should let a reviewer find the fact upstream: a file path, file::function, an "
+        "issue or PR (#1234) or a URL.")),
+    "CS151": Code("warning", "unused named set", (
+        "No condition uses this named set. Remove it or use it.")),
+    "CS152": Code("warning", "unused field", (
+        "No rule, preference, adjustment or depends_on mentions this field, so the pack says "
+        "nothing about it; every value is always possible.")),
+    "CS161": Code("error", "malformed acknowledgement", (
+        "Acknowledgements are strings \"CODE: reason\" with a known code and a non-empty reason, "
+        "on a rule (`acknowledged = [...]`) or in [lint.acknowledged] of any pack file.")),
+    "CS162": Code("warning", "stale acknowledgement", (
+        "An acknowledgement that matches no finding any more. Remove it so acknowledgements stay "
+        "true.")),
+    "CS163": Code("warning", "acknowledgement for an unknown id", (
+        "[lint.acknowledged] keys must name a rule, preference, field, named set or FIELD=VALUE of "
+        "the pack.")),
+    "CS190": Code("info", "check not completed", (
+        "A check ran out of its search budget and was skipped for the ids shown; the rest of the "
+        "report stands. Raise it with --budget.")),
+}
+
+
+@dataclass
+class Finding:
+    """One finding: a code, the ids it is about (the subject first), and a one-line message."""
+
+    code: str
+    ids: list[str]
+    message: str
+    witness: dict[str, Scalar] | None = None
+    reason: list[str] | None = None
+    acknowledged: str | None = None
+
+    @property
+    def severity(self) -> str:
+        return CODES[self.code].severity
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"code": self.code, "severity": self.severity, "ids": self.ids,
+                               "title": CODES[self.code].title, "message": self.message,
+                               "acknowledged": self.acknowledged}
+        if self.witness is not None:
+            doc["witness"] = {k: v for k, v in self.witness.items()}
+        if self.reason is not None:
+            doc["reason"] = self.reason
+        return doc
+
+
+@dataclass
+class LintReport:
+    """Every finding of one pack, plus what was checked and how long it took."""
+
+    pack: dict[str, str]
+    findings: list[Finding]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> list[Finding]:
+        """Error findings that are not acknowledged: these fail CI."""
+        return [f for f in self.findings if f.severity == "error" and f.acknowledged is None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"schema": 1, "status": "linted", "pack": self.pack,
+                "findings": [f.to_json() for f in self.findings], "stats": self.stats}
+
+    def text(self) -> str:
+        lines = []
+        for f in self.findings:
+            ack = f"  [acknowledged: {f.acknowledged}]" if f.acknowledged is not None else ""
+            lines.append(f"{f.severity:<7} {f.code} {f.ids[0]}: {f.message}{ack}")
+        counts = {s: sum(1 for f in self.findings if f.severity == s and f.acknowledged is None)
+                  for s in SEVERITIES}
+        acked = sum(1 for f in self.findings if f.acknowledged is not None)
+        lines.append(
+            f"{self.pack['name']} {self.pack['version']}: {counts['error']} error(s), "
+            f"{counts['warning']} warning(s), {counts['info']} info, {acked} acknowledged "
+            f"({self.stats.get('seconds', 0):.1f} s; `confsolve lint --explain CODE` says more)")
+        return "\n".join(lines)
+
+
+def explain_code(code: str) -> str:
+    """The `--explain` text of a finding code."""
+    entry = CODES[code.upper()]
+    return f"{code.upper()} ({entry.severity}): {entry.title}\n\n{entry.explain}"
+
+
+def _show(value: Scalar | None) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _pins(values: Mapping[str, Scalar]) -> str:
+    return ", ".join(f"{n}={_show(v)}" for n, v in values.items())
+
+
+# --- the semantic checks ----------------------------------------------------------------------
+
+class _Linter:
+    def __init__(self, pack: Pack, *, samples: int, seed: int, budget: int) -> None:
+        from solver.engine import compile_pack
+        from solver.loader import semantics
+
+        self.pack = pack
+        self.cp: CompiledPack = compile_pack(pack)
+        self.sem = semantics(pack)
+        self.samples = samples
+        self.seed = seed
+        self.budget = budget
+        self.findings: list[Finding] = []
+        self.pool: list[dict[str, Scalar]] = []  # solutions of the whole pack, found on the way
+        self.proven: dict[str, set[Scalar]] = {n: set() for n in pack.fields}
+        self.dead: set[tuple[str, Scalar]] = set()
+        self.solves = 0
+        self.stats: dict[str, Any] = {}
+        self._dominance: dict[tuple[str, Scalar, Scalar], bool] = {}
+        self._alive: list[Any] = []
+
+    # -- solver access ---------------------------------------------------------------------
+    def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
+        self.findings.append(Finding(code, list(ids), message, **extra))
+
+    def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Extra] = (),
+              rules: Iterable[str] | None = None, what: str,
+              ids: Sequence[str]) -> dict[str, Scalar] | None | bool:
+        """A solution, None when there is none, False when the budget ran out (reported)."""
+        from solver.errors import SolverBudgetExceeded
+
+        self.solves += 1
+        try:
+            found = self.query(pins, rules=None if rules is None else list(rules), extra=extra,
+                               task=f"linting: {what}")
+        except SolverBudgetExceeded:
+            self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
+            return False
+        if found is not None and rules is None:
+            self.learn(found)
+        return found
+
+    def query(self, pins: Mapping[str, Scalar], *, rules: list[str] | None,
+              extra: Sequence[Extra], task: str) -> dict[str, Scalar] | None:
+        """`CompiledPack.solve`, keeping each query's state alive until the lint ends.
+
+        The engine remembers supports by `id()` of a condition's function; an ad-hoc condition's
+        function dies with its query, and a new one may be born at the same address.
+        """
+        state = self.cp.start(pins, rules=rules, extra=extra)
+        if state is None:
+            return None
+        if extra:
+            self._alive.append(state)
+        return self.cp.search(state, budget=self.budget, task=task)
+
+    def learn(self, solution: dict[str, Scalar]) -> None:
+        self.pool.append(solution)
+        for name, value in solution.items():
+            self.proven[name].add(value)
+
+    def extra(self, cond: Condition, *, negate: bool = False) -> Extra:
+        from solver.engine import Extra
+
+        holds = cond.holds
+        if negate:
+            return Extra(cond.fields, lambda *a: not holds(a))
+        return Extra(cond.fields, lambda *a: holds(a))
+
+    def reason(self, pins: Mapping[str, Scalar], extras: Sequence[Extra],
+               rules: Sequence[str]) -> list[str]:
+        """A minimal set of `rules` that, with `pins` and `extras`, has no solution (QuickXplain)."""
+        from solver.explain import Item, quickxplain, relevant_rules
+
+        start = [*pins, *(n for e in extras for n in e.fields)]
+        local = relevant_rules(self.cp, pins, start, rules)
+
+        def consistent(items: Sequence[Item]) -> bool:
+            found = self.query(pins, rules=[i.name for i in items], extra=extras,
+                               task="linting: explaining")
+            return found is not None
+
+        from solver.errors import SolverBudgetExceeded
+
+        try:
+            core = quickxplain(consistent, [Item("rule", r) for r in local])
+        except SolverBudgetExceeded:
+            return ["(not minimised: search budget)", *local]
+        return [i.name for i in core]
+
+    def others(self, rule_id: str) -> list[str]:
+        return [r for r in self.cp.rule_ids if r != rule_id]
+
+    # -- checks ----------------------------------------------------------------------------
+    def run(self, totality: bool) -> None:
+        timings: dict[str, float] = {}
+
+        def timed(name: str, check: Callable[[], Any]) -> Any:
+            started = time.monotonic()
+            result = check()
+            timings[name] = round(time.monotonic() - started, 3)
+            return result
+
+        if not timed("satisfiable", self.check_satisfiable):
+            self.stats["timings"] = timings
+            return
+        timed("values", self.check_values)
+        timed("rules", self.check_rules)
+        timed("preferences", self.check_preferences)
+        timed("adjustments", self.check_adjustments)
+        if totality:
+            timed("totality", self.check_totality)
+        self.stats["timings"] = timings
+
+    def check_satisfiable(self) -> bool:
+        found = self.solve({}, what="the whole pack", ids=[self.pack.name])
+        if found is False:
+            return False
+        if found is None:
+            core = self.reason({}, [], list(self.cp.rule_ids))
+            self.add("CS100", [self.pack.name, *core],
+                     "no configuration satisfies all rules; these cannot hold together: "
+                     + ", ".join(core), reason=core)
+            return False
+        return True
+
+    def check_values(self) -> None:
+        for name, values in self.cp.domains.items():
+            for value in values:
+                if value in self.proven[name]:
+                    continue
+                found = self.solve({name: value}, what=f"value {name}={_show(value)}",
+                                   ids=[f"{name}={_show(value)}"])
+                if found is None:
+                    self.dead.add((name, value))
+                    core = self.reason({name: value}, [], list(self.cp.rule_ids))
+                    self.add("CS101", [f"{name}={_show(value)}", name, *core],
+                             f"no configuration can take {name}={_show(value)}; excluded by "
+                             + ", ".join(core), reason=core)
+
+    def check_rules(self) -> None:
+        from solver.expr import parse
+
+        for rule in self.pack.rules:
+            cond = self.sem.rules[rule.id]
+            warn = rule.severity == "warn"
+            others = None if warn else self.others(rule.id)
+            kind = "warning rule" if warn else "rule"
+            # Always true on its own: no value combination of its own fields breaks it.
+            if self._constant(cond, negate=True, ids=[rule.id]):
+                self.add("CS103", [rule.id], f"the {kind} holds for every value of "
+                         f"{', '.join(cond.fields) or 'its fields'}; it never restricts anything")
+                continue
+            when = self.sem.whens.get(rule.id)
+            if when is not None and self.check_when(rule.id, when, others, kind):
+                continue
+            body_text = rule.require if rule.require is not None else rule.forbid
+            assert body_text is not None
+            body = parse(body_text, self.pack.fields, self.pack.sets)
+            if when is not None and self._constant(body, negate=rule.forbid is None,
+                                                   ids=[rule.id]):
+                verb = "require" if rule.require is not None else "forbid"
+                self.add("CS105", [rule.id], f"`{verb}` can never be "
+                         f"{'true' if rule.require is not None else 'false'}; the rule only "
+                         f"forbids its `when` ({rule.when}): write forbid = {rule.when!r}")
+            # Implied by the others: the others and the rule's negation have no solution.
+            negated = self.extra(cond, negate=True)
+            found = self.solve({}, extra=[negated], rules=others, what=f"rule {rule.id}",
+                               ids=[rule.id])
+            if found is None:
+                core = self.reason({}, [negated], others if others is not None
+                                   else list(self.cp.rule_ids))
+                if warn:
+                    message = ("the warning rule can never be violated given "
+                               + (", ".join(core) or "the domains") + "; its warning never shows")
+                else:
+                    message = "implied by " + (", ".join(core) or "the domains")
+                self.add("CS104", [rule.id, *core], message, reason=core)
+
+    def _constant(self, cond: Condition, *, negate: bool, ids: Sequence[str]) -> bool:
+        """True when `cond` (or its negation) can never hold for any value of its own fields."""
+        if not cond.fields:
+            return bool(cond.holds(())) == negate
+        found = self.solve({}, extra=[self.extra(cond, negate=negate)], rules=[],
+                           what="a condition on its own", ids=ids)
+        return found is None
+
+    def check_when(self, rule_id: str, when: Condition, others: list[str] | None,
+                   kind: str) -> bool:
+        if any(when.evaluate(w) for w in self.pool):
+            return False
+        if self._constant(when, negate=False, ids=[rule_id]):
+            self.add("CS102", [rule_id], f"the {kind}'s `when` can never hold, whatever the values "
+                     f"of {', '.join(when.fields)}")
+            return True
+        extra = self.extra(when)
+        found = self.solve({}, extra=[extra], rules=others, what=f"when of {rule_id}",
+                           ids=[rule_id])
+        if found is None:
+            core = self.reason({}, [extra], others if others is not None
+                               else list(self.cp.rule_ids))
+            self.add("CS102", [rule_id, *core], f"the {kind}'s `when` can never hold given "
+                     + ", ".join(core), reason=core)
+            return True
+        return False
+
+    def check_preferences(self) -> None:
+        applies: dict[str, bool] = {}
+        earlier: dict[str, list[tuple[str, Condition | None, tuple[Scalar, ...]]]] = {}
+        for pref in self.pack.preferences:
+            when = self.sem.preferences.get(pref.id)
+            target = pref.field
+            if when is not None and not any(when.evaluate(w) for w in self.pool):
+                found = self.solve({}, extra=[self.extra(when)], what=f"preference {pref.id}",
+                                   ids=[pref.id])
+                if found is None:
+                    core = self.reason({}, [self.extra(when)], list(self.cp.rule_ids))
+                    self.add("CS111", [pref.id, *core], "the preference's `when` can never hold "
+                             "given " + ", ".join(core), reason=core)
+                    applies[pref.id] = False
+                    continue
+            applies[pref.id] = True
+            before = [v for pid, cond, values in earlier.get(target, [])
+                      if self._implies(when, cond) for v in values]
+            for index, value in enumerate(pref.prefer):
+                subject = f"{pref.id}:{_show(value)}"
+                ranked_before = before + list(pref.prefer[:index])
+                if value in ranked_before:
+                    self.add("CS113", [subject, pref.id], f"{target}={_show(value)} is already "
+                             "ranked earlier for this field; this entry never matters")
+                    continue
+                if not self._feasible_where(pref.id, target, value, when):
+                    continue
+                shadow = next((u for u in ranked_before if self._dominates(target, u, value)),
+                              None)
+                if shadow is not None:
+                    self.add("CS113", [subject, pref.id], f"{target}={_show(value)} is never "
+                             f"chosen: {target}={_show(shadow)} ranks first and no rule forbids it "
+                             f"where {_show(value)} is allowed")
+            earlier.setdefault(target, []).append((pref.id, when, pref.prefer))
+
+    def _feasible_where(self, pref_id: str, target: str, value: Scalar,
+                        when: Condition | None) -> bool:
+        if any(w[target] == value and (when is None or when.evaluate(w)) for w in self.pool):
+            return True
+        extras = [self.extra(when)] if when is not None else []
+        found = self.solve({target: value}, extra=extras, what=f"preference {pref_id}",
+                           ids=[f"{pref_id}:{_show(value)}"])
+        if found is None:
+            core = self.reason({target: value}, extras, list(self.cp.rule_ids))
+            where = f" where it applies ({self.pack.preference(pref_id).when})" if when else ""
+            self.add("CS112", [f"{pref_id}:{_show(value)}", pref_id, *core],
+                     f"{target}={_show(value)} can never be used{where}; excluded by "
+                     + ", ".join(core), reason=core)
+            return False
+        return found is not False
+
+    def _implies(self, when: Condition | None, other: Condition | None) -> bool:
+        """Whether `other` holds wherever `when` does (on the conditions alone)."""
+        if other is None:
+            return True
+        if when is None:
+            return False
+        from solver.engine import Extra
+
+        fields = tuple(dict.fromkeys(when.fields + other.fields))
+        w, o = when, other
+
+        def counter(*values: Scalar) -> bool:
+            known = dict(zip(fields, values, strict=True))
+            return w.evaluate(known) and not o.evaluate(known)
+
+        return self.solve({}, extra=[Extra(fields, counter)], rules=[], what="two conditions",
+                          ids=[]) is None
+
+    def _dominates(self, name: str, better: Scalar, worse: Scalar) -> bool:
+        """Wherever `name=worse` satisfies the rules, `name=better` does too (substitution).
+
+        Checked rule by rule over the rule's other fields, so it is sound but local: a value
+        reported as shadowed is never chosen, while some shadowing through chains is missed.
+        """
+        key = (name, better, worse)
+        known = self._dominance.get(key)
+        if known is not None:
+            return known
+        from solver.engine import Extra
+
+        result = True
+        for rid in self.cp.rules_reading(name):
+            rest, breaks = _substitution(self.cp.rules[rid].condition, name, worse, better)
+            if not rest:
+                if breaks():
+                    result = False
+                    break
+                continue
+            if self.solve({}, extra=[Extra(rest, breaks)], rules=[], what="dominance",
+                          ids=[]) is not None:
+                result = False
+                break
+        self._dominance[key] = result
+        return result
+
+    def check_adjustments(self) -> None:
+        for rule in self.pack.rules:
+            if rule.adjusts is None:
+                continue
+            when = self.sem.whens.get(rule.id)
+            extras = [self.extra(when)] if when is not None else []
+            for value in rule.adjust_to:
+                found = self.solve({rule.adjusts: value}, extra=extras,
+                                   what=f"adjustment {rule.id}", ids=[rule.id])
+                if found is None:
+                    core = self.reason({rule.adjusts: value}, extras, list(self.cp.rule_ids))
+                    self.add("CS114", [rule.id, *core], f"adjust_to {rule.adjusts}="
+                             f"{_show(value)} never satisfies the rules when the adjustment fires; "
+                             "excluded by " + ", ".join(core), reason=core)
+
+    def check_totality(self) -> None:
+        from solver.explain import minimal_conflict
+        from solver.model import Pin
+
+        facts = self.pack.facts
+        world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= set(facts)]
+        combos, enumerated = self._fact_combinations(facts, world)
+        self.stats["totality"] = {"fact_combinations": len(combos), "enumerated": enumerated,
+                                  "seed": None if enumerated else self.seed}
+        groups: dict[tuple[Any, ...], list[dict[str, Scalar]]] = {}
+        for combo in combos:
+            found = self.solve(combo, what="a fact combination", ids=[_pins(combo)])
+            if found is not None:
+                continue
+            pins = {n: Pin(field=n, value=v, source="fact") for n, v in combo.items()}
+            core = minimal_conflict(self.cp, pins)
+            if core is None:  # pragma: no cover - the combination has no solution
+                continue
+            key = (tuple((p.field, p.value) for p in core[0]), tuple(core[1]))
+            groups.setdefault(key, []).append(combo)
+        for (core_pins, core_rules), members in list(groups.items())[:MAX_TOTALITY_GROUPS]:
+            facts_shown = dict(core_pins)
+            how = "enumerated" if enumerated else "sampled"
+            self.add("CS121", [_pins(facts_shown) or "(no facts)", *core_rules],
+                     f"with {_pins(facts_shown) or 'these facts'} no choice of options satisfies "
+                     f"{', '.join(core_rules)} ({len(members)} of {len(combos)} {how} fact "
+                     f"combinations, e.g. {_pins(members[0])})",
+                     witness=facts_shown, reason=list(core_rules))
+
+    def _fact_combinations(self, facts: list[str],
+                           world: list[str]) -> tuple[list[dict[str, Scalar]], bool]:
+        """The fact combinations the fact-only rules allow: all when few, else a seeded sample."""
+        domains = [self.cp.domains[n] for n in facts]
+        size = 1
+        for dom in domains:
+            size *= len(dom)
+        conds = [self.cp.rules[r].condition for r in world]
+        if size <= ENUMERATE_FACTS:
+            out = []
+            for values in itertools.product(*domains):
+                combo = dict(zip(facts, values, strict=True))
+                if all(c.evaluate(combo) for c in conds):
+                    out.append(combo)
+            return out, True
+        rng = random.Random(self.seed)
+        seen: dict[tuple[Scalar, ...], dict[str, Scalar]] = {}
+        root = self.cp.start({}, rules=world)
+        if root is None:  # pragma: no cover - the whole pack is satisfiable, so its facts are
+            return [], False
+        for _ in range(self.samples * 3):
+            if len(seen) >= self.samples:
+                break
+            combo = _random_facts(root, facts, rng, conds)
+            if combo is not None:
+                seen.setdefault(tuple(combo.values()), combo)
+        return list(seen.values()), False
+
+
+def _random_facts(root: Any, facts: Sequence[str], rng: random.Random,
+                  conds: Sequence[Condition]) -> dict[str, Scalar] | None:
+    """One random fact combination allowed by the fact-only rules (None on a dead end).
+
+    Facts are fixed in a random order, each to a random value still in its propagated domain, so
+    the sample follows the fact-only rules instead of rejecting almost every random product.
+    """
+    state = root
+    for name in rng.sample(list(facts), len(facts)):
+        values = list(state.domain(name))
+        rng.shuffle(values)
+        for value in values:
+            nxt = state.assign(name, value)
+            if nxt is not None:
+                state = nxt
+                break
+        else:
+            return None
+    combo = {n: state.domain(n)[0] for n in facts}
+    return combo if all(c.evaluate(combo) for c in conds) else None
+
+
+def _substitution(cond: Condition, name: str, worse: Scalar,
+                  better: Scalar) -> tuple[tuple[str, ...], Callable[..., bool]]:
+    """The rule's other fields, and a test over them: true where `worse` passes, `better` fails."""
+    fields = cond.fields
+    position = fields.index(name)
+    rest = fields[:position] + fields[position + 1:]
+    holds = cond.holds
+
+    def breaks(*values: Scalar) -> bool:
+        head, tail = values[:position], values[position:]
+        return bool(holds((*head, worse, *tail)) and not holds((*head, better, *tail)))
+
+    return rest, breaks
+
+
+# --- the static checks ------------------------------------------------------------------------
+
+_SOURCE_REF = re.compile(r"(/|::|\.py\b|\.md\b|\.rst\b|#\d+|https?://|\bPR\b|\bissue\b)",
+                         re.IGNORECASE)
+
+
+def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
+    """Whether `text` names a field, its flag or a value of one of `fields` (as a word)."""
+    words: set[str] = set()
+    for name in fields:
+        f = pack.fields[name]
+        words |= {name, name.replace("_", "-"), f.cli_flag.lstrip("-")}
+        for value in f.domain:
+            if isinstance(value, str) and len(value) >= 2:
+                words.add(value)
+            elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2:
+                words.add(str(value))
+        words |= {label for label in f.labels.values()}
+    lowered = text.lower()
+    for word in words:
+        pattern = r"(?<![\w])" + re.escape(word.lower()) + r"(?![\w])"
+        if re.search(pattern, lowered):
+            return True
+    return False
+
+
+def _static_checks(pack: Pack) -> list[Finding]:
+    from solver.loader import semantics
+
+    sem = semantics(pack)
+    out: list[Finding] = []
+    every = list(pack.fields)
+    for rule in pack.rules:
+        read = list(sem.rules[rule.id].fields) + ([rule.adjusts] if rule.adjusts else [])
+        if not _names_something(rule.because, pack, read or every):
+            out.append(Finding("CS141", [rule.id], "`because` names none of "
+                               f"{', '.join(read)} (flag or value): say what to change"))
+        if not _SOURCE_REF.search(rule.source):
+            out.append(Finding("CS142", [rule.id], f"`source` {rule.source!r} names no file, "
+                               "function, issue or URL"))
+    for pref in pack.preferences:
+        cond = sem.preferences.get(pref.id)
+        read = [pref.field, *(cond.fields if cond is not None else ())]
+        if not _names_something(pref.because, pack, read):
+            out.append(Finding("CS141", [pref.id], "`because` names none of "
+                               f"{', '.join(read)} (flag or value)"))
+        if not _SOURCE_REF.search(pref.source):
+            out.append(Finding("CS142", [pref.id], f"`source` {pref.source!r} names no file, "
+                               "function, issue or URL"))
+    used_sets: set[str] = set()
+    texts = [t for r in pack.rules for t in (r.when, r.require, r.forbid) if t]
+    texts += [p.when for p in pack.preferences if p.when]
+    for text in texts:
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:  # pragma: no cover - the loader parsed it already
+            continue
+        used_sets |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in pack.sets}
+    for set_name in pack.sets:
+        if set_name not in used_sets:
+            out.append(Finding("CS151", [set_name], "no condition uses this set"))
+    mentioned: set[str] = set()
+    for cond in sem.rules.values():
+        mentioned |= set(cond.fields)
+    for pref in pack.preferences:
+        mentioned.add(pref.field)
+        if pref.same_as:
+            mentioned.add(pref.same_as)
+        pcond = sem.preferences.get(pref.id)
+        if pcond is not None:
+            mentioned |= set(pcond.fields)
+    for name, f in pack.fields.items():
+        if f.depends_on:
+            mentioned |= {name, *f.depends_on}
+    for name, f in pack.fields.items():
+        if name not in mentioned:
+            out.append(Finding("CS152", [name], f"no rule or preference mentions this {f.kind}"))
+    return out
+
+
+def _graph_checks(pack: Pack) -> list[Finding]:
+    from solver.graph import analyse
+
+    info = analyse(pack)
+    out = []
+    for component in info.components:
+        members = set(component)
+        links = [f"{s} -> {d} ({why})" for s, d, why in info.edges if s in members and d in members]
+        out.append(Finding("CS131", [component[0], *component[1:]],
+                           f"{', '.join(component)} decide each other: " + "; ".join(links)))
+    return out
+
+
+# --- acknowledgements -------------------------------------------------------------------------
+
+_ACK = re.compile(r"^\s*(CS\d{3})\s*:\s*(\S.*?)\s*$")
+
+
+def _acknowledge(pack: Pack, findings: list[Finding]) -> list[Finding]:
+    """Mark acknowledged findings; report malformed, stale and misplaced acknowledgements."""
+    entries: list[tuple[str, str, str, str]] = []  # (id, code, reason, where)
+    problems: list[Finding] = []
+    sources: list[tuple[str, Sequence[str], str]] = [
+        (rule.id, rule.acknowledged, f"rule {rule.id}") for rule in pack.rules]
+    table: Mapping[str, Sequence[str]] = getattr(pack, "acknowledged", None) or {}
+    known = _known_ids(pack)
+    for key, items in table.items():
+        sources.append((key, items, f"[lint.acknowledged] {key}"))
+        if key not in known:
+            problems.append(Finding("CS163", [key], f"[lint.acknowledged] names {key!r}, which is "
+                                    "not a rule, preference, field, set or FIELD=VALUE of the pack"))
+    for ident, items, where in sources:
+        for item in items:
+            match = _ACK.match(item)
+            if match is None or match.group(1) not in CODES:
+                problems.append(Finding("CS161", [ident], f"{where}: {item!r} is not "
+                                        "\"CODE: reason\" with a known code"))
+                continue
+            entries.append((ident, match.group(1), match.group(2), where))
+    used: set[int] = set()
+    for finding in findings:
+        for number, (ident, code, reason, _) in enumerate(entries):
+            if code == finding.code and ident in finding.ids:
+                finding.acknowledged = reason
+                used.add(number)
+                break
+    for number, (ident, code, _, where) in enumerate(entries):
+        if number not in used:
+            problems.append(Finding("CS162", [ident], f"{where}: {code} matches no finding; "
+                                    "remove the acknowledgement"))
+    return findings + problems
+
+
+def _known_ids(pack: Pack) -> set[str]:
+    known = {r.id for r in pack.rules} | {p.id for p in pack.preferences} | set(pack.sets)
+    for name, f in pack.fields.items():
+        known.add(name)
+        known |= {f"{name}={_show(v)}" for v in f.domain}
+    for pref in pack.preferences:
+        known |= {f"{pref.id}:{_show(v)}" for v in pref.prefer}
+    return known
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+def lint(pack: Pack, *, samples: int = SAMPLE_FACTS, seed: int = 0, budget: int = LINT_BUDGET,
+         totality: bool = True) -> LintReport:
+    """Analyse `pack` and return every finding, acknowledged ones marked, errors first."""
+    started = time.monotonic()
+    linter = _Linter(pack, samples=samples, seed=seed, budget=budget)
+    linter.run(totality)
+    findings = linter.findings + _graph_checks(pack) + _static_checks(pack)
+    findings = _acknowledge(pack, findings)
+    order = {s: i for i, s in enumerate(SEVERITIES)}
+    findings.sort(key=lambda f: (order[f.severity], f.code))
+    stats = {**linter.stats, "solver_calls": linter.solves, "witnesses": len(linter.pool),
+             "seconds": round(time.monotonic() - started, 3)}
+    return LintReport({"name": pack.name, "version": pack.version}, findings, stats)
+
+
+def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """Add `confsolve lint` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "lint", help="analyse a pack: dead values, dead or redundant rules, unreachable "
+                     "preferences, totality, cycles",
+        description="Analyse a rule pack. Exit 1 when error findings remain that are not "
+                    "acknowledged; `--explain CODE` describes a finding code.")
+    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--json", action="store_true", help="print the contract's JSON document")
+    p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
+    p.add_argument("--samples", type=int, default=SAMPLE_FACTS, metavar="N",
+                   help=f"fact combinations to sample for the totality check when there are "
+                        f"more than {ENUMERATE_FACTS} (default {SAMPLE_FACTS})")
+    p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
+    p.add_argument("--budget", type=int, default=LINT_BUDGET, metavar="STEPS",
+                   help=f"search steps per solver call (default {LINT_BUDGET})")
+    p.set_defaults(func=cmd_lint)
+
+
+def cmd_lint(args: argparse.Namespace) -> int:
+    from solver.errors import InputIssue, InvalidInput
+
+    if args.explain is not None:
+        code = args.explain.strip().upper()
+        if code not in CODES:
+            import difflib
+
+            close = tuple(difflib.get_close_matches(code, list(CODES), n=3))
+            raise InvalidInput([InputIssue(
+                field="explain", value=args.explain, did_you_mean=close, allowed=tuple(CODES),
+                message=f"unknown finding code {args.explain!r}; codes: {', '.join(CODES)}")])
+        print(explain_code(code))
+        return 0
+    if args.samples < 1 or args.budget < 1:
+        raise InvalidInput([InputIssue(field="samples", value=args.samples,
+                                       message="--samples and --budget must be positive")])
+    from solver.cli import load
+
+    report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)
+    if args.json:
+        import json
+
+        print(json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+    else:
+        print(report.text())
+    return 1 if report.errors else 0
