@@ -10,7 +10,7 @@ through fields left free.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from solver.engine import CompiledPack
@@ -163,9 +163,16 @@ def minimal_reason(
     """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can."""
     background = {field: value}
     others = {n: v for n, v in pins.items() if n != field}
-    rules = relevant_rules(cp, others, [field])
     check = {**others, **background}
-    if cp.solve(check, rules=rules, task=task) is not None:
+    # Grow the rule set outwards from the field (the rules reading it, then the rules reading
+    # their free fields, ...) and stop at the first layer that already excludes the value: most
+    # exclusions are one or two rules away, and QuickXplain then works on a few rules, not all.
+    rules: list[str] | None = None
+    for layer in _layers(cp, others, field):
+        if cp.solve(check, rules=layer, task=task) is None:
+            rules = layer
+            break
+    if rules is None:
         # The rules around the field allow it; if the request fails anyway, the reason lies
         # elsewhere (the other inputs already conflict), so look at every rule.
         if cp.solve(check, task=task) is not None:
@@ -176,6 +183,27 @@ def minimal_reason(
     pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]
     pin_items.sort(key=lambda it: _pin_rank(it.source))
     return quickxplain(_oracle(cp, background, task), items + pin_items)
+
+
+def _layers(cp: CompiledPack, pins: Mapping[str, Scalar], field: str) -> Iterator[list[str]]:
+    """Ever larger sets of rules around `field`, each reached through fields left free."""
+    order = {rid: i for i, rid in enumerate(cp.rule_ids)}
+    chosen: set[str] = set()
+    seen = {field}
+    frontier = [field]
+    while frontier:
+        fresh = [rid for name in frontier for rid in cp.rules_reading(name) if rid not in chosen]
+        if not fresh:
+            return
+        chosen.update(fresh)
+        yield sorted(chosen, key=order.__getitem__)
+        nxt = []
+        for rid in fresh:
+            for other in cp.rules[rid].fields:
+                if other not in seen and other not in pins:
+                    seen.add(other)
+                    nxt.append(other)
+        frontier = nxt
 
 
 def render_reason(items: Sequence[Item]) -> list[str]:

@@ -36,6 +36,7 @@ LINT_BUDGET = 300_000
 ENUMERATE_FACTS = 4096
 SAMPLE_FACTS = 400
 MAX_TOTALITY_GROUPS = 25
+REPAIR_STEPS = 60
 
 
 @dataclass(frozen=True)
@@ -213,7 +214,8 @@ class _Linter:
         self.solves = 0
         self.stats: dict[str, Any] = {}
         self._dominance: dict[tuple[str, Scalar, Scalar], bool] = {}
-        self._alive: list[Any] = []
+        self.rng = random.Random(seed)
+        self.repaired = 0
 
     # -- solver access ---------------------------------------------------------------------
     def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
@@ -222,33 +224,53 @@ class _Linter:
     def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Extra] = (),
               rules: Iterable[str] | None = None, what: str,
               ids: Sequence[str]) -> dict[str, Scalar] | None | bool:
-        """A solution, None when there is none, False when the budget ran out (reported)."""
+        """A solution, None when there is none, False when the budget ran out (reported).
+
+        A known solution, repaired by a short local search, answers most of these questions; only
+        when that fails does the solver decide (and prove the "no" answers the findings rest on).
+        """
         from solver.errors import SolverBudgetExceeded
 
-        self.solves += 1
-        try:
-            found = self.query(pins, rules=None if rules is None else list(rules), extra=extra,
-                               task=f"linting: {what}")
-        except SolverBudgetExceeded:
-            self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
-            return False
+        rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
+        found = self.repair(pins, rule_ids, extra)
+        if found is None:
+            self.solves += 1
+            try:
+                found = self.query(pins, rules=None if rules is None else rule_ids, extra=extra,
+                                   task=f"linting: {what}")
+            except SolverBudgetExceeded:
+                self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
+                return False
         if found is not None and rules is None:
             self.learn(found)
         return found
 
     def query(self, pins: Mapping[str, Scalar], *, rules: list[str] | None,
               extra: Sequence[Extra], task: str) -> dict[str, Scalar] | None:
-        """`CompiledPack.solve`, keeping each query's state alive until the lint ends.
-
-        The engine remembers supports by `id()` of a condition's function; an ad-hoc condition's
-        function dies with its query, and a new one may be born at the same address.
-        """
+        """`CompiledPack.solve`, trying the values of the latest known solution first."""
         state = self.cp.start(pins, rules=rules, extra=extra)
         if state is None:
             return None
-        if extra:
-            self._alive.append(state)
-        return self.cp.search(state, budget=self.budget, task=task)
+        hint = self.pool[-1] if self.pool else None
+        return self.cp.search(state, budget=self.budget, task=task, hint=hint)
+
+    def repair(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
+               extra: Sequence[Extra]) -> dict[str, Scalar] | None:
+        """A solution found by repairing known solutions (min-conflicts local search), or None.
+
+        Sound by construction: an answer is returned only when every check holds on it.
+        """
+        if not self.pool:
+            return None
+        checks: list[tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]] = [
+            (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in rule_ids]
+        for item in extra:
+            checks.append((item.fields, lambda values, h=item.holds: bool(h(*values))))
+        starts = sorted(self.pool[-64:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
+        found = _min_conflicts(self.cp.domains, checks, pins, starts[:2], self.rng, REPAIR_STEPS)
+        if found is not None:
+            self.repaired += 1
+        return found
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         self.pool.append(solution)
@@ -591,6 +613,68 @@ def _random_facts(root: Any, facts: Sequence[str], rng: random.Random,
     return combo if all(c.evaluate(combo) for c in conds) else None
 
 
+def _min_conflicts(
+    domains: Mapping[str, Sequence[Scalar]],
+    checks: Sequence[tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]],
+    fixed: Mapping[str, Scalar],
+    starts: Sequence[Mapping[str, Scalar]],
+    rng: random.Random,
+    steps: int,
+) -> dict[str, Scalar] | None:
+    """Min-conflicts local search from each start with `fixed` applied; a solution or None."""
+    by_field: dict[str, list[int]] = {}
+    for index, (names, _) in enumerate(checks):
+        for name in names:
+            by_field.setdefault(name, []).append(index)
+    for start in starts:
+        current = {**start, **fixed}
+
+        def fails(index: int, current: dict[str, Scalar] = current) -> bool:
+            names, holds = checks[index]
+            return not holds(tuple(current[n] for n in names))
+
+        bad = {i for i in range(len(checks)) if fails(i)}
+        for _ in range(steps):
+            if not bad:
+                return current
+            names = checks[rng.choice(sorted(bad))][0]
+            free = [n for n in names if n not in fixed]
+            if not free:
+                break
+            moves: list[tuple[str, Scalar]] = []
+            best = 0
+            for name in free:
+                was = current[name]
+                before = sum(1 for j in by_field[name] if j in bad)
+                for value in domains[name]:
+                    if value == was:
+                        continue
+                    current[name] = value
+                    score = sum(1 for j in by_field[name] if fails(j)) - before
+                    if not moves or score < best:
+                        best, moves = score, [(name, value)]
+                    elif score == best:
+                        moves.append((name, value))
+                current[name] = was
+            if not moves:
+                break
+            # Mostly greedy; now and then a random move, so plateaus do not trap the search.
+            if rng.random() > 0.1:
+                name, value = rng.choice(moves)
+            else:
+                name = rng.choice(free)
+                value = rng.choice(list(domains[name]))
+            current[name] = value
+            for j in by_field[name]:
+                if fails(j):
+                    bad.add(j)
+                else:
+                    bad.discard(j)
+        if not bad:
+            return current
+    return None
+
+
 def _substitution(cond: Condition, name: str, worse: Scalar,
                   better: Scalar) -> tuple[tuple[str, ...], Callable[..., bool]]:
     """The rule's other fields, and a test over them: true where `worse` passes, `better` fails."""
@@ -761,7 +845,8 @@ def lint(pack: Pack, *, samples: int = SAMPLE_FACTS, seed: int = 0, budget: int 
     findings = _acknowledge(pack, findings)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: (order[f.severity], f.code))
-    stats = {**linter.stats, "solver_calls": linter.solves, "witnesses": len(linter.pool),
+    stats = {**linter.stats, "solver_calls": linter.solves, "repaired": linter.repaired,
+             "witnesses": len(linter.pool),
              "seconds": round(time.monotonic() - started, 3)}
     return LintReport({"name": pack.name, "version": pack.version}, findings, stats)
 

@@ -78,11 +78,11 @@ def test_json_output_is_byte_identical_across_processes_and_hash_seeds() -> None
 
 
 def test_the_cli_prints_the_same_bytes_as_main() -> None:
-    """The real `python -m solver` (two hash seeds) prints exactly what main() printed above, so
+    """The real `python -m solver` (another hash seed) prints exactly what main() printed above, so
     the in-process comparison is a comparison of the command line's output."""
     query = TOY_QUERIES[2]
     expected = run_queries([query], "0")[0]
-    for seed in ("1", "random"):
+    for seed in ("random",):
         done = run_cli(query, env={"PYTHONHASHSEED": seed})
         assert done.returncode == expected["code"] == 1
         assert done.stdout.decode() == expected["stdout"]
@@ -163,13 +163,13 @@ def test_toy_pack_shared_by_8_threads(tmp_path: Path) -> None:
 
 
 def test_sglang_pack_shared_by_8_threads() -> None:
-    """SGLang resolves (resolved and conflict, with repairs) and choices, each 3 times on 8
+    """SGLang resolves (resolved and conflict, with repairs) and choices, each twice on 8
     threads: every answer equals the sequential one."""
     pack = sglang_pack()
     calls = sglang_queries(pack)
     sequential = [answer(call) for call in calls]
     assert {json.loads(a)["status"] for a in sequential} == {"resolved", "conflict", "choices"}
-    concurrent = concurrent_answers(calls, copies=3)
+    concurrent = concurrent_answers(calls, copies=2)
     wrong = [i for i, a in concurrent if a != sequential[i]]
     assert not wrong, f"threaded answers differ for calls {sorted(set(wrong))}"
 

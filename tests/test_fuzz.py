@@ -5,11 +5,11 @@ Default run (a few hundred cases, a few seconds):
 
     .venv/bin/pytest tests/test_fuzz.py
 
-Long run (each fuzz target runs CONFSOLVE_FUZZ_EXAMPLES examples, default 2,000; seven targets,
-so at least 10,000 cases in all when the SGLang pack loads; add --hypothesis-show-statistics for
-the exact counts):
+Long run (CONFSOLVE_FUZZ_EXAMPLES per toy target, default 2,000; the SGLang targets get 3/4 of
+that and --model-config 1/2: 10,000 cases in all; the count per target and outcome is printed at
+the end of the module):
 
-    CONFSOLVE_FUZZ_EXAMPLES=2000 .venv/bin/pytest -m long tests/test_fuzz.py --hypothesis-show-statistics
+    CONFSOLVE_FUZZ_EXAMPLES=2000 .venv/bin/pytest -m long tests/test_fuzz.py
 
 Inputs that hit a known bug are kept out of the strategies (see KNOWN_BUG_* below); each such bug
 has its own strict xfail test here or in tests/test_untrusted_packs.py, so the fuzz stays green and
@@ -22,7 +22,10 @@ import argparse
 import contextlib
 import json
 import math
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import tomllib
 from collections import Counter
@@ -49,6 +52,7 @@ from hostile import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import solver.text
 from solver import (
     InvalidInput,
     PackError,
@@ -62,7 +66,7 @@ from solver.cli import main
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Resolution
 
-LONG_EXAMPLES = int(__import__("os").environ.get("CONFSOLVE_FUZZ_EXAMPLES", "2000"))
+LONG_EXAMPLES = int(os.environ.get("CONFSOLVE_FUZZ_EXAMPLES", "2000"))
 
 # Kept out of the strategies until fixed (each has a strict xfail test):
 # integers with more than 4,300 digits make `str()` raise inside the input checks.
@@ -91,11 +95,12 @@ def _report_counts(request: pytest.FixtureRequest) -> Iterator[None]:
             reporter.write_line(f"  {target}: {by_outcome}")
 
 
-def modes(quick: int) -> Any:
-    """Parametrize a fuzz test: `quick` examples by default, LONG_EXAMPLES under `-m long`."""
+def modes(quick: int, long_share: float = 1.0) -> Any:
+    """Parametrize a fuzz test: `quick` examples by default, LONG_EXAMPLES * long_share under
+    `-m long` (the SGLang targets are ten times slower per case, so they get a smaller share)."""
     return pytest.mark.parametrize("examples", [
         pytest.param(quick, id="quick"),
-        pytest.param(LONG_EXAMPLES, id="long", marks=pytest.mark.long),
+        pytest.param(int(LONG_EXAMPLES * long_share), id="long", marks=pytest.mark.long),
     ])
 
 
@@ -233,18 +238,10 @@ def cli_argv(draw: st.DrawFn, pack: Pack, pack_arg: str, *, save_dir: Path | Non
 def _colour_follows_capture(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """Work around the bug in test_text_output_follows_the_current_stdout: `use_colour` binds
     sys.stdout at import, which in process is an earlier test's (closed) capture."""
-    import sys
-
-    import solver.text
-
     monkeypatch.setattr(solver.text.use_colour, "__defaults__", (sys.stdout,))
 
 
 def run_main(capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> tuple[Any, str, str]:
-    import sys
-
-    import solver.text
-
     solver.text.use_colour.__defaults__ = (sys.stdout,)  # see _colour_follows_capture
     try:
         code: Any = main(list(argv))
@@ -301,7 +298,7 @@ def test_cli_survives_random_input_on_the_toy_pack(
     fuzz_cli(capsys, examples, toy_pack(), str(TOY))
 
 
-@modes(quick=15)
+@modes(quick=10, long_share=0.75)
 def test_cli_survives_random_input_on_the_sglang_pack(
     capsys: pytest.CaptureFixture[str], examples: int
 ) -> None:
@@ -367,7 +364,7 @@ def model_dirs(draw: st.DrawFn) -> dict[str, bytes | None]:
     return files
 
 
-@modes(quick=12)
+@modes(quick=12, long_share=0.5)
 def test_model_config_garbage_is_bad_input(capsys: pytest.CaptureFixture[str], examples: int) -> None:
     """`--model-config` pointing at a garbage, broken, mutated or directory-shaped config.json
     ends in exit 0/1/2 with a message naming the problem, never 70 or a traceback."""
@@ -514,7 +511,7 @@ def test_api_survives_random_input_on_the_toy_pack(examples: int) -> None:
     fuzz_api(toy_pack(), examples, choices=True)
 
 
-@modes(quick=12)
+@modes(quick=12, long_share=0.75)
 def test_api_survives_random_input_on_the_sglang_pack(examples: int) -> None:
     """The same for `collect_pins` and `resolve` on the SGLang pack."""
     fuzz_api(sglang_pack(), examples, choices=False)
@@ -741,9 +738,7 @@ SUBPROCESS_CASES = [
     (["resolve", "--pack", str(TOY), "--set", "gpu=a100", "--set", "quant=fp4"], 1),
     (["resolve", "--pack", str(TOY), "--set", "gpu", "--set", "=fp4", "--set", "tp=1e400"], 2),
     (["resolve", "--pack", str(TOY), "--set", "tp=" + "9" * 10_000, "--json"], 2),
-    (["choices", "k\u00e9rnel", "--pack", str(TOY), "--set", "gpu=\U0001f642"], 2),
     (["resolve", "--pack", str(FIXTURES), "--set", "gpu=b200", "--json"], 3),
-    (["resolve", "--pack", str(TOY), "--model-config", str(TOY), "--json"], 2),
     ([b"resolve", b"--pack", str(TOY).encode(), b"--set", b"gpu=\xff\xfe", b"--set", b"\xc3(=1"], 2),
 ]
 
@@ -787,9 +782,6 @@ def test_save_case_with_undecodable_bytes(tmp_path: Path) -> None:
 def test_closed_stdout_gives_no_traceback() -> None:
     """`confsolve ... --json | head -c0`: the reader went away; the exit code stays the error's
     and stderr holds no traceback."""
-    import subprocess
-    import sys
-
     proc = subprocess.Popen([sys.executable, "-m", "solver", "resolve", "--pack", str(TOY),
                              "--set", "gpu=b200", "--set", "quant=zz", "--json"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -802,7 +794,8 @@ def test_closed_stdout_gives_no_traceback() -> None:
 
 @pytest.mark.parametrize("budget", ["abc", "1e6"])
 @pytest.mark.xfail(strict=True, reason="bug: a malformed CONFSOLVE_BUDGET makes int() raise at "
-                   "import of solver.engine: exit 70 'internal error' instead of a usage error")
+                   "import of solver.engine (now during build_parser): a traceback for every "
+                   "command instead of a usage error")
 def test_malformed_budget_variable_is_a_usage_error(budget: str) -> None:
     """CONFSOLVE_BUDGET that is not an integer is the user's mistake: exit 2 and a message
     naming the variable, not an internal error."""
@@ -842,9 +835,6 @@ def test_nonfinite_float_renders_as_json(value: float) -> None:
 def test_text_output_follows_the_current_stdout() -> None:
     """A launcher that imported solver and later replaced sys.stdout still gets text output on
     its current stdout (exit 0), not an internal error about the old stream."""
-    import subprocess
-    import sys
-
     script = (
         "import io, sys\n"
         "import solver.text\n"
