@@ -203,7 +203,8 @@ def _decide(
             # The witness satisfies every decision so far; if it already has this value, it
             # proves the value works.
             if witness.get(name) != value:
-                found = cp.search(nxt, task="resolving the request", hint=witness)
+                # The old witness with the new value is often still a solution: then no search.
+                found = cp.search(nxt, task="resolving the request", hint={**witness, name: value})
                 if found is None:
                     continue
                 witness = found

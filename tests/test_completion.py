@@ -78,7 +78,7 @@ def test_bash_line_mode_answers_with_the_part_after_the_last_word_break(
     assert complete(capsys, line=line + "f", breaks=BASH_BREAKS) == ["fp8"]
     assert complete(capsys, line=f"confsolve resolve --pack {TOY} --set ", breaks=BASH_BREAKS)[0] == "gpu="
     assert complete(capsys, line="confsolve graph --format ", breaks=BASH_BREAKS) == [
-        "dot", "mermaid", "json"]
+        "dot", "mermaid", "json", "svg"]
     assert complete(capsys, line='confsolve resolve --set "quant=', breaks=BASH_BREAKS) != ["x"]
 
 
