@@ -131,13 +131,17 @@ class ModelCounter:
     """Counts the assignments of `domains` that satisfy every check, reusing work across calls.
 
     With `project`, counts the assignments of the projected fields that extend to a full solution
-    (the other fields are existential). One counter can answer many `count(pins)` calls: its cache
-    holds component counts, which do not depend on the pins that led to them.
+    (the other fields are existential; `project=()` makes `count` a 0/1 satisfiability test).
+    One counter answers many queries: its caches hold component counts and propagation results,
+    which do not depend on the pins that led to them. `only` restricts a query to some checks,
+    and `add` appends a check (an ad-hoc condition) for later queries.
 
     >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
     ...                  [Check(("a", "b"), lambda v: v[0] <= v[1])])
-    >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3})
-    (12, 6, 2)
+    >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3}), c.count({"a": 3}, only=[])
+    (12, 6, 2, 6)
+    >>> c.solution({"a": 3})
+    {'a': 3, 'b': 3, 'c': 'x'}
     """
 
     def __init__(
@@ -147,44 +151,90 @@ class ModelCounter:
         *,
         project: Collection[str] | None = None,
     ) -> None:
-        self.checks = list(checks)
+        self.domains = {name: tuple(values) for name, values in domains.items()}
         self.project = None if project is None else frozenset(project)
-        self.by_field: dict[str, list[int]] = {name: [] for name in domains}
-        for index, check in enumerate(self.checks):
-            for name in check.fields:
-                self.by_field[name].append(index)
+        self.checks: list[Check] = []
+        self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
         # Per check and field: the values that settle the check on their own (true whatever the
         # other fields are), e.g. every value but `fa3` for "when attention_backend == 'fa3' ...".
         # Once a field's domain lies inside that set the check is entailed and drops out, which is
-        # what lets the remaining fields split into independent components. Values that falsify a
-        # check on their own are in no solution and are removed from the domain once, here.
+        # what lets the remaining fields split into independent components. `refutes` holds the
+        # values that falsify the check on their own; a query removes them up front.
         self.entails: list[dict[str, frozenset[Any]]] = []
-        dead: dict[str, set[Any]] = {name: set() for name in domains}
-        for check in self.checks:
-            sure: dict[str, frozenset[Any]] = {}
-            if check.partial is not None:
-                for name in check.fields:
-                    verdicts = {v: check.partial({name: v}) for v in domains[name]}
-                    sure[name] = frozenset(v for v, ok in verdicts.items() if ok is True)
-                    dead[name].update(v for v, ok in verdicts.items() if ok is False)
-            self.entails.append(sure)
-        self.domains = {name: tuple(v for v in values if v not in dead[name])
-                        for name, values in domains.items()}
+        self.refutes: list[dict[str, frozenset[Any]]] = []
+        for check in checks:
+            self.add(check)
         self._cache: dict[tuple[Any, ...], int] = {}
         self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
         self._revised: dict[tuple[Any, ...], Any] = {}
+        self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
         self._budget = _Budget(Limit())
         self.steps = 0
+
+    def add(self, check: Check) -> int:
+        """Append a check; its index, for `only`."""
+        index = len(self.checks)
+        self.checks.append(check)
+        sure: dict[str, frozenset[Any]] = {}
+        dead: dict[str, frozenset[Any]] = {}
+        for name in check.fields:
+            self.by_field[name].append(index)
+            if check.partial is not None:
+                verdicts = {v: check.partial({name: v}) for v in self.domains[name]}
+                sure[name] = frozenset(v for v, ok in verdicts.items() if ok is True)
+                dead[name] = frozenset(v for v, ok in verdicts.items() if ok is False)
+        self.entails.append(sure)
+        self.refutes.append(dead)
+        return index
 
     def count(
         self,
         pins: Mapping[str, Scalar] | None = None,
         *,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
+        only: Collection[int] | None = None,
         limit: Limit | None = None,
     ) -> int:
         """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`."""
+        start = self._start(pins, allowed, only, limit)
+        if start is None:
+            return 0
+        checks, doms, values = start
+        try:
+            return self._solve(checks, list(checks), doms, values)
+        finally:
+            self.steps += self._budget.steps
+
+    def solution(
+        self,
+        pins: Mapping[str, Scalar] | None = None,
+        *,
+        allowed: Mapping[str, Collection[Scalar]] | None = None,
+        only: Collection[int] | None = None,
+        limit: Limit | None = None,
+    ) -> dict[str, Scalar] | None:
+        """One assignment of every field that satisfies the checks (in use), or None."""
+        start = self._start(pins, allowed, only, limit)
+        if start is None:
+            return None
+        checks, doms, values = start
+        try:
+            found = self._find(checks, list(checks), doms, values)
+        finally:
+            self.steps += self._budget.steps
+        return None if found is None else {n: found[n] for n in self.domains}
+
+    # -- the search ------------------------------------------------------------------------
+    def _start(
+        self, pins: Mapping[str, Scalar] | None, allowed: Mapping[str, Collection[Scalar]] | None,
+        only: Collection[int] | None, limit: Limit | None,
+    ) -> tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         pins = pins or {}
+        checks = list(range(len(self.checks))) if only is None else sorted(set(only))
+        dead: dict[str, set[Any]] = {}
+        for index in checks:
+            for name, values in self.refutes[index].items():
+                dead.setdefault(name, set()).update(values)
         doms: dict[str, tuple[Scalar, ...]] = {}
         values: dict[str, Scalar] = {}
         for name, domain in self.domains.items():
@@ -193,32 +243,24 @@ class ModelCounter:
             if allowed is not None and name in allowed:
                 keep = allowed[name]
                 domain = tuple(v for v in domain if v in keep)
+            if name in dead:
+                domain = tuple(v for v in domain if v not in dead[name])
             if not domain:
-                return 0
+                return None
             if len(domain) == 1:
                 values[name] = domain[0]
             else:
                 doms[name] = domain
         self._budget = _Budget(limit or Limit())
-        everything = list(range(len(self.checks)))
-        try:
-            return self._solve(everything, list(everything), doms, values)
-        finally:
-            self.steps += self._budget.steps
+        return checks, doms, values
 
-    # -- the search ------------------------------------------------------------------------
     def _weight(self, name: str, size: int) -> int:
         return size if self.project is None or name in self.project else 1
 
-    def _solve(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
-               values: dict[str, Scalar]) -> int:
-        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call).
-
-        `pending` are the checks to look at again: the others were at a fixpoint already.
-        """
-        live = self._propagate(checks, pending, doms, values)
-        if live is None:
-            return 0
+    def _split(self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]) -> tuple[
+            list[tuple[list[int], list[str]]], list[str]]:
+        """The open checks grouped into components (checks, free fields), smallest first, and
+        the free fields no open check reads."""
         parent: dict[str, str] = {}
 
         def find(x: str) -> str:
@@ -238,10 +280,6 @@ class ModelCounter:
                 other = find(name)
                 if other != root:
                     parent[other] = root
-        total = 1
-        for name, dom in doms.items():
-            if name not in parent:  # read by no open check: any of its values will do
-                total *= self._weight(name, len(dom))
         groups: dict[str, list[int]] = {}
         for index, first in zip(live, firsts, strict=True):
             groups.setdefault(find(first), []).append(index)
@@ -249,12 +287,54 @@ class ModelCounter:
         for name in parent:
             members.setdefault(find(name), []).append(name)
         # Smaller components first: a zero there saves counting the big ones.
-        for root in sorted(groups, key=lambda r: len(members[r])):
-            sub = self._component(groups[root], members[root], doms, values)
+        parts = sorted(((groups[r], members[r]) for r in groups), key=lambda p: len(p[1]))
+        return parts, [n for n in doms if n not in parent]
+
+    def _solve(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
+               values: dict[str, Scalar]) -> int:
+        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call).
+
+        `pending` are the checks to look at again: the others were at a fixpoint already.
+        """
+        live = self._propagate(checks, pending, doms, values)
+        if live is None:
+            return 0
+        parts, loose = self._split(live, doms)
+        total = 1
+        for name in loose:  # read by no open check: any of its values will do
+            total *= self._weight(name, len(doms[name]))
+        for part_checks, names in parts:
+            sub = self._component(part_checks, names, doms, values)
             if sub == 0:
                 return 0
             total *= sub
         return total
+
+    def _find(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
+              values: dict[str, Scalar]) -> dict[str, Scalar] | None:
+        """Like `_solve`, but the first solution (values of `doms` and `values`) or None."""
+        live = self._propagate(checks, pending, doms, values)
+        if live is None:
+            return None
+        parts, loose = self._split(live, doms)
+        found = {**values, **{name: doms[name][0] for name in loose}}
+        for part_checks, names in parts:
+            key, outside = self._key(part_checks, names, doms, values)
+            if self._cache.get(key) == 0:  # a count of zero holds in every mode
+                return None
+            branch = self._branch(part_checks, names, doms)
+            touching = [c for c in self.by_field[branch] if c in set(part_checks)]
+            for value in doms[branch]:
+                self._budget.tick()
+                sub_doms = {n: doms[n] for n in names if n != branch}
+                sub = self._find(part_checks, list(touching), sub_doms, {**outside, branch: value})
+                if sub is not None:
+                    found.update(sub)
+                    break
+            else:
+                self._cache[key] = 0
+                return None
+        return found
 
     def _propagate(self, checks: list[int], pending: list[int],
                    doms: dict[str, tuple[Scalar, ...]], values: dict[str, Scalar]) -> list[int] | None:
@@ -277,7 +357,15 @@ class ModelCounter:
                     live.discard(index)
                 elif settled is False:
                     return None
-                elif len(free) == 2:
+                elif len(free) > 2:
+                    narrowed = self._narrow(index, free, doms, values)
+                    if narrowed is None:
+                        return None
+                    for name in narrowed:
+                        if len(doms[name]) == 1:
+                            values[name] = doms.pop(name)[0]
+                        pending += [c for c in self.by_field[name] if c in live]
+                else:
                     changed = self._revise(index, free[0], free[1], doms, values)
                     if changed is None:
                         return None
@@ -308,6 +396,32 @@ class ModelCounter:
                 doms[target] = kept
             pending += [c for c in self.by_field[target] if c in live]
         return [c for c in checks if c in live]
+
+    def _narrow(self, index: int, free: list[str], doms: dict[str, tuple[Scalar, ...]],
+                values: Mapping[str, Scalar]) -> list[str] | None:
+        """Drop the values that make a check with three or more free fields false on their own
+        (three-valued evaluation with the fixed fields known): weaker than arc consistency but
+        cheap, and it catches `when` cases such as "x in [...] is forced once y is fixed".
+        None when a domain empties; else the fields whose domains shrank."""
+        partial = self.checks[index].partial
+        if partial is None:
+            return []
+        names = self.checks[index].fields
+        known = {n: values[n] for n in names if n in values}
+        outside = tuple(known.items())
+        changed = []
+        for name in free:
+            key = (index, name, doms[name], outside)
+            kept = self._narrowed.get(key)
+            if kept is None:
+                kept = self._narrowed[key] = tuple(
+                    v for v in doms[name] if partial({**known, name: v}) is not False)
+            if not kept:
+                return None
+            if len(kept) != len(doms[name]):
+                doms[name] = kept
+                changed.append(name)
+        return changed
 
     def _revise(self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]],
                 values: Mapping[str, Scalar]) -> list[str] | bool | None:
@@ -374,24 +488,36 @@ class ModelCounter:
             self._units[key] = found
         return found
 
-    def _component(self, checks: list[int], names: list[str],
-                   doms: Mapping[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]) -> int:
+    def _key(self, checks: list[int], names: list[str], doms: Mapping[str, tuple[Scalar, ...]],
+             values: Mapping[str, Scalar]) -> tuple[tuple[Any, ...], dict[str, Scalar]]:
+        """A component's cache key (its checks, its fields' domains, the values its checks read
+        from outside) and those outside values."""
         read = sorted({n for c in checks for n in self.checks[c].fields if n not in doms})
         outside = {n: values[n] for n in read}
         key = (frozenset(checks), tuple(sorted((n, doms[n]) for n in names)),
                tuple(outside.items()))
-        cached = self._cache.get(key)
-        if cached is not None:
-            return cached
+        return key, outside
+
+    def _branch(self, checks: list[int], names: list[str],
+                doms: Mapping[str, tuple[Scalar, ...]]) -> str:
+        """The field to branch on: projected fields first, then the most rules per value."""
         projected = [n for n in names if self.project is None or n in self.project]
-        exists_only = not projected
         pool = projected or names
         degree = dict.fromkeys(pool, 0)
         for c in checks:
             for n in self.checks[c].fields:
                 if n in degree:
                     degree[n] += 1
-        branch = max(pool, key=lambda n: (degree[n] / len(doms[n]), degree[n]))
+        return max(pool, key=lambda n: (degree[n] / len(doms[n]), degree[n]))
+
+    def _component(self, checks: list[int], names: list[str],
+                   doms: Mapping[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]) -> int:
+        key, outside = self._key(checks, names, doms, values)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        exists_only = self.project is not None and not any(n in self.project for n in names)
+        branch = self._branch(checks, names, doms)
         touching = [c for c in self.by_field[branch] if c in set(checks)]
         total = 0
         for value in doms[branch]:

@@ -229,8 +229,9 @@ def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
 
 
 def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
-          hint: Mapping[str, Scalar] | None) -> Assignment | None:
-    """One greedy descent through a group with forward checking and no backtracking, or None.
+          hint: Mapping[str, Scalar] | None, budget: int) -> tuple[Assignment | None, int]:
+    """One greedy descent through a group with forward checking and no backtracking, or None;
+    and the number of steps (fields assigned) it took, which count against the budget.
 
     Most groups of a satisfiable request are solved by the first value that propagation leaves
     (the hint's value first), and this costs a few dict operations per field; the backtracking
@@ -239,16 +240,20 @@ def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
     """
     probe = State({n: state.domains[n] for n in names}, {c.key: c for c in cons}, state.by_field)
     domains = probe.domains
+    steps = 0
     for name in names:
         current = domains[name]
         if len(current) == 1:
             continue
+        steps += 1
+        if steps > budget:
+            return None, steps
         value = hint[name] if hint is not None and name in hint and hint[name] in current \
             else current[0]
         domains[name] = [value]
         if not probe._propagate([name]):
-            return None
-    return {n: domains[n][0] for n in names}
+            return None, steps
+    return {n: domains[n][0] for n in names}, steps
 
 
 def _hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: str) -> list[Scalar]:
@@ -501,7 +506,11 @@ class CompiledPack:
             if hint is not None and _fits(hint, domains, cons):
                 continue  # `solution` already holds the hint's values for this group
             names = sorted({f for c in cons for f in c.fields}, key=lambda n: (len(domains[n]), n))
-            dived = _dive(state, names, cons, hint)
+            dived, used = _dive(state, names, cons, hint, remaining)
+            steps += used
+            remaining -= used
+            if remaining < 0:
+                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET)
             if dived is not None:
                 solution.update(dived)
                 continue
@@ -512,9 +521,12 @@ class CompiledPack:
                     vcons[name].append((con.constraint, con.fields))
             counter = SearchTrace()
             holds = {id(con.constraint): con.holds for con in cons}
-            found = _Search(remaining, task, counter, holds, self._residues,
-                            self._passes).getSolution(
-                local, None, vcons)
+            try:
+                found = _Search(remaining, task, counter, holds, self._residues,
+                                self._passes).getSolution(local, None, vcons)
+            except SolverBudgetExceeded:
+                # Name the whole budget, not what was left of it for this group.
+                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET) from None
             steps += counter.steps
             remaining -= counter.steps
             if found is None:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from solver.engine import CompiledPack, Extra
+    from solver.count import Check
+    from solver.engine import CompiledPack
     from solver.expr import Condition
     from solver.model import Pack, Scalar
 
@@ -216,56 +217,67 @@ class _Linter:
         self._dominance: dict[tuple[str, Scalar, Scalar], bool] = {}
         self.rng = random.Random(seed)
         self.repaired = 0
+        from solver.count import ModelCounter, pack_checks
+
+        # The exact search for the questions local repair cannot answer: satisfiability only
+        # (nothing projected), every rule a check that a query can switch on or off.
+        self.oracle = ModelCounter(self.cp.domains, pack_checks(pack), project=())
+        self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
+        self._added: dict[int, tuple[int, Check]] = {}
+        self._extras: dict[tuple[str, bool], Check] = {}
 
     # -- solver access ---------------------------------------------------------------------
     def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
         self.findings.append(Finding(code, list(ids), message, **extra))
 
-    def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Extra] = (),
+    def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Check] = (),
               rules: Iterable[str] | None = None, what: str,
               ids: Sequence[str]) -> dict[str, Scalar] | None | bool:
         """A solution, None when there is none, False when the budget ran out (reported).
 
         A known solution, repaired by a short local search, answers most of these questions; only
-        when that fails does the solver decide (and prove the "no" answers the findings rest on).
+        when that fails does the exact search decide (and prove the "no" answers the findings
+        rest on).
         """
-        from solver.errors import SolverBudgetExceeded
+        from solver.count import CountLimitReached
 
         rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
-        found = self.repair(pins, rule_ids, extra)
-        if found is None:
-            self.solves += 1
-            try:
-                found = self.query(pins, rules=None if rules is None else rule_ids, extra=extra,
-                                   task=f"linting: {what}")
-            except SolverBudgetExceeded:
-                self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
-                return False
+        try:
+            found = self.query(pins, rule_ids, extra)
+        except CountLimitReached:
+            self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
+            return False
         if found is not None and rules is None:
             self.learn(found)
         return found
 
-    def query(self, pins: Mapping[str, Scalar], *, rules: list[str] | None,
-              extra: Sequence[Extra], task: str) -> dict[str, Scalar] | None:
-        """`CompiledPack.solve`, trying the values of the latest known solution first."""
-        state = self.cp.start(pins, rules=rules, extra=extra)
-        if state is None:
-            return None
-        hint = self.pool[-1] if self.pool else None
-        return self.cp.search(state, budget=self.budget, task=task, hint=hint)
+    def query(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
+              extra: Sequence[Check]) -> dict[str, Scalar] | None:
+        found = self.repair(pins, rule_ids, extra)
+        if found is not None:
+            return found
+        from solver.count import Limit
+
+        self.solves += 1
+        only = [self.index[r] for r in rule_ids] + [self.oracle_index(c) for c in extra]
+        return self.oracle.solution(pins, only=only, limit=Limit(steps=self.budget))
+
+    def oracle_index(self, check: Check) -> int:
+        key = id(check)
+        if key not in self._added:
+            self._added[key] = (self.oracle.add(check), check)
+        return self._added[key][0]
 
     def repair(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
-               extra: Sequence[Extra]) -> dict[str, Scalar] | None:
+               extra: Sequence[Check]) -> dict[str, Scalar] | None:
         """A solution found by repairing known solutions (min-conflicts local search), or None.
 
         Sound by construction: an answer is returned only when every check holds on it.
         """
         if not self.pool:
             return None
-        checks: list[tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]] = [
-            (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in rule_ids]
-        for item in extra:
-            checks.append((item.fields, lambda values, h=item.holds: bool(h(*values))))
+        checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in rule_ids]
+        checks += [(c.fields, c.holds) for c in extra]
         starts = sorted(self.pool[-64:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
         found = _min_conflicts(self.cp.domains, checks, pins, starts[:2], self.rng, REPAIR_STEPS)
         if found is not None:
@@ -277,34 +289,46 @@ class _Linter:
         for name, value in solution.items():
             self.proven[name].add(value)
 
-    def extra(self, cond: Condition, *, negate: bool = False) -> Extra:
-        from solver.engine import Extra
+    def extra(self, cond: Condition, *, negate: bool = False) -> Check:
+        """A condition as a check (cached, so the exact search sees each condition once)."""
+        key = (cond.text, negate)
+        found = self._extras.get(key)
+        if found is None:
+            from solver.count import Check
 
-        holds = cond.holds
-        if negate:
-            return Extra(cond.fields, lambda *a: not holds(a))
-        return Extra(cond.fields, lambda *a: holds(a))
+            found = Check(cond.fields, cond.holds, cond.partial)
+            if negate:
+                found = found.negated()
+            self._extras[key] = found
+        return found
 
-    def reason(self, pins: Mapping[str, Scalar], extras: Sequence[Extra],
-               rules: Sequence[str]) -> list[str]:
-        """A minimal set of `rules` that, with `pins` and `extras`, has no solution (QuickXplain)."""
+    def reason(self, pins: Mapping[str, Scalar], extras: Sequence[Check],
+               rules: Sequence[str], *, blame_pins: bool = False) -> list[str]:
+        """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
+        with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
+        from solver.count import CountLimitReached
         from solver.explain import Item, quickxplain, relevant_rules
 
         start = [*pins, *(n for e in extras for n in e.fields)]
-        local = relevant_rules(self.cp, pins, start, rules)
+        local = relevant_rules(self.cp, {} if blame_pins else pins, start, rules)
+        items = [Item("rule", r) for r in local]
+        if blame_pins:
+            items += [Item("pin", n, v) for n, v in pins.items()]
+        fixed = {} if blame_pins else dict(pins)
 
-        def consistent(items: Sequence[Item]) -> bool:
-            found = self.query(pins, rules=[i.name for i in items], extra=extras,
-                               task="linting: explaining")
-            return found is not None
-
-        from solver.errors import SolverBudgetExceeded
+        def consistent(chosen: Sequence[Item]) -> bool:
+            given = dict(fixed)
+            for item in chosen:
+                if item.kind == "pin":
+                    given[item.name] = item.value  # type: ignore[assignment]
+            names = [i.name for i in chosen if i.kind == "rule"]
+            return self.query(given, names, extras) is not None
 
         try:
-            core = quickxplain(consistent, [Item("rule", r) for r in local])
-        except SolverBudgetExceeded:
+            core = quickxplain(consistent, items)
+        except CountLimitReached:
             return ["(not minimised: search budget)", *local]
-        return [i.name for i in core]
+        return [i.label() for i in core]
 
     def others(self, rule_id: str) -> list[str]:
         return [r for r in self.cp.rule_ids if r != rule_id]
@@ -479,16 +503,16 @@ class _Linter:
             return True
         if when is None:
             return False
-        from solver.engine import Extra
+        from solver.count import Check
 
         fields = tuple(dict.fromkeys(when.fields + other.fields))
         w, o = when, other
 
-        def counter(*values: Scalar) -> bool:
+        def counter(values: Sequence[Scalar]) -> bool:
             known = dict(zip(fields, values, strict=True))
             return w.evaluate(known) and not o.evaluate(known)
 
-        return self.solve({}, extra=[Extra(fields, counter)], rules=[], what="two conditions",
+        return self.solve({}, extra=[Check(fields, counter)], rules=[], what="two conditions",
                           ids=[]) is None
 
     def _dominates(self, name: str, better: Scalar, worse: Scalar) -> bool:
@@ -501,17 +525,17 @@ class _Linter:
         known = self._dominance.get(key)
         if known is not None:
             return known
-        from solver.engine import Extra
+        from solver.count import Check
 
         result = True
         for rid in self.cp.rules_reading(name):
             rest, breaks = _substitution(self.cp.rules[rid].condition, name, worse, better)
             if not rest:
-                if breaks():
+                if breaks(()):
                     result = False
                     break
                 continue
-            if self.solve({}, extra=[Extra(rest, breaks)], rules=[], what="dominance",
+            if self.solve({}, extra=[Check(rest, breaks)], rules=[], what="dominance",
                           ids=[]) is not None:
                 result = False
                 break
@@ -534,9 +558,6 @@ class _Linter:
                              "excluded by " + ", ".join(core), reason=core)
 
     def check_totality(self) -> None:
-        from solver.explain import minimal_conflict
-        from solver.model import Pin
-
         facts = self.pack.facts
         world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= set(facts)]
         combos, enumerated = self._fact_combinations(facts, world)
@@ -547,11 +568,9 @@ class _Linter:
             found = self.solve(combo, what="a fact combination", ids=[_pins(combo)])
             if found is not None:
                 continue
-            pins = {n: Pin(field=n, value=v, source="fact") for n, v in combo.items()}
-            core = minimal_conflict(self.cp, pins)
-            if core is None:  # pragma: no cover - the combination has no solution
-                continue
-            key = (tuple((p.field, p.value) for p in core[0]), tuple(core[1]))
+            core = self.reason(combo, [], list(self.cp.rule_ids), blame_pins=True)
+            key = (tuple((n, v) for n, v in combo.items() if f"{n}={_show(v)}" in core),
+                   tuple(c for c in core if c in self.index))
             groups.setdefault(key, []).append(combo)
         for (core_pins, core_rules), members in list(groups.items())[:MAX_TOTALITY_GROUPS]:
             facts_shown = dict(core_pins)
@@ -683,7 +702,7 @@ def _substitution(cond: Condition, name: str, worse: Scalar,
     rest = fields[:position] + fields[position + 1:]
     holds = cond.holds
 
-    def breaks(*values: Scalar) -> bool:
+    def breaks(values: Sequence[Scalar]) -> bool:
         head, tail = values[:position], values[position:]
         return bool(holds((*head, worse, *tail)) and not holds((*head, better, *tail)))
 
