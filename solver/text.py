@@ -109,12 +109,12 @@ def _chain(plan: Plan, report: ConflictReport) -> str:
         progressed = False
         for rid in list(remaining):
             free = [f for f in cp.rules[rid].fields if f not in known]
-            if len(free) > 1:
+            if len(free) > 1 and len(remaining) > 1:
                 continue
             premises = [f for f in cp.rules[rid].fields if f in known]
             said = " and ".join(_describe_known(pack, f, known[f]) for f in premises)
             because = pack.rule(rid).because.rstrip(".")
-            if free:
+            if len(free) == 1:
                 target = free[0]
                 allowed = _allowed(plan, known, [rid], target)
                 known[target] = allowed

@@ -1,0 +1,80 @@
+"""Explanations a user can act on: one canonical message word for word, then actionable parts
+(the user's own flag spelling, the value, the rule id and its source) on the SGLang pack."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from solver import Unsatisfiable, load_pack
+from solver.resolution import resolve
+
+TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
+
+CANONICAL = """\
+No configuration satisfies this request: gpu=h100, --quant fp4, --kernel trtllm.
+
+These cannot all hold:
+  - --quant fp4  (you set it)
+  - gpu=h100  (given)
+  - rule toy:fp4-needs-b200: fp4 needs a Blackwell GPU; use --quant fp8
+      source: toy/docs
+
+What you can change (best first):
+  1. leave --quant on auto (it resolves to fp8)
+     confsolve resolve --pack {pack} --set gpu=h100 --set kernel=trtllm"""
+
+
+def test_canonical_conflict_message_word_for_word() -> None:
+    pack = load_pack(TOY)
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(pack, {"quant": "fp4", "kernel": "trtllm"}, {"gpu": "h100"})
+    assert str(info.value) == CANONICAL.format(pack=pack.directory)
+
+
+@pytest.fixture(scope="module")
+def sglang():  # type: ignore[no-untyped-def]
+    return load_pack("sglang")
+
+
+def _conflict(pack, options, facts) -> Unsatisfiable:  # type: ignore[no-untyped-def]
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(pack, options, facts)
+    return info.value
+
+
+def test_issue3_nvfp4_on_hopper_blames_quantization_and_gpu_not_tp(sglang) -> None:  # type: ignore[no-untyped-def]
+    """The issue's example: --quantization nvfp4_online on sm90 with --tp-size 8."""
+    exc = _conflict(sglang, {"quantization": "nvfp4_online", "tp_size": 8},
+                    {"platform": "cuda", "gpu_arch": "sm90"})
+    fields = {p.field for p in exc.conflict.pins}
+    assert {"quantization", "gpu_arch"} <= fields and "tp_size" not in fields
+    assert exc.conflict.rules
+    message = str(exc)
+    for part in ("--quantization nvfp4_online", "sm90", "Hopper (SM90", exc.conflict.rules[0].id,
+                 exc.conflict.rules[0].source):
+        assert part in message, part
+    first = exc.repairs[0]
+    again = resolve(sglang, {k: v for k, v in first.values.items()
+                             if k in ("quantization", "tp_size")} | first.set,
+                    {"platform": "cuda", "gpu_arch": "sm90"})
+    assert again.values["quantization"] != "nvfp4_online"
+
+
+def test_multi_rule_conflict_is_told_as_a_chain(sglang) -> None:  # type: ignore[no-untyped-def]
+    """PubGrub style: the derived trait (is_mla) links the model to the rule that forbids the flag."""
+    exc = _conflict(sglang, {"attention_backend": "trtllm_mha"},
+                    {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"})
+    message = str(exc)
+    assert "Because architecture=DeepseekV3ForCausalLM and rule trait-mla-listed" in message
+    assert "is_mla must be true" in message
+    assert "--attention-backend trtllm_mha" in message and "the request cannot hold" in message
+
+
+def test_sm120_is_named_as_blackwell_consumer(sglang) -> None:  # type: ignore[no-untyped-def]
+    """Hardware facts are named precisely: sm120 is Blackwell consumer, not just Blackwell."""
+    exc = _conflict(sglang, {"attention_backend": "fa3"},
+                    {"platform": "cuda", "gpu_arch": "sm120", "architecture": "DeepseekV3ForCausalLM"})
+    assert "Blackwell consumer (SM120" in str(exc)
+    assert any(r.set.get("attention_backend") or "attention_backend" in r.unset for r in exc.repairs)
