@@ -169,6 +169,7 @@ class ModelCounter:
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
         self._budget = _Budget(Limit())
+        self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
 
     def add(self, check: Check) -> int:
@@ -212,12 +213,18 @@ class ModelCounter:
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         only: Collection[int] | None = None,
         limit: Limit | None = None,
+        rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] | None = None,
     ) -> dict[str, Scalar] | None:
-        """One assignment of every field that satisfies the checks (in use), or None."""
+        """One assignment of every field that satisfies the checks (in use), or None.
+
+        `rank(field, values)` orders the values tried for a field (default: domain order); a
+        caller that wants varied solutions puts the values it has not seen yet first.
+        """
         start = self._start(pins, allowed, only, limit)
         if start is None:
             return None
         checks, doms, values = start
+        self._rank = rank or (lambda name, values: values)
         try:
             found = self._find(checks, list(checks), doms, values)
         finally:
@@ -317,14 +324,14 @@ class ModelCounter:
         if live is None:
             return None
         parts, loose = self._split(live, doms)
-        found = {**values, **{name: doms[name][0] for name in loose}}
+        found = {**values, **{name: self._rank(name, doms[name])[0] for name in loose}}
         for part_checks, names in parts:
             key, outside = self._key(part_checks, names, doms, values)
             if self._cache.get(key) == 0:  # a count of zero holds in every mode
                 return None
             branch = self._branch(part_checks, names, doms)
             touching = [c for c in self.by_field[branch] if c in set(part_checks)]
-            for value in doms[branch]:
+            for value in self._rank(branch, doms[branch]):
                 self._budget.tick()
                 sub_doms = {n: doms[n] for n in names if n != branch}
                 sub = self._find(part_checks, list(touching), sub_doms, {**outside, branch: value})

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.errors import InvalidInput, Unsatisfiable
+from solver.engine import State
 from solver.explain import (
     Item,
     conflict_report,
@@ -163,16 +164,32 @@ def valid_choices(
     first = cp.satisfiable(values, task="listing choices")
     if first is not None:
         learn(first)
+    # Each query is "the other inputs, plus this field = this value": propagate the other inputs
+    # once (per field that has its own pin, once more), then add one value at a time; and start
+    # each search from the last witness with the new value, which is often already a solution.
+    # Arc consistency on that state rules out most impossible values without a search.
+    bases: dict[str | None, tuple[State, dict[str, list[Scalar]]] | None] = {}
+    last: Mapping[str, Scalar] = first or {}
     for name in names:
         others = {n: v for n, v in values.items() if n != name}
+        key = name if name in values else None
+        if key not in bases:
+            start = cp.start(others)
+            narrowed = cp.narrowed(start) if start is not None else None
+            bases[key] = (start, narrowed) if start is not None and narrowed is not None else None
+        found = bases[key]
         possible: set[Scalar] = set(proven[name])
         for value in cp.domains[name]:
-            if value in possible:
+            if value in possible or found is None or value not in found[1][name]:
                 continue
-            witness = cp.satisfiable({**others, name: value}, task=f"listing choices for {name}")
+            base = found[0]
+            state = base.assign(name, value)
+            witness = None if state is None else cp.search(
+                state, task=f"listing choices for {name}", hint={**last, name: value})
             if witness is not None:
                 possible.add(value)
                 learn(witness)
+                last = witness
         out.possible[name] = [v for v in cp.domains[name] if v in possible]
         excluded = [v for v in cp.domains[name] if v not in possible]
         if reasons:

@@ -80,36 +80,52 @@ class _Search(Solver):  # type: ignore[misc]
     def __init__(self, budget: int, task: str, trace: SearchTrace | None,
                  holds: Mapping[int, Callable[[tuple[Scalar, ...]], bool]] | None = None,
                  residues: dict[Any, tuple[Scalar, ...]] | None = None,
-                 passes: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], Collection[Scalar]]
+                 verdicts: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], _Verdicts]
                  | None = None) -> None:
         self._residues = {} if residues is None else residues
-        self._passes = passes or _no_passes
+        self._verdicts = verdicts or _no_verdicts
         self._budget = budget
         self._task = task
         self._trace = trace
         self._holds = holds or {}
+        self._weights: dict[int, int] = {}
+        self._culprit: Any = None
 
-    @staticmethod
-    def _pick(domains: dict[str, Any], assigned: Mapping[str, Any]) -> str | None:
+    def _pick(self, domains: dict[str, Any], assigned: Mapping[str, Any],
+              vconstraints: dict[str, Any]) -> str | None:
+        """dom/wdeg: the smallest domain relative to how often the field's rules have failed.
+
+        Plain smallest-domain-first picks the many unrelated two-valued fields first, and a dead
+        end among the big attention fields is then re-proved under every combination of them;
+        weighting rules by their failures moves the fields that cause dead ends to the front.
+        """
+        weights = self._weights
         best: str | None = None
-        best_size = 1 << 30
+        best_score = float("inf")
         for name, dom in domains.items():
-            if name not in assigned and len(dom) < best_size:
-                best, best_size = name, len(dom)
-                if best_size <= 1:
-                    break
+            if name in assigned:
+                continue
+            size = len(dom)
+            if size <= 1:
+                return name
+            wdeg = 1 + sum(weights.get(id(c), 1) for c, _ in vconstraints[name])
+            score = size / wdeg
+            if score < best_score:
+                best, best_score = name, score
         return best
 
     def _consistent(self, domains: dict[str, Any], assigned: Mapping[str, Any],
                     vconstraints: dict[str, Any], changed: list[str]) -> bool:
         """Generalised arc consistency from the changed fields; False when a domain empties.
 
-        A constraint is revised only while the support search stays small (`_GAC_LIMIT` tuples);
-        larger ones are left to forward checking, which is weaker but never wrong.
+        Three-valued evaluation of the rule with the fixed fields decides most values at once
+        (`CompiledPack._verdicts`: satisfied or violated whatever the free fields hold); the others
+        are searched for a support only while that search stays small (`_GAC_LIMIT` tuples), else
+        kept: weaker than full arc consistency, never wrong.
         """
         holds = self._holds
         residues = self._residues
-        passes = self._passes
+        passes = self._verdicts
         queue = list(changed)
         queued = set(queue)
         while queue:
@@ -125,20 +141,21 @@ class _Search(Solver):  # type: ignore[misc]
                 size = 1
                 for f in free:
                     size *= len(domains[f])
-                if size > _GAC_LIMIT:
-                    continue
                 for target in free:
                     dom = domains[target]
                     before = len(dom)
                     known = tuple((f, assigned[f] if f in assigned else domains[f][0])
                                   for f in fields
                                   if f != target and (f in assigned or len(domains[f]) == 1))
-                    always = passes(constraint, target, known)
+                    always, never = passes(constraint, target, known)
                     for value in list(dom):
-                        if value not in always and not _supported(
-                                check, fields, domains, assigned, target, value, residues):
+                        if value in always:
+                            continue
+                        if value in never or (size <= _GAC_LIMIT and not _supported(
+                                check, fields, domains, assigned, target, value, residues)):
                             dom.hideValue(value)
                     if not dom:
+                        self._culprit = constraint
                         return False
                     if len(dom) != before and target not in queued:
                         queue.append(target)
@@ -157,7 +174,7 @@ class _Search(Solver):  # type: ignore[misc]
         if not self._consistent(domains, assignments, vconstraints, list(domains)):
             return
         while True:
-            variable = self._pick(domains, assignments)
+            variable = self._pick(domains, assignments, vconstraints)
             if variable is None:
                 if trace is not None:
                     trace.steps = steps
@@ -191,12 +208,17 @@ class _Search(Solver):  # type: ignore[misc]
                     raise SolverBudgetExceeded(self._task, self._budget)
                 for dom in pushed:
                     dom.pushState()
+                failed: Any = None
                 for constraint, variables in vconstraints[variable]:
                     if not constraint(variables, domains, assignments, pushed):
+                        failed = constraint
                         break
                 else:
                     if self._consistent(domains, assignments, vconstraints, [variable]):
                         break
+                    failed = self._culprit
+                if failed is not None:
+                    self._weights[id(failed)] = self._weights.get(id(failed), 1) + 1
                 for dom in pushed:
                     dom.popState()
             stack.append((variable, values, pushed))
@@ -207,11 +229,15 @@ class _Search(Solver):  # type: ignore[misc]
         return next(self.getSolutionIter(domains, constraints, vconstraints), None)
 
 
-_GAC_LIMIT = 4096
+_GAC_LIMIT = 256
 
 
-def _no_passes(constraint: Any, target: str, known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
-    return frozenset()
+_Verdicts = tuple[frozenset[Scalar], frozenset[Scalar]]
+_NO_VERDICTS: _Verdicts = (frozenset(), frozenset())
+
+
+def _no_verdicts(constraint: Any, target: str, known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
+    return _NO_VERDICTS
 
 
 def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
@@ -278,7 +304,7 @@ def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
             return None, steps, True
 
 
-_DIVE_STEPS = 8
+_DIVE_STEPS = 1
 
 
 def _hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: str) -> list[Scalar]:
@@ -427,30 +453,32 @@ class CompiledPack:
         # (each is re-checked against the current domains), so sharing across threads is safe.
         self._residues: dict[Any, tuple[Scalar, ...]] = {}
         self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
-        self._pass_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]],
-                              frozenset[Scalar]] = {}
+        self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = {}
 
-    def _passes(self, constraint: Any, target: str,
-                known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
-        """The values of `target` that satisfy the rule whatever its other unknown fields hold.
+    def _verdicts(self, constraint: Any, target: str,
+                  known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
+        """The values of `target` that satisfy the rule whatever its other unknown fields hold,
+        and those that violate it whatever they hold.
 
-        Most values of a field are of this kind for most rules (`when` does not mention them, or a
-        fixed field already makes `when` false), so arc consistency skips their support search.
-        Decided by three-valued evaluation with `known` and `target` given, once per rule, field
-        and known values, and kept (bounded) for the life of the pack.
+        Most values of a field are of the first kind for most rules (`when` does not mention them,
+        or a fixed field already makes `when` false), so arc consistency needs no support search
+        for them; the second kind it removes without one, however many values the free fields
+        have. Decided by three-valued evaluation with `known` and `target` given, once per rule,
+        field and known values, and kept (bounded) for the life of the pack.
         """
         key = (id(constraint), target, known)
-        found = self._pass_sets.get(key)
+        found = self._verdict_sets.get(key)
         if found is None:
             rule = self._by_constraint.get(key[0])
             if rule is None:
-                return frozenset()
+                return _NO_VERDICTS
             given = dict(known)
             partial = rule.condition.partial
-            found = frozenset(v for v in self.domains[target]
-                              if partial({**given, target: v}) is True)
-            if len(self._pass_sets) < _MEMO_LIMIT:
-                self._pass_sets[key] = found
+            answers = {v: partial({**given, target: v}) for v in self.domains[target]}
+            found = (frozenset(v for v, a in answers.items() if a is True),
+                     frozenset(v for v, a in answers.items() if a is False))
+            if len(self._verdict_sets) < _MEMO_LIMIT:
+                self._verdict_sets[key] = found
         return found
 
     def _index(self, cons: Sequence[_Con]) -> dict[str, list[_Con]]:
@@ -512,6 +540,10 @@ class CompiledPack:
         solved request changes, only the group around that field is searched again.
         """
         domains = state.domains
+        if hint is not None and _fits(hint, domains, list(state.open.values())):
+            # The hint (usually the last witness with one value changed) is already a solution.
+            return {name: hint[name] if name in hint and hint[name] in values else values[0]
+                    for name, values in domains.items()}
         parent: dict[str, str] = {}
 
         def find(x: str) -> str:
@@ -542,7 +574,15 @@ class CompiledPack:
             if hint is not None and _fits(hint, domains, cons):
                 continue  # `solution` already holds the hint's values for this group
             names = sorted({f for c in cons for f in c.fields}, key=lambda n: (len(domains[n]), n))
-            dived, used, refuted = _dive(state, names, cons, hint, remaining)
+            # A cheap descent (`_dive`) solves most groups of a possible request; arc consistency
+            # alone refutes most impossible ones; the backtracking search that keeps arc
+            # consistency at every step decides what is left.
+            if hint is None:
+                # No guess to start from (refutations for explanations, mostly): straight to
+                # the search that keeps arc consistency.
+                dived, used, refuted = None, 0, False
+            else:
+                dived, used, refuted = _dive(state, names, cons, hint, remaining)
             steps += used
             remaining -= used
             if remaining < 0:
@@ -563,7 +603,7 @@ class CompiledPack:
             holds = {id(con.constraint): con.holds for con in cons}
             try:
                 found = _Search(remaining, task, counter, holds, self._residues,
-                                self._passes).getSolution(local, None, vcons)
+                                self._verdicts).getSolution(local, None, vcons)
             except SolverBudgetExceeded:
                 # Name the whole budget, not what was left of it for this group.
                 raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET) from None
@@ -578,6 +618,21 @@ class CompiledPack:
             trace.steps = steps
         return solution
 
+    def narrowed(self, state: State) -> dict[str, list[Scalar]] | None:
+        """The state's domains made arc consistent over its open constraints, or None when that
+        empties one: a value removed here is in no solution, a value kept may still be in none."""
+        names = sorted({f for con in state.open.values() for f in con.fields})
+        local = {n: Domain(state.domains[n]) for n in names}
+        vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
+        for con in state.open.values():
+            for name in con.fields:
+                vcons[name].append((con.constraint, con.fields))
+        holds = {id(con.constraint): con.holds for con in state.open.values()}
+        searcher = _Search(DEFAULT_BUDGET, "narrowing", None, holds, self._residues, self._verdicts)
+        if not searcher._consistent(local, {}, vcons, names):
+            return None
+        return {**state.domains, **{n: list(local[n]) for n in names}}
+
     def solve(
         self,
         pins: Mapping[str, Scalar],
@@ -588,16 +643,18 @@ class CompiledPack:
         trace: SearchTrace | None = None,
         budget: int | None = None,
         task: str = "checking a request",
+        hint: Mapping[str, Scalar] | None = None,
     ) -> Assignment | None:
         """A solution under `pins` (and `allowed` value sets), or None.
 
         `rules` limits the hard rules taken into account (default: all); `extra` adds ad-hoc
-        conditions. Pins are folded in first, then independent groups are searched separately.
+        conditions. Pins are folded in first, then independent groups are searched separately
+        (`hint`: see `search`).
         """
         state = self.start(pins, rules=rules, allowed=allowed, extra=extra)
         if state is None:
             return None
-        return self.search(state, budget=budget, task=task, trace=trace)
+        return self.search(state, budget=budget, task=task, trace=trace, hint=hint)
 
     def satisfiable(
         self,
@@ -637,7 +694,7 @@ class CompiledPack:
                     vconstraints[name].append((rule.constraint, rule.fields))
         holds = {id(r.constraint): r.holds for r in self.rules.values()}
         solver = _Search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds,
-                         None, self._passes)
+                         None, self._verdicts)
         return solver.getSolutionIter(domains, None, vconstraints)
 
 

@@ -107,9 +107,46 @@ def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]
     return out
 
 
+class _Checks:
+    """Whether pins can hold under a subset of the rules, answered without a search when it can.
+
+    QuickXplain asks many such questions about overlapping sets. A rule that three-valued
+    evaluation already finds false under the pins refutes the set at once, and a solution found
+    for an earlier question proves a later one whenever it keeps those pins and satisfies those
+    rules (it was found under fewer rules, or other ones); only the rest needs a search.
+    """
+
+    KEEP = 8
+
+    def __init__(self, cp: CompiledPack, task: str) -> None:
+        self.cp = cp
+        self.task = task
+        self.witnesses: list[Mapping[str, Scalar]] = []
+
+    def __call__(self, pins: Mapping[str, Scalar], rules: Sequence[str]) -> bool:
+        cp = self.cp
+        for rid in rules:
+            if cp.rules[rid].condition.partial(pins) is False:
+                return False
+        for witness in self.witnesses:
+            if all(witness[n] == v for n, v in pins.items()) and all(
+                    cp.rules[r].holds(tuple(witness[f] for f in cp.rules[r].fields))
+                    for r in rules):
+                return True
+        hint = self.witnesses[0] if self.witnesses else None
+        found = cp.solve(pins, rules=rules, task=self.task, hint=hint)
+        if found is None:
+            return False
+        self.witnesses.insert(0, found)
+        del self.witnesses[self.KEEP:]
+        return True
+
+
 def _oracle(
-    cp: CompiledPack, fixed: Mapping[str, Scalar], task: str
+    cp: CompiledPack, fixed: Mapping[str, Scalar], task: str, checks: _Checks | None = None
 ) -> Callable[[Sequence[Item]], bool]:
+    check = checks or _Checks(cp, task)
+
     def consistent(items: Sequence[Item]) -> bool:
         pins = dict(fixed)
         rules = []
@@ -120,7 +157,7 @@ def _oracle(
                 pins[item.name] = item.value  # type: ignore[assignment]
             else:
                 rules.append(item.name)
-        return cp.solve(pins, rules=rules, task=task) is not None
+        return check(pins, rules)
 
     return consistent
 
@@ -164,12 +201,13 @@ def minimal_reason(
     background = {field: value}
     others = {n: v for n, v in pins.items() if n != field}
     check = {**others, **background}
+    checks = _Checks(cp, task)
     # Grow the rule set outwards from the field (the rules reading it, then the rules reading
     # their free fields, ...) and stop at the first layer that already excludes the value: most
     # exclusions are one or two rules away, and QuickXplain then works on a few rules, not all.
     rules: list[str] | None = None
     for layer in _layers(cp, others, field):
-        if cp.solve(check, rules=layer, task=task) is None:
+        if not checks(check, layer):
             rules = layer
             break
     if rules is None:
@@ -182,7 +220,7 @@ def minimal_reason(
     items = [Item("rule", rid) for rid in rules]
     pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]
     pin_items.sort(key=lambda it: _pin_rank(it.source))
-    return quickxplain(_oracle(cp, background, task), items + pin_items)
+    return quickxplain(_oracle(cp, background, task, checks), items + pin_items)
 
 
 def _layers(cp: CompiledPack, pins: Mapping[str, Scalar], field: str) -> Iterator[list[str]]:

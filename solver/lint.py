@@ -37,7 +37,7 @@ LINT_BUDGET = 300_000
 ENUMERATE_FACTS = 4096
 SAMPLE_FACTS = 400
 MAX_TOTALITY_GROUPS = 25
-REPAIR_STEPS = 60
+REPAIR_STEPS = 4
 
 
 @dataclass(frozen=True)
@@ -260,7 +260,8 @@ class _Linter:
 
         self.solves += 1
         only = [self.index[r] for r in rule_ids] + [self.oracle_index(c) for c in extra]
-        return self.oracle.solution(pins, only=only, limit=Limit(steps=self.budget))
+        return self.oracle.solution(pins, only=only, limit=Limit(steps=self.budget),
+                                    rank=self.rank)
 
     def oracle_index(self, check: Check) -> int:
         key = id(check)
@@ -270,7 +271,8 @@ class _Linter:
 
     def repair(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
                extra: Sequence[Check]) -> dict[str, Scalar] | None:
-        """A solution found by repairing known solutions (min-conflicts local search), or None.
+        """A solution made from a known one, or None: pins applied, each ad-hoc condition met by
+        changing as few of its fields as possible, then a few min-conflicts steps.
 
         Sound by construction: an answer is returned only when every check holds on it.
         """
@@ -278,11 +280,21 @@ class _Linter:
             return None
         checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in rule_ids]
         checks += [(c.fields, c.holds) for c in extra]
-        starts = sorted(self.pool[-64:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
-        found = _min_conflicts(self.cp.domains, checks, pins, starts[:2], self.rng, REPAIR_STEPS)
-        if found is not None:
-            self.repaired += 1
-        return found
+        starts = sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
+        for start in starts[:2]:
+            current = {**start, **pins}
+            for check in extra:
+                if not check.holds(tuple(current[n] for n in check.fields)):
+                    near = _nearest(check, current, pins, self.cp.domains)
+                    if near is None:
+                        return None  # the condition cannot hold with these pins at all
+                    current.update(near)
+            found = _min_conflicts(self.cp.domains, checks, pins, [current], self.rng,
+                                   REPAIR_STEPS)
+            if found is not None:
+                self.repaired += 1
+                return found
+        return None
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         self.pool.append(solution)
@@ -310,11 +322,19 @@ class _Linter:
         from solver.explain import Item, quickxplain, relevant_rules
 
         start = [*pins, *(n for e in extras for n in e.fields)]
-        local = relevant_rules(self.cp, {} if blame_pins else pins, start, rules)
+        fixed = {} if blame_pins else dict(pins)
+        # Most exclusions are one or two rules away: grow the rules outwards from the fields in
+        # question and explain within the first layer that already has no solution.
+        local = relevant_rules(self.cp, fixed, start, rules)
+        for layer in self._layers(start, fixed, rules):
+            if len(layer) >= len(local):
+                break
+            if self.query(pins, layer, extras) is None:
+                local = layer
+                break
         items = [Item("rule", r) for r in local]
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
-        fixed = {} if blame_pins else dict(pins)
 
         def consistent(chosen: Sequence[Item]) -> bool:
             given = dict(fixed)
@@ -329,6 +349,32 @@ class _Linter:
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
         return [i.label() for i in core]
+
+    def _layers(self, start: Sequence[str], pins: Mapping[str, Scalar],
+                rules: Sequence[str]) -> Iterable[list[str]]:
+        """Ever larger sets of `rules` around the `start` fields, reached through free fields."""
+        pool = set(rules)
+        chosen: set[str] = set()
+        seen = set(start)
+        frontier = list(dict.fromkeys(start))
+        while frontier:
+            fresh = list(dict.fromkeys(rid for name in frontier for rid in self.cp.rules_reading(name)
+                                       if rid in pool and rid not in chosen))
+            if not fresh:
+                return
+            chosen.update(fresh)
+            yield sorted(chosen, key=self.index.__getitem__)
+            frontier = []
+            for rid in fresh:
+                for other in self.cp.rules[rid].fields:
+                    if other not in seen and other not in pins:
+                        seen.add(other)
+                        frontier.append(other)
+
+    def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
+        """Values not yet seen in a solution first, so each new solution proves more values."""
+        known = self.proven[name]
+        return sorted(values, key=lambda v: v in known)
 
     def others(self, rule_id: str) -> list[str]:
         return [r for r in self.cp.rule_ids if r != rule_id]
@@ -691,6 +737,32 @@ def _min_conflicts(
                     bad.discard(j)
         if not bad:
             return current
+    return None
+
+
+def _nearest(check: Check, current: Mapping[str, Scalar], fixed: Mapping[str, Scalar],
+             domains: Mapping[str, Sequence[Scalar]]) -> dict[str, Scalar] | None:
+    """Values for one or two of the check's free fields that make it hold, or None."""
+    free = [n for n in check.fields if n not in fixed]
+    trial = dict(current)
+
+    def holds() -> bool:
+        return bool(check.holds(tuple(trial[n] for n in check.fields)))
+
+    for name in free:
+        for value in domains[name]:
+            trial[name] = value
+            if holds():
+                return {name: value}
+        trial[name] = current[name]
+    for first, second in itertools.combinations(free, 2):
+        for value in domains[first]:
+            trial[first] = value
+            for other in domains[second]:
+                trial[second] = other
+                if holds():
+                    return {first: value, second: other}
+        trial[first], trial[second] = current[first], current[second]
     return None
 
 

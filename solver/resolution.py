@@ -381,10 +381,10 @@ def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) 
     left = {v for v in cp.domains[name] if v != value}
     excluded_by: dict[str, set[Scalar]] = {}
     for rid in cp.rules_reading(name):
-        cond = cp.rules[rid].condition
+        rule = cp.rules[rid]  # `rule.holds` is the condition with its answers remembered
         excluded_by[rid] = {
             v for v in left
-            if not cond.holds(tuple(v if f == name else solution[f] for f in cond.fields))
+            if not rule.holds(tuple(v if f == name else solution[f] for f in rule.fields))
         }
     chosen: list[str] = []
     while left:

@@ -5,9 +5,9 @@ Default run (a few hundred cases, a few seconds):
 
     .venv/bin/pytest tests/test_fuzz.py
 
-Long run (CONFSOLVE_FUZZ_EXAMPLES per toy target, default 2,000; the SGLang targets get 3/4 of
-that and --model-config 1/2: 10,000 cases in all; the count per target and outcome is printed at
-the end of the module):
+Long run (CONFSOLVE_FUZZ_EXAMPLES = N, default 2,000: the toy-pack and garbage-pack targets run
+1.5 N cases each, the SGLang targets 0.15 N (a second or two per case) and --model-config 0.25 N;
+10,100 cases in all by default; the count per target and outcome is printed at the end):
 
     CONFSOLVE_FUZZ_EXAMPLES=2000 .venv/bin/pytest -m long tests/test_fuzz.py
 
@@ -287,7 +287,7 @@ def fuzz_cli(capsys: pytest.CaptureFixture[str], examples: int, pack: Pack, pack
         run()
 
 
-@modes(quick=100)
+@modes(quick=100, long_share=1.5)
 def test_cli_survives_random_input_on_the_toy_pack(
     capsys: pytest.CaptureFixture[str], examples: int
 ) -> None:
@@ -298,7 +298,7 @@ def test_cli_survives_random_input_on_the_toy_pack(
     fuzz_cli(capsys, examples, toy_pack(), str(TOY))
 
 
-@modes(quick=10, long_share=0.75)
+@modes(quick=10, long_share=0.15)
 def test_cli_survives_random_input_on_the_sglang_pack(
     capsys: pytest.CaptureFixture[str], examples: int
 ) -> None:
@@ -364,7 +364,7 @@ def model_dirs(draw: st.DrawFn) -> dict[str, bytes | None]:
     return files
 
 
-@modes(quick=12, long_share=0.5)
+@modes(quick=12, long_share=0.25)
 def test_model_config_garbage_is_bad_input(capsys: pytest.CaptureFixture[str], examples: int) -> None:
     """`--model-config` pointing at a garbage, broken, mutated or directory-shaped config.json
     ends in exit 0/1/2 with a message naming the problem, never 70 or a traceback."""
@@ -502,7 +502,7 @@ def fuzz_api(pack: Pack, examples: int, *, choices: bool) -> None:
     run()
 
 
-@modes(quick=100)
+@modes(quick=100, long_share=1.5)
 def test_api_survives_random_input_on_the_toy_pack(examples: int) -> None:
     """`collect_pins`, `resolve` and `valid_choices` with hostile options and facts (wrong types,
     lists, dicts, floats, None, bytes, huge and negative numbers, unicode and lone surrogates,
@@ -511,7 +511,7 @@ def test_api_survives_random_input_on_the_toy_pack(examples: int) -> None:
     fuzz_api(toy_pack(), examples, choices=True)
 
 
-@modes(quick=12, long_share=0.75)
+@modes(quick=12, long_share=0.15)
 def test_api_survives_random_input_on_the_sglang_pack(examples: int) -> None:
     """The same for `collect_pins` and `resolve` on the SGLang pack."""
     fuzz_api(sglang_pack(), examples, choices=False)
@@ -705,12 +705,13 @@ def check_loaded(root: Path, rnd: random.Random) -> None:
     api_call(pack, lambda: valid_choices(pack, pins))
 
 
-@modes(quick=80)
-def test_load_pack_on_garbage_directories(examples: int) -> None:
+@modes(quick=80, long_share=1.5)
+def test_load_pack_on_garbage_directories(capsys: pytest.CaptureFixture[str],
+                                          examples: int) -> None:
     """`load_pack` on generated packs full of wrong types, unknown keys, duplicate and missing
     names, malformed or hostile conditions, missing and truncated files, and on the toy pack's
     files randomly mutated: a Pack (which then resolves or raises a SolverError) or one PackError
-    that lists its problems; nothing else."""
+    that lists its problems; nothing else. `confsolve show --pack DIR` exits 0 or 3 with it."""
     toy_files = {p.name: p.read_text() for p in sorted(TOY.glob("*.toml"))}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -728,6 +729,9 @@ def test_load_pack_on_garbage_directories(examples: int) -> None:
                 files, listed, head = spec
                 write_pack(directory, files, listed=listed, head=head)
             check_loaded(directory, random.Random(seed))
+            argv = ["show", "--pack", str(directory), "--json"]
+            code, out, err = run_main(capsys, argv)
+            assert_cli_outcome(argv, code, out, err, allowed={0, 3})
 
         run()
 
