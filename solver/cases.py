@@ -34,8 +34,13 @@ def _key(name: str) -> str:
     return name if name.replace("_", "").replace("-", "").isalnum() else _literal(name)
 
 
-def case_text(pack: Pack, request: Mapping[str, Any], strict: bool, outcome: Mapping[str, Any],
-              pack_ref: str | None = None) -> str:
+def case_text(
+    pack: Pack,
+    request: Mapping[str, Any],
+    strict: bool,
+    outcome: Mapping[str, Any],
+    pack_ref: str | None = None,
+) -> str:
     """The TOML text of a case: the request as given and the outcome seen now (edit what is wrong).
 
     `request` maps field names to values or `Pin`s; facts and options are told apart by the pack
@@ -74,7 +79,13 @@ def case_text(pack: Pack, request: Mapping[str, Any], strict: bool, outcome: Map
     return "\n".join(lines) + "\n"
 
 
-def save_case(path: str | Path, pack: Pack, request: Mapping[str, Any], strict: bool,
-              outcome: Mapping[str, Any], pack_ref: str | None = None) -> None:
+def save_case(
+    path: str | Path,
+    pack: Pack,
+    request: Mapping[str, Any],
+    strict: bool,
+    outcome: Mapping[str, Any],
+    pack_ref: str | None = None,
+) -> None:
     """Write the case file (see `case_text`); `pack_ref` is how the case names its pack."""
     Path(path).write_text(case_text(pack, request, strict, outcome, pack_ref), encoding="utf-8")

@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.errors import InvalidInput, Unsatisfiable
 from solver.engine import State
+from solver.errors import InvalidInput, Unsatisfiable
 from solver.explain import (
     Item,
     conflict_report,

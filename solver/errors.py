@@ -115,9 +115,7 @@ class PackError(SolverError, ValueError):
             "error": {
                 "type": type(self).__name__,
                 "message": str(self),
-                "problems": [
-                    {"file": p.file, "where": p.where, "message": p.message} for p in self.problems
-                ],
+                "problems": [{"file": p.file, "where": p.where, "message": p.message} for p in self.problems],
             },
         }
 

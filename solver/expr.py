@@ -283,9 +283,7 @@ def _parse_tree(text: str) -> ast.expr:
     return tree.body
 
 
-def parse(
-    text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]
-) -> Condition:
+def parse(text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]) -> Condition:
     """Parse and check one condition against the pack's fields and named sets."""
     return _build(text, [_parse_tree(text)], fields, sets, "single")
 

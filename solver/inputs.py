@@ -48,8 +48,9 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     kinds = {type(v) for v in field.domain}
     candidate: Any = value
     if isinstance(value, str) and len(value) > MAX_VALUE_LENGTH:
-        return None, _issue(field, value[:40] + "...", f"a value of {field.name} is at most "
-                            f"{MAX_VALUE_LENGTH} characters")
+        return None, _issue(
+            field, value[:40] + "...", f"a value of {field.name} is at most {MAX_VALUE_LENGTH} characters"
+        )
     if kinds == {bool}:
         if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
             candidate = value.strip().lower() in _TRUE
@@ -80,10 +81,10 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
         shown = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
         auto = f" (or {field.auto!r} to let confsolve choose)" if field.auto else ""
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        message = (f"{field.cli_flag} {value!r} is not a value of {field.name}{hint} "
-                   f"Allowed: {shown}{auto}.")
-    return InputIssue(field=field.name, value=value, message=message, did_you_mean=close,
-                      allowed=tuple(field.domain))
+        message = f"{field.cli_flag} {value!r} is not a value of {field.name}{hint} Allowed: {shown}{auto}."
+    return InputIssue(
+        field=field.name, value=value, message=message, did_you_mean=close, allowed=tuple(field.domain)
+    )
 
 
 def _unknown_field(pack: Pack, raw: Any, value: Any) -> InputIssue:
@@ -91,9 +92,12 @@ def _unknown_field(pack: Pack, raw: Any, value: Any) -> InputIssue:
     shown = field_name(raw) if isinstance(raw, str) else repr(raw)
     close = tuple(difflib.get_close_matches(shown, names, n=3, cutoff=0.6))
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
-    return InputIssue(field=str(raw), value=value, did_you_mean=close,
-                      message=f"unknown field {shown!r} in pack {pack.name!r}{hint} "
-                              "(`confsolve show` lists the fields)")
+    return InputIssue(
+        field=str(raw),
+        value=value,
+        did_you_mean=close,
+        message=f"unknown field {shown!r} in pack {pack.name!r}{hint} (`confsolve show` lists the fields)",
+    )
 
 
 def _as_mapping(obj: Any, what: str) -> Mapping[Any, Any]:
@@ -103,8 +107,15 @@ def _as_mapping(obj: Any, what: str) -> Mapping[Any, Any]:
         return vars(obj)
     if isinstance(obj, Mapping):
         return obj
-    raise InvalidInput([InputIssue(field=what, value=type(obj).__name__,
-                                   message=f"{what} must be a mapping or an argparse.Namespace")])
+    raise InvalidInput(
+        [
+            InputIssue(
+                field=what,
+                value=type(obj).__name__,
+                message=f"{what} must be a mapping or an argparse.Namespace",
+            )
+        ]
+    )
 
 
 def collect_pins(
@@ -121,8 +132,10 @@ def collect_pins(
     """
     issues: list[InputIssue] = []
     found: dict[str, Pin] = {}
-    for default_source, given in (("user", _as_mapping(options, "options")),
-                                  ("fact", _as_mapping(facts, "facts"))):
+    for default_source, given in (
+        ("user", _as_mapping(options, "options")),
+        ("fact", _as_mapping(facts, "facts")),
+    ):
         for raw, value in given.items():
             source = default_source
             if isinstance(value, Pin):
@@ -147,9 +160,16 @@ def collect_pins(
                 source = "fact"
             previous = found.get(name)
             if previous is not None and previous.value != coerced:
-                issues.append(InputIssue(field=name, value=value, message=(
-                    f"{field.cli_flag} is given twice with different values "
-                    f"({previous.value!r} and {coerced!r}); keep one")))
+                issues.append(
+                    InputIssue(
+                        field=name,
+                        value=value,
+                        message=(
+                            f"{field.cli_flag} is given twice with different values "
+                            f"({previous.value!r} and {coerced!r}); keep one"
+                        ),
+                    )
+                )
                 continue
             found[name] = Pin(field=name, value=coerced, source=source)  # type: ignore[arg-type]
     if issues:
@@ -163,19 +183,22 @@ def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue
     issues: list[InputIssue] = []
     for item in items:
         if "=" not in item:
-            issues.append(InputIssue(field=item, value=None,
-                                     message=f"--set {item!r} is not FIELD=VALUE"))
+            issues.append(InputIssue(field=item, value=None, message=f"--set {item!r} is not FIELD=VALUE"))
             continue
         raw, value = item.split("=", 1)
         name = raw.strip()
         if not name:
-            issues.append(InputIssue(field=item, value=value,
-                                     message=f"--set {item!r} has no field name"))
+            issues.append(InputIssue(field=item, value=value, message=f"--set {item!r} has no field name"))
             continue
         key = field_name(name)
         if key in out and out[key] != value:
-            issues.append(InputIssue(field=key, value=value, message=(
-                f"--set {key} is given twice ({out[key]!r} and {value!r}); keep one")))
+            issues.append(
+                InputIssue(
+                    field=key,
+                    value=value,
+                    message=(f"--set {key} is given twice ({out[key]!r} and {value!r}); keep one"),
+                )
+            )
             continue
         out[key] = value.strip()
     return out, issues

@@ -101,8 +101,12 @@ def _read_raw(root: Path) -> list[bytes] | None:
         out = [head]
         for name in files:
             path = root / name
-            if (not isinstance(name, str) or Path(name).name != name or not name.endswith(".toml")
-                    or path.stat().st_size > MAX_FILE_BYTES):
+            if (
+                not isinstance(name, str)
+                or Path(name).name != name
+                or not name.endswith(".toml")
+                or path.stat().st_size > MAX_FILE_BYTES
+            ):
                 return None
             out.append(path.read_bytes())
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
@@ -208,8 +212,11 @@ def _assemble(
     for file, _, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
-                problems.append(PackProblem(key, f"unknown table [{key}] (expected one of "
-                                            f"{', '.join(sorted(_FILE_KEYS))})", file))
+                problems.append(
+                    PackProblem(
+                        key, f"unknown table [{key}] (expected one of {', '.join(sorted(_FILE_KEYS))})", file
+                    )
+                )
         _collect_sets(doc.get("sets", {}), file, sets, problems)
         _collect_fields(doc.get("field", {}), file, fields, problems)
         rules += _collect(doc.get("rule", []), Rule, "rule", file, problems)
@@ -220,14 +227,24 @@ def _assemble(
         else:
             problems.append(PackProblem("model_config", "must be a table", file))
     if len(fields) > MAX_FIELDS or len(rules) + len(prefs) > MAX_RULES:
-        problems.append(PackProblem("pack", f"too large: at most {MAX_FIELDS} fields and "
-                                    f"{MAX_RULES} rules and preferences"))
+        problems.append(
+            PackProblem(
+                "pack", f"too large: at most {MAX_FIELDS} fields and {MAX_RULES} rules and preferences"
+            )
+        )
         return None
     try:
         pack = Pack(
-            name=name, version=version, description=str(meta.get("description", "")),
-            fields=fields, rules=tuple(rules), preferences=tuple(prefs), sets=sets,
-            model_config_map=model_config, digest=digest, directory=str(root),
+            name=name,
+            version=version,
+            description=str(meta.get("description", "")),
+            fields=fields,
+            rules=tuple(rules),
+            preferences=tuple(prefs),
+            sets=sets,
+            model_config_map=model_config,
+            digest=digest,
+            directory=str(root),
         )
     except ValidationError as exc:
         problems.append(PackProblem("pack", _validation_text(exc), "pack.toml"))
@@ -252,16 +269,17 @@ def _collect_sets(
             problems.append(PackProblem(f"set {set_name}", "set names are UPPER_CASE", file))
         elif set_name in sets:
             problems.append(PackProblem(f"set {set_name}", "declared twice", file))
-        elif (not isinstance(values, list) or not values
-              or not all(isinstance(v, str | int | bool) for v in values)):
+        elif (
+            not isinstance(values, list)
+            or not values
+            or not all(isinstance(v, str | int | bool) for v in values)
+        ):
             problems.append(PackProblem(f"set {set_name}", "must be a non-empty list of literals", file))
         else:
             sets[set_name] = tuple(values)
 
 
-def _collect_fields(
-    table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem]
-) -> None:
+def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem]) -> None:
     if not isinstance(table, dict):
         problems.append(PackProblem("field", "must be a table of [field.NAME] tables", file))
         return
@@ -300,7 +318,8 @@ def _domain_problems(field: Field) -> list[str]:
     if field.auto is not None and any(field.auto == v for v in domain):
         out.append(f"auto spelling {field.auto!r} is also a domain value")
     if field.absent is not None and not any(
-            field.absent == v and type(field.absent) is type(v) for v in domain):
+        field.absent == v and type(field.absent) is type(v) for v in domain
+    ):
         out.append(f"absent value {field.absent!r} is not a domain value")
     for key in field.labels:
         if key not in {str(v) for v in domain}:
@@ -310,8 +329,7 @@ def _domain_problems(field: Field) -> list[str]:
     return out
 
 
-def _collect(items: Any, model: type[Any], what: str, file: str,
-             problems: list[PackProblem]) -> list[Any]:
+def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem]) -> list[Any]:
     if not isinstance(items, list):
         problems.append(PackProblem(what, f"use [[{what}]] entries", file))
         return []
@@ -342,7 +360,9 @@ def _check_ids(pack: Pack, problems: list[PackProblem]) -> None:
         if not _ID.match(item.id):
             problems.append(PackProblem(f"{kind} {item.id}", "ids are letters, digits, - _ . : +", item.file))
         if item.id in seen:
-            problems.append(PackProblem(f"{kind} {item.id}", f"duplicate id (first in {seen[item.id]})", item.file))
+            problems.append(
+                PackProblem(f"{kind} {item.id}", f"duplicate id (first in {seen[item.id]})", item.file)
+            )
         seen.setdefault(item.id, item.file)
     for set_name in pack.sets:
         if set_name in pack.fields:
@@ -354,12 +374,20 @@ def _check_references(pack: Pack, problems: list[PackProblem]) -> None:
     for field in fields.values():
         for dep in field.depends_on:
             if dep not in fields:
-                problems.append(PackProblem(f"field {field.name}", f"depends_on unknown field {dep!r}{_hint(dep, fields)}", field.file))
+                problems.append(
+                    PackProblem(
+                        f"field {field.name}",
+                        f"depends_on unknown field {dep!r}{_hint(dep, fields)}",
+                        field.file,
+                    )
+                )
     for pref in pack.preferences:
         where = f"preference {pref.id}"
         target = fields.get(pref.field)
         if target is None:
-            problems.append(PackProblem(where, f"unknown field {pref.field!r}{_hint(pref.field, fields)}", pref.file))
+            problems.append(
+                PackProblem(where, f"unknown field {pref.field!r}{_hint(pref.field, fields)}", pref.file)
+            )
             continue
         problems += [PackProblem(where, msg, pref.file) for msg in _values_problems(target, pref.prefer)]
         if not pref.prefer and pref.same_as is None:
@@ -367,9 +395,13 @@ def _check_references(pack: Pack, problems: list[PackProblem]) -> None:
         if pref.same_as is not None:
             other = fields.get(pref.same_as)
             if other is None:
-                problems.append(PackProblem(where, f"same_as names unknown field {pref.same_as!r}", pref.file))
+                problems.append(
+                    PackProblem(where, f"same_as names unknown field {pref.same_as!r}", pref.file)
+                )
             elif {type(v) for v in other.domain} != {type(v) for v in target.domain}:
-                problems.append(PackProblem(where, f"same_as {pref.same_as} has another value type", pref.file))
+                problems.append(
+                    PackProblem(where, f"same_as {pref.same_as} has another value type", pref.file)
+                )
     for rule in pack.rules:
         where = f"rule {rule.id}"
         if rule.adjusts is None:
@@ -405,7 +437,7 @@ def _check_cycles(pack: Pack, problems: list[PackProblem]) -> None:
             if dep not in pack.fields:
                 continue
             if state.get(dep) == 1:
-                chain = [*stack[stack.index(dep):], dep]
+                chain = [*stack[stack.index(dep) :], dep]
                 problems.append(PackProblem("depends_on cycle", " -> ".join(chain)))
             elif dep not in state:
                 visit(dep)
@@ -434,7 +466,11 @@ def _parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
             problems.append(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
-            problems.append(PackProblem(f"rule {rule.id}", f"adjusts {rule.adjusts}, which the rule does not read", rule.file))
+            problems.append(
+                PackProblem(
+                    f"rule {rule.id}", f"adjusts {rule.adjusts}, which the rule does not read", rule.file
+                )
+            )
     for pref in pack.preferences:
         try:
             prefs[pref.id] = parse(pref.when, fields, sets) if pref.when is not None else None

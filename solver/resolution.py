@@ -8,7 +8,7 @@ finds exactly that configuration (the lexicographically best one), so no value i
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 

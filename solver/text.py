@@ -63,8 +63,9 @@ def conflict_message(
     lines = [f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
     lines.append("These cannot all hold:")
     for pin in report.pins:
-        lines.append(f"  - {describe_pin(pack, pin.field, pin.value, pin.source)}"
-                     f"  ({_source_words(pin.source)})")
+        lines.append(
+            f"  - {describe_pin(pack, pin.field, pin.value, pin.source)}  ({_source_words(pin.source)})"
+        )
     for ref in report.rules:
         lines.append(f"  - rule {pack.name}:{ref.id}: {ref.because}")
         lines.append(f"      source: {ref.source}")
@@ -136,17 +137,21 @@ def _describe_known(pack: Pack, name: str, values: Sequence[Scalar]) -> str:
     return f"{name} in [{', '.join(_show(v) for v in values)}]"
 
 
-def _allowed(plan: Plan, known: Mapping[str, Sequence[Scalar]], rules: Sequence[str], target: str) -> list[Scalar]:
+def _allowed(
+    plan: Plan, known: Mapping[str, Sequence[Scalar]], rules: Sequence[str], target: str
+) -> list[Scalar]:
     cp = plan.compiled
     pins = {n: v[0] for n, v in known.items() if len(v) == 1}
     allowed = {n: v for n, v in known.items() if len(v) != 1}
     return [
-        value for value in cp.domains[target]
+        value
+        for value in cp.domains[target]
         if cp.solve({**pins, target: value}, rules=rules, allowed=allowed) is not None
     ]
 
 
 # --- resolution tables ----------------------------------------------------------------------
+
 
 def use_colour(stream: TextIO = sys.stdout) -> bool:
     """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
@@ -157,8 +162,7 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour else text
 
 
-def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False,
-                     show: str = "all") -> str:
+def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
     """The resolved configuration, grouped by area, one aligned row per field."""
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
@@ -180,16 +184,22 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False,
             lines.append(row)
     for adj in res.adjustments:
         lines.append("")
-        lines.append(_paint(
-            f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
-            f"{_show(adj.resolved)} ({adj.rule}): {adj.because}", "33;1", colour))
+        lines.append(
+            _paint(
+                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
+                "33;1",
+                colour,
+            )
+        )
     for warning in res.warnings:
         lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
     return "\n".join(lines)
 
 
-def why_text(pack: Pack, res: Resolution, name: str, deps: Sequence[str],
-             possible: Sequence[Scalar] | None) -> str:
+def why_text(
+    pack: Pack, res: Resolution, name: str, deps: Sequence[str], possible: Sequence[Scalar] | None
+) -> str:
     field = pack.fields[name]
     prov = res.provenance[name]
     value = res.values[name]
@@ -215,8 +225,9 @@ def why_text(pack: Pack, res: Resolution, name: str, deps: Sequence[str],
     if deps:
         lines.append("  depends on: " + ", ".join(f"{d}={_show(res.values[d])}" for d in deps))
     if possible is not None:
-        lines.append("  could also be: " + (", ".join(_show(v) for v in possible if v != value)
-                                            or "nothing else"))
+        lines.append(
+            "  could also be: " + (", ".join(_show(v) for v in possible if v != value) or "nothing else")
+        )
     for adj in res.adjustments:
         if adj.field == name:
             lines.append(f"  you asked for {_show(adj.requested)}; {adj.rule}: {adj.because}")

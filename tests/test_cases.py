@@ -29,8 +29,9 @@ def test_case(path: Path) -> None:
     expect = case["expect"]
     status = expect["status"]
     try:
-        res = resolve(pack, request.get("options", {}), request.get("facts", {}),
-                      strict=request.get("strict", False))
+        res = resolve(
+            pack, request.get("options", {}), request.get("facts", {}), strict=request.get("strict", False)
+        )
     except Unsatisfiable as exc:
         assert status == "conflict", f"expected {status}, got a conflict:\n{exc}"
         rules = {r.id for r in exc.conflict.rules}
@@ -49,7 +50,8 @@ def test_case(path: Path) -> None:
     for name, value in expect.get("values", {}).items():
         assert res.values[name] == value, (
             f"{name}: expected {value!r}, resolved {res.values[name]!r} "
-            f"({res.provenance[name].kind} {res.provenance[name].rule})")
+            f"({res.provenance[name].kind} {res.provenance[name].rule})"
+        )
     for name, kind in expect.get("provenance", {}).items():
         assert res.provenance[name].kind == kind, f"{name}: {res.provenance[name]}"
     for name, rule in expect.get("rules", {}).items():

@@ -28,34 +28,64 @@ def test_resolve_json_has_schema_status_values_and_provenance(capsys: pytest.Cap
     assert doc["pack"] == {"name": "toy", "version": "1"}
     assert set(doc["values"]) == {"gpu", "quant", "kernel", "fusion", "tp", "ep"}
     assert doc["provenance"]["kernel"] == {
-        "kind": "preference", "rule": "kernel-fp4", "because": "trtllm is fastest for fp4",
-        "rejected": [], "source": None}
+        "kind": "preference",
+        "rule": "kernel-fp4",
+        "because": "trtllm is fastest for fp4",
+        "rejected": [],
+        "source": None,
+    }
     assert doc["provenance"]["gpu"]["kind"] == "fact"
 
 
 def test_rejected_values_carry_minimal_reasons(capsys: pytest.CaptureFixture[str]) -> None:
     # fp4 on B200 prefers trtllm, but the user asked for fusion, which trtllm cannot do.
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=b200", "--set", "quant=fp4",
-                       "--set", "fusion=true", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpu=b200",
+        "--set",
+        "quant=fp4",
+        "--set",
+        "fusion=true",
+        "--json",
+    )
     doc = json.loads(out)
     assert code == 0
     assert doc["values"]["kernel"] == "cutlass"
     assert doc["provenance"]["kernel"]["kind"] == "preference"
     assert doc["provenance"]["kernel"]["rejected"] == [
-        {"value": "trtllm", "because": ["trtllm-no-fusion", "fusion=true"]}]
+        {"value": "trtllm", "because": ["trtllm-no-fusion", "fusion=true"]}
+    ]
 
 
 def test_rule_provenance_names_every_rule_that_leaves_one_value(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=a100", "--set", "quant=fp8",
-                       "--set", "fusion=true", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpu=a100",
+        "--set",
+        "quant=fp8",
+        "--set",
+        "fusion=true",
+        "--json",
+    )
     prov = json.loads(out)["provenance"]["kernel"]
     assert code == 0 and prov["kind"] == "rule"
     assert "SM90+" in prov["because"] and "fusion" in prov["because"]
 
 
-def test_conflict_exits_1_with_minimal_conflict_and_verified_repairs(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=h100", "--set", "quant=fp4",
-                       "--set", "tp=8", "--json")
+def test_conflict_exits_1_with_minimal_conflict_and_verified_repairs(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(
+        capsys, "resolve", "--pack", TOY, "--set", "gpu=h100", "--set", "quant=fp4", "--set", "tp=8", "--json"
+    )
     doc = json.loads(out)
     assert code == 1
     assert doc["schema"] == 1 and doc["status"] == "conflict"
@@ -68,7 +98,9 @@ def test_conflict_exits_1_with_minimal_conflict_and_verified_repairs(capsys: pyt
 
 
 def test_unknown_value_exits_2_with_did_you_mean(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=b200", "--set", "kernel=cutlas", "--json")
+    code, out, _ = run(
+        capsys, "resolve", "--pack", TOY, "--set", "gpu=b200", "--set", "kernel=cutlas", "--json"
+    )
     doc = json.loads(out)
     assert code == 2
     assert doc["status"] == "error" and doc["error"]["type"] == "InvalidInput"
@@ -78,8 +110,19 @@ def test_unknown_value_exits_2_with_did_you_mean(capsys: pytest.CaptureFixture[s
 
 
 def test_every_bad_field_is_reported_at_once(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpux=b200", "--set", "tp=3",
-                       "--set", "fusion=maybe", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpux=b200",
+        "--set",
+        "tp=3",
+        "--set",
+        "fusion=maybe",
+        "--json",
+    )
     assert code == 2
     fields = [i["field"] for i in json.loads(out)["error"]["issues"]]
     assert fields == ["gpux", "tp", "fusion"]
@@ -99,8 +142,19 @@ def test_kebab_case_and_flag_forms_name_the_same_field(capsys: pytest.CaptureFix
 
 
 def test_auto_spelling_means_unset(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=b200", "--set", "quant=fp4",
-                       "--set", "kernel=auto", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpu=b200",
+        "--set",
+        "quant=fp4",
+        "--set",
+        "kernel=auto",
+        "--json",
+    )
     assert code == 0 and json.loads(out)["provenance"]["kernel"]["kind"] == "preference"
 
 
@@ -109,27 +163,56 @@ def test_missing_required_fact_says_what_to_give(capsys: pytest.CaptureFixture[s
     assert code == 2 and "--set gpu=VALUE" in err
 
 
-def test_adjustment_is_reported_and_strict_turns_it_into_a_conflict(capsys: pytest.CaptureFixture[str]) -> None:
-    args = ["resolve", "--pack", TOY, "--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass", "--json"]
+def test_adjustment_is_reported_and_strict_turns_it_into_a_conflict(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = [
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpu=h100",
+        "--set",
+        "quant=none",
+        "--set",
+        "kernel=cutlass",
+        "--json",
+    ]
     code, out, _ = run(capsys, *args)
     doc = json.loads(out)
     assert code == 0
-    assert doc["adjustments"] == [{
-        "field": "kernel", "requested": "cutlass", "resolved": "triton",
-        "rule": "h100-unquantized-triton",
-        "because": "on H100 unquantized models always run triton kernels; drop --kernel"}]
+    assert doc["adjustments"] == [
+        {
+            "field": "kernel",
+            "requested": "cutlass",
+            "resolved": "triton",
+            "rule": "h100-unquantized-triton",
+            "because": "on H100 unquantized models always run triton kernels; drop --kernel",
+        }
+    ]
     assert doc["provenance"]["kernel"]["kind"] == "adjusted"
     code, out, _ = run(capsys, *args, "--strict")
     assert code == 1 and json.loads(out)["conflict"]["rules"][0]["id"] == "h100-unquantized-triton"
 
 
 def test_warnings_are_returned(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "resolve", "--pack", TOY, "--set", "gpu=h100", "--set", "quant=fp8",
-                       "--set", "kernel=triton", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--pack",
+        TOY,
+        "--set",
+        "gpu=h100",
+        "--set",
+        "quant=fp8",
+        "--set",
+        "kernel=triton",
+        "--json",
+    )
     assert code == 0
-    assert json.loads(out)["warnings"] == [{
-        "rule": "fp8-triton-slow",
-        "message": "fp8 with triton is slow on new GPUs; prefer --kernel cutlass"}]
+    assert json.loads(out)["warnings"] == [
+        {"rule": "fp8-triton-slow", "message": "fp8 with triton is slow on new GPUs; prefer --kernel cutlass"}
+    ]
 
 
 def test_why_names_the_deciding_rule(capsys: pytest.CaptureFixture[str]) -> None:
@@ -144,8 +227,11 @@ def test_choices_json_lists_possible_and_excluded_with_reasons(capsys: pytest.Ca
     assert code == 0 and doc["status"] == "choices"
     assert doc["choices"]["kernel"]["possible"] == ["triton", "trtllm"]
     assert doc["choices"]["kernel"]["excluded"] == {
-        "cutlass": {"pins": [{"field": "gpu", "value": "a100", "source": "fact"}],
-                    "rules": ["cutlass-not-a100"]}}
+        "cutlass": {
+            "pins": [{"field": "gpu", "value": "a100", "source": "fact"}],
+            "rules": ["cutlass-not-a100"],
+        }
+    }
 
 
 def test_check_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
@@ -164,12 +250,15 @@ def test_graph_formats(capsys: pytest.CaptureFixture[str], fmt: str) -> None:
         assert doc["order"].index("quant") < doc["order"].index("kernel")
 
 
-def test_broken_pack_exits_3_and_lists_every_problem(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_broken_pack_exits_3_and_lists_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "pack.toml").write_text('[pack]\nname = "bad"\nversion = "1"\nfiles = ["a.toml"]\n')
     (tmp_path / "a.toml").write_text(
         '[field.x]\nkind = "option"\ndomain = ["a", "b"]\n'
         '[[rule]]\nid = "r1"\nrequire = "x == \'c\'"\nbecause = "b"\nsource = "s"\n'
-        '[[rule]]\nid = "r1"\nrequire = "y == 1"\nbecause = ""\nsource = "s"\n')
+        '[[rule]]\nid = "r1"\nrequire = "y == 1"\nbecause = ""\nsource = "s"\n'
+    )
     code, _, err = run(capsys, "resolve", "--pack", str(tmp_path), "--set", "x=a")
     assert code == 3
     for needle in ("'c' is not a value of x", "duplicate id", "`because` is empty", "unknown name 'y'"):
@@ -183,6 +272,10 @@ def test_unknown_pack_name_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_python_dash_m_solver_is_the_same_program() -> None:
-    proc = subprocess.run([sys.executable, "-m", "solver", "resolve", "--pack", TOY, "--set", "gpu=b200", "--json"],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "solver", "resolve", "--pack", TOY, "--set", "gpu=b200", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "resolved"

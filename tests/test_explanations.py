@@ -46,26 +46,37 @@ def _conflict(pack, options, facts) -> Unsatisfiable:  # type: ignore[no-untyped
 
 def test_issue3_nvfp4_on_hopper_blames_quantization_and_gpu_not_tp(sglang) -> None:  # type: ignore[no-untyped-def]
     """The issue's example: --quantization nvfp4_online on sm90 with --tp-size 8."""
-    exc = _conflict(sglang, {"quantization": "nvfp4_online", "tp_size": 8},
-                    {"platform": "cuda", "gpu_arch": "sm90"})
+    exc = _conflict(
+        sglang, {"quantization": "nvfp4_online", "tp_size": 8}, {"platform": "cuda", "gpu_arch": "sm90"}
+    )
     fields = {p.field for p in exc.conflict.pins}
     assert {"quantization", "gpu_arch"} <= fields and "tp_size" not in fields
     assert exc.conflict.rules
     message = str(exc)
-    for part in ("--quantization nvfp4_online", "sm90", "Hopper (SM90", exc.conflict.rules[0].id,
-                 exc.conflict.rules[0].source):
+    for part in (
+        "--quantization nvfp4_online",
+        "sm90",
+        "Hopper (SM90",
+        exc.conflict.rules[0].id,
+        exc.conflict.rules[0].source,
+    ):
         assert part in message, part
     first = exc.repairs[0]
-    again = resolve(sglang, {k: v for k, v in first.values.items()
-                             if k in ("quantization", "tp_size")} | first.set,
-                    {"platform": "cuda", "gpu_arch": "sm90"})
+    again = resolve(
+        sglang,
+        {k: v for k, v in first.values.items() if k in ("quantization", "tp_size")} | first.set,
+        {"platform": "cuda", "gpu_arch": "sm90"},
+    )
     assert again.values["quantization"] != "nvfp4_online"
 
 
 def test_multi_rule_conflict_is_told_as_a_chain(sglang) -> None:  # type: ignore[no-untyped-def]
     """PubGrub style: the derived trait (is_mla) links the model to the rule that forbids the flag."""
-    exc = _conflict(sglang, {"attention_backend": "trtllm_mha"},
-                    {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"})
+    exc = _conflict(
+        sglang,
+        {"attention_backend": "trtllm_mha"},
+        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
+    )
     message = str(exc)
     assert "Because architecture=DeepseekV3ForCausalLM and rule trait-mla-listed" in message
     assert "is_mla must be true" in message
@@ -74,7 +85,10 @@ def test_multi_rule_conflict_is_told_as_a_chain(sglang) -> None:  # type: ignore
 
 def test_sm120_is_named_as_blackwell_consumer(sglang) -> None:  # type: ignore[no-untyped-def]
     """Hardware facts are named precisely: sm120 is Blackwell consumer, not just Blackwell."""
-    exc = _conflict(sglang, {"attention_backend": "fa3"},
-                    {"platform": "cuda", "gpu_arch": "sm120", "architecture": "DeepseekV3ForCausalLM"})
+    exc = _conflict(
+        sglang,
+        {"attention_backend": "fa3"},
+        {"platform": "cuda", "gpu_arch": "sm120", "architecture": "DeepseekV3ForCausalLM"},
+    )
     assert "Blackwell consumer (SM120" in str(exc)
     assert any(r.set.get("attention_backend") or "attention_backend" in r.unset for r in exc.repairs)
