@@ -25,7 +25,7 @@ def _show(value: Scalar | None) -> str:
 
 
 def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
-    """`--quantization fp8` for an option the user set; `gpu_arch=sm120 (Blackwell consumer (SM120))` for a fact."""
+    """`--quantization fp8` for an option; `gpu_arch=sm120 (Blackwell consumer (SM120))` for a fact."""
     field = pack.fields[name]
     label = field.label(value)
     if field.kind == "option":
