@@ -133,8 +133,8 @@ class ModelCounter:
     With `project`, counts the assignments of the projected fields that extend to a full solution
     (the other fields are existential; `project=()` makes `count` a 0/1 satisfiability test).
     One counter answers many queries: its caches hold component counts and propagation results,
-    which do not depend on the pins that led to them. `only` restricts a query to some checks,
-    and `add` appends a check (an ad-hoc condition) for later queries.
+    which do not depend on the pins that led to them. `only` restricts a query to some checks
+    and `extra` adds more (`add` appends a check, such as an ad-hoc condition, for later use).
 
     >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
     ...                  [Check(("a", "b"), lambda v: v[0] <= v[1])])
@@ -168,6 +168,7 @@ class ModelCounter:
         self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
+        self._roots: dict[frozenset[int] | None, Any] = {}
         self._budget = _Budget(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
@@ -194,15 +195,16 @@ class ModelCounter:
         *,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         only: Collection[int] | None = None,
+        extra: Collection[int] = (),
         limit: Limit | None = None,
     ) -> int:
         """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`."""
-        start = self._start(pins, allowed, only, limit)
+        start = self._start(pins, allowed, only, extra, limit)
         if start is None:
             return 0
-        checks, doms, values = start
+        checks, pending, doms, values = start
         try:
-            return self._solve(checks, list(checks), doms, values)
+            return self._solve(checks, pending, doms, values)
         finally:
             self.steps += self._budget.steps
 
@@ -212,6 +214,7 @@ class ModelCounter:
         *,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         only: Collection[int] | None = None,
+        extra: Collection[int] = (),
         limit: Limit | None = None,
         rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] | None = None,
     ) -> dict[str, Scalar] | None:
@@ -220,13 +223,13 @@ class ModelCounter:
         `rank(field, values)` orders the values tried for a field (default: domain order); a
         caller that wants varied solutions puts the values it has not seen yet first.
         """
-        start = self._start(pins, allowed, only, limit)
+        start = self._start(pins, allowed, only, extra, limit)
         if start is None:
             return None
-        checks, doms, values = start
+        checks, pending, doms, values = start
         self._rank = rank or (lambda name, values: values)
         try:
-            found = self._find(checks, list(checks), doms, values)
+            found = self._find(checks, pending, doms, values)
         finally:
             self.steps += self._budget.steps
         return None if found is None else {n: found[n] for n in self.domains}
@@ -234,32 +237,80 @@ class ModelCounter:
     # -- the search ------------------------------------------------------------------------
     def _start(
         self, pins: Mapping[str, Scalar] | None, allowed: Mapping[str, Collection[Scalar]] | None,
-        only: Collection[int] | None, limit: Limit | None,
-    ) -> tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
-        pins = pins or {}
-        checks = list(range(len(self.checks))) if only is None else sorted(set(only))
+        only: Collection[int] | None, extra: Collection[int], limit: Limit | None,
+    ) -> tuple[list[int], list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        """The checks, the checks to look at, the free domains and the fixed values of a query.
+
+        Propagating a set of checks with nothing pinned gives the same fixpoint every time, so it
+        is kept per set (`only`); a query starts from it and re-examines only what its pins,
+        `allowed` sets and `extra` checks touch.
+        """
+        self._budget = _Budget(limit or Limit())
+        root = self._root(None if only is None else frozenset(only))
+        if root is None:
+            return None
+        live, root_doms, root_values = root
+        doms, values = dict(root_doms), dict(root_values)
+        extra = [c for c in sorted(set(extra)) if c not in set(live)]
+        restrict: dict[str, set[Any] | None] = {}
+        for index in extra:
+            for name, dead in self.refutes[index].items():
+                if dead:
+                    restrict[name] = None
+        changed: list[str] = []
+        for name in {*(pins or {}), *(allowed or {}), *restrict}:
+            domain = (values[name],) if name in values else doms[name]
+            kept = domain
+            if pins and name in pins:
+                pin = pins[name]
+                kept = tuple(v for v in kept if v == pin and type(v) is type(pin))
+            if allowed is not None and name in allowed:
+                kept = tuple(v for v in kept if v in allowed[name])
+            for index in extra:
+                dead = self.refutes[index].get(name)
+                if dead:
+                    kept = tuple(v for v in kept if v not in dead)
+            if not kept:
+                return None
+            if kept != domain:
+                changed.append(name)
+                if len(kept) == 1:
+                    values[name] = kept[0]
+                    doms.pop(name, None)
+                else:
+                    doms[name] = kept
+        alive = set(live)
+        pending = extra + list(dict.fromkeys(
+            c for name in changed for c in self.by_field[name] if c in alive))
+        return live + extra, pending, doms, values
+
+    def _root(self, only: frozenset[int] | None) -> tuple[
+            list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        if only in self._roots:
+            return self._roots[only]
+        checks = list(range(len(self.checks))) if only is None else sorted(only)
         dead: dict[str, set[Any]] = {}
         for index in checks:
             for name, values in self.refutes[index].items():
                 dead.setdefault(name, set()).update(values)
         doms: dict[str, tuple[Scalar, ...]] = {}
-        values: dict[str, Scalar] = {}
+        fixed: dict[str, Scalar] = {}
+        root: tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None = None
         for name, domain in self.domains.items():
-            if name in pins:
-                domain = tuple(v for v in domain if v == pins[name] and type(v) is type(pins[name]))
-            if allowed is not None and name in allowed:
-                keep = allowed[name]
-                domain = tuple(v for v in domain if v in keep)
-            if name in dead:
-                domain = tuple(v for v in domain if v not in dead[name])
+            domain = tuple(v for v in domain if v not in dead.get(name, ()))
             if not domain:
-                return None
+                break
             if len(domain) == 1:
-                values[name] = domain[0]
+                fixed[name] = domain[0]
             else:
                 doms[name] = domain
-        self._budget = _Budget(limit or Limit())
-        return checks, doms, values
+        else:
+            live = self._propagate(checks, list(checks), doms, fixed)
+            root = None if live is None else (live, doms, fixed)
+        if len(self._roots) >= 64:
+            self._roots.pop(next(iter(self._roots)))
+        self._roots[only] = root
+        return root
 
     def _weight(self, name: str, size: int) -> int:
         return size if self.project is None or name in self.project else 1
@@ -356,7 +407,7 @@ class ModelCounter:
             free = [n for n in names if n in doms]
             if len(free) > 1:
                 sure = self.entails[index]
-                if any(n in sure and all(v in sure[n] for v in doms[n]) for n in free):
+                if any(n in sure and sure[n].issuperset(doms[n]) for n in free):
                     live.discard(index)
                     continue
                 settled = None if check.partial is None else check.partial(values)

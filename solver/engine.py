@@ -254,6 +254,116 @@ def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
     return True
 
 
+def _repair(state: State, hint: Mapping[str, Scalar],
+            around: Sequence[str] | None = None) -> tuple[Assignment | None, int]:
+    """The hint made into a solution by changing only fields near the rules it breaks, or None;
+    and the steps that took (fields confirmed or decided again), which count against the budget.
+
+    The fields of the broken rules are decided again (depth-first, the hint's value first) with
+    every other field kept at its hint value; if that fails, the region grows by the fields that
+    share a rule with it, a few times. Costs one pass over the open rules plus work around the
+    change, so a resolution that changes one field at a time does not search the whole pack each
+    time. None only means "not found nearby": the caller then searches properly.
+    """
+    domains, open_ = state.domains, state.open
+    region: set[str] = set()
+    if around is not None and len(hint) == len(domains):
+        # The hint solved the state before `around` narrowed: only rules reading those fields
+        # can be broken now (a dict copy instead of a pass over every field and rule).
+        base = dict(hint)
+        steps = len(around)
+        suspects: dict[str, _Con] = {}
+        for name in around:
+            if base[name] not in domains[name]:
+                base[name] = domains[name][0]
+                if len(domains[name]) > 1:
+                    region.add(name)
+            for con in state.by_field.get(name, ()):
+                if con.key in open_:
+                    suspects[con.key] = con
+        cons: Collection[_Con] = suspects.values()
+    else:
+        base = {name: hint[name] if name in hint and hint[name] in values else values[0]
+                for name, values in domains.items()}
+        steps = sum(1 for values in domains.values() if len(values) > 1)
+        cons = open_.values()
+    for con in cons:
+        if not con.holds(tuple(base[f] for f in con.fields)):
+            free = [f for f in con.fields if len(domains[f]) > 1]
+            if not free:
+                return None, steps
+            region.update(free)
+    if not region:
+        return base, steps
+    for _ in range(_REPAIR_ROUNDS):
+        if len(region) > _REPAIR_FIELDS:
+            return None, steps
+        steps += len(region)
+        if _redecide(state, base, sorted(region)):
+            return base, steps
+        grown = set(region)
+        for name in region:
+            for con in state.by_field.get(name, ()):
+                if con.key in open_:
+                    grown.update(f for f in con.fields if len(domains[f]) > 1)
+        if grown == region:
+            return None, steps
+        region = grown
+    return None, steps
+
+
+_REPAIR_ROUNDS = 3
+_REPAIR_FIELDS = 64
+_REPAIR_STEPS = 256
+
+
+def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) -> bool:
+    """Depth-first over `region` (other fields fixed in `values`); fills `values` on success."""
+    domains, open_, by_field = state.domains, state.open, state.by_field
+    pending = set(region)
+    old = {name: values[name] for name in region}
+
+    def fits(name: str) -> bool:
+        for con in by_field.get(name, ()):
+            if con.key in open_ and not any(f in pending for f in con.fields) \
+                    and not con.holds(tuple(values[f] for f in con.fields)):
+                return False
+        return True
+
+    choices: list[list[Scalar]] = []
+    index = 0
+    steps = 0
+    while 0 <= index < len(region):
+        name = region[index]
+        if len(choices) == index:
+            current = domains[name]
+            first = old[name]
+            choices.append([v for v in reversed(current) if v != first]
+                           + ([first] if first in current else []))
+        while choices[index]:
+            steps += 1
+            if steps > _REPAIR_STEPS:
+                values.update(old)
+                return False
+            values[name] = choices[index].pop()
+            pending.discard(name)
+            if fits(name):
+                break
+            pending.add(name)
+        else:
+            choices.pop()
+            pending.add(name)
+            index -= 1
+            if index >= 0:
+                pending.add(region[index])
+            continue
+        index += 1
+    if index < 0:
+        values.update(old)
+        return False
+    return True
+
+
 def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
           hint: Mapping[str, Scalar] | None, budget: int) -> tuple[Assignment | None, int, bool]:
     """A cheap first attempt at a group: depth-first search with forward checking to a fixpoint
@@ -274,16 +384,11 @@ def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
     steps = 0
     index = 0
     while True:
-        name = None
-        size = 1 << 30
-        for other in names:
-            n = len(domains[other])
-            if 1 < n < size:
-                name, size = other, n
-                if n == 2:
-                    break
-        if name is None:
+        while index < len(names) and len(domains[names[index]]) == 1:
+            index += 1
+        if index == len(names):
             return {n: domains[n][0] for n in names}, steps, False
+        name = names[index]
         frames.append((index, name, list(reversed(_hint_first(domains[name], hint, name))),
                        len(trail)))
         while frames:
@@ -361,27 +466,59 @@ class State:
     """Domains after propagation, and the constraints still open (two or more free fields).
 
     Copy-on-write: `assign` returns a new state, so a resolution can fix one field after another
-    and each step propagates only what the new value touches.
+    and each step propagates only what the new value touches. `fix` / `undo` do the same in
+    place, for callers that walk many fields: a copy costs a pass over every field and rule.
     """
 
-    __slots__ = ("domains", "open", "by_field")
+    __slots__ = ("by_field", "domains", "open", "_trails")
 
     def __init__(self, domains: dict[str, list[Scalar]], open_: dict[str, _Con],
                  by_field: dict[str, list[_Con]]) -> None:
         self.domains = domains
         self.open = open_
         self.by_field = by_field
+        self._trails: list[list[tuple[Any, str, Any]]] = []
+
+    def fix(self, name: str, value: Scalar, changed: list[str] | None = None) -> bool:
+        """`assign` in place: True when `name = value` propagates without wiping out a field (then
+        `undo` takes it back), False with the state unchanged. `changed` as in `assign`."""
+        if value not in self.domains[name]:
+            return False
+        trail: list[tuple[Any, str, Any]] = [(self.domains, name, self.domains[name])]
+        self.domains[name] = [value]
+        if not self._propagate([name], trail):
+            _undo(trail, 0)
+            return False
+        self._trails.append(trail)
+        if changed is not None:
+            changed.append(name)
+            changed.extend(key for table, key, _ in trail[1:] if table is self.domains)
+        return True
+
+    def undo(self) -> None:
+        """Take back the last `fix` that succeeded."""
+        _undo(self._trails.pop(), 0)
 
     def domain(self, name: str) -> list[Scalar]:
         return self.domains[name]
 
-    def assign(self, name: str, value: Scalar) -> State | None:
-        """A new state with `name` fixed to `value`, propagated; None when that wipes out a field."""
+    def assign(self, name: str, value: Scalar, changed: list[str] | None = None) -> State | None:
+        """A new state with `name` fixed to `value`, propagated; None when that wipes out a field.
+
+        `changed`, when given, receives the fields whose domains this narrowed (`name` first):
+        a solution of the old state can only break at rules reading them (see `search`).
+        """
         if value not in self.domains[name]:
             return None
         new = State(dict(self.domains), dict(self.open), self.by_field)
         new.domains[name] = [value]
-        return new if new._propagate([name]) else None
+        trail: list[tuple[Any, str, Any]] | None = None if changed is None else []
+        if not new._propagate([name], trail):
+            return None
+        if changed is not None and trail is not None:
+            changed.append(name)
+            changed.extend(key for table, key, _ in trail if table is new.domains)
+        return new
 
     def _propagate(self, changed: list[str], trail: list[tuple[Any, str, Any]] | None = None) -> bool:
         """Fold fixed fields into the open constraints until nothing changes (forward checking
@@ -446,6 +583,8 @@ class CompiledPack:
             holds = _memoized(cond.holds)
             self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
+        # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
+        self.models = {rule.id: rule for rule in pack.rules}
         self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint)
                       for rid, r in self.rules.items()}
         self._all_by_field = self._index(list(self._cons.values()))
@@ -530,7 +669,8 @@ class CompiledPack:
 
     def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
                trace: SearchTrace | None = None,
-               hint: Mapping[str, Scalar] | None = None) -> Assignment | None:
+               hint: Mapping[str, Scalar] | None = None,
+               around: Sequence[str] | None = None) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
         so a dead end in one group never makes the search re-try the choices of another.
@@ -538,12 +678,21 @@ class CompiledPack:
         `hint` is an earlier solution (a witness): a group it still satisfies is taken from it
         without a search, and the searched groups try its values first. When one field of a
         solved request changes, only the group around that field is searched again.
+        `around`: the fields whose domains changed since `hint` was a complete solution (see
+        `State.assign`); the hint is then only checked there.
         """
         domains = state.domains
-        if hint is not None and _fits(hint, domains, list(state.open.values())):
-            # The hint (usually the last witness with one value changed) is already a solution.
-            return {name: hint[name] if name in hint and hint[name] in values else values[0]
-                    for name, values in domains.items()}
+        steps = 0
+        if hint is not None:
+            # The hint (usually the last witness with one value changed) is often a solution
+            # already, or one after a few fields around the change are decided again.
+            repaired, steps = _repair(state, hint, around)
+            if steps > (budget or DEFAULT_BUDGET):
+                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET)
+            if repaired is not None:
+                if trace is not None:
+                    trace.steps = steps
+                return repaired
         parent: dict[str, str] = {}
 
         def find(x: str) -> str:
@@ -568,8 +717,7 @@ class CompiledPack:
             for name, values in domains.items():
                 if len(values) > 1 and name in hint and hint[name] in values:
                     solution[name] = hint[name]
-        remaining = budget or DEFAULT_BUDGET
-        steps = 0
+        remaining = (budget or DEFAULT_BUDGET) - steps
         for cons in groups.values():
             if hint is not None and _fits(hint, domains, cons):
                 continue  # `solution` already holds the hint's values for this group

@@ -38,6 +38,7 @@ ENUMERATE_FACTS = 4096
 SAMPLE_FACTS = 400
 MAX_TOTALITY_GROUPS = 25
 REPAIR_STEPS = 4
+NEAREST_PAIRS = 2000
 
 
 @dataclass(frozen=True)
@@ -225,6 +226,7 @@ class _Linter:
         self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
         self._added: dict[int, tuple[int, Check]] = {}
         self._extras: dict[tuple[str, bool], Check] = {}
+        self._implied: dict[tuple[str, str], bool] = {}
 
     # -- solver access ---------------------------------------------------------------------
     def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
@@ -243,7 +245,7 @@ class _Linter:
 
         rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
         try:
-            found = self.query(pins, rule_ids, extra)
+            found = self.query(pins, rule_ids, extra) if rule_ids else self.alone(pins, extra)
         except CountLimitReached:
             self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
             return False
@@ -259,9 +261,20 @@ class _Linter:
         from solver.count import Limit
 
         self.solves += 1
-        only = [self.index[r] for r in rule_ids] + [self.oracle_index(c) for c in extra]
-        return self.oracle.solution(pins, only=only, limit=Limit(steps=self.budget),
-                                    rank=self.rank)
+        only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
+        return self.oracle.solution(pins, only=only, extra=[self.oracle_index(c) for c in extra],
+                                    limit=Limit(steps=self.budget), rank=self.rank)
+
+    def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
+        """A question about conditions alone (no rules): a small search of its own."""
+        from solver.count import Limit, ModelCounter
+
+        names = {n for c in extra for n in c.fields} | set(pins)
+        counter = ModelCounter({n: self.cp.domains[n] for n in names}, extra, project=())
+        found = counter.solution(pins, limit=Limit(steps=self.budget))
+        if found is None:
+            return None
+        return {**{n: d[0] for n, d in self.cp.domains.items()}, **found}
 
     def oracle_index(self, check: Check) -> int:
         key = id(check)
@@ -549,6 +562,12 @@ class _Linter:
             return True
         if when is None:
             return False
+        key = (when.text, other.text)
+        if key in self._implied:
+            return self._implied[key]
+        if any(when.evaluate(w) and not other.evaluate(w) for w in self.pool):
+            self._implied[key] = False
+            return False
         from solver.count import Check
 
         fields = tuple(dict.fromkeys(when.fields + other.fields))
@@ -558,8 +577,16 @@ class _Linter:
             known = dict(zip(fields, values, strict=True))
             return w.evaluate(known) and not o.evaluate(known)
 
-        return self.solve({}, extra=[Check(fields, counter)], rules=[], what="two conditions",
-                          ids=[]) is None
+        def maybe(known: Mapping[str, Any]) -> bool | None:
+            first, second = w.partial(known), o.partial(known)
+            if first is False or second is True:
+                return False
+            return True if first is True and second is False else None
+
+        found = self.solve({}, extra=[Check(fields, counter, maybe)], rules=[],
+                           what="two conditions", ids=[]) is None
+        self._implied[key] = found
+        return found
 
     def _dominates(self, name: str, better: Scalar, worse: Scalar) -> bool:
         """Wherever `name=worse` satisfies the rules, `name=better` does too (substitution).
@@ -571,17 +598,25 @@ class _Linter:
         known = self._dominance.get(key)
         if known is not None:
             return known
-        from solver.count import Check
-
         result = True
-        for rid in self.cp.rules_reading(name):
-            rest, breaks = _substitution(self.cp.rules[rid].condition, name, worse, better)
-            if not rest:
-                if breaks(()):
+        rules = self.cp.rules_reading(name)
+        # A known solution often shows a context where `better` fails and `worse` passes.
+        for rid in rules:
+            cond = self.cp.rules[rid].condition
+            for w in self.pool[-32:]:
+                if cond.evaluate({**w, name: worse}) and not cond.evaluate({**w, name: better}):
+                    self._dominance[key] = False
+                    return False
+        for rid in rules:
+            breaks = _substitution(self.cp.rules[rid].condition, name, worse, better)
+            if not breaks.fields:
+                if breaks.holds(()):
                     result = False
                     break
                 continue
-            if self.solve({}, extra=[Check(rest, breaks)], rules=[], what="dominance",
+            if breaks.partial is not None and breaks.partial({}) is False:
+                continue
+            if self.solve({}, extra=[breaks], rules=[], what="dominance",
                           ids=[]) is not None:
                 result = False
                 break
@@ -755,7 +790,10 @@ def _nearest(check: Check, current: Mapping[str, Scalar], fixed: Mapping[str, Sc
             if holds():
                 return {name: value}
         trial[name] = current[name]
-    for first, second in itertools.combinations(free, 2):
+    pairs = list(itertools.combinations(free, 2))
+    if sum(len(domains[a]) * len(domains[b]) for a, b in pairs) > NEAREST_PAIRS:
+        return None
+    for first, second in pairs:
         for value in domains[first]:
             trial[first] = value
             for other in domains[second]:
@@ -766,19 +804,26 @@ def _nearest(check: Check, current: Mapping[str, Scalar], fixed: Mapping[str, Sc
     return None
 
 
-def _substitution(cond: Condition, name: str, worse: Scalar,
-                  better: Scalar) -> tuple[tuple[str, ...], Callable[..., bool]]:
-    """The rule's other fields, and a test over them: true where `worse` passes, `better` fails."""
+def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> Check:
+    """A check over the rule's other fields: true where `worse` passes the rule, `better` fails."""
+    from solver.count import Check
+
     fields = cond.fields
     position = fields.index(name)
     rest = fields[:position] + fields[position + 1:]
-    holds = cond.holds
+    holds, partial = cond.holds, cond.partial
 
     def breaks(values: Sequence[Scalar]) -> bool:
         head, tail = values[:position], values[position:]
         return bool(holds((*head, worse, *tail)) and not holds((*head, better, *tail)))
 
-    return rest, breaks
+    def maybe(known: Mapping[str, Any]) -> bool | None:
+        passes, fails = partial({**known, name: worse}), partial({**known, name: better})
+        if passes is False or fails is True:
+            return False
+        return True if passes is True and fails is False else None
+
+    return Check(rest, breaks, maybe)
 
 
 # --- the static checks ------------------------------------------------------------------------

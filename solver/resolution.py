@@ -206,18 +206,20 @@ def _decide(
         for value in ranked:
             if value not in allowed:
                 continue
-            nxt = state.assign(name, value)
-            if nxt is None:
+            changed: list[str] = []
+            if not state.fix(name, value, changed):
                 continue
             # The witness satisfies every decision so far; if it already has this value, it
             # proves the value works.
             if witness.get(name) != value:
-                # The old witness with the new value is often still a solution: then no search.
-                found = cp.search(nxt, task="resolving the request", hint={**witness, name: value})
+                # The old witness with the new value is often still a solution, or one after a
+                # few fields around the change are redone: then no search of the whole pack.
+                found = cp.search(state, task="resolving the request",
+                                  hint={**witness, name: value}, around=changed)
                 if found is None:
+                    state.undo()
                     continue
                 witness = found
-            state = nxt
             decided[name] = value
             break
         else:  # pragma: no cover - a satisfiable state always has a working value
@@ -335,7 +337,8 @@ def _provenance(
     value = solution[name]
     if len(trace.domains.get(name, ())) <= 1:
         forcing = _forcing_rules(plan.compiled, name, solution)
-        because = ("; ".join(dict.fromkeys(pack.rule(r).because for r in forcing))
+        models = plan.compiled.models
+        because = ("; ".join(dict.fromkeys(models[r].because for r in forcing))
                    if forcing else "the only value the rules allow")
         return Provenance.model_construct(kind="rule", source=None,
                                           rule=forcing[0] if forcing else None,
@@ -397,9 +400,9 @@ def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) 
 
 
 def _warnings(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
-    pack = plan.pack
     out = []
     for rid, cond in plan.compiled.warn_rules.items():
         if not cond.evaluate(solution):
-            out.append(WarningRecord.model_construct(rule=rid, message=pack.rule(rid).because))
+            out.append(WarningRecord.model_construct(rule=rid,
+                                                     message=plan.compiled.models[rid].because))
     return out
