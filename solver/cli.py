@@ -53,7 +53,8 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         p.add_argument("--json", action="store_true", help="print the contract's JSON document")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(extensions: bool = True) -> argparse.ArgumentParser:
+    """The `confsolve` parser; `extensions=False` leaves out the commands of COMMAND_MODULES."""
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
-    for spec in COMMAND_MODULES:
+    for spec in COMMAND_MODULES if extensions else ():
         module_name, _, function = spec.partition(":")
         register: Callable[[Any, Callable[[Any], None]], None] = getattr(
             importlib.import_module(module_name), function)
@@ -378,8 +379,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+_BUILT_IN = frozenset({"resolve", "why", "choices", "check", "graph", "packs", "show"})
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    words = sys.argv[1:] if argv is None else list(argv)
+    # The command modules are imported only when the command may be one of theirs: some import
+    # the explanation engine, which would cost every `confsolve check` its start-up time.
+    parser = build_parser(extensions=not (words and words[0] in _BUILT_IN))
     args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
