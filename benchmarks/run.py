@@ -257,6 +257,7 @@ class Bench:
         import importlib.util
 
         import synthetic as syn
+
         from solver.errors import SolverError
         from solver.loader import load_directory
         from solver.resolution import plan_for, resolve
@@ -291,14 +292,15 @@ class Bench:
             repeat = 3 if size <= 1000 else 1
             for reasons in (False, True):
                 wall, _, result = time_call(
-                    lambda reasons=reasons: resolve(pack, options, facts, reasons=reasons),
+                    lambda p=pack, o=options, f=facts, r=reasons: resolve(p, o, f, reasons=r),
                     repeat=repeat, cap=self.args.cap)
                 if isinstance(result, SolverError):
                     print(f"  resolve failed: {result}")
                     wall = None
                 record(f"resolve, reasons={reasons}", size, _median(wall))
-            wall, _, result = time_call(lambda: API_EXPLAIN(pack, bad_options, bad_facts),
-                                        repeat=repeat, cap=self.args.cap)
+            wall, _, result = time_call(
+                lambda p=pack, o=bad_options, f=bad_facts: API_EXPLAIN(p, o, f),
+                repeat=repeat, cap=self.args.cap)
             ok = isinstance(result, solver.Unsatisfiable)
             record("explain", size, _median(wall) if ok else None)
             if has_lint:
@@ -306,7 +308,7 @@ class Bench:
 
                 fn = getattr(lint_module, "lint", None)
                 if fn is not None:
-                    wall, _, _ = time_call(lambda: fn(pack), repeat=1, warmup=0,
+                    wall, _, _ = time_call(lambda f=fn, p=pack: f(p), repeat=1, warmup=0,
                                            cap=self.args.cap * 4)
                     record("lint", size, _median(wall))
         if not has_lint:

@@ -88,7 +88,7 @@ def case_requests(pack_name: str = "sglang") -> Iterator[Request]:
 
 def classify(pack: Any, requests: list[Request]) -> tuple[list[Request], list[Request]]:
     """Split requests into those that resolve and those that conflict (invalid ones are dropped)."""
-    from solver.errors import InvalidInput, SolverBudgetExceeded, Unsatisfiable
+    from solver.errors import InvalidInput, SolverBudgetExceeded
     from solver.inputs import collect_pins
     from solver.resolution import plan_for
 

@@ -164,6 +164,7 @@ class ModelCounter:
         self.refutes: list[dict[str, frozenset[Any]]] = []
         for check in checks:
             self.add(check)
+        self._base = len(self.checks)  # what `only=None` means: the checks given here
         self._cache: dict[tuple[Any, ...], int] = {}
         self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
         self._revised: dict[tuple[Any, ...], Any] = {}
@@ -288,7 +289,7 @@ class ModelCounter:
             list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         if only in self._roots:
             return self._roots[only]
-        checks = list(range(len(self.checks))) if only is None else sorted(only)
+        checks = list(range(self._base)) if only is None else sorted(only)
         dead: dict[str, set[Any]] = {}
         for index in checks:
             for name, values in self.refutes[index].items():

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.engine import State
+from solver.engine import CompiledPack
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.explain import (
     Item,
@@ -64,13 +64,10 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS) -> li
         if auto is None:
             continue
         alternatives: dict[str, list[Scalar]] = {}
+        open_to = _Options(cp, {n: p.value for n, p in base.items()}, "looking for repairs")
         for name in diagnosis:
             ranked, _ = plan.ranking(name, auto)
-            base_values = {n: p.value for n, p in base.items()}
-            alternatives[name] = [
-                v for v in ranked
-                if cp.satisfiable({**base_values, name: v}, task="looking for repairs") is not None
-            ]
+            alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
         if tier == "user":
             candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
                 set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
@@ -91,6 +88,32 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS) -> li
                 changes=1, rank_loss=loss)))
     candidates.sort(key=lambda c: c[0])
     return [repair for _, repair in candidates[:limit]]
+
+
+class _Options:
+    """Answers "can `name` be `value`?" for one set of other pins, one value at a time.
+
+    The pins are propagated once, and made arc consistent once, which rules out most impossible
+    values without a search; each remaining value is added to the propagated state and searched
+    from a known solution with the new value (often one already, or after a few changes nearby).
+    """
+
+    def __init__(self, cp: CompiledPack, pins: Mapping[str, Scalar], task: str) -> None:
+        self.cp = cp
+        self.task = task
+        self.state = cp.start(pins)
+        self.narrowed = cp.narrowed(self.state) if self.state is not None else None
+
+    def witness(self, name: str, value: Scalar,
+                near: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
+        """A solution with `name = value` (None if there is none); `near`: a solution to start from."""
+        if self.state is None or self.narrowed is None or value not in self.narrowed[name]:
+            return None
+        state = self.state.assign(name, value)
+        if state is None:
+            return None
+        return self.cp.search(state, task=f"{self.task} for {name}",
+                              hint={**(near or {}), name: value})
 
 
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, Scalar] | None:
@@ -164,28 +187,19 @@ def valid_choices(
     first = cp.satisfiable(values, task="listing choices")
     if first is not None:
         learn(first)
-    # Each query is "the other inputs, plus this field = this value": propagate the other inputs
-    # once (per field that has its own pin, once more), then add one value at a time; and start
-    # each search from the last witness with the new value, which is often already a solution.
-    # Arc consistency on that state rules out most impossible values without a search.
-    bases: dict[str | None, tuple[State, dict[str, list[Scalar]]] | None] = {}
+    # The other inputs are the same for every field without a pin of its own: one base for them.
+    bases: dict[str | None, _Options] = {}
     last: Mapping[str, Scalar] = first or {}
     for name in names:
         others = {n: v for n, v in values.items() if n != name}
         key = name if name in values else None
         if key not in bases:
-            start = cp.start(others)
-            narrowed = cp.narrowed(start) if start is not None else None
-            bases[key] = (start, narrowed) if start is not None and narrowed is not None else None
-        found = bases[key]
+            bases[key] = _Options(cp, others, "listing choices")
         possible: set[Scalar] = set(proven[name])
         for value in cp.domains[name]:
-            if value in possible or found is None or value not in found[1][name]:
+            if value in possible:
                 continue
-            base = found[0]
-            state = base.assign(name, value)
-            witness = None if state is None else cp.search(
-                state, task=f"listing choices for {name}", hint={**last, name: value})
+            witness = bases[key].witness(name, value, last)
             if witness is not None:
                 possible.add(value)
                 learn(witness)

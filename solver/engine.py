@@ -20,8 +20,6 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from constraint import Domain, FunctionConstraint, Solver
-
 from solver.errors import SolverBudgetExceeded
 from solver.expr import Condition
 from solver.loader import semantics
@@ -30,9 +28,9 @@ from solver.model import Pack, Scalar
 __all__ = [
     "DEFAULT_BUDGET",
     "CompiledPack",
-    "State",
     "Extra",
     "SearchTrace",
+    "State",
     "compile_pack",
 ]
 
@@ -67,8 +65,45 @@ class _Rule:
     holds: Callable[[tuple[Scalar, ...]], bool]
 
 
-class _Search(Solver):  # type: ignore[misc]
-    """Backtracking that maintains arc consistency, smallest domain first.
+def _pc() -> Any:
+    """python-constraint, imported on first use: it costs a launcher ~25 ms of start-up (most of
+    it `concurrent.futures` for its ParallelSolver), and the common queries are answered by
+    propagation and a short descent before any backtracking search is needed."""
+    import constraint
+
+    return constraint
+
+
+class _LazyConstraint:
+    """A python-constraint `FunctionConstraint` over `func`, built when first called."""
+
+    __slots__ = ("_func", "_real")
+
+    def __init__(self, func: Callable[..., bool]) -> None:
+        self._func = func
+        self._real: Any = None
+
+    def __call__(self, *args: Any) -> Any:
+        real = self._real
+        if real is None:
+            real = self._real = _pc().FunctionConstraint(self._func)
+        return real(*args)
+
+
+_SEARCH_CLASS: Any = None
+
+
+def _new_search(*args: Any) -> Any:
+    """A `_Search` that is also a python-constraint `Solver` (the class is made on first use)."""
+    global _SEARCH_CLASS
+    if _SEARCH_CLASS is None:
+        _SEARCH_CLASS = type("_Search", (_Search, _pc().Solver), {})
+    return _SEARCH_CLASS(*args)
+
+
+class _Search:
+    """Backtracking that maintains arc consistency, smallest domain first (a python-constraint
+    `Solver`: instances come from `_new_search`).
 
     python-constraint's `Domain` keeps the state (hide / push / pop) and its constraints do the
     forward checking; after each assignment we also make every constraint arc consistent
@@ -314,7 +349,7 @@ def _repair(state: State, hint: Mapping[str, Scalar],
 
 _REPAIR_ROUNDS = 3
 _REPAIR_FIELDS = 64
-_REPAIR_STEPS = 256
+_REPAIR_STEPS = 64
 
 
 def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) -> bool:
@@ -322,10 +357,15 @@ def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) ->
     domains, open_, by_field = state.domains, state.open, state.by_field
     pending = set(region)
     old = {name: values[name] for name in region}
+    # Per field of the region: its open rules, each with the region fields it reads (a rule is
+    # checked once none of those is pending).
+    rules_of = {name: [(con, tuple(f for f in con.fields if f in pending))
+                       for con in by_field.get(name, ()) if con.key in open_]
+                for name in region}
 
     def fits(name: str) -> bool:
-        for con in by_field.get(name, ()):
-            if con.key in open_ and not any(f in pending for f in con.fields) \
+        for con, inside in rules_of[name]:
+            if not any(f in pending for f in inside) \
                     and not con.holds(tuple(values[f] for f in con.fields)):
                 return False
         return True
@@ -429,7 +469,7 @@ def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, .
     key = (id(check), target, value)
     residue = residues.get(key)
     if residue is not None:
-        for f, v in zip(fields, residue):
+        for f, v in zip(fields, residue, strict=True):
             if f in assigned:
                 if assigned[f] != v:
                     break
@@ -470,7 +510,7 @@ class State:
     place, for callers that walk many fields: a copy costs a pass over every field and rule.
     """
 
-    __slots__ = ("by_field", "domains", "open", "_trails")
+    __slots__ = ("_trails", "by_field", "domains", "open")
 
     def __init__(self, domains: dict[str, list[Scalar]], open_: dict[str, _Con],
                  by_field: dict[str, list[_Con]]) -> None:
@@ -657,9 +697,8 @@ class CompiledPack:
         else:
             cons = [self._cons[r] for r in self.rule_ids if rules is None or r in rules]
             for i, item in enumerate(extra):
-                holds = item.holds
-                cons.append(_Con(f"#extra{i}", item.fields, lambda a, h=holds: h(*a),
-                                 FunctionConstraint(holds)))
+                cons.append(_Con(f"#extra{i}", item.fields, _spread(item.holds),
+                                 _LazyConstraint(item.holds)))
             by_field = self._index(cons)
         # A rule that reads no field is a constant: it holds everywhere or nowhere.
         if any(not c.fields and not c.holds(()) for c in cons):
@@ -742,7 +781,7 @@ class CompiledPack:
                 if trace is not None:
                     trace.steps = steps
                 return None
-            local = {n: Domain(_hint_first(domains[n], hint, n)) for n in names}
+            local = {n: _pc().Domain(_hint_first(domains[n], hint, n)) for n in names}
             vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
             for con in cons:
                 for name in con.fields:
@@ -750,7 +789,7 @@ class CompiledPack:
             counter = SearchTrace()
             holds = {id(con.constraint): con.holds for con in cons}
             try:
-                found = _Search(remaining, task, counter, holds, self._residues,
+                found = _new_search(remaining, task, counter, holds, self._residues,
                                 self._verdicts).getSolution(local, None, vcons)
             except SolverBudgetExceeded:
                 # Name the whole budget, not what was left of it for this group.
@@ -770,13 +809,13 @@ class CompiledPack:
         """The state's domains made arc consistent over its open constraints, or None when that
         empties one: a value removed here is in no solution, a value kept may still be in none."""
         names = sorted({f for con in state.open.values() for f in con.fields})
-        local = {n: Domain(state.domains[n]) for n in names}
+        local = {n: _pc().Domain(state.domains[n]) for n in names}
         vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
         for con in state.open.values():
             for name in con.fields:
                 vcons[name].append((con.constraint, con.fields))
         holds = {id(con.constraint): con.holds for con in state.open.values()}
-        searcher = _Search(DEFAULT_BUDGET, "narrowing", None, holds, self._residues, self._verdicts)
+        searcher = _new_search(DEFAULT_BUDGET, "narrowing", None, holds, self._residues, self._verdicts)
         if not searcher._consistent(local, {}, vcons, names):
             return None
         return {**state.domains, **{n: list(local[n]) for n in names}}
@@ -827,7 +866,7 @@ class CompiledPack:
     ) -> Iterator[Assignment]:
         """Every solution under `pins` (for counting, tests and brute-force checks)."""
         domains = {
-            name: Domain([pins[name]] if name in pins else
+            name: _pc().Domain([pins[name]] if name in pins else
                          [v for v in values if allowed is None or name not in allowed
                           or v in allowed[name]])
             for name, values in self.domains.items()
@@ -841,16 +880,26 @@ class CompiledPack:
                 for name in rule.fields:
                     vconstraints[name].append((rule.constraint, rule.fields))
         holds = {id(r.constraint): r.holds for r in self.rules.values()}
-        solver = _Search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds,
-                         None, self._verdicts)
-        return solver.getSolutionIter(domains, None, vconstraints)
+        solver = _new_search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds,
+                             None, self._verdicts)
+        found: Iterator[Assignment] = solver.getSolutionIter(domains, None, vconstraints)
+        return found
+
+
+def _spread(holds: Callable[..., bool]) -> Callable[[tuple[Scalar, ...]], bool]:
+    """An ad-hoc condition (called with one argument per field) as a check over a value tuple."""
+
+    def check(values: tuple[Scalar, ...]) -> bool:
+        return bool(holds(*values))
+
+    return check
 
 
 def _constraint(holds: Callable[[tuple[Scalar, ...]], bool]) -> Any:
     def check(*values: Scalar) -> bool:
         return holds(values)
 
-    return FunctionConstraint(check)
+    return _LazyConstraint(check)
 
 
 _MEMO_LIMIT = 1 << 16
