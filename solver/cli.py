@@ -124,6 +124,7 @@ COMMAND_MODULES: list[str] = [
     "solver.completion:register",
     "solver.lint:register_cli",
     "solver.count:register_cli",
+    "solver.diff:register_cli",
 ]
 
 

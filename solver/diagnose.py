@@ -42,21 +42,26 @@ def unsatisfiable_for(
     found = minimal_conflict(plan.compiled, pins)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs(plan, pins)
+    fixes = repairs(plan, pins, conflict=[p.field for p in core_pins] if found is not None else None)
     message = conflict_message(plan, pins, report, fixes)
     return Unsatisfiable(report, fixes, message)
 
 
-def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS) -> list[Repair]:
-    """Ranked repairs: fewest changed user pins first, then the least preference rank lost."""
+def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
+            conflict: Sequence[str] | None = None) -> list[Repair]:
+    """Ranked repairs: fewest changed user pins first, then the least preference rank lost.
+
+    `conflict`: the pins of a minimal conflict of this request, if known: every repair must
+    change one of them, which spares the search for the sets of changes that do not."""
     cp = plan.compiled
-    found = diagnoses(cp, pins)
+    known = [set(conflict)] if conflict is not None else []
+    found = diagnoses(cp, pins, conflicts=known)
     tier = "user"
     if not found:
         # No change of the user's own choices helps: say which facts would (a what-if).
         tier = "facts"
         as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
-        found = diagnoses(cp, as_user, max_size=2)
+        found = diagnoses(cp, as_user, max_size=2, conflicts=known)
     candidates: list[tuple[tuple[int, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}

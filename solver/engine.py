@@ -125,6 +125,10 @@ class _Search:
         self._holds = holds or {}
         self._weights: dict[int, int] = {}
         self._culprit: Any = None
+        # Each field's weighted degree, kept between picks: it only changes when a rule's weight
+        # does (then it is recomputed), and summing it for every field at every step would make
+        # each step cost the whole group's rules.
+        self._wdeg: dict[str, int] = {}
 
     def _pick(self, domains: dict[str, Any], assigned: Mapping[str, Any],
               vconstraints: dict[str, Any]) -> str | None:
@@ -135,6 +139,7 @@ class _Search:
         weighting rules by their failures moves the fields that cause dead ends to the front.
         """
         weights = self._weights
+        cached = self._wdeg
         best: str | None = None
         best_score = float("inf")
         for name, dom in domains.items():
@@ -143,7 +148,9 @@ class _Search:
             size = len(dom)
             if size <= 1:
                 return name
-            wdeg = 1 + sum(weights.get(id(c), 1) for c, _ in vconstraints[name])
+            wdeg = cached.get(name)
+            if wdeg is None:
+                wdeg = cached[name] = 1 + sum(weights.get(id(c), 1) for c, _ in vconstraints[name])
             score = size / wdeg
             if score < best_score:
                 best, best_score = name, score
@@ -254,6 +261,7 @@ class _Search:
                     failed = self._culprit
                 if failed is not None:
                     self._weights[id(failed)] = self._weights.get(id(failed), 1) + 1
+                    self._wdeg.clear()
                 for dom in pushed:
                     dom.popState()
             stack.append((variable, values, pushed))

@@ -10,7 +10,7 @@ through fields left free.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from solver.engine import CompiledPack
@@ -70,18 +70,14 @@ def relevant_rules(
     cp: CompiledPack, pins: Mapping[str, Scalar], start: Sequence[str], rules: Sequence[str] | None = None
 ) -> list[str]:
     """Rules that can interact with the fields in `start`: reachable through unpinned fields."""
-    pool = set(cp.rule_ids if rules is None else rules)
+    pool = None if rules is None else set(rules)
     seen_fields = set(start)
     frontier = list(start)
     chosen: set[str] = set()
-    by_field: dict[str, list[str]] = {}
-    for rid in pool:
-        for name in cp.rules[rid].fields:
-            by_field.setdefault(name, []).append(rid)
     while frontier:
         name = frontier.pop()
-        for rid in by_field.get(name, ()):
-            if rid in chosen:
+        for rid in cp.rules_reading(name):
+            if rid in chosen or (pool is not None and rid not in pool):
                 continue
             chosen.add(rid)
             for other in cp.rules[rid].fields:
@@ -92,18 +88,38 @@ def relevant_rules(
 
 
 def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]:
-    """Groups of rules that interact (share a free field); each group is checked on its own."""
-    remaining = list(cp.rule_ids)
-    done: set[str] = set()
+    """Groups of rules that interact (share a free field); each group is checked on its own.
+
+    Union-find over the free fields, so one pass over the rules (not one search per rule); the
+    groups come in the order of their first rule, and each lists its rules in pack order.
+    """
+    parent: dict[str, str] = {}
+
+    def find(name: str) -> str:
+        root = name
+        while parent.get(root, root) != root:
+            root = parent[root]
+        while name != root:
+            parent[name], name = root, parent[name]
+        return root
+
+    free_of = {rid: [f for f in cp.rules[rid].fields if f not in pins] for rid in cp.rule_ids}
+    for free in free_of.values():
+        for other in free[1:]:
+            a, b = find(free[0]), find(other)
+            if a != b:
+                parent[b] = a
+    groups: dict[str, list[str]] = {}
     out: list[list[str]] = []
-    for rid in remaining:
-        if rid in done:
+    for rid, free in free_of.items():
+        if not free:
+            out.append([rid])
             continue
-        free = [f for f in cp.rules[rid].fields if f not in pins]
-        group = relevant_rules(cp, pins, free) if free else [rid]
-        group = [g for g in group if g not in done] or [rid]
-        done.update(group)
-        out.append(group)
+        root = find(free[0])
+        if root not in groups:
+            groups[root] = []
+            out.append(groups[root])
+        groups[root].append(rid)
     return out
 
 
@@ -111,7 +127,8 @@ class _Checks:
     """Whether pins can hold under a subset of the rules, answered without a search when it can.
 
     QuickXplain asks many such questions about overlapping sets. A rule that three-valued
-    evaluation already finds false under the pins refutes the set at once, and a solution found
+    evaluation already finds false under the pins refutes the set at once, one it finds true is
+    left out of the question (whatever the free fields hold, it holds), and a solution found
     for an earlier question proves a later one whenever it keeps those pins and satisfies those
     rules (it was found under fewer rules, or other ones); only the rest needs a search.
     """
@@ -125,9 +142,16 @@ class _Checks:
 
     def __call__(self, pins: Mapping[str, Scalar], rules: Sequence[str]) -> bool:
         cp = self.cp
+        open_rules = []
         for rid in rules:
-            if cp.rules[rid].condition.partial(pins) is False:
+            verdict = cp.rules[rid].condition.partial(pins)
+            if verdict is False:
                 return False
+            if verdict is None:  # a rule the pins already satisfy cannot matter
+                open_rules.append(rid)
+        if not open_rules:
+            return True
+        rules = open_rules
         for witness in self.witnesses:
             if all(witness[n] == v for n, v in pins.items()) and all(
                     cp.rules[r].holds(tuple(witness[f] for f in cp.rules[r].fields))
@@ -265,11 +289,14 @@ def diagnoses(
     limit: int = 6,
     max_size: int = 3,
     task: str = "looking for repairs",
+    conflicts: Sequence[Collection[str]] = (),
 ) -> list[tuple[str, ...]]:
     """Minimal sets of user pins whose removal makes the request solvable, smallest first.
 
     Exhaustive by size (FastDiag's answers, all of them): a set is reported only if no subset of
-    it was. User pins are few, so this stays small; `max_size` bounds it.
+    it was. User pins are few, so this stays small; `max_size` bounds it. `conflicts`: pin names
+    of known conflicts; a set that removes none of a conflict's pins leaves it standing, so it
+    is skipped without a search.
     """
     user = [n for n, p in pins.items() if p.source in ("user", "adjusted")]
     fixed = {n: p.value for n, p in pins.items()}
@@ -277,6 +304,8 @@ def diagnoses(
     for size in range(1, min(max_size, len(user)) + 1):
         for combo in itertools.combinations(user, size):
             if any(set(d) <= set(combo) for d in found):
+                continue
+            if any(not any(n in conflict for n in combo) for conflict in conflicts):
                 continue
             trial = {n: v for n, v in fixed.items() if n not in combo}
             if cp.solve(trial, task=task) is not None:

@@ -30,15 +30,17 @@ if TYPE_CHECKING:
     from solver.expr import Condition
     from solver.model import Pack, Scalar
 
-__all__ = ["CODES", "Finding", "LintReport", "explain_code", "lint", "register_cli"]
+__all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint",
+           "register_cli"]
 
 SEVERITIES = ("error", "warning", "info")
 LINT_BUDGET = 300_000
 ENUMERATE_FACTS = 4096
-SAMPLE_FACTS = 400
+SAMPLE_FACTS = 250
 MAX_TOTALITY_GROUPS = 25
 REPAIR_STEPS = 4
 NEAREST_PAIRS = 2000
+QUICK_STEPS = 2000
 
 
 @dataclass(frozen=True)
@@ -258,11 +260,29 @@ class _Linter:
         found = self.repair(pins, rule_ids, extra)
         if found is not None:
             return found
-        from solver.count import Limit
+        from solver.count import CountLimitReached, Limit
+        from solver.errors import SolverBudgetExceeded
 
         self.solves += 1
         only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
-        return self.oracle.solution(pins, only=only, extra=[self.oracle_index(c) for c in extra],
+        indices = [self.oracle_index(c) for c in extra]
+        # Two searches with different strengths: the counter's propagation refutes case splits
+        # at once, the engine's arc consistency finds solutions hidden behind disjunctions. Each
+        # gets a short try, then the counter gets the whole budget.
+        try:
+            return self.oracle.solution(pins, only=only, extra=indices,
+                                        limit=Limit(steps=QUICK_STEPS), rank=self.rank)
+        except CountLimitReached:
+            pass
+        try:
+            from solver.engine import Extra
+
+            return self.cp.solve(pins, rules=rule_ids, budget=self.budget, task="linting",
+                                 extra=[Extra(c.fields, lambda *a, h=c.holds: bool(h(a)))
+                                        for c in extra])
+        except SolverBudgetExceeded:
+            pass
+        return self.oracle.solution(pins, only=only, extra=indices,
                                     limit=Limit(steps=self.budget), rank=self.rank)
 
     def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
@@ -646,6 +666,12 @@ class _Linter:
                                   "seed": None if enumerated else self.seed}
         groups: dict[tuple[Any, ...], list[dict[str, Scalar]]] = {}
         for combo in combos:
+            # A conflict found before (some facts and rules) fails every combination that
+            # contains its facts: no need to solve or explain again.
+            known = next((k for k in groups if all(combo.get(n) == v for n, v in k[0])), None)
+            if known is not None:
+                groups[known].append(combo)
+                continue
             found = self.solve(combo, what="a fact combination", ids=[_pins(combo)])
             if found is not None:
                 continue
@@ -653,42 +679,53 @@ class _Linter:
             key = (tuple((n, v) for n, v in combo.items() if f"{n}={_show(v)}" in core),
                    tuple(c for c in core if c in self.index))
             groups.setdefault(key, []).append(combo)
-        for (core_pins, core_rules), members in list(groups.items())[:MAX_TOTALITY_GROUPS]:
+        self.stats["totality"]["conflicts"] = len(groups)
+        ranked = sorted(groups.items(), key=lambda item: -len(item[1]))
+        for (core_pins, core_rules), members in ranked[:MAX_TOTALITY_GROUPS]:
             facts_shown = dict(core_pins)
             how = "enumerated" if enumerated else "sampled"
             self.add("CS121", [_pins(facts_shown) or "(no facts)", *core_rules],
                      f"with {_pins(facts_shown) or 'these facts'} no choice of options satisfies "
                      f"{', '.join(core_rules)} ({len(members)} of {len(combos)} {how} fact "
-                     f"combinations, e.g. {_pins(members[0])})",
-                     witness=facts_shown, reason=list(core_rules))
+                     "combinations)", witness=members[0], reason=list(core_rules))
 
     def _fact_combinations(self, facts: list[str],
                            world: list[str]) -> tuple[list[dict[str, Scalar]], bool]:
-        """The fact combinations the fact-only rules allow: all when few, else a seeded sample."""
-        domains = [self.cp.domains[n] for n in facts]
-        size = 1
-        for dom in domains:
-            size *= len(dom)
-        conds = [self.cp.rules[r].condition for r in world]
-        if size <= ENUMERATE_FACTS:
-            out = []
-            for values in itertools.product(*domains):
-                combo = dict(zip(facts, values, strict=True))
-                if all(c.evaluate(combo) for c in conds):
-                    out.append(combo)
-            return out, True
-        rng = random.Random(self.seed)
-        seen: dict[tuple[Scalar, ...], dict[str, Scalar]] = {}
-        root = self.cp.start({}, rules=world)
-        if root is None:  # pragma: no cover - the whole pack is satisfiable, so its facts are
-            return [], False
-        for _ in range(self.samples * 3):
-            if len(seen) >= self.samples:
-                break
-            combo = _random_facts(root, facts, rng, conds)
-            if combo is not None:
-                seen.setdefault(tuple(combo.values()), combo)
-        return list(seen.values()), False
+        return fact_combinations(self.cp, facts, world, samples=self.samples, seed=self.seed)
+
+
+def fact_combinations(
+    cp: CompiledPack, facts: Sequence[str], world: Sequence[str], *, samples: int, seed: int,
+    allowed: Mapping[str, Sequence[Scalar]] | None = None, enumerate_up_to: int = ENUMERATE_FACTS,
+) -> tuple[list[dict[str, Scalar]], bool]:
+    """Combinations of `facts` (within `allowed`) that the `world` rules allow: all of them when
+    there are at most `enumerate_up_to`, else a sample of `samples` with a fixed seed. The flag
+    says which."""
+    domains = [tuple(v for v in cp.domains[n] if allowed is None or n not in allowed
+                     or v in allowed[n]) for n in facts]
+    size = 1
+    for dom in domains:
+        size *= len(dom)
+    conds = [cp.rules[r].condition for r in world]
+    if size <= enumerate_up_to:
+        out = []
+        for values in itertools.product(*domains):
+            combo = dict(zip(facts, values, strict=True))
+            if all(c.evaluate(combo) for c in conds if set(c.fields) <= set(combo)):
+                out.append(combo)
+        return out, True
+    rng = random.Random(seed)
+    seen: dict[tuple[Scalar, ...], dict[str, Scalar]] = {}
+    root = cp.start({}, rules=list(world), allowed=allowed)
+    if root is None:
+        return [], False
+    for _ in range(samples * 3):
+        if len(seen) >= samples:
+            break
+        combo = _random_facts(root, facts, rng, conds)
+        if combo is not None:
+            seen.setdefault(tuple(combo.values()), combo)
+    return list(seen.values()), False
 
 
 def _random_facts(root: Any, facts: Sequence[str], rng: random.Random,
@@ -710,7 +747,7 @@ def _random_facts(root: Any, facts: Sequence[str], rng: random.Random,
         else:
             return None
     combo = {n: state.domain(n)[0] for n in facts}
-    return combo if all(c.evaluate(combo) for c in conds) else None
+    return combo if all(c.evaluate(combo) for c in conds if set(c.fields) <= set(combo)) else None
 
 
 def _min_conflicts(

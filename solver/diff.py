@@ -1,0 +1,473 @@
+"""Semantic diff of two packs: `confsolve diff OLD_PACK NEW_PACK`.
+
+Owns the comparison of two versions of a rule base: fields, rules and preferences added, removed
+or changed; the configurations valid in one and not the other, counted exactly and grouped by
+the rule (or domain change) responsible, each group with an example and its minimal reason in the
+pack that rejects it; and the requests whose resolution changed ("with gpu_arch=sm100,
+moe_runner_backend now resolves to X instead of Y").
+
+Configurations are compared over the fields both packs have. When the field sets differ, a
+configuration of the shared fields counts as valid in a pack when some values of that pack's own
+other fields complete it (a projection); the result says so.
+
+Imports the standard library at module level (the CLI imports it at start-up); `solver.count`,
+`solver.lint`, `solver.explain` and `solver.resolution` inside functions. Never imports
+python-constraint or networkx.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from solver.count import Check, Limit
+    from solver.model import Pack, Scalar
+
+__all__ = ["Group", "PackDiff", "ResolutionChange", "diff", "register_cli"]
+
+SAMPLES = 200
+ENUMERATE_REQUESTS = 512
+MAX_GROUPS = 40
+
+
+def _show(value: Scalar | None) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _pins(values: Mapping[str, Scalar]) -> str:
+    return ", ".join(f"{n}={_show(v)}" for n, v in values.items())
+
+
+@dataclass
+class Group:
+    """Configurations that one side accepts and the other rejects, for one reason."""
+
+    kind: str  # "rule" (a rule of the rejecting pack) | "domain" (a value it does not have)
+    id: str
+    count: int | None
+    example: dict[str, Scalar] | None = None
+    reason: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "count": self.count, "example": self.example,
+                "reason": self.reason}
+
+
+@dataclass
+class Direction:
+    """Valid in one pack and invalid in the other: the exact count and its groups."""
+
+    count: int | None
+    groups: list[Group] = field(default_factory=list)
+    other: int | None = 0
+    note: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"count": self.count, "groups": [g.to_json() for g in self.groups],
+                               "other": self.other}
+        if self.note:
+            doc["note"] = self.note
+        return doc
+
+
+@dataclass
+class ResolutionChange:
+    """Requests (facts) on which a field resolves to another value in the new pack."""
+
+    field: str
+    old: Scalar
+    new: Scalar
+    count: int
+    where: dict[str, Scalar]
+    example: dict[str, Scalar]
+    old_by: str | None
+    new_by: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "old": self.old, "new": self.new, "count": self.count,
+                "where": self.where, "example": self.example, "old_by": self.old_by,
+                "new_by": self.new_by}
+
+    def text(self) -> str:
+        where = f"with {_pins(self.where)}, " if self.where else ""
+        why = f" ({self.old_by or 'default'} -> {self.new_by or 'default'})"
+        return (f"{where}{self.field} now resolves to {_show(self.new)} instead of "
+                f"{_show(self.old)} [{self.count} request(s), e.g. {_pins(self.example)}]{why}")
+
+
+@dataclass
+class PackDiff:
+    """Everything `confsolve diff` reports."""
+
+    old: dict[str, str]
+    new: dict[str, str]
+    pins: dict[str, Scalar]
+    fields: dict[str, Any]
+    rules: dict[str, list[str]]
+    preferences: dict[str, list[str]]
+    shared: list[str]
+    projected: bool
+    old_count: int | None
+    new_count: int | None
+    invalidated: Direction
+    validated: Direction
+    requests: dict[str, Any]
+    changes: list[ResolutionChange]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": 1, "status": "diffed", "old": self.old, "new": self.new,
+            "pins": self.pins, "fields": self.fields, "rules": self.rules,
+            "preferences": self.preferences, "shared_fields": len(self.shared),
+            "projected": self.projected, "old_count": self.old_count, "new_count": self.new_count,
+            "invalidated": self.invalidated.to_json(), "validated": self.validated.to_json(),
+            "requests": self.requests, "resolution_changes": [c.to_json() for c in self.changes],
+        }
+
+    def text(self) -> str:
+        o, n = self.old, self.new
+        lines = [f"{o['name']} {o['version']} -> {n['name']} {n['version']}"
+                 + (f" (with {_pins(self.pins)})" if self.pins else "")]
+        for kind in ("added", "removed"):
+            if self.fields[kind]:
+                lines.append(f"fields {kind}: {', '.join(self.fields[kind])}")
+        for name, change in self.fields["changed"].items():
+            parts = [f"{k.replace('_', ' ')} {', '.join(map(_show, v))}"
+                     for k, v in change.items() if v and k != "kind"]
+            if "kind" in change:
+                parts.append(f"kind {change['kind'][0]} -> {change['kind'][1]}")
+            lines.append(f"field {name}: " + "; ".join(parts))
+        for what, table in (("rules", self.rules), ("preferences", self.preferences)):
+            for kind in ("added", "removed", "changed"):
+                if table[kind]:
+                    lines.append(f"{what} {kind}: {', '.join(table[kind])}")
+        if self.projected:
+            lines.append(f"configurations compared over the {len(self.shared)} shared fields "
+                         "(the packs have different fields)")
+        lines.append(f"valid configurations: {_num(self.old_count)} -> {_num(self.new_count)}")
+        for title, side, rejects in (("valid before, invalid now", self.invalidated, "new"),
+                                     ("invalid before, valid now", self.validated, "old")):
+            lines.append(f"{title}: {_num(side.count)}")
+            for g in side.groups:
+                label = (f"rule {g.id} ({rejects})" if g.kind == "rule"
+                         else f"{g.id} (not in the {rejects} domain)")
+                eg = f"; e.g. {_pins(g.example)}" if g.example else ""
+                why = f"; because {', '.join(g.reason)}" if g.reason else ""
+                lines.append(f"  {_num(g.count)}: {label}{eg}{why}")
+            if side.other:
+                lines.append(f"  {_num(side.other)}: other ({side.note or 'fields one pack lacks'})")
+        how = "all" if self.requests.get("enumerated") else "a seeded sample of"
+        lines.append(f"resolutions compared on {how} {self.requests.get('compared', 0)} requests "
+                     f"({self.requests.get('old_only', 0)} resolve only before, "
+                     f"{self.requests.get('new_only', 0)} only now):")
+        lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
+        return "\n".join(lines)
+
+
+def _num(value: int | None) -> str:
+    return "too many to count" if value is None else str(value)
+
+
+# --- structure --------------------------------------------------------------------------------
+
+def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str]],
+                                              dict[str, list[str]]]:
+    fields: dict[str, Any] = {
+        "added": [n for n in new.fields if n not in old.fields],
+        "removed": [n for n in old.fields if n not in new.fields],
+        "changed": {},
+    }
+    for name, before in old.fields.items():
+        after = new.fields.get(name)
+        if after is None:
+            continue
+        change: dict[str, Any] = {
+            "added_values": [v for v in after.domain if v not in before.domain],
+            "removed_values": [v for v in before.domain if v not in after.domain],
+        }
+        if before.kind != after.kind:
+            change["kind"] = [before.kind, after.kind]
+        shared = [v for v in before.domain if v in after.domain]
+        if [v for v in after.domain if v in before.domain] != shared:
+            change["reordered"] = shared
+        if any(change.values()):
+            fields["changed"][name] = {k: v for k, v in change.items() if v}
+
+    def table(a: Sequence[Any], b: Sequence[Any]) -> dict[str, list[str]]:
+        before = {x.id: x.model_dump(exclude={"file"}) for x in a}
+        after = {x.id: x.model_dump(exclude={"file"}) for x in b}
+        return {"added": [i for i in after if i not in before],
+                "removed": [i for i in before if i not in after],
+                "changed": [i for i in after if i in before and after[i] != before[i]]}
+
+    return fields, table(old.rules, new.rules), table(old.preferences, new.preferences)
+
+
+# --- configurations ---------------------------------------------------------------------------
+
+class _Side:
+    """One pack as counter checks over its own domains."""
+
+    def __init__(self, pack: Pack) -> None:
+        from solver.count import Check
+        from solver.engine import compile_pack
+
+        self.pack = pack
+        self.cp = compile_pack(pack)
+        self.checks = [Check(r.fields, r.condition.holds, r.condition.partial)
+                       for r in self.cp.rules.values()]
+        self.texts = {r.condition.text for r in self.cp.rules.values()}
+
+
+def _direction(
+    accept: _Side, reject: _Side, shared: list[str], pins: Mapping[str, Scalar],
+    total: int | None, limit: Limit, rejects: str,
+) -> Direction:
+    """Configurations `accept` allows and `reject` does not, grouped by what `reject` changed.
+
+    Items are tried in order (values `reject` lacks, then its rules over shared fields that
+    `accept` does not have word for word); a configuration is counted in the group of the first
+    item it breaks, so the groups do not overlap and add up to at most the total.
+    """
+    from solver.count import Check, CountLimitReached, ModelCounter
+
+    side = Direction(count=total)
+    if total == 0:
+        return side
+    items: list[tuple[str, str, Check]] = []
+    for name in shared:
+        allowed = set(reject.cp.domains[name])
+        missing = [v for v in accept.cp.domains[name] if v not in allowed]
+        if missing:
+            items.append(("domain", f"{name} in {', '.join(map(_show, missing))}", Check(
+                (name,), lambda v, ok=frozenset(allowed): v[0] in ok,
+                lambda m, n=name, ok=frozenset(allowed): None if n not in m else m[n] in ok)))
+    shared_set = set(shared)
+    for rid, rule in reject.cp.rules.items():
+        if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
+            items.append(("rule", rid, Check(rule.fields, rule.condition.holds,
+                                             rule.condition.partial)))
+    project = None if set(accept.cp.domains) == shared_set else shared
+    counter = ModelCounter(accept.cp.domains, accept.checks, project=project)
+    held: list[int] = []
+    accounted = 0
+    exact = total is not None
+    for kind, ident, check in items:
+        if len(side.groups) >= MAX_GROUPS:
+            exact = False
+            break
+        broken = counter.add(check.negated())
+        try:
+            example = counter.solution(pins, extra=[*held, broken], limit=limit)
+        except CountLimitReached:
+            example, exact = None, False
+        held.append(counter.add(check))
+        if example is None:
+            continue
+        try:
+            number: int | None = counter.count(pins, extra=held[:-1] + [broken], limit=limit)
+        except CountLimitReached:
+            number, exact = None, False
+        shown = {n: example[n] for n in shared}
+        reason = _reason(reject, shown) if kind == "rule" else [f"{ident} is not a value here"]
+        side.groups.append(Group(kind, ident, number, shown, reason))
+        accounted += number or 0
+    side.other = total - accounted if exact and total is not None else None
+    if side.other:
+        side.note = ("through rules or fields that only one pack has" if project is not None
+                     else "through rules that read fields only one pack has")
+    return side
+
+
+def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
+    """Why `side` rejects this configuration of the shared fields: a minimal conflict."""
+    from solver.explain import minimal_conflict
+    from solver.model import Pin
+
+    pins = {n: Pin(field=n, value=v, source="user") for n, v in values.items()
+            if n in side.cp.domains}
+    found = minimal_conflict(side.cp, pins)
+    if found is None:
+        return []
+    core_pins, core_rules = found
+    return [f"{p.field}={_show(p.value)}" for p in core_pins] + list(core_rules)
+
+
+# --- resolutions ------------------------------------------------------------------------------
+
+def _resolutions(
+    old: _Side, new: _Side, pins: Mapping[str, Scalar], samples: int, seed: int,
+) -> tuple[dict[str, Any], list[ResolutionChange]]:
+    """Resolve the same requests (shared facts, plus the pins) in both packs and compare."""
+    from solver.errors import SolverError
+    from solver.lint import fact_combinations
+    from solver.model import Pin
+    from solver.resolution import resolve_pins
+
+    facts = [n for n, f in old.pack.fields.items()
+             if f.kind == "fact" and n in new.pack.fields and new.pack.fields[n].kind == "fact"
+             and n not in pins]
+    allowed = {n: [v for v in old.cp.domains[n] if v in new.cp.domains[n]] for n in facts}
+    world = [r for r in old.cp.rule_ids if set(old.cp.rules[r].fields) <= set(facts)]
+    combos, enumerated = fact_combinations(old.cp, facts, world, samples=samples, seed=seed,
+                                           allowed=allowed, enumerate_up_to=ENUMERATE_REQUESTS)
+
+    def resolved(side: _Side, request: Mapping[str, Scalar]) -> Any:
+        given = {n: Pin(field=n, value=v, source="user" if side.pack.fields[n].kind == "option"
+                        else "fact") for n, v in request.items() if n in side.pack.fields}
+        try:
+            return resolve_pins(side.pack, given, reasons=False, explain_failure=False)
+        except SolverError:
+            return None
+
+    shared = [n for n in old.pack.fields if n in new.pack.fields]
+    found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None,
+                                                       str | None]]] = {}
+    stats = {"compared": 0, "old_only": 0, "new_only": 0, "enumerated": enumerated,
+             "seed": None if enumerated else seed}
+    for combo in combos:
+        request = {**combo, **pins}
+        before, after = resolved(old, request), resolved(new, request)
+        if before is None or after is None:
+            if before is not None:
+                stats["old_only"] += 1
+            elif after is not None:
+                stats["new_only"] += 1
+            continue
+        stats["compared"] += 1
+        for name in shared:
+            a, b = before.values[name], after.values[name]
+            if name in request or a == b:
+                continue
+            found.setdefault((name, a, b), []).append(
+                (combo, before.provenance[name].rule, after.provenance[name].rule))
+    changes = []
+    for (name, a, b), members in sorted(found.items(), key=lambda item: -len(item[1])):
+        where = {n: v for n, v in members[0][0].items()
+                 if all(m[0][n] == v for m in members)
+                 and any(c[n] != v for c in combos)}
+        changes.append(ResolutionChange(name, a, b, len(members), where if len(members) > 1
+                                        else {}, {**members[0][0], **pins}, members[0][1],
+                                        members[0][2]))
+    return stats, changes
+
+
+# --- entry points -----------------------------------------------------------------------------
+
+def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
+         samples: int = SAMPLES, seed: int = 0, limit: Limit | None = None) -> PackDiff:
+    """Compare two packs: structure, valid configurations (exact counts, grouped) and
+    resolutions of the same requests."""
+    from solver.count import CountLimitReached, ModelCounter
+    from solver.count import Limit as _Limit
+
+    pins = dict(pins or {})
+    limit = limit or _Limit()
+    a, b = _Side(old), _Side(new)
+    fields, rules, prefs = _structure(old, new)
+    shared = [n for n in old.fields if n in new.fields]
+    projected = set(old.fields) != set(new.fields)
+    project = shared if projected else None
+
+    def counted(domains: Mapping[str, Sequence[Scalar]], checks: Sequence[Check]) -> int | None:
+        try:
+            return ModelCounter(domains, checks, project=project).count(
+                {n: v for n, v in pins.items() if n in domains}, limit=limit)
+        except CountLimitReached:
+            return None
+
+    both = {**a.cp.domains, **b.cp.domains}
+    for name in shared:
+        both[name] = tuple(v for v in a.cp.domains[name] if v in b.cp.domains[name])
+    old_count = counted(a.cp.domains, a.checks)
+    new_count = counted(b.cp.domains, b.checks)
+    common = counted(both, [*a.checks, *b.checks])
+
+    def minus(x: int | None, y: int | None) -> int | None:
+        return None if x is None or y is None else x - y
+
+    invalidated = _direction(a, b, shared, pins, minus(old_count, common), limit, "new")
+    validated = _direction(b, a, shared, pins, minus(new_count, common), limit, "old")
+    requests, changes = _resolutions(a, b, pins, samples, seed)
+    return PackDiff(
+        old={"name": old.name, "version": old.version},
+        new={"name": new.name, "version": new.version}, pins=pins, fields=fields,
+        rules=rules, preferences=prefs, shared=shared, projected=projected,
+        old_count=old_count, new_count=new_count, invalidated=invalidated,
+        validated=validated, requests=requests, changes=changes)
+
+
+def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """Add `confsolve diff` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "diff", help="what changed between two packs: rules, valid configurations, resolutions",
+        description="Compare OLD_PACK and NEW_PACK (shipped names or directories): fields, rules "
+                    "and preferences added, removed or changed; the configurations valid in one "
+                    "and not the other, counted and grouped by the rule responsible; and the "
+                    "requests whose resolution changed. --set restricts the comparison.")
+    p.add_argument("old_pack", metavar="OLD_PACK")
+    p.add_argument("new_pack", metavar="NEW_PACK")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="compare only configurations and requests with this value")
+    p.add_argument("--samples", type=int, default=SAMPLES, metavar="N",
+                   help=f"requests to sample when the shared facts have more than "
+                        f"{ENUMERATE_REQUESTS} combinations (default {SAMPLES})")
+    p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
+    p.add_argument("--limit", metavar="N|Ns", default=None,
+                   help="step or time budget of each count (as for `confsolve count`)")
+    p.add_argument("--json", action="store_true", help="print the JSON document")
+    p.set_defaults(func=cmd_diff)
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from solver import load_pack
+    from solver.count import Limit
+    from solver.errors import InputIssue, InvalidInput
+    from solver.inputs import _lookup, coerce, parse_assignments
+
+    issues: list[InputIssue] = []
+    limit = None
+    if args.limit is not None:
+        try:
+            limit = Limit.parse(args.limit)
+        except ValueError as exc:
+            issues.append(InputIssue(field="limit", value=args.limit, message=str(exc)))
+    if args.samples < 1:
+        issues.append(InputIssue(field="samples", value=args.samples,
+                                 message="--samples must be positive"))
+    sets, more = parse_assignments(args.set)
+    issues += more
+    if issues:
+        raise InvalidInput(issues)
+    old, new = load_pack(args.old_pack), load_pack(args.new_pack)
+    pins: dict[str, Scalar] = {}
+    for raw, text in sets.items():
+        names = [n for n in (_lookup(old, raw), _lookup(new, raw)) if n is not None]
+        if not names:
+            from solver.inputs import _unknown_field
+
+            issues.append(_unknown_field(new, raw, text))
+            continue
+        name = names[0]
+        # A value only one pack has is fine: the other pack has no configuration with it.
+        values = [coerce(p.fields[name], text) for p in (old, new) if name in p.fields]
+        good = [v for v, issue in values if issue is None and v is not None]
+        if not good:
+            issues.append(values[0][1] or InputIssue(field=name, value=text,
+                                                     message=f"--set {name}: give a value"))
+            continue
+        pins[name] = good[0]
+    if issues:
+        raise InvalidInput(issues)
+    result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
+    if args.json:
+        import json
+
+        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
+                         default=str))
+    else:
+        print(result.text())
+    return 0
