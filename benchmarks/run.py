@@ -309,7 +309,7 @@ class Bench:
                 fn = getattr(lint_module, "lint", None)
                 if fn is not None:
                     wall, _, _ = time_call(lambda f=fn, p=pack: f(p), repeat=1, warmup=0,
-                                           cap=self.args.cap * 4)
+                                           cap=self.args.cap)
                     record("lint", size, _median(wall))
         if not has_lint:
             self.extra["lint"] = "skipped: solver/lint.py not found"

@@ -25,7 +25,7 @@ import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from solver.errors import SolverBudgetExceeded
 
@@ -169,7 +169,8 @@ class ModelCounter:
         self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
-        self._roots: dict[frozenset[int] | None, Any] = {}
+        self._roots: dict[frozenset[int] | None, tuple[
+            list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None] = {}
         self._budget = _Budget(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
@@ -253,10 +254,10 @@ class ModelCounter:
         live, root_doms, root_values = root
         doms, values = dict(root_doms), dict(root_values)
         extra = [c for c in sorted(set(extra)) if c not in set(live)]
-        restrict: dict[str, set[Any] | None] = {}
+        restrict: dict[str, None] = {}
         for index in extra:
-            for name, dead in self.refutes[index].items():
-                if dead:
+            for name, refuted in self.refutes[index].items():
+                if refuted:
                     restrict[name] = None
         changed: list[str] = []
         for name in {*(pins or {}), *(allowed or {}), *restrict}:
@@ -483,7 +484,7 @@ class ModelCounter:
         return changed
 
     def _revise(self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]],
-                values: Mapping[str, Scalar]) -> list[str] | bool | None:
+                values: Mapping[str, Scalar]) -> list[str] | Literal[True] | None:
         """Arc consistency on a check with two free fields `a` and `b`.
 
         Removes the values with no support on the other side. Returns True when the check holds
@@ -511,7 +512,7 @@ class ModelCounter:
     def _revise_new(
         self, index: int, a: str, b: str, dom_a: tuple[Scalar, ...], dom_b: tuple[Scalar, ...],
         values: Mapping[str, Scalar],
-    ) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]] | bool | None:
+    ) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]] | Literal[True] | None:
         keep_a: list[Scalar] = []
         seen_b: set[Any] = set()
         entailed = True

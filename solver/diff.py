@@ -153,16 +153,17 @@ class PackDiff:
             lines.append(f"{title}: {_num(side.count)}")
             for g in side.groups:
                 label = (f"rule {g.id} ({rejects})" if g.kind == "rule"
-                         else f"{g.id} (not in the {rejects} domain)")
+                         else f"{g.id} (values the {rejects} pack does not have)")
                 eg = f"; e.g. {_pins(g.example)}" if g.example else ""
                 why = f"; because {', '.join(g.reason)}" if g.reason else ""
                 lines.append(f"  {_num(g.count)}: {label}{eg}{why}")
             if side.other:
                 lines.append(f"  {_num(side.other)}: other ({side.note or 'fields one pack lacks'})")
-        how = "all" if self.requests.get("enumerated") else "a seeded sample of"
-        lines.append(f"resolutions compared on {how} {self.requests.get('compared', 0)} requests "
-                     f"({self.requests.get('old_only', 0)} resolve only before, "
-                     f"{self.requests.get('new_only', 0)} only now):")
+        r = self.requests
+        how = "every combination" if r.get("enumerated") else "a seeded sample"
+        lines.append(f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
+                     f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
+                     f"{r.get('new_only', 0)} only now")
         lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
         return "\n".join(lines)
 
@@ -242,9 +243,8 @@ def _direction(
         allowed = set(reject.cp.domains[name])
         missing = [v for v in accept.cp.domains[name] if v not in allowed]
         if missing:
-            items.append(("domain", f"{name} in {', '.join(map(_show, missing))}", Check(
-                (name,), lambda v, ok=frozenset(allowed): v[0] in ok,
-                lambda m, n=name, ok=frozenset(allowed): None if n not in m else m[n] in ok)))
+            items.append(("domain", f"{name}={'|'.join(map(_show, missing))}",
+                          _membership(name, frozenset(allowed))))
     shared_set = set(shared)
     for rid, rule in reject.cp.rules.items():
         if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
@@ -252,6 +252,7 @@ def _direction(
                                              rule.condition.partial)))
     project = None if set(accept.cp.domains) == shared_set else shared
     counter = ModelCounter(accept.cp.domains, accept.checks, project=project)
+    pins = {n: v for n, v in pins.items() if n in accept.cp.domains}
     held: list[int] = []
     accounted = 0
     exact = total is not None
@@ -268,11 +269,15 @@ def _direction(
         if example is None:
             continue
         try:
-            number: int | None = counter.count(pins, extra=held[:-1] + [broken], limit=limit)
+            number: int | None = counter.count(pins, extra=[*held[:-1], broken], limit=limit)
         except CountLimitReached:
             number, exact = None, False
         shown = {n: example[n] for n in shared}
-        reason = _reason(reject, shown) if kind == "rule" else [f"{ident} is not a value here"]
+        if kind == "rule":
+            reason = _reason(reject, shown)
+        else:
+            name = ident.partition("=")[0]
+            reason = [f"the {rejects} pack's {name} has no value {_show(shown[name])}"]
         side.groups.append(Group(kind, ident, number, shown, reason))
         accounted += number or 0
     side.other = total - accounted if exact and total is not None else None
@@ -280,6 +285,16 @@ def _direction(
         side.note = ("through rules or fields that only one pack has" if project is not None
                      else "through rules that read fields only one pack has")
     return side
+
+
+def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
+    """The check "`name` takes one of `allowed`"."""
+    from solver.count import Check
+
+    def partial(known: Mapping[str, Any]) -> bool | None:
+        return None if name not in known else known[name] in allowed
+
+    return Check((name,), lambda values: values[0] in allowed, partial)
 
 
 def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
@@ -326,24 +341,25 @@ def _resolutions(
     shared = [n for n in old.pack.fields if n in new.pack.fields]
     found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None,
                                                        str | None]]] = {}
-    stats = {"compared": 0, "old_only": 0, "new_only": 0, "enumerated": enumerated,
-             "seed": None if enumerated else seed}
+    tally = {"compared": 0, "old_only": 0, "new_only": 0}
     for combo in combos:
         request = {**combo, **pins}
         before, after = resolved(old, request), resolved(new, request)
         if before is None or after is None:
             if before is not None:
-                stats["old_only"] += 1
+                tally["old_only"] += 1
             elif after is not None:
-                stats["new_only"] += 1
+                tally["new_only"] += 1
             continue
-        stats["compared"] += 1
+        tally["compared"] += 1
         for name in shared:
             a, b = before.values[name], after.values[name]
             if name in request or a == b:
                 continue
             found.setdefault((name, a, b), []).append(
                 (combo, before.provenance[name].rule, after.provenance[name].rule))
+    stats: dict[str, Any] = {"requests": len(combos), **tally, "enumerated": enumerated,
+                             "seed": None if enumerated else seed}
     changes = []
     for (name, a, b), members in sorted(found.items(), key=lambda item: -len(item[1])):
         where = {n: v for n, v in members[0][0].items()

@@ -631,6 +631,7 @@ class CompiledPack:
             holds = _memoized(cond.holds)
             self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
+        self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
         self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint)
@@ -703,7 +704,11 @@ class CompiledPack:
             cons: list[_Con] = list(self._cons.values())
             by_field = self._all_by_field
         else:
-            cons = [self._cons[r] for r in self.rule_ids if rules is None or r in rules]
+            if rules is None:
+                cons = list(self._cons.values())
+            else:  # in pack order, without a pass over every rule (explanations ask many times)
+                wanted = {r for r in rules if r in self._cons}
+                cons = [self._cons[r] for r in sorted(wanted, key=self.rule_index.__getitem__)]
             for i, item in enumerate(extra):
                 cons.append(_Con(f"#extra{i}", item.fields, _spread(item.holds),
                                  _LazyConstraint(item.holds)))

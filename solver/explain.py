@@ -249,7 +249,7 @@ def minimal_reason(
 
 def _layers(cp: CompiledPack, pins: Mapping[str, Scalar], field: str) -> Iterator[list[str]]:
     """Ever larger sets of rules around `field`, each reached through fields left free."""
-    order = {rid: i for i, rid in enumerate(cp.rule_ids)}
+    order = cp.rule_index
     chosen: set[str] = set()
     seen = {field}
     frontier = [field]

@@ -3,21 +3,26 @@
 Owns the finding codes (CS1xx), their `--explain` texts and the checks behind them: dead values,
 dead / always-true / redundant rules, unreachable preference entries, auto-resolution totality,
 strongly connected fields, the quality of `because` and `source`, unused sets and fields, and
-acknowledgements. Every semantic check is a question to the compiled pack (`CompiledPack.solve`)
-kept local with `solver.explain.relevant_rules`; a solution found on the way is kept and proves
-many values and conditions alive at once, so most questions never reach the solver.
+acknowledgements.
+
+Every semantic check is a satisfiability question, answered in three steps: a known solution of
+the pack, repaired by a few local-search moves, answers most "yes" questions (one solution proves
+many values and conditions alive); then the exact search of `solver.count` (its propagation
+refutes case splits at once) and the engine's `CompiledPack.solve` (its arc consistency finds
+solutions behind disjunctions) each get a short try, and the first gets the whole budget. The
+"no" answers, which the findings rest on, are always proved by an exact search, and their minimal
+reasons come from QuickXplain over the rules around the fields in question
+(`solver.explain.relevant_rules`).
 
 Imports only the standard library at module level (the CLI imports this module at start-up);
-the engine, the graph and the condition language are imported inside functions. Never imports
-python-constraint or networkx directly.
+the engine, the counter, the graph and the condition language are imported inside functions.
+Never imports python-constraint or networkx directly.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import itertools
-import random
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -25,6 +30,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    import random
+
     from solver.count import Check
     from solver.engine import CompiledPack
     from solver.expr import Condition
@@ -118,8 +125,8 @@ CODES: dict[str, Code] = {
         "An acknowledgement that matches no finding any more. Remove it so acknowledgements stay "
         "true.")),
     "CS163": Code("warning", "acknowledgement for an unknown id", (
-        "[lint.acknowledged] keys must name a rule, preference, field, named set or FIELD=VALUE of "
-        "the pack.")),
+        "[lint.acknowledged] keys must name a rule, preference, field, named set, FIELD=VALUE "
+        "or PREFERENCE:VALUE of the pack.")),
     "CS190": Code("info", "check not completed", (
         "A check ran out of its search budget and was skipped for the ids shown; the rest of the "
         "report stands. Raise it with --budget.")),
@@ -218,6 +225,8 @@ class _Linter:
         self.solves = 0
         self.stats: dict[str, Any] = {}
         self._dominance: dict[tuple[str, Scalar, Scalar], bool] = {}
+        import random
+
         self.rng = random.Random(seed)
         self.repaired = 0
         from solver.count import ModelCounter, pack_checks
@@ -236,7 +245,7 @@ class _Linter:
 
     def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Check] = (),
               rules: Iterable[str] | None = None, what: str,
-              ids: Sequence[str]) -> dict[str, Scalar] | None | bool:
+              ids: Sequence[str]) -> dict[str, Scalar] | bool | None:
         """A solution, None when there is none, False when the budget ran out (reported).
 
         A known solution, repaired by a short local search, answers most of these questions; only
@@ -271,7 +280,8 @@ class _Linter:
         # gets a short try, then the counter gets the whole budget.
         try:
             return self.oracle.solution(pins, only=only, extra=indices,
-                                        limit=Limit(steps=QUICK_STEPS), rank=self.rank)
+                                        limit=Limit(steps=min(QUICK_STEPS, self.budget)),
+                                        rank=self.rank)
         except CountLimitReached:
             pass
         try:
@@ -455,9 +465,13 @@ class _Linter:
                 if found is None:
                     self.dead.add((name, value))
                     core = self.reason({name: value}, [], list(self.cp.rule_ids))
+                    adjusting = [r for r in core if r in self.index
+                                 and self.pack.rule(r).adjusts == name]
+                    hint = (f" (adjusted away by {', '.join(adjusting)}: if it is an accepted "
+                            "alias, acknowledge it)" if adjusting else "")
                     self.add("CS101", [f"{name}={_show(value)}", name, *core],
                              f"no configuration can take {name}={_show(value)}; excluded by "
-                             + ", ".join(core), reason=core)
+                             + ", ".join(core) + hint, reason=core)
 
     def check_rules(self) -> None:
         from solver.expr import parse
@@ -478,7 +492,7 @@ class _Linter:
             body_text = rule.require if rule.require is not None else rule.forbid
             assert body_text is not None
             body = parse(body_text, self.pack.fields, self.pack.sets)
-            if when is not None and self._constant(body, negate=rule.forbid is None,
+            if when is not None and self._constant(body, negate=rule.forbid is not None,
                                                    ids=[rule.id]):
                 verb = "require" if rule.require is not None else "forbid"
                 self.add("CS105", [rule.id], f"`{verb}` can never be "
@@ -714,6 +728,8 @@ def fact_combinations(
             if all(c.evaluate(combo) for c in conds if set(c.fields) <= set(combo)):
                 out.append(combo)
         return out, True
+    import random
+
     rng = random.Random(seed)
     seen: dict[tuple[Scalar, ...], dict[str, Scalar]] = {}
     root = cp.start({}, rules=list(world), allowed=allowed)
@@ -722,9 +738,9 @@ def fact_combinations(
     for _ in range(samples * 3):
         if len(seen) >= samples:
             break
-        combo = _random_facts(root, facts, rng, conds)
-        if combo is not None:
-            seen.setdefault(tuple(combo.values()), combo)
+        drawn = _random_facts(root, facts, rng, conds)
+        if drawn is not None:
+            seen.setdefault(tuple(drawn.values()), drawn)
     return list(seen.values()), False
 
 
@@ -870,26 +886,34 @@ _SOURCE_REF = re.compile(r"(/|::|\.py\b|\.md\b|\.rst\b|#\d+|https?://|\bPR\b|\bi
 
 
 def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
-    """Whether `text` names a field, its flag or a value of one of `fields` (as a word)."""
+    """Whether `text` names one of `fields`: its name or flag, a value (or a word starting with
+    one: "triton_kernels"), or a distinctive word of a value's label ("Hopper", "H100")."""
     words: set[str] = set()
+    starts: set[str] = set()
     for name in fields:
         f = pack.fields[name]
         words |= {name, name.replace("_", "-"), f.cli_flag.lstrip("-")}
         for value in f.domain:
-            if isinstance(value, str) and len(value) >= 2:
+            if isinstance(value, str) and len(value) >= 3:
+                starts.add(value)
+            elif isinstance(value, str) and len(value) == 2:
                 words.add(value)
             elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2:
                 words.add(str(value))
-        words |= {label for label in f.labels.values()}
+        for label in f.labels.values():
+            words |= {w for w in re.findall(r"[\w.+-]{3,}", label)
+                      if any(c.isupper() or c.isdigit() for c in w)}
     lowered = text.lower()
-    for word in words:
-        pattern = r"(?<![\w])" + re.escape(word.lower()) + r"(?![\w])"
-        if re.search(pattern, lowered):
+    for word in words | starts:
+        tail = "" if word in starts else r"(?![\w])"
+        if re.search(r"(?<![\w])" + re.escape(word.lower()) + tail, lowered):
             return True
     return False
 
 
 def _static_checks(pack: Pack) -> list[Finding]:
+    import ast
+
     from solver.loader import semantics
 
     sem = semantics(pack)
@@ -897,7 +921,9 @@ def _static_checks(pack: Pack) -> list[Finding]:
     every = list(pack.fields)
     for rule in pack.rules:
         read = list(sem.rules[rule.id].fields) + ([rule.adjusts] if rule.adjusts else [])
-        if not _names_something(rule.because, pack, read or every):
+        # A rule over facts alone states how the world is; there is nothing for the user to change.
+        acts = any(pack.fields[n].kind == "option" for n in read)
+        if acts and not _names_something(rule.because, pack, read or every):
             out.append(Finding("CS141", [rule.id], "`because` names none of "
                                f"{', '.join(read)} (flag or value): say what to change"))
         if not _SOURCE_REF.search(rule.source):
@@ -906,7 +932,8 @@ def _static_checks(pack: Pack) -> list[Finding]:
     for pref in pack.preferences:
         cond = sem.preferences.get(pref.id)
         read = [pref.field, *(cond.fields if cond is not None else ())]
-        if not _names_something(pref.because, pack, read):
+        if pack.fields[pref.field].kind == "option" and not _names_something(
+                pref.because, pack, read):
             out.append(Finding("CS141", [pref.id], "`because` names none of "
                                f"{', '.join(read)} (flag or value)"))
         if not _SOURCE_REF.search(pref.source):
@@ -984,8 +1011,9 @@ def _acknowledge(pack: Pack, findings: list[Finding]) -> list[Finding]:
             entries.append((ident, match.group(1), match.group(2), where))
     used: set[int] = set()
     for finding in findings:
+        scope = _scope(finding)
         for number, (ident, code, reason, _) in enumerate(entries):
-            if code == finding.code and ident in finding.ids:
+            if code == finding.code and ident in scope:
                 finding.acknowledged = reason
                 used.add(number)
                 break
@@ -994,6 +1022,17 @@ def _acknowledge(pack: Pack, findings: list[Finding]) -> list[Finding]:
             problems.append(Finding("CS162", [ident], f"{where}: {code} matches no finding; "
                                     "remove the acknowledgement"))
     return findings + problems
+
+
+def _scope(finding: Finding) -> list[str]:
+    """The ids whose acknowledgement covers a finding: its subject; for a dead value also its
+    field (every dead value of it); for facts with no configuration also the rules of the
+    conflict (a rule that refuses such a machine on purpose says so once)."""
+    if finding.code == "CS101":
+        return finding.ids[:2]
+    if finding.code == "CS121":
+        return finding.ids
+    return finding.ids[:1]
 
 
 def _known_ids(pack: Pack) -> set[str]:

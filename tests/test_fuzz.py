@@ -49,7 +49,7 @@ from hostile import (
     toy_pack,
     write_pack,
 )
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 import solver.text
@@ -105,7 +105,9 @@ def modes(quick: int, long_share: float = 1.0) -> Any:
 
 
 def fuzz_settings(examples: int) -> settings:
+    # No explain phase: its line tracing (sys.settrace on every example) slows the solver ~5x.
     return settings(max_examples=examples, deadline=None, database=None,
+                    phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow, HealthCheck.data_too_large,
                                            HealthCheck.filter_too_much])

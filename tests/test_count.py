@@ -1,0 +1,182 @@
+"""`confsolve count` and the counter behind it, checked against brute force.
+
+Brute force is `itertools.product` over the domains with every hard rule's condition evaluated (the
+toy pack), or the independent oracle of tests/generated.py (generated packs), which evaluates its
+own condition trees and never `solver.expr`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+from generated import Oracle, packs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver import load_pack
+from solver.cli import main
+from solver.count import Check, CountLimitReached, Limit, ModelCounter, count, pack_checks
+from solver.engine import compile_pack
+from solver.model import Pack, Scalar
+
+PACKS = Path(__file__).parent / "fixtures" / "packs"
+TOY = str(PACKS / "toy")
+
+
+def brute(pack: Pack, pins: Mapping[str, Scalar]) -> int:
+    cp = compile_pack(pack)
+    names = list(cp.domains)
+    total = 0
+    for values in itertools.product(*cp.domains.values()):
+        row = dict(zip(names, values, strict=True))
+        if all(row[n] == v for n, v in pins.items()) and all(
+                r.condition.evaluate(row) for r in cp.rules.values()):
+            total += 1
+    return total
+
+
+@pytest.mark.parametrize("pins", [
+    {}, {"gpu": "a100"}, {"gpu": "b200"}, {"quant": "fp4"}, {"kernel": "trtllm", "gpu": "h100"},
+    {"quant": "fp4", "gpu": "a100"}, {"tp": 1, "ep": 1}, {"fusion": True},
+])
+def test_toy_counts_equal_brute_force(pins: dict[str, Scalar]) -> None:
+    pack = load_pack(TOY)
+    assert count(pack, pins).count == brute(pack, pins)
+
+
+def test_by_splits_the_total_by_value() -> None:
+    pack = load_pack(TOY)
+    result = count(pack, {"quant": "fp8"}, by="gpu")
+    assert result.by is not None
+    assert sum(result.by.values()) == result.count == brute(pack, {"quant": "fp8"})
+    assert result.by == {g: brute(pack, {"quant": "fp8", "gpu": g}) for g in ("a100", "h100", "b200")}
+
+
+def test_warning_rules_do_not_count_against_a_configuration() -> None:
+    pack = load_pack(TOY)
+    assert any(r.severity == "warn" for r in pack.rules)
+    assert count(pack, {"quant": "fp8", "kernel": "triton", "gpu": "h100"}).count > 0
+
+
+def test_the_limit_stops_a_count_with_a_message() -> None:
+    pack = load_pack(TOY)
+    with pytest.raises(CountLimitReached, match="--limit 1 steps"):
+        count(pack, {}, limit=Limit(steps=1))
+    assert Limit.parse("30s") == Limit(steps=None, seconds=30.0)
+    with pytest.raises(ValueError, match="positive"):
+        Limit.parse("-3")
+
+
+FEW = settings(max_examples=120, deadline=None,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_count_equals_the_oracle_on_generated_packs(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """The number of configurations under any pins is the number of rows the oracle accepts."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    chosen = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=2))
+    pins = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in chosen}
+    assert count(spec.pack, pins).count == sum(1 for _ in oracle.solutions(pins))
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_projected_counts_and_solutions_equal_the_oracle(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """Projected onto some fields, the count is the number of distinct projections of the
+    oracle's rows; a solution exists exactly when a row does, and it satisfies every rule; a
+    negated rule added as an extra check selects exactly the rows that break it."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    project = data.draw(st.lists(st.sampled_from(names), unique=True, min_size=0))
+    cp = compile_pack(spec.pack)
+    counter = ModelCounter(cp.domains, pack_checks(spec.pack), project=project)
+    index = [oracle.index[n] for n in project]
+    rows = list(oracle.solutions({}))
+    assert counter.count() == len({tuple(row[i] for i in index) for row in rows})
+    solution = counter.solution()
+    assert (solution is None) == (not rows)
+    if solution is not None:
+        assert all(r.condition.evaluate(solution) for r in cp.rules.values())
+    hard = [r for r in spec.rules if r.severity == "error"]
+    if hard:
+        rule = data.draw(st.sampled_from(hard))
+        cond = cp.rules[rule.id].condition
+        broken = counter.add(Check(cond.fields, cond.holds, cond.partial).negated())
+        others = [i for i, rid in enumerate(cp.rule_ids) if rid != rule.id]
+        expected = {tuple(row[i] for i in index) for row in oracle.solutions(
+            {}, [r.id for r in hard if r.id != rule.id]) if not oracle.checks[rule.id](row)}
+        assert counter.count(only=others, extra=[broken]) == len(expected)
+
+
+def test_solution_respects_pins_and_only() -> None:
+    counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)},
+                           [Check(("a", "b"), lambda v: v[0] < v[1])])
+    assert counter.solution({"a": 3}) is None
+    assert counter.solution({"a": 3}, only=[]) == {"a": 3, "b": 1}
+    assert counter.count({"b": 3}) == 2
+
+
+# --- command line ----------------------------------------------------------------------------
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "count", "--pack", TOY, "--set", "gpu=h100", "--json")
+    assert code == 0
+    assert json.loads(out) == {"schema": 1, "status": "counted",
+                               "count": brute(load_pack(TOY), {"gpu": "h100"})}
+
+
+def test_cli_by_and_text(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "count", "--pack", TOY, "--by", "quant", "--json")
+    doc = json.loads(out)
+    assert code == 0 and sum(doc["by"]["quant"].values()) == doc["count"]
+    code, out, _ = run(capsys, "count", "--pack", TOY, "--set", "gpu=a100", "--by", "tp")
+    assert code == 0 and "valid configurations" in out and "tp=8" in out
+
+
+@pytest.mark.parametrize("argv, needle", [
+    (["--by", "gpuu"], "gpu"),
+    (["--limit", "soon"], "--limit"),
+    (["--set", "gpu=z100"], "z100"),
+])
+def test_cli_bad_input_exits_2_without_traceback(capsys: pytest.CaptureFixture[str],
+                                                 argv: list[str], needle: str) -> None:
+    code, _, err = run(capsys, "count", "--pack", TOY, *argv)
+    assert code == 2 and needle in err and "Traceback" not in err
+
+
+def test_cli_limit_exits_4_with_advice(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "count", "--pack", TOY, "--limit", "1")
+    assert code == 4 and "--limit" in err and "--set" in err
+
+
+def test_a_conflicting_request_counts_zero(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "count", "--pack", TOY, "--set", "gpu=a100", "--set", "quant=fp4")
+    assert code == 0 and out.startswith("0 valid configurations") and "confsolve check" in err
+
+
+@pytest.mark.long
+def test_sglang_deepseek_on_sm100_is_counted_exactly() -> None:
+    """The issue's example: an exact number, consistent with its split by quantization."""
+    pack = load_pack("sglang")
+    pins = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"}
+    started = time.monotonic()
+    total = count(pack, pins)
+    assert time.monotonic() - started < 30
+    split = count(pack, pins, by="quantization")
+    assert total.count > 0 and split.count == total.count
