@@ -4,12 +4,16 @@ Variables are fields, domains are their values, and each hard rule is one `Funct
 over exactly the fields it reads. The compiled form is shared and never mutated: every query gets
 fresh `Domain` objects (a python-constraint domain shrinks while it is searched).
 
-Two searches, both a `constraint.Solver` subclass so python-constraint's domains and
-forward-checking constraints do the work and we only choose the order:
-- refutation (`satisfiable`): pinned fields first, then smallest current domain first (dynamic MRV);
-  python-constraint's own degree-first order proves "no solution" slowly on packs like ours;
-- resolution (`first_solution` with an order and a ranking): fields in graph order, values in the
-  order of the applicable preferences, so the first solution is the lexicographically best one.
+A query is answered in layers, cheapest first (`CompiledPack.start` then `search`):
+- pins are folded in and forward checking runs to a fixpoint (`State`); rules whose fields are
+  all fixed are checked directly, so most conflicts end here;
+- a known solution (`hint`: the last witness, with the one value that changed) is kept where it
+  still holds and repaired around the rules it breaks (`_repair`);
+- each independent group of open rules gets a short depth-first descent with forward checking
+  (`_dive`), then, if that does not settle it, the backtracking search that maintains arc
+  consistency: a python-constraint `Solver` subclass over its `Domain`s and `FunctionConstraint`s
+  (`_Search`), which is what refutations need. python-constraint is imported on first use.
+Condition answers, supports and three-valued verdicts are remembered per compiled pack.
 """
 
 from __future__ import annotations
@@ -632,6 +636,7 @@ class CompiledPack:
             self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
+        self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
         self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint)
@@ -689,17 +694,19 @@ class CompiledPack:
         extra: Sequence[Extra] = (),
     ) -> State | None:
         """The propagated state of a query, or None when propagation alone refutes it."""
-        domains: dict[str, list[Scalar]] = {}
-        for name, values in self.domains.items():
-            if name in pins:
-                domains[name] = [pins[name]] if pins[name] in values else []
-            elif allowed is not None and name in allowed:
-                keep = allowed[name]
-                domains[name] = [v for v in values if v in keep]
-            else:
-                domains[name] = list(values)
-            if not domains[name]:
-                return None
+        # A copy of the shared full domains, then the pinned and restricted fields: the lists are
+        # never changed in place (narrowing replaces them), and explanations start thousands of
+        # small queries, where a pass building every field's list would cost the most.
+        domains = dict(self._full)
+        for name, value in pins.items():
+            if name in domains:
+                domains[name] = [value] if value in self.domains[name] else []
+        if allowed is not None:
+            for name, keep in allowed.items():
+                if name in domains and name not in pins:
+                    domains[name] = [v for v in self.domains[name] if v in keep]
+        if any(not domains[name] for name in (*pins, *(allowed or ())) if name in domains):
+            return None
         if rules is None and not extra:
             cons: list[_Con] = list(self._cons.values())
             by_field = self._all_by_field
@@ -717,7 +724,7 @@ class CompiledPack:
         if any(not c.fields and not c.holds(()) for c in cons):
             return None
         state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
-        return state if state._propagate(list(domains)) else None
+        return state if state._propagate(list(by_field)) else None
 
     def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
                trace: SearchTrace | None = None,

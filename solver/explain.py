@@ -301,15 +301,28 @@ def diagnoses(
     user = [n for n, p in pins.items() if p.source in ("user", "adjusted")]
     fixed = {n: p.value for n, p in pins.items()}
     found: list[tuple[str, ...]] = []
+    # Every trial is "the other pins, minus some user pins": propagate the other pins once, then
+    # add the kept user pins in place and take them back after the check.
+    base = cp.start({n: v for n, v in fixed.items() if n not in user})
     for size in range(1, min(max_size, len(user)) + 1):
         for combo in itertools.combinations(user, size):
+            if base is None:
+                return found
             if any(set(d) <= set(combo) for d in found):
                 continue
             if any(not any(n in conflict for n in combo) for conflict in conflicts):
                 continue
-            trial = {n: v for n, v in fixed.items() if n not in combo}
-            if cp.solve(trial, task=task) is not None:
-                found.append(combo)
-                if len(found) >= limit:
-                    return found
+            added = 0
+            for name in user:
+                if name not in combo:
+                    if not base.fix(name, fixed[name]):
+                        break
+                    added += 1
+            else:
+                if cp.search(base, task=task) is not None:
+                    found.append(combo)
+            for _ in range(added):
+                base.undo()
+            if len(found) >= limit:
+                return found
     return found

@@ -111,25 +111,34 @@ class Raw:
 def table(header: str, body: Mapping[str, Any]) -> str:
     """`[header]` (or `[[header]]` when it is written so) with `key = value` lines."""
     head = header if header.startswith("[") else f"[{header}]"
-    lines = [head] + [f"{toml_str(k) if not k.isidentifier() else k} = {toml_value(v)}"
-                      for k, v in body.items()]
+    lines = [head] + [
+        f"{toml_str(k) if not k.isidentifier() else k} = {toml_value(v)}" for k, v in body.items()
+    ]
     return "\n".join(lines) + "\n"
 
 
-def write_pack(directory: Path, files: Mapping[str, str], *, name: str = "generated",
-               listed: Sequence[str] | None = None, head: str = "") -> Path:
+def write_pack(
+    directory: Path,
+    files: Mapping[str, str],
+    *,
+    name: str = "generated",
+    listed: Sequence[str] | None = None,
+    head: str = "",
+) -> Path:
     """A pack directory: `pack.toml` listing `files` (or `listed`), and the files' text."""
     directory.mkdir(parents=True, exist_ok=True)
     names = list(files) if listed is None else list(listed)
     (directory / "pack.toml").write_text(
-        f"[pack]\nname = {toml_str(name)}\nversion = \"1\"\nfiles = {toml_value(names)}\n{head}",
-        encoding="utf-8")
+        f'[pack]\nname = {toml_str(name)}\nversion = "1"\nfiles = {toml_value(names)}\n{head}',
+        encoding="utf-8",
+    )
     for file, text in files.items():
         (directory / file).write_text(text, encoding="utf-8")
     return directory
 
 
 # --- outcome checks -----------------------------------------------------------------------
+
 
 def assert_clean_text(*texts: str) -> None:
     """No traceback and no "internal error" in what a user sees."""
@@ -138,8 +147,9 @@ def assert_clean_text(*texts: str) -> None:
         assert "internal error" not in text, text[-2000:]
 
 
-def assert_cli_outcome(argv: Sequence[str], code: Any, out: str, err: str, *,
-                       allowed: set[int] = DOCUMENTED_EXITS) -> None:
+def assert_cli_outcome(
+    argv: Sequence[str], code: Any, out: str, err: str, *, allowed: set[int] = DOCUMENTED_EXITS
+) -> None:
     """A documented exit code, a message for every failure, and valid JSON with `--json`."""
     shown = f"argv={list(argv)!r}\ncode={code!r}\nstdout={out[-1500:]}\nstderr={err[-1500:]}"
     assert code in allowed, shown
@@ -157,10 +167,23 @@ def assert_cli_outcome(argv: Sequence[str], code: Any, out: str, err: str, *,
         assert doc["schema"] == 1 and doc["status"] in STATUS_FOR_EXIT[0], shown
 
 
-def run_cli(argv: Sequence[str], *, env: Mapping[str, str] | None = None, timeout: float = 120,
-            cwd: Path | None = None, **kwargs: Any) -> subprocess.CompletedProcess[bytes]:
+def run_cli(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120,
+    cwd: Path | None = None,
+    **kwargs: Any,
+) -> subprocess.CompletedProcess[bytes]:
     """`python -m solver ARGV` in a fresh interpreter (bytes in, bytes out)."""
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("CONFSOLVE_")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "solver", *argv], capture_output=True,
-                          env=full_env, timeout=timeout, cwd=cwd or ROOT, check=False, **kwargs)
+    return subprocess.run(
+        [sys.executable, "-m", "solver", *argv],
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=cwd or ROOT,
+        check=False,
+        **kwargs,
+    )

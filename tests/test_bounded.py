@@ -37,18 +37,22 @@ SMALL_BUDGET = 5_000
 def pigeonhole(root: Path, holes: int) -> Path:
     """The pigeonhole pack with `holes` holes and `holes + 1` pigeons, as a directory."""
     pigeons = range(holes + 1)
-    fields = "".join(f"[field.p{i}]\nkind = \"option\"\ndomain = {list(range(holes))}\n"
-                     for i in pigeons)
+    fields = "".join(f'[field.p{i}]\nkind = "option"\ndomain = {list(range(holes))}\n' for i in pigeons)
     rules = "".join(
-        f"[[rule]]\nid = \"p{i}-ne-p{j}\"\nrequire = \"p{i} != p{j}\"\n"
-        f"because = \"pigeons {i} and {j} need holes of their own\"\nsource = \"pigeonhole\"\n"
-        for i in pigeons for j in pigeons if i < j)
-    return write_pack(root / f"pigeonhole-{holes}", {"holes.toml": fields + rules},
-                      name=f"pigeonhole-{holes}")
+        f'[[rule]]\nid = "p{i}-ne-p{j}"\nrequire = "p{i} != p{j}"\n'
+        f'because = "pigeons {i} and {j} need holes of their own"\nsource = "pigeonhole"\n'
+        for i in pigeons
+        for j in pigeons
+        if i < j
+    )
+    return write_pack(
+        root / f"pigeonhole-{holes}", {"holes.toml": fields + rules}, name=f"pigeonhole-{holes}"
+    )
 
 
-def test_small_pigeonhole_is_refuted_within_the_budget(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_small_pigeonhole_is_refuted_within_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """With 4 holes the proof takes 64 steps: under the small budget the request is an ordinary
     conflict (so the budget, not the pack, is what stops the large case below)."""
     monkeypatch.setattr(engine, "DEFAULT_BUDGET", SMALL_BUDGET)
@@ -58,8 +62,9 @@ def test_small_pigeonhole_is_refuted_within_the_budget(tmp_path: Path,
 
 
 @pytest.mark.parametrize("call", ["resolve", "valid_choices", "resolve-pinned"])
-def test_large_pigeonhole_exceeds_the_budget(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             call: str) -> None:
+def test_large_pigeonhole_exceeds_the_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str
+) -> None:
     """With 8 holes (about 110,000 steps) and a budget of 5,000, `resolve` and `valid_choices`
     raise SolverBudgetExceeded: a SolverError with exit code 4, the budget, and the task in its
     message."""
@@ -85,8 +90,11 @@ def test_cli_exits_4_when_the_budget_runs_out(tmp_path: Path, json_flag: bool) -
     """`CONFSOLVE_BUDGET=5000 confsolve resolve --pack PIGEONHOLE`: exit 4, one message that names
     the budget and how to raise it (or the JSON error document), no traceback."""
     root = pigeonhole(tmp_path, 8)
-    done = run_cli(["resolve", "--pack", str(root), "--set", "p0=0", *(["--json"] * json_flag)],
-                   env={"CONFSOLVE_BUDGET": str(SMALL_BUDGET)}, timeout=60)
+    done = run_cli(
+        ["resolve", "--pack", str(root), "--set", "p0=0", *(["--json"] * json_flag)],
+        env={"CONFSOLVE_BUDGET": str(SMALL_BUDGET)},
+        timeout=60,
+    )
     out, err = done.stdout.decode(), done.stderr.decode()
     assert done.returncode == 4, err
     assert_clean_text(out, err)
@@ -100,8 +108,11 @@ def test_cli_exits_4_when_the_budget_runs_out(tmp_path: Path, json_flag: bool) -
         assert "CONFSOLVE_BUDGET" in err
 
 
-@pytest.mark.xfail(strict=True, reason="bug: SolverBudgetExceeded's message says 'raise it with "
-                   "CONFSOLVE_BUDGET or --budget', but the CLI has no --budget option")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: SolverBudgetExceeded's message says 'raise it with "
+    "CONFSOLVE_BUDGET or --budget', but the CLI has no --budget option",
+)
 def test_the_budget_message_names_only_real_options(tmp_path: Path) -> None:
     """Every flag the budget message suggests is accepted by `confsolve resolve`."""
     from solver.cli import build_parser
@@ -120,21 +131,37 @@ PLATFORMS = {"platform": "cuda", "gpu_arch": "sm90"}
 REALISTIC: list[tuple[str, Mapping[str, Any], Mapping[str, Any]]] = [
     ("llama-h100", {}, {**PLATFORMS, "architecture": "LlamaForCausalLM"}),
     ("llama-h100-fp8", {"quantization": "fp8"}, {**PLATFORMS, "architecture": "LlamaForCausalLM"}),
-    ("llama-a100-fa3", {"attention_backend": "fa3"},
-     {"platform": "cuda", "gpu_arch": "sm80", "architecture": "LlamaForCausalLM"}),
-    ("deepseek-b200-fp4", {"quantization": "modelopt_fp4", "moe_runner_backend": "flashinfer_trtllm"},
-     {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"}),
-    ("deepseek-h100-dp-ep", {"tp_size": 8, "ep_size": 8, "dp_size": 8, "enable_dp_attention": True,
-                             "moe_a2a_backend": "deepep"},
-     {**PLATFORMS, "architecture": "DeepseekV3ForCausalLM"}),
-    ("qwen3-moe-mi300", {}, {"platform": "hip", "gpu_arch": "gfx942",
-                             "architecture": "Qwen3MoeForCausalLM"}),
-    ("gpt-oss-b200-mxfp4", {"quantization": "mxfp4"},
-     {"platform": "cuda", "gpu_arch": "sm100", "architecture": "GptOssForCausalLM"}),
-    ("llama-h100-fp4-conflict", {"quantization": "modelopt_fp4"},
-     {**PLATFORMS, "architecture": "LlamaForCausalLM"}),
-    ("eagle-h100", {"speculative_algorithm": "EAGLE", "kv_cache_dtype": "fp8_e4m3"},
-     {**PLATFORMS, "architecture": "LlamaForCausalLM"}),
+    (
+        "llama-a100-fa3",
+        {"attention_backend": "fa3"},
+        {"platform": "cuda", "gpu_arch": "sm80", "architecture": "LlamaForCausalLM"},
+    ),
+    (
+        "deepseek-b200-fp4",
+        {"quantization": "modelopt_fp4", "moe_runner_backend": "flashinfer_trtllm"},
+        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
+    ),
+    (
+        "deepseek-h100-dp-ep",
+        {"tp_size": 8, "ep_size": 8, "dp_size": 8, "enable_dp_attention": True, "moe_a2a_backend": "deepep"},
+        {**PLATFORMS, "architecture": "DeepseekV3ForCausalLM"},
+    ),
+    ("qwen3-moe-mi300", {}, {"platform": "hip", "gpu_arch": "gfx942", "architecture": "Qwen3MoeForCausalLM"}),
+    (
+        "gpt-oss-b200-mxfp4",
+        {"quantization": "mxfp4"},
+        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "GptOssForCausalLM"},
+    ),
+    (
+        "llama-h100-fp4-conflict",
+        {"quantization": "modelopt_fp4"},
+        {**PLATFORMS, "architecture": "LlamaForCausalLM"},
+    ),
+    (
+        "eagle-h100",
+        {"speculative_algorithm": "EAGLE", "kv_cache_dtype": "fp8_e4m3"},
+        {**PLATFORMS, "architecture": "LlamaForCausalLM"},
+    ),
     ("unknown-gpu", {"tp_size": 2}, {"platform": "cuda", "architecture": "Qwen3ForCausalLM"}),
 ]
 

@@ -25,19 +25,45 @@ SEEDS = ["0", "1", "12345", "random"]
 
 TOY_QUERIES = [
     ["resolve", "--pack", str(TOY), "--set", "gpu=b200", "--set", "quant=fp4", "--json"],
-    ["resolve", "--pack", str(TOY), "--set", "gpu=h100", "--set", "quant=none", "--set",
-     "kernel=cutlass", "--json"],                                                   # adjusted
-    ["resolve", "--pack", str(TOY), "--set", "gpu=h100", "--set", "quant=fp4", "--set", "tp=8",
-     "--json"],                                                                     # conflict
+    [
+        "resolve",
+        "--pack",
+        str(TOY),
+        "--set",
+        "gpu=h100",
+        "--set",
+        "quant=none",
+        "--set",
+        "kernel=cutlass",
+        "--json",
+    ],  # adjusted
+    [
+        "resolve",
+        "--pack",
+        str(TOY),
+        "--set",
+        "gpu=h100",
+        "--set",
+        "quant=fp4",
+        "--set",
+        "tp=8",
+        "--json",
+    ],  # conflict
     ["choices", "--pack", str(TOY), "--set", "gpu=a100", "--set", "fusion=true", "--json"],
     ["check", "--pack", str(TOY), "--set", "gpu=b200", "--set", "quant=fp4", "--json"],
 ]
-SGLANG_FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm80", "--set",
-                "architecture=LlamaForCausalLM"]
+SGLANG_FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm80", "--set", "architecture=LlamaForCausalLM"]
 SGLANG_QUERIES = [
     ["resolve", *SGLANG_FACTS, "--json"],
-    ["resolve", *SGLANG_FACTS, "--set", "moe_runner_backend=flashinfer_trtllm", "--set",
-     "quantization=none", "--json"],                                               # conflict
+    [
+        "resolve",
+        *SGLANG_FACTS,
+        "--set",
+        "moe_runner_backend=flashinfer_trtllm",
+        "--set",
+        "quantization=none",
+        "--json",
+    ],  # conflict
     ["choices", "page_size", *SGLANG_FACTS, "--set", "attention_backend=triton", "--json"],
 ]
 
@@ -56,9 +82,15 @@ sys.stdout.write(json.dumps(results))
 
 
 def run_queries(queries: list[list[str]], seed: str) -> list[dict[str, Any]]:
-    done = subprocess.run([sys.executable, "-c", SCRIPT, json.dumps(queries)], cwd=ROOT,
-                          env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT, json.dumps(queries)],
+        cwd=ROOT,
+        env={"PYTHONHASHSEED": seed, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     results: list[dict[str, Any]] = json.loads(done.stdout)
     return results
@@ -90,14 +122,14 @@ def test_the_cli_prints_the_same_bytes_as_main() -> None:
 
 # --- threads -----------------------------------------------------------------------------------
 
+
 def fresh_toy(tmp_path: Path) -> Pack:
     """A copy of the toy pack with a unique version: a new digest, so nothing about it is cached
     yet and the threads race to compile it."""
     root = tmp_path / f"toy-{uuid.uuid4().hex[:8]}"
     shutil.copytree(TOY, root)
     manifest = root / "pack.toml"
-    manifest.write_text(manifest.read_text().replace('version = "1"',
-                                                     f'version = "{root.name}"'))
+    manifest.write_text(manifest.read_text().replace('version = "1"', f'version = "{root.name}"'))
     return load_pack(root)
 
 
@@ -130,13 +162,14 @@ def toy_queries(pack: Pack) -> list[Callable[[], Any]]:
 def sglang_queries(pack: Pack) -> list[Callable[[], Any]]:
     facts = {"platform": "cuda", "gpu_arch": "sm80", "architecture": "LlamaForCausalLM"}
     requests: list[Mapping[str, Any]] = [
-        {}, {"quantization": "fp8"}, {"attention_backend": "triton", "page_size": 16},
+        {},
+        {"quantization": "fp8"},
+        {"attention_backend": "triton", "page_size": 16},
         {"moe_runner_backend": "flashinfer_trtllm", "quantization": "none"},  # conflict
-        {"tp_size": 2, "ep_size": 4},                                          # conflict
+        {"tp_size": 2, "ep_size": 4},  # conflict
     ]
     calls: list[Callable[[], Any]] = [lambda o=o: resolve(pack, o, facts) for o in requests]
-    calls.append(lambda: valid_choices(pack, {"attention_backend": "triton"}, facts,
-                                      fields=["page_size"]))
+    calls.append(lambda: valid_choices(pack, {"attention_backend": "triton"}, facts, fields=["page_size"]))
     return calls
 
 
@@ -176,8 +209,17 @@ def test_sglang_pack_shared_by_8_threads() -> None:
 
 def test_the_hash_seed_reaches_the_child() -> None:
     """Guard for the first test: the children really hash differently under different seeds."""
-    hashes = {run_seed for run_seed in (
-        subprocess.run([sys.executable, "-c", "print(hash('confsolve'))"], text=True,
-                       capture_output=True, env={"PYTHONHASHSEED": seed}, check=True).stdout
-        for seed in ("0", "12345"))}
+    hashes = {
+        run_seed
+        for run_seed in (
+            subprocess.run(
+                [sys.executable, "-c", "print(hash('confsolve'))"],
+                text=True,
+                capture_output=True,
+                env={"PYTHONHASHSEED": seed},
+                check=True,
+            ).stdout
+            for seed in ("0", "12345")
+        )
+    }
     assert len(hashes) == 2

@@ -18,16 +18,19 @@ REQUESTS = {
     "resolved": (["--set", "gpu=b200", "--set", "quant=fp4"], 0),
     "adjusted": (["--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass"], 0),
     "conflict": (["--set", "gpu=h100", "--set", "quant=fp4", "--set", "tp=8"], 1),
-    "strict-conflict": (["--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass",
-                         "--strict"], 1),
+    "strict-conflict": (
+        ["--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass", "--strict"],
+        1,
+    ),
     "invalid-value": (["--set", "gpu=b200", "--set", "kernel=cutlas"], 2),
     "unknown-field": (["--set", "gpu=b200", "--set", "kernal=triton"], 2),
     "assumed-fact": (["--assume", "gpu=a100", "--set", "quant=fp8"], 0),
 }
 
 
-def save(tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, argv: list[str],
-         pack: str = str(TOY)) -> tuple[int, Path]:
+def save(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str, argv: list[str], pack: str = str(TOY)
+) -> tuple[int, Path]:
     case = tmp_path / f"{name}.toml"
     code = main(["resolve", "--pack", pack, *argv, "--json", "--save-case", str(case)])
     _, err = capsys.readouterr()
@@ -45,13 +48,15 @@ def test_saved_case_replays(tmp_path: Path, capsys: pytest.CaptureFixture[str], 
     doc = tomllib.loads(case.read_text(encoding="utf-8"))
     status = {0: "resolved", 1: "conflict", 2: "invalid"}[code]
     assert doc["expect"]["status"] == status
-    assert doc["expect"].get("values") or doc["expect"].get("conflict_rules") or \
-        doc["expect"].get("invalid_fields")
+    assert (
+        doc["expect"].get("values")
+        or doc["expect"].get("conflict_rules")
+        or doc["expect"].get("invalid_fields")
+    )
     replay(case)
 
 
-def test_a_wrong_expectation_fails_the_replay(tmp_path: Path,
-                                              capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_wrong_expectation_fails_the_replay(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Guard: the replay is a real check. Flip a saved case's expected value or status and
     `test_case` fails."""
     _, case = save(tmp_path, capsys, "resolved", REQUESTS["resolved"][0])
@@ -69,9 +74,13 @@ def test_saved_sglang_case_replays(tmp_path: Path, capsys: pytest.CaptureFixture
     """On the shipped pack the case names the pack by name (`pack = "sglang"`) and replays."""
     if not sglang_loads():
         pytest.skip("the sglang pack does not load yet")
-    code, case = save(tmp_path, capsys, "sglang", ["--set", "platform=cuda", "--set",
-                                                   "gpu_arch=sm90", "--set",
-                                                   "architecture=LlamaForCausalLM"], "sglang")
+    code, case = save(
+        tmp_path,
+        capsys,
+        "sglang",
+        ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"],
+        "sglang",
+    )
     assert code == 0
     assert tomllib.loads(case.read_text())["pack"] == "sglang"
     replay(case)
@@ -87,11 +96,15 @@ HOSTILE_INPUT = [
 
 
 @pytest.mark.parametrize(("label", "item"), HOSTILE_INPUT, ids=[h[0] for h in HOSTILE_INPUT])
-@pytest.mark.xfail(strict=True, reason="bug: solver/cases.py escapes only backslash and quote, and "
-                   "writes any isalnum() name as a bare key: control characters, DEL and "
-                   "non-ASCII names make a case file that is not TOML")
-def test_save_case_escapes_every_character(tmp_path: Path, capsys: pytest.CaptureFixture[str],
-                                           label: str, item: str) -> None:
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: solver/cases.py escapes only backslash and quote, and "
+    "writes any isalnum() name as a bare key: control characters, DEL and "
+    "non-ASCII names make a case file that is not TOML",
+)
+def test_save_case_escapes_every_character(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], label: str, item: str
+) -> None:
     """Whatever the user typed, the saved case is TOML that replays to the same invalid input."""
     code, case = save(tmp_path, capsys, label, ["--set", "gpu=b200", "--set", item])
     assert code == 2

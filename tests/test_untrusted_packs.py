@@ -57,8 +57,9 @@ def no_code_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     misuse: list[str] = []
     real_compile = builtins.compile
 
-    def guarded_compile(source: Any, filename: Any, mode: str, flags: int = 0, *args: Any,
-                        **kwargs: Any) -> Any:
+    def guarded_compile(
+        source: Any, filename: Any, mode: str, flags: int = 0, *args: Any, **kwargs: Any
+    ) -> Any:
         if not flags & 0x400:  # ast.PyCF_ONLY_AST
             misuse.append(f"compile({str(source)[:60]!r}, mode={mode!r})")
         return real_compile(source, filename, mode, flags, *args, **kwargs)
@@ -67,6 +68,7 @@ def no_code_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
         def call(*args: Any, **kwargs: Any) -> Any:
             misuse.append(f"{name}({str(args[:1])[:60]})")
             raise AssertionError(f"{name} called while loading a pack")
+
         return call
 
     monkeypatch.setattr(builtins, "compile", guarded_compile)
@@ -106,14 +108,16 @@ def test_malicious_pack_messages_say_what_is_not_allowed() -> None:
     assert "__builtins__" in by_id["rule unknown-name"]
 
 
-def test_nothing_in_a_malicious_pack_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_nothing_in_a_malicious_pack_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The fixture's marker conditions create a file when Python evaluates them (checked first,
     so this test can fail); loading the pack, and every CLI command on it, creates nothing."""
     monkeypatch.chdir(tmp_path)
     rules = tomllib.loads((MALICIOUS / "rules.toml").read_text())
-    marker_conditions = [r.get("when") or r.get("require") for r in rules["rule"]
-                         if r["id"].startswith("touch-marker")]
+    marker_conditions = [
+        r.get("when") or r.get("require") for r in rules["rule"] if r["id"].startswith("touch-marker")
+    ]
     marker_conditions += [p["when"] for p in rules["preference"] if p["id"].startswith("touch")]
     assert len(marker_conditions) == 3
     for text in marker_conditions:
@@ -122,8 +126,14 @@ def test_nothing_in_a_malicious_pack_runs(tmp_path: Path, monkeypatch: pytest.Mo
         (tmp_path / MARKER).unlink()
     with pytest.raises(PackError):
         load_pack(MALICIOUS)
-    for command in (["resolve", "--set", "q=a"], ["check", "--set", "q=a"], ["show"], ["graph"],
-                    ["choices"], ["why", "q", "--set", "q=a"]):
+    for command in (
+        ["resolve", "--set", "q=a"],
+        ["check", "--set", "q=a"],
+        ["show"],
+        ["graph"],
+        ["choices"],
+        ["why", "q", "--set", "q=a"],
+    ):
         code = main([*command, "--pack", str(MALICIOUS)])
         out, err = capsys.readouterr()
         assert code == 3, (command, out, err)
@@ -144,16 +154,19 @@ def test_a_good_pack_loads_under_the_same_guards(no_code_runs: list[str]) -> Non
 
 # --- limits --------------------------------------------------------------------------------
 
+
 def one_field_pack(tmp_path: Path, domain: list[Any], name: str = "big") -> Path:
-    body = "[field.a]\nkind = \"option\"\ndomain = [" + ", ".join(map(repr, domain)) + "]\n"
+    body = '[field.a]\nkind = "option"\ndomain = [' + ", ".join(map(repr, domain)) + "]\n"
     return write_pack(tmp_path / name, {"fields.toml": body})
 
 
 def test_domain_limit_is_exact(tmp_path: Path) -> None:
     """A domain of MAX_DOMAIN values loads; one more is a PackError naming the field, the size
     and the limit."""
-    assert len(load_pack(one_field_pack(tmp_path, list(range(loader.MAX_DOMAIN)), "ok"))
-               .fields["a"].domain) == loader.MAX_DOMAIN
+    assert (
+        len(load_pack(one_field_pack(tmp_path, list(range(loader.MAX_DOMAIN)), "ok")).fields["a"].domain)
+        == loader.MAX_DOMAIN
+    )
     with pytest.raises(PackError) as caught:
         load_pack(one_field_pack(tmp_path, list(range(loader.MAX_DOMAIN + 1))))
     [problem] = caught.value.problems
@@ -188,12 +201,13 @@ def test_file_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
 
 
 def many_fields(count: int) -> str:
-    return "".join(f"[field.f{i}]\nkind = \"option\"\ndomain = [1, 2]\n" for i in range(count))
+    return "".join(f'[field.f{i}]\nkind = "option"\ndomain = [1, 2]\n' for i in range(count))
 
 
 def many_rules(count: int) -> str:
-    return "".join(f"[[rule]]\nid = \"r{i}\"\nrequire = \"f0 == 1\"\nbecause = \"b\"\n"
-                   f"source = \"s\"\n" for i in range(count))
+    return "".join(
+        f'[[rule]]\nid = "r{i}"\nrequire = "f0 == 1"\nbecause = "b"\nsource = "s"\n' for i in range(count)
+    )
 
 
 @pytest.mark.parametrize("limit", ["MAX_FIELDS", "MAX_RULES"])
@@ -203,7 +217,8 @@ def test_field_and_rule_limits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setattr(loader, limit, 20)
     fields = many_fields(21 if limit == "MAX_FIELDS" else 1)
     ok_text = many_fields(20 if limit == "MAX_FIELDS" else 1) + (
-        many_rules(20) if limit == "MAX_RULES" else "")
+        many_rules(20) if limit == "MAX_RULES" else ""
+    )
     assert load_pack(write_pack(tmp_path / "ok", {"a.toml": ok_text}))
     text = fields + (many_rules(21) if limit == "MAX_RULES" else "")
     with pytest.raises(PackError) as caught:
@@ -220,8 +235,10 @@ def test_real_field_limit(tmp_path: Path) -> None:
     assert "too large" in str(caught.value)
 
 
-FIELDS = {"f": Field(name="f", kind="option", domain=(False, True)),
-          "q": Field(name="q", kind="option", domain=("a", "b"))}
+FIELDS = {
+    "f": Field(name="f", kind="option", domain=(False, True)),
+    "q": Field(name="q", kind="option", domain=("a", "b")),
+}
 
 
 def test_depth_limit_is_exact() -> None:
@@ -242,11 +259,16 @@ def test_length_limit_is_exact() -> None:
 def test_limits_in_a_rule_name_the_rule(tmp_path: Path) -> None:
     """Through the loader, each limit error names the rule and its file."""
     rules = "".join(
-        f"[[rule]]\nid = \"{rid}\"\nrequire = {toml_str(text)}\nbecause = \"b\"\nsource = \"s\"\n"
-        for rid, text in [("too-deep", "not " * (expr.MAX_DEPTH + 1) + "f"),
-                          ("too-long", "q == 'a'" + " " * expr.MAX_LENGTH)])
-    fields = "[field.f]\nkind = \"option\"\ndomain = [false, true]\n" \
-             "[field.q]\nkind = \"option\"\ndomain = [\"a\", \"b\"]\n"
+        f'[[rule]]\nid = "{rid}"\nrequire = {toml_str(text)}\nbecause = "b"\nsource = "s"\n'
+        for rid, text in [
+            ("too-deep", "not " * (expr.MAX_DEPTH + 1) + "f"),
+            ("too-long", "q == 'a'" + " " * expr.MAX_LENGTH),
+        ]
+    )
+    fields = (
+        '[field.f]\nkind = "option"\ndomain = [false, true]\n'
+        '[field.q]\nkind = "option"\ndomain = ["a", "b"]\n'
+    )
     with pytest.raises(PackError) as caught:
         load_pack(write_pack(tmp_path / "p", {"fields.toml": fields, "rules.toml": rules}))
     found = {p.where: p for p in caught.value.problems}
@@ -256,6 +278,7 @@ def test_limits_in_a_rule_name_the_rule(tmp_path: Path) -> None:
 
 # --- known holes (strict xfails: they pass once fixed) ----------------------------------------
 
+
 def _limited_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
     """`python -m solver` with 768 MB of address space, so a runaway read fails fast."""
     import resource
@@ -264,13 +287,24 @@ def _limited_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
         resource.setrlimit(resource.RLIMIT_AS, (768 << 20, 768 << 20))
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONFSOLVE_")}
-    return subprocess.run([sys.executable, "-m", "solver", *argv], capture_output=True, text=True,
-                          timeout=120, preexec_fn=limit, env=env, cwd=ROOT, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "solver", *argv],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit,
+        env=env,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 @pytest.mark.parametrize("victim", ["fields.toml", "pack.toml"])
-@pytest.mark.xfail(strict=True, reason="bug: the size check trusts stat(); a pack file that is a "
-                   "symlink to /dev/zero (st_size 0) is read without bound -> MemoryError, exit 70")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: the size check trusts stat(); a pack file that is a "
+    "symlink to /dev/zero (st_size 0) is read without bound -> MemoryError, exit 70",
+)
 def test_endless_file_is_refused(tmp_path: Path, victim: str) -> None:
     """A pack file that never ends (symlink to /dev/zero) is refused (too large, or not a regular
     file) with exit 3 and a message naming it, not read until memory runs out."""
@@ -283,9 +317,12 @@ def test_endless_file_is_refused(tmp_path: Path, victim: str) -> None:
     assert_clean_text(done.stdout, done.stderr)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: tomllib recurses on nested arrays/inline tables; "
-                   "loader catches TOMLDecodeError only, so RecursionError escapes load_pack "
-                   "(the CLI maps it to exit 2 'input nested too deeply', not 3)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: tomllib recurses on nested arrays/inline tables; "
+    "loader catches TOMLDecodeError only, so RecursionError escapes load_pack "
+    "(the CLI maps it to exit 2 'input nested too deeply', not 3)",
+)
 def test_deeply_nested_toml_is_a_pack_error(tmp_path: Path) -> None:
     """5,000 nested arrays in a pack file: PackError naming the file."""
     root = write_pack(tmp_path / "p", {"fields.toml": "x = " + "[" * 5000 + "]" * 5000 + "\n"})
@@ -293,46 +330,69 @@ def test_deeply_nested_toml_is_a_pack_error(tmp_path: Path) -> None:
         load_pack(root)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: tomllib raises ValueError (int max str digits) for a "
-                   "5,000-digit integer; loader does not catch it: not a PackError, CLI exit 70")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: tomllib raises ValueError (int max str digits) for a "
+    "5,000-digit integer; loader does not catch it: not a PackError, CLI exit 70",
+)
 def test_huge_integer_literal_is_a_pack_error(tmp_path: Path) -> None:
     """An integer literal of 5,000 digits in a pack file: PackError naming the file."""
-    root = write_pack(tmp_path / "p", {"fields.toml": "[field.a]\nkind = \"option\"\n"
-                                                      "domain = [" + "9" * 5000 + "]\n"})
+    root = write_pack(
+        tmp_path / "p", {"fields.toml": '[field.a]\nkind = "option"\ndomain = [' + "9" * 5000 + "]\n"}
+    )
     with pytest.raises(PackError, match=r"fields\.toml"):
         load_pack(root)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: loader._check_cycles is recursive; a depends_on chain "
-                   "of 3,000 fields (well under MAX_FIELDS) raises RecursionError")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: loader._check_cycles is recursive; a depends_on chain "
+    "of 3,000 fields (well under MAX_FIELDS) raises RecursionError",
+)
 def test_long_depends_on_chain_loads(tmp_path: Path) -> None:
     """A legal pack whose depends_on edges form a 3,000-field chain loads (no cycle)."""
-    text = "".join(f"[field.f{i}]\nkind = \"option\"\ndomain = [1, 2]\ndepends_on = [\"f{i + 1}\"]\n"
-                   for i in range(3000)) + "[field.f3000]\nkind = \"option\"\ndomain = [1]\n"
+    text = (
+        "".join(
+            f'[field.f{i}]\nkind = "option"\ndomain = [1, 2]\ndepends_on = ["f{i + 1}"]\n'
+            for i in range(3000)
+        )
+        + '[field.f3000]\nkind = "option"\ndomain = [1]\n'
+    )
     assert len(load_pack(write_pack(tmp_path / "p", {"a.toml": text})).fields) == 3001
 
 
-@pytest.mark.xfail(strict=True, reason="bug: expr._build renders a rejected condition with "
-                   "ast.unparse, which recurses: 500 unary minuses (2 KB, under MAX_LENGTH) raise "
-                   "RecursionError out of load_pack instead of a PackError")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: expr._build renders a rejected condition with "
+    "ast.unparse, which recurses: 500 unary minuses (2 KB, under MAX_LENGTH) raise "
+    "RecursionError out of load_pack instead of a PackError",
+)
 def test_long_unary_chain_is_a_pack_error(tmp_path: Path) -> None:
     """`tp == - - - ... 1` with 500 minus signs: one PackError naming the rule."""
-    rules = ("[[rule]]\nid = \"minus-chain\"\nrequire = " + toml_str("- " * 500 + "1")
-             + "\nbecause = \"b\"\nsource = \"s\"\n")
-    fields = "[field.tp]\nkind = \"option\"\ndomain = [1, 2]\n"
+    rules = (
+        '[[rule]]\nid = "minus-chain"\nrequire = '
+        + toml_str("- " * 500 + "1")
+        + '\nbecause = "b"\nsource = "s"\n'
+    )
+    fields = '[field.tp]\nkind = "option"\ndomain = [1, 2]\n'
     with pytest.raises(PackError) as caught:
         load_pack(write_pack(tmp_path / "p", {"fields.toml": fields, "rules.toml": rules}))
     assert [p.where for p in caught.value.problems] == ["rule minus-chain"]
 
 
-@pytest.mark.xfail(strict=True, reason="bug: the loader's cache key skips files that failed to "
-                   "read; a pack file that turns invalid or disappears still returns the old Pack")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: the loader's cache key skips files that failed to "
+    "read; a pack file that turns invalid or disappears still returns the old Pack",
+)
 @pytest.mark.parametrize("change", ["garbage", "deleted"])
 def test_cache_never_hides_a_broken_file(tmp_path: Path, change: str) -> None:
     """Load a pack whose third file is empty; break that file; loading again is a PackError."""
-    root = write_pack(tmp_path / "p", {n: (TOY / n).read_text() for n in ("fields.toml",
-                                                                          "rules.toml")}
-                      | {"extra.toml": ""}, head='[sets]\nNEW_GPUS = ["b200", "h100"]\n')
+    root = write_pack(
+        tmp_path / "p",
+        {n: (TOY / n).read_text() for n in ("fields.toml", "rules.toml")} | {"extra.toml": ""},
+        head='[sets]\nNEW_GPUS = ["b200", "h100"]\n',
+    )
     assert load_pack(root).name == "generated"
     if change == "garbage":
         (root / "extra.toml").write_text("[[[ not toml")
@@ -342,8 +402,11 @@ def test_cache_never_hides_a_broken_file(tmp_path: Path, change: str) -> None:
         load_pack(root)
 
 
-@pytest.mark.xfail(strict=True, reason="bug: pack.toml may list the same file any number of "
-                   "times; each copy is read and parsed again (no total size bound)")
+@pytest.mark.xfail(
+    strict=True,
+    reason="bug: pack.toml may list the same file any number of "
+    "times; each copy is read and parsed again (no total size bound)",
+)
 def test_a_file_listed_twice_is_refused(tmp_path: Path) -> None:
     """`files = ["a.toml", "a.toml"]` is a PackError on pack.files, whatever a.toml holds."""
     root = write_pack(tmp_path / "p", {"a.toml": "# nothing\n"}, listed=["a.toml", "a.toml"])
