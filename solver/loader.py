@@ -32,7 +32,7 @@ MAX_FILE_BYTES = 16 * 1024 * 1024
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SET_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
-_FILE_KEYS = {"pack", "sets", "field", "rule", "preference", "model_config"}
+_FILE_KEYS = {"pack", "sets", "field", "rule", "preference", "model_config", "lint"}
 
 
 @dataclass(frozen=True)
@@ -209,6 +209,7 @@ def _assemble(
     rules: list[Rule] = []
     prefs: list[Preference] = []
     model_config: dict[str, Any] = {}
+    acknowledged: dict[str, tuple[str, ...]] = {}
     for file, _, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
@@ -226,6 +227,7 @@ def _assemble(
             model_config.update(section)
         else:
             problems.append(PackProblem("model_config", "must be a table", file))
+        _collect_acknowledged(doc.get("lint", {}), file, acknowledged, problems)
     if len(fields) > MAX_FIELDS or len(rules) + len(prefs) > MAX_RULES:
         problems.append(
             PackProblem(
@@ -243,6 +245,7 @@ def _assemble(
             preferences=tuple(prefs),
             sets=sets,
             model_config_map=model_config,
+            acknowledged=acknowledged,
             digest=digest,
             directory=str(root),
         )
@@ -277,6 +280,27 @@ def _collect_sets(
             problems.append(PackProblem(f"set {set_name}", "must be a non-empty list of literals", file))
         else:
             sets[set_name] = tuple(values)
+
+
+def _collect_acknowledged(
+    table: Any, file: str, acknowledged: dict[str, tuple[str, ...]], problems: list[PackProblem]
+) -> None:
+    """`[lint.acknowledged]`: subject = ["CODE: reason", ...]. Whether each entry is well formed
+    and still matches a finding is lint's business (CS161-CS163); here only the shape."""
+    if not isinstance(table, dict) or set(table) - {"acknowledged"}:
+        problems.append(PackProblem("lint", "must be a table with only [lint.acknowledged]", file))
+        return
+    entries = table.get("acknowledged", {})
+    if not isinstance(entries, dict):
+        problems.append(PackProblem("lint.acknowledged", "must be a table of SUBJECT = [entries]", file))
+        return
+    for subject, items in entries.items():
+        if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+            problems.append(PackProblem(f"lint.acknowledged {subject}", "must be a list of strings", file))
+        elif subject in acknowledged:
+            problems.append(PackProblem(f"lint.acknowledged {subject}", "acknowledged twice", file))
+        else:
+            acknowledged[subject] = tuple(items)
 
 
 def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem]) -> None:

@@ -118,6 +118,9 @@ class Pack(BaseModel):
     preferences: tuple[Preference, ...] = ()
     sets: dict[str, tuple[Scalar, ...]] = PydanticField(default_factory=dict)
     model_config_map: dict[str, Any] = PydanticField(default_factory=dict)
+    # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
+    # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
+    acknowledged: dict[str, tuple[str, ...]] = PydanticField(default_factory=dict)
     digest: str = ""
     directory: str | None = None
 
