@@ -38,6 +38,8 @@ class Plan:
     compiled: CompiledPack
     order: tuple[str, ...]
     preferences: dict[str, tuple[Preference, ...]]
+    # Warn rules by the fields they read: an auto value that breaks one ranks last (see `flagged`).
+    warn_rules: dict[str, tuple[str, ...]]
 
     @property
     def pack(self) -> Pack:
@@ -46,7 +48,38 @@ class Plan:
     def ranking(
         self, name: str, assigned: Mapping[str, Scalar]
     ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
-        """The field's values, best first, given the decided fields; and which preference ranked each."""
+        """The field's values, best first, given the decided fields; and which preference ranked each.
+
+        Values a warn rule flags come last, whatever the preferences say: a warn rule marks a
+        combination SGLang accepts but that is expected to fail, which a user may choose and then
+        gets the warning, but which auto never takes while another value works.
+        """
+        ranked, origin = self.preferred(name, assigned)
+        flagged = self.flagged(name, assigned, ranked)
+        if flagged:
+            ranked = [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged]
+        return ranked, origin
+
+    def flagged(
+        self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
+    ) -> dict[Scalar, str]:
+        """Those of `values` that break a warn rule whose other fields `assigned` all decides,
+        each with the first such rule."""
+        out: dict[Scalar, str] = {}
+        rules = self.compiled.warn_rules
+        for rid in self.warn_rules.get(name, ()):
+            cond = rules[rid]
+            if any(f != name and f not in assigned for f in cond.fields):
+                continue
+            for value in values:
+                if value not in out and not cond.evaluate({**assigned, name: value}):
+                    out[value] = rid
+        return out
+
+    def preferred(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
+        """The ranking the preferences give, then the rest of the domain (warn rules not applied)."""
         sem = semantics(self.pack)
         ranked: list[Scalar] = []
         origin: dict[Scalar, Preference] = {}
@@ -77,10 +110,16 @@ def plan_for(pack: Pack) -> Plan:
         prefs: dict[str, list[Preference]] = {}
         for pref in pack.preferences:
             prefs.setdefault(pref.field, []).append(pref)
+        compiled = compile_pack(pack)
+        warn: dict[str, list[str]] = {}
+        for rid, cond in compiled.warn_rules.items():
+            for name in cond.fields:
+                warn.setdefault(name, []).append(rid)
         plan = Plan(
-            compiled=compile_pack(pack),
+            compiled=compiled,
             order=_field_order(pack),
             preferences={k: tuple(v) for k, v in prefs.items()},
+            warn_rules={k: tuple(v) for k, v in warn.items()},
         )
         if pack.digest:
             _PLANS[pack.digest] = plan
@@ -346,6 +385,7 @@ def _provenance(
     ranked, origin = log.get(name, ([value], {}))
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
+    rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
     pref = origin.get(value)
     if pref is not None:
         return Provenance.model_construct(kind="preference", source=None, rule=pref.id,
@@ -372,6 +412,31 @@ def _rejection(
     sources = {n: (pins[n].source if n in pins else "preference") for n in fixed}
     items = minimal_reason(plan.compiled, name, value, fixed, sources)
     return Rejection.model_construct(value=value, because=[it.label() for it in items or []])
+
+
+def _flagged_rejections(
+    plan: Plan, name: str, value: Scalar, solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin], ranked: list[Scalar],
+) -> list[Rejection]:
+    """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
+    warn rule and the decided values it read are the reason."""
+    position = plan.order.index(name)
+    assigned = {n: solution[n] for n in set(plan.order[:position]) | set(pins) if n != name}
+    preferred, _ = plan.preferred(name, assigned)
+    better = preferred[: preferred.index(value)] if value in preferred else []
+    flagged = plan.flagged(name, assigned, better)
+    out = []
+    for v in better:
+        rid = flagged.get(v)
+        if rid is None or v in ranked[: ranked.index(value)]:
+            continue
+        reads = [f"{f}={_show(assigned[f])}" for f in plan.compiled.warn_rules[rid].fields if f != name]
+        out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
+    return out
+
+
+def _show(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:

@@ -512,6 +512,8 @@ class Step:
     origin: dict[Scalar, str]
     possible: list[Scalar]
     value: Scalar
+    # Values the preferences ranked above `value` that a warn rule sent to the end: value -> rule.
+    flagged: dict[Scalar, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -625,6 +627,24 @@ class Oracle:
 
     # -- preferences and the optimum ----------------------------------------------------------
     def ranking(self, name: str, decided: Known) -> tuple[list[Scalar], dict[Scalar, str]]:
+        """The preferred ranking with the values a warn rule flags (`flagged`) moved to the end."""
+        ranked, origin = self.preferred(name, decided)
+        flagged = self.flagged(name, decided, ranked)
+        return [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged], origin
+
+    def flagged(self, name: str, decided: Known, values: Iterable[Scalar]) -> dict[Scalar, str]:
+        """Values that break a warn rule reading `name` whose other fields are all decided."""
+        out: dict[Scalar, str] = {}
+        for rule in self.warn:
+            reads = rule.reads()
+            if name not in reads or any(f != name and f not in decided for f in reads):
+                continue
+            for v in values:
+                if v not in out and rule.holds3({**decided, name: v}) is False:
+                    out[v] = rule.id
+        return out
+
+    def preferred(self, name: str, decided: Known) -> tuple[list[Scalar], dict[Scalar, str]]:
         """Values of every applicable preference in declaration order, then the rest of the
         domain; a preference whose `when` reads an undecided field does not apply."""
         domain = self.domains[name]
@@ -663,7 +683,11 @@ class Oracle:
             possible = [v for v in self.domains[name] if v in seen]
             ranked, origin = self.ranking(name, decided)
             value = next(v for v in ranked if v in seen)
-            steps[name] = Step(ranked, origin, possible, value)
+            preferred, _ = self.preferred(name, decided)
+            above = preferred[: preferred.index(value)]
+            tried = ranked[: ranked.index(value)]
+            flagged = {v: r for v, r in self.flagged(name, decided, above).items() if v not in tried}
+            steps[name] = Step(ranked, origin, possible, value, flagged)
             decided[name] = value
             live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
         return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps)

@@ -206,6 +206,40 @@ def test_warnings(toy: Pack, options: dict[str, Any], facts: dict[str, Any], war
     assert all(w.message == toy.rule(w.rule).because for w in res.warnings)
 
 
+WARN_ON_CUTLASS = """
+[[rule]]
+id = "cutlass-slow-on-h100"
+when = "gpu == 'h100'"
+forbid = "kernel == 'cutlass'"
+severity = "warn"
+because = "cutlass is slow on H100 in this toy; use --kernel triton"
+source = "toy/test"
+"""
+
+
+def test_auto_never_takes_a_value_a_warn_rule_flags(toy: Pack, tmp_path: Path) -> None:
+    """kernel-new-gpu prefers cutlass on h100; a warn rule flags cutlass there and another flags
+    triton with fp8, so auto takes trtllm and reports both as rejected by their warn rules; a
+    user who asks for cutlass gets it, with the warning."""
+    pack = load_directory(toy_with(tmp_path, WARN_ON_CUTLASS))
+    res = run(pack, {"quant": "fp8"}, {"gpu": "h100"})
+    assert res.values["kernel"] == "trtllm"
+    assert res.warnings == []
+    rejected = [(r.value, r.because) for r in res.provenance["kernel"].rejected]
+    assert rejected == [("cutlass", ["gpu=h100", "cutlass-slow-on-h100"]),
+                        ("triton", ["quant=fp8", "gpu=h100", "fp8-triton-slow"])]
+    # With fusion on, trtllm is excluded and every other value is flagged: auto still resolves,
+    # to the best-ranked flagged value, and warns (a warning beats no answer).
+    fused = run(pack, {"quant": "fp8", "fusion": True}, {"gpu": "h100"})
+    assert fused.values["kernel"] == "cutlass"
+    assert [w.rule for w in fused.warnings] == ["cutlass-slow-on-h100"]
+    chosen = run(pack, {"quant": "fp8", "kernel": "cutlass"}, {"gpu": "h100"})
+    assert chosen.values["kernel"] == "cutlass"
+    assert [w.rule for w in chosen.warnings] == ["cutlass-slow-on-h100"]
+    # Without the warn rule the preference wins: the rule, not the ranking, moved the value.
+    assert run(toy, {"quant": "fp8"}, {"gpu": "h100"}).values["kernel"] == "cutlass"
+
+
 # --- valid choices ------------------------------------------------------------------------------
 
 
