@@ -31,6 +31,11 @@ __all__ = ["Group", "PackDiff", "ResolutionChange", "diff", "register_cli"]
 SAMPLES = 200
 ENUMERATE_REQUESTS = 512
 MAX_GROUPS = 40
+# Without --limit, each count gets this many seconds: counting the configurations of two whole
+# packs projected onto their shared fields is #P-hard, and a diff of the seed pack against the
+# full SGLang pack with no facts pinned does not finish in an hour. A count over its budget is
+# reported as "too many to count" (--set a few facts, or raise --limit, to get it exactly).
+DEFAULT_COUNT_SECONDS = 3.0
 
 
 def _show(value: Scalar | None) -> str:
@@ -233,8 +238,9 @@ def _direction(
     `accept` does not have word for word); a configuration is counted in the group of the first
     item it breaks, so the groups do not overlap and add up to at most the total.
     """
-    from solver.count import Check, CountLimitReached, ModelCounter
+    from solver.count import Check, CountLimitReached, Limit, ModelCounter
 
+    example_limit = Limit()  # the default step budget: one solution is cheap
     side = Direction(count=total)
     if total == 0:
         return side
@@ -256,22 +262,29 @@ def _direction(
     held: list[int] = []
     accounted = 0
     exact = total is not None
+    # Once one group's count runs out of budget the direction is not exact any more; counting the
+    # later groups (each as hard) would multiply the wait for numbers the total cannot check.
+    counting = True
     for kind, ident, check in items:
         if len(side.groups) >= MAX_GROUPS:
             exact = False
             break
         broken = counter.add(check.negated())
         try:
-            example = counter.solution(pins, extra=[*held, broken], limit=limit)
+            # An example needs one solution, not all: its own budget (the default count
+            # budget, in steps), so a tight --limit on counting still lists every group.
+            example = counter.solution(pins, extra=[*held, broken], limit=example_limit)
         except CountLimitReached:
             example, exact = None, False
         held.append(counter.add(check))
         if example is None:
             continue
-        try:
-            number: int | None = counter.count(pins, extra=[*held[:-1], broken], limit=limit)
-        except CountLimitReached:
-            number, exact = None, False
+        number: int | None = None
+        if counting:
+            try:
+                number = counter.count(pins, extra=[*held[:-1], broken], limit=limit)
+            except CountLimitReached:
+                number, exact, counting = None, False, False
         shown = {n: example[n] for n in shared}
         if kind == "rule":
             reason = _reason(reject, shown)
@@ -381,7 +394,7 @@ def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
     from solver.count import Limit as _Limit
 
     pins = dict(pins or {})
-    limit = limit or _Limit()
+    limit = limit or _Limit(steps=None, seconds=DEFAULT_COUNT_SECONDS)
     a, b = _Side(old), _Side(new)
     fields, rules, prefs = _structure(old, new)
     shared = [n for n in old.fields if n in new.fields]
@@ -433,7 +446,8 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
                         f"{ENUMERATE_REQUESTS} combinations (default {SAMPLES})")
     p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
     p.add_argument("--limit", metavar="N|Ns", default=None,
-                   help="step or time budget of each count (as for `confsolve count`)")
+                   help="step or time budget of each count (as for `confsolve count`; "
+                        f"default {DEFAULT_COUNT_SECONDS:g}s)")
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.set_defaults(func=cmd_diff)
 

@@ -178,3 +178,17 @@ def test_cli_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv: list[st
 def test_a_value_only_the_new_pack_has_is_accepted() -> None:
     result = diff(load_pack(OLD), load_pack(NEW), {"quant": "int4"})
     assert result.old_count == 0 and result.new_count and result.validated.count == result.new_count
+
+
+def test_a_count_over_its_budget_leaves_the_groups_with_examples() -> None:
+    """With a budget too small to count anything, the diff still lists every group the full
+    diff finds, each with an example, and reports every number as unknown rather than wrong."""
+    from solver.count import Limit
+
+    full = diff(load_pack(OLD), load_pack(NEW))
+    starved = diff(load_pack(OLD), load_pack(NEW), limit=Limit(steps=1))
+    assert (starved.old_count, starved.new_count) == (None, None)
+    for got, want in ((starved.invalidated, full.invalidated), (starved.validated, full.validated)):
+        assert [(g.kind, g.id) for g in got.groups] == [(g.kind, g.id) for g in want.groups]
+        assert all(g.count is None and g.example is not None for g in got.groups)
+        assert got.count is None and got.other is None

@@ -71,16 +71,19 @@ def test_issue3_nvfp4_on_hopper_blames_quantization_and_gpu_not_tp(sglang) -> No
 
 
 def test_multi_rule_conflict_is_told_as_a_chain(sglang) -> None:  # type: ignore[no-untyped-def]
-    """PubGrub style: the derived trait (is_mla) links the model to the rule that forbids the flag."""
+    """PubGrub style: the derived trait (is_mla) links the model to the rule that forbids the flag.
+
+    (FA3 serves MLA models on Hopper only: on SM8x SGLang's FA3 backend refuses MLA. trtllm_mha on
+    an MLA model, the earlier example, is a warning now: SGLang 0.5.23 accepts it at start-up.)"""
     exc = _conflict(
         sglang,
-        {"attention_backend": "trtllm_mha"},
-        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
+        {"attention_backend": "fa3"},
+        {"platform": "cuda", "gpu_arch": "sm80", "architecture": "DeepseekV3ForCausalLM"},
     )
     message = str(exc)
     assert "Because architecture=DeepseekV3ForCausalLM and rule trait-mla-listed" in message
     assert "is_mla must be true" in message
-    assert "--attention-backend trtllm_mha" in message and "the request cannot hold" in message
+    assert "--attention-backend fa3" in message and "the request cannot hold" in message
 
 
 def test_sm120_is_named_as_blackwell_consumer(sglang) -> None:  # type: ignore[no-untyped-def]
