@@ -168,7 +168,8 @@ class PackDiff:
         how = "every combination" if r.get("enumerated") else "a seeded sample"
         lines.append(f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
                      f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
-                     f"{r.get('new_only', 0)} only now")
+                     f"{r.get('new_only', 0)} only now, {r.get('machines_ruled_out', 0)} are "
+                     "machines the new pack's rules over facts rule out")
         lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
         return "\n".join(lines)
 
@@ -339,8 +340,10 @@ def _resolutions(
              if f.kind == "fact" and n in new.pack.fields and new.pack.fields[n].kind == "fact"
              and n not in pins]
     allowed = {n: [v for v in old.cp.domains[n] if v in new.cp.domains[n]] for n in facts}
-    world = [r for r in old.cp.rule_ids if set(old.cp.rules[r].fields) <= set(facts)]
-    combos, enumerated = fact_combinations(old.cp, facts, world, samples=samples, seed=seed,
+    # Machines are drawn as the new pack describes them (the version being adopted; its rules
+    # over facts are usually the tighter ones), so the sample is not spent on impossible ones.
+    world = [r for r in new.cp.rule_ids if set(new.cp.rules[r].fields) <= set(facts)]
+    combos, enumerated = fact_combinations(new.cp, facts, world, samples=samples, seed=seed,
                                            allowed=allowed, enumerate_up_to=ENUMERATE_REQUESTS)
 
     def resolved(side: _Side, request: Mapping[str, Scalar]) -> Any:
@@ -351,12 +354,24 @@ def _resolutions(
         except SolverError:
             return None
 
+    # With the pins, the new pack may still rule a drawn machine out by a rule over facts: a
+    # change of its own, not a request that "only resolves before".
+    fact_set = set(facts) | {n for n in pins
+                             if n in new.pack.fields and new.pack.fields[n].kind == "fact"}
+    new_world = [new.cp.rules[r] for r in new.cp.rule_ids if set(new.cp.rules[r].fields) <= fact_set]
+
+    def impossible_now(request: Mapping[str, Scalar]) -> bool:
+        return any(not rule.condition.evaluate(request) for rule in new_world)
+
     shared = [n for n in old.pack.fields if n in new.pack.fields]
     found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None,
                                                        str | None]]] = {}
-    tally = {"compared": 0, "old_only": 0, "new_only": 0}
+    tally = {"compared": 0, "old_only": 0, "new_only": 0, "machines_ruled_out": 0}
     for combo in combos:
         request = {**combo, **pins}
+        if impossible_now(request):
+            tally["machines_ruled_out"] += 1
+            continue
         before, after = resolved(old, request), resolved(new, request)
         if before is None or after is None:
             if before is not None:
