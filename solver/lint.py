@@ -78,7 +78,9 @@ CODES: dict[str, Code] = {
         "The other rules imply this one: they cannot hold together with its negation. The finding "
         "names a minimal set of rules that imply it. Removing it changes no answer; keep it (and "
         "acknowledge it) when it gives users a clearer explanation than the rules that imply it. "
-        "For a warning rule: it can never be violated, so its warning is never shown.")),
+        "A rule over facts alone is compared with the other fact-only rules only (stating over the "
+        "facts what rules about options imply is what CS121 asks for). For a warning rule: it can "
+        "never be violated, so its warning is never shown.")),
     "CS105": Code("info", "require can never hold", (
         "The rule's `require` (or `forbid`) cannot hold for any value of its own fields, so the rule "
         "just forbids its `when`. Writing it as `forbid = \"<when>\"` reads better in explanations.")),
@@ -235,6 +237,9 @@ class _Linter:
         # (nothing projected), every rule a check that a query can switch on or off.
         self.oracle = ModelCounter(self.cp.domains, pack_checks(pack), project=())
         self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
+        self.fact_names = set(pack.facts)
+        # The hard rules over facts alone: what the world can be.
+        self.world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= self.fact_names]
         self._added: dict[int, tuple[int, Check]] = {}
         self._extras: dict[tuple[str, bool], Check] = {}
         self._implied: dict[tuple[str, str], bool] = {}
@@ -498,12 +503,18 @@ class _Linter:
                 self.add("CS105", [rule.id], f"`{verb}` can never be "
                          f"{'true' if rule.require is not None else 'false'}; the rule only "
                          f"forbids its `when` ({rule.when}): write forbid = {rule.when!r}")
-            # Implied by the others: the others and the rule's negation have no solution.
+            # Implied by the others: the others and the rule's negation have no solution. A hard
+            # rule over facts alone is compared with the other fact-only rules only: stating over
+            # the facts what rules about options imply is what CS121 asks for (a clearer message,
+            # and the totality check then never samples such facts).
+            implied_by = others
+            if not warn and rule.adjusts is None and set(cond.fields) <= self.fact_names:
+                implied_by = [r for r in self.world if r != rule.id]
             negated = self.extra(cond, negate=True)
-            found = self.solve({}, extra=[negated], rules=others, what=f"rule {rule.id}",
+            found = self.solve({}, extra=[negated], rules=implied_by, what=f"rule {rule.id}",
                                ids=[rule.id])
             if found is None:
-                core = self.reason({}, [negated], others if others is not None
+                core = self.reason({}, [negated], implied_by if implied_by is not None
                                    else list(self.cp.rule_ids))
                 if warn:
                     message = ("the warning rule can never be violated given "
@@ -674,8 +685,7 @@ class _Linter:
 
     def check_totality(self) -> None:
         facts = self.pack.facts
-        world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= set(facts)]
-        combos, enumerated = self._fact_combinations(facts, world)
+        combos, enumerated = self._fact_combinations(facts, self.world)
         self.stats["totality"] = {"fact_combinations": len(combos), "enumerated": enumerated,
                                   "seed": None if enumerated else self.seed}
         groups: dict[tuple[Any, ...], list[dict[str, Scalar]]] = {}

@@ -4,6 +4,7 @@ in a clean pack; acknowledgements, exit codes, JSON and `--explain` keep their c
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from pathlib import Path
@@ -13,7 +14,6 @@ import pytest
 from solver import load_pack
 from solver.cli import main
 from solver.lint import CODES, Finding, explain_code, lint
-from solver.model import Pack
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"
 PROBLEMS = str(PACKS / "lint-problems")
@@ -107,8 +107,6 @@ def test_error_findings_fail_and_acknowledging_them_passes(tmp_path: Path,
 
 
 def test_dead_values_can_be_acknowledged_on_their_field_in_a_lint_table(tmp_path: Path) -> None:
-    if "acknowledged" not in Pack.model_fields:
-        pytest.skip("the [lint] table needs Pack.acknowledged (loader diff pending)")
     pack = tmp_path / "pack"
     shutil.copytree(PROBLEMS, pack)
     rules = (pack / "rules.toml").read_text().replace('acknowledged = ["not a code", ',
@@ -162,3 +160,112 @@ def test_a_tiny_budget_reports_incomplete_checks_instead_of_failing() -> None:
 def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["lint", "--pack", PROBLEMS, "--samples", "0"]) == 2
     assert "Traceback" not in capsys.readouterr().err
+
+
+FACTS_ONLY_PACK = {
+    "pack.toml": '[pack]\nname = "facts-only"\nversion = "1"\n'
+                 'description = "fact-only rules beside rules about options"\n'
+                 'files = ["rules.toml"]\n',
+    "rules.toml": '''
+[field.gpu]
+kind = "fact"
+domain = ["a100", "h100"]
+
+[field.ckpt]
+kind = "fact"
+domain = ["none", "fp8"]
+
+[field.fmt]
+kind = "fact"
+domain = ["st", "gguf"]
+
+[field.quant]
+kind = "option"
+domain = ["none", "fp8"]
+
+[[rule]]
+id = "quant-follows-ckpt"
+when = "ckpt == 'fp8'"
+require = "quant == 'fp8'"
+because = "an fp8 checkpoint runs with --quant fp8"
+source = "docs/quant.md"
+
+[[rule]]
+id = "fp8-quant-needs-h100"
+when = "quant == 'fp8'"
+require = "gpu == 'h100'"
+because = "--quant fp8 needs an h100"
+source = "docs/quant.md"
+
+# Implied by the two rules above, through the option quant: stated over the facts on purpose.
+[[rule]]
+id = "fp8-ckpt-needs-h100"
+when = "ckpt == 'fp8'"
+require = "gpu == 'h100'"
+because = "an fp8 checkpoint needs an h100 gpu"
+source = "docs/quant.md"
+
+# Implied by fp8-ckpt-needs-h100 alone: redundant among the fact-only rules.
+[[rule]]
+id = "fp8-gguf-needs-h100"
+when = "ckpt == 'fp8' and fmt == 'gguf'"
+require = "gpu == 'h100'"
+because = "an fp8 gguf checkpoint needs an h100 gpu"
+source = "docs/quant.md"
+''',
+}
+
+
+def write_pack(root: Path, files: dict[str, str]) -> Path:
+    root.mkdir()
+    for name, text in files.items():
+        (root / name).write_text(text)
+    return root
+
+
+def test_a_fact_only_rule_is_redundant_only_among_fact_only_rules(tmp_path: Path) -> None:
+    # CS121 asks for rules over the facts alone that say what the option rules imply: such a rule
+    # is not reported as redundant, while one the other fact-only rules imply still is.
+    findings = lint(load_pack(write_pack(tmp_path / "pack", FACTS_ONLY_PACK))).findings
+    redundant = {f.ids[0]: f.reason for f in findings if f.code == "CS104"}
+    assert redundant == {"fp8-gguf-needs-h100": ["fp8-ckpt-needs-h100"]}
+
+
+def test_a_conflict_of_facts_is_acknowledged_on_one_of_its_rules(tmp_path: Path) -> None:
+    pack = shutil.copytree(PROBLEMS, tmp_path / "pack")
+    with (pack / "pack.toml").open("a") as out:
+        out.write('\n[lint.acknowledged]\n"quant=int2" = ["CS101: listed for old configs"]\n'
+                  'trtllm-not-a100 = ["CS121: an a100 cannot run dense models here"]\n')
+    report = lint(load_pack(pack))
+    assert find(report.findings, "CS101", "quant=int2").acknowledged == "listed for old configs"
+    assert find(report.findings, "CS121", "gpu=a100, model=dense").acknowledged == (
+        "an a100 cannot run dense models here")
+    assert not any(f.code == "CS162" and f.ids[0] in ("quant=int2", "trtllm-not-a100")
+                   for f in report.findings)
+
+
+CI_LINT = Path(__file__).parent.parent / ".ci" / "lint-packs"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_ci_lint_packs_fails_on_unacknowledged_errors_only() -> None:
+    import subprocess
+    import sys
+
+    confsolve = Path(sys.executable).parent / "confsolve"
+    if not confsolve.exists():
+        pytest.skip("the confsolve script is not installed beside this Python")
+    env = {**os.environ, "CONFSOLVE": str(confsolve)}
+
+    def run(*packs: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(["bash", str(CI_LINT), *packs], env=env, capture_output=True,
+                              text=True, timeout=300, check=False)
+
+    clean = run(TOY)
+    assert clean.returncode == 0, clean.stderr
+    assert "toy 1: 0 error(s)" in clean.stdout
+    failing = run(TOY, PROBLEMS)
+    assert failing.returncode == 1
+    assert "lint-problems has error findings" in failing.stderr
+    broken = run(str(PACKS / "no-such-pack"))
+    assert broken.returncode == 1 and "failed with exit code" in broken.stderr
