@@ -217,6 +217,10 @@ class Bench:
         self.extra["counts"] = counts
 
     def cli(self) -> None:
+        """Whole processes, wall time and the CPU time of the child (steadier on a shared machine):
+        the cold start of `confsolve` over the interpreter's own (`python -c pass`)."""
+        import resource
+
         print(f"CLI cold start: {self.args.runs} runs each, interleaved")
         script = Path(sys.executable).parent / "confsolve"
         # `--cli module` runs `python -m solver` instead, for a checkout on PYTHONPATH.
@@ -227,31 +231,45 @@ class Bench:
             "confsolve check": [*exe, "check", *CHECK_ARGS],
             "confsolve resolve --json": [*exe, "resolve", *RESOLVE_ARGS],
         }
-        times: dict[str, list[float]] = {k: [] for k in commands}
-        cold: list[float] = []
+
+        def run(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            code = subprocess.run(cmd, env=env, capture_output=True).returncode
+            wall = (time.perf_counter() - start) * 1e3
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3
+            return wall, cpu, code
+
+        stats = {k: Stat(k) for k in [*commands, "confsolve check, empty disk cache"]}
         with tempfile.TemporaryDirectory() as cache:
             env = {**os.environ, "XDG_CACHE_HOME": cache}
-            for cmd in commands.values():  # warm the page cache and the disk cache once
-                subprocess.run(cmd, env=env, capture_output=True)
+            for name, cmd in commands.items():  # warm the page cache and the disk cache once
+                code = run(cmd, env)[2]
+                if code != 0:  # a command that fails fast would look like a fast start
+                    print(f"  warning: {name} exits {code}")
+                    self.extra.setdefault("cli_failures", {})[name] = code
             for _ in range(self.args.runs):
                 for name, cmd in commands.items():
-                    start = time.perf_counter()
-                    subprocess.run(cmd, env=env, capture_output=True)
-                    times[name].append((time.perf_counter() - start) * 1e3)
+                    wall, cpu, _ = run(cmd, env)
+                    stats[name].samples.append(wall)
+                    stats[name].cpu.append(cpu)
                 empty = {**os.environ, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=cache)}
-                start = time.perf_counter()
-                subprocess.run(commands["confsolve check"], env=empty, capture_output=True)
-                cold.append((time.perf_counter() - start) * 1e3)
-        for name, samples in times.items():
-            self.add(Stat(name, samples))
-        self.add(Stat("confsolve check, empty disk cache", cold))
-        floor = statistics.median(times["python -c pass (floor)"])
+                wall, cpu, _ = run(commands["confsolve check"], empty)
+                stats["confsolve check, empty disk cache"].samples.append(wall)
+                stats["confsolve check, empty disk cache"].cpu.append(cpu)
+        for stat in stats.values():
+            self.add(stat)
+        floor = stats["python -c pass (floor)"]
         self.extra["cli_over_floor_ms"] = {
-            name: statistics.median(samples) - floor for name, samples in times.items()}
-        self.extra["cli_over_floor_ms"]["confsolve check, empty disk cache"] = (
-            statistics.median(cold) - floor)
-        print("  over the floor: " + ", ".join(
-            f"{k} +{v:.0f} ms" for k, v in self.extra["cli_over_floor_ms"].items()))
+            name: statistics.median(stat.samples) - statistics.median(floor.samples)
+            for name, stat in stats.items()}
+        self.extra["cli_cpu_over_floor_ms"] = {
+            name: statistics.median(stat.cpu) - statistics.median(floor.cpu)
+            for name, stat in stats.items()}
+        for label, key in (("wall", "cli_over_floor_ms"), ("cpu", "cli_cpu_over_floor_ms")):
+            print(f"  over the floor ({label}): " + ", ".join(
+                f"{k} +{v:.0f} ms" for k, v in self.extra[key].items() if "floor" not in k))
 
     def synthetic(self) -> None:
         import importlib.util

@@ -11,18 +11,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from solver.errors import (
-    DependencyCycle,
-    InputIssue,
-    InvalidInput,
-    PackError,
-    SolverBudgetExceeded,
-    SolverError,
-    Unsatisfiable,
-)
-from solver.model import Pack, Pin, Resolution
+if TYPE_CHECKING:
+    from solver.errors import (
+        DependencyCycle,
+        InputIssue,
+        InvalidInput,
+        PackError,
+        SolverBudgetExceeded,
+        SolverError,
+        Unsatisfiable,
+    )
+    from solver.model import Pack, Pin, Resolution
+
+# The exceptions and models are imported on first use (PEP 562): the models need pydantic, which
+# `import solver` (e.g. by `confsolve --help`) should not pay for.
+_LAZY = {
+    **dict.fromkeys(("DependencyCycle", "InputIssue", "InvalidInput", "PackError",
+                     "SolverBudgetExceeded", "SolverError", "Unsatisfiable"), "solver.errors"),
+    **dict.fromkeys(("Pack", "Pin", "Resolution"), "solver.model"),
+}
 
 __all__ = [
     "DependencyCycle",
@@ -42,8 +51,24 @@ __all__ = [
 ]
 
 
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'solver' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
 def load_pack(name_or_path: str | Path) -> Pack:
     """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content."""
+    from solver.errors import InputIssue, InvalidInput
     from solver.loader import load_directory
 
     path = Path(name_or_path)
@@ -83,6 +108,8 @@ def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,
             strict: bool = False) -> Unsatisfiable | None:
     """The conflict and repairs of an impossible request, or None when it resolves."""
+    from solver.errors import Unsatisfiable
+
     try:
         resolve(pack, options, facts, strict=strict, reasons=False)
     except Unsatisfiable as exc:

@@ -7,6 +7,7 @@ becomes a replayable test in one step (libsolv's testcase idea). Only the standa
 from __future__ import annotations
 
 import datetime as _dt
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -16,13 +17,36 @@ from solver.model import Pack, Pin, Scalar
 __all__ = ["case_text", "save_case"]
 
 
+# TOML 1.0 basic strings: `"` and backslash escaped, and every control character (U+0000-U+001F,
+# U+007F), by its short escape where TOML has one, else as a \uXXXX escape; the rest is literal.
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
+            "\r": "\\r"}
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _string(text: str) -> str:
+    """`text` as a TOML basic string. A lone surrogate (an undecodable byte of the command line,
+    kept by Python as U+DC80-U+DCFF) has no TOML or UTF-8 form: it is written as U+FFFD."""
+    out = []
+    for ch in text:
+        code = ord(ch)
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        elif 0xD800 <= code <= 0xDFFF:
+            out.append("\uFFFD")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
 def _literal(value: Scalar) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
         return str(value)
-    escaped = value.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    return _string(str(value))
 
 
 def _table(values: Mapping[str, Scalar]) -> str:
@@ -31,7 +55,8 @@ def _table(values: Mapping[str, Scalar]) -> str:
 
 
 def _key(name: str) -> str:
-    return name if name.replace("_", "").replace("-", "").isalnum() else _literal(name)
+    """A bare key when TOML allows one (ASCII letters, digits, `_` and `-`), else a quoted key."""
+    return name if _BARE_KEY.fullmatch(name) else _string(name)
 
 
 def case_text(

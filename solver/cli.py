@@ -8,15 +8,17 @@ errors print one message and no traceback. Imports stay lazy so `--help` and `ch
 from __future__ import annotations
 
 import argparse
-import importlib
-import json
 import os
 import sys
-from collections.abc import Callable, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from typing import TYPE_CHECKING, Any
 
-from solver.errors import InputIssue, InvalidInput, SolverError
+if TYPE_CHECKING:
+    from solver.errors import SolverError
+
+# Nothing else at module level: `confsolve --help` imports this module and argparse, and no more;
+# each command imports what it uses (pydantic, the engine) when it runs.
 
 __all__ = ["build_parser", "main"]
 
@@ -49,12 +51,61 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
                    help="treat adjustments (values the launcher would override) as conflicts")
     g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
+    _add_budget(g)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print the contract's JSON document")
 
 
-def build_parser(extensions: bool = True) -> argparse.ArgumentParser:
-    """The `confsolve` parser; `extensions=False` leaves out the commands of COMMAND_MODULES."""
+def _steps(text: str) -> int:
+    """argparse type of --budget: a positive whole number of search steps."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number of steps, got {text!r}")
+    return value
+
+
+def _add_budget(p: Any) -> None:
+    # SUPPRESS: no default, so the option given before the command is not reset by the
+    # subcommand's parser (argparse copies a subparser's defaults over the parent's values).
+    p.add_argument("--budget", type=_steps, default=argparse.SUPPRESS, metavar="N",
+                   dest="search_budget",
+                   help="stop each search after N steps, with exit 4 (default: "
+                        "$CONFSOLVE_BUDGET, else 2000000)")
+
+
+# Every command, in the order of `confsolve --help`: name -> ("module:function" that builds it,
+# its line in `confsolve --help`, or None to leave it out). The function is called as
+# function(subparsers, add_inputs) and adds the full subparser of every name that points at it,
+# in this order, with `set_defaults(func=...)` where func(args) -> exit code. Only the command
+# that runs is built (and its module imported); the others are placeholders with their name and
+# help line, so `--help` and usage errors read the same. tests/test_cli.py checks these lines
+# against what the functions register.
+COMMANDS: dict[str, tuple[str, str | None]] = {
+    "resolve": ("solver.cli:_add_resolve", "resolve a configuration (text, or JSON with --json)"),
+    "why": ("solver.cli:_add_why", "why a field has its value"),
+    "choices": ("solver.cli:_add_choices", "the values still possible for each option"),
+    "check": ("solver.cli:_add_check", "validate only: exit code and one paragraph"),
+    "graph": ("solver.cli:_add_graph", "the field dependency graph"),
+    "packs": ("solver.cli:_add_packs", "the shipped packs"),
+    "show": ("solver.cli:_add_show", "the fields, facts and rules of a pack"),
+    "schema": ("solver.schema:register", "the JSON Schema of every --json document"),
+    "matrix": ("solver.pictures:register", "a compatibility table of two fields"),
+    "completion": ("solver.completion:register", "a shell completion script (bash or zsh)"),
+    "__complete": ("solver.completion:register", None),
+    "lint": ("solver.lint:register_cli", "analyse a pack: dead values, dead or redundant rules, "
+                                         "unreachable preferences, totality, cycles"),
+    "count": ("solver.count:register_cli", "the exact number of valid configurations"),
+    "diff": ("solver.diff:register_cli", "what changed between two packs: rules, valid "
+                                         "configurations, resolutions"),
+}
+
+
+def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
+    """The `confsolve` parser: every command complete when `command` is True; only that command
+    when it is a name (the others are placeholders, see COMMANDS); no command when False."""
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
@@ -62,70 +113,119 @@ def build_parser(extensions: bool = True) -> argparse.ArgumentParser:
         epilog="Exit codes: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, "
                "4 search budget exceeded.",
     )
+    _add_budget(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    wanted = {spec for name, (spec, _) in COMMANDS.items() if command is True or name == command}
+    built: set[str] = set()
+    for name, (spec, help_line) in COMMANDS.items():
+        if spec in wanted:
+            if spec not in built:
+                built.add(spec)
+                _build(spec, sub)
+            continue
+        if help_line is None:  # without help=, argparse leaves it out of the list of commands
+            placeholder = sub.add_parser(name, add_help=False)
+        else:
+            placeholder = sub.add_parser(name, add_help=False, help=help_line)
+        placeholder.set_defaults(func=_not_built)
+    return parser
 
-    p = sub.add_parser("resolve", help="resolve a configuration (text, or JSON with --json)",
+
+def _build(spec: str, sub: Any) -> None:
+    import importlib
+
+    module_name, _, function = spec.partition(":")
+    register: Callable[[Any, Callable[..., None]], None] = getattr(
+        importlib.import_module(module_name), function)
+    register(sub, _add_inputs)
+
+
+def _not_built(args: argparse.Namespace) -> int:
+    """The func of a placeholder: never run (main builds the command it runs)."""
+    raise RuntimeError(f"command {args.command!r} was parsed before it was built")
+
+
+def _command_of(words: Sequence[Any]) -> bool | str:
+    """The command `main` must build for these words: its name; False for none (--help, no or an
+    unknown command); True for every command when the words are unusual (another option before
+    the command: argparse then decides)."""
+    skip = False
+    for word in words:
+        if not isinstance(word, str):
+            return True
+        if skip:
+            skip = False
+        elif word in ("-h", "--help"):
+            return False  # argparse prints the top-level help before it reads a command
+        elif word == "--budget":
+            skip = True
+        elif not word.startswith("--budget="):
+            if word.startswith("-"):
+                return True
+            return word if word in COMMANDS else False
+    return False
+
+
+def _help(name: str) -> str:
+    return COMMANDS[name][1] or ""
+
+
+def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("resolve", help=_help("resolve"),
                        description="Resolve a configuration: your choices kept, the rest chosen "
                                    "by the pack's preferences, every value with its provenance.")
-    _add_inputs(p)
+    add_inputs(p)
     p.add_argument("--save-case", metavar="FILE",
                    help="also write the request and its outcome as a test case file (tests/cases/)")
     p.set_defaults(func=cmd_resolve)
 
-    p = sub.add_parser("why", help="why a field has its value",
+
+def _add_why(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("why", help=_help("why"),
                        description="Who decided FIELD, which rule or preference, why each "
                                    "better-ranked value was rejected, and what else it could be.")
     p.add_argument("field", metavar="FIELD")
-    _add_inputs(p)
+    add_inputs(p)
     p.set_defaults(func=cmd_why)
 
-    p = sub.add_parser("choices", help="the values still possible for each option",
+
+def _add_choices(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("choices", help=_help("choices"),
                        description="For each option (or FIELD), the values still possible given "
                                    "the inputs, and for each excluded value its minimal reason.")
     p.add_argument("field", metavar="FIELD", nargs="?")
-    _add_inputs(p)
+    add_inputs(p)
     p.set_defaults(func=cmd_choices)
 
-    p = sub.add_parser("check", help="validate only: exit code and one paragraph",
+
+def _add_check(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("check", help=_help("check"),
                        description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
                                    "2 on bad input; one paragraph of text.")
-    _add_inputs(p)
+    add_inputs(p)
     p.set_defaults(func=cmd_check)
 
-    p = sub.add_parser("graph", help="the field dependency graph",
+
+def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("graph", help=_help("graph"),
                        description="The order in which fields are decided, as DOT, Mermaid, JSON "
                                    "or SVG (SVG needs Graphviz's dot on PATH).")
     p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
-    p = sub.add_parser("packs", help="the shipped packs")
+
+def _add_packs(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("packs", help=_help("packs"))
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_packs)
 
-    p = sub.add_parser("show", help="the fields, facts and rules of a pack")
+
+def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("show", help=_help("show"))
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
-    for spec in COMMAND_MODULES if extensions else ():
-        module_name, _, function = spec.partition(":")
-        register: Callable[[Any, Callable[[Any], None]], None] = getattr(
-            importlib.import_module(module_name), function)
-        register(sub, _add_inputs)
-    return parser
-
-
-# Commands that live in their own modules: "module:function", the function called as
-# function(subparsers, add_inputs) to add its subparser(s) with `set_defaults(func=...)`, where
-# func(args) -> exit code. Keep those modules light at import time (heavy imports inside functions).
-COMMAND_MODULES: list[str] = [
-    "solver.schema:register",
-    "solver.pictures:register",
-    "solver.completion:register",
-    "solver.lint:register_cli",
-    "solver.count:register_cli",
-    "solver.diff:register_cli",
-]
 
 
 # --- input gathering ------------------------------------------------------------------------
@@ -141,6 +241,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
 
     What the user typed (--set, --assume) wins over what was read (config.json, environment).
     """
+    from solver.errors import InvalidInput
     from solver.inputs import _lookup, facts_from_environ, parse_assignments
     from solver.model import Pin
 
@@ -169,21 +270,44 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
 
 
 def emit_error(exc: SolverError, as_json: bool) -> int:
-    if as_json:
-        print(json.dumps(exc.to_json(), indent=2, sort_keys=True))
-    else:
-        print(f"confsolve: {exc}", file=sys.stderr)
+    """Print the error (its JSON document with --json) and return its exit code, which stays the
+    error's even when the reader of the output has gone away."""
+    try:
+        if as_json:
+            import json
+
+            print(json.dumps(exc.to_json(), indent=2, sort_keys=True))
+            _flush()
+        else:
+            print(f"confsolve: {exc}", file=sys.stderr)
+    except BrokenPipeError:
+        _drop_stdout()
     return exc.exit_code
 
 
 def _dump(doc: Any) -> None:
+    import json
+
     print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
+
+
+def _drop_stdout() -> None:
+    """The reader of stdout went away: send what is left to /dev/null, so that the interpreter's
+    last flush does not fail again (see the note on SIGPIPE in Python's `signal` docs)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, sys.stdout.fileno())
+        finally:
+            os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a launcher's own stream): nothing of ours to flush later
 
 
 # --- commands -------------------------------------------------------------------------------
 
 def cmd_resolve(args: argparse.Namespace) -> int:
-    from solver.errors import Unsatisfiable
+    from solver.errors import InputIssue, InvalidInput, Unsatisfiable
     from solver.inputs import collect_pins
     from solver.resolution import resolve_pins
     from solver.text import resolution_table, use_colour
@@ -212,8 +336,10 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
 def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], facts: dict[str, Any],
                error: SolverError | None, values: dict[str, Any] | None = None) -> None:
+    from pathlib import Path
+
     from solver.cases import save_case
-    from solver.errors import Unsatisfiable
+    from solver.errors import InputIssue, InvalidInput, Unsatisfiable
     from solver.inputs import _lookup
 
     outcome: dict[str, Any] = {"status": "resolved", "values": values or {}}
@@ -233,6 +359,7 @@ def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], fac
 
 def cmd_why(args: argparse.Namespace) -> int:
     from solver.diagnose import valid_choices
+    from solver.errors import InvalidInput
     from solver.inputs import _lookup, _unknown_field
     from solver.resolution import plan_for, resolve
     from solver.text import why_text
@@ -268,6 +395,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 def cmd_choices(args: argparse.Namespace) -> int:
     from solver.diagnose import valid_choices
+    from solver.errors import InvalidInput
     from solver.inputs import _lookup, _unknown_field
 
     pack = load(args)
@@ -380,29 +508,69 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-_BUILT_IN = frozenset({"resolve", "why", "choices", "check", "graph", "packs", "show"})
+@contextmanager
+def _search_budget(steps: int | None) -> Iterator[None]:
+    """--budget for the duration of one command (it wins over CONFSOLVE_BUDGET); without it, a
+    malformed CONFSOLVE_BUDGET is a usage error before any work starts."""
+    if steps is None:
+        if os.environ.get("CONFSOLVE_BUDGET", "").strip():
+            from solver.engine import default_budget
+
+            default_budget()
+        yield
+        return
+    from solver import engine
+
+    saved, engine.BUDGET = engine.BUDGET, steps
+    try:
+        yield
+    finally:
+        engine.BUDGET = saved
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
-    # The command modules are imported only when the command may be one of theirs: some import
-    # the explanation engine, which would cost every `confsolve check` its start-up time.
-    parser = build_parser(extensions=not (words and words[0] in _BUILT_IN))
+    # Only the command that runs is built and its module imported (see COMMANDS): some import the
+    # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
+    parser = build_parser(_command_of(words))
     args = parser.parse_args(argv)
+    if getattr(args, "func", None) is _not_built:  # not expected: _command_of missed it
+        parser = build_parser()
+        args = parser.parse_args(argv)
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
     as_json = bool(getattr(args, "json", False))
+    code = EXIT_OK
     try:
-        code: int = args.func(args)
+        code = _run(args, as_json)
+        _flush()
+    except BrokenPipeError:
+        _drop_stdout()
+    return code
+
+
+def _flush() -> None:
+    """Flush stdout now, so that a reader that went away shows here (as BrokenPipeError) and not
+    in the interpreter's last flush; a stdout that is None or closed has nothing to flush."""
+    with suppress(AttributeError, ValueError):
+        sys.stdout.flush()
+
+
+def _run(args: argparse.Namespace, as_json: bool) -> int:
+    from solver.errors import InputIssue, InvalidInput, SolverError
+
+    try:
+        with _search_budget(getattr(args, "search_budget", None)):
+            code: int = args.func(args)
         return code
     except SolverError as exc:
         return emit_error(exc, as_json)
-    except BrokenPipeError:
-        return EXIT_OK
     except RecursionError:
         return emit_error(InvalidInput([InputIssue(field="input", value=None,
                                                    message="input nested too deeply")]), as_json)
+    except BrokenPipeError:
+        raise  # the reader went away: main handles it
     except Exception as exc:  # a bug in confsolve: say so, without a traceback unless asked
         if os.environ.get("CONFSOLVE_DEBUG"):
             raise

@@ -212,10 +212,12 @@ def complete(words: Sequence[str], wordbreaks: str = "") -> list[str]:
     """Candidates for the last of `words` (the words after `confsolve`; the last may be "")."""
     from solver.cli import build_parser
 
-    parser = build_parser()
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     words = list(words) or [""]
     cur, before = words[-1], words[:-1]
+    # Only the command being completed is built (and its module imported): completion runs on
+    # every TAB, so it starts as fast as `confsolve check`.
+    parser = build_parser(before[0] if before else False)
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     commands = [c for c in subparsers.choices if not c.startswith("_")]
     if not before:
         found = [c for c in [*commands, "--help"] if c.startswith(cur)]

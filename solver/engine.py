@@ -20,25 +20,50 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.errors import SolverBudgetExceeded
+from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
 from solver.expr import Condition
 from solver.loader import semantics
 from solver.model import Pack, Scalar
 
 __all__ = [
+    "BUDGET",
     "DEFAULT_BUDGET",
     "CompiledPack",
     "Extra",
     "SearchTrace",
     "State",
     "compile_pack",
+    "default_budget",
 ]
 
-DEFAULT_BUDGET = int(os.environ.get("CONFSOLVE_BUDGET", "2000000"))
+DEFAULT_BUDGET = 2_000_000  # search steps per solver call, unless --budget or CONFSOLVE_BUDGET
+BUDGET: int | None = None  # the command line's --budget: wins over CONFSOLVE_BUDGET
+
+
+def default_budget() -> int:
+    """The steps a solver call may take: BUDGET, else CONFSOLVE_BUDGET, else DEFAULT_BUDGET.
+
+    The variable is read here only, when a search needs it (not at import: a bad value must not
+    break `import solver.engine`); one that is not a positive whole number is InvalidInput.
+    """
+    if BUDGET is not None:
+        return BUDGET
+    raw = os.environ.get("CONFSOLVE_BUDGET", "")
+    if not raw.strip():
+        return DEFAULT_BUDGET
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise InvalidInput([InputIssue(field="CONFSOLVE_BUDGET", value=raw, message=(
+            f"CONFSOLVE_BUDGET={raw!r} is not a positive whole number of search steps; "
+            f"unset it for the default ({DEFAULT_BUDGET}) or give --budget N"))])
+    return value
 
 Assignment = dict[str, Scalar]
 Ranker = Callable[[str, Mapping[str, Scalar], Sequence[Scalar]], Sequence[Scalar]]
@@ -117,11 +142,9 @@ class _Search:
     """
 
     def __init__(self, budget: int, task: str, trace: SearchTrace | None,
-                 holds: Mapping[int, Callable[[tuple[Scalar, ...]], bool]] | None = None,
-                 residues: dict[Any, tuple[Scalar, ...]] | None = None,
+                 holds: Mapping[int, _Check] | None = None,
                  verdicts: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], _Verdicts]
                  | None = None) -> None:
-        self._residues = {} if residues is None else residues
         self._verdicts = verdicts or _no_verdicts
         self._budget = budget
         self._task = task
@@ -170,7 +193,6 @@ class _Search:
         kept: weaker than full arc consistency, never wrong.
         """
         holds = self._holds
-        residues = self._residues
         passes = self._verdicts
         queue = list(changed)
         queued = set(queue)
@@ -178,27 +200,43 @@ class _Search:
             name = queue.pop()
             queued.discard(name)
             for constraint, fields in vconstraints[name]:
-                check = holds.get(id(constraint))
-                if check is None:
+                entry = holds.get(id(constraint))
+                if entry is None:
                     continue
-                free = [f for f in fields if f not in assigned and len(domains[f]) > 1]
+                check, rkey, residues = entry
+                # The free fields, and the values of the others (the same for every target: a
+                # target is itself free).
+                free = []
+                fixed = []
+                size = 1
+                for f in fields:
+                    if f in assigned:
+                        fixed.append((f, assigned[f]))
+                        continue
+                    dom = domains[f]
+                    n = len(dom)
+                    if n > 1:
+                        free.append(f)
+                        size *= n
+                    else:
+                        fixed.append((f, dom[0]))
                 if not free:
                     continue
-                size = 1
-                for f in free:
-                    size *= len(domains[f])
+                known = tuple(fixed)
                 for target in free:
                     dom = domains[target]
                     before = len(dom)
-                    known = tuple((f, assigned[f] if f in assigned else domains[f][0])
-                                  for f in fields
-                                  if f != target and (f in assigned or len(domains[f]) == 1))
+                    if len(free) > 1 and any(len(domains[f]) == 1 for f in free):
+                        # An earlier target of this rule was narrowed to one value: it is known now.
+                        known = tuple((f, assigned[f] if f in assigned else domains[f][0])
+                                      for f in fields
+                                      if f != target and (f in assigned or len(domains[f]) == 1))
                     always, never = passes(constraint, target, known)
                     for value in list(dom):
                         if value in always:
                             continue
                         if value in never or (size <= _GAC_LIMIT and not _supported(
-                                check, fields, domains, assigned, target, value, residues)):
+                                check, rkey, fields, domains, assigned, target, value, residues)):
                             dom.hideValue(value)
                     if not dom:
                         self._culprit = constraint
@@ -470,15 +508,16 @@ def _hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: s
     return [hint[name], *(v for v in values if v != hint[name])]
 
 
-def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, ...],
+def _supported(check: Callable[[tuple[Scalar, ...]], bool], rkey: str, fields: tuple[str, ...],
                domains: dict[str, Any], assigned: Mapping[str, Any], target: str,
                value: Scalar, residues: dict[Any, tuple[Scalar, ...]]) -> bool:
     """Whether some combination of the other free fields lets `target = value` satisfy `check`.
 
     The last support found is remembered (a "residue", as in AC-3rm): a pure rule stays satisfied
-    by the same tuple, so if its values are all still available no search is needed.
+    by the same tuple, so if its values are all still available no search is needed. `rkey`
+    names the constraint stably within `residues` (see `CompiledPack._checks`).
     """
-    key = (id(check), target, value)
+    key = (rkey, target, value)
     residue = residues.get(key)
     if residue is not None:
         for f, v in zip(fields, residue, strict=True):
@@ -499,9 +538,15 @@ def _supported(check: Callable[[tuple[Scalar, ...]], bool], fields: tuple[str, .
             choices.append(tuple(domains[f]))
     for combo in itertools.product(*choices):
         if check(combo):
-            residues[key] = combo
+            if len(residues) < _MEMO_LIMIT or key in residues:
+                residues[key] = combo
             return True
     return False
+
+
+# What arc consistency needs of a constraint: its check, a name for it that stays valid as long
+# as the residue table it goes with, and that table.
+_Check = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
 
 
 @dataclass
@@ -512,6 +557,32 @@ class _Con:
     fields: tuple[str, ...]
     holds: Callable[[tuple[Scalar, ...]], bool]
     constraint: Any
+    full: tuple[tuple[Scalar, ...], ...] = ()
+    """Each field's whole domain (in the pack's order)."""
+    cuts: dict[tuple[int, tuple[Scalar, ...]], frozenset[Scalar]] = field(default_factory=dict)
+    """For one free field (by position) and the values of the others: the values that satisfy
+    the constraint. Forward checking asks the same few questions again and again, within a
+    query and across queries, and a set lookup per value is cheaper than evaluating it."""
+
+    def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
+        key = (at, others)
+        found = self.cuts.get(key)
+        if found is None:
+            base: list[Any] = list(others)
+            base.insert(at, None)
+            holds = self.holds
+            ok = []
+            for value in self.full[at]:
+                base[at] = value
+                if holds(tuple(base)):
+                    ok.append(value)
+            found = frozenset(ok)
+            if len(self.cuts) < _CUT_LIMIT:
+                self.cuts[key] = found
+        return found
+
+
+_CUT_LIMIT = 4096
 
 
 class State:
@@ -577,39 +648,44 @@ class State:
         to a fixpoint): a constraint with no free field is checked, one with a single free field
         filters that field's domain. With a `trail`, every change is logged there so that
         `_undo` can take it back (a probe that tries values in place, without copying)."""
-        domains, open_ = self.domains, self.open
+        domains, open_, by_field = self.domains, self.open, self.by_field
         queue = list(changed)
         while queue:
             name = queue.pop()
-            for con in self.by_field.get(name, ()):
-                if con.key not in open_:
+            for con in by_field.get(name, ()):
+                key = con.key
+                if key not in open_:
                     continue
-                free = [f for f in con.fields if len(domains[f]) > 1]
-                if len(free) > 1:
-                    continue
-                if trail is not None:
-                    trail.append((open_, con.key, con))
-                del open_[con.key]
-                if not free:
-                    if not con.holds(tuple(domains[f][0] for f in con.fields)):
-                        return False
-                    continue
-                target = free[0]
-                at = con.fields.index(target)
-                base = [domains[f][0] if f != target else None for f in con.fields]
-                kept = []
-                for value in domains[target]:
-                    base[at] = value
-                    if con.holds(tuple(base)):  # type: ignore[arg-type]
-                        kept.append(value)
-                if not kept:
-                    return False
-                if len(kept) != len(domains[target]):
+                target: str | None = None
+                at = 0
+                for i, f in enumerate(con.fields):
+                    if len(domains[f]) > 1:
+                        if target is not None:
+                            break  # two free fields: still open
+                        target, at = f, i
+                else:
                     if trail is not None:
-                        trail.append((domains, target, domains[target]))
-                    domains[target] = kept
-                    queue.append(target)
+                        trail.append((open_, key, con))
+                    del open_[key]
+                    if target is None:
+                        if not con.holds(tuple([domains[f][0] for f in con.fields])):
+                            return False
+                        continue
+                    current = domains[target]
+                    allowed = con.allowed(at, tuple([domains[f][0] for f in con.fields
+                                                     if f != target]))
+                    kept = [v for v in current if v in allowed]
+                    if not kept:
+                        return False
+                    if len(kept) != len(current):
+                        if trail is not None:
+                            trail.append((domains, target, current))
+                        domains[target] = kept
+                        queue.append(target)
         return True
+
+
+_UNSET = object()
 
 
 def _undo(trail: list[tuple[Any, str, Any]], mark: int) -> None:
@@ -639,14 +715,17 @@ class CompiledPack:
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
-        self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint)
+        self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint,
+                                tuple(self.domains[f] for f in r.fields))
                       for rid, r in self.rules.items()}
         self._all_by_field = self._index(list(self._cons.values()))
-        # Supports found by arc consistency, shared by every query on this pack: a hint only
-        # (each is re-checked against the current domains), so sharing across threads is safe.
+        # Supports found by arc consistency for the pack's rules (by rule id), shared by every
+        # query on this pack: a hint only (each is re-checked against the current domains), so
+        # sharing across threads is safe. Per-query conditions keep theirs per query (`_checks`).
         self._residues: dict[Any, tuple[Scalar, ...]] = {}
         self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
         self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = {}
+        self._root_state: State | object | None = _UNSET
 
     def _verdicts(self, constraint: Any, target: str,
                   known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
@@ -674,12 +753,31 @@ class CompiledPack:
                 self._verdict_sets[key] = found
         return found
 
+    def _checks(self, cons: Iterable[_Con], local: dict[Any, tuple[Scalar, ...]]) -> dict[int, _Check]:
+        """Each constraint's check for arc consistency, by the id of its python-constraint object.
+
+        The supports found for the pack's own rules are kept for the life of the pack under the
+        rule id; those of a query's ad-hoc conditions (`Extra`, built per query) only in `local`,
+        for that query: keyed by anything shared, a later query's condition could be served a
+        support found for another one."""
+        shared = self._cons
+        return {id(con.constraint): (con.holds, con.key,
+                                     self._residues if shared.get(con.key) is con else local)
+                for con in cons}
+
     def _index(self, cons: Sequence[_Con]) -> dict[str, list[_Con]]:
         out: dict[str, list[_Con]] = {}
         for con in cons:
             for name in con.fields:
                 out.setdefault(name, []).append(con)
         return out
+
+    def allowed(self, rule_id: str, name: str, values: Mapping[str, Scalar]) -> frozenset[Scalar]:
+        """The values of `name` that satisfy the rule when its other fields hold `values`
+        (remembered per rule, the same table forward checking uses)."""
+        con = self._cons[rule_id]
+        at = con.fields.index(name)
+        return con.allowed(at, tuple([values[f] for f in con.fields if f != name]))
 
     def rules_reading(self, name: str) -> list[str]:
         return [con.key for con in self._all_by_field.get(name, ())]
@@ -694,6 +792,16 @@ class CompiledPack:
         extra: Sequence[Extra] = (),
     ) -> State | None:
         """The propagated state of a query, or None when propagation alone refutes it."""
+        wanted: set[str] | None = None
+        if rules is not None:
+            wanted = {r for r in rules if r in self._cons}
+            if len(wanted) == len(self._cons):
+                wanted = None  # every rule: the same query as without `rules`
+        if wanted is None:
+            state = self._start_from_root(pins, allowed)
+            if not extra or state is None:
+                return state  # (more constraints can only refute sooner)
+            return self._with_extra(state, extra)
         # A copy of the shared full domains, then the pinned and restricted fields: the lists are
         # never changed in place (narrowing replaces them), and explanations start thousands of
         # small queries, where a pass building every field's list would cost the most.
@@ -707,24 +815,81 @@ class CompiledPack:
                     domains[name] = [v for v in self.domains[name] if v in keep]
         if any(not domains[name] for name in (*pins, *(allowed or ())) if name in domains):
             return None
-        if rules is None and not extra:
-            cons: list[_Con] = list(self._cons.values())
-            by_field = self._all_by_field
-        else:
-            if rules is None:
-                cons = list(self._cons.values())
-            else:  # in pack order, without a pass over every rule (explanations ask many times)
-                wanted = {r for r in rules if r in self._cons}
-                cons = [self._cons[r] for r in sorted(wanted, key=self.rule_index.__getitem__)]
-            for i, item in enumerate(extra):
-                cons.append(_Con(f"#extra{i}", item.fields, _spread(item.holds),
-                                 _LazyConstraint(item.holds)))
-            by_field = self._index(cons)
+        # In pack order, without a pass over every rule (explanations ask many times).
+        cons = [self._cons[r] for r in sorted(wanted, key=self.rule_index.__getitem__)]
+        cons += self._extra_cons(extra)
+        by_field = self._index(cons)
         # A rule that reads no field is a constant: it holds everywhere or nowhere.
         if any(not c.fields and not c.holds(()) for c in cons):
             return None
         state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
         return state if state._propagate(list(by_field)) else None
+
+    def _extra_cons(self, extra: Sequence[Extra]) -> list[_Con]:
+        return [_Con(f"#extra{i}", item.fields, _spread(item.holds), _LazyConstraint(item.holds),
+                     tuple(self.domains[f] for f in item.fields))
+                for i, item in enumerate(extra)]
+
+    def _with_extra(self, state: State, extra: Sequence[Extra]) -> State | None:
+        """`state` (every rule, propagated) with ad-hoc conditions added and propagated: the
+        same state as propagating all of them from scratch (the fixpoint does not depend on the
+        order), with the conditions after the rules, as `start` orders them."""
+        cons = self._extra_cons(extra)
+        if any(not c.fields and not c.holds(()) for c in cons):
+            return None
+        by_field = dict(state.by_field)
+        for con in cons:
+            if con.fields:
+                state.open[con.key] = con
+            for name in con.fields:
+                by_field[name] = [*by_field.get(name, ()), con]
+        state.by_field = by_field
+        return state if state._propagate([f for c in cons for f in c.fields]) else None
+
+    def _root(self) -> State | None:
+        """Every rule with no pin, propagated once for the life of the pack (None: the pack has
+        no solution at all). Forward checking to a fixpoint gives the same domains and open
+        rules whatever order the narrowings come in, so a query can start from this state and
+        propagate only what its pins change, instead of every rule of the pack again."""
+        if self._root_state is _UNSET:
+            cons = self._cons.values()
+            if any(not c.fields and not c.holds(()) for c in cons):
+                self._root_state = None  # a rule that reads no field and fails
+            else:
+                state = State(dict(self._full), {c.key: c for c in cons if c.fields},
+                              self._all_by_field)
+                self._root_state = state if state._propagate(list(self._all_by_field)) else None
+        return self._root_state  # type: ignore[return-value]
+
+    def _start_from_root(self, pins: Mapping[str, Scalar],
+                         allowed: Mapping[str, Collection[Scalar]] | None) -> State | None:
+        root = self._root()
+        if root is None:
+            return None
+        domains = dict(root.domains)
+        changed: list[str] = []
+        for name, value in pins.items():
+            current = domains.get(name)
+            if current is None:
+                continue
+            if value not in current:
+                return None  # not in the domain, or excluded by the rules alone
+            if len(current) > 1:
+                domains[name] = [value]
+                changed.append(name)
+        if allowed is not None:
+            for name, keep in allowed.items():
+                current = domains.get(name)
+                if current is None or name in pins:
+                    continue
+                narrowed = [v for v in current if v in keep]
+                if not narrowed:
+                    return None
+                if len(narrowed) != len(current):
+                    domains[name] = narrowed
+                    changed.append(name)
+        state = State(domains, dict(root.open), self._all_by_field)
+        return state if state._propagate(changed) else None
 
     def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
                trace: SearchTrace | None = None,
@@ -746,8 +911,8 @@ class CompiledPack:
             # The hint (usually the last witness with one value changed) is often a solution
             # already, or one after a few fields around the change are decided again.
             repaired, steps = _repair(state, hint, around)
-            if steps > (budget or DEFAULT_BUDGET):
-                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET)
+            if steps > (budget or default_budget()):
+                raise SolverBudgetExceeded(task, budget or default_budget())
             if repaired is not None:
                 if trace is not None:
                     trace.steps = steps
@@ -776,7 +941,8 @@ class CompiledPack:
             for name, values in domains.items():
                 if len(values) > 1 and name in hint and hint[name] in values:
                     solution[name] = hint[name]
-        remaining = (budget or DEFAULT_BUDGET) - steps
+        remaining = (budget or default_budget()) - steps
+        query_residues: dict[Any, tuple[Scalar, ...]] = {}
         for cons in groups.values():
             if hint is not None and _fits(hint, domains, cons):
                 continue  # `solution` already holds the hint's values for this group
@@ -793,7 +959,7 @@ class CompiledPack:
             steps += used
             remaining -= used
             if remaining < 0:
-                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET)
+                raise SolverBudgetExceeded(task, budget or default_budget())
             if dived is not None:
                 solution.update(dived)
                 continue
@@ -807,13 +973,13 @@ class CompiledPack:
                 for name in con.fields:
                     vcons[name].append((con.constraint, con.fields))
             counter = SearchTrace()
-            holds = {id(con.constraint): con.holds for con in cons}
+            holds = self._checks(cons, query_residues)
             try:
-                found = _new_search(remaining, task, counter, holds, self._residues,
-                                self._verdicts).getSolution(local, None, vcons)
+                found = _new_search(remaining, task, counter, holds,
+                                    self._verdicts).getSolution(local, None, vcons)
             except SolverBudgetExceeded:
                 # Name the whole budget, not what was left of it for this group.
-                raise SolverBudgetExceeded(task, budget or DEFAULT_BUDGET) from None
+                raise SolverBudgetExceeded(task, budget or default_budget()) from None
             steps += counter.steps
             remaining -= counter.steps
             if found is None:
@@ -834,8 +1000,8 @@ class CompiledPack:
         for con in state.open.values():
             for name in con.fields:
                 vcons[name].append((con.constraint, con.fields))
-        holds = {id(con.constraint): con.holds for con in state.open.values()}
-        searcher = _new_search(DEFAULT_BUDGET, "narrowing", None, holds, self._residues, self._verdicts)
+        holds = self._checks(state.open.values(), {})
+        searcher = _new_search(default_budget(), "narrowing", None, holds, self._verdicts)
         if not searcher._consistent(local, {}, vcons, names):
             return None
         return {**state.domains, **{n: list(local[n]) for n in names}}
@@ -899,9 +1065,9 @@ class CompiledPack:
                 rule = self.rules[rid]
                 for name in rule.fields:
                     vconstraints[name].append((rule.constraint, rule.fields))
-        holds = {id(r.constraint): r.holds for r in self.rules.values()}
-        solver = _new_search(budget or DEFAULT_BUDGET, "enumerating solutions", None, holds,
-                             None, self._verdicts)
+        holds = self._checks(self._cons.values(), {})
+        solver = _new_search(budget or default_budget(), "enumerating solutions", None, holds,
+                             self._verdicts)
         found: Iterator[Assignment] = solver.getSolutionIter(domains, None, vconstraints)
         return found
 

@@ -7,6 +7,7 @@ Must not import the solver: front ends depend on this module and `model` alone.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -168,6 +169,22 @@ def _default_message(conflict: ConflictReport) -> str:
 
 
 def _jsonable(value: Any) -> Any:
-    if value is None or isinstance(value, str | int | float | bool):
+    """`value` as strict JSON can hold it: None, bool, str, a finite float or an int that prints
+    (json.dumps refuses one of more than 4,300 digits) as is; anything else as its repr."""
+    if value is None or isinstance(value, str | bool):
         return value
-    return repr(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, int):
+        if value.bit_length() <= _INT_BITS:
+            return value
+        return f"<an integer of about {int(value.bit_length() * math.log10(2)) + 1} digits>"
+    try:
+        return repr(value)
+    except Exception:  # a repr that fails (e.g. a container of huge ints) still renders
+        return f"<{type(value).__name__}>"
+
+
+# Ints up to this many bits (about 3,000 digits) stay numbers: below Python's default limit of
+# 4,300 digits for int <-> str conversion, which json.dumps and repr are subject to.
+_INT_BITS = 10_000

@@ -139,6 +139,9 @@ class _Checks:
         self.cp = cp
         self.task = task
         self.witnesses: list[Mapping[str, Scalar]] = []
+        # Questions answered "no": any question that asks for at least those pins and rules
+        # has the same answer (more pins or rules can only make it harder).
+        self.refuted: list[tuple[tuple[tuple[str, Scalar], ...], frozenset[str]]] = []
 
     def __call__(self, pins: Mapping[str, Scalar], rules: Sequence[str]) -> bool:
         cp = self.cp
@@ -151,6 +154,12 @@ class _Checks:
                 open_rules.append(rid)
         if not open_rules:
             return True
+        if self.refuted:
+            asked = set(rules)
+            for known_pins, known_rules in self.refuted:
+                if known_rules <= asked and all(
+                        n in pins and pins[n] == v for n, v in known_pins):
+                    return False
         rules = open_rules
         for witness in self.witnesses:
             if all(witness[n] == v for n, v in pins.items()) and all(
@@ -160,6 +169,7 @@ class _Checks:
         hint = self.witnesses[0] if self.witnesses else None
         found = cp.solve(pins, rules=rules, task=self.task, hint=hint)
         if found is None:
+            self.refuted.append((tuple(pins.items()), frozenset(rules)))
             return False
         self.witnesses.insert(0, found)
         del self.witnesses[self.KEEP:]

@@ -15,6 +15,7 @@ Imports only the standard library and `solver.model`.
 from __future__ import annotations
 
 import ast
+import functools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -87,6 +88,14 @@ class _Operand:
     display: str = ""
 
 
+
+@functools.lru_cache(maxsize=4096)
+def _members(domain: tuple[Scalar, ...], types: tuple[type, ...]) -> frozenset[tuple[type, Scalar]]:
+    """A domain as (type, value) pairs: membership that tells True from 1, in constant time
+    (every literal of every condition is checked against its field's domain at load). `types`
+    is part of the key because (0, 1) == (False, True) as tuples."""
+    return frozenset(zip(types, domain, strict=True))
+
 class _Compiler:
     def __init__(self, text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]):
         self.text = text
@@ -129,7 +138,7 @@ class _Compiler:
             if type(value) is not int or not all(type(v) is int for v in domain):
                 raise ExprError(f"{op!r} needs an integer field and an integer literal ({field})")
             return
-        if not any(value == v and type(value) is type(v) for v in domain):
+        if (type(value), value) not in _members(domain, tuple(map(type, domain))):
             shown = ", ".join(map(repr, domain[:12])) + (" ..." if len(domain) > 12 else "")
             raise ExprError(f"{value!r} is not a value of {field} (domain: {shown})")
         self.literals.append((field, value))
@@ -275,17 +284,25 @@ def _parse_tree(text: str) -> ast.expr:
         raise ExprError("a condition must be a non-empty string")
     if len(text) > MAX_LENGTH:
         raise ExprError(f"condition longer than {MAX_LENGTH} characters in {text[:100]!r}...")
-    shown = text if len(text) <= 200 else text[:200] + "..."
     try:
         tree = ast.parse(text.strip(), mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise ExprError(f"not a valid condition ({exc.__class__.__name__}) in {shown!r}") from None
+        raise ExprError(f"not a valid condition ({exc.__class__.__name__}) in {_quote(text)}") from None
     return tree.body
+
+
+def _quote(text: str, limit: int = 200) -> str:
+    """The condition as the pack wrote it, quoted, its first `limit` characters when longer.
+
+    Not `ast.unparse`: it recurses once per level, and a condition under MAX_LENGTH can nest
+    hundreds of levels (`- - - ... 1`)."""
+    text = text.strip()
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 
 
 def parse(text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]) -> Condition:
     """Parse and check one condition against the pack's fields and named sets."""
-    return _build(text, [_parse_tree(text)], fields, sets, "single")
+    return _build(text, [(text, _parse_tree(text))], fields, sets, "single")
 
 
 def rule_condition(
@@ -301,28 +318,28 @@ def rule_condition(
         raise ExprError("a rule needs `require` or `forbid`")
     if require is not None and forbid is not None:
         raise ExprError("a rule has `require` or `forbid`, not both")
-    trees = [_parse_tree(when)] if when is not None else []
-    trees.append(_parse_tree(body))
+    trees = [(when, _parse_tree(when))] if when is not None else []
+    trees.append((body, _parse_tree(body)))
     text = (f"not ({when}) or " if when else "") + (f"({body})" if require else f"not ({body})")
     return _build(text, trees, fields, sets, "rule" if require is not None else "rule-forbid")
 
 
 def _build(
     text: str,
-    trees: list[ast.expr],
+    trees: list[tuple[str, ast.expr]],
     fields: Mapping[str, Field],
     sets: Mapping[str, Sequence[Scalar]],
     shape: str,
 ) -> Condition:
     compiler = _Compiler(text, fields, sets)
     parts = []
-    for tree in trees:
+    for source, tree in trees:
         try:
             parts.append(compiler.condition(tree))
         except RecursionError:
-            raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels") from None
+            raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels in {_quote(source)}") from None
         except ExprError as exc:
-            raise ExprError(f"{exc} in {ast.unparse(tree)!r}") from None
+            raise ExprError(f"{exc} in {_quote(source)}") from None
     if shape == "single":
         fast, tri = parts[0]
     else:

@@ -109,7 +109,8 @@ def export(pack: Pack, fmt: str) -> str:
         lines += [f"    style {n} stroke:#c00,stroke-width:2px" for n in sorted(cycle_nodes)]
         return "\n".join(lines) + "\n"
     if fmt == "dot":
-        lines = [f'digraph "{pack.name}" {{', "  rankdir=LR;"]
+        title = pack.name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+        lines = [f'digraph "{title}" {{', "  rankdir=LR;"]
         for name in info.order:
             attrs = ["shape=ellipse" if pack.fields[name].kind == "fact" else "shape=box"]
             if name in cycle_nodes:

@@ -16,11 +16,57 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput
 from solver.model import Field, Pack, Pin, Scalar
 
-__all__ = ["coerce", "collect_pins", "facts_from_environ", "field_name", "parse_assignments"]
+__all__ = ["coerce", "collect_pins", "facts_from_environ", "field_name", "parse_assignments", "shown"]
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
 MAX_VALUE_LENGTH = 512
+# Longer values get no did-you-mean (difflib's cost grows with the length).
+_MAX_SUGGEST_LENGTH = 100
+
+
+def shown(value: Any, limit: int = 60) -> str:
+    """`repr(value)` in at most `limit` characters, for any value a caller may pass.
+
+    Python refuses to convert an integer of more than 4,300 digits to text (and a container
+    holding one); such a value shows its size instead.
+
+    >>> shown("fp8"), shown(10**5000), shown(["x" * 100])[-6:]
+    ("'fp8'", '<an integer of about 5000 digits>', 'xxx...')
+    """
+    try:
+        text = repr(value)
+    except ValueError:
+        if isinstance(value, int):
+            sign = "a negative" if value < 0 else "an"
+            return f"<{sign} integer of about {int(value.bit_length() * 0.30103)} digits>"
+        text = f"<{type(value).__name__} that cannot be shown>"
+    except Exception:  # a caller's object whose __repr__ fails
+        text = f"<{type(value).__name__} that cannot be shown>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _reported(value: Any) -> Any:
+    """The value an issue keeps: as given, unless it cannot even be rendered (JSON needs it)."""
+    if isinstance(value, str | float | bool) or value is None:
+        return value
+    try:
+        repr(value)
+    except Exception:
+        return shown(value)
+    return value
+
+
+def _suggestion_text(value: Any) -> str | None:
+    """The text did-you-mean compares with the domain, or None to suggest nothing."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int) and value.bit_length() > 64:
+        return None
+    if isinstance(value, int | float | str):
+        text = str(value)
+        return text if len(text) <= _MAX_SUGGEST_LENGTH else None
+    return None
 
 
 def field_name(raw: str) -> str:
@@ -64,8 +110,9 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
                 candidate = value
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
-    elif kinds == {str} and isinstance(value, int | bool) and not isinstance(value, bool):
-        candidate = str(value)
+    elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):
+        # An integer too long for str() cannot spell a domain value.
+        candidate = str(value) if value.bit_length() <= 64 else value
     elif kinds == {str} and isinstance(value, bool):
         candidate = "1" if value else "0"
     for allowed in field.domain:
@@ -76,27 +123,37 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
 
 def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     domain = [str(v).lower() if isinstance(v, bool) else str(v) for v in field.domain]
-    close = tuple(difflib.get_close_matches(str(value), domain, n=3, cutoff=0.6))
+    text = _suggestion_text(value)
+    close = tuple(difflib.get_close_matches(text, domain, n=3, cutoff=0.6)) if text is not None else ()
     if message is None:
-        shown = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
+        listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
         auto = f" (or {field.auto!r} to let confsolve choose)" if field.auto else ""
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
-        message = f"{field.cli_flag} {value!r} is not a value of {field.name}{hint} Allowed: {shown}{auto}."
+        message = (
+            f"{field.cli_flag} {shown(value, 80)} is not a value of {field.name}{hint} "
+            f"Allowed: {listed}{auto}."
+        )
     return InputIssue(
-        field=field.name, value=value, message=message, did_you_mean=close, allowed=tuple(field.domain)
+        field=field.name,
+        value=_reported(value),
+        message=message,
+        did_you_mean=close,
+        allowed=tuple(field.domain),
     )
 
 
 def _unknown_field(pack: Pack, raw: Any, value: Any) -> InputIssue:
     names = list(pack.fields)
-    shown = field_name(raw) if isinstance(raw, str) else repr(raw)
-    close = tuple(difflib.get_close_matches(shown, names, n=3, cutoff=0.6))
+    name = field_name(raw) if isinstance(raw, str) else shown(raw)
+    close = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.6)) if len(name) <= 200 else ()
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return InputIssue(
-        field=str(raw),
-        value=value,
+        field=raw if isinstance(raw, str) else name,
+        value=_reported(value),
         did_you_mean=close,
-        message=f"unknown field {shown!r} in pack {pack.name!r}{hint} (`confsolve show` lists the fields)",
+        message=(
+            f"unknown field {shown(name, 80)} in pack {pack.name!r}{hint} (`confsolve show` lists the fields)"
+        ),
     )
 
 

@@ -1,7 +1,10 @@
 """Read a pack directory (TOML) into a checked `Pack`, reporting every problem at once.
 
 A pack is untrusted data: nothing in it runs. Conditions are parsed by `solver.expr`; sizes are
-bounded so a hostile pack ends in a `PackError`, not in a hang or a memory blow-up.
+bounded so a hostile pack ends in a `PackError`, not in a hang or a memory blow-up: each file is
+read by `read_bounded` (regular files only, at most MAX_FILE_BYTES, once each, MAX_PACK_BYTES in
+all), TOML nesting is bounded before tomllib recurses, and no check recurses over the pack's data.
+`read_bounded` is also how `solver.modelconfig` reads a model's config files.
 Imports the standard library, `solver.model`, `solver.expr` and `solver.errors`; never networkx or
 python-constraint.
 """
@@ -9,25 +12,42 @@ python-constraint.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
-import tomllib
+import stat
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.expr import Condition, ExprError, parse, rule_condition
-from solver.model import Field, Pack, Preference, Rule, Scalar
+from solver.model import Field, Pack, Preference, RecordInvalid, Rule, Scalar
 
-__all__ = ["MAX_DOMAIN", "MAX_FIELDS", "MAX_RULES", "PackSemantics", "load_directory", "semantics"]
+__all__ = [
+    "MAX_DOMAIN",
+    "MAX_FIELDS",
+    "MAX_FILE_BYTES",
+    "MAX_RULES",
+    "PackSemantics",
+    "RefusedFile",
+    "load_directory",
+    "read_bounded",
+    "semantics",
+]
 
 MAX_FIELDS = 20_000
 MAX_RULES = 200_000
 MAX_DOMAIN = 1_000
 MAX_FILE_BYTES = 16 * 1024 * 1024
+# All files of a pack together, and how many it may list: pack.toml cannot make the loader read
+# one file many times, or many files without end.
+MAX_PACK_BYTES = 2 * MAX_FILE_BYTES
+MAX_FILES = 1_000
+# Arrays and tables nested deeper than this are refused (tomllib recurses once per level).
+MAX_TOML_NESTING = 64
 
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
@@ -61,25 +81,58 @@ def semantics(pack: Pack) -> PackSemantics:
     return found
 
 
+def _known(digest: str, root: Path) -> Pack | None:
+    """The pack with this digest from the process cache or the on-disk cache, if either has it."""
+    pack = _CACHE.get(digest)
+    if pack is not None:
+        return pack
+    from solver import cache
+
+    entry = cache.read(digest)
+    if entry is None or not isinstance(entry.get("pack"), dict):
+        return None
+    try:
+        pack = Pack.from_json(entry["pack"], digest=digest, directory=str(root))
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    _CACHE[digest] = pack
+    return pack
+
+
+def _store(pack: Pack) -> None:
+    """Put a checked pack in the on-disk cache, if it survives the JSON round trip unchanged."""
+    from solver import cache
+
+    doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
+    try:
+        again = Pack.from_json(doc, digest=pack.digest, directory=pack.directory)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return
+    if again == pack:
+        cache.write(pack.digest, pack=doc)
+
+
 def load_directory(directory: str | Path) -> Pack:
     """Load and check the pack in `directory`; raise one `PackError` listing every problem."""
     root = Path(directory)
-    # The digest covers the raw bytes, so a pack seen before (in this process, or in the on-disk
-    # cache) is found without parsing or checking anything again.
-    raw = _read_raw(root)
-    if raw is not None:
-        known = _known(hashlib.sha256(b"".join(raw)).hexdigest(), root)
+    problems: list[PackProblem] = []
+    found = _read_files(root, problems)
+    if found is None:
+        raise PackError(problems, root.name)
+    manifest, files = found
+    # The digest covers the name and bytes of every file, so a pack seen before (in this process,
+    # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
+    # file that could not be read is never looked up: the cache must not hide a broken file.
+    digest = _digest(files)
+    if not problems:
+        known = _known(digest, root)
         if known is not None:
             return known
-    problems: list[PackProblem] = []
-    manifest = root / "pack.toml"
-    docs = _read_files(root, manifest, problems)
-    if docs is None:
-        raise PackError(problems, root.name)
-    digest = hashlib.sha256(b"".join(raw for _, raw, _ in docs)).hexdigest()
-    cached = _CACHE.get(digest)
-    if cached is not None:
-        return cached
+    docs = [("pack.toml", manifest)]
+    for name, raw in files[1:]:
+        doc = _parse_toml(name, raw, problems)
+        if doc is not None:
+            docs.append((name, doc))
     pack = _assemble(root, docs, digest, problems)
     if problems:
         cycles = [p for p in problems if p.where == "depends_on cycle"]
@@ -92,111 +145,256 @@ def load_directory(directory: str | Path) -> Pack:
     return pack
 
 
-def _read_raw(root: Path) -> list[bytes] | None:
-    """The bytes of pack.toml and of the files it lists, or None at the first irregularity (the
-    full load then reports it)."""
-    try:
-        head = (root / "pack.toml").read_bytes()
-        files = tomllib.loads(head.decode("utf-8"))["pack"]["files"]
-        out = [head]
-        for name in files:
-            path = root / name
-            if (
-                not isinstance(name, str)
-                or Path(name).name != name
-                or not name.endswith(".toml")
-                or path.stat().st_size > MAX_FILE_BYTES
-            ):
-                return None
-            out.append(path.read_bytes())
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError, TypeError):
-        return None
-    return out
+class RefusedFile(Exception):
+    """`read_bounded` would not read a file: not a regular file, or larger than the limit.
+
+    `kind` says what it is when it is not a regular file ("a character device", ...); `size` is
+    the size of a file too large, when known (None when the file only showed it by not ending).
+    """
+
+    def __init__(self, path: Path, limit: int, *, size: int | None = None, kind: str = "") -> None:
+        self.path, self.limit, self.size, self.kind = path, limit, size, kind
+        super().__init__(
+            f"{path}: not a regular file ({kind})" if kind else f"{path}: larger than {limit} bytes"
+        )
 
 
-def _known(digest: str, root: Path) -> Pack | None:
-    """The pack with this digest from the process cache or the on-disk cache, if either has it."""
-    pack = _CACHE.get(digest)
-    if pack is not None:
-        return pack
-    from solver import cache
-
-    entry = cache.read(digest)
-    if entry is None or not isinstance(entry.get("pack"), dict):
-        return None
-    try:
-        pack = Pack.model_validate({**entry["pack"], "digest": digest, "directory": str(root)})
-    except ValidationError:
-        return None
-    _CACHE[digest] = pack
-    return pack
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a named pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
 
 
-def _store(pack: Pack) -> None:
-    """Put a checked pack in the on-disk cache, if it survives the JSON round trip unchanged."""
-    from solver import cache
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
 
-    doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
-    again = Pack.model_validate({**doc, "digest": pack.digest, "directory": pack.directory})
-    if again == pack:
-        cache.write(pack.digest, pack=doc)
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the regular file `path` (symlinks followed), reading at most `limit` + 1
+    bytes: the one place where confsolve reads a file it was pointed at (pack files, model configs).
+
+    Raises `RefusedFile` for anything but a regular file (a device such as /dev/zero, a pipe, a
+    directory) and for a file larger than `limit` bytes, whether stat() says so or the file only
+    shows it by not ending. Other `OSError`s (missing, no permission) pass through.
+    """
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise RefusedFile(path, limit, kind=_kind(mode))
+    # O_NONBLOCK: were the path swapped for a pipe after the check, opening it must not wait for
+    # a writer; fstat then says what was really opened.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RefusedFile(path, limit, kind=_kind(info.st_mode))
+        if info.st_size > limit:
+            raise RefusedFile(path, limit, size=info.st_size)
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise RefusedFile(path, limit)
+    return data
 
 
 def _read_files(
-    root: Path, manifest: Path, problems: list[PackProblem]
-) -> list[tuple[str, bytes, dict[str, Any]]] | None:
+    root: Path, problems: list[PackProblem]
+) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
+    """The parsed pack.toml, and the name and bytes of it and of every file it lists; None when
+    nothing more can be checked. Each file is read once, bounded (`read_bounded`), and all of
+    them together are at most MAX_PACK_BYTES."""
     if not root.is_dir():
         problems.append(PackProblem("pack", f"{root} is not a directory"))
         return None
-    head = _read_toml(manifest, problems)
-    if head is None:
-        if not manifest.is_file():
-            problems[-1:] = [PackProblem("pack", f"no pack.toml in {root}", "pack.toml")]
+    try:
+        head = _read_file(root, "pack.toml", MAX_FILE_BYTES, problems)
+    except RefusedFile as exc:
+        problems.append(PackProblem("file", _refusal(exc), "pack.toml"))
         return None
-    raw_manifest, doc = head
-    meta = doc.get("pack")
+    if head is None:
+        return None
+    manifest = _parse_toml("pack.toml", head[0], problems)
+    if manifest is None:
+        return None
+    meta = manifest.get("pack")
     if not isinstance(meta, dict):
         problems.append(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
         return None
-    files = meta.get("files", [])
-    if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+    names = meta.get("files", [])
+    if not isinstance(names, list) or not all(isinstance(f, str) for f in names):
         problems.append(PackProblem("pack.files", "must be a list of file names", "pack.toml"))
         return None
-    docs = [("pack.toml", raw_manifest, doc)]
-    for name in files:
-        path = root / name
-        if Path(name).name != name or not name.endswith(".toml"):
-            problems.append(PackProblem("pack.files", f"{name!r} is not a .toml file name", "pack.toml"))
+    if len(names) > MAX_FILES:
+        problems.append(
+            PackProblem("pack.files", f"lists {len(names)} files; at most {MAX_FILES}", "pack.toml")
+        )
+        return None
+    files = [("pack.toml", head[0])]
+    seen: dict[object, str] = {head[1]: "pack.toml"}
+    budget = MAX_PACK_BYTES - len(head[0])
+    for name in names:
+        if Path(name).name != name or not name.endswith(".toml") or len(name) > 255 or "\0" in name:
+            shown = repr(name) if len(name) <= 80 else repr(name[:80]) + "..."
+            problems.append(PackProblem("pack.files", f"{shown} is not a .toml file name", "pack.toml"))
             continue
-        loaded = _read_toml(path, problems)
-        if loaded is not None:
-            docs.append((name, loaded[0], loaded[1]))
-    return docs
+        if name == "pack.toml":
+            problems.append(PackProblem("pack.files", "lists pack.toml itself; list the other files", name))
+            continue
+        if name in seen.values():
+            problems.append(PackProblem("pack.files", f"{name!r} is listed twice", "pack.toml"))
+            continue
+        if budget < 0:
+            continue  # reported once, at the file that went over
+        try:
+            loaded = _read_file(root, name, min(MAX_FILE_BYTES, budget), problems)
+        except RefusedFile as exc:
+            problems.append(PackProblem("file", _refusal(exc), name))
+            if not exc.kind and exc.limit < MAX_FILE_BYTES:
+                budget = -1
+            continue
+        if loaded is None:
+            continue
+        raw, identity = loaded
+        if identity in seen:
+            problems.append(
+                PackProblem("pack.files", f"{name!r} is the same file as {seen[identity]!r}", "pack.toml")
+            )
+            continue
+        seen[identity] = name
+        files.append((name, raw))
+        budget -= len(raw)
+    return manifest, files
 
 
-def _read_toml(path: Path, problems: list[PackProblem]) -> tuple[bytes, dict[str, Any]] | None:
+def _read_file(root: Path, name: str, limit: int, problems: list[PackProblem]) -> tuple[bytes, object] | None:
+    """The bytes of one pack file and its identity on disk, or None after reporting why not;
+    `RefusedFile` (not a regular file, over `limit`) is the caller's to report."""
+    path = root / name
     try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            problems.append(PackProblem("file", f"larger than {MAX_FILE_BYTES} bytes", path.name))
-            return None
-        raw = path.read_bytes()
-        return raw, tomllib.loads(raw.decode("utf-8"))
+        raw = read_bounded(path, limit)
+        info = path.stat()
     except FileNotFoundError:
-        problems.append(PackProblem("file", "listed in pack.toml but missing", path.name))
-    except (OSError, UnicodeDecodeError) as exc:
-        problems.append(PackProblem("file", f"cannot be read: {exc}", path.name))
+        if name == "pack.toml":
+            problems.append(PackProblem("pack", f"no pack.toml in {root}", name))
+        else:
+            problems.append(PackProblem("file", "listed in pack.toml but missing", name))
+        return None
+    except OSError as exc:
+        problems.append(PackProblem("file", f"cannot be read: {exc.strerror or exc}", name))
+        return None
+    # Two names for one file (a hard link or a symlink) would read it twice; inode 0 means the
+    # platform does not say, and the name alone identifies the file.
+    identity: object = (info.st_dev, info.st_ino) if info.st_ino else name
+    return raw, identity
+
+
+def _refusal(exc: RefusedFile) -> str:
+    """Why `read_bounded` refused a pack file, in words."""
+    if exc.kind:
+        return f"not a regular file ({exc.kind}); a pack file must be a regular file"
+    if exc.limit < MAX_FILE_BYTES and (exc.size is None or exc.size <= MAX_FILE_BYTES):
+        return f"the pack's files together are larger than {MAX_PACK_BYTES} bytes"
+    return f"larger than {MAX_FILE_BYTES} bytes"
+
+
+# Strings and comments, whose brackets are text. Unrolled loops, and an unclosed string runs to
+# the end of its line (or of the text): every match succeeds where it starts, so the scan is
+# linear (a 16 MB file in about a second); an unclosed string is tomllib's to report.
+_TOML_SKIP = re.compile(
+    r'"""[^"\\]*(?:(?:\\.?|"{1,2}(?!"))[^"\\]*)*(?:"{3,5})?'  # multi-line basic string
+    r"|'''[^']*(?:'{1,2}(?!')[^']*)*(?:'{3,5})?"  # multi-line literal string
+    r'|"[^"\\\n]*(?:\\[^\n]?[^"\\\n]*)*"?'  # basic string
+    r"|'[^'\n]*'?"  # literal string
+    r"|#[^\n]*",  # comment
+    re.DOTALL,
+)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}.__getitem__
+
+
+def _bracket_nesting(text: str) -> int:
+    """How deep arrays and inline tables nest in TOML `text` (strings and comments skipped)."""
+    if text.count("[") + text.count("{") <= MAX_TOML_NESTING:
+        return 0  # cannot be too deep
+    brackets = _NOT_BRACKET.sub("", _TOML_SKIP.sub(" ", text))
+    return max(accumulate(map(_BRACKET_STEP, brackets)), default=0)
+
+
+def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str, Any] | None:
+    """The TOML document in `raw`, or None after reporting why it is not one."""
+    import tomllib  # only when a file is parsed: a pack served from the cache needs none
+
+    too_deep = PackProblem("file", f"arrays or tables nested deeper than {MAX_TOML_NESTING} levels", name)
+    try:
+        text = raw.decode("utf-8")
+        # tomllib recurses once per level of arrays and inline tables: refuse deep nesting before
+        # it sees it (RecursionError is the backstop).
+        if _bracket_nesting(text) > MAX_TOML_NESTING:
+            problems.append(too_deep)
+            return None
+        doc = tomllib.loads(text)
+    except UnicodeDecodeError as exc:
+        problems.append(PackProblem("file", f"not UTF-8 text ({exc.reason} at byte {exc.start})", name))
+        return None
+    except RecursionError:
+        problems.append(too_deep)
+        return None
     except tomllib.TOMLDecodeError as exc:
-        problems.append(PackProblem("file", f"not valid TOML: {exc}", path.name))
-    return None
+        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name))
+        return None
+    except ValueError as exc:  # tomllib lets int() refuse an integer literal of 4,300+ digits
+        problems.append(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
+        return None
+    # Dotted keys (a.b.c = 1) nest tables without brackets; what reads the pack later may recurse.
+    if _data_nesting(doc) > MAX_TOML_NESTING:
+        problems.append(too_deep)
+        return None
+    return doc
+
+
+_CONTAINERS = (dict, list)  # what tomllib builds tables and arrays from (exact types: fast)
+
+
+def _data_nesting(doc: Any) -> int:
+    """How deep tables and arrays nest in parsed data, the document itself being level 1 (stops
+    counting past MAX_TOML_NESTING)."""
+    deepest = 0
+    todo: list[tuple[Any, int]] = [(doc, 1)]
+    while todo and deepest <= MAX_TOML_NESTING:
+        value, depth = todo.pop()
+        deepest = max(deepest, depth)
+        items = value.values() if isinstance(value, dict) else value
+        todo += [(item, depth + 1) for item in items if type(item) in _CONTAINERS]
+    return deepest
+
+
+def _number_problem(exc: ValueError) -> str:
+    if "digits" in str(exc):
+        return f"an integer literal has more than {sys.get_int_max_str_digits()} digits"
+    return _shorten(str(exc))
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _digest(files: list[tuple[str, bytes]]) -> str:
+    """sha256 over each file's name, length and bytes (moving text between files changes it)."""
+    digest = hashlib.sha256()
+    for name, raw in files:
+        digest.update(f"{name}\0{len(raw)}\0".encode())
+        digest.update(raw)
+    return digest.hexdigest()
 
 
 def _assemble(
     root: Path,
-    docs: list[tuple[str, bytes, dict[str, Any]]],
+    docs: list[tuple[str, dict[str, Any]]],
     digest: str,
     problems: list[PackProblem],
 ) -> Pack | None:
-    meta = docs[0][2]["pack"]
+    meta = docs[0][1]["pack"]
     name, version = meta.get("name"), meta.get("version")
     if not isinstance(name, str) or not name:
         problems.append(PackProblem("pack.name", "missing or not a string", "pack.toml"))
@@ -210,7 +408,7 @@ def _assemble(
     prefs: list[Preference] = []
     model_config: dict[str, Any] = {}
     acknowledged: dict[str, tuple[str, ...]] = {}
-    for file, _, doc in docs:
+    for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
                 problems.append(
@@ -235,23 +433,20 @@ def _assemble(
             )
         )
         return None
-    try:
-        pack = Pack(
-            name=name,
-            version=version,
-            description=str(meta.get("description", "")),
-            fields=fields,
-            rules=tuple(rules),
-            preferences=tuple(prefs),
-            sets=sets,
-            model_config_map=model_config,
-            acknowledged=acknowledged,
-            digest=digest,
-            directory=str(root),
-        )
-    except ValidationError as exc:
-        problems.append(PackProblem("pack", _validation_text(exc), "pack.toml"))
-        return None
+    # Every part was validated on its own above; the pack itself adds no types to check.
+    pack = Pack(
+        name=name,
+        version=version,
+        description=str(meta.get("description", "")),
+        fields=fields,
+        rules=tuple(rules),
+        preferences=tuple(prefs),
+        sets=sets,
+        model_config_map=model_config,
+        acknowledged=acknowledged,
+        digest=digest,
+        directory=str(root),
+    )
     _check_ids(pack, problems)
     _check_references(pack, problems)
     _check_cycles(pack, problems)
@@ -320,7 +515,7 @@ def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: l
             continue
         try:
             field = Field.model_validate({**body, "name": field_name, "file": file})
-        except ValidationError as exc:
+        except RecordInvalid as exc:
             problems.append(PackProblem(where, _validation_text(exc), file))
             continue
         problems += [PackProblem(where, msg, file) for msg in _domain_problems(field)]
@@ -366,7 +561,7 @@ def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[
             continue
         try:
             item = model.model_validate({**body, "file": file})
-        except ValidationError as exc:
+        except RecordInvalid as exc:
             problems.append(PackProblem(where, _validation_text(exc), file))
             continue
         for attr in ("because", "source"):
@@ -450,27 +645,51 @@ def _values_problems(field: Field, values: Iterable[Scalar]) -> list[str]:
 
 
 def _check_cycles(pack: Pack, problems: list[PackProblem]) -> None:
-    """depends_on must be acyclic; report each cycle as the whole chain."""
-    state: dict[str, int] = {}
-    stack: list[str] = []
+    """depends_on must be acyclic; report each cycle as the whole chain.
 
-    def visit(name: str) -> None:
-        state[name] = 1
-        stack.append(name)
-        for dep in pack.fields[name].depends_on:
-            if dep not in pack.fields:
+    Iterative depth-first search: a legal chain may be thousands of fields long. At most
+    _MAX_CYCLES_SHOWN cycles are listed (a hostile pack can have quadratically many)."""
+    fields = pack.fields
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    found = 0
+    for start in fields:
+        if start in state:
+            continue
+        path = [start]
+        where = {start: 0}  # position on `path`
+        todo = [iter(dict.fromkeys(fields[start].depends_on))]
+        state[start] = 1
+        while todo:
+            dep = next(todo[-1], None)
+            if dep is None:
+                done = path.pop()
+                todo.pop()
+                del where[done]
+                state[done] = 2
+            elif dep not in fields:
                 continue
-            if state.get(dep) == 1:
-                chain = [*stack[stack.index(dep) :], dep]
-                problems.append(PackProblem("depends_on cycle", " -> ".join(chain)))
+            elif state.get(dep) == 1:
+                found += 1
+                if found <= _MAX_CYCLES_SHOWN:
+                    problems.append(PackProblem("depends_on cycle", _chain([*path[where[dep] :], dep])))
             elif dep not in state:
-                visit(dep)
-        stack.pop()
-        state[name] = 2
+                state[dep] = 1
+                where[dep] = len(path)
+                path.append(dep)
+                todo.append(iter(dict.fromkeys(fields[dep].depends_on)))
+    if found > _MAX_CYCLES_SHOWN:
+        problems.append(PackProblem("depends_on cycle", f"... and {found - _MAX_CYCLES_SHOWN} more cycles"))
 
-    for name in pack.fields:
-        if name not in state:
-            visit(name)
+
+_MAX_CYCLES_SHOWN = 50
+
+
+def _chain(names: list[str], ends: int = 20) -> str:
+    """`a -> b -> a`; a chain longer than 2 * `ends` links shows its ends and how many are left out."""
+    if len(names) <= 2 * ends:
+        return " -> ".join(names)
+    left_out = len(names) - 2 * ends
+    return " -> ".join([*names[:ends], f"... ({left_out} more)", *names[-ends:]])
 
 
 def _parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
@@ -510,7 +729,7 @@ def _hint(name: str, known: Mapping[str, Any]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _validation_text(exc: ValidationError) -> str:
+def _validation_text(exc: RecordInvalid) -> str:
     parts = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"]) or "value"

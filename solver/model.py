@@ -1,16 +1,24 @@
 """The data of confsolve: packs (fields, rules, preferences) and answers (resolutions, conflicts).
 
-Owns the pydantic models that everything else passes around and that the JSON output is made of.
+Owns the record types that everything else passes around and that the JSON output is made of.
 Must not import the solver, the graph or the condition language: a front end can depend on this
 module alone (the way Spack keeps its result types apart from its solver).
+
+The records are frozen standard-library dataclasses, not pydantic models: importing pydantic and
+building its models cost a cold `confsolve check` more than its whole budget over the
+interpreter's start (issue #7). Pydantic still validates everything read from a pack's TOML, in
+`solver.validation`, and only there; a pack served from the on-disk cache (written only after a
+round trip through the validated form) is rebuilt without it. `Record` keeps the small part of
+pydantic's model API the code uses (`model_validate`, `model_construct`, `model_copy`,
+`model_dump`), so the two stay interchangeable for callers.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict
-from pydantic import Field as PydanticField
+import dataclasses
+import json
+from collections.abc import Collection, Mapping
+from typing import Any, ClassVar, Literal, Self
 
 __all__ = [
     "AdjustmentRecord",
@@ -21,6 +29,8 @@ __all__ = [
     "PinRef",
     "Preference",
     "Provenance",
+    "Record",
+    "RecordInvalid",
     "Rejection",
     "Repair",
     "Resolution",
@@ -35,13 +45,94 @@ FieldKind = Literal["fact", "option"]
 PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+class RecordInvalid(ValueError):
+    """Data that does not fit a record: `errors()` lists each problem as
+    `{"loc": (...), "msg": "..."}` (pydantic's shape, so messages read the same)."""
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(str(p.get("msg", "")) for p in problems))
+        self._problems = problems
+
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self._problems)
 
 
-class Field(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Record:
+    """A frozen record with the subset of pydantic's model API this code base uses."""
+
+    # Read by pydantic when `solver.validation` validates input into a record.
+    __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
+
+    @classmethod
+    def model_construct(cls, **values: Any) -> Self:
+        """Build from values already known to be right (no validation)."""
+        return cls(**values)
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Self:
+        """Build from untrusted data, checking every type; raises `RecordInvalid`."""
+        from solver.validation import validate
+
+        return validate(cls, data)
+
+    @classmethod
+    def model_json_schema(cls, *, mode: Literal["validation", "serialization"] = "validation",
+                          ref_template: str = "#/$defs/{model}") -> dict[str, Any]:
+        """The JSON Schema of the record (built by pydantic, imported only here)."""
+        from solver.validation import json_schema
+
+        return json_schema(cls, mode=mode, ref_template=ref_template)
+
+    def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
+        return dataclasses.replace(self, **dict(update or {}))
+
+    def model_dump(
+        self,
+        *,
+        mode: Literal["python", "json"] = "python",
+        include: Collection[str] | None = None,
+        exclude: Collection[str] | None = None,
+        exclude_defaults: bool = False,
+    ) -> dict[str, Any]:
+        """The record as a dict (nested records as dicts; `json` mode: tuples as lists)."""
+        out: dict[str, Any] = {}
+        for f in dataclasses.fields(self):
+            if (include is not None and f.name not in include) or (exclude and f.name in exclude):
+                continue
+            value = getattr(self, f.name)
+            if exclude_defaults and _is_default(f, value):
+                continue
+            out[f.name] = _dump(value, mode == "json")
+        return out
+
+    def model_dump_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
+
+
+def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
+    if f.default is not dataclasses.MISSING:
+        return bool(value == f.default)
+    if f.default_factory is not dataclasses.MISSING:
+        return bool(value == f.default_factory())
+    return False
+
+
+def _dump(value: Any, as_json: bool) -> Any:
+    if isinstance(value, Record):
+        return value.model_dump(mode="json" if as_json else "python")
+    if isinstance(value, dict):
+        return {k: _dump(v, as_json) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        items = [_dump(v, as_json) for v in value]
+        return items if as_json or isinstance(value, list) else tuple(items)
+    return value
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Field(Record):
     """A named setting with a finite, ordered domain: a fact about the environment or an option."""
-
-    model_config = _FROZEN
 
     name: str
     kind: FieldKind
@@ -54,7 +145,7 @@ class Field(BaseModel):
     auto: str | None = None
     flag: str | None = None
     absent: Scalar | None = None  # the value the launcher spells by leaving its flag out
-    labels: dict[str, str] = PydanticField(default_factory=dict)
+    labels: dict[str, str] = dataclasses.field(default_factory=dict)
     file: str = ""
 
     @property
@@ -68,10 +159,9 @@ class Field(BaseModel):
         return self.labels.get(key, key)
 
 
-class Rule(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Rule(Record):
     """A hard rule (or a warning): `when` implies `require`; `forbid` is `require not`."""
-
-    model_config = _FROZEN
 
     id: str
     when: str | None = None
@@ -90,10 +180,9 @@ class Rule(BaseModel):
         return self.adjusts is not None
 
 
-class Preference(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Preference(Record):
     """A ranked list of values for one field, applied when the field is auto and `when` holds."""
-
-    model_config = _FROZEN
 
     id: str
     field: str
@@ -105,10 +194,9 @@ class Preference(BaseModel):
     file: str = ""
 
 
-class Pack(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Pack(Record):
     """Fields, rules, preferences and named value sets of one launcher, loaded from TOML."""
-
-    model_config = _FROZEN
 
     name: str
     version: str
@@ -116,13 +204,33 @@ class Pack(BaseModel):
     fields: dict[str, Field]
     rules: tuple[Rule, ...] = ()
     preferences: tuple[Preference, ...] = ()
-    sets: dict[str, tuple[Scalar, ...]] = PydanticField(default_factory=dict)
-    model_config_map: dict[str, Any] = PydanticField(default_factory=dict)
+    sets: dict[str, tuple[Scalar, ...]] = dataclasses.field(default_factory=dict)
+    model_config_map: dict[str, Any] = dataclasses.field(default_factory=dict)
     # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
-    acknowledged: dict[str, tuple[str, ...]] = PydanticField(default_factory=dict)
+    acknowledged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     digest: str = ""
     directory: str | None = None
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any], **extra: Any) -> Pack:
+        """Rebuild a pack from `model_dump(mode="json")` of a validated one, without validating
+        again: only for documents this program wrote (the on-disk cache, which stores one only
+        after this round trip gave back an equal pack). Malformed input raises KeyError,
+        TypeError or ValueError."""
+        def record(kind: type[Any], body: Mapping[str, Any]) -> Any:
+            return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items()})
+
+        return cls(
+            **{k: v for k, v in doc.items()
+               if k not in ("fields", "rules", "preferences", "sets", "acknowledged")},
+            fields={n: record(Field, f) for n, f in doc["fields"].items()},
+            rules=tuple(record(Rule, r) for r in doc["rules"]),
+            preferences=tuple(record(Preference, p) for p in doc["preferences"]),
+            sets={n: tuple(v) for n, v in doc["sets"].items()},
+            acknowledged={n: tuple(v) for n, v in doc["acknowledged"].items()},
+            **extra,
+        )
 
     def rule(self, rule_id: str) -> Rule:
         for rule in self.rules:
@@ -145,10 +253,9 @@ class Pack(BaseModel):
         return [name for name, f in self.fields.items() if f.kind == "fact"]
 
 
-class Pin(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Pin(Record):
     """A value fixed by input, with where it came from."""
-
-    model_config = _FROZEN
 
     field: str
     value: Scalar
@@ -157,54 +264,46 @@ class Pin(BaseModel):
 
 # --- answers --------------------------------------------------------------------------------
 
-_OUT = ConfigDict(frozen=True)
-
-
-class PinRef(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class PinRef(Record):
     """A pin as it appears in an explanation."""
-
-    model_config = _OUT
 
     field: str
     value: Scalar
     source: str
 
 
-class RuleRef(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class RuleRef(Record):
     """A rule as it appears in an explanation: enough to act on it and to check it upstream."""
-
-    model_config = _OUT
 
     id: str
     because: str
     source: str
 
 
-class Rejection(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Rejection(Record):
     """A better-ranked value that could not be used, and the minimal reason (pins and rules)."""
-
-    model_config = _OUT
 
     value: Scalar
     because: list[str]
 
 
-class Provenance(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Provenance(Record):
     """Who decided a field's value and why."""
-
-    model_config = _OUT
 
     kind: ProvenanceKind
     source: str | None = None
     rule: str | None = None
     because: str | None = None
-    rejected: list[Rejection] = PydanticField(default_factory=list)
+    rejected: list[Rejection] = dataclasses.field(default_factory=list)
 
 
-class AdjustmentRecord(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AdjustmentRecord(Record):
     """A user value replaced by a declared adjustment rule."""
-
-    model_config = _OUT
 
     field: str
     requested: Scalar
@@ -213,46 +312,42 @@ class AdjustmentRecord(BaseModel):
     because: str
 
 
-class WarningRecord(BaseModel):
-    model_config = _OUT
-
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class WarningRecord(Record):
     rule: str
     message: str
 
 
-class Resolution(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Resolution(Record):
     """A value for every field, with provenance, adjustments and warnings."""
-
-    model_config = _OUT
 
     pack: dict[str, str]
     values: dict[str, Scalar]
     provenance: dict[str, Provenance]
-    adjustments: list[AdjustmentRecord] = PydanticField(default_factory=list)
-    warnings: list[WarningRecord] = PydanticField(default_factory=list)
+    adjustments: list[AdjustmentRecord] = dataclasses.field(default_factory=list)
+    warnings: list[WarningRecord] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's `resolved` document."""
         return {"schema": 1, "status": "resolved", **self.model_dump(mode="json")}
 
 
-class ConflictReport(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class ConflictReport(Record):
     """A minimal set of pins and rules that cannot all hold."""
-
-    model_config = _OUT
 
     pins: list[PinRef]
     rules: list[RuleRef]
 
 
-class Repair(BaseModel):
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class Repair(Record):
     """A minimal change to the user's pins that makes the request solvable, verified by resolving."""
 
-    model_config = _OUT
-
-    set: dict[str, Scalar] = PydanticField(default_factory=dict)
-    unset: list[str] = PydanticField(default_factory=list)
-    values: dict[str, Scalar] = PydanticField(default_factory=dict)
-    alternatives: dict[str, list[Scalar]] = PydanticField(default_factory=dict)
+    set: dict[str, Scalar] = dataclasses.field(default_factory=dict)
+    unset: list[str] = dataclasses.field(default_factory=list)
+    values: dict[str, Scalar] = dataclasses.field(default_factory=dict)
+    alternatives: dict[str, list[Scalar]] = dataclasses.field(default_factory=dict)
     changes: int = 0
     rank_loss: int = 0

@@ -5,7 +5,8 @@ safely (every problem becomes an `InvalidInput` naming the file, never a traceba
 the pack's `[model_config]` table, a data mapping from config keys to facts (documented in
 constraints/README.md, "Model configs"). This module knows no launcher, device or model family:
 every key name, value spelling and file pattern lives in the pack.
-Imports the standard library, `solver.model`, `solver.errors` and `solver.inputs`.
+Imports the standard library, `solver.model`, `solver.errors`, `solver.inputs` and, for its
+bounded file reader, `solver.loader`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import difflib
 import fnmatch
 import json
 import os
+import sys
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,6 +23,7 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, PackError, PackProblem
 from solver.inputs import coerce
+from solver.loader import RefusedFile, read_bounded
 from solver.model import Field, Pack, Pin, Scalar
 
 __all__ = [
@@ -31,8 +34,8 @@ __all__ = [
     "facts_from_model_config",
 ]
 
-# A config.json is a few kilobytes; a limit keeps a wrong path (a weights file, /dev/zero) from
-# being read into memory.
+# A config.json is a few kilobytes; a limit keeps a wrong path (a weights file) from being read
+# into memory. `read_bounded` enforces it, and refuses what is not a regular file (/dev/zero).
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
 _MAX_DIR_ENTRIES = 100_000
 
@@ -479,6 +482,8 @@ def _read_source(table: ModelConfigMap, path: Path) -> _Source:
         if not config_path.is_file():
             if detected is not None and detected.standalone:
                 return _Source(shown, None, {}, detected)
+            if config_path.exists():  # a directory or a device by that name: say so
+                _read_json(config_path)
             hint = ""
             standalone = [d.glob for d in detects if d.standalone]
             if standalone:
@@ -526,11 +531,14 @@ def _list_dir(path: Path, shown: str, *, quiet: bool = False) -> list[str]:
 def _read_json(path: Path) -> dict[str, Any]:
     shown = str(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_CONFIG_BYTES:
-            raise _invalid(shown, f"is {size} bytes; a model config is at most "
-                                  f"{MAX_CONFIG_BYTES} bytes (is this a weights file?)")
-        text = path.read_bytes().decode("utf-8-sig")
+        text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8-sig")
+    except RefusedFile as exc:
+        if exc.kind:
+            raise _invalid(shown, f"is not a regular file ({exc.kind})") from None
+        # No size: stat() said it fits, and reading found more (a file still being written).
+        size = f"is {exc.size} bytes" if exc.size is not None else "holds more than it said"
+        raise _invalid(shown, f"{size}; a model config is at most {MAX_CONFIG_BYTES} bytes "
+                              "(is this a weights file?)") from None
     except OSError as exc:
         raise _invalid(shown, f"cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -542,6 +550,10 @@ def _read_json(path: Path) -> dict[str, Any]:
                               f"{exc.colno}") from None
     except RecursionError:
         raise _invalid(shown, "is nested too deeply to be a model config") from None
+    except ValueError as exc:  # json lets int() refuse a number of 4,300+ digits
+        problem = (f"a number has more than {sys.get_int_max_str_digits()} digits"
+                   if "digits" in str(exc) else str(exc)[:120])
+        raise _invalid(shown, f"is not valid JSON: {problem}") from None
     if not isinstance(doc, dict):
         raise _invalid(shown, f"holds {_kind(doc)}; a model config is a JSON object")
     return doc

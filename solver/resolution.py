@@ -9,7 +9,7 @@ finds exactly that configuration (the lexicographically best one), so no value i
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from solver.engine import CompiledPack, Extra, SearchTrace, State, compile_pack
@@ -40,6 +40,10 @@ class Plan:
     preferences: dict[str, tuple[Preference, ...]]
     # Warn rules by the fields they read: an auto value that breaks one ranks last (see `flagged`).
     warn_rules: dict[str, tuple[str, ...]]
+    # Rankings already computed, by field and the values of the fields its ranking reads.
+    _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = \
+        field(default_factory=dict, compare=False, repr=False)
+    _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def pack(self) -> Pack:
@@ -53,12 +57,37 @@ class Plan:
         Values a warn rule flags come last, whatever the preferences say: a warn rule marks a
         combination SGLang accepts but that is expected to fail, which a user may choose and then
         gets the warning, but which auto never takes while another value works.
+
+        Depends only on the decided values of the fields the field's preferences and warn rules
+        read, so it is remembered by those (a resolution asks for each field several times).
         """
-        ranked, origin = self.preferred(name, assigned)
-        flagged = self.flagged(name, assigned, ranked)
-        if flagged:
-            ranked = [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged]
-        return ranked, origin
+        reads = self._reads.get(name)
+        if reads is None:
+            reads = self._reads[name] = self._ranking_reads(name)
+        key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
+        found = self._rankings.get(key)
+        if found is None:
+            ranked, origin = self.preferred(name, assigned)
+            flagged = self.flagged(name, assigned, ranked)
+            if flagged:
+                ranked = [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged]
+            found = (ranked, origin)
+            if len(self._rankings) < _RANKINGS_KEPT:
+                self._rankings[key] = found
+        return list(found[0]), dict(found[1])
+
+    def _ranking_reads(self, name: str) -> tuple[str, ...]:
+        sem = semantics(self.pack)
+        reads: set[str] = set()
+        for pref in self.preferences.get(name, ()):
+            cond = sem.preferences[pref.id]
+            if cond is not None:
+                reads.update(cond.fields)
+            if pref.same_as is not None:
+                reads.add(pref.same_as)
+        for rid in self.warn_rules.get(name, ()):
+            reads.update(self.compiled.warn_rules[rid].fields)
+        return tuple(sorted(reads))
 
     def flagged(
         self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
@@ -101,6 +130,8 @@ class Plan:
 
 
 _PLANS: dict[str, Plan] = {}
+_UNDECIDED = object()
+_RANKINGS_KEPT = 1 << 15
 
 
 def plan_for(pack: Pack) -> Plan:
@@ -340,8 +371,8 @@ def _violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> boo
 
 def _check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
     issues = []
-    for name, field in plan.pack.fields.items():
-        if not field.required or name in pins or len(trace.domains.get(name, ())) <= 1:
+    for name, spec in plan.pack.fields.items():
+        if not spec.required or name in pins or len(trace.domains.get(name, ())) <= 1:
             continue
         shown = ", ".join(str(v) for v in trace.domains[name][:16])
         issues.append(InputIssue(
@@ -420,6 +451,8 @@ def _flagged_rejections(
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
     warn rule and the decided values it read are the reason."""
+    if not plan.warn_rules.get(name):
+        return []  # no warn rule reads the field: nothing can have been moved
     position = plan.order.index(name)
     assigned = {n: solution[n] for n in set(plan.order[:position]) | set(pins) if n != name}
     preferred, _ = plan.preferred(name, assigned)
@@ -449,11 +482,7 @@ def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) 
     left = {v for v in cp.domains[name] if v != value}
     excluded_by: dict[str, set[Scalar]] = {}
     for rid in cp.rules_reading(name):
-        rule = cp.rules[rid]  # `rule.holds` is the condition with its answers remembered
-        excluded_by[rid] = {
-            v for v in left
-            if not rule.holds(tuple(v if f == name else solution[f] for f in rule.fields))
-        }
+        excluded_by[rid] = left - cp.allowed(rid, name, solution)
     chosen: list[str] = []
     while left:
         best = max(excluded_by, key=lambda r: len(excluded_by[r] & left), default=None)

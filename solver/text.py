@@ -153,9 +153,19 @@ def _allowed(
 # --- resolution tables ----------------------------------------------------------------------
 
 
-def use_colour(stream: TextIO = sys.stdout) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org)."""
-    return "NO_COLOR" not in os.environ and hasattr(stream, "isatty") and stream.isatty()
+def use_colour(stream: TextIO | None = None) -> bool:
+    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+
+    `stream` defaults to the current `sys.stdout` (looked up at each call: a program may have
+    replaced it since this module was imported); a closed or odd stream means no colour.
+    """
+    if "NO_COLOR" in os.environ:
+        return False
+    stream = sys.stdout if stream is None else stream
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError, OSError):
+        return False
 
 
 def _paint(text: str, code: str, colour: bool) -> str:

@@ -108,11 +108,6 @@ def test_cli_exits_4_when_the_budget_runs_out(tmp_path: Path, json_flag: bool) -
         assert "CONFSOLVE_BUDGET" in err
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: SolverBudgetExceeded's message says 'raise it with "
-    "CONFSOLVE_BUDGET or --budget', but the CLI has no --budget option",
-)
 def test_the_budget_message_names_only_real_options(tmp_path: Path) -> None:
     """Every flag the budget message suggests is accepted by `confsolve resolve`."""
     from solver.cli import build_parser
@@ -123,6 +118,43 @@ def test_the_budget_message_names_only_real_options(tmp_path: Path) -> None:
     parser = build_parser()
     for flag in flags:
         parser.parse_args(["resolve", flag, "10"])
+
+
+@pytest.mark.parametrize("where", ["after the command", "before the command"])
+def test_the_budget_option_stops_the_search(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """`--budget N` (given to the command, or before it) is the budget of that command only, and
+    wins over CONFSOLVE_BUDGET (even a malformed one)."""
+    from solver.cli import main
+
+    monkeypatch.setenv("CONFSOLVE_BUDGET", "not a number")
+    budget = ["--budget", str(SMALL_BUDGET)]
+    request = ["resolve", "--pack", str(pigeonhole(tmp_path, 8)), "--set", "p0=0"]
+    argv = [*request, *budget] if where == "after the command" else [*budget, *request]
+    assert main(argv) == 4
+    _, err = capsys.readouterr()
+    assert f"budget of {SMALL_BUDGET} steps" in err
+    assert engine.BUDGET is None
+    with pytest.raises(SystemExit) as usage:  # argparse's usage error
+        main(["check", "--pack", str(pigeonhole(tmp_path, 2)), "--budget", "0"])
+    assert usage.value.code == 2
+    assert "--budget" in capsys.readouterr().err
+
+
+def test_a_malformed_budget_variable_is_reported_before_any_work(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from solver.cli import main
+
+    monkeypatch.setenv("CONFSOLVE_BUDGET", "-3")
+    assert main(["check", "--pack", str(pigeonhole(tmp_path, 2)), "--json"]) == 2
+    doc = json.loads(capsys.readouterr().out)
+    assert [i["field"] for i in doc["error"]["issues"]] == ["CONFSOLVE_BUDGET"]
+    monkeypatch.setenv("CONFSOLVE_BUDGET", " 2500 ")
+    assert engine.default_budget() == 2500
+    monkeypatch.setenv("CONFSOLVE_BUDGET", "")
+    assert engine.default_budget() == engine.DEFAULT_BUDGET
 
 
 # --- the shipped packs stay far below the budget ------------------------------------------------

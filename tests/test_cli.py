@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -279,3 +280,83 @@ def test_python_dash_m_solver_is_the_same_program() -> None:
         check=False,
     )
     assert proc.returncode == 0 and json.loads(proc.stdout)["status"] == "resolved"
+
+
+# --- start-up: only the command that runs is built, and only what it needs is imported ----------
+
+
+def test_placeholders_read_like_the_commands_they_stand_for() -> None:
+    """`confsolve --help` and usage errors list every command with the line COMMANDS gives it, and
+    that line is the one the command's own parser registers; building one command leaves the
+    others as placeholders with the same names, order and help."""
+    import argparse
+
+    from solver.cli import COMMANDS, _not_built, build_parser
+
+    def listing(parser: argparse.ArgumentParser) -> tuple[list[str], list[tuple[str, str | None]]]:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        return list(sub.choices), [(a.dest, a.help) for a in sub._choices_actions]
+
+    full = build_parser()
+    assert listing(full) == listing(build_parser(False))
+    assert full.format_help() == build_parser(False).format_help()
+    names, lines = listing(full)
+    assert names == list(COMMANDS)
+    assert lines == [(n, h) for n, (_, h) in COMMANDS.items() if h is not None]
+    for name in COMMANDS:
+        one = build_parser(name)
+        assert listing(one) == listing(full)
+        sub = next(a for a in one._actions if isinstance(a, argparse._SubParsersAction))
+        assert sub.choices[name].get_default("func") is not _not_built, name
+        built = [n for n, p in sub.choices.items() if p.get_default("func") is not _not_built]
+        assert built == [n for n in COMMANDS if COMMANDS[n][0] == COMMANDS[name][0]]
+
+
+@pytest.mark.parametrize(
+    ("argv", "absent"),
+    [
+        (["--help"], ["pydantic", "solver.model", "solver.errors", "solver.engine", "json"]),
+        (["check", "--help"], ["pydantic", "solver.model", "solver.engine"]),
+        (["check", "--pack", TOY, "--set", "gpu=b200"],
+         ["solver.explain", "solver.lint", "solver.count", "solver.diff", "solver.pictures",
+          "solver.schema", "solver.completion"]),
+    ],
+)
+def test_start_up_imports_only_what_the_command_needs(argv: list[str], absent: list[str]) -> None:
+    script = (
+        "import sys\n"
+        "from solver.cli import main\n"
+        "try:\n"
+        f"    main({argv!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        f"print([m for m in {absent!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False)
+    assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
+
+
+def test_an_option_before_the_command_still_builds_it(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--budget", "100000", "count", "--pack", TOY, "--set", "gpu=b200")
+    assert code == 0 and "valid configurations" in out
+    code, out, _ = run(capsys, "--budget=100000", "check", "--pack", TOY, "--set", "gpu=b200")
+    assert code == 0 and out.startswith("ok")
+
+
+def test_a_check_served_from_the_disk_cache_never_imports_pydantic(tmp_path: Path) -> None:
+    """Pydantic validates a pack the first time it is read; after that, a `check` rebuilds the
+    pack from the cache (written only after an exact round trip) without importing it."""
+    script = (
+        "import sys\n"
+        "from solver.cli import main\n"
+        "try:\n"
+        f"    main(['check', '--pack', {TOY!r}, '--set', 'gpu=b200'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('pydantic' in sys.modules, file=sys.stderr)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("CONFSOLVE_NO_CACHE", None)
+    seen = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                           check=False, env=env).stderr.strip().splitlines()[-1] for _ in range(2)]
+    assert seen == ["True", "False"]

@@ -621,3 +621,16 @@ def test_preference_reading_a_later_field_of_its_cycle_does_not_apply(tmp_path: 
     res = run(pack, {}, {})
     assert res.values == {"a": "x", "b": "y"}
     assert (res.provenance["a"].kind, res.provenance["b"].kind) == ("default", "rule")
+
+
+def test_a_literal_is_checked_against_its_own_fields_domain_type(tmp_path: Path) -> None:
+    """`[0, 1]` and `[false, true]` are equal tuples in Python; a literal of one is still not a
+    value of the other (the domain check must not share answers between them)."""
+    fields = ('[field.flag]\nkind = "option"\ndomain = [false, true]\n\n'
+              '[field.count]\nkind = "option"\ndomain = [0, 1]\n')
+    rules = ('[[rule]]\nid = "flag-true"\nrequire = "flag == True"\nbecause = "b"\nsource = "s"\n\n'
+             '[[rule]]\nid = "count-true"\nrequire = "count == True"\nbecause = "b"\nsource = "s"\n')
+    write_pack(tmp_path, {"fields.toml": fields, "rules.toml": rules})
+    with pytest.raises(PackError) as info:
+        load_directory(tmp_path)
+    assert [p.where for p in info.value.problems] == ["rule count-true"], info.value.problems

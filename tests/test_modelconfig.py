@@ -195,6 +195,42 @@ def test_binary_file(tmp_path: Path) -> None:
     _bad(path, "not UTF-8")
 
 
+# The reads go through solver.loader.read_bounded, which also reads pack files: regular files
+# only, at most MAX_CONFIG_BYTES, never trusting stat() alone.
+
+@pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
+def test_a_config_json_that_never_ends_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.json").symlink_to("/dev/zero")
+    _bad(tmp_path, "config.json", "not a regular file (a character device)")
+
+
+def test_a_config_json_that_is_a_pipe_is_refused_without_waiting(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "config.json")
+    _bad(tmp_path, "not a regular file (a named pipe)")
+
+
+def test_a_config_json_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    (tmp_path / "config.json").mkdir()
+    _bad(tmp_path, "not a regular file (a directory)")
+
+
+def test_a_config_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
+    from solver.modelconfig import MAX_CONFIG_BYTES
+
+    path = tmp_path / "config.json"
+    with open(path, "wb") as handle:
+        handle.truncate(MAX_CONFIG_BYTES + 1)  # sparse: reading it would be slow
+    _bad(path, f"is {MAX_CONFIG_BYTES + 1} bytes", str(MAX_CONFIG_BYTES), "weights file")
+
+
+def test_an_integer_json_cannot_convert_is_bad_input(tmp_path: Path) -> None:
+    path = tmp_path / "config.json"
+    path.write_text('{"num_experts": ' + "9" * 5000 + "}")
+    _bad(path, "not valid JSON", "digits")
+
+
 @pytest.mark.parametrize("doc, kind", [([1, 2], "an array"), ("LlamaForCausalLM", "a string"),
                                        (None, "null"), (3, "a number")])
 def test_json_that_is_not_an_object(tmp_path: Path, doc: Any, kind: str) -> None:

@@ -96,12 +96,6 @@ HOSTILE_INPUT = [
 
 
 @pytest.mark.parametrize(("label", "item"), HOSTILE_INPUT, ids=[h[0] for h in HOSTILE_INPUT])
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: solver/cases.py escapes only backslash and quote, and "
-    "writes any isalnum() name as a bare key: control characters, DEL and "
-    "non-ASCII names make a case file that is not TOML",
-)
 def test_save_case_escapes_every_character(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], label: str, item: str
 ) -> None:
