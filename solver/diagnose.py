@@ -213,7 +213,9 @@ def valid_choices(
         excluded = [v for v in cp.domains[name] if v not in possible]
         if reasons:
             out.excluded[name] = {
-                v: minimal_reason(cp, name, v, others, sources) or [] for v in excluded
+                v: minimal_reason(cp, name, v, others, sources,
+                                  near=last or None) or []
+                for v in excluded
             }
         else:
             out.excluded[name] = {v: [] for v in excluded}

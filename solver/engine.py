@@ -34,6 +34,7 @@ __all__ = [
     "DEFAULT_BUDGET",
     "CompiledPack",
     "Extra",
+    "RuleConstraint",
     "SearchTrace",
     "State",
     "compile_pack",
@@ -584,6 +585,9 @@ class _Con:
 
 _CUT_LIMIT = 4096
 
+RuleConstraint = _Con
+"""One rule as queries see it (its fields, `holds`, `allowed`); `CompiledPack.constraints`."""
+
 
 class State:
     """Domains after propagation, and the constraints still open (two or more free fields).
@@ -726,6 +730,18 @@ class CompiledPack:
         self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
         self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = {}
         self._root_state: State | object | None = _UNSET
+        # What other modules compute once per compiled pack (e.g. solver.tracing's root state).
+        self.memo: dict[str, Any] = {}
+
+    @property
+    def constraints(self) -> Mapping[str, RuleConstraint]:
+        """The hard rules as constraints, by rule id (read-only: shared by every query)."""
+        return self._cons
+
+    @property
+    def constraints_by_field(self) -> Mapping[str, Sequence[RuleConstraint]]:
+        """The constraints reading each field."""
+        return self._all_by_field
 
     def _verdicts(self, constraint: Any, target: str,
                   known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
@@ -752,6 +768,12 @@ class CompiledPack:
             if len(self._verdict_sets) < _MEMO_LIMIT:
                 self._verdict_sets[key] = found
         return found
+
+    def verdicts(self, rule_id: str, target: str,
+                 known: tuple[tuple[str, Scalar], ...]) -> tuple[frozenset[Scalar], frozenset[Scalar]]:
+        """The values of `target` that keep the rule whatever its fields outside `known` hold,
+        and those that break it whatever they hold (see `_verdicts`)."""
+        return self._verdicts(self._cons[rule_id].constraint, target, known)
 
     def _checks(self, cons: Iterable[_Con], local: dict[Any, tuple[Scalar, ...]]) -> dict[int, _Check]:
         """Each constraint's check for arc consistency, by the id of its python-constraint object.

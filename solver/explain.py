@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from solver.engine import CompiledPack
 from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
+from solver.tracing import excluded, traced_base
 
 __all__ = [
     "Item",
@@ -135,10 +136,11 @@ class _Checks:
 
     KEEP = 8
 
-    def __init__(self, cp: CompiledPack, task: str) -> None:
+    def __init__(self, cp: CompiledPack, task: str,
+                 witnesses: Sequence[Mapping[str, Scalar]] = ()) -> None:
         self.cp = cp
         self.task = task
-        self.witnesses: list[Mapping[str, Scalar]] = []
+        self.witnesses: list[Mapping[str, Scalar]] = list(witnesses)
         # Questions answered "no": any question that asks for at least those pins and rules
         # has the same answer (more pins or rules can only make it harder).
         self.refuted: list[tuple[tuple[tuple[str, Scalar], ...], frozenset[str]]] = []
@@ -230,12 +232,35 @@ def minimal_reason(
     sources: Mapping[str, str],
     *,
     task: str = "explaining an excluded value",
+    near: Mapping[str, Scalar] | None = None,
 ) -> list[Item] | None:
-    """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can."""
+    """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can.
+
+    `near`: a solution of `pins` (its value of `field` aside), if the caller has one."""
     background = {field: value}
     others = {n: v for n, v in pins.items() if n != field}
+    # A solution with only this field changed satisfies every rule that does not read it: a
+    # witness for most of the consistent subsets QuickXplain asks about, without a search.
+    checks = _Checks(cp, task, () if near is None else ({**near, field: value},))
+    # Propagation that records its reasons usually names a handful of rules and pins that
+    # already exclude the value; a minimal conflict among them is one of the whole. Tried with
+    # the rules alone, then adding the user's pins, then the rest (as QuickXplain's order
+    # would): a reason that needs no fact is the one to give when there is one.
+    found = None
+    tiers = _tiers(others, sources)
+    for i, tier in enumerate(tiers):
+        # Fewer pins than the request: only what their own propagation removed (trying the value
+        # there as well would cost a propagation per tier for a rare gain).
+        found = excluded(cp, traced_base(cp, tier), field, value, removed_only=i < len(tiers) - 1)
+        if found is not None:
+            break
+    if found is not None:
+        culprits = [Item("rule", rid) for rid in cp.rule_ids if ("rule", rid) in found]
+        suspects = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items()
+                    if ("pin", n) in found]
+        suspects.sort(key=lambda it: _pin_rank(it.source))
+        return quickxplain(_oracle(cp, background, task, checks), culprits + suspects)
     check = {**others, **background}
-    checks = _Checks(cp, task)
     # Grow the rule set outwards from the field (the rules reading it, then the rules reading
     # their free fields, ...) and stop at the first layer that already excludes the value: most
     # exclusions are one or two rules away, and QuickXplain then works on a few rules, not all.
@@ -255,6 +280,17 @@ def minimal_reason(
     pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]
     pin_items.sort(key=lambda it: _pin_rank(it.source))
     return quickxplain(_oracle(cp, background, task, checks), items + pin_items)
+
+
+def _tiers(pins: Mapping[str, Scalar], sources: Mapping[str, str]) -> list[dict[str, Scalar]]:
+    """No pins, then the pins most willing to be blamed, then more, up to all of them."""
+    ranks = sorted({_pin_rank(sources.get(n, "")) for n in pins})
+    out: list[dict[str, Scalar]] = [{}]
+    for rank in ranks[1:]:
+        out.append({n: v for n, v in pins.items() if _pin_rank(sources.get(n, "")) < rank})
+    if pins:
+        out.append(dict(pins))
+    return out
 
 
 def _layers(cp: CompiledPack, pins: Mapping[str, Scalar], field: str) -> Iterator[list[str]]:

@@ -30,6 +30,7 @@ from solver.explain import Item, minimal_conflict
 from solver.loader import load_directory
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.resolution import resolve
+from solver.tracing import excluded, traced_base
 
 pytestmark = pytest.mark.property
 
@@ -338,6 +339,27 @@ def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
             assert item.value is not None
             out[item.name] = item.value
     return out
+
+
+@law(100)
+@given(case=cases())
+def test_reasons_recorded_by_propagation_are_refutations(case: Case) -> None:
+    """Whatever propagation names as the reason a value is gone (solver.tracing, the candidates
+    minimal reasons start from) is a refutation: those rules and pins, with the value, admit no
+    configuration. And nothing is named for a value some configuration takes."""
+    oracle = Oracle(case.spec)
+    cp = compile_pack(case.pack)
+    pins = values_of(case.pins())
+    for name in case.pack.fields:
+        others = {n: v for n, v in pins.items() if n != name}
+        base = traced_base(cp, others)
+        for value in case.pack.fields[name].domain:
+            found = excluded(cp, base, name, value)
+            if found is None:
+                continue
+            reason_pins = {n: others[n] for kind, n in found if kind == "pin"}
+            rules = [n for kind, n in found if kind == "rule"]
+            assert not oracle.sat({**reason_pins, name: value}, rules), (name, value, found)
 
 
 # --- 8-9. monotonicity and determinism ----------------------------------------------------------

@@ -1,0 +1,305 @@
+"""Propagation that remembers why: which rules and pins removed each value.
+
+Arc consistency over a compiled pack's rules (forward checking, plus support checks for rules
+with several free fields while those stay small), where every narrowing of a field records the
+rule that did it and the reasons of the fields that rule read. When a value is wiped out, the
+reasons collected are a set of rules and pins that alone reproduce the wipe-out: an inconsistent
+subset, usually a handful of items out of hundreds. Explanations then make it minimal with
+QuickXplain, which needs few checks on so few items (a minimal conflict within a subset is a
+minimal conflict of the whole).
+
+Sound but incomplete: when propagation does not refute a value (a search is needed), `excluded`
+answers None and the caller looks for a reason the general way. Never imports python-constraint
+or networkx; every list it stores is replaced, never changed in place, so states share them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from solver.engine import CompiledPack, RuleConstraint
+from solver.model import Scalar
+
+__all__ = ["Because", "Traced", "excluded", "traced_base"]
+
+Because = frozenset[tuple[str, str]]
+"""Reasons as ("rule", rule id) and ("pin", field name) pairs."""
+
+_NONE: Because = frozenset()
+# Rules whose other free fields have more combinations than this are not support-checked (the
+# narrowing is only weaker, never wrong), as in the engine's own arc consistency.
+_SUPPORT_LIMIT = 256
+_RESIDUES_KEPT = 1 << 16
+_BASES_KEPT = 32
+
+
+@dataclass
+class Traced:
+    """Domains after propagation, why each removed value was removed, and the open rules.
+
+    `removed[f]` maps each value no longer in `f`'s domain to the rules and pins that removed it;
+    `total[f]` is the union of those (why the domain is what it is). Both tables are replaced
+    per field when it narrows, never changed in place, so copies share them."""
+
+    domains: dict[str, list[Scalar]]
+    removed: dict[str, dict[Scalar, Because]]
+    total: dict[str, Because]
+    open: set[str]
+    failed: Because | None = None
+
+    def copy(self) -> Traced:
+        return Traced(dict(self.domains), dict(self.removed), dict(self.total), set(self.open),
+                      self.failed)
+
+
+def _root(cp: CompiledPack) -> Traced:
+    """Every rule propagated with no pin, once per compiled pack."""
+    found: Traced | None = cp.memo.get("traced-root")
+    if found is None:
+        cons = cp.constraints
+        state = Traced({n: list(v) for n, v in cp.domains.items()},
+                       {n: {} for n in cp.domains}, dict.fromkeys(cp.domains, _NONE),
+                       {key for key, con in cons.items() if con.fields})
+        constant = [key for key, con in cons.items() if not con.fields and not con.holds(())]
+        if constant:
+            state.failed = frozenset(("rule", key) for key in constant)
+        else:
+            _propagate(cp, state, list(cp.domains))
+        found = cp.memo["traced-root"] = state
+    return found
+
+
+def traced_base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
+    """The root state with `pins` fixed (each its own reason) and propagated.
+
+    The last few are kept per compiled pack (a matrix or a `why` asks about many values under
+    the same pins); callers must not change what they get (`excluded` works on a copy)."""
+    key = tuple(sorted(pins.items(), key=lambda item: item[0]))
+    kept: dict[tuple[tuple[str, Scalar], ...], Traced] = cp.memo.setdefault("traced-bases", {})
+    found = kept.get(key)
+    if found is None:
+        found = _base(cp, pins)
+        if len(kept) >= _BASES_KEPT:
+            kept.clear()
+        kept[key] = found
+    return found
+
+
+def _base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
+    state = _root(cp).copy()
+    if state.failed is not None:
+        return state
+    changed = []
+    for name, value in pins.items():
+        if name not in state.domains:
+            continue
+        current = state.domains[name]
+        if value not in current:
+            state.failed = state.removed[name].get(value, _NONE) | {("pin", name)}
+            return state
+        if len(current) > 1:
+            _fix(state, name, value, frozenset({("pin", name)}))
+            changed.append(name)
+    _propagate(cp, state, changed)
+    return state
+
+
+def excluded(cp: CompiledPack, base: Traced, name: str, value: Scalar, *,
+             removed_only: bool = False) -> Because | None:
+    """Rules and pins of `base` that rule out `name = value` by propagation alone, or None.
+
+    `name` itself is not among the reasons: it is the value being explained. `removed_only`:
+    answer only if `base` already removed the value (no propagation of the value itself)."""
+    if base.failed is not None:
+        return base.failed
+    if value not in base.domains[name]:
+        return _shortest(cp, base, name, value)
+    if removed_only or len(base.domains[name]) == 1:
+        return None
+    state = base.copy()
+    # The other values go because of the value explained, which is no reason to give.
+    _fix(state, name, value, _NONE)
+    if _propagate(cp, state, [name]):
+        return None
+    return state.failed
+
+
+def _fix(state: Traced, name: str, value: Scalar, because: Because) -> None:
+    """Fix `name` to `value` for `because` alone (a pin, or the value being explained): that is
+    the whole reason its domain is one value, whatever removed the others before."""
+    others = [v for v in (*state.removed[name], *state.domains[name]) if v != value]
+    state.domains[name] = [value]
+    state.removed[name] = dict.fromkeys(others, because)
+    state.total[name] = because
+
+
+def _shortest(cp: CompiledPack, state: Traced, name: str, value: Scalar) -> Because:
+    """The shortest reason among the rules reading `name` that exclude the value as the state
+    stands (propagation kept the first rule that did; a later one may need fewer pins)."""
+    best = state.removed[name][value]
+    if len(best) <= 2:
+        return best  # a rule and one pin, or less: nothing is shorter
+    domains = state.domains
+    residues = cp.memo.setdefault("traced-residues", {})
+    for con in cp.constraints_by_field.get(name, ()):
+        at = con.fields.index(name)
+        known = tuple((f, domains[f][0]) for f in con.fields if f != name and len(domains[f]) == 1)
+        always, never = cp.verdicts(con.key, name, known)
+        if value in always:
+            continue
+        if value not in never:
+            size = 1
+            for f in con.fields:
+                if f != name:
+                    size *= len(domains[f])
+            if size > _SUPPORT_LIMIT or _supported(con, domains, at, value, residues):
+                continue
+        reason = _gone(cp, con, state, at, value)
+        if len(reason) < len(best):
+            best = reason
+    return best
+
+
+def _propagate(cp: CompiledPack, state: Traced, changed: list[str]) -> bool:
+    """Revise the open rules reading changed fields until nothing changes; False on a wipe-out
+    (then `state.failed` holds its reasons)."""
+    by_field = cp.constraints_by_field
+    queue = list(changed)
+    queued = set(queue)
+    while queue:
+        name = queue.pop()
+        queued.discard(name)
+        for con in by_field.get(name, ()):
+            if con.key not in state.open:
+                continue
+            narrowed = _revise(cp, con, state)
+            if narrowed is None:
+                return False
+            for target in narrowed:
+                if target not in queued:
+                    queue.append(target)
+                    queued.add(target)
+    return True
+
+
+def _revise(cp: CompiledPack, con: RuleConstraint, state: Traced) -> list[str] | None:
+    """Narrow the fields of one rule; the fields narrowed, or None on a wipe-out."""
+    domains = state.domains
+    fields = con.fields
+    free = [i for i, f in enumerate(fields) if len(domains[f]) > 1]
+    if not free:
+        if con.holds(tuple([domains[f][0] for f in fields])):
+            state.open.discard(con.key)
+            return []
+        # Read as a wipe-out of the first field: its one value broke the rule.
+        state.failed = _wiped_out(cp, con, state, 0)
+        return None
+    if len(free) == 1:
+        at = free[0]
+        target = fields[at]
+        allowed = con.allowed(at, tuple([domains[f][0] for f in fields if f != target]))
+        state.open.discard(con.key)
+        return _narrow(cp, con, state, at, [v for v in domains[target] if v in allowed])
+    size = 1
+    for i in free:
+        size *= len(domains[fields[i]])
+    residues: dict[tuple[str, int, Scalar], tuple[Scalar, ...]] = cp.memo.setdefault(
+        "traced-residues", {})
+    out: list[str] = []
+    for i in free:
+        target = fields[i]
+        known = tuple((f, domains[f][0]) for f in fields if f != target and len(domains[f]) == 1)
+        always, never = cp.verdicts(con.key, target, known)
+        if size // len(domains[target]) > _SUPPORT_LIMIT:
+            # Too many combinations to look for supports: drop only the values that break the
+            # rule whatever the other free fields hold (three-valued evaluation).
+            kept = [v for v in domains[target] if v not in never]
+        else:
+            kept = [v for v in domains[target] if v in always or (
+                v not in never and _supported(con, domains, i, v, residues))]
+        result = _narrow(cp, con, state, i, kept)
+        if result is None:
+            return None
+        out += result
+    return out
+
+
+def _narrow(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int,
+            kept: list[Scalar]) -> list[str] | None:
+    """Narrow `fields[at]` to `kept` (None: that wipes it out, and `state.failed` says why)."""
+    target = con.fields[at]
+    current = state.domains[target]
+    if not kept:
+        state.failed = _wiped_out(cp, con, state, at)
+        return None
+    if len(kept) == len(current):
+        return []
+    gone = {v: _gone(cp, con, state, at, v) for v in current if v not in kept}
+    state.domains[target] = kept
+    state.removed[target] = {**state.removed[target], **gone}
+    state.total[target] = state.total[target].union(*gone.values())
+    return [target]
+
+
+def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: Scalar) -> Because:
+    """Why the rule has no support left for `fields[at] = value`: the rule, and the reasons of the
+    removed values of its other fields that could have been part of one.
+
+    Every combination that satisfies the rule with this value uses some removed value (else it
+    would still be a support), and such a value is one three-valued evaluation does not rule
+    out next to this one: so these reasons suffice, without the history of every field."""
+    target = con.fields[at]
+    rule = frozenset({("rule", con.key)})
+    # Usually one field narrowed to one value already breaks the rule with this value (a pinned
+    # fact, mostly): then why that field holds only its value is the whole reason.
+    fixed = [f for f in con.fields if f != target and len(state.domains[f]) == 1]
+    alone = [f for f in fixed
+             if value in cp.verdicts(con.key, target, ((f, state.domains[f][0]),))[1]]
+    if alone:
+        return rule | min((state.total[f] for f in alone), key=len)
+    if fixed and value in cp.verdicts(con.key, target,
+                                      tuple((f, state.domains[f][0]) for f in fixed))[1]:
+        return rule.union(*(state.total[f] for f in fixed))
+    out = set(rule)
+    for f in con.fields:
+        if f == target:
+            continue
+        removed = state.removed[f]
+        if not removed:
+            continue
+        never = cp.verdicts(con.key, f, ((target, value),))[1]
+        for u, why in removed.items():
+            if u not in never:
+                out |= why
+    return frozenset(out)
+
+
+def _wiped_out(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int) -> Because:
+    """Why `fields[at]` has no value left: each of its values went for its own reason."""
+    target = con.fields[at]
+    out = {("rule", con.key)}
+    removed = state.removed[target]
+    for value in con.full[at]:
+        out |= removed[value] if value in removed else _gone(cp, con, state, at, value)
+    return frozenset(out)
+
+
+def _supported(con: RuleConstraint, domains: Mapping[str, list[Scalar]], at: int, value: Scalar,
+               residues: dict[tuple[str, int, Scalar], tuple[Scalar, ...]]) -> bool:
+    """Whether some combination of the current domains lets `fields[at] = value` keep the rule;
+    the last support found is tried first (kept per compiled pack: a hint, checked each time)."""
+    fields = con.fields
+    key = (con.key, at, value)
+    last = residues.get(key)
+    if last is not None and all(v in domains[f] for f, v in zip(fields, last, strict=True)):
+        return True
+    choices = [[value] if i == at else domains[f] for i, f in enumerate(fields)]
+    holds = con.holds
+    for combo in itertools.product(*choices):
+        if holds(combo):
+            if len(residues) < _RESIDUES_KEPT:
+                residues[key] = combo
+            return True
+    return False
