@@ -848,7 +848,7 @@ class CompiledPack:
         return state if state._propagate(list(by_field)) else None
 
     def _extra_cons(self, extra: Sequence[Extra]) -> list[_Con]:
-        return [_Con(f"#extra{i}", item.fields, _spread(item.holds), _LazyConstraint(item.holds),
+        return [_Con(f"#extra{i}", item.fields, _memoized(_spread(item.holds)), _LazyConstraint(item.holds),
                      tuple(self.domains[f] for f in item.fields))
                 for i, item in enumerate(extra)]
 
