@@ -233,10 +233,16 @@ def minimal_reason(
     *,
     task: str = "explaining an excluded value",
     near: Mapping[str, Scalar] | None = None,
+    trace: bool = True,
 ) -> list[Item] | None:
     """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can.
 
-    `near`: a solution of `pins` (its value of `field` aside), if the caller has one."""
+    `near`: a solution of `pins` (its value of `field` aside), if the caller has one.
+    `trace`: start from propagation's recorded reasons (`solver.tracing`). Its states are kept
+    per set of pins, which pays when many values are explained under the same pins (choices, a
+    matrix); a caller whose every question has other pins (the rejected values of a resolution,
+    each under the fields decided before it) costs a propagation of the whole pack per question
+    that way, and searches outwards from the field instead."""
     background = {field: value}
     others = {n: v for n, v in pins.items() if n != field}
     # A solution with only this field changed satisfies every rule that does not read it: a
@@ -247,7 +253,7 @@ def minimal_reason(
     # the rules alone, then adding the user's pins, then the rest (as QuickXplain's order
     # would): a reason that needs no fact is the one to give when there is one.
     found = None
-    tiers = _tiers(others, sources)
+    tiers = _tiers(others, sources) if trace else []
     for i, tier in enumerate(tiers):
         # Fewer pins than the request: only what their own propagation removed (trying the value
         # there as well would cost a propagation per tier for a rare gain).

@@ -441,7 +441,7 @@ def _rejection(
     earlier = set(plan.order[:position]) | set(pins)
     fixed = {n: solution[n] for n in earlier if n != name}
     sources = {n: (pins[n].source if n in pins else "preference") for n in fixed}
-    items = minimal_reason(plan.compiled, name, value, fixed, sources)
+    items = minimal_reason(plan.compiled, name, value, fixed, sources, trace=False)
     return Rejection.model_construct(value=value, because=[it.label() for it in items or []])
 
 
