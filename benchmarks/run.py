@@ -8,7 +8,8 @@ Sections: `load` (pack load and compile, cold process vs cached), `resolve` (the
 scenarios and case files that resolve, warm, with and without minimal reasons), `explain` (impossible
 requests: conflict and repairs), `choices` (valid choices for every option), `count` (exact
 counts, if solver/count.py exists), `cli` (whole processes against `python -c pass`), `synthetic`
-(seeded packs of 100 / 1,000 / 5,000 fields and the fitted growth exponents).
+(seeded packs of 100 / 1,000 / 5,000 fields and the fitted growth exponents; lint on 100 / 200 /
+400 fields, `--lint-sizes`).
 
 Times are wall-clock (`time.perf_counter`) in ms; each in-process row is the distribution over its
 requests of the per-request median of `--repeat` runs after one warm-up run; the CPU time column is
@@ -323,26 +324,35 @@ class Bench:
                 repeat=repeat, cap=self.args.cap)
             ok = isinstance(result, solver.Unsatisfiable)
             record("explain", size, _median(wall) if ok else None)
-            if has_lint:
-                from solver import lint as lint_module
+        # Lint answers thousands of questions (one or more per value, rule and preference, each
+        # a search over the pack), so it is measured on its own, smaller sizes: enough points
+        # for a growth exponent in minutes, not hours.
+        lint_sizes = [int(s) for s in self.args.lint_sizes.split(",") if s] if has_lint else []
+        for size in lint_sizes:
+            from solver.lint import lint
 
-                fn = getattr(lint_module, "lint", None)
-                if fn is not None:
-                    wall, _, _ = time_call(lambda f=fn, p=pack: f(p), repeat=1, warmup=0,
-                                           cap=self.args.cap)
-                    record("lint", size, _median(wall))
+            spec = syn.generate(size, seed=self.args.seed)
+            with tempfile.TemporaryDirectory() as tmp:
+                pack = load_directory(syn.write(spec, Path(tmp) / f"syn{size}"))
+            plan_for(pack)
+            wall, _, report = time_call(lambda p=pack: lint(p), repeat=1, warmup=0,
+                                        cap=self.args.lint_cap)
+            record("lint", size, _median(wall))
+            if wall and hasattr(report, "findings"):
+                print(f"    ({len(report.findings)} findings)")
         if not has_lint:
             self.extra["lint"] = "skipped: solver/lint.py not found"
         exponents: dict[str, float | None] = {}
         at_least: list[str] = []
         for what, by_size in table.items():
             # A size that ran past the cap counts as taking the cap: the fit is then a lower bound.
-            cap_ms = self.args.cap * 1e3
+            cap_ms = (self.args.lint_cap if what == "lint" else self.args.cap) * 1e3
             points = [(math.log(n), math.log(t if t else cap_ms)) for n, t in by_size.items()]
             exponents[what] = _slope(points) if len(points) >= 2 else None
             if any(t is None for t in by_size.values()):
                 at_least.append(what)
-        self.extra["synthetic"] = {"sizes": sizes, "ms": table, "growth_exponent": exponents,
+        self.extra["synthetic"] = {"sizes": sizes, "lint_sizes": lint_sizes, "ms": table,
+                                   "growth_exponent": exponents,
                                    "exponent_is_lower_bound": at_least}
         print("  growth exponents (log-log least squares; >= where a size hit the cap): " + ", ".join(
             f"{k} {'>=' if k in at_least else ''}{v:.2f}" for k, v in exponents.items() if v is not None))
@@ -359,7 +369,8 @@ class Bench:
                         "cpus": os.cpu_count(), "loadavg_start": self.extra.pop("load_start"),
                         "loadavg_end": os.getloadavg()},
             "settings": {"repeat": self.args.repeat, "runs": self.args.runs, "cap_s": self.args.cap,
-                         "sizes": self.args.sizes, "seed": self.args.seed},
+                         "sizes": self.args.sizes, "lint_sizes": self.args.lint_sizes,
+                         "seed": self.args.seed},
             "targets_ms": TARGETS,
             "rows": [row.summary() for row in self.rows],
             **self.extra,
@@ -390,6 +401,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=10, help="runs per CLI command / cold load")
     parser.add_argument("--cap", type=float, default=30.0, help="seconds before one call is stopped")
     parser.add_argument("--sizes", default="100,1000,5000", help="synthetic pack sizes (fields)")
+    parser.add_argument("--lint-sizes", default="100,200,400",
+                        help="synthetic pack sizes (fields) that lint is timed on")
+    parser.add_argument("--lint-cap", type=float, default=600.0,
+                        help="seconds before one lint run is stopped")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--impossible", type=int, default=24, help="at least this many impossible requests")
     parser.add_argument("--cli", choices=["script", "module"], default="script",
