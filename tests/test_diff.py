@@ -192,3 +192,32 @@ def test_a_count_over_its_budget_leaves_the_groups_with_examples() -> None:
         assert [(g.kind, g.id) for g in got.groups] == [(g.kind, g.id) for g in want.groups]
         assert all(g.count is None and g.example is not None for g in got.groups)
         assert got.count is None and got.other is None
+
+
+def test_seed_pack_against_the_complete_sglang_pack_names_the_responsible_rules() -> None:
+    """The issue's example: the seed pack (PR #30075's scope) against the complete SGLang pack,
+    on a Hopper machine. Every group of configurations the complete pack newly rejects is named
+    by one of its new rules, with an example the seed accepts and that rule breaks, and the
+    complete pack's minimal reason for refusing it; resolutions that moved say from what to
+    what."""
+    old, new = load_pack(str(PACKS / "sglang-seed")), load_pack("sglang")
+    pins = {"platform": "cuda", "gpu_arch": "sm90"}
+    result = diff(old, new, pins)
+    assert "fa3-needs-sm8x-or-sm90" in result.rules["added"]
+    groups = [g for g in result.invalidated.groups if g.kind == "rule"]
+    assert groups, result.text()
+    new_cp, old_cp = compile_pack(new), compile_pack(old)
+    for group in groups:
+        assert group.id in result.rules["added"] + result.rules["changed"], group.id
+        assert group.example is not None and group.reason, group.id
+        assert all(group.example[n] == v for n, v in pins.items())
+        assert not new_cp.rules[group.id].condition.evaluate(group.example), group.id
+        # The example is a configuration of the shared fields: the seed has a full
+        # configuration extending it, the complete pack none.
+        assert old_cp.solve(group.example) is not None, group.id
+        assert new_cp.solve(group.example) is None, group.id
+    text = result.text()
+    assert all(f"rule {g.id} (new)" in text for g in groups)
+    for change in result.changes:
+        assert change.old != change.new and change.field in new.fields
+        assert f"{change.field} now resolves to" in text
