@@ -92,16 +92,18 @@ class Plan:
     def flagged(
         self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
     ) -> dict[Scalar, str]:
-        """Those of `values` that break a warn rule whose other fields `assigned` all decides,
-        each with the first such rule."""
+        """Those of `values` that break a warn rule whatever its undecided fields will hold
+        (three-valued evaluation with `assigned`), each with the first such rule.
+
+        Not only once every other field of the rule is decided: the split attention backends are
+        decided after `attention_backend` and follow it, so a rule over all three would never
+        flag the choice that matters."""
         out: dict[Scalar, str] = {}
         rules = self.compiled.warn_rules
         for rid in self.warn_rules.get(name, ()):
-            cond = rules[rid]
-            if any(f != name and f not in assigned for f in cond.fields):
-                continue
+            partial = rules[rid].partial
             for value in values:
-                if value not in out and not cond.evaluate({**assigned, name: value}):
+                if value not in out and partial({**assigned, name: value}) is False:
                     out[value] = rid
         return out
 
@@ -463,7 +465,8 @@ def _flagged_rejections(
         rid = flagged.get(v)
         if rid is None or v in ranked[: ranked.index(value)]:
             continue
-        reads = [f"{f}={_show(assigned[f])}" for f in plan.compiled.warn_rules[rid].fields if f != name]
+        reads = [f"{f}={_show(assigned[f])}" for f in plan.compiled.warn_rules[rid].fields
+                 if f != name and f in assigned]
         out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
     return out
 

@@ -633,11 +633,10 @@ class Oracle:
         return [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged], origin
 
     def flagged(self, name: str, decided: Known, values: Iterable[Scalar]) -> dict[Scalar, str]:
-        """Values that break a warn rule reading `name` whose other fields are all decided."""
+        """Values that break a warn rule reading `name` whatever its undecided fields hold."""
         out: dict[Scalar, str] = {}
         for rule in self.warn:
-            reads = rule.reads()
-            if name not in reads or any(f != name and f not in decided for f in reads):
+            if name not in rule.reads():
                 continue
             for v in values:
                 if v not in out and rule.holds3({**decided, name: v}) is False:

@@ -191,9 +191,9 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
     `rule` only when a single value was possible given the earlier decisions (never when more
     were), `preference` naming the preference that ranked the value, else `default`; the
     rejected values are exactly the better-ranked ones, each with a reason that excludes it.
-    Auto never takes a value a warn rule flags (given the decided fields) while another works: such
-    values rank last, and those the preferences put above the pick are reported as rejected by the
-    warn rule, after the excluded ones."""
+    Auto never takes a value a warn rule flags (broken whatever the undecided fields hold) while
+    another works: such values rank last, and those the preferences put above the pick are
+    reported as rejected by the warn rule, after the excluded ones."""
     oracle, exp = expected(case)
     got = outcome(case)
     if exp.values is None:
