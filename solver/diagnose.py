@@ -26,6 +26,7 @@ from solver.explain import (
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.resolution import Plan, plan_for, resolve_pins
+from solver.tracing import traced_base
 
 __all__ = ["Choices", "repairs", "unsatisfiable_for", "valid_choices"]
 
@@ -98,27 +99,35 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
 class _Options:
     """Answers "can `name` be `value`?" for one set of other pins, one value at a time.
 
-    The pins are propagated once, and made arc consistent once, which rules out most impossible
-    values without a search; each remaining value is added to the propagated state and searched
-    from a known solution with the new value (often one already, or after a few changes nearby).
+    The pins are propagated once and made arc consistent once (`solver.tracing`, whose states
+    the explanations of excluded values reuse), which rules out most impossible values without a
+    search; each remaining value is added to the engine's propagated state and searched from a
+    known solution with the new value (often one already, or after a few changes nearby).
     """
 
     def __init__(self, cp: CompiledPack, pins: Mapping[str, Scalar], task: str) -> None:
         self.cp = cp
         self.task = task
         self.state = cp.start(pins)
-        self.narrowed = cp.narrowed(self.state) if self.state is not None else None
+        self.traced = traced_base(cp, pins)
 
     def witness(self, name: str, value: Scalar,
                 near: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution to start from."""
-        if self.state is None or self.narrowed is None or value not in self.narrowed[name]:
+        if (self.state is None or self.traced.failed is not None
+                or value not in self.traced.domains[name]):
             return None
-        state = self.state.assign(name, value)
+        # A solution of every rule within this state's domains solves the state: then only the
+        # rules around what the new value narrows can break, and the repair looks only there.
+        base = self.state.domains
+        solves = near is not None and len(near) == len(base) and all(
+            near[n] in values for n, values in base.items())
+        changed: list[str] | None = [] if solves else None
+        state = self.state.assign(name, value, changed)
         if state is None:
             return None
         return self.cp.search(state, task=f"{self.task} for {name}",
-                              hint={**(near or {}), name: value})
+                              hint={**(near or {}), name: value}, around=changed)
 
 
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, Scalar] | None:
@@ -189,7 +198,11 @@ def valid_choices(
             for n, v in witness.items():
                 proven[n].add(v)
 
-    first = cp.satisfiable(values, task="listing choices")
+    # The resolution of the request is a solution found by the ordered search, which is much
+    # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
+    first: Mapping[str, Scalar] | None = _try_resolve(plan, pins)
+    if first is None or any(first[n] != v for n, v in values.items()):
+        first = cp.satisfiable(values, task="listing choices")
     if first is not None:
         learn(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.

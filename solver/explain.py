@@ -168,6 +168,14 @@ class _Checks:
                     cp.rules[r].holds(tuple(witness[f] for f in cp.rules[r].fields))
                     for r in rules):
                 return True
+        if len(rules) == 1:
+            # One rule: whether some values of its free fields keep it, by trying them (most
+            # checks QuickXplain makes on a two-item reason are of this kind).
+            alone = _one_rule(cp, rules[0], pins)
+            if alone is not None:
+                if not alone:
+                    self.refuted.append((tuple(pins.items()), frozenset(rules)))
+                return alone
         hint = self.witnesses[0] if self.witnesses else None
         found = cp.solve(pins, rules=rules, task=self.task, hint=hint)
         if found is None:
@@ -176,6 +184,25 @@ class _Checks:
         self.witnesses.insert(0, found)
         del self.witnesses[self.KEEP:]
         return True
+
+
+_ONE_RULE_TRIES = 4096
+
+
+def _one_rule(cp: CompiledPack, rid: str, pins: Mapping[str, Scalar]) -> bool | None:
+    """Whether the rule can hold with `pins` and its other fields free; None: too many to try."""
+    rule = cp.rules[rid]
+    choices: list[Sequence[Scalar]] = []
+    size = 1
+    for f in rule.fields:
+        if f in pins:
+            choices.append((pins[f],))
+        else:
+            size *= len(cp.domains[f])
+            if size > _ONE_RULE_TRIES:
+                return None
+            choices.append(cp.domains[f])
+    return any(rule.holds(combo) for combo in itertools.product(*choices))
 
 
 def _oracle(
