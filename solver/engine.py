@@ -1013,21 +1013,6 @@ class CompiledPack:
             trace.steps = steps
         return solution
 
-    def narrowed(self, state: State) -> dict[str, list[Scalar]] | None:
-        """The state's domains made arc consistent over its open constraints, or None when that
-        empties one: a value removed here is in no solution, a value kept may still be in none."""
-        names = sorted({f for con in state.open.values() for f in con.fields})
-        local = {n: _pc().Domain(state.domains[n]) for n in names}
-        vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
-        for con in state.open.values():
-            for name in con.fields:
-                vcons[name].append((con.constraint, con.fields))
-        holds = self._checks(state.open.values(), {})
-        searcher = _new_search(default_budget(), "narrowing", None, holds, self._verdicts)
-        if not searcher._consistent(local, {}, vcons, names):
-            return None
-        return {**state.domains, **{n: list(local[n]) for n in names}}
-
     def solve(
         self,
         pins: Mapping[str, Scalar],
