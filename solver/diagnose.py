@@ -99,7 +99,7 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
 class _Options:
     """Answers "can `name` be `value`?" for one set of other pins, one value at a time.
 
-    The pins are propagated once and made arc consistent once (`solver.tracing`, whose states
+    The pins are propagated once, recording why each value goes (`solver.tracing`, whose states
     the explanations of excluded values reuse), which rules out most impossible values without a
     search; each remaining value is added to the engine's propagated state and searched from a
     known solution with the new value (often one already, or after a few changes nearby).

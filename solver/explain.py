@@ -1,10 +1,11 @@
 """Explanations: minimal conflicts (QuickXplain), minimal reasons for excluded values, repairs,
 and the values still possible for each field.
 
-Everything here works on a compiled pack through `CompiledPack.solve`; it never imports
-python-constraint or networkx itself. The consistency checks are kept small by splitting the
-request into the parts that can interact: pinned fields are constants, so two rules only interact
-through fields left free.
+Everything here works on a compiled pack through `CompiledPack.solve` and the reasons
+`solver.tracing` records while propagating; it never imports python-constraint or networkx
+itself. The consistency checks are kept small by splitting the request into the parts that can
+interact (pinned fields are constants, so two rules only interact through fields left free) and,
+for an excluded value, by minimising within the few rules and pins propagation blamed for it.
 """
 
 from __future__ import annotations
