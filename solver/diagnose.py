@@ -200,8 +200,9 @@ def valid_choices(
 
     # The resolution of the request is a solution found by the ordered search, which is much
     # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
+    # (When it does not resolve, even with adjustments, the pins as given have no solution.)
     first: Mapping[str, Scalar] | None = _try_resolve(plan, pins)
-    if first is None or any(first[n] != v for n, v in values.items()):
+    if first is not None and any(first[n] != v for n, v in values.items()):
         first = cp.satisfiable(values, task="listing choices")
     if first is not None:
         learn(first)

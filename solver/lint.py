@@ -281,41 +281,41 @@ class _Linter:
         if found is not None:
             return found
         from solver.count import CountLimitReached, Limit
+        from solver.engine import Extra
         from solver.errors import SolverBudgetExceeded
 
         self.solves += 1
         only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
         indices = [self.oracle_index(c) for c in extra]
+        conditions = [Extra(c.fields, lambda *a, h=c.holds: bool(h(a))) for c in extra]
+
+        def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
+            return self.cp.solve(pins, rules=rule_ids, budget=steps, task="linting", hint=hint,
+                                 extra=conditions)
+
+        def counter(steps: int) -> dict[str, Scalar] | None:
+            return self.oracle.solution(pins, only=only, extra=indices, limit=Limit(steps=steps),
+                                        rank=self.rank)
+
         # Two searches with different strengths: the engine's arc consistency, started from a
         # known solution, finds solutions hidden behind disjunctions and refutes most questions
         # by propagation; the counter's propagation refutes case splits at once. Each gets a
         # short try (the engine first: on the synthetic 300-field pack that made the totality
         # check 14 s -> 1 s), then each the whole budget.
+        quick = min(QUICK_STEPS, self.budget)
         try:
-            from solver.engine import Extra
-
-            return self.cp.solve(pins, rules=rule_ids, budget=min(QUICK_STEPS, self.budget),
-                                 task="linting", hint=self.pool[-1] if self.pool else None,
-                                 extra=[Extra(c.fields, lambda *a, h=c.holds: bool(h(a)))
-                                        for c in extra])
+            return engine(quick, self.pool[-1] if self.pool else None)
         except SolverBudgetExceeded:
             pass
         try:
-            return self.oracle.solution(pins, only=only, extra=indices,
-                                        limit=Limit(steps=min(QUICK_STEPS, self.budget)),
-                                        rank=self.rank)
+            return counter(quick)
         except CountLimitReached:
             pass
         try:
-            from solver.engine import Extra
-
-            return self.cp.solve(pins, rules=rule_ids, budget=self.budget, task="linting",
-                                 extra=[Extra(c.fields, lambda *a, h=c.holds: bool(h(a)))
-                                        for c in extra])
+            return engine(self.budget, None)
         except SolverBudgetExceeded:
             pass
-        return self.oracle.solution(pins, only=only, extra=indices,
-                                    limit=Limit(steps=self.budget), rank=self.rank)
+        return counter(self.budget)
 
     def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
         """A question about conditions alone (no rules): a small search of its own."""
