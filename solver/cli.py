@@ -1,8 +1,9 @@
 """`confsolve` and `python -m solver`: a thin command line over the public API.
 
 Each command is a small function: gather inputs, call the library, print text or JSON, return the
-exit code (0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, 4 search budget). Expected
-errors print one message and no traceback. Imports stay lazy so `--help` and `check` start fast.
+exit code (EXIT_CODES: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, 4 search
+budget, 70 internal error, 74 output not written, 130 Ctrl-C). Expected errors print one message and
+no traceback. Imports stay lazy so `--help` and `check` start fast.
 """
 
 from __future__ import annotations
@@ -22,7 +23,21 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
-EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK = 0, 1, 2, 3
+EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
+EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
+
+# Every exit code, as `--help` and README.md list them (tests/test_cli.py checks both).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "resolved (or the command's work done)",
+    EXIT_CONFLICT: "conflict (or lint/diff found errors)",
+    EXIT_USAGE: "bad input or usage",
+    EXIT_PACK: "broken pack",
+    EXIT_BUDGET: "search budget exceeded",
+    EXIT_INTERNAL: "internal error (a bug: please report it)",
+    EXIT_OUTPUT: "the output could not be written (disk full, I/O error); a reader that goes "
+                 "away (| head) ends quietly with the command's own code",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -110,8 +125,7 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
                     "against a declarative rule pack (default: SGLang).",
-        epilog="Exit codes: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, "
-               "4 search budget exceeded.",
+        epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -301,7 +315,13 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
 def _dump(doc: Any) -> None:
     import json
 
-    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
+    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout()))
+
+
+def _utf8_stdout() -> bool:
+    """Whether stdout takes any character: else JSON escapes non-ASCII so it stays exact."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return encoding in ("utf8", "utf8sig")
 
 
 def _drop_stdout() -> None:
@@ -559,8 +579,20 @@ def _split_launch(words: list[Any]) -> tuple[list[Any], list[str] | None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; return its exit code (see EXIT_CODES). Ctrl-C ends any command quietly
+    with 130; stdout that cannot be written ends it with a one-line message and 74, or quietly
+    with the command's own code when the reader went away (`| head`)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _quiet_exit()
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
     argv = words
+    _tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
     parser = build_parser(_command_of(words))
@@ -579,7 +611,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         _flush()
     except BrokenPipeError:
         _drop_stdout()
+    except OSError as exc:  # stdout could not be written: a full disk (> /dev/full), EIO
+        _drop_stdout()
+        with suppress(OSError, ValueError):
+            print(f"confsolve: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     return code
+
+
+def _tolerant_stdout() -> None:
+    """Text that the terminal's encoding cannot show (a Latin-1 or ASCII locale) is replaced
+    rather than ending the command; JSON stays exact (`_dump` escapes non-ASCII for such a
+    stdout)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with suppress(ValueError, OSError, TypeError):
+                reconfigure(errors="backslashreplace")
+
+
+def _quiet_exit() -> None:
+    """After Ctrl-C: what is still buffered for stdout is dropped (the reader may be gone too),
+    so the interpreter's last flush neither blocks nor prints a second error."""
+    with suppress(Exception):
+        _drop_stdout()
 
 
 def _flush() -> None:
@@ -601,11 +656,27 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     except RecursionError:
         return emit_error(InvalidInput([InputIssue(field="input", value=None,
                                                    message="input nested too deeply")]), as_json)
-    except BrokenPipeError:
-        raise  # the reader went away: main handles it
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise  # the reader went away, or Ctrl-C: main handles them
+    except OSError as exc:
+        if _is_stdout_error(exc):
+            raise  # stdout could not be written: main handles it
+        return _internal_error(exc)
     except Exception as exc:  # a bug in confsolve: say so, without a traceback unless asked
-        if os.environ.get("CONFSOLVE_DEBUG"):
-            raise
-        print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
-              "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
-        return 70
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("CONFSOLVE_DEBUG"):
+        raise exc
+    print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
+          "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _is_stdout_error(exc: OSError) -> bool:
+    """Whether an OSError came from writing stdout: its errno is one a write to a full, closed
+    or failing stream gives, and stdout is not a healthy writable stream afterwards."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EFBIG, errno.EDQUOT)

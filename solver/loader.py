@@ -25,6 +25,7 @@ from typing import Any
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.expr import Condition, ExprError, parse, rule_condition
 from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.packtext import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
     "MAX_DOMAIN",
@@ -129,12 +130,16 @@ def load_directory(directory: str | Path) -> Pack:
         if known is not None:
             return known
     docs = [("pack.toml", manifest)]
+    where = _Locator(files)
     for name, raw in files[1:]:
         doc = _parse_toml(name, raw, problems)
         if doc is not None:
             docs.append((name, doc))
-    pack = _assemble(root, docs, digest, problems)
+        else:  # its names are declared, only broken: their uses elsewhere are not problems too
+            where.broken.update(where.index(name).declared())
+    pack = _assemble(root, docs, digest, problems, where)
     if problems:
+        problems[:] = where.finish(problems, pack)
         cycles = [p for p in problems if p.where == "depends_on cycle"]
         raise (DependencyCycle if cycles and len(cycles) == len(problems) else PackError)(
             problems, pack.name if pack else root.name
@@ -341,7 +346,8 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
         problems.append(too_deep)
         return None
     except tomllib.TOMLDecodeError as exc:
-        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name))
+        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name,
+                                    toml_error_line(str(exc))))
         return None
     except ValueError as exc:  # tomllib lets int() refuse an integer literal of 4,300+ digits
         problems.append(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
@@ -388,11 +394,63 @@ def _digest(files: list[tuple[str, bytes]]) -> str:
     return digest.hexdigest()
 
 
+class _Locator:
+    """Positions and cascades for one load: the text index of each file (built on first use,
+    only for a pack with problems), and the names whose declaration failed."""
+
+    def __init__(self, files: list[tuple[str, bytes]]) -> None:
+        self._raw = dict(files)
+        self._indexes: dict[str, FileIndex] = {}
+        self.broken: set[str] = set()
+
+    def index(self, file: str) -> FileIndex:
+        found = self._indexes.get(file)
+        if found is None:
+            found = self._indexes[file] = index_of(self._raw.get(file, b"").decode("utf-8", "replace"))
+        return found
+
+    def line(self, file: str, where: str, key: str | None = None) -> int | None:
+        return self.index(file).line_of(where, key) if file in self._raw else None
+
+    def finish(self, problems: list[PackProblem], pack: Pack | None) -> list[PackProblem]:
+        """The problems to report: cascades of a failed declaration left out, a did-you-mean
+        for an unknown name, and each placed at its line."""
+        known = [*pack.fields, *pack.sets] if pack is not None else []
+        out: list[PackProblem] = []
+        hints = 0
+        for problem in problems:
+            unknown = _UNKNOWN_NAME.search(problem.message)
+            message = problem.message
+            if unknown is not None:
+                if unknown.group(1) in self.broken:
+                    continue  # its declaration failed, and that failure is reported
+                if hints < _MAX_HINTS and "did you mean" not in message:
+                    hints += 1
+                    message = _add_hint(message, unknown, known)
+            line = problem.line
+            if line is None and problem.file:
+                line = self.line(problem.file, problem.where)
+            out.append(PackProblem(problem.where, message, problem.file, line))
+        return out
+
+
+# How the checks below name a field or set that is not declared (one pattern, so that a
+# cascade of a failed declaration is recognised wherever it shows).
+_UNKNOWN_NAME = re.compile(r"unknown (?:name|field) '([A-Za-z_][A-Za-z0-9_]*)'")
+_MAX_HINTS = 200  # difflib over the pack's names per hint: bounded for a hostile pack
+
+
+def _add_hint(message: str, unknown: re.Match[str], known: list[str]) -> str:
+    end = unknown.end()  # "unknown name 'x'" + " (did you mean 'y'?)" + ": not a field ..."
+    return message[:end] + did_you_mean(unknown.group(1), known) + message[end:]
+
+
 def _assemble(
     root: Path,
     docs: list[tuple[str, dict[str, Any]]],
     digest: str,
     problems: list[PackProblem],
+    where: _Locator,
 ) -> Pack | None:
     meta = docs[0][1]["pack"]
     name, version = meta.get("name"), meta.get("version")
@@ -407,22 +465,23 @@ def _assemble(
     rules: list[Rule] = []
     prefs: list[Preference] = []
     model_config: dict[str, Any] = {}
+    model_config_file = ""
     acknowledged: dict[str, tuple[str, ...]] = {}
     for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
-                problems.append(
-                    PackProblem(
-                        key, f"unknown table [{key}] (expected one of {', '.join(sorted(_FILE_KEYS))})", file
-                    )
-                )
-        _collect_sets(doc.get("sets", {}), file, sets, problems)
-        _collect_fields(doc.get("field", {}), file, fields, problems)
-        rules += _collect(doc.get("rule", []), Rule, "rule", file, problems)
-        prefs += _collect(doc.get("preference", []), Preference, "preference", file, problems)
+                problems.append(PackProblem(key, f"unknown table [{key}]{did_you_mean(key, _FILE_KEYS)} "
+                                                 f"(expected one of {', '.join(sorted(_FILE_KEYS))})",
+                                            file, where.line(file, "", key) or where.line(file, key)))
+        _collect_sets(doc.get("sets", {}), file, sets, problems, where)
+        _collect_fields(doc.get("field", {}), file, fields, problems, where)
+        rules += _collect(doc.get("rule", []), Rule, "rule", file, problems, where)
+        prefs += _collect(doc.get("preference", []), Preference, "preference", file, problems, where)
         section = doc.get("model_config", {})
         if isinstance(section, dict):
             model_config.update(section)
+            if section:
+                model_config_file = file
         else:
             problems.append(PackProblem("model_config", "must be a table", file))
         _collect_acknowledged(doc.get("lint", {}), file, acknowledged, problems)
@@ -453,6 +512,8 @@ def _assemble(
     _check_ids(pack, problems)
     _check_references(pack, problems)
     _check_cycles(pack, problems)
+    if model_config:
+        _check_model_config(pack, model_config_file, problems)
     found = _parse_conditions(pack, problems)
     if not problems:
         _SEMANTICS[digest] = found
@@ -469,7 +530,7 @@ def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | Non
     try:
         launcher = Launcher.model_validate(table)
     except RecordInvalid as exc:
-        problems.append(PackProblem("pack.launcher", _validation_text(exc), "pack.toml"))
+        problems.append(PackProblem("pack.launcher", _validation_text(exc, Launcher)[0], "pack.toml"))
         return None
     import shlex
 
@@ -516,25 +577,40 @@ def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None,
                 owner[flag] = name
 
 
+def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
+    """The `[model_config]` table is checked with the pack, so a broken one fails at load (and in
+    lint), not at the first `--model-config`."""
+    from solver.modelconfig import check_model_config_map
+
+    problems += [PackProblem(p.where, p.message, p.file or file, p.line)
+                 for p in check_model_config_map(pack)]
+
+
 def _collect_sets(
-    table: Any, file: str, sets: dict[str, tuple[Scalar, ...]], problems: list[PackProblem]
+    table: Any, file: str, sets: dict[str, tuple[Scalar, ...]], problems: list[PackProblem],
+    where: _Locator,
 ) -> None:
     if not isinstance(table, dict):
         problems.append(PackProblem("sets", "must be a table of NAME = [values]", file))
         return
     for set_name, values in table.items():
+        message = ""
         if not _SET_NAME.match(set_name):
-            problems.append(PackProblem(f"set {set_name}", "set names are UPPER_CASE", file))
+            message = "set names are UPPER_CASE"
         elif set_name in sets:
-            problems.append(PackProblem(f"set {set_name}", "declared twice", file))
+            message = "declared twice"
         elif (
             not isinstance(values, list)
             or not values
             or not all(isinstance(v, str | int | bool) for v in values)
         ):
-            problems.append(PackProblem(f"set {set_name}", "must be a non-empty list of literals", file))
+            message = "must be a non-empty list of literals"
         else:
             sets[set_name] = tuple(values)
+            continue
+        problems.append(PackProblem(f"set {set_name}", message, file, where.line(file, f"set {set_name}")))
+        if message != "declared twice":
+            where.broken.add(set_name)
 
 
 def _collect_acknowledged(
@@ -558,7 +634,9 @@ def _collect_acknowledged(
             acknowledged[subject] = tuple(items)
 
 
-def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem]) -> None:
+def _collect_fields(
+    table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem], where_is: _Locator
+) -> None:
     if not isinstance(table, dict):
         problems.append(PackProblem("field", "must be a table of [field.NAME] tables", file))
         return
@@ -576,7 +654,9 @@ def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: l
         try:
             field = Field.model_validate({**body, "name": field_name, "file": file})
         except RecordInvalid as exc:
-            problems.append(PackProblem(where, _validation_text(exc), file))
+            text, key = _validation_text(exc, Field)
+            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
+            where_is.broken.add(field_name)
             continue
         problems += [PackProblem(where, msg, file) for msg in _domain_problems(field)]
         fields[field_name] = field
@@ -615,7 +695,9 @@ def _domain_problems(field: Field) -> list[str]:
     return out
 
 
-def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem]) -> list[Any]:
+def _collect(
+    items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem], where_is: _Locator
+) -> list[Any]:
     if not isinstance(items, list):
         problems.append(PackProblem(what, f"use [[{what}]] entries", file))
         return []
@@ -629,7 +711,8 @@ def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[
         try:
             item = model.model_validate({**body, "file": file})
         except RecordInvalid as exc:
-            problems.append(PackProblem(where, _validation_text(exc), file))
+            text, key = _validation_text(exc, model)
+            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
             continue
         for attr in ("because", "source"):
             if not getattr(item, attr).strip():
@@ -796,9 +879,34 @@ def _hint(name: str, known: Mapping[str, Any]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _validation_text(exc: RecordInvalid) -> str:
-    parts = []
-    for err in exc.errors():
+# Keys a record has that a pack file does not write (set by the loader).
+_INTERNAL_KEYS = {"name", "file"}
+
+
+def _validation_text(exc: RecordInvalid, model: type[Any]) -> tuple[str, str | None]:
+    """What is wrong with a table, in a pack author's words, and the first key at fault.
+
+    A misspelled key is one problem, not two: "unknown key 'becuase' (did you mean 'because'?)"
+    stands for pydantic's "extra input" and the "missing" of the key it means."""
+    import dataclasses
+
+    keys = [f.name for f in dataclasses.fields(model) if f.name not in _INTERNAL_KEYS]
+    errors = exc.errors()
+    extra = [str(e["loc"][0]) for e in errors if e["loc"] and e["msg"] == "Extra inputs are not permitted"]
+    meant = {k: did_you_mean(k, keys) for k in extra}
+    parts: list[str] = []
+    first: str | None = None
+    for err in errors:
+        key = str(err["loc"][0]) if err["loc"] else None
         loc = ".".join(str(p) for p in err["loc"]) or "value"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
+        if key in meant:
+            parts.append(f"unknown key {key!r}{meant[key]} (a {model.__name__.lower()} has: "
+                         f"{', '.join(keys)})")
+        elif err["msg"] == "Field required" and any(f"'{key}'" in hint for hint in meant.values()):
+            continue  # the misspelled key above is this one
+        elif err["msg"] == "Field required":
+            parts.append(f"`{loc}` is required")
+        else:
+            parts.append(f"{loc}: {err['msg']}")
+        first = first or key
+    return "; ".join(parts), (extra[0] if extra else first)
