@@ -67,6 +67,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
     _add_budget(g)
+    _add_colour(g)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print the contract's JSON document")
 
@@ -89,6 +90,47 @@ def _add_budget(p: Any) -> None:
                    dest="search_budget",
                    help="stop each search after N steps, with exit 4 (default: "
                         "$CONFSOLVE_BUDGET, else 2000000)")
+
+
+def _add_colour(p: Any) -> None:
+    p.add_argument("--color", "--colour", choices=["auto", "always", "never"],
+                   default=argparse.SUPPRESS, dest="color",
+                   help="colour the text output: auto (default: on a terminal, unless NO_COLOR is "
+                        "set; FORCE_COLOR forces it), always or never")
+
+
+class _Version(argparse.Action):
+    """`--version`: confsolve's version and each shipped pack's, read from pack.toml alone."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print confsolve's version and the shipped packs' versions")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit(EXIT_OK)
+
+
+def version_text() -> str:
+    """`confsolve 0.1.0` and one line per shipped pack (`pack sglang 0.5.23+2`)."""
+    import tomllib
+    from importlib import metadata
+
+    import constraints
+
+    try:
+        own = metadata.version("confsolve")
+    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        own = "unknown (not installed)"
+    lines = [f"confsolve {own}"]
+    for name in constraints.shipped_packs():
+        directory = constraints.pack_directory(name)
+        try:
+            meta = tomllib.loads((directory / "pack.toml").read_text(encoding="utf-8"))["pack"]  # type: ignore[operator]
+            lines.append(f"pack {name} {meta.get('version', '?')}")
+        except (OSError, ValueError, KeyError, TypeError):
+            lines.append(f"pack {name} (pack.toml unreadable)")
+    return "\n".join(lines)
 
 
 # Every command, in the order of `confsolve --help`: name -> ("module:function" that builds it,
@@ -128,6 +170,8 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
         epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
+    _add_colour(parser)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = {spec for name, (spec, _) in COMMANDS.items() if command is True or name == command}
     built: set[str] = set()
@@ -171,9 +215,11 @@ def _command_of(words: Sequence[Any]) -> bool | str:
             skip = False
         elif word in ("-h", "--help"):
             return False  # argparse prints the top-level help before it reads a command
-        elif word == "--budget":
+        elif word in ("--budget", "--color", "--colour"):
             skip = True
-        elif not word.startswith("--budget="):
+        elif word == "--version":
+            return False
+        elif not word.startswith(("--budget=", "--color=", "--colour=")):
             if word.startswith("-"):
                 return True
             return word if word in COMMANDS else False
@@ -578,6 +624,21 @@ def _split_launch(words: list[Any]) -> tuple[list[Any], list[str] | None]:
     return words[:at], [str(w) for w in words[at + 1:]]
 
 
+@contextmanager
+def _colour(choice: str | None) -> Iterator[None]:
+    """--color for the duration of one command."""
+    if choice is None:
+        yield
+        return
+    from solver import text
+
+    saved, text.COLOUR_CHOICE = text.COLOUR_CHOICE, choice
+    try:
+        yield
+    finally:
+        text.COLOUR_CHOICE = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return its exit code (see EXIT_CODES). Ctrl-C ends any command quietly
     with 130; stdout that cannot be written ends it with a one-line message and 74, or quietly
@@ -648,7 +709,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     from solver.errors import InputIssue, InvalidInput, SolverError
 
     try:
-        with _search_budget(getattr(args, "search_budget", None)):
+        with _search_budget(getattr(args, "search_budget", None)), _colour(getattr(args, "color", None)):
             code: int = args.func(args)
         return code
     except SolverError as exc:
