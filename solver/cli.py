@@ -235,6 +235,12 @@ def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="Resolve a configuration: your choices kept, the rest chosen "
                                    "by the pack's preferences, every value with its provenance.")
     add_inputs(p)
+    p.add_argument("--format", choices=["text", "json", "argv"], default=None,
+                   help="text (default), json (= --json), or argv: the launch command to run, "
+                        "one shell-quoted line (with a launch command after --: yours, completed)")
+    p.add_argument("--minimal", action="store_true",
+                   help="with --format argv: only the options that differ from what the launcher "
+                        "would choose by itself")
     p.add_argument("--save-case", metavar="FILE",
                    help="also write the request and its outcome as a test case file (tests/cases/)")
     p.set_defaults(func=cmd_resolve)
@@ -299,9 +305,11 @@ def load(args: argparse.Namespace) -> Any:
 
 
 def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Options and facts from --set, --assume, --model-config, --env-from-os and --detect.
+    """Options and facts from --set, --assume, --model-config, --env-from-os, --detect and a
+    launch command after `--` (read into `args.command_read`).
 
-    What the user typed (--set, --assume) wins over what was read (config.json, environment).
+    What the user typed (--set, --assume, the launch command's flags) wins over what was read
+    (config.json, environment).
     """
     from solver.errors import InvalidInput
     from solver.inputs import _lookup, facts_from_environ, parse_assignments
@@ -312,6 +320,11 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     issues += more
     if issues:
         raise InvalidInput(issues)
+    model_path = getattr(args, "model_config", None)
+    if getattr(args, "launch", None) is not None:
+        from solver.launchcli import merge_launch
+
+        model_path = merge_launch(args, pack, sets, model_path)
     typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
     if getattr(args, "detect", False):
@@ -320,10 +333,10 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
         facts.update(detect_facts(pack))
     if getattr(args, "env_from_os", False):
         facts.update(facts_from_environ(pack))
-    if getattr(args, "model_config", None):
+    if model_path:
         from solver.modelconfig import facts_from_model_config
 
-        facts.update(facts_from_model_config(pack, args.model_config, skip=typed))
+        facts.update(facts_from_model_config(pack, model_path, skip=typed))
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
@@ -396,7 +409,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         raise
     if args.save_case:
         _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
-    if args.json:
+    if args.format == "argv":
+        from solver.launchcli import print_argv
+
+        print_argv(args, pack, res, facts)
+    elif args.json or args.format == "json":
         _dump(res.to_json())
     else:
         print(resolution_table(pack, res, colour=use_colour()))
@@ -599,6 +616,19 @@ def _search_budget(steps: int | None) -> Iterator[None]:
         engine.BUDGET = saved
 
 
+# Commands that read a launch command after `--` (confsolve's own options come before it).
+LAUNCH_COMMANDS = ("resolve", "why", "choices", "check")
+
+
+def _split_launch(words: list[Any]) -> tuple[list[Any], list[str] | None]:
+    """confsolve's words and the launch command after the first `--`, for a command that reads
+    one (None: no `--`, or another command, whose parser then sees the `--` itself)."""
+    if "--" not in words or _command_of(words) not in LAUNCH_COMMANDS:
+        return words, None
+    at = words.index("--")
+    return words[:at], [str(w) for w in words[at + 1:]]
+
+
 @contextmanager
 def _colour(choice: str | None) -> Iterator[None]:
     """--color for the duration of one command."""
@@ -626,7 +656,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    words = sys.argv[1:] if argv is None else list(argv)
+    words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
+    argv = words
     _tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
@@ -638,7 +669,8 @@ def _main(argv: Sequence[str] | None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
-    as_json = bool(getattr(args, "json", False))
+    args.launch = launch
+    as_json = bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
     code = EXIT_OK
     try:
         code = _run(args, as_json)

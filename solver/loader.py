@@ -24,7 +24,7 @@ from typing import Any
 
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.expr import Condition, ExprError, parse, rule_condition
-from solver.model import Field, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
 from solver.packtext import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
@@ -492,6 +492,8 @@ def _assemble(
             )
         )
         return None
+    launcher = _collect_launcher(meta.get("launcher"), problems)
+    _check_flags(fields, launcher, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -503,6 +505,7 @@ def _assemble(
         sets=sets,
         model_config_map=model_config,
         acknowledged=acknowledged,
+        launcher=launcher,
         digest=digest,
         directory=str(root),
     )
@@ -515,6 +518,63 @@ def _assemble(
     if not problems:
         _SEMANTICS[digest] = found
     return pack
+
+
+def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:
+    """`[pack.launcher]` validated (pydantic), with its command strings split as a shell would."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        problems.append(PackProblem("pack.launcher", "must be a table", "pack.toml"))
+        return None
+    try:
+        launcher = Launcher.model_validate(table)
+    except RecordInvalid as exc:
+        problems.append(PackProblem("pack.launcher", _validation_text(exc, Launcher)[0], "pack.toml"))
+        return None
+    import shlex
+
+    for command in launcher.commands + launcher.positional_model:
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            words = []
+            problems.append(PackProblem("pack.launcher", f"command {command!r}: {exc}", "pack.toml"))
+        if not words or any(w.startswith("-") for w in words[:1]):
+            problems.append(PackProblem("pack.launcher", f"command {command!r} must start with a "
+                                        "program name", "pack.toml"))
+    for command in launcher.positional_model:
+        if command not in launcher.commands:
+            problems.append(PackProblem("pack.launcher", f"positional_model names {command!r}, "
+                                        "which is not in commands", "pack.toml"))
+    return launcher
+
+
+def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None,
+                 problems: list[PackProblem]) -> None:
+    """Every launcher flag spells one thing: a field, the model or the config file."""
+    owner: dict[str, str] = {}
+    if launcher is not None:
+        owner.update({flag: "the model" for flag in launcher.model_flags})
+        if launcher.config_flag:
+            owner[launcher.config_flag] = "the config file"
+    for flag in owner:
+        if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+            problems.append(PackProblem("pack.launcher", f"{flag!r} is not a flag", "pack.toml"))
+    for name, field in fields.items():
+        where = f"field {name}"
+        if field.flags and field.flag:
+            problems.append(PackProblem(where, "give `flags` or `flag`, not both", field.file))
+        spellings = field.all_flags
+        if field.flag_value == "boolean_optional":
+            spellings += tuple("--no-" + f.lstrip("-") for f in spellings if f.startswith("--"))
+        for flag in spellings:
+            if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+                problems.append(PackProblem(where, f"{flag!r} is not a flag", field.file))
+            elif flag in owner and owner[flag] != name:
+                problems.append(PackProblem(where, f"flag {flag} also spells {owner[flag]}", field.file))
+            else:
+                owner[flag] = name
 
 
 def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
@@ -625,6 +685,13 @@ def _domain_problems(field: Field) -> list[str]:
             out.append(f"label for {key!r}, which is not a domain value")
     if field.env and field.kind != "fact":
         out.append("an environment field must be a fact")
+    if field.flag_value != "value" and kinds != {bool}:
+        out.append(f"flag_value = {field.flag_value!r} needs a boolean field")
+    if field.open is not None:
+        if kinds != {int}:
+            out.append("open = {...} needs an integer field")
+        elif not all(field.open.admits(v) for v in domain):
+            out.append(f"the listed values must lie in the open range ({field.open.text()})")
     return out
 
 

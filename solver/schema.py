@@ -111,7 +111,9 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "choices": _doc("choices", ["choices"], choices={
             "type": "object", "additionalProperties": _obj(
                 ["possible", "excluded"], possible=_SCALARS,
-                excluded={"type": "object", "additionalProperties": _REASON})}),
+                excluded={"type": "object", "additionalProperties": _REASON},
+                # an open integer field: the range beyond the listed values, in words
+                open={"type": "string"})}),
         "counted": _doc("counted", ["count"], count=_COUNT,
                         by={"type": "object", "additionalProperties": {
                             "type": "object", "additionalProperties": _COUNT}}),
