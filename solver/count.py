@@ -493,7 +493,10 @@ class ModelCounter:
         """
         dom_a, dom_b = doms[a], doms[b]
         outside = tuple(values[n] for n in self.checks[index].fields if n != a and n != b)
-        key = (index, a, dom_a, dom_b, outside)
+        # Both field names belong in the key: the outside values are listed without names, so
+        # (a, b free, c fixed) and (a, c free, b fixed) would otherwise share an entry whenever
+        # b and c have equal domains.
+        key = (index, a, b, dom_a, dom_b, outside)
         found = self._revised.get(key)
         if found is None:
             found = self._revised[key] = self._revise_new(index, a, b, dom_a, dom_b, values)

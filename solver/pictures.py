@@ -240,6 +240,7 @@ def dot_to_svg(dot_text: str) -> str:
             "graphviz); or use --format dot and render it elsewhere"))])
     try:
         done = subprocess.run([exe, "-Tsvg"], input=dot_text, capture_output=True, text=True,
+                              encoding="utf-8", errors="replace",  # any bytes dot prints
                               timeout=DOT_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise InvalidInput([InputIssue(field="format", value="svg",

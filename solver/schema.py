@@ -91,11 +91,14 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
             issues={"type": "array", "items": _issue()},
             problems={"type": "array", "items": _obj(
                 ["where", "message"], file={"type": "string"}, where={"type": "string"},
+                line={"type": ["integer", "null"], "minimum": 1},
                 message={"type": "string"})})),
         "choices": _doc("choices", ["choices"], choices={
             "type": "object", "additionalProperties": _obj(
                 ["possible", "excluded"], possible=_SCALARS,
-                excluded={"type": "object", "additionalProperties": _REASON})}),
+                excluded={"type": "object", "additionalProperties": _REASON},
+                # an open integer field: the range beyond the listed values, in words
+                open={"type": "string"})}),
         "counted": _doc("counted", ["count"], count={"type": "integer", "minimum": 0},
                         by={"type": "object", "additionalProperties": {
                             "type": "object", "additionalProperties": {"type": "integer"}}}),
@@ -159,6 +162,11 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    if args.pack_files:
+        from solver.packschema import pack_file_schema
+
+        print(json.dumps(pack_file_schema(), indent=2, sort_keys=True))
+        return 0
     print(json.dumps(output_schema(args.kind), indent=2, sort_keys=True))
     return 0
 
@@ -168,6 +176,9 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("schema", help="the JSON Schema of every --json document",
                        description="Print the JSON Schema (draft 2020-12) that every --json "
                                    "document validates against; oneOf over the kinds, by status.")
-    p.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
-                   help="only the schema of one document kind")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
+                      help="only the schema of one document kind")
+    what.add_argument("--pack-files", action="store_true",
+                      help="the schema of a pack's TOML files instead, for editors")
     p.set_defaults(func=cmd_schema)
