@@ -277,6 +277,8 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="The order in which fields are decided, as DOT, Mermaid, JSON "
                                    "or SVG (SVG needs Graphviz's dot on PATH).")
     p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
+    p.add_argument("--json", action="store_true", help="the graph as the JSON document "
+                                                      "(the same as --format json)")
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
@@ -358,10 +360,11 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
     return exc.exit_code
 
 
-def _dump(doc: Any) -> None:
+def _dump(doc: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """Print a --json document (every command's one way, so every one stays exact on any stdout)."""
     import json
 
-    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout()))
+    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout(), default=default))
 
 
 def _utf8_stdout() -> bool:
@@ -557,6 +560,8 @@ def _conflict_paragraph(exc: Any) -> str:
 def cmd_graph(args: argparse.Namespace) -> int:
     from solver.graph import export
 
+    if args.json:
+        args.format = "json"
     if args.format == "svg":
         from solver.pictures import dot_to_svg
 
