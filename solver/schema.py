@@ -100,7 +100,12 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "resolved": _from_model(defs, "Resolution", "resolved"),
         "conflict": _doc("conflict", ["conflict", "message", "repairs"],
                          conflict=_ref("ConflictReport"), message={"type": "string"},
-                         repairs={"type": "array", "items": _ref("Repair")}),
+                         repairs={"type": "array", "items": _ref("Repair")},
+                         # check (predict mode): the launcher's own pick that fails
+                         launcher_default=_obj(
+                             ["field", "value", "chain", "preference"], field={"type": "string"},
+                             value=_SCALAR, chain=_SCALARS,
+                             preference={"type": ["string", "null"]})),
         "error": _doc("error", ["error"], error=_obj(
             ["type", "message"], type={"type": "string"}, message={"type": "string"},
             issues={"type": "array", "items": _issue()},
