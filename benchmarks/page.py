@@ -71,8 +71,10 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
         if warm_up and server.warm_thread is not None:
             started = time.perf_counter()
             server.warm_thread.join(timeout=600)
-            print(f"warm-up: {server.warmed} first states in {time.perf_counter() - started:.1f} s "
-                  "(a person opens the page after the server has started)")
+            print(
+                f"warm-up: {server.warmed} first states in {time.perf_counter() - started:.1f} s "
+                "(a person opens the page after the server has started)"
+            )
         page = Page(browser.new_page(viewport={"width": 1280, "height": 800}))
         sessions = 0
         while len(rows) < clicks:
@@ -95,8 +97,17 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
                 _click(page, field, value)
                 wall = (time.perf_counter() - t0) * 1000
                 timing = page.page.evaluate("window.confsolveTimings.at(-1)")
-                rows.append({"kind": kind, "field": field["name"], "value": value, "page_ms": timing["ms"],
-                             "server_ms": timing["server"], "driver_ms": wall, "status": timing["status"]})
+                rows.append(
+                    {
+                        "kind": kind,
+                        "field": field["name"],
+                        "value": value,
+                        "page_ms": timing["ms"],
+                        "server_ms": timing["server"],
+                        "driver_ms": wall,
+                        "status": timing["status"],
+                    }
+                )
                 if timing["status"] == "conflict" and len(rows) < clicks:
                     repair = page.page.locator("#conflict [data-repair]")
                     if repair.count():
@@ -106,9 +117,17 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
                         page.wait_after(before, timeout=120_000)
                         wall = (time.perf_counter() - t0) * 1000
                         timing = page.page.evaluate("window.confsolveTimings.at(-1)")
-                        rows.append({"kind": "repair", "field": "", "value": "", "page_ms": timing["ms"],
-                                     "server_ms": timing["server"], "driver_ms": wall,
-                                     "status": timing["status"]})
+                        rows.append(
+                            {
+                                "kind": "repair",
+                                "field": "",
+                                "value": "",
+                                "page_ms": timing["ms"],
+                                "server_ms": timing["server"],
+                                "driver_ms": wall,
+                                "status": timing["status"],
+                            }
+                        )
         stats = server.configurator.cache_stats
     return {"pack": pack, "clicks": rows, "sessions": sessions, "cache": stats}
 
@@ -116,8 +135,10 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
 def _line(name: str, values: list[float]) -> str:
     if not values:
         return f"{name:<28} (none)"
-    return (f"{name:<28} n={len(values):>3}  p50 {percentile(values, 50):8.1f} ms  "
-            f"p90 {percentile(values, 90):8.1f} ms  max {max(values):8.1f} ms")
+    return (
+        f"{name:<28} n={len(values):>3}  p50 {percentile(values, 50):8.1f} ms  "
+        f"p90 {percentile(values, 90):8.1f} ms  max {max(values):8.1f} ms"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -125,8 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pack", default="sglang")
     parser.add_argument("--clicks", type=int, default=50)
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--conflict-rate", type=float, default=0.15,
-                        help="how often a click picks a greyed value (then the first repair is applied)")
+    parser.add_argument(
+        "--conflict-rate",
+        type=float,
+        default=0.15,
+        help="how often a click picks a greyed value (then the first repair is applied)",
+    )
     parser.add_argument("--no-warm-up", action="store_true")
     parser.add_argument("--json", metavar="PATH", help="also write every click to this file")
     args = parser.parse_args(argv)
@@ -136,8 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     result = run(args.pack, args.clicks, args.seed, not args.no_warm_up, args.conflict_rate)
     rows = result["clicks"]
-    print(f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}; "
-          f"answer cache {result['cache']}")
+    print(
+        f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}; "
+        f"answer cache {result['cache']}"
+    )
     print(_line("every click (page)", [r["page_ms"] for r in rows]))
     print(_line("every click (driver)", [r["driver_ms"] for r in rows]))
     print(_line("every click (server)", [r["server_ms"] for r in rows]))

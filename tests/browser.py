@@ -15,15 +15,27 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 OUTPUT = Path(__file__).parent / "output" / "serve"
 
 
 def chromium_path() -> str | None:
     wanted = os.environ.get("CONFSOLVE_CHROMIUM")
-    for candidate in (wanted, "/usr/bin/chromium", shutil.which("chromium"),
-                      shutil.which("chromium-browser")):
+    for candidate in (
+        wanted,
+        "/usr/bin/chromium",
+        shutil.which("chromium"),
+        shutil.which("chromium-browser"),
+    ):
         if candidate and Path(candidate).is_file():
             return candidate
     return None
@@ -96,14 +108,14 @@ class Page:
 
     def open(self, url: str, timeout: float = 60_000) -> None:
         self.page.goto(url)
-        self.page.wait_for_function("document.body.dataset.seq || document.body.dataset.failed",
-                                    timeout=timeout)
+        self.page.wait_for_function(
+            "document.body.dataset.seq || document.body.dataset.failed", timeout=timeout
+        )
         failed = self.page.evaluate("document.body.dataset.failed")
         assert not failed, f"the page failed: {failed}"
 
     def wait_after(self, before: int, timeout: float = 60_000) -> None:
-        self.page.wait_for_function(f"Number(document.body.dataset.seq || 0) > {before}",
-                                    timeout=timeout)
+        self.page.wait_for_function(f"Number(document.body.dataset.seq || 0) > {before}", timeout=timeout)
 
     def click_value(self, field: str, value: str) -> None:
         before = self.seq()
@@ -124,7 +136,8 @@ class Page:
 
     def wait_for_reasons(self, timeout: float = 60_000) -> None:
         self.page.wait_for_function(
-            "document.body.dataset.reasons === document.body.dataset.seq", timeout=timeout)
+            "document.body.dataset.reasons === document.body.dataset.seq", timeout=timeout
+        )
 
     def shot(self, name: str) -> Path:
         OUTPUT.mkdir(parents=True, exist_ok=True)

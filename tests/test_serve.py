@@ -20,8 +20,13 @@ from solver.serve.requests import BadRequest, parse_request
 from solver.serve.server import ConfiguratorServer, make_server
 
 FIXTURES = Path(__file__).parent / "fixtures" / "models"
-WALK = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM",
-        "checkpoint_quant": "fp8", "tp_size": "8"}
+WALK = {
+    "platform": "cuda",
+    "gpu_arch": "sm90",
+    "architecture": "DeepseekV3ForCausalLM",
+    "checkpoint_quant": "fp8",
+    "tp_size": "8",
+}
 
 
 @pytest.fixture(scope="module")
@@ -75,8 +80,9 @@ def test_repairs_keep_the_choice_just_made_when_they_can(sglang: Configurator) -
 
 
 def test_a_choice_no_repair_can_keep_is_reported_as_undone(sglang: Configurator) -> None:
-    doc = _state(sglang, {**WALK, "gpu_arch": "sm120", "attention_backend": "fa3"},
-                 keep=["attention_backend"])
+    doc = _state(
+        sglang, {**WALK, "gpu_arch": "sm120", "attention_backend": "fa3"}, keep=["attention_backend"]
+    )
     assert doc["status"] == "conflict"
     assert doc["kept"] is False
     assert {p["field"] for p in doc["conflict"]["pins"]} >= {"attention_backend", "gpu_arch"}
@@ -101,17 +107,21 @@ def test_pasted_model_config_gives_facts(sglang: Configurator) -> None:
         sglang.answer("model-config", {"config": {"architectures": 7}})
 
 
-@pytest.mark.parametrize(("body", "words"), [
-    ({"set": {"atention_backend": "fa3"}}, ["atention_backend", "attention_backend"]),
-    ({"set": {"attention_backend": "fa33"}}, ["fa33", "fa3"]),
-    ({"set": {"tp_size": 1.5}}, ["tp_size", "float"]),
-    ({"set": []}, ["'set'"]),
-    ({"sets": {}}, ["'sets'", "'set'"]),
-    ({"set": {}, "keep": "tp_size"}, ["'keep'"]),
-    ({"set": {}, "keep": ["tp_sise"]}, ["tp_sise", "tp_size"]),
-])
-def test_bad_requests_name_what_is_wrong(sglang: Configurator, body: dict[str, Any],
-                                         words: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"set": {"atention_backend": "fa3"}}, ["atention_backend", "attention_backend"]),
+        ({"set": {"attention_backend": "fa33"}}, ["fa33", "fa3"]),
+        ({"set": {"tp_size": 1.5}}, ["tp_size", "float"]),
+        ({"set": []}, ["'set'"]),
+        ({"sets": {}}, ["'sets'", "'set'"]),
+        ({"set": {}, "keep": "tp_size"}, ["'keep'"]),
+        ({"set": {}, "keep": ["tp_sise"]}, ["tp_sise", "tp_size"]),
+    ],
+)
+def test_bad_requests_name_what_is_wrong(
+    sglang: Configurator, body: dict[str, Any], words: list[str]
+) -> None:
     with pytest.raises(BadRequest) as caught:
         sglang.answer("state", body)
     for word in words:
@@ -127,6 +137,7 @@ def test_parse_request_orders_pins_as_the_pack_does() -> None:
 
 # --- over HTTP ---------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def server() -> Iterator[ConfiguratorServer]:
     srv = make_server(load_pack("sglang"), "127.0.0.1", 0)
@@ -137,8 +148,13 @@ def server() -> Iterator[ConfiguratorServer]:
     srv.server_close()
 
 
-def _http(srv: ConfiguratorServer, method: str, path: str, body: bytes | None = None,
-          headers: dict[str, str] | None = None) -> tuple[int, bytes, str]:
+def _http(
+    srv: ConfiguratorServer,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes, str]:
     host, port = srv.server_address[:2]
     conn = http.client.HTTPConnection(str(host), int(port), timeout=60)
     try:
@@ -162,15 +178,19 @@ def test_the_page_and_its_files_are_served(server: ConfiguratorServer) -> None:
     assert _http(server, "GET", "/static/%2e%2e%2fapi.py")[0] == 404
 
 
-@pytest.mark.parametrize(("body", "status"), [
-    (b"{not json", 400),
-    (b"[1, 2]", 400),
-    (b"\xff\xfe", 400),
-    (b"[" * 100_000, 400),
-    (b'{"set": {"platform": "cudaa"}}', 400),
-])
-def test_bad_bodies_answer_400_without_a_traceback(server: ConfiguratorServer, body: bytes,
-                                                   status: int) -> None:
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"{not json", 400),
+        (b"[1, 2]", 400),
+        (b"\xff\xfe", 400),
+        (b"[" * 100_000, 400),
+        (b'{"set": {"platform": "cudaa"}}', 400),
+    ],
+)
+def test_bad_bodies_answer_400_without_a_traceback(
+    server: ConfiguratorServer, body: bytes, status: int
+) -> None:
     got, raw, kind = _http(server, "POST", "/api/state", body, {"Content-Type": "application/json"})
     assert got == status and kind.startswith("application/json")
     doc = json.loads(raw)
@@ -201,6 +221,7 @@ def test_serve_refuses_a_bad_port() -> None:
 
 
 # --- every shipped pack ------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", constraints.shipped_packs())
 def test_every_shipped_pack_is_described_and_answers(name: str) -> None:

@@ -82,8 +82,11 @@ def test_walk_through(browser: Any, sglang_url: str) -> None:
     p.shot("04-conflict")
     repairs = p.page.locator("#conflict [data-repair]")
     assert repairs.count() >= 2
-    choice = next(i for i in range(repairs.count())
-                  if "use --attention-backend" in (repairs.nth(i).get_attribute("aria-label") or ""))
+    choice = next(
+        i
+        for i in range(repairs.count())
+        if "use --attention-backend" in (repairs.nth(i).get_attribute("aria-label") or "")
+    )
     label = repairs.nth(choice).get_attribute("aria-label") or ""
     picked = label.rsplit(" ", 1)[-1]
     before = p.seq()
@@ -116,13 +119,17 @@ def test_walk_through(browser: Any, sglang_url: str) -> None:
 
 def test_a_repair_keeps_the_choice_just_made(browser: Any, sglang_url: str) -> None:
     p = _page(browser)
-    p.open(sglang_url + "?platform=cuda&gpu_arch=sm90&architecture=DeepseekV3ForCausalLM"
-                        "&checkpoint_quant=fp8&tp_size=8")
+    p.open(
+        sglang_url + "?platform=cuda&gpu_arch=sm90&architecture=DeepseekV3ForCausalLM"
+        "&checkpoint_quant=fp8&tp_size=8"
+    )
     p.click_value("ep_size", "16")
     text = p.page.locator("#conflict").inner_text()
     assert "No repair keeps" not in text
-    labels = [p.page.locator("#conflict [data-repair]").nth(i).get_attribute("aria-label") or ""
-              for i in range(p.page.locator("#conflict [data-repair]").count())]
+    labels = [
+        p.page.locator("#conflict [data-repair]").nth(i).get_attribute("aria-label") or ""
+        for i in range(p.page.locator("#conflict [data-repair]").count())
+    ]
     assert labels and all("--ep-size" not in label for label in labels), labels
     assert all("tp-size" in label for label in labels)
 

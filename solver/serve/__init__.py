@@ -19,19 +19,30 @@ __all__ = ["register"]
 
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     """Add `confsolve serve` to the command line (see `solver.cli.COMMANDS`)."""
-    p = sub.add_parser("serve", help="the configurator page on a local web server",
-                       description="Serve the configurator page: pick the machine, the model and "
-                                   "any option; impossible values are greyed with their reason, "
-                                   "conflicts come with repairs, and the launch command is one "
-                                   "click to copy.")
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
-                   help="a shipped pack name or a pack directory (default: sglang)")
-    p.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (default: 127.0.0.1, this machine only)")
+    p = sub.add_parser(
+        "serve",
+        help="the configurator page on a local web server",
+        description="Serve the configurator page: pick the machine, the model and "
+        "any option; impossible values are greyed with their reason, "
+        "conflicts come with repairs, and the launch command is one "
+        "click to copy.",
+    )
+    p.add_argument(
+        "--pack",
+        default="sglang",
+        metavar="NAME_OR_PATH",
+        help="a shipped pack name or a pack directory (default: sglang)",
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1, this machine only)"
+    )
     p.add_argument("--port", type=int, default=8000, help="the port (default: 8000; 0: any free one)")
     p.add_argument("--open", action="store_true", help="open the page in a web browser")
-    p.add_argument("--no-warm-up", action="store_true",
-                   help="do not compute the first states of a session in the background at start")
+    p.add_argument(
+        "--no-warm-up",
+        action="store_true",
+        help="do not compute the first states of a session in the background at start",
+    )
     p.set_defaults(func=cmd_serve)
 
 
@@ -46,16 +57,22 @@ def cmd_serve(args: argparse.Namespace) -> int:
     try:
         server = make_server(pack, args.host, args.port, quiet=False)
     except OSError as exc:
-        print(f"confsolve serve: cannot listen on {args.host}:{args.port}: "
-              f"{exc.strerror or exc}", file=sys.stderr)
+        print(
+            f"confsolve serve: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return 2
     if not args.no_warm_up:
         server.warm_up()
-    print(f"confsolve serve: the {pack.name} {pack.version} configurator is at {server.url} "
-          "(Ctrl-C stops it)", flush=True)
+    print(
+        f"confsolve serve: the {pack.name} {pack.version} configurator is at {server.url} (Ctrl-C stops it)",
+        flush=True,
+    )
     if args.host not in ("127.0.0.1", "localhost", "::1"):
-        print("confsolve serve: note: listening beyond this machine; anyone who can reach it "
-              "can use the page", file=sys.stderr)
+        print(
+            "confsolve serve: note: listening beyond this machine; anyone who can reach it can use the page",
+            file=sys.stderr,
+        )
     if args.open:
         import webbrowser
 

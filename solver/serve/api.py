@@ -135,9 +135,13 @@ class Configurator:
         except InvalidInput as exc:
             # Facts the pack requires are not given yet (the first clicks of a session): no
             # resolution, but the choices still show what each value depends on.
-            return {**out, "status": "incomplete", "message": str(exc),
-                    "needs": [issue.field for issue in exc.issues],
-                    "choices": self._choices(request.values)}
+            return {
+                **out,
+                "status": "incomplete",
+                "message": str(exc),
+                "needs": [issue.field for issue in exc.issues],
+                "choices": self._choices(request.values),
+            }
         except SolverError as exc:
             return {**out, "status": "error", "error": {"message": str(exc)}}
         out["resolution"] = _resolution(res)
@@ -165,9 +169,13 @@ class Configurator:
         for repair in doc["repairs"]:
             touched = set(repair["unset"]) | set(repair["set"])
             repairs.append({**repair, "undoes": sorted(touched & kept)})
-        return {"status": "conflict", "conflict": doc["conflict"], "message": doc["message"],
-                "repairs": repairs,
-                "kept": bool(repairs) and not any(r["undoes"] for r in repairs)}
+        return {
+            "status": "conflict",
+            "conflict": doc["conflict"],
+            "message": doc["message"],
+            "repairs": repairs,
+            "kept": bool(repairs) and not any(r["undoes"] for r in repairs),
+        }
 
     def _choices(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, Any]:
         """Per field: possible values, excluded ones with their scope, warned ones with the rule.
@@ -184,13 +192,16 @@ class Configurator:
             flagged = self.plan.flagged(name, others, list(possible))
             excluded = {
                 value_key(v): "facts" if v not in by_facts[name] else "choices"
-                for v in self.pack.fields[name].domain if v not in possible
+                for v in self.pack.fields[name].domain
+                if v not in possible
             }
             out[name] = {
                 "possible": [value_key(v) for v in possible],
                 "excluded": excluded,
-                "warned": {value_key(v): {"rule": rid, "because": self.pack.rule(rid).because}
-                           for v, rid in flagged.items()},
+                "warned": {
+                    value_key(v): {"rule": rid, "because": self.pack.rule(rid).because}
+                    for v, rid in flagged.items()
+                },
             }
         return out
 
@@ -198,8 +209,7 @@ class Configurator:
         from solver.diagnose import valid_choices
 
         def compute() -> dict[str, list[Scalar]]:
-            found = valid_choices(self.pack, self._pins(values), fields=list(self.pack.fields),
-                                  reasons=False)
+            found = valid_choices(self.pack, self._pins(values), fields=list(self.pack.fields), reasons=False)
             return found.possible
 
         result: dict[str, list[Scalar]] = self._answers.get(("possible", values), compute)
@@ -213,33 +223,48 @@ class Configurator:
     def reasons(self, request: Request) -> dict[str, Any]:
         """The minimal reason of each excluded value of one field (or of every field): for a value
         the facts alone exclude, the reason among the facts; otherwise among all the inputs."""
+        found = self._reasons(request.values)
         names = [request.field] if request.field else list(self.pack.fields)
-        out = {name: self._reasons(request.values, name) for name in names}
-        return {"status": "reasons", "set": _plain(request.values), "reasons": out}
+        return {
+            "status": "reasons",
+            "set": _plain(request.values),
+            "reasons": {name: found.get(name, {}) for name in names},
+        }
 
-    def _reasons(self, values: tuple[tuple[str, Scalar], ...], name: str) -> dict[str, Any]:
-        def compute() -> dict[str, Any]:
+    def _reasons(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, dict[str, Any]]:
+        # Every field at once: one pass of valid_choices per scope shares its witnesses and
+        # propagation states across fields, where a pass per field would repeat them.
+        def compute() -> dict[str, dict[str, Any]]:
             from solver.diagnose import valid_choices
 
             facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
-            found: dict[str, Any] = {}
-            for scope, given in (("choices", values), ("facts", facts_only)):
-                if scope == "facts" and given == values and found:
-                    for entry in found.values():
-                        entry["scope"] = "facts"
-                    break
-                choices = valid_choices(self.pack, self._pins(given), fields=[name], reasons=True)
-                for value, items in choices.excluded.get(name, {}).items():
-                    found[value_key(value)] = {
-                        "scope": scope,
-                        "pins": [{"field": i.name, "value": value_key(i.value)
-                                  if i.value is not None else None, "source": i.source}
-                                 for i in items if i.kind == "pin"],
-                        "rules": [self._rule_ref(i.name) for i in items if i.kind == "rule"],
-                    }
+            scopes = (
+                [("choices", values), ("facts", facts_only)] if facts_only != values else [("facts", values)]
+            )
+            found: dict[str, dict[str, Any]] = {name: {} for name in self.pack.fields}
+            for scope, given in scopes:
+                choices = valid_choices(
+                    self.pack, self._pins(given), fields=list(self.pack.fields), reasons=True
+                )
+                for name, excluded in choices.excluded.items():
+                    for value, items in excluded.items():
+                        # The facts' own reason wins for a value the facts alone exclude.
+                        found[name][value_key(value)] = {
+                            "scope": scope,
+                            "pins": [
+                                {
+                                    "field": i.name,
+                                    "value": value_key(i.value) if i.value is not None else None,
+                                    "source": i.source,
+                                }
+                                for i in items
+                                if i.kind == "pin"
+                            ],
+                            "rules": [self._rule_ref(i.name) for i in items if i.kind == "rule"],
+                        }
             return found
 
-        result: dict[str, Any] = self._answers.get(("reasons", values, name), compute)
+        result: dict[str, dict[str, Any]] = self._answers.get(("reasons", values), compute)
         return result
 
     def _rule_ref(self, rule_id: str) -> dict[str, str]:
@@ -270,8 +295,7 @@ class Configurator:
             except InvalidInput as exc:
                 message = str(exc).replace(os.fspath(path), "the pasted config.json")
                 raise BadRequest(message, [i.to_json() for i in exc.issues]) from None
-        return {"status": "facts",
-                "facts": {name: value_key(pin.value) for name, pin in facts.items()}}
+        return {"status": "facts", "facts": {name: value_key(pin.value) for name, pin in facts.items()}}
 
     # -- warm-up -------------------------------------------------------------------------------
     def warm(self, stop: threading.Event, states: Iterable[tuple[tuple[str, Scalar], ...]]) -> int:

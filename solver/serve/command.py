@@ -47,9 +47,9 @@ def launch_command(pack: Pack, res: Resolution, pins: Mapping[str, Pin]) -> dict
         decided[name] = res.values[name]
     needed = [n for n in options if n in needed]
     env = {
-        name: str(res.values[name]) for name, field in pack.fields.items()
-        if field.env and name in res.values
-        and (name in pins or res.values[name] != field.domain[0])
+        name: str(res.values[name])
+        for name, field in pack.fields.items()
+        if field.env and name in res.values and (name in pins or res.values[name] != field.domain[0])
     }
     words = _launcher_words(pack)
     full = to_argv(res, pack, only=options)

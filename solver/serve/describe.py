@@ -88,21 +88,31 @@ def describe(pack: Pack, plan: Plan) -> dict[str, Any]:
         for n, f in pack.fields.items()
     ]
     sections = ["inputs", "traits", "options", "environment"]
-    required_first = sorted(described, key=lambda d: (sections.index(d["section"]),
-                                                       not d["required"], order.index(d["name"])))
+    required_first = sorted(
+        described, key=lambda d: (sections.index(d["section"]), not d["required"], order.index(d["name"]))
+    )
     return {
         "status": "pack",
         "pack": {"name": pack.name, "version": pack.version, "description": pack.description},
         "fields": required_first,
         "groups": list(dict.fromkeys(f.group for f in pack.fields.values())),
         "rules": {
-            rule.id: {"because": rule.because, "source": rule.source, "severity": rule.severity,
-                      "adjusts": rule.adjusts, "fields": reads[rule.id]}
+            rule.id: {
+                "because": rule.because,
+                "source": rule.source,
+                "severity": rule.severity,
+                "adjusts": rule.adjusts,
+                "fields": reads[rule.id],
+            }
             for rule in pack.rules
         },
         "preferences": {
-            pref.id: {"field": pref.field, "because": pref.because, "source": pref.source,
-                      "prefer": [_key(v) for v in pref.prefer]}
+            pref.id: {
+                "field": pref.field,
+                "because": pref.because,
+                "source": pref.source,
+                "prefer": [_key(v) for v in pref.prefer],
+            }
             for pref in pack.preferences
         },
         "edges": graph_edges,

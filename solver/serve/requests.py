@@ -68,16 +68,17 @@ def parse_body(raw: bytes) -> dict[str, Any]:
 def _known_keys(doc: Mapping[str, Any], allowed: Sequence[str]) -> None:
     unknown = sorted(str(k)[:MAX_NAME_LENGTH] for k in doc if k not in allowed)
     if unknown:
-        raise BadRequest(f"unknown key(s) {', '.join(map(repr, unknown))}; "
-                         f"this request takes {', '.join(map(repr, allowed))}")
+        raise BadRequest(
+            f"unknown key(s) {', '.join(map(repr, unknown))}; "
+            f"this request takes {', '.join(map(repr, allowed))}"
+        )
 
 
 def _field_name(pack: Pack, raw: Any, where: str) -> str:
     from solver.inputs import _lookup, _unknown_field
 
     if not isinstance(raw, str) or len(raw) > MAX_NAME_LENGTH:
-        raise BadRequest(f"{where}: a field name must be a string of at most {MAX_NAME_LENGTH} "
-                         "characters")
+        raise BadRequest(f"{where}: a field name must be a string of at most {MAX_NAME_LENGTH} characters")
     name = _lookup(pack, raw)
     if name is None:
         issue = _unknown_field(pack, raw, None)
@@ -98,8 +99,10 @@ def parse_request(pack: Pack, doc: Mapping[str, Any], allowed: Sequence[str]) ->
         raise BadRequest(f"'set' names {len(given)} fields; at most {MAX_FIELDS}")
     for name, value in given.items():
         if not (value is None or isinstance(value, str | int | bool)) or isinstance(value, float):
-            raise BadRequest(f"set.{str(name)[:MAX_NAME_LENGTH]}: a value is a string, an integer or "
-                             f"a boolean, not {type(value).__name__}")
+            raise BadRequest(
+                f"set.{str(name)[:MAX_NAME_LENGTH]}: a value is a string, an integer or "
+                f"a boolean, not {type(value).__name__}"
+            )
     try:
         pins = collect_pins(pack, given)
     except InvalidInput as exc:
@@ -111,5 +114,4 @@ def parse_request(pack: Pack, doc: Mapping[str, Any], allowed: Sequence[str]) ->
     field = doc.get("field")
     if field is not None:
         field = _field_name(pack, field, "field")
-    return Request(values=tuple((n, p.value) for n, p in pins.items()),
-                   keep=tuple(keep), field=field)
+    return Request(values=tuple((n, p.value) for n, p in pins.items()), keep=tuple(keep), field=field)

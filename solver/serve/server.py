@@ -24,8 +24,13 @@ from solver.serve.requests import MAX_BODY_BYTES, BadRequest, parse_body
 
 __all__ = ["ConfiguratorServer", "make_server"]
 
-_TYPES = {".html": "text/html; charset=utf-8", ".css": "text/css; charset=utf-8",
-          ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml", ".png": "image/png"}
+_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
 
 
 def _static(name: str) -> bytes | None:
@@ -44,8 +49,7 @@ class ConfiguratorServer(ThreadingHTTPServer):
 
     daemon_threads = True
 
-    def __init__(self, address: tuple[str, int], configurator: Configurator, *,
-                 quiet: bool = True) -> None:
+    def __init__(self, address: tuple[str, int], configurator: Configurator, *, quiet: bool = True) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         super().__init__(address, _Handler)
@@ -61,8 +65,7 @@ class ConfiguratorServer(ThreadingHTTPServer):
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)
             except Exception as exc:  # the warm-up only saves time; a failure must not stop serving
-                print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}",
-                      file=sys.stderr)
+                print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
 
         thread = threading.Thread(target=run, name="confsolve-warm-up", daemon=True)
         thread.start()
@@ -105,8 +108,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body, "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str, issues: list[Any] | None = None) -> None:
-        self._json(status, {"status": "error", "error": {"message": message,
-                                                         "issues": issues or []}})
+        self._json(status, {"status": "error", "error": {"message": message, "issues": issues or []}})
 
     def do_HEAD(self) -> None:
         self.do_GET()
@@ -116,13 +118,18 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/api/pack":
             self._guarded(lambda: self._json(200, self.server.configurator.description()))
             return
-        name = "index.html" if path in ("/", "/index.html") else \
-            path.removeprefix("/static/") if path.startswith("/static/") else ""
+        name = (
+            "index.html"
+            if path in ("/", "/index.html")
+            else path.removeprefix("/static/")
+            if path.startswith("/static/")
+            else ""
+        )
         body = _static(name)
         if body is None:
             self._error(HTTPStatus.NOT_FOUND, f"nothing at {path[:200]!r}")
             return
-        suffix = name[name.rfind("."):]
+        suffix = name[name.rfind(".") :]
         self._send(200, body, _TYPES.get(suffix, "application/octet-stream"))
 
     def do_POST(self) -> None:
@@ -142,8 +149,10 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if length > MAX_BODY_BYTES:
             self.close_connection = True  # the body is not read: the connection cannot go on
-            self._error(HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                        f"the request body is {length} bytes; at most {MAX_BODY_BYTES} are read")
+            self._error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                f"the request body is {length} bytes; at most {MAX_BODY_BYTES} are read",
+            )
             return
         raw = self.rfile.read(length)
 
@@ -161,13 +170,18 @@ class _Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True
         except Exception as exc:  # a bug: say so, keep serving, show no traceback to the page
-            print(f"confsolve serve: internal error on {self.path[:200]}: "
-                  f"{type(exc).__name__}: {exc}", file=sys.stderr)
-            self._error(HTTPStatus.INTERNAL_SERVER_ERROR,
-                        f"internal error ({type(exc).__name__}); see the server's output")
+            print(
+                f"confsolve serve: internal error on {self.path[:200]}: {type(exc).__name__}: {exc}",
+                file=sys.stderr,
+            )
+            self._error(
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                f"internal error ({type(exc).__name__}); see the server's output",
+            )
 
 
-def make_server(pack: Any, host: str = "127.0.0.1", port: int = 8000, *,
-                quiet: bool = True) -> ConfiguratorServer:
+def make_server(
+    pack: Any, host: str = "127.0.0.1", port: int = 8000, *, quiet: bool = True
+) -> ConfiguratorServer:
     """A server for `pack` bound to (host, port); port 0 picks a free one. Not yet serving."""
     return ConfiguratorServer((host, port), Configurator(pack), quiet=quiet)

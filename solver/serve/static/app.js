@@ -562,8 +562,11 @@ function renderInfo() {
     dl.append(el("dt", { text: `Rules that mention it (${rules.length})` }), el("dd", {}, box));
   }
   if (f.preferences.length) {
-    dl.append(el("dt", { text: "Preferences" }), el("dd", {}, el("ul", {}, f.preferences.map((id) =>
-      el("li", { class: "small" }, el("span", { class: "mono", text: id }), `: ${S.pack.preferences[id].because}`)))));
+    const list = el("ul", {}, f.preferences.map((id) =>
+      el("li", { class: "small" }, el("span", { class: "mono", text: id }), `: ${S.pack.preferences[id].because}`)));
+    const box = f.preferences.length > 6
+      ? el("details", {}, el("summary", { text: `${f.preferences.length} preferences rank its values` }), list) : list;
+    dl.append(el("dt", { text: `Preferences (${f.preferences.length})` }), el("dd", {}, box));
   }
   if (f.neighbours.length) {
     const dd = el("dd", {});
