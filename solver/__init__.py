@@ -48,6 +48,7 @@ __all__ = [
     "Unsatisfiable",
     "explain",
     "load_pack",
+    "looks_like_path",
     "resolve",
     "valid_choices",
 ]
@@ -69,12 +70,17 @@ def __dir__() -> list[str]:
 
 
 def load_pack(name_or_path: str | Path) -> Pack:
-    """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content."""
+    """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content.
+
+    A string is a path only when it looks like one (it holds a path separator, or starts with
+    `.` or `~`): a bare name always means a shipped pack, so a `./sglang` directory in the working
+    directory (an SGLang checkout) never shadows the shipped SGLang pack. A path that does not
+    exist is bad input naming it (`InvalidInput`), not a broken pack.
+    """
     from solver.errors import InputIssue, InvalidInput
     from solver.loader import load_directory
 
-    path = Path(name_or_path)
-    if isinstance(name_or_path, str) and "/" not in name_or_path and not path.is_dir():
+    if isinstance(name_or_path, str) and not looks_like_path(name_or_path):
         import constraints
 
         directory = constraints.pack_directory(name_or_path)
@@ -86,9 +92,26 @@ def load_pack(name_or_path: str | Path) -> Pack:
             raise InvalidInput([InputIssue(
                 field="pack", value=name_or_path, did_you_mean=close, allowed=tuple(names),
                 message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
-                        " (or give a directory)")])
-        path = directory
+                        f" (a directory is given as a path: ./{name_or_path})")])
+        return load_directory(directory)
+    path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
+    try:
+        exists = path.exists()
+    except (OSError, ValueError):  # a NUL byte, a name too long
+        exists = False
+    if not exists:
+        raise InvalidInput([InputIssue(field="pack", value=str(name_or_path), message=(
+            f"no pack directory at {str(name_or_path)!r}: the path does not exist"))])
     return load_directory(path)
+
+
+def looks_like_path(text: str) -> bool:
+    """Whether a `--pack` value names a directory rather than a shipped pack: it holds a path
+    separator, or starts with `.` or `~`."""
+    import os
+
+    seps = {"/", os.sep, *([os.altsep] if os.altsep else [])}
+    return text.startswith((".", "~")) or any(sep in text for sep in seps)
 
 
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,

@@ -25,6 +25,7 @@ from solver.explain import (
 )
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
+from solver.opendomain import widened
 from solver.resolution import Plan, plan_for, resolve_pins
 from solver.tracing import traced_base
 
@@ -158,6 +159,9 @@ class Choices:
 
     possible: dict[str, list[Scalar]] = field(default_factory=dict)
     excluded: dict[str, dict[Scalar, list[Item]]] = field(default_factory=dict)
+    # Open fields (`solver.opendomain`): the range beyond the values listed above, in words.
+    # Those values were not tried; each is checked when a request names it.
+    open: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -170,6 +174,8 @@ class Choices:
                     "rules": [i.name for i in items if i.kind == "rule"],
                 }
             out[name] = {"possible": list(values), "excluded": excluded}
+            if name in self.open:
+                out[name]["open"] = self.open[name]
         return {"schema": 1, "status": "choices", "choices": out}
 
 
@@ -191,6 +197,7 @@ def valid_choices(
     field's own pin is left out when its choices are computed (they answer "what else could I set").
     """
     pins = collect_pins(pack, options, facts)
+    pack = widened(pack, pins)
     plan = plan_for(pack)
     cp = plan.compiled
     names = list(fields) if fields is not None else pack.options
@@ -237,6 +244,9 @@ def valid_choices(
                 learn(witness)
                 last = witness
         out.possible[name] = [v for v in cp.domains[name] if v in possible]
+        opened = pack.fields[name].open
+        if opened is not None:
+            out.open[name] = opened.text()
         excluded = [v for v in cp.domains[name] if v not in possible]
         if reasons:
             out.excluded[name] = {

@@ -91,10 +91,15 @@ class PackProblem:
     where: str
     message: str
     file: str = ""
+    line: int | None = None  # 1-based line in `file`, when it could be found
 
     def render(self) -> str:
-        place = f"{self.file}: " if self.file else ""
+        place = f"{self.file}:{self.line}: " if self.file and self.line else \
+            f"{self.file}: " if self.file else ""
         return f"{place}{self.where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "where": self.where, "message": self.message}
 
 
 class PackError(SolverError, ValueError):
@@ -116,7 +121,7 @@ class PackError(SolverError, ValueError):
             "error": {
                 "type": type(self).__name__,
                 "message": str(self),
-                "problems": [{"file": p.file, "where": p.where, "message": p.message} for p in self.problems],
+                "problems": [p.to_json() for p in self.problems],
             },
         }
 

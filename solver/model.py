@@ -24,6 +24,8 @@ __all__ = [
     "AdjustmentRecord",
     "ConflictReport",
     "Field",
+    "Launcher",
+    "OpenRange",
     "Pack",
     "Pin",
     "PinRef",
@@ -42,6 +44,10 @@ __all__ = [
 
 Scalar = str | int | bool
 FieldKind = Literal["fact", "option"]
+# How a launcher flag carries a field's value: `value` (`--flag VALUE`), `store_true` (a bare flag
+# means true, no flag false), `store_false` (a bare flag means false), `boolean_optional`
+# (`--flag` true, `--no-flag` false: argparse's BooleanOptionalAction).
+FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
 PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
@@ -131,6 +137,25 @@ def _dump(value: Any, as_json: bool) -> Any:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class OpenRange(Record):
+    """An open integer domain: besides the listed values, any integer from `min` to `max`
+    (no `max`: unbounded) is a legal value; a query works on the listed values plus the ones it
+    pins (see `solver.opendomain`)."""
+
+    min: int = 1
+    max: int | None = None
+
+    def admits(self, value: object) -> bool:
+        return (type(value) is int and value >= self.min
+                and (self.max is None or value <= self.max))
+
+    def text(self) -> str:
+        if self.max is None:
+            return f"any integer >= {self.min}"
+        return f"any integer from {self.min} to {self.max}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Field(Record):
     """A named setting with a finite, ordered domain: a fact about the environment or an option."""
 
@@ -144,14 +169,31 @@ class Field(Record):
     env: bool = False
     auto: str | None = None
     flag: str | None = None
+    # The launcher's spellings of this field's flag, the first the one written out; `flag` is the
+    # older one-spelling form (a pack gives one of the two).
+    flags: tuple[str, ...] = ()
+    flag_value: FlagValue = "value"
     absent: Scalar | None = None  # the value the launcher spells by leaving its flag out
+    open: OpenRange | None = None  # an integer field that also takes unlisted values in a range
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     file: str = ""
 
     @property
     def cli_flag(self) -> str:
         """The launcher flag for this field (`--kebab-case` unless the pack names another)."""
+        if self.flags:
+            return self.flags[0]
         return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def all_flags(self) -> tuple[str, ...]:
+        """Every spelling of the flag the launcher accepts, the canonical one first."""
+        return self.flags or (self.cli_flag,)
+
+    def admits(self, value: Scalar) -> bool:
+        """Whether `value` is legal: a listed value, or one the open range allows."""
+        listed = any(value == v and type(value) is type(v) for v in self.domain)
+        return listed or (self.open is not None and self.open.admits(value))
 
     def label(self, value: Scalar) -> str:
         """How explanations name a value: its label when the pack gives one."""
@@ -195,6 +237,19 @@ class Preference(Record):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class Launcher(Record):
+    """`[pack.launcher]`: how the launcher is invoked, so a typed launch command can be read and
+    a resolved one written (`solver.launch`). Commands are shell words as a string, the first
+    one written out; the model may be a flag (`model_flags`, first written out) or, after a
+    command listed in `positional_model`, the first word that is not a flag."""
+
+    commands: tuple[str, ...] = ()
+    positional_model: tuple[str, ...] = ()
+    model_flags: tuple[str, ...] = ()
+    config_flag: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Pack(Record):
     """Fields, rules, preferences and named value sets of one launcher, loaded from TOML."""
 
@@ -209,6 +264,7 @@ class Pack(Record):
     # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
     acknowledged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    launcher: Launcher | None = None
     digest: str = ""
     directory: str | None = None
 
@@ -221,10 +277,17 @@ class Pack(Record):
         def record(kind: type[Any], body: Mapping[str, Any]) -> Any:
             return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items()})
 
+        def field(body: Mapping[str, Any]) -> Field:
+            opened = body.get("open")
+            made: Field = record(Field, {**body, "open": None})
+            return made if opened is None else dataclasses.replace(made, open=OpenRange(**opened))
+
+        launcher = doc.get("launcher")
         return cls(
             **{k: v for k, v in doc.items()
-               if k not in ("fields", "rules", "preferences", "sets", "acknowledged")},
-            fields={n: record(Field, f) for n, f in doc["fields"].items()},
+               if k not in ("fields", "rules", "preferences", "sets", "acknowledged", "launcher")},
+            fields={n: field(f) for n, f in doc["fields"].items()},
+            launcher=None if launcher is None else record(Launcher, launcher),
             rules=tuple(record(Rule, r) for r in doc["rules"]),
             preferences=tuple(record(Preference, p) for p in doc["preferences"]),
             sets={n: tuple(v) for n, v in doc["sets"].items()},

@@ -27,6 +27,7 @@ from solver.model import (
     Scalar,
     WarningRecord,
 )
+from solver.opendomain import base_digest, widened
 
 __all__ = ["Plan", "plan_for", "resolve", "resolve_pins"]
 
@@ -164,7 +165,8 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
     import alone would cost a launcher's start-up more than the whole resolution."""
     from solver import cache
 
-    entry = cache.read(pack.digest) if pack.digest else None
+    # A widened copy (open domains) has the graph of its base pack: domains add no edges.
+    entry = cache.read(base_digest(pack.digest)) if pack.digest else None
     order = entry.get("order") if entry is not None else None
     if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
         return tuple(order)
@@ -172,7 +174,7 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
 
     found = analyse(pack).order
     if pack.digest:
-        cache.write(pack.digest, order=list(found))
+        cache.write(base_digest(pack.digest), order=list(found))
     return found
 
 
@@ -203,6 +205,7 @@ def resolve_pins(
     explain_failure: bool = True,
 ) -> Resolution:
     """Resolve already validated pins (see `resolve`)."""
+    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
     plan = plan_for(pack)
     cp = plan.compiled
     pins = dict(pins)

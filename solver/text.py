@@ -153,14 +153,24 @@ def _allowed(
 # --- resolution tables ----------------------------------------------------------------------
 
 
+# --color from the command line: "auto" (the default) follows the environment and the terminal.
+COLOUR_CHOICE = "auto"
+
+
 def use_colour(stream: TextIO | None = None) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    """Whether to colour: `--color always|never` decides; else NO_COLOR (https://no-color.org)
+    turns colour off, FORCE_COLOR (not empty, not "0") turns it on, and otherwise only a
+    terminal gets colour.
 
     `stream` defaults to the current `sys.stdout` (looked up at each call: a program may have
     replaced it since this module was imported); a closed or odd stream means no colour.
     """
-    if "NO_COLOR" in os.environ:
+    if COLOUR_CHOICE != "auto":
+        return COLOUR_CHOICE == "always"
+    if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
     stream = sys.stdout if stream is None else stream
     try:
         return bool(stream.isatty())
@@ -180,6 +190,18 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
     width = max((len(n) for n in pack.fields), default=10)
     vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
     lines = [f"{pack.name} {pack.version}: resolved"]
+    # Adjustments and warnings first: a 70-line table read through `| head` must not lose them.
+    for adj in res.adjustments:
+        lines.append(
+            _paint(
+                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
+                "33;1",
+                colour,
+            )
+        )
+    for warning in res.warnings:
+        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
     adjusted = {a.field for a in res.adjustments}
     for group, names in groups.items():
         lines.append("")
@@ -192,18 +214,6 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
             if name in adjusted:
                 row = _paint(row, "33", colour)
             lines.append(row)
-    for adj in res.adjustments:
-        lines.append("")
-        lines.append(
-            _paint(
-                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
-                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
-                "33;1",
-                colour,
-            )
-        )
-    for warning in res.warnings:
-        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
     return "\n".join(lines)
 
 
