@@ -25,7 +25,8 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
         description="Serve the configurator page: pick the machine, the model and "
         "any option; impossible values are greyed with their reason, "
         "conflicts come with repairs, and the launch command is one "
-        "click to copy.",
+        "click to copy. No --json: the page's JSON API (/api/pack, /api/state, "
+        "/api/reasons, /api/model-config) is what it serves.",
     )
     p.add_argument(
         "--pack",
