@@ -37,7 +37,7 @@ _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print 
 
 
 # An exact count: a JSON number up to 2**53 (what a JavaScript parser reads exactly), a string of
-# decimal digits beyond it; null where a count ran out of its budget ("too many to count").
+# decimal digits beyond it; null where a count ran out of its budget ("not counted").
 MAX_SAFE_INTEGER = 2**53
 _COUNT: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
                                     {"type": "string", "pattern": "^[0-9]+$"}]}
@@ -100,7 +100,12 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "resolved": _from_model(defs, "Resolution", "resolved"),
         "conflict": _doc("conflict", ["conflict", "message", "repairs"],
                          conflict=_ref("ConflictReport"), message={"type": "string"},
-                         repairs={"type": "array", "items": _ref("Repair")}),
+                         repairs={"type": "array", "items": _ref("Repair")},
+                         # check (predict mode): the launcher's own pick that fails
+                         launcher_default=_obj(
+                             ["field", "value", "chain", "preference"], field={"type": "string"},
+                             value=_SCALAR, chain=_SCALARS,
+                             preference={"type": ["string", "null"]})),
         "error": _doc("error", ["error"], error=_obj(
             ["type", "message"], type={"type": "string"}, message={"type": "string"},
             issues={"type": "array", "items": _issue()},
