@@ -31,25 +31,51 @@ VERDICT = "verdict"  # the pseudo-field of an accept/reject disagreement
 
 # contract-vllm.md, "How an oracle scenario becomes a request", step 2.
 CHECKPOINT_QUANT = {
-    "fp8": "fp8", "fp8_tensor": "fp8", "awq": "awq", "gptq": "gptq",
-    "compressed_tensors_fp8": "compressed-tensors", "compressed_tensors_w4a16": "compressed-tensors",
-    "modelopt_fp8": "modelopt_fp8", "modelopt_fp4": "modelopt_fp4", "mxfp8": "modelopt_mxfp8",
-    "w4afp8_mixed": "modelopt_mixed", "mxfp4": "mxfp4", "bitsandbytes": "bitsandbytes",
+    "fp8": "fp8",
+    "fp8_tensor": "fp8",
+    "awq": "awq",
+    "gptq": "gptq",
+    "compressed_tensors_fp8": "compressed-tensors",
+    "compressed_tensors_w4a16": "compressed-tensors",
+    "modelopt_fp8": "modelopt_fp8",
+    "modelopt_fp4": "modelopt_fp4",
+    "mxfp8": "modelopt_mxfp8",
+    "w4afp8_mixed": "modelopt_mixed",
+    "mxfp4": "mxfp4",
+    "bitsandbytes": "bitsandbytes",
 }
 # Step 4: the heads of each measured checkpoint.
 HEADS = {
-    "LlamaForCausalLM": 32, "Qwen2ForCausalLM": 28, "Qwen3ForCausalLM": 32, "MixtralForCausalLM": 32,
-    "Qwen3MoeForCausalLM": 32, "Glm4MoeForCausalLM": 96, "DeepseekV2ForCausalLM": 16,
-    "DeepseekV3ForCausalLM": 128, "DeepseekV32ForCausalLM": 128, "GptOssForCausalLM": 64,
-    "Qwen3NextForCausalLM": 16, "Llama4ForConditionalGeneration": 40,
+    "LlamaForCausalLM": 32,
+    "Qwen2ForCausalLM": 28,
+    "Qwen3ForCausalLM": 32,
+    "MixtralForCausalLM": 32,
+    "Qwen3MoeForCausalLM": 32,
+    "Glm4MoeForCausalLM": 96,
+    "DeepseekV2ForCausalLM": 16,
+    "DeepseekV3ForCausalLM": 128,
+    "DeepseekV32ForCausalLM": 128,
+    "GptOssForCausalLM": 64,
+    "Qwen3NextForCausalLM": 16,
+    "Llama4ForConditionalGeneration": 40,
 }
 # The contract's options (step 6); any other `args` key makes the scenario out of scope.
 OPTIONS = {
-    "tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size", "decode_context_parallel_size",
-    "enable_expert_parallel", "enable_eplb", "enable_dbo", "all2all_backend", "quantization",
-    "kv_cache_dtype", "block_size", "dtype", "attention_backend", "moe_backend",
+    "tensor_parallel_size",
+    "pipeline_parallel_size",
+    "data_parallel_size",
+    "decode_context_parallel_size",
+    "enable_expert_parallel",
+    "enable_eplb",
+    "enable_dbo",
+    "all2all_backend",
+    "quantization",
+    "kv_cache_dtype",
+    "block_size",
+    "dtype",
+    "attention_backend",
+    "moe_backend",
 }
-COMPARED = ("attention_backend", "flash_attn_version", "block_size", "kv_cache_dtype", "quantization", "dtype")
 ATTENTION_KINDS = ("full", "mla", "mla_sparse", "sliding")
 DTYPE_SPELLING = {"half": "float16", "float": "float32"}
 
@@ -75,7 +101,9 @@ def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
     if kind is not None and kind not in CHECKPOINT_QUANT:
         return None
     facts: dict[str, Any] = {
-        "platform": "cuda", "gpu_arch": f"sm{scenario['sm']}", "architecture": arch,
+        "platform": "cuda",
+        "gpu_arch": f"sm{scenario['sm']}",
+        "architecture": arch,
         "checkpoint_quant": CHECKPOINT_QUANT[kind] if kind else "none",
         "checkpoint_kv_cache_quant": "fp8" if kind == "modelopt_fp8" else "none",
         "num_attention_heads": HEADS[arch],
@@ -97,14 +125,15 @@ def vllm_fields(result: Mapping[str, Any]) -> dict[str, Any]:
     """The contract's fields of an accepted vLLM result, in the pack's spellings."""
     resolved = result.get("resolved") or {}
     attention = result.get("attention") or {}
-    backend = next((attention[k]["backend"] for k in ATTENTION_KINDS if "backend" in attention.get(k, {})),
-                   None)
+    backend = next(
+        (attention[k]["backend"] for k in ATTENTION_KINDS if "backend" in attention.get(k, {})), None
+    )
     out = {
         "attention_backend": backend,
         "block_size": resolved.get("block_size"),
         "kv_cache_dtype": resolved.get("kv_cache_dtype"),
         "quantization": resolved.get("quantization") or "none",
-        "dtype": DTYPE_SPELLING.get(resolved.get("dtype"), resolved.get("dtype")),
+        "dtype": DTYPE_SPELLING.get(str(resolved.get("dtype")), resolved.get("dtype")),
     }
     if backend == "FLASH_ATTN":
         out["flash_attn_version"] = resolved.get("flash_attn_version")
@@ -194,9 +223,14 @@ class Report:
             "scenarios": len(self.outcomes),
             "skipped": len(self.outcomes) - len(self.scored),
             "verdict": {"agree": va, "total": vt, "rate": pct(va, vt)},
-            "fields": {"agree": fa, "total": ft, "rate": pct(fa, ft),
-                       "per_field": {n: {"agree": a, "total": t, "rate": pct(a, t)}
-                                     for n, (a, t) in self.per_field().items()}},
+            "fields": {
+                "agree": fa,
+                "total": ft,
+                "rate": pct(fa, ft),
+                "per_field": {
+                    n: {"agree": a, "total": t, "rate": pct(a, t)} for n, (a, t) in self.per_field().items()
+                },
+            },
             "tracebacks": [{"scenario": o.scenario, "detail": o.detail} for o in self.tracebacks],
             "by_cause": [{"cause": c, "count": n, "scenarios": ids} for c, n, ids in self.by_cause()],
             "differences": [vars(d) for d in self.differences],
@@ -232,7 +266,7 @@ def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:
         outcome = Outcome(sid, ok, "invalid", str(exc))
     except SolverBudgetExceeded as exc:
         outcome = Outcome(sid, ok, "budget", str(exc))
-    except Exception:  # noqa: BLE001 - a traceback is a measured miss, not a crash of the replay
+    except Exception:  # a traceback is a measured miss, not a crash of the replay
         outcome = Outcome(sid, ok, "traceback", traceback.format_exc(limit=3))
     else:
         outcome = Outcome(sid, ok, "resolved")
@@ -240,12 +274,13 @@ def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:
             ours = resolution.values
             for name, theirs in vllm_fields(result).items():
                 mine = ours.get(name)
-                mine = DTYPE_SPELLING.get(mine, mine) if name == "dtype" else mine
+                mine = DTYPE_SPELLING.get(str(mine), mine) if name == "dtype" else mine
                 same = mine == theirs
                 outcome.compared[name] = same
                 if not same:
-                    outcome.differences.append(Difference(
-                        sid, name, str(theirs), str(mine), f"{name}: vLLM {theirs}, ours {mine}"))
+                    outcome.differences.append(
+                        Difference(sid, name, str(theirs), str(mine), f"{name}: vLLM {theirs}, ours {mine}")
+                    )
     outcome.seconds = time.perf_counter() - started
     if not outcome.agrees:
         if ok:
