@@ -1,5 +1,8 @@
 """How faithfully the SGLang pack reproduces SGLang 0.5.23's own resolutions (the oracle).
 
+Replays each scenario as `confsolve check` does (prediction: the launcher's own default chain for
+every flag the scenario leaves unset, the question SGLang's own resolution answers); `--search`
+replays it as `confsolve resolve` (the search for the best working configuration) instead.
 Prints accept/reject agreement, value agreement per field and overall, every disagreement
 (scenario, field, SGLang's value, ours, and our provenance or conflict rules), the fields SGLang
 decided that the pack does not cover; with --write (or --out PATH) the same as JSON to
@@ -41,11 +44,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write the JSON to PATH instead")
     parser.add_argument("--json-only", action="store_true",
                         help="print the JSON document (or, when it is written, only its path)")
+    parser.add_argument("--search", action="store_true",
+                        help="replay as `confsolve resolve` (search), not as `check` (prediction)")
     args = parser.parse_args(argv)
     if args.write and args.out is None:
         args.out = RESULTS
 
-    report = oracle.run()
+    report = oracle.run(predict=not args.search)
     doc = report.to_json()
     known = oracle.known_differences()
     for row in doc["differences"]:
@@ -60,7 +65,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
 
     agree, total = report.value_agree
-    print(f"SGLang oracle {oracle.ORACLE.name}: {len(report.outcomes)} scenarios, "
+    mode = "resolve (search)" if args.search else "check (prediction)"
+    print(f"SGLang oracle {oracle.ORACLE.name}, replayed with {mode}: {len(report.outcomes)} scenarios, "
           f"{doc['seconds']:.2f} s of resolving")
     print(f"  accept/reject agreement  {report.accept_rate:5.1f} %  "
           f"({report.accept_agree}/{len(report.outcomes)})")

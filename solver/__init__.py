@@ -44,6 +44,7 @@ __all__ = [
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
+    "check",
     "explain",
     "load_pack",
     "looks_like_path",
@@ -113,11 +114,20 @@ def looks_like_path(text: str) -> bool:
 
 
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-            reasons: bool = True) -> Resolution:
+            reasons: bool = True, predict: bool = False) -> Resolution:
     """Resolve a request; see `solver.resolution.resolve`."""
     from solver.resolution import resolve as _resolve
 
-    return _resolve(pack, options, facts, strict=strict, reasons=reasons)
+    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict)
+
+
+def check(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
+          reasons: bool = False) -> Resolution:
+    """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
+
+    Unset options take the launcher's own default chain, never another value; raises
+    `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
+    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True)
 
 
 def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,

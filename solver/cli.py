@@ -277,6 +277,8 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="The order in which fields are decided, as DOT, Mermaid, JSON "
                                    "or SVG (SVG needs Graphviz's dot on PATH).")
     p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
+    p.add_argument("--json", action="store_true", help="the graph as the JSON document "
+                                                      "(the same as --format json)")
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
@@ -358,10 +360,11 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
     return exc.exit_code
 
 
-def _dump(doc: Any) -> None:
+def _dump(doc: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """Print a --json document (every command's one way, so every one stays exact on any stdout)."""
     import json
 
-    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout()))
+    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout(), default=default))
 
 
 def _utf8_stdout() -> bool:
@@ -502,47 +505,63 @@ def cmd_choices(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.resolution import resolve
+    from solver.text import assumed_notice
 
     pack = load(args)
     options, facts = gather(args, pack)
     try:
-        res = resolve(pack, options, facts, strict=args.strict, reasons=False)
+        res = resolve(pack, options, facts, strict=args.strict, reasons=False, predict=True)
     except Unsatisfiable as exc:
         if args.json:
             _dump(exc.to_json())
         else:
-            first = exc.repairs[0] if exc.repairs else None
-            rules = ", ".join(r.id for r in exc.conflict.rules)
-            pins = ", ".join(f"{p.field}={p.value}" for p in exc.conflict.pins)
-            fix = ""
-            if first is not None:
-                changes = [f"unset {n}" for n in first.unset]
-                changes += [f"set {n}={v}" for n, v in first.set.items()]
-                fix = " Try: " + "; ".join(changes) + "."
-            print(f"conflict: {pins} cannot hold together under {rules}. "
-                  f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
-                  f"Run `confsolve resolve` with the same inputs for the full explanation.")
+            print(_conflict_paragraph(exc))
         return EXIT_CONFLICT
     if args.json:
-        _dump({"schema": 1, "status": "checked", "ok": True,
-               "adjustments": [a.model_dump(mode="json") for a in res.adjustments],
-               "warnings": [w.model_dump(mode="json") for w in res.warnings]})
-    else:
-        notes = []
-        if res.adjustments:
-            notes.append("adjusted: " + ", ".join(
-                f"{a.field} {a.requested} -> {a.resolved} ({a.rule})" for a in res.adjustments))
-        if res.warnings:
-            notes.append("warnings: " + ", ".join(w.rule for w in res.warnings))
-        print("ok: the request resolves" + ("; " + "; ".join(notes) if notes else "") + ".")
+        _dump(res.to_json())
+        return EXIT_OK
+    print(f"ok: {pack.name} takes the request as typed"
+          + (" (with the warnings below)" if res.warnings else "") + ".")
+    for a in res.adjustments:
+        print(f"ADJUSTED {pack.fields[a.field].cli_flag}: {a.requested} -> {a.resolved} "
+              f"({a.rule}): {a.because}")
+    for w in res.warnings:
+        print(f"WARNING ({w.rule}): {w.message}")
+    for line in assumed_notice(pack, res):
+        print(line)
     return EXIT_OK
+
+
+def _conflict_paragraph(exc: Any) -> str:
+    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
+    first = exc.repairs[0] if exc.repairs else None
+    rules = ", ".join(r.id for r in exc.conflict.rules)
+    pins = ", ".join(f"{p.field}={p.value}" + (" (its own default)"
+                                               if p.source == "launcher-default" else "")
+                     for p in exc.conflict.pins)
+    fix = ""
+    if first is not None:
+        changes = [f"unset {n}" for n in first.unset]
+        changes += [f"set {n}={v}" for n, v in first.set.items()]
+        fix = " Try: " + "; ".join(changes) + "."
+    lead = ""
+    if exc.launcher_default is not None:
+        d = exc.launcher_default
+        lead = (f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+                f"({d['preference'] or 'its default'}), and it fails. ")
+    return (f"conflict: {lead}{pins} cannot hold together under {rules}. "
+            f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+            f"Run `confsolve resolve` with the same inputs for the full explanation.")
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from solver.graph import export
 
+    if args.json:
+        args.format = "json"
     if args.format == "svg":
         from solver.pictures import dot_to_svg
 

@@ -617,9 +617,11 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": self.count}
+        from solver.schema import exact_count  # counts beyond 2**53 as digits (JavaScript)
+
+        doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
-            doc["by"] = {self.by_field: {_key(v): n for v, n in self.by.items()}}
+            doc["by"] = {self.by_field: {_key(v): exact_count(n) for v, n in self.by.items()}}
         return doc
 
 
@@ -692,9 +694,9 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.by, None)])
     result = count(pack, pins, by=by, limit=limit)
     if args.json:
-        import json
+        from solver.cli import _dump
 
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        _dump(result.to_json())
         return 0
     given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
     print(f"{result.count} valid configurations ({given}; "

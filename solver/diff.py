@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from solver.schema import exact_count
+
 if TYPE_CHECKING:
     from solver.count import Check, Limit
     from solver.model import Pack, Scalar
@@ -57,7 +59,7 @@ class Group:
     reason: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "count": self.count, "example": self.example,
+        return {"kind": self.kind, "id": self.id, "count": exact_count(self.count), "example": self.example,
                 "reason": self.reason}
 
 
@@ -71,8 +73,8 @@ class Direction:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"count": self.count, "groups": [g.to_json() for g in self.groups],
-                               "other": self.other}
+        doc: dict[str, Any] = {"count": exact_count(self.count), "groups": [g.to_json() for g in self.groups],
+                               "other": exact_count(self.other)}
         if self.note:
             doc["note"] = self.note
         return doc
@@ -92,7 +94,7 @@ class ResolutionChange:
     new_by: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "old": self.old, "new": self.new, "count": self.count,
+        return {"field": self.field, "old": self.old, "new": self.new, "count": exact_count(self.count),
                 "where": self.where, "example": self.example, "old_by": self.old_by,
                 "new_by": self.new_by}
 
@@ -127,7 +129,8 @@ class PackDiff:
             "schema": 1, "status": "diffed", "old": self.old, "new": self.new,
             "pins": self.pins, "fields": self.fields, "rules": self.rules,
             "preferences": self.preferences, "shared_fields": len(self.shared),
-            "projected": self.projected, "old_count": self.old_count, "new_count": self.new_count,
+            "projected": self.projected, "old_count": exact_count(self.old_count),
+            "new_count": exact_count(self.new_count),
             "invalidated": self.invalidated.to_json(), "validated": self.validated.to_json(),
             "requests": self.requests, "resolution_changes": [c.to_json() for c in self.changes],
         }
@@ -509,10 +512,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise InvalidInput(issues)
     result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
     if args.json:
-        import json
+        from solver.cli import _dump
 
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
-                         default=str))
+        _dump(result.to_json(), default=str)
     else:
         print(result.text())
     return 0

@@ -22,7 +22,9 @@ from typing import Any, ClassVar, Literal, Self
 
 __all__ = [
     "AdjustmentRecord",
+    "AssumedRecord",
     "ConflictReport",
+    "DepartureRecord",
     "Field",
     "Launcher",
     "OpenRange",
@@ -48,7 +50,9 @@ FieldKind = Literal["fact", "option"]
 # means true, no flag false), `store_false` (a bare flag means false), `boolean_optional`
 # (`--flag` true, `--no-flag` false: argparse's BooleanOptionalAction).
 FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
-PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected"]
+# "launcher-default": a value the launcher picks by itself for a flag left unset (predict mode's
+# conflicts name it; only explanations carry it, never a request).
+PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected", "launcher-default"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
 
@@ -382,14 +386,43 @@ class WarningRecord(Record):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class AssumedRecord(Record):
+    """A fact nobody gave (not typed, read, detected or from the environment) that a preference
+    or the domain's order filled: the answer holds only if the fact is so."""
+
+    field: str
+    value: Scalar
+    because: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DepartureRecord(Record):
+    """Where a searched resolution differs from what the launcher would pick by itself for a
+    flag left unset: `launcher` is its own pick (None: its default chain fails here)."""
+
+    field: str
+    launcher: Scalar | None
+    resolved: Scalar
+    rule: str | None
+    because: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Resolution(Record):
-    """A value for every field, with provenance, adjustments and warnings."""
+    """A value for every field, with provenance, adjustments and warnings.
+
+    `mode`: "search" (the best working configuration) or "predict" (what the launcher itself
+    does with the request as typed). `assumed`: facts that no input gave. `departures`: in
+    search mode, the unset options whose value differs from the launcher's own pick."""
 
     pack: dict[str, str]
     values: dict[str, Scalar]
     provenance: dict[str, Provenance]
     adjustments: list[AdjustmentRecord] = dataclasses.field(default_factory=list)
     warnings: list[WarningRecord] = dataclasses.field(default_factory=list)
+    mode: Literal["search", "predict"] = "search"
+    assumed: list[AssumedRecord] = dataclasses.field(default_factory=list)
+    departures: list[DepartureRecord] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's `resolved` document."""

@@ -17,7 +17,8 @@ from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, 
 if TYPE_CHECKING:
     from solver.resolution import Plan
 
-__all__ = ["conflict_message", "describe_pin", "resolution_table", "use_colour", "why_text"]
+__all__ = ["assumed_notice", "conflict_message", "departure_lines", "describe_pin", "resolution_table",
+           "use_colour", "why_text"]
 
 
 def _show(value: Scalar | None) -> str:
@@ -43,6 +44,7 @@ def _source_words(source: str) -> str:
         "model-config": "from the model's config.json",
         "assumed": "assumed (what-if)",
         "detected": "detected on this machine",
+        "launcher-default": "the launcher's own default: you did not set it",
     }.get(source, source)
 
 
@@ -56,11 +58,14 @@ def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
 
 
 def conflict_message(
-    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair]
+    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair],
+    *, lead: str | None = None,
 ) -> str:
+    """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
+    (predict mode: a configuration exists, but not the one the launcher picks)."""
     pack = plan.pack
     request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
-    lines = [f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
+    lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
     lines.append("These cannot all hold:")
     for pin in report.pins:
         lines.append(
@@ -182,14 +187,37 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour else text
 
 
+def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
+    """The facts nobody gave, one line each, environment variables grouped on one line: the
+    answer holds only if they are so."""
+    if not res.assumed:
+        return []
+    lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
+    env = [a for a in res.assumed if pack.fields[a.field].env]
+    for item in res.assumed:
+        if not pack.fields[item.field].env:
+            lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
+    if env:
+        lines.append("  environment: " + ", ".join(f"{a.field}={_show(a.value)}" for a in env)
+                     + " (pass --env-from-os to read them)")
+    return lines
+
+
+def departure_lines(res: Resolution) -> list[str]:
+    """Where a searched answer departs from the launcher's own picks."""
+    return [f"NOT THE LAUNCHER'S OWN PICK: {d.field}: {d.because}" for d in res.departures]
+
+
 def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
-    """The resolved configuration, grouped by area, one aligned row per field."""
+    """The resolved configuration, grouped by area, one aligned row per field; above it, what was
+    assumed and where the answer departs from the launcher's own picks."""
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
         groups.setdefault(field.group, []).append(name)
     width = max((len(n) for n in pack.fields), default=10)
     vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
-    lines = [f"{pack.name} {pack.version}: resolved"]
+    title = "predicted (what the launcher does as typed)" if res.mode == "predict" else "resolved"
+    lines = [f"{pack.name} {pack.version}: {title}"]
     # Adjustments and warnings first: a 70-line table read through `| head` must not lose them.
     for adj in res.adjustments:
         lines.append(
@@ -202,6 +230,8 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
         )
     for warning in res.warnings:
         lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
+    notes = assumed_notice(pack, res) + departure_lines(res)
+    lines += [_paint(line, "33", colour) for line in notes]
     adjusted = {a.field for a in res.adjustments}
     for group, names in groups.items():
         lines.append("")
