@@ -362,3 +362,90 @@ def test_flag_and_launcher_tables_are_validated(
 ) -> None:
     with pytest.raises(PackError, match=needle):
         load_pack(_pack(tmp_path, launcher, fields))
+
+
+# --- repairs in the syntax of the request ------------------------------------------------------
+
+CONFLICT = ["--tp", "6", "--ep", "4", "--host", "0.0.0.0"]
+
+
+def _repair_lines(text: str) -> list[str]:
+    tail = text.split("What you can change", 1)[1].splitlines()[1:]
+    return [line.strip() for line in tail if line.startswith("     ")]
+
+
+def test_a_conflict_typed_as_a_launch_command_gets_launch_commands(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    code, _, err = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--",
+        *SGLANG,
+        "--model-path",
+        model,
+        *CONFLICT,
+    )
+    assert code == 1
+    lines = _repair_lines(err)
+    assert lines and all(shlex.split(line)[:3] == SGLANG for line in lines)
+    for line in lines:
+        words = shlex.split(line)
+        assert words[3:7] == ["--model-path", model, "--host", "0.0.0.0"]
+        cmd = read_command(load_pack("sglang"), words)
+        assert resolve(load_pack("sglang"), cmd.options, FACTS, reasons=False)  # each one works
+    code, out, _ = run(
+        capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=sm100", "--", *SGLANG, *CONFLICT
+    )
+    assert code == 1 and "Try: `python -m sglang.launch_server --host 0.0.0.0 " in out
+
+
+def test_confsolve_repairs_keep_the_other_inputs_as_typed(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    code, _, err = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--model-config",
+        model,
+        "--assume",
+        "has_flashinfer=true",
+        "--set",
+        "tp=6",
+        "--set",
+        "ep_size=4",
+    )
+    assert code == 1
+    lines = _repair_lines(err)
+    assert lines
+    for line in lines:
+        words = shlex.split(line)
+        assert words[:2] == ["confsolve", "resolve"]
+        assert words[words.index("--model-config") + 1] == model
+        assert "has_flashinfer=true" in words and "architecture=LlamaForCausalLM" not in words
+    assert "tp=6" not in lines[0] and "ep_size=4" in lines[0]  # 1: leave --tp-size on auto
+
+
+def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack) -> None:
+    from solver.launcher import explain_conflict, resolve_namespace
+
+    parser = argparse.ArgumentParser(prog="mylaunch")
+    parser.add_argument("--port", type=int)
+    add_arguments(parser, pack)
+    typed = ["--port", "80", "--tp", "6", "--ep", "4"]
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve_namespace(parser.parse_known_args(typed)[0], pack, FACTS)
+    text = explain_conflict(caught.value, pack, typed, prog="mylaunch")
+    lines = _repair_lines(text)
+    assert lines and all(line.startswith("mylaunch --port 80 ") for line in lines)
+    assert "mylaunch --port 80 --tp-size 6" in lines  # leave --ep-size on auto
+    custom = explain_conflict(caught.value, pack, render=lambda r: f"try {sorted(r.set)} {r.unset}")
+    assert "try [] ['tp_size']" in custom
