@@ -41,9 +41,20 @@ def merge_launch(
     unknown)."""
     command = read_command(pack, args.launch)
     args.command_read = command
+    options = dict(command.options)
+    model = command.model
+    args.config_options = []
+    if command.config is not None:
+        from solver.launchconfig import read_config
+
+        # The launcher puts the file's flags before the command line's: a typed flag wins.
+        from_file = read_config(pack, command.config)
+        args.config_options = list(from_file.options)
+        options = {**from_file.options, **options}
+        model = model or from_file.model
     issues: list[InputIssue] = []
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
-    for name, value in command.options.items():
+    for name, value in options.items():
         shown = str(value).lower() if isinstance(value, bool) else str(value)
         if name in typed and typed[name][1] != shown:
             issues.append(
@@ -51,7 +62,8 @@ def merge_launch(
                     field=name,
                     value=shown,
                     message=(
-                        f"--set {typed[name][0]}={typed[name][1]} and {command.spelled[name]} {shown} in the "
+                        f"--set {typed[name][0]}={typed[name][1]} and "
+                        f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
                         "launch command disagree; keep one"
                     ),
                 )
@@ -60,12 +72,12 @@ def merge_launch(
             sets[name] = shown
     if issues:
         raise InvalidInput(issues)
-    if model_path or command.model is None:
+    if model_path or model is None:
         return model_path
-    if os.path.exists(os.path.expanduser(command.model)):
-        return command.model
+    if os.path.exists(os.path.expanduser(model)):
+        return model
     print(
-        f"confsolve: note: the model {command.model!r} is not a path on this machine; the facts "
+        f"confsolve: note: the model {model!r} is not a path on this machine; the facts "
         "its config.json gives (architecture, checkpoint quantization, ...) stay unknown. Give "
         "--model-config PATH or --set them.",
         file=sys.stderr,
@@ -77,7 +89,10 @@ def print_argv(args: argparse.Namespace, pack: Pack, res: Resolution, facts: dic
     """`--format argv`: the launch command that runs this resolution, on one shell-quoted line
     (notes on adjustments and warnings go to stderr, so stdout is the command alone)."""
     command: LaunchCommand | None = getattr(args, "command_read", None)
-    fields = minimal_options(pack, res.values) if args.minimal else pack.options
+    fields = pack.options
+    if args.minimal:  # and what the config file sets: the launcher would read it otherwise
+        chosen = set(minimal_options(pack, res.values)) | set(getattr(args, "config_options", []))
+        fields = [n for n in pack.options if n in chosen]
     print(shell_line(write_command(pack, command, res.values, fields=fields)))
     for adj in res.adjustments:
         print(

@@ -449,3 +449,72 @@ def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack)
     assert "mylaunch --port 80 --tp-size 6" in lines  # leave --ep-size on auto
     custom = explain_conflict(caught.value, pack, render=lambda r: f"try {sorted(r.set)} {r.unset}")
     assert "try [] ['tp_size']" in custom
+
+
+# --- the launcher's config file ----------------------------------------------------------------
+
+
+def test_a_config_file_is_read_like_its_flags_and_the_command_line_wins(
+    capsys: pytest.CaptureFixture[str], model: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text(
+        f"model-path: {model}\ntp_size: 4\nenable-dp-attention: true\ndp-size: 2\n"
+        "host: 0.0.0.0\nenable-metrics: true\n"
+    )
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+    code, out, _ = run(capsys, "resolve", "--json", *facts, "--", *SGLANG, "--config", str(config))
+    values = json.loads(out)["values"]
+    assert code == 0
+    assert (values["tp_size"], values["dp_size"], values["enable_dp_attention"]) == (4, 2, True)
+    assert values["architecture"] == "LlamaForCausalLM"  # the file's model-path was read
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--format",
+        "argv",
+        "--minimal",
+        *facts,
+        "--",
+        *SGLANG,
+        "--config",
+        str(config),
+        "--tp",
+        "8",
+    )
+    words = shlex.split(out)
+    assert words[3:5] == ["--config", str(config)]
+    assert words[words.index("--tp-size") + 1] == "8"  # typed beats the file
+    assert "--enable-dp-attention" in words and "--dp-size" in words  # the file's options stay
+
+
+@pytest.mark.parametrize(
+    "name, text, needle",
+    [
+        ("c.yaml", "[1, 2]\n", "mapping"),
+        ("c.yaml", "a: [\n", "not valid YAML"),
+        ("c.json", "{}", "must be a YAML file"),
+        ("missing.yaml", None, "cannot be read"),
+        ("c.yaml", "tp-size: six\n", "tp_size"),
+    ],
+)
+def test_bad_config_files_are_input_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, text: str | None, needle: str
+) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--", "--config", str(path))
+    assert code == 2 and needle in err
+
+
+def test_the_plain_check_path_does_not_import_yaml() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from solver.cli import main; main(['check', '--set', 'platform=cuda', "
+        "'--set', 'gpu_arch=sm90', '--', '--tp', '2']); print('yaml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("False")
