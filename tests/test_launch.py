@@ -518,3 +518,22 @@ def test_the_plain_check_path_does_not_import_yaml() -> None:
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip().endswith("False")
+
+
+def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> None:
+    """tp=6 pinned: ep may be 1, 2 or 3 (pinned) but never 4; counts match brute force."""
+    from solver.count import count
+
+    fields = (
+        '[field.tp]\nkind = "option"\ndomain = [1, 2, 4]\nopen = { min = 1 }\n'
+        '[field.ep]\nkind = "option"\ndomain = [1, 2, 4]\nopen = { min = 1 }\n'
+        '[[rule]]\nid = "ep-divides-tp"\nrequire = "tp % ep == 0"\nbecause = "--ep must divide --tp"\n'
+        'source = "test"\n'
+    )
+    small = load_pack(_pack(tmp_path, "", fields))
+    assert count(small, {"tp": 6}).count == 2  # ep in {1, 2}
+    assert count(small, {"tp": 6, "ep": 3}).count == 1
+    assert count(small, {"tp": 6, "ep": 4}).count == 0
+    assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
+    choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
+    assert choices.possible["ep"] == [1, 2] and choices.open["ep"] == "any integer >= 1"
