@@ -91,7 +91,7 @@ def _scenarios(pack: str) -> list[tuple[str, list[str], int, str]]:
     if ok is not None:
         out += [
             ("resolve", ["resolve", *p, *ok, "--json"], 0, "resolved"),
-            ("check", ["check", *p, *ok, "--json"], 0, "checked"),
+            ("check", ["check", *p, *ok, "--json"], 0, "resolved"),  # mode "predict"
             ("why", ["why", row, *p, *ok, "--json"], 0, "why"),
             ("choices", ["choices", row, *p, *ok, "--json"], 0, "choices"),
             ("matrix", ["matrix", row, col, *p, *ok, "--json"], 0, "matrix"),
