@@ -37,7 +37,7 @@ _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print 
 
 
 # An exact count: a JSON number up to 2**53 (what a JavaScript parser reads exactly), a string of
-# decimal digits beyond it; null where a count ran out of its budget ("too many to count").
+# decimal digits beyond it; null where a count ran out of its budget ("not counted").
 MAX_SAFE_INTEGER = 2**53
 _COUNT: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
                                     {"type": "string", "pattern": "^[0-9]+$"}]}

@@ -91,7 +91,7 @@ def _scenarios(pack: str) -> list[tuple[str, list[str], int, str]]:
     if ok is not None:
         out += [
             ("resolve", ["resolve", *p, *ok, "--json"], 0, "resolved"),
-            ("check", ["check", *p, *ok, "--json"], 0, "resolved"),  # mode "predict"
+            ("check", ["check", *p, *ok, "--json"], 0, "checked|resolved"),  # predict mode
             ("why", ["why", row, *p, *ok, "--json"], 0, "why"),
             ("choices", ["choices", row, *p, *ok, "--json"], 0, "choices"),
             ("matrix", ["matrix", row, col, *p, *ok, "--json"], 0, "matrix"),
@@ -117,7 +117,7 @@ def test_every_document_of_every_shipped_pack_validates(
     pack: str, name: str, argv: list[str], code: int, status: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     got, doc = _run(argv, capsys)
-    assert (got, doc["status"]) == (code, status), doc
+    assert got == code and doc["status"] in status.split("|"), doc
 
 
 @pytest.mark.parametrize("pack", SHIPPED)
