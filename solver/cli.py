@@ -167,6 +167,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "count": ("solver.count:register_cli", "the exact number of valid configurations"),
     "diff": ("solver.diff:register_cli", "what changed between two packs: rules, valid "
                                          "configurations, resolutions"),
+    "serve": ("solver.serve:register", "the configurator page on a local web server"),
 }
 
 
@@ -330,6 +331,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     from solver.inputs import _lookup, facts_from_environ, parse_assignments
     from solver.model import Pin
 
+    args.request_pack = pack  # for writing repairs back in the syntax they were typed in
     sets, issues = parse_assignments(args.set)
     assumed, more = parse_assignments(args.assume)
     issues += more
@@ -533,7 +535,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.json:
             _dump(exc.to_json())
         else:
-            print(_conflict_paragraph(exc))
+            render = None
+            if getattr(args, "command_read", None) is not None:  # typed as a launch command
+                from solver.launchcli import repair_renderer
+
+                render = repair_renderer(args, pack)
+            print(_conflict_paragraph(exc, render))
         return EXIT_CONFLICT
     if args.json:
         _dump(res.to_json())
@@ -550,7 +557,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _conflict_paragraph(exc: Any) -> str:
+def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) -> str:
     """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
@@ -558,7 +565,9 @@ def _conflict_paragraph(exc: Any) -> str:
                                                if p.source == "launcher-default" else "")
                      for p in exc.conflict.pins)
     fix = ""
-    if first is not None:
+    if first is not None and render is not None:
+        fix = f" Try: `{render(first)}`."
+    elif first is not None:
         changes = [f"unset {n}" for n in first.unset]
         changes += [f"set {n}={v}" for n, v in first.set.items()]
         fix = " Try: " + "; ".join(changes) + "."
@@ -762,6 +771,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         raw = getattr(args, "deadline", None)
         deadline = progress.parse_seconds(raw, "--deadline") if raw is not None \
             else progress.deadline_from_env()
+
         def work() -> int:
             with _search_budget(getattr(args, "search_budget", None)), \
                     _colour(getattr(args, "color", None)), \
@@ -787,6 +797,13 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
                             on_timeout=timed_out)
         return work()
     except SolverError as exc:
+        if not as_json and getattr(args, "request_pack", None) is not None:
+            from solver.errors import Unsatisfiable
+
+            if isinstance(exc, Unsatisfiable):  # repairs in the syntax the request came in
+                from solver.launchcli import rewrite_conflict
+
+                exc = rewrite_conflict(args, exc)
         code = emit_error(exc, as_json)
         if getattr(exc, "abandoned", False) and _IN_PROCESS_OF_ITS_OWN:
             # The worker still holds the interpreter inside one long step: the answer is out,
