@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from solver.errors import (
         DependencyCycle,
         InputIssue,
@@ -44,6 +46,7 @@ __all__ = [
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
+    "check",
     "explain",
     "load_pack",
     "looks_like_path",
@@ -114,11 +117,20 @@ def looks_like_path(text: str) -> bool:
 
 
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-            reasons: bool = True) -> Resolution:
+            reasons: bool = True, predict: bool = False) -> Resolution:
     """Resolve a request; see `solver.resolution.resolve`."""
     from solver.resolution import resolve as _resolve
 
-    return _resolve(pack, options, facts, strict=strict, reasons=reasons)
+    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict)
+
+
+def check(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
+          reasons: bool = False) -> Resolution:
+    """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
+
+    Unset options take the launcher's own default chain, never another value; raises
+    `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
+    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True)
 
 
 def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
@@ -138,12 +150,21 @@ def prepare_choices(pack: Pack) -> int:
 
 
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,
-            strict: bool = False) -> Unsatisfiable | None:
-    """The conflict and repairs of an impossible request, or None when it resolves."""
+            strict: bool = False, keep: Collection[str] = ()) -> Unsatisfiable | None:
+    """The conflict and repairs of an impossible request, or None when it resolves.
+
+    `keep`: fields whose given values the repairs leave alone when any repair can (a
+    configurator's choice just made); only when none can do the repairs change them."""
     from solver.errors import Unsatisfiable
 
     try:
         resolve(pack, options, facts, strict=strict, reasons=False)
     except Unsatisfiable as exc:
-        return exc
+        if not keep:
+            return exc
+        from solver.diagnose import unsatisfiable_for
+        from solver.inputs import collect_pins
+        from solver.resolution import plan_for
+
+        return unsatisfiable_for(plan_for(pack), collect_pins(pack, options, facts), keep=keep)
     return None

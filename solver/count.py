@@ -617,9 +617,11 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": self.count}
+        from solver.schema import exact_count  # counts beyond 2**53 as digits (JavaScript)
+
+        doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
-            doc["by"] = {self.by_field: {_key(v): n for v, n in self.by.items()}}
+            doc["by"] = {self.by_field: {_key(v): exact_count(n) for v, n in self.by.items()}}
         return doc
 
 
@@ -640,9 +642,11 @@ def count(
     Raises `CountLimitReached` when the limit is reached before the count is exact.
     """
     from solver.engine import compile_pack
+    from solver.opendomain import widened
 
-    cp = compile_pack(pack)
     pins = dict(pins or {})
+    pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
+    cp = compile_pack(pack)
     started = time.monotonic()
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
@@ -692,9 +696,9 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.by, None)])
     result = count(pack, pins, by=by, limit=limit)
     if args.json:
-        import json
+        from solver.cli import _dump
 
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True))
+        _dump(result.to_json())
         return 0
     given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
     print(f"{result.count} valid configurations ({given}; "
@@ -706,4 +710,8 @@ def cmd_count(args: argparse.Namespace) -> int:
     if result.count == 0 and pins:
         print("the inputs conflict: `confsolve check` with the same inputs says why",
               file=sys.stderr)
+    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
+    if unpinned_open:  # an open range has no end: its listed values are what was counted
+        print(f"open fields counted over their listed values: {', '.join(unpinned_open)} "
+              "(any other value is counted when given)", file=sys.stderr)
     return 0

@@ -14,7 +14,6 @@ import argparse
 import csv
 import html
 import io
-import json
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -263,7 +262,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     pins = collect_pins(pack, options, facts)
     matrix = compatibility(pack, names[0], names[1], pins)
     if args.json:
-        print(json.dumps(matrix.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+        from solver.cli import _dump
+
+        _dump(matrix.to_json())
     else:
         print(render(matrix, args.format), end="")
     return 0

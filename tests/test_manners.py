@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 
 import pytest
+from hostile import ROOT, TOY, assert_clean_text, run_cli, sglang_pack
 
 from solver.cli import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OUTPUT, main
-from tests.hostile import ROOT, TOY, assert_clean_text, run_cli, sglang_pack
 
 FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
 
