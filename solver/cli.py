@@ -514,8 +514,11 @@ def cmd_choices(args: argparse.Namespace) -> int:
         _dump(choices.to_json())
         return EXIT_OK
     for name, possible in choices.possible.items():
-        shown = ", ".join(str(v) for v in possible) or "(none: the inputs conflict)"
-        print(f"{name}: {shown}")
+        opened = choices.open.get(name)
+        shown = ", ".join(str(v) for v in possible) or (
+            "(none of the listed values)" if opened else "(none: the inputs conflict)")
+        print(f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)"
+                                    if opened else ""))
         for value, items in choices.excluded.get(name, {}).items():
             print(f"    not {value}: " + ", ".join(i.label() for i in items))
     return EXIT_OK

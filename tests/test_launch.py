@@ -521,7 +521,8 @@ def test_the_plain_check_path_does_not_import_yaml() -> None:
 
 
 def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> None:
-    """tp=6 pinned: ep may be 1, 2 or 3 (pinned) but never 4; counts match brute force."""
+    """tp=6 pinned: the working domain of ep is its listed values plus 6 (it shares a rule with
+    tp); ep may be 1, 2, 6 or 3 (pinned) but never 4; counts match brute force over it."""
     from solver.count import count
 
     fields = (
@@ -531,9 +532,9 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
         'source = "test"\n'
     )
     small = load_pack(_pack(tmp_path, "", fields))
-    assert count(small, {"tp": 6}).count == 2  # ep in {1, 2}
+    assert count(small, {"tp": 6}).count == 3  # ep in {1, 2, 6}
     assert count(small, {"tp": 6, "ep": 3}).count == 1
     assert count(small, {"tp": 6, "ep": 4}).count == 0
     assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
     choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
-    assert choices.possible["ep"] == [1, 2] and choices.open["ep"] == "any integer >= 1"
+    assert choices.possible["ep"] == [1, 2, 6] and choices.open["ep"] == "any integer >= 1"
