@@ -63,8 +63,9 @@ def run_deep(
                     raise on_timeout()
                 raise TimeoutError(f"the work ran past {seconds:g} s")
     finally:
-        if not worker.is_alive():
-            sys.setrecursionlimit(saved_limit)
+        # Given back even when the worker is left behind (Ctrl-C, a budget): other threads run
+        # on ordinary stacks, where the raised limit would let a deep recursion crash the process.
+        sys.setrecursionlimit(saved_limit)
     if failure:
         raise failure[0]
     return result[0]

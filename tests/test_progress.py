@@ -148,8 +148,10 @@ def test_deep_recursion_runs_on_a_deep_stack() -> None:
 def test_deep_work_passes_its_exception_and_the_time_budget_its_own() -> None:
     with pytest.raises(KeyError):
         run_deep(lambda: {}["x"])
+    limit = sys.getrecursionlimit()
     with pytest.raises(TimeoutError):
         run_deep(lambda: time.sleep(5), seconds=0.3)
+    assert sys.getrecursionlimit() == limit  # given back although the worker still runs
 
 
 @pytest.mark.long
