@@ -357,8 +357,21 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
+        if name in typed:  # --set wins, but a wrong --assume is still reported
+            issues += _assume_issues(pack, raw, name, value)
+    if issues:
+        raise InvalidInput(issues)
     facts = {k: v for k, v in facts.items() if k not in typed}
     return sets, facts
+
+
+def _assume_issues(pack: Any, raw: str, name: str, value: str) -> list[Any]:
+    from solver.inputs import _unknown_field, coerce
+
+    if name not in pack.fields:
+        return [_unknown_field(pack, raw, value)]
+    _, issue = coerce(pack.fields[name], value)
+    return [issue] if issue is not None else []
 
 
 def emit_error(exc: SolverError, as_json: bool) -> int:
@@ -454,6 +467,10 @@ def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], fac
     try:
         ref = args.pack if args.pack == pack.name else str(Path(args.pack).resolve())
         save_case(args.save_case, pack, request, args.strict, outcome, ref)
+    except FileExistsError:
+        raise InvalidInput([InputIssue(field="--save-case", value=args.save_case, message=(
+            f"{args.save_case} exists (or is a link): a case is written to a new file only; "
+            "choose another name"))]) from None
     except OSError as exc:
         raise InvalidInput([InputIssue(field="--save-case", value=args.save_case,
                                        message=f"cannot write {args.save_case}: {exc.strerror}")]) from None
