@@ -538,3 +538,35 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
     assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
     choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
     assert choices.possible["ep"] == [1, 2, 6] and choices.open["ep"] == "any integer >= 1"
+
+
+def test_words_after_a_double_dash_are_the_launchers_and_stay_last(pack: Pack) -> None:
+    cmd = read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
+    assert cmd.options == {"tp_size": "2"} and cmd.passthrough == ("--", "--tp", "4")
+    assert write_command(pack, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+
+
+def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
+    """The shape of `vllm serve MODEL -tp 2`: nothing in the reader names a launcher."""
+    from solver.model import Field, Launcher
+
+    other = Pack(
+        name="other",
+        version="1",
+        launcher=Launcher(commands=("srv run",), positional_model=("srv run",), model_flags=("--model",)),
+        fields={
+            "tp": Field(name="tp", kind="option", domain=(1, 2), flags=("--tensor-parallel-size", "-tp")),
+            "eager": Field(name="eager", kind="option", domain=(False, True), flag_value="boolean_optional"),
+        },
+    )
+    cmd = read_command(other, ["srv", "run", "org/m", "-tp=2", "--no-eager", "-O3"])
+    assert (cmd.model, cmd.options, cmd.passthrough) == ("org/m", {"tp": "2", "eager": False}, ("-O3",))
+    assert write_command(other, cmd, {"tp": 2, "eager": False}) == [
+        "srv",
+        "run",
+        "org/m",
+        "-O3",
+        "--tensor-parallel-size",
+        "2",
+        "--no-eager",
+    ]
