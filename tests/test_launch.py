@@ -8,11 +8,13 @@ import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
 from solver.cli import main
 from solver.diagnose import valid_choices
-from solver.launch import read_command, shell_line, write_command
+from solver.launch import flag_words, read_command, shell_line, write_command
 from solver.launcher import add_arguments, to_argv
 from solver.resolution import resolve
 
@@ -541,3 +543,74 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
     assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
     choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
     assert choices.possible["ep"] == [1, 2, 6] and choices.open["ep"] == "any integer >= 1"
+
+
+def test_words_after_a_double_dash_are_the_launchers_and_stay_last(pack: Pack) -> None:
+    cmd = read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
+    assert cmd.options == {"tp_size": "2"} and cmd.passthrough == ("--", "--tp", "4")
+    assert write_command(pack, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+
+
+def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
+    """The shape of `vllm serve MODEL -tp 2`: nothing in the reader names a launcher."""
+    from solver.model import Field, Launcher
+
+    other = Pack(
+        name="other",
+        version="1",
+        launcher=Launcher(commands=("srv run",), positional_model=("srv run",), model_flags=("--model",)),
+        fields={
+            "tp": Field(name="tp", kind="option", domain=(1, 2), flags=("--tensor-parallel-size", "-tp")),
+            "eager": Field(name="eager", kind="option", domain=(False, True), flag_value="boolean_optional"),
+        },
+    )
+    cmd = read_command(other, ["srv", "run", "org/m", "-tp=2", "--no-eager", "-O3"])
+    assert (cmd.model, cmd.options, cmd.passthrough) == ("org/m", {"tp": "2", "eager": False}, ("-O3",))
+    assert write_command(other, cmd, {"tp": 2, "eager": False}) == [
+        "srv",
+        "run",
+        "org/m",
+        "-O3",
+        "--tensor-parallel-size",
+        "2",
+        "--no-eager",
+    ]
+
+
+# --- law: writing then reading a launch command gives back what was written ---------------------
+
+_SGLANG_PACK = load_pack("sglang")
+_OPTION_VALUES = {
+    name: [*f.domain, *((3, 6, 12) if f.open is not None else ())]
+    for name, f in _SGLANG_PACK.fields.items()
+    if f.kind == "option"
+}
+# Words a user may pass through: flags the pack does not model, values with spaces, quotes,
+# shell metacharacters, negative numbers and `=`.
+_OTHER_FLAG = st.sampled_from(["--host", "--port", "--chat-template", "--seed", "--served-model-name"])
+_OTHER_VALUE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12
+).filter(lambda v: not v.startswith("-")) | st.sampled_from(["-1", "-0.5"])
+
+
+@pytest.mark.property
+@given(
+    options=st.fixed_dictionaries({}, optional={n: st.sampled_from(v) for n, v in _OPTION_VALUES.items()}),
+    other=st.lists(st.tuples(_OTHER_FLAG, _OTHER_VALUE), max_size=4),
+    model=st.sampled_from([None, "/models/a b", "org/model"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_write_then_read_is_the_identity(
+    options: dict[str, object], other: list[tuple[str, str]], model: str | None
+) -> None:
+    from solver.launch import LaunchCommand
+
+    passthrough = tuple(w for pair in other for w in pair)
+    typed = LaunchCommand(program=tuple(SGLANG), model=model, passthrough=passthrough)
+    words = write_command(_SGLANG_PACK, typed, options)  # type: ignore[arg-type]
+    again = read_command(_SGLANG_PACK, shlex.split(shell_line(words)))
+    assert again.model == model and again.passthrough == passthrough
+    written = {n: v for n, v in options.items() if flag_words(_SGLANG_PACK.fields[n], v)}  # type: ignore[arg-type]
+    assert {n: str(v).lower() for n, v in again.options.items()} == {
+        n: str(v).lower() for n, v in written.items()
+    }
