@@ -396,6 +396,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.resolution import resolve_pins
     from solver.text import resolution_table, use_colour
 
+    if args.minimal and args.format != "argv":
+        raise InvalidInput([InputIssue(field="--minimal", value=None, message=(
+            "--minimal applies to --format argv (the launch command); add --format argv"))])
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:

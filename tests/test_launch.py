@@ -611,3 +611,8 @@ def test_write_then_read_is_the_identity(
     assert {n: str(v).lower() for n, v in again.options.items()} == {
         n: str(v).lower() for n, v in written.items()
     }
+
+
+def test_minimal_without_argv_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "resolve", "--minimal", "--set", "platform=cuda")
+    assert code == 2 and "--format argv" in err
