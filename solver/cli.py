@@ -616,6 +616,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             if field.kind == kind:
                 values = ", ".join(str(v) for v in field.domain[:10])
                 more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
+                if field.open is not None:
+                    more += f" (open: {field.open.text()})"
                 print(f"  {name}: {values}{more}")
     print("\nrules:")
     for rule in pack.rules:
