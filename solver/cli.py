@@ -516,7 +516,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.resolution import resolve
-    from solver.text import assumed_notice
+    from solver.text import notices
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -538,12 +538,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"ok: {pack.name} takes the request as typed"
           + (" (with the warnings below)" if res.warnings else "") + ".")
-    for a in res.adjustments:
-        print(f"ADJUSTED {pack.fields[a.field].cli_flag}: {a.requested} -> {a.resolved} "
-              f"({a.rule}): {a.because}")
-    for w in res.warnings:
-        print(f"WARNING ({w.rule}): {w.message}")
-    for line in assumed_notice(pack, res):
+    for line in notices(pack, res):
         print(line)
     return EXIT_OK
 

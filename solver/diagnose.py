@@ -28,7 +28,7 @@ from solver.explain import (
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.opendomain import widened
-from solver.resolution import ChainFailed, Plan, plan_for, resolve_pins
+from solver.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
 from solver.supports import Supports, supports_for
 from solver.tracing import traced_base
 
@@ -87,21 +87,23 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         auto = _try_resolve(plan, base)
-        if auto is None:
+        if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
+        # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
-        open_to = _Options(cp, {n: p.value for n, p in base.items()}, "looking for repairs")
+        given = {n: p.value for n, p in base.items()}
+        open_to = _Options(cp, given, "looking for repairs")
         for name in diagnosis:
-            ranked, _ = plan.ranking(name, auto)
+            ranked, _ = plan.ranking(name, auto or given)
             alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
-        if tier == "user":
+        if tier == "user" and auto is not None:
             candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
                 set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
                 changes=len(diagnosis), rank_loss=0)))
         if len(diagnosis) != 1:
             continue
         name = diagnosis[0]
-        best = auto[name]
+        best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
             values = _try_resolve(plan, {**base, name: Pin(field=name, value=value,
@@ -175,24 +177,21 @@ def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
     return out
 
 
-def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> Unsatisfiable:
-    """Predict mode's error: the launcher's own default for a flag left unset fails.
+def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
+                  predict: bool = True) -> Unsatisfiable:
+    """The error when the launcher's own default for a flag left unset fails: in predict mode
+    (`check`) for any option, in search mode for an option the search may not choose
+    (`search = false`).
 
-    The conflict is taken over the request as the launcher sees it (what was given, its own
-    earlier picks, its default here); the repairs say which flag to set, or which of the user's
-    values to change, each verified by predicting again."""
+    The conflict is taken over the request as the launcher sees it (`launcher_view`); the
+    repairs say which flag to set, or which of the user's values to change, each verified by
+    resolving again in the same mode."""
     from solver.text import conflict_message, describe_pin
 
     pack = plan.pack
     name, default = failed.field, failed.chain[0]
-    seen = dict(pins)
-    for other, value in failed.decided.items():
-        if other not in seen:
-            option = pack.fields[other].kind == "option"
-            seen[other] = Pin(field=other, value=value,
-                              source="launcher-default" if option else "assumed")
-    seen[name] = Pin(field=name, value=default, source="launcher-default")
-    found = minimal_conflict(plan.compiled, seen)
+    view = launcher_view(plan, pins, failed)
+    found = minimal_conflict(plan.compiled, view)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
     ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
@@ -201,36 +200,44 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> U
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if pin.source != "launcher-default":
-            values = _try_resolve(plan, base, predict=True)
+            values = _try_resolve(plan, base, predict=predict)
             if values is not None:
                 ranked_fixes.append(((True, False, 0), Repair.model_construct(
                     set={}, unset=[pin.field], values=values, changes=1, rank_loss=0)))
+        # Values that fit the rest of the request as the launcher sees it, best-ranked first;
+        # each is verified by resolving (a few at most: each is a full resolution).
+        others = {n: p.value for n, p in view.items() if n != pin.field}
         ranked, _ = plan.ranking(pin.field, failed.decided)
-        tried = worked = 0
-        for value in ranked:
-            if value == pin.value or (pin.field == name and value in failed.chain):
-                continue
-            if tried >= _SET_TRIALS or worked >= MAX_ALTERNATIVES_PER_FIELD:
+        fitting = [v for v in ranked if v != pin.value
+                   and not (pin.field == name and v in failed.chain)
+                   and plan.compiled.satisfiable({**others, pin.field: v},
+                                                 task="looking for repairs") is not None]
+        worked = 0
+        for tried, value in enumerate(fitting[:_SET_TRIALS]):
+            if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
-            tried += 1
             values = _try_resolve(plan, {**base, pin.field: Pin(field=pin.field, value=value,
-                                                                  source="user")}, predict=True)
+                                                                  source="user")}, predict=predict)
             if values is not None:
                 worked += 1
                 # Setting the flag whose default fails comes first: it is the direct answer.
                 ranked_fixes.append(((pin.field != name, False, tried), Repair.model_construct(
-                    set={pin.field: value}, unset=[], values=values, changes=1,
-                    rank_loss=tried - 1)))
+                    set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried)))
     ranked_fixes.sort(key=lambda item: item[0])
-    fixes = [repair for _, repair in ranked_fixes]
+    fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
-    lead = (f"As typed, {pack.name} would fail: left unset, "
-            f"{describe_pin(pack, name, default, 'user')} is its own default here"
-            + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else "")
-            + ", and it cannot hold with the rest of the request.")
-    message = conflict_message(plan, pins, report, fixes[:MAX_REPAIRS], lead=lead)
-    exc = Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
+    own = (f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here"
+           + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""))
+    if predict:
+        lead = (f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
+                "the rest of the request.")
+    else:
+        lead = (f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
+                f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
+                "request.")
+    message = conflict_message(plan, pins, report, fixes, lead=lead)
+    exc = Unsatisfiable(report, fixes, message, launcher_default={
         "field": name, "value": default, "chain": list(failed.chain),
         "preference": pref.id if pref else None})
     exc.request, exc.lead = dict(pins), lead
