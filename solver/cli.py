@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
+DEFAULT_PACK = "sglang"  # the pack every command uses without --pack
 EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
 
@@ -64,7 +65,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
                         "(nvidia-smi, rocminfo); source 'detected', and what you --set wins")
     g.add_argument("--strict", action="store_true",
                    help="treat adjustments (values the launcher would override) as conflicts")
-    g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
+    g.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
     _add_budget(g)
     _add_colour(g)

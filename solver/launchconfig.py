@@ -1,6 +1,6 @@
 """A launcher's config file (`--config FILE.yaml` in a launch command) read as the flags it stands for.
 
-SGLang-style config files are a YAML mapping of flag names (without dashes) to values; the launcher
+A launcher's config file is a YAML mapping of flag names (without dashes) to values; the launcher
 turns each entry into flags placed before the command line's own, so a flag typed on the command
 line wins over the file. This module does the same turning and hands the words to
 `solver.launch.read_command`, so a file's entries are read with exactly the flag table of the
