@@ -12,8 +12,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from solver.engine import CompiledPack
@@ -28,7 +29,7 @@ from solver.explain import (
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.opendomain import widened
-from solver.resolution import ChainFailed, Plan, plan_for, resolve_pins
+from solver.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
 from solver.supports import Supports, supports_for
 from solver.tracing import traced_base
 
@@ -87,21 +88,23 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         auto = _try_resolve(plan, base)
-        if auto is None:
+        if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
+        # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
-        open_to = _Options(cp, {n: p.value for n, p in base.items()}, "looking for repairs")
+        given = {n: p.value for n, p in base.items()}
+        open_to = _Options(cp, given, "looking for repairs")
         for name in diagnosis:
-            ranked, _ = plan.ranking(name, auto)
+            ranked, _ = plan.ranking(name, auto or given)
             alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
-        if tier == "user":
+        if tier == "user" and auto is not None:
             candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
                 set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
                 changes=len(diagnosis), rank_loss=0)))
         if len(diagnosis) != 1:
             continue
         name = diagnosis[0]
-        best = auto[name]
+        best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
             values = _try_resolve(plan, {**base, name: Pin(field=name, value=value,
@@ -132,9 +135,11 @@ class _Options:
         self.traced = traced_base(cp, pins)
 
     def witness(self, name: str, value: Scalar, near: Mapping[str, Scalar] | None = None,
-                then: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
+                then: Callable[[], Mapping[str, Scalar]] | None = None,
+                ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution to start
-        from; `then`: a solution (of fewer pins) to search from when mending `near` fails."""
+        from; `then`: makes the values to search from when mending `near` fails (asked only
+        then)."""
         if (self.state is None or self.traced.failed is not None
                 or value not in self.traced.domains[name]):
             return None
@@ -148,13 +153,56 @@ class _Options:
             if mended is not None:
                 return mended
         if then is not None:
-            near, solves = then, False
+            near, solves = then(), False
         changed: list[str] | None = [] if solves else None
         state = self.state.assign(name, value, changed)
         if state is None:
             return None
         return self.cp.search(state, task=f"{self.task} for {name}",
                               hint={**(near or {}), name: value}, around=changed)
+
+
+def _sweep(cp: CompiledPack, supports: Supports, bases: dict[str | None, _Options],
+           names: Sequence[str], values: Mapping[str, Scalar]) -> dict[str, set[Scalar]]:
+    """Values of the fields without a pin proven possible by walking one solution of the pins
+    through them: each value is put in and the rules it breaks mended around it
+    (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
+    changed. Costs the rules around each value, not a pass over every field per value, which is
+    what keeps choices on a pack of thousands of fields from growing as the square of its size.
+    The values a step cannot mend in are left to the search; the last solution is kept."""
+    keeping = supports.keeping(values)
+    start = supports.example(keeping)
+    if start is None or not names:
+        return {}
+    if None not in bases:
+        bases[None] = _Options(cp, values, "listing choices")
+    state = bases[None].state
+    if state is None:
+        return {}
+    walk = dict(start)
+    proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
+    for name in names:
+        known = proven[name]
+        known.update(supports.proven(name, cp.domains[name], keeping))
+        for value in state.domains[name]:
+            if value in known:
+                continue
+            changed = cp.mend_in_place(state, walk, name, value)
+            for other in changed or ():
+                if other in proven:
+                    proven[other].add(walk[other])
+    supports.add(walk)
+    return proven
+
+
+def _search_start(cp: CompiledPack, supports: Supports, names: Sequence[str],
+                  values: Mapping[str, Scalar], name: str, value: Scalar,
+                  last: Mapping[str, Scalar] | None) -> dict[str, Scalar]:
+    """Where a search for `name = value` starts: a known solution with that value keeping as
+    many other pins as it can, with the unproven values of later fields put in (`_unproven`)."""
+    others = {n: v for n, v in values.items() if n != name}
+    return {**(supports.closest(name, value, others) or last or {}),
+            **_unproven(cp, supports, names, values, name, value)}
 
 
 def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
@@ -175,24 +223,21 @@ def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
     return out
 
 
-def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> Unsatisfiable:
-    """Predict mode's error: the launcher's own default for a flag left unset fails.
+def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
+                  predict: bool = True) -> Unsatisfiable:
+    """The error when the launcher's own default for a flag left unset fails: in predict mode
+    (`check`) for any option, in search mode for an option the search may not choose
+    (`search = false`).
 
-    The conflict is taken over the request as the launcher sees it (what was given, its own
-    earlier picks, its default here); the repairs say which flag to set, or which of the user's
-    values to change, each verified by predicting again."""
+    The conflict is taken over the request as the launcher sees it (`launcher_view`); the
+    repairs say which flag to set, or which of the user's values to change, each verified by
+    resolving again in the same mode."""
     from solver.text import conflict_message, describe_pin
 
     pack = plan.pack
     name, default = failed.field, failed.chain[0]
-    seen = dict(pins)
-    for other, value in failed.decided.items():
-        if other not in seen:
-            option = pack.fields[other].kind == "option"
-            seen[other] = Pin(field=other, value=value,
-                              source="launcher-default" if option else "assumed")
-    seen[name] = Pin(field=name, value=default, source="launcher-default")
-    found = minimal_conflict(plan.compiled, seen)
+    view = launcher_view(plan, pins, failed)
+    found = minimal_conflict(plan.compiled, view)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
     ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
@@ -201,36 +246,44 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> U
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if pin.source != "launcher-default":
-            values = _try_resolve(plan, base, predict=True)
+            values = _try_resolve(plan, base, predict=predict)
             if values is not None:
                 ranked_fixes.append(((True, False, 0), Repair.model_construct(
                     set={}, unset=[pin.field], values=values, changes=1, rank_loss=0)))
+        # Values that fit the rest of the request as the launcher sees it, best-ranked first;
+        # each is verified by resolving (a few at most: each is a full resolution).
+        others = {n: p.value for n, p in view.items() if n != pin.field}
         ranked, _ = plan.ranking(pin.field, failed.decided)
-        tried = worked = 0
-        for value in ranked:
-            if value == pin.value or (pin.field == name and value in failed.chain):
-                continue
-            if tried >= _SET_TRIALS or worked >= MAX_ALTERNATIVES_PER_FIELD:
+        fitting = [v for v in ranked if v != pin.value
+                   and not (pin.field == name and v in failed.chain)
+                   and plan.compiled.satisfiable({**others, pin.field: v},
+                                                 task="looking for repairs") is not None]
+        worked = 0
+        for tried, value in enumerate(fitting[:_SET_TRIALS]):
+            if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
-            tried += 1
             values = _try_resolve(plan, {**base, pin.field: Pin(field=pin.field, value=value,
-                                                                  source="user")}, predict=True)
+                                                                  source="user")}, predict=predict)
             if values is not None:
                 worked += 1
                 # Setting the flag whose default fails comes first: it is the direct answer.
                 ranked_fixes.append(((pin.field != name, False, tried), Repair.model_construct(
-                    set={pin.field: value}, unset=[], values=values, changes=1,
-                    rank_loss=tried - 1)))
+                    set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried)))
     ranked_fixes.sort(key=lambda item: item[0])
-    fixes = [repair for _, repair in ranked_fixes]
+    fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
-    lead = (f"As typed, {pack.name} would fail: left unset, "
-            f"{describe_pin(pack, name, default, 'user')} is its own default here"
-            + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else "")
-            + ", and it cannot hold with the rest of the request.")
-    message = conflict_message(plan, pins, report, fixes[:MAX_REPAIRS], lead=lead)
-    exc = Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
+    own = (f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here"
+           + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""))
+    if predict:
+        lead = (f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
+                "the rest of the request.")
+    else:
+        lead = (f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
+                f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
+                "request.")
+    message = conflict_message(plan, pins, report, fixes, lead=lead)
+    exc = Unsatisfiable(report, fixes, message, launcher_default={
         "field": name, "value": default, "chain": list(failed.chain),
         "preference": pref.id if pref else None})
     exc.request, exc.lead = dict(pins), lead
@@ -323,12 +376,13 @@ def valid_choices(
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, _Options] = {}
     last: Mapping[str, Scalar] | None = supports.last
+    swept = _sweep(cp, supports, bases, [n for n in names if n not in values], values)
     for name in names:
         others = {n: v for n, v in values.items() if n != name}
         key = name if name in values else None
         domain = cp.domains[name]
         keeping = supports.keeping(others)
-        possible = set(supports.proven(name, domain, keeping))
+        possible = set(supports.proven(name, domain, keeping)) | swept.get(name, set())
         last = supports.example(keeping) or last
         refuted = supports.refuted(others) if len(possible) < len(domain) else set()
         for value in domain:
@@ -340,9 +394,8 @@ def valid_choices(
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for) and tries first the values
             # of later fields that nothing proves yet, so one search proves several of them.
-            start = supports.closest(name, value, others) or last or {}
-            witness = bases[key].witness(name, value, last, then={
-                **start, **_unproven(cp, supports, names, values, name, value)})
+            witness = bases[key].witness(name, value, last, then=partial(
+                _search_start, cp, supports, names, values, name, value, last))
             if witness is None:
                 supports.refute(others, name, value)
                 continue

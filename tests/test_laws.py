@@ -232,7 +232,29 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
 
 
 @law(150)
-@given(case=cases())
+@given(case=cases(unsearched=True))
+def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
+    """An option marked `search = false` keeps its typed value (or loses it only to a reported
+    adjustment) and, left unset, takes the launcher's own chain (`Oracle.chain_pick`), never a
+    value the search picks to make other rules hold; when that chain fails, resolve refuses and
+    names the field whose default fails, even though some configuration exists. Everything
+    else is as the brute force expects."""
+    _, exp = expected(case)
+    got = outcome(case)
+    if exp.values is None:
+        assert isinstance(got, Unsatisfiable), got
+        return
+    assert isinstance(got, Resolution), (exp.values, got)
+    assert got.values == exp.values
+    for spec in case.spec.fields:
+        if spec.search or spec.kind != "option":
+            continue
+        if spec.name in case.options and spec.name not in exp.adjusted:
+            assert got.values[spec.name] == case.options[spec.name]
+
+
+@law(150)
+@given(case=cases(unsearched=True))
 def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
     """`check` (predict mode) gives exactly what the launcher's own default chain gives (brute
     force, `Oracle.predict`): every unset option the first working value of its first
