@@ -32,7 +32,7 @@ from solver.model import (
 )
 from solver.opendomain import base_digest, widened
 
-__all__ = ["ChainFailed", "Plan", "launcher_view", "plan_for", "resolve", "resolve_pins"]
+__all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
 
 @dataclass(frozen=True)
@@ -235,8 +235,11 @@ def resolve(
     strict: bool = False,
     reasons: bool = True,
     predict: bool = False,
+    deny_warnings: bool = False,
 ) -> Resolution:
     """Resolve a configuration: user choices kept, auto options filled by preference.
+
+    `deny_warnings=True`: warnings are a conflict (`Unsatisfiable`), like `-D warnings`.
 
     `options` and `facts` are mappings or an `argparse.Namespace` (`None` = unset). Raises
     `InvalidInput` for unknown fields or values, `Unsatisfiable` (with a minimal conflict and
@@ -249,8 +252,11 @@ def resolve(
     (`.launcher_default`). Without it the search finds the best working configuration and lists
     where it departs from the launcher's own picks (`Resolution.departures`).
     """
-    return resolve_pins(pack, collect_pins(pack, options, facts), strict=strict, reasons=reasons,
-                        predict=predict)
+    pins = collect_pins(pack, options, facts)
+    res = resolve_pins(pack, pins, strict=strict, reasons=reasons, predict=predict)
+    if deny_warnings:
+        deny(pack, pins, res)
+    return res
 
 
 def resolve_pins(
@@ -411,6 +417,25 @@ def _launcher_adjustments(
     if not fired:
         return None
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
+
+
+def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:
+    """`deny_warnings` (`--deny-warnings`, like `-D warnings`): a resolution with warnings is a
+    conflict naming the warn rules and the pins they read."""
+    if not res.warnings:
+        return
+    from solver.model import ConflictReport, PinRef, RuleRef
+
+    rules = [pack.rule(w.rule) for w in res.warnings]
+    read = set(semantics(pack).rules[rules[0].id].fields) if rules else set()
+    for rule in rules[1:]:
+        read |= set(semantics(pack).rules[rule.id].fields)
+    report = ConflictReport(
+        pins=[PinRef(field=n, value=p.value, source=p.source) for n, p in pins.items() if n in read],
+        rules=[RuleRef(id=r.id, because=r.because, source=r.source) for r in rules])
+    lines = ["Warnings denied (--deny-warnings): the request resolves, but:"]
+    lines += [f"  - WARNING ({w.rule}): {w.message}" for w in res.warnings]
+    raise Unsatisfiable(report, [], "\n".join(lines))
 
 
 def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar],
