@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from solver import progress as _progress
 from solver.errors import SolverBudgetExceeded
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ class _Budget:
 
     def tick(self) -> None:
         self.steps += 1
+        _progress.advance()  # the command's progress line and deadline (nothing in a library call)
         limit = self.limit
         if limit.steps is not None and self.steps > limit.steps:
             raise CountLimitReached(limit, self.steps)
@@ -643,6 +645,7 @@ class ModelCounter:
         options = doms[branch]
         for at, value in enumerate(options):
             sub_doms = {n: doms[n] for n in names if n != branch}
+            span = self._size(sub_doms, sub_doms)  # measured now: _solve narrows sub_doms in place
             try:
                 self._budget.tick()
                 total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
@@ -650,7 +653,7 @@ class ModelCounter:
                 # Exact so far: the branches counted, the bounds of the one cut short (none if
                 # it had not started), and at most every combination for each branch left.
                 started = stop.upper is not None
-                left = self._size(sub_doms, sub_doms) * (len(options) - at - started)
+                left = span * (len(options) - at - started)
                 lower = total + (stop.lower if started else 0)
                 upper = total + (stop.upper or 0) + left
                 if exists_only:
@@ -778,6 +781,9 @@ def cmd_count(args: argparse.Namespace) -> int:
         limit = Limit.parse(args.limit)
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
+    budget = getattr(args, "search_budget", None)
+    if budget is not None:  # --budget bounds the count too (the tighter of the two)
+        limit = Limit(steps=min(budget, limit.steps or budget), seconds=limit.seconds)
     pack = load(args)
     options, facts = gather(args, pack)
     pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
