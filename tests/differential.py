@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import importlib.util
+import inspect
 import json
 import re
 import time
@@ -34,6 +35,14 @@ from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatis
 from solver.inputs import collect_pins
 from solver.modelconfig import facts_from_model_config
 from solver.resolution import resolve_pins
+
+# The verdict is the prediction of the command as typed (`confsolve check`: unset options take
+# SGLang's own default chain) where the solver has it; before that, the search (`resolve`).
+PREDICT: dict[str, bool] = (
+    {"predict": True} if "predict" in inspect.signature(resolve_pins).parameters else {})
+MODE = "check (prediction)" if PREDICT else "resolve (search: predict mode not available)"
+
+SEARCH_FREE_SIZES = ("tp_size", "ep_size", "dp_size")
 
 ACCEPTS = "accepts"
 REFUSES = "refuses at start-up"
@@ -100,21 +109,21 @@ class ConfigStore:
     def key_for(self, scenario: Mapping[str, Any]) -> str | None:
         """The key of the scenario's model directory, writing it from the harness if needed."""
         if scenario.get("model_path"):
-            return None
-        arch = scenario.get("architecture")
-        if self._models is None or arch not in getattr(self._models, "TEMPLATES", {}):
-            return None
-        directory = Path(
-            self._models.model_dir(arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides"))
-        )
+            directory = Path(scenario["model_path"])
+            if not (directory / "config.json").is_file():
+                return None
+        else:
+            arch = scenario.get("architecture")
+            if self._models is None or arch not in getattr(self._models, "TEMPLATES", {}):
+                return None
+            directory = Path(self._models.model_dir(
+                arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides")))
         key = directory.name
         if key not in self.configs:
             self.configs[key] = {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
         return key
 
-    def directory(self, scenario: Mapping[str, Any], key: str | None) -> Path | None:
-        if scenario.get("model_path"):
-            return Path(scenario["model_path"])
+    def directory(self, key: str | None) -> Path | None:
         if key is None or key not in self.configs:
             return None
         directory = self.root / "fixture" / key
@@ -166,7 +175,15 @@ def inputs(
     pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(options, facts) for confsolve: the scenario's machine and flags, the model's config."""
+    if "architecture" not in scenario:  # a model directory: the config names the class
+        scenario = {**scenario, "architecture": "other"}
     options, facts, _ignored = oracle.inputs_for(pack, scenario)
+    if not PREDICT:
+        # Without predict mode the search would pick parallel sizes to make a request work;
+        # SGLang runs unset sizes at its default, 1 (the "resources are never chosen" rule).
+        for name in SEARCH_FREE_SIZES:
+            if name in pack.fields:
+                options.setdefault(name, 1)
     if config_dir is not None:
         read = facts_from_model_config(pack, config_dir)
         facts.update({name: pin.value for name, pin in read.items()})
@@ -195,7 +212,7 @@ def replay(
     try:
         if store is not None and case.config is None:
             case.config = store.key_for(scenario)
-        config_dir = store.directory(scenario, case.config) if store is not None else None
+        config_dir = store.directory(case.config) if store is not None else None
         options, facts = inputs(pack, scenario, config_dir)
         res = _verdict(pack, options, facts, case, explain=explain)
         if res is not None:
@@ -221,7 +238,7 @@ def _verdict(
 ) -> Resolution | None:
     try:
         pins = collect_pins(pack, options, facts)
-        res = resolve_pins(pack, pins, reasons=False, explain_failure=False)
+        res = resolve_pins(pack, pins, reasons=False, explain_failure=False, **PREDICT)
     except Unsatisfiable:
         case.ours = "conflict"
         if explain and case.sglang != REFUSES:
@@ -242,7 +259,7 @@ def _verdict(
 
 def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False)
+        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False, **PREDICT)
     except Unsatisfiable as exc:
         return tuple(r.id for r in exc.conflict.rules)
     return ()
@@ -343,6 +360,7 @@ class Summary:
         fagree, ftotal = self.fields
         return {
             "schema": 1,
+            "mode": MODE,
             "scenarios": total,
             "verdict": {"agree": agree, "total": total, "rate": pct(agree, total)},
             "classes": {

@@ -52,7 +52,10 @@ HARDWARE: dict[str, dict[str, Any]] = {
 }
 # Checkpoint facts the oracle's config.json files do not have (plain checkpoints only).
 PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
-                    "moe_experts_fp4": False}
+                    "moe_experts_fp4": False,
+                    # Shapes are unknown from an architecture name alone (0); the differential
+                    # replay (tests/differential.py) reads them from the config.json.
+                    "moe_intermediate_pow2": 0, "intermediate_pow2": 0, "weight_block_n": 0}
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
