@@ -32,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import differential  # noqa: E402  (tests/ is not a package; the path is set just above)
+import oracle  # noqa: E402
 
 from solver import load_pack  # noqa: E402
 
@@ -90,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     configs = _fixture_configs(args.records, args.configs)
     pack = load_pack("sglang")
     with tempfile.TemporaryDirectory(prefix="confsolve-diff-") as tmp:
-        store = differential.ConfigStore(Path(tmp), configs, None if configs else args.harness)
+        store = oracle.ConfigStore(Path(tmp), configs, None if configs else args.harness)
         progress = Progress(len(records))
         summary = differential.run(pack, records, store, explain=not args.no_explain, progress=progress)
         progress.close()
@@ -116,7 +117,7 @@ def _fixture_configs(records: Path, given: Path | None) -> dict[str, Any] | None
 
 
 def _write_fixture(
-    path: Path, records: list[dict[str, Any]], summary: differential.Summary, store: differential.ConfigStore
+    path: Path, records: list[dict[str, Any]], summary: differential.Summary, store: oracle.ConfigStore
 ) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     used: dict[str, Any] = {}

@@ -18,8 +18,6 @@ regression fixture). Keeps no state between calls besides the configs written to
 from __future__ import annotations
 
 import gzip
-import importlib.util
-import inspect
 import json
 import re
 import time
@@ -33,16 +31,7 @@ import oracle
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable
 from solver.inputs import collect_pins
-from solver.modelconfig import facts_from_model_config
 from solver.resolution import resolve_pins
-
-# The verdict is the prediction of the command as typed (`confsolve check`: unset options take
-# SGLang's own default chain) where the solver has it; before that, the search (`resolve`).
-PREDICT: dict[str, bool] = (
-    {"predict": True} if "predict" in inspect.signature(resolve_pins).parameters else {})
-MODE = "check (prediction)" if PREDICT else "resolve (search: predict mode not available)"
-
-SEARCH_FREE_SIZES = ("tp_size", "ep_size", "dp_size")
 
 ACCEPTS = "accepts"
 REFUSES = "refuses at start-up"
@@ -82,58 +71,6 @@ def pattern(message: str) -> str:
     return line if len(line) <= 140 else line[:137] + "..."
 
 
-# --- model configs ------------------------------------------------------------------------------
-
-
-class ConfigStore:
-    """Where the `config.json` SGLang saw for a scenario lives (a model directory), by key.
-
-    Fixture configs are written once under `root`; harness configs come from the oracle's own
-    `models.py` (the code that wrote them for SGLang), imported from the harness directory.
-    """
-
-    def __init__(
-        self, root: Path, configs: Mapping[str, Mapping[str, Any]] | None = None, harness: Path | None = None
-    ) -> None:
-        self.root = root
-        self.configs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (configs or {}).items()}
-        self._models: Any = None
-        if harness is not None and (harness / "models.py").is_file():
-            spec = importlib.util.spec_from_file_location("_oracle_models", harness / "models.py")
-            if spec is not None and spec.loader is not None:
-                module = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(module)
-                module.ROOT = str(root / "harness")
-                self._models = module
-
-    def key_for(self, scenario: Mapping[str, Any]) -> str | None:
-        """The key of the scenario's model directory, writing it from the harness if needed."""
-        if scenario.get("model_path"):
-            directory = Path(scenario["model_path"])
-            if not (directory / "config.json").is_file():
-                return None
-        else:
-            arch = scenario.get("architecture")
-            if self._models is None or arch not in getattr(self._models, "TEMPLATES", {}):
-                return None
-            directory = Path(self._models.model_dir(
-                arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides")))
-        key = directory.name
-        if key not in self.configs:
-            self.configs[key] = {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
-        return key
-
-    def directory(self, key: str | None) -> Path | None:
-        if key is None or key not in self.configs:
-            return None
-        directory = self.root / "fixture" / key
-        if not (directory / "config.json").is_file():
-            directory.mkdir(parents=True, exist_ok=True)
-            for name, doc in self.configs[key].items():
-                (directory / name).write_text(json.dumps(doc))
-        return directory
-
-
 # --- one scenario -------------------------------------------------------------------------------
 
 
@@ -171,32 +108,15 @@ class Case:
         return pattern(self.detail)
 
 
-def inputs(
-    pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None
-) -> tuple[dict[str, Any], dict[str, Any]]:
+def inputs(pack: Pack, scenario: Mapping[str, Any],
+           config_dir: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
     """(options, facts) for confsolve: the scenario's machine and flags, the model's config."""
-    if "architecture" not in scenario:  # a model directory: the config names the class
-        scenario = {**scenario, "architecture": "other"}
-    options, facts, _ignored = oracle.inputs_for(pack, scenario)
-    if not PREDICT:
-        # Without predict mode the search would pick parallel sizes to make a request work;
-        # SGLang runs unset sizes at its default, 1 (the "resources are never chosen" rule).
-        for name in SEARCH_FREE_SIZES:
-            if name in pack.fields:
-                options.setdefault(name, 1)
-    if config_dir is not None:
-        read = facts_from_model_config(pack, config_dir)
-        facts.update({name: pin.value for name, pin in read.items()})
-        if scenario.get("checkpoint_quant") == "w4afp8_mixed":
-            # A ModelOpt MIXED_PRECISION export is w4afp8 unless a layer is NVFP4
-            # (ModelConfig._parse_modelopt_quant_config); the reader cannot look into the
-            # per-layer table, so it says modelopt_mixed. The harness's kind is exact here.
-            facts["checkpoint_quant"] = oracle.CHECKPOINT_QUANT["w4afp8_mixed"]
+    options, facts, _ignored = oracle.inputs_for(pack, scenario, config_dir)
     return options, facts
 
 
 def replay(
-    pack: Pack, record: Mapping[str, Any], store: ConfigStore | None = None, *, explain: bool = True
+    pack: Pack, record: Mapping[str, Any], store: oracle.ConfigStore | None = None, *, explain: bool = True
 ) -> Case:
     """One record: our verdict, its agreement class and the field comparison."""
     scenario, result = record["scenario"], record["sglang"]
@@ -238,7 +158,7 @@ def _verdict(
 ) -> Resolution | None:
     try:
         pins = collect_pins(pack, options, facts)
-        res = resolve_pins(pack, pins, reasons=False, explain_failure=False, **PREDICT)
+        res = resolve_pins(pack, pins, reasons=False, explain_failure=False, **oracle.PREDICT)
     except Unsatisfiable:
         case.ours = "conflict"
         if explain and case.sglang != REFUSES:
@@ -259,7 +179,7 @@ def _verdict(
 
 def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any]) -> tuple[str, ...]:
     try:
-        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False, **PREDICT)
+        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False, **oracle.PREDICT)
     except Unsatisfiable as exc:
         return tuple(r.id for r in exc.conflict.rules)
     return ()
@@ -360,7 +280,7 @@ class Summary:
         fagree, ftotal = self.fields
         return {
             "schema": 1,
-            "mode": MODE,
+            "mode": oracle.MODE,
             "scenarios": total,
             "verdict": {"agree": agree, "total": total, "rate": pct(agree, total)},
             "classes": {
@@ -393,7 +313,7 @@ def pct(agree: int, total: int) -> float:
 def run(
     pack: Pack,
     records: Iterable[Mapping[str, Any]],
-    store: ConfigStore | None = None,
+    store: oracle.ConfigStore | None = None,
     *,
     explain: bool = True,
     progress: Callable[[Case], None] | None = None,

@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import differential
+import oracle
 import pytest
 
 from solver import load_pack
@@ -26,7 +27,7 @@ def summary(tmp_path_factory: pytest.TempPathFactory) -> differential.Summary:
 
     with gzip.open(FIXTURE / "configs.json.gz", "rt", encoding="utf-8") as handle:
         configs = json.load(handle)
-    store = differential.ConfigStore(tmp_path_factory.mktemp("configs"), configs)
+    store = oracle.ConfigStore(tmp_path_factory.mktemp("configs"), configs)
     records = differential.read_records(FIXTURE / "records.jsonl.gz")
     return differential.run(load_pack("sglang"), records, store, explain=False)
 
