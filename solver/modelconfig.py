@@ -472,7 +472,9 @@ def facts_from_model_config(
         if detected is not None:
             values.update(detected.implies)
     if issues:
-        raise InvalidInput(issues)
+        # Two facts read through the same malformed key report it once.
+        unique = {issue.message: issue for issue in reversed(issues)}
+        raise InvalidInput(list(reversed(unique.values())))
     return {
         name: Pin(field=name, value=values[name], source="model-config")
         for name in pack.fields if name in values and name not in skip

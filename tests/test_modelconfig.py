@@ -23,59 +23,149 @@ SGLANG = load_pack("sglang")
 # What each fixture must give: every fact read, and nothing else (traits the config does not show
 # stay unknown for the architecture rules to decide).
 EXPECTED: dict[str, dict[str, Any]] = {
-    "deepseek-v3-fp8": {
-        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True},
-    "deepseek-v3.2-fp8": {
-        "architecture": "DeepseekV32ForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True, "is_dsa": True},
     "deepseek-r1-modelopt-nvfp4": {
-        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "modelopt_fp4",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True},
-    "qwen3-30b-a3b": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-30b-a3b-fp8": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "compressed-tensors",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-next-80b-a3b": {
-        "architecture": "Qwen3NextForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True, "is_hybrid": True,
-        "is_hybrid_gdn": True},
+        "checkpoint_quant": "modelopt_fp4", "model_format": "safetensors",
+        "architecture": "DeepseekV3ForCausalLM", "is_mla": True, "is_moe": True,
+        "moe_intermediate_pow2": 2048, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "deepseek-v2-lite-chat": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "DeepseekV2ForCausalLM",
+        "is_mla": True, "is_moe": True,
+        "moe_intermediate_pow2": 128, "intermediate_pow2": 64,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "deepseek-v3-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True, "is_moe": True,
+        "moe_intermediate_pow2": 2048, "intermediate_pow2": 2048,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
+    "deepseek-v3.2-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV32ForCausalLM",
+        "is_mla": True, "is_moe": True, "is_dsa": True,
+        "moe_intermediate_pow2": 2048, "intermediate_pow2": 2048,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
+    # Published shapes of current models (issue #19 item 6): Gemma 3 keeps its text keys in text_config.
+    "gemma-3-27b-it": {
+        "checkpoint_quant": "none", "model_format": "safetensors",
+        "architecture": "Gemma3ForConditionalGeneration", "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 1024,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "glm-4.5": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Glm4MoeForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 512, "intermediate_pow2": 4096,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "gpt-oss-120b": {
+        "checkpoint_quant": "mxfp4", "model_format": "safetensors", "architecture": "GptOssForCausalLM",
+        "is_mla": False, "is_moe": True, "has_attention_sinks": True,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 64,
+        "weight_block_n": 0, "checkpoint_dtype": "float32"},
+    # Kimi K2 is a DeepSeek-V3 class with 64 heads and block-FP8 weights.
+    "kimi-k2-instruct": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True, "is_moe": True,
+        "moe_intermediate_pow2": 2048, "intermediate_pow2": 2048,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
     "llama-3.1-8b-instruct": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
     "llama-3.1-8b-instruct-awq-int4": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "awq",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "awq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "float16"},
     "llama-3.1-8b-instruct-gptq-int4": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "gptq",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "gptq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "float16"},
     # The quantization lives in hf_quant_config.json only (an older ModelOpt export).
     "llama-3.1-8b-instruct-modelopt-fp8": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "modelopt_fp8",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "modelopt_fp8", "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM", "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "llama-3.3-70b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 4096,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
     # The experts are counted in text_config.
     "llama-4-scout-17b-16e-instruct": {
-        "architecture": "Llama4ForConditionalGeneration", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "gpt-oss-120b": {
-        "architecture": "GptOssForCausalLM", "checkpoint_quant": "mxfp4",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True,
-        "has_attention_sinks": True},
+        "checkpoint_quant": "none", "model_format": "safetensors",
+        "architecture": "Llama4ForConditionalGeneration", "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 8192,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    # The experts' width is intermediate_size (no moe_intermediate_size key).
+    "minimax-m2": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "MiniMaxM2ForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 512,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
+    "mistral-7b-instruct-v0.3": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MistralForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
     "mixtral-8x7b-instruct": {
-        "architecture": "MixtralForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "glm-4.5": {
-        "architecture": "Glm4MoeForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MixtralForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
     # A class the pack does not list is `other`, described by its traits.
     "phi-3-mini-4k-instruct": {
-        "architecture": "other", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 8192,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    # Not listed by the pack: `other`, traits from the config; 10 KV heads.
+    "phi-4": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 512,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "qwen2.5-7b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen2ForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 512,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    # Not listed by the pack (Qwen2_5_VL...): `other`, traits from the config.
+    "qwen2.5-vl-7b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 512,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "qwen3-235b-a22b-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 512, "intermediate_pow2": 4096,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
+    "qwen3-30b-a3b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 256, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "qwen3-30b-a3b-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 256, "intermediate_pow2": 2048,
+        "weight_block_n": 128, "checkpoint_dtype": "bfloat16"},
+    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
+        "checkpoint_quant": "compressed-tensors", "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM", "is_mla": False, "is_moe": True,
+        "moe_intermediate_pow2": 256, "intermediate_pow2": 2048,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "qwen3-8b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3ForCausalLM",
+        "is_mla": False, "is_moe": False,
+        "moe_intermediate_pow2": 0, "intermediate_pow2": 4096,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
+    "qwen3-next-80b-a3b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3NextForCausalLM",
+        "is_mla": False, "is_moe": True, "is_hybrid": True, "is_hybrid_gdn": True,
+        "moe_intermediate_pow2": 512, "intermediate_pow2": 1024,
+        "weight_block_n": 0, "checkpoint_dtype": "bfloat16"},
 }
 
 
@@ -374,6 +464,36 @@ value = ["num_hidden_layers"]
     path = _config(tmp_path / "n", {"architectures": ["Whatever"], "num_hidden_layers": 48})
     with pytest.raises(InvalidInput, match="num_hidden_layers is 48"):
         facts_from_model_config(pack, path)
+
+
+@pytest.mark.parametrize(("width", "read"), [(768, 64), (2048, 64), (1408, 64), (96, 32),
+                                            (160, 32), (7, None), (0, "error"), (True, "error"),
+                                            (64.0, "error"), ("64", "error")])
+def test_a_divisor_entry_reads_the_largest_domain_value_dividing_the_size(
+        tmp_path: Path, width: Any, read: Any) -> None:
+    # `layers` has the domain [32, 64]: the fact is the largest of them dividing the config's
+    # positive integer; none divides 7 and there is no fallback, so the fact stays unknown.
+    pack = _tiny_pack(tmp_path, """
+[model_config.facts.layers]
+value = ["moe_intermediate_size"]
+divides = true
+""")
+    path = _config(tmp_path / "m", {"moe_intermediate_size": width})
+    if read == "error":
+        with pytest.raises(InvalidInput, match="moe_intermediate_size"):
+            facts_from_model_config(pack, path)
+        return
+    values = {k: p.value for k, p in facts_from_model_config(pack, path).items()}
+    assert values.get("layers") == read
+
+
+def test_a_divisor_entry_needs_an_integer_fact(tmp_path: Path) -> None:
+    with pytest.raises(PackError, match="divides"):
+        facts_from_model_config(_tiny_pack(tmp_path, """
+[model_config.facts.arch]
+value = ["architectures.0"]
+divides = true
+"""), tmp_path)
 
 
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
