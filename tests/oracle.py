@@ -63,7 +63,8 @@ PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
                     # Shapes are unknown from an architecture name alone (0); the differential
                     # replay (tests/differential.py) reads them from the config.json.
                     "moe_intermediate_pow2": 0, "intermediate_pow2": 0, "weight_block_n": 0,
-                    "checkpoint_dtype": "unknown"}
+                    "checkpoint_dtype": "unknown", "attention_heads_pow2": 0,
+                    "kv_heads_pow2": 0, "kv_heads_power_of_two": True}
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
