@@ -44,8 +44,10 @@ __all__ = [
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
+    "check",
     "explain",
     "load_pack",
+    "looks_like_path",
     "resolve",
     "valid_choices",
 ]
@@ -67,12 +69,17 @@ def __dir__() -> list[str]:
 
 
 def load_pack(name_or_path: str | Path) -> Pack:
-    """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content."""
+    """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content.
+
+    A string is a path only when it looks like one (it holds a path separator, or starts with
+    `.` or `~`): a bare name always means a shipped pack, so a `./sglang` directory in the working
+    directory (an SGLang checkout) never shadows the shipped SGLang pack. A path that does not
+    exist is bad input naming it (`InvalidInput`), not a broken pack.
+    """
     from solver.errors import InputIssue, InvalidInput
     from solver.loader import load_directory
 
-    path = Path(name_or_path)
-    if isinstance(name_or_path, str) and "/" not in name_or_path and not path.is_dir():
+    if isinstance(name_or_path, str) and not looks_like_path(name_or_path):
         import constraints
 
         directory = constraints.pack_directory(name_or_path)
@@ -84,17 +91,43 @@ def load_pack(name_or_path: str | Path) -> Pack:
             raise InvalidInput([InputIssue(
                 field="pack", value=name_or_path, did_you_mean=close, allowed=tuple(names),
                 message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
-                        " (or give a directory)")])
-        path = directory
+                        f" (a directory is given as a path: ./{name_or_path})")])
+        return load_directory(directory)
+    path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
+    try:
+        exists = path.exists()
+    except (OSError, ValueError):  # a NUL byte, a name too long
+        exists = False
+    if not exists:
+        raise InvalidInput([InputIssue(field="pack", value=str(name_or_path), message=(
+            f"no pack directory at {str(name_or_path)!r}: the path does not exist"))])
     return load_directory(path)
 
 
+def looks_like_path(text: str) -> bool:
+    """Whether a `--pack` value names a directory rather than a shipped pack: it holds a path
+    separator, or starts with `.` or `~`."""
+    import os
+
+    seps = {"/", os.sep, *([os.altsep] if os.altsep else [])}
+    return text.startswith((".", "~")) or any(sep in text for sep in seps)
+
+
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-            reasons: bool = True) -> Resolution:
+            reasons: bool = True, predict: bool = False) -> Resolution:
     """Resolve a request; see `solver.resolution.resolve`."""
     from solver.resolution import resolve as _resolve
 
-    return _resolve(pack, options, facts, strict=strict, reasons=reasons)
+    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict)
+
+
+def check(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
+          reasons: bool = False) -> Resolution:
+    """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
+
+    Unset options take the launcher's own default chain, never another value; raises
+    `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
+    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True)
 
 
 def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,

@@ -1,8 +1,9 @@
 """`confsolve` and `python -m solver`: a thin command line over the public API.
 
 Each command is a small function: gather inputs, call the library, print text or JSON, return the
-exit code (0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, 4 search budget). Expected
-errors print one message and no traceback. Imports stay lazy so `--help` and `check` start fast.
+exit code (EXIT_CODES: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, 4 search
+budget, 70 internal error, 74 output not written, 130 Ctrl-C). Expected errors print one message and
+no traceback. Imports stay lazy so `--help` and `check` start fast.
 """
 
 from __future__ import annotations
@@ -22,7 +23,21 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
-EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK = 0, 1, 2, 3
+EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
+EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
+
+# Every exit code, as `--help` and README.md list them (tests/test_cli.py checks both).
+EXIT_CODES: dict[int, str] = {
+    EXIT_OK: "resolved (or the command's work done)",
+    EXIT_CONFLICT: "conflict (or lint/diff found errors)",
+    EXIT_USAGE: "bad input or usage",
+    EXIT_PACK: "broken pack",
+    EXIT_BUDGET: "search budget exceeded",
+    EXIT_INTERNAL: "internal error (a bug: please report it)",
+    EXIT_OUTPUT: "the output could not be written (disk full, I/O error); a reader that goes "
+                 "away (| head) ends quietly with the command's own code",
+    EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
+}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -52,6 +67,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
     _add_budget(g)
+    _add_colour(g)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print the contract's JSON document")
 
@@ -74,6 +90,47 @@ def _add_budget(p: Any) -> None:
                    dest="search_budget",
                    help="stop each search after N steps, with exit 4 (default: "
                         "$CONFSOLVE_BUDGET, else 2000000)")
+
+
+def _add_colour(p: Any) -> None:
+    p.add_argument("--color", "--colour", choices=["auto", "always", "never"],
+                   default=argparse.SUPPRESS, dest="color",
+                   help="colour the text output: auto (default: on a terminal, unless NO_COLOR is "
+                        "set; FORCE_COLOR forces it), always or never")
+
+
+class _Version(argparse.Action):
+    """`--version`: confsolve's version and each shipped pack's, read from pack.toml alone."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print confsolve's version and the shipped packs' versions")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
+        print(version_text())
+        parser.exit(EXIT_OK)
+
+
+def version_text() -> str:
+    """`confsolve 0.1.0` and one line per shipped pack (`pack sglang 0.5.23+2`)."""
+    import tomllib
+    from importlib import metadata
+
+    import constraints
+
+    try:
+        own = metadata.version("confsolve")
+    except metadata.PackageNotFoundError:  # run from a checkout that is not installed
+        own = "unknown (not installed)"
+    lines = [f"confsolve {own}"]
+    for name in constraints.shipped_packs():
+        directory = constraints.pack_directory(name)
+        try:
+            meta = tomllib.loads((directory / "pack.toml").read_text(encoding="utf-8"))["pack"]  # type: ignore[operator]
+            lines.append(f"pack {name} {meta.get('version', '?')}")
+        except (OSError, ValueError, KeyError, TypeError):
+            lines.append(f"pack {name} (pack.toml unreadable)")
+    return "\n".join(lines)
 
 
 # Every command, in the order of `confsolve --help`: name -> ("module:function" that builds it,
@@ -110,10 +167,11 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
                     "against a declarative rule pack (default: SGLang).",
-        epilog="Exit codes: 0 resolved, 1 conflict, 2 bad input or usage, 3 broken pack, "
-               "4 search budget exceeded.",
+        epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
+    _add_colour(parser)
+    parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     wanted = {spec for name, (spec, _) in COMMANDS.items() if command is True or name == command}
     built: set[str] = set()
@@ -157,9 +215,11 @@ def _command_of(words: Sequence[Any]) -> bool | str:
             skip = False
         elif word in ("-h", "--help"):
             return False  # argparse prints the top-level help before it reads a command
-        elif word == "--budget":
+        elif word in ("--budget", "--color", "--colour"):
             skip = True
-        elif not word.startswith("--budget="):
+        elif word == "--version":
+            return False
+        elif not word.startswith(("--budget=", "--color=", "--colour=")):
             if word.startswith("-"):
                 return True
             return word if word in COMMANDS else False
@@ -175,6 +235,12 @@ def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="Resolve a configuration: your choices kept, the rest chosen "
                                    "by the pack's preferences, every value with its provenance.")
     add_inputs(p)
+    p.add_argument("--format", choices=["text", "json", "argv"], default=None,
+                   help="text (default), json (= --json), or argv: the launch command to run, "
+                        "one shell-quoted line (with a launch command after --: yours, completed)")
+    p.add_argument("--minimal", action="store_true",
+                   help="with --format argv: only the options that differ from what the launcher "
+                        "would choose by itself")
     p.add_argument("--save-case", metavar="FILE",
                    help="also write the request and its outcome as a test case file (tests/cases/)")
     p.set_defaults(func=cmd_resolve)
@@ -211,6 +277,8 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="The order in which fields are decided, as DOT, Mermaid, JSON "
                                    "or SVG (SVG needs Graphviz's dot on PATH).")
     p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
+    p.add_argument("--json", action="store_true", help="the graph as the JSON document "
+                                                      "(the same as --format json)")
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
@@ -237,9 +305,11 @@ def load(args: argparse.Namespace) -> Any:
 
 
 def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Options and facts from --set, --assume, --model-config, --env-from-os and --detect.
+    """Options and facts from --set, --assume, --model-config, --env-from-os, --detect and a
+    launch command after `--` (read into `args.command_read`).
 
-    What the user typed (--set, --assume) wins over what was read (config.json, environment).
+    What the user typed (--set, --assume, the launch command's flags) wins over what was read
+    (config.json, environment).
     """
     from solver.errors import InvalidInput
     from solver.inputs import _lookup, facts_from_environ, parse_assignments
@@ -250,6 +320,11 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     issues += more
     if issues:
         raise InvalidInput(issues)
+    model_path = getattr(args, "model_config", None)
+    if getattr(args, "launch", None) is not None:
+        from solver.launchcli import merge_launch
+
+        model_path = merge_launch(args, pack, sets, model_path)
     typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
     if getattr(args, "detect", False):
@@ -258,10 +333,10 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
         facts.update(detect_facts(pack))
     if getattr(args, "env_from_os", False):
         facts.update(facts_from_environ(pack))
-    if getattr(args, "model_config", None):
+    if model_path:
         from solver.modelconfig import facts_from_model_config
 
-        facts.update(facts_from_model_config(pack, args.model_config, skip=typed))
+        facts.update(facts_from_model_config(pack, model_path, skip=typed))
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
@@ -285,10 +360,17 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
     return exc.exit_code
 
 
-def _dump(doc: Any) -> None:
+def _dump(doc: Any, default: Callable[[Any], Any] | None = None) -> None:
+    """Print a --json document (every command's one way, so every one stays exact on any stdout)."""
     import json
 
-    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
+    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout(), default=default))
+
+
+def _utf8_stdout() -> bool:
+    """Whether stdout takes any character: else JSON escapes non-ASCII so it stays exact."""
+    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
+    return encoding in ("utf8", "utf8sig")
 
 
 def _drop_stdout() -> None:
@@ -327,7 +409,11 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         raise
     if args.save_case:
         _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
-    if args.json:
+    if args.format == "argv":
+        from solver.launchcli import print_argv
+
+        print_argv(args, pack, res, facts)
+    elif args.json or args.format == "json":
         _dump(res.to_json())
     else:
         print(resolution_table(pack, res, colour=use_colour()))
@@ -419,47 +505,63 @@ def cmd_choices(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.resolution import resolve
+    from solver.text import assumed_notice
 
     pack = load(args)
     options, facts = gather(args, pack)
     try:
-        res = resolve(pack, options, facts, strict=args.strict, reasons=False)
+        res = resolve(pack, options, facts, strict=args.strict, reasons=False, predict=True)
     except Unsatisfiable as exc:
         if args.json:
             _dump(exc.to_json())
         else:
-            first = exc.repairs[0] if exc.repairs else None
-            rules = ", ".join(r.id for r in exc.conflict.rules)
-            pins = ", ".join(f"{p.field}={p.value}" for p in exc.conflict.pins)
-            fix = ""
-            if first is not None:
-                changes = [f"unset {n}" for n in first.unset]
-                changes += [f"set {n}={v}" for n, v in first.set.items()]
-                fix = " Try: " + "; ".join(changes) + "."
-            print(f"conflict: {pins} cannot hold together under {rules}. "
-                  f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
-                  f"Run `confsolve resolve` with the same inputs for the full explanation.")
+            print(_conflict_paragraph(exc))
         return EXIT_CONFLICT
     if args.json:
-        _dump({"schema": 1, "status": "checked", "ok": True,
-               "adjustments": [a.model_dump(mode="json") for a in res.adjustments],
-               "warnings": [w.model_dump(mode="json") for w in res.warnings]})
-    else:
-        notes = []
-        if res.adjustments:
-            notes.append("adjusted: " + ", ".join(
-                f"{a.field} {a.requested} -> {a.resolved} ({a.rule})" for a in res.adjustments))
-        if res.warnings:
-            notes.append("warnings: " + ", ".join(w.rule for w in res.warnings))
-        print("ok: the request resolves" + ("; " + "; ".join(notes) if notes else "") + ".")
+        _dump(res.to_json())
+        return EXIT_OK
+    print(f"ok: {pack.name} takes the request as typed"
+          + (" (with the warnings below)" if res.warnings else "") + ".")
+    for a in res.adjustments:
+        print(f"ADJUSTED {pack.fields[a.field].cli_flag}: {a.requested} -> {a.resolved} "
+              f"({a.rule}): {a.because}")
+    for w in res.warnings:
+        print(f"WARNING ({w.rule}): {w.message}")
+    for line in assumed_notice(pack, res):
+        print(line)
     return EXIT_OK
+
+
+def _conflict_paragraph(exc: Any) -> str:
+    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
+    first = exc.repairs[0] if exc.repairs else None
+    rules = ", ".join(r.id for r in exc.conflict.rules)
+    pins = ", ".join(f"{p.field}={p.value}" + (" (its own default)"
+                                               if p.source == "launcher-default" else "")
+                     for p in exc.conflict.pins)
+    fix = ""
+    if first is not None:
+        changes = [f"unset {n}" for n in first.unset]
+        changes += [f"set {n}={v}" for n, v in first.set.items()]
+        fix = " Try: " + "; ".join(changes) + "."
+    lead = ""
+    if exc.launcher_default is not None:
+        d = exc.launcher_default
+        lead = (f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+                f"({d['preference'] or 'its default'}), and it fails. ")
+    return (f"conflict: {lead}{pins} cannot hold together under {rules}. "
+            f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+            f"Run `confsolve resolve` with the same inputs for the full explanation.")
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
     from solver.graph import export
 
+    if args.json:
+        args.format = "json"
     if args.format == "svg":
         from solver.pictures import dot_to_svg
 
@@ -528,8 +630,49 @@ def _search_budget(steps: int | None) -> Iterator[None]:
         engine.BUDGET = saved
 
 
+# Commands that read a launch command after `--` (confsolve's own options come before it).
+LAUNCH_COMMANDS = ("resolve", "why", "choices", "check")
+
+
+def _split_launch(words: list[Any]) -> tuple[list[Any], list[str] | None]:
+    """confsolve's words and the launch command after the first `--`, for a command that reads
+    one (None: no `--`, or another command, whose parser then sees the `--` itself)."""
+    if "--" not in words or _command_of(words) not in LAUNCH_COMMANDS:
+        return words, None
+    at = words.index("--")
+    return words[:at], [str(w) for w in words[at + 1:]]
+
+
+@contextmanager
+def _colour(choice: str | None) -> Iterator[None]:
+    """--color for the duration of one command."""
+    if choice is None:
+        yield
+        return
+    from solver import text
+
+    saved, text.COLOUR_CHOICE = text.COLOUR_CHOICE, choice
+    try:
+        yield
+    finally:
+        text.COLOUR_CHOICE = saved
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    words = sys.argv[1:] if argv is None else list(argv)
+    """Run one command; return its exit code (see EXIT_CODES). Ctrl-C ends any command quietly
+    with 130; stdout that cannot be written ends it with a one-line message and 74, or quietly
+    with the command's own code when the reader went away (`| head`)."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        _quiet_exit()
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
+    argv = words
+    _tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
     parser = build_parser(_command_of(words))
@@ -540,14 +683,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     if getattr(args, "func", None) is None:
         parser.print_help()
         return EXIT_USAGE
-    as_json = bool(getattr(args, "json", False))
+    args.launch = launch
+    as_json = bool(getattr(args, "json", False)) or getattr(args, "format", None) == "json"
     code = EXIT_OK
     try:
         code = _run(args, as_json)
         _flush()
     except BrokenPipeError:
         _drop_stdout()
+    except OSError as exc:  # stdout could not be written: a full disk (> /dev/full), EIO
+        _drop_stdout()
+        with suppress(OSError, ValueError):
+            print(f"confsolve: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_OUTPUT
     return code
+
+
+def _tolerant_stdout() -> None:
+    """Text that the terminal's encoding cannot show (a Latin-1 or ASCII locale) is replaced
+    rather than ending the command; JSON stays exact (`_dump` escapes non-ASCII for such a
+    stdout)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            with suppress(ValueError, OSError, TypeError):
+                reconfigure(errors="backslashreplace")
+
+
+def _quiet_exit() -> None:
+    """After Ctrl-C: what is still buffered for stdout is dropped (the reader may be gone too),
+    so the interpreter's last flush neither blocks nor prints a second error."""
+    with suppress(Exception):
+        _drop_stdout()
 
 
 def _flush() -> None:
@@ -561,7 +728,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     from solver.errors import InputIssue, InvalidInput, SolverError
 
     try:
-        with _search_budget(getattr(args, "search_budget", None)):
+        with _search_budget(getattr(args, "search_budget", None)), _colour(getattr(args, "color", None)):
             code: int = args.func(args)
         return code
     except SolverError as exc:
@@ -569,11 +736,27 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     except RecursionError:
         return emit_error(InvalidInput([InputIssue(field="input", value=None,
                                                    message="input nested too deeply")]), as_json)
-    except BrokenPipeError:
-        raise  # the reader went away: main handles it
+    except (BrokenPipeError, KeyboardInterrupt):
+        raise  # the reader went away, or Ctrl-C: main handles them
+    except OSError as exc:
+        if _is_stdout_error(exc):
+            raise  # stdout could not be written: main handles it
+        return _internal_error(exc)
     except Exception as exc:  # a bug in confsolve: say so, without a traceback unless asked
-        if os.environ.get("CONFSOLVE_DEBUG"):
-            raise
-        print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
-              "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
-        return 70
+        return _internal_error(exc)
+
+
+def _internal_error(exc: Exception) -> int:
+    if os.environ.get("CONFSOLVE_DEBUG"):
+        raise exc
+    print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
+          "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
+    return EXIT_INTERNAL
+
+
+def _is_stdout_error(exc: OSError) -> bool:
+    """Whether an OSError came from writing stdout: its errno is one a write to a full, closed
+    or failing stream gives, and stdout is not a healthy writable stream afterwards."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EFBIG, errno.EDQUOT)

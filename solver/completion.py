@@ -264,7 +264,9 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
                        description="Print a completion script. bash: source <(confsolve "
                                    "completion bash); zsh (after compinit): source <(confsolve "
                                    "completion zsh). --set FIELD=<TAB> offers only the values "
-                                   "still possible given the inputs already typed.")
+                                   "still possible given the inputs already typed. No --json: "
+                                   "the output is a shell script for the shell to source, not a "
+                                   "document (`confsolve choices --json` gives the values).")
     p.add_argument("shell", choices=["bash", "zsh"])
     p.set_defaults(func=cmd_completion)
     # No help= keeps it out of `confsolve --help`: it is the scripts' interface, not a user's.

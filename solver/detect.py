@@ -41,6 +41,7 @@ def _run(argv: Sequence[str]) -> str | None:
         return None
     try:
         done = subprocess.run(list(argv), capture_output=True, text=True,
+                              encoding="utf-8", errors="replace",  # any bytes a tool prints
                               timeout=TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.SubprocessError):
         return None

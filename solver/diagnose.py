@@ -25,10 +25,11 @@ from solver.explain import (
 )
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
-from solver.resolution import Plan, plan_for, resolve_pins
+from solver.opendomain import widened
+from solver.resolution import ChainFailed, Plan, plan_for, resolve_pins
 from solver.tracing import traced_base
 
-__all__ = ["Choices", "repairs", "unsatisfiable_for", "valid_choices"]
+__all__ = ["Choices", "chain_failure", "repairs", "unsatisfiable_for", "valid_choices"]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
@@ -130,10 +131,75 @@ class _Options:
                               hint={**(near or {}), name: value}, around=changed)
 
 
-def _try_resolve(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, Scalar] | None:
+def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> Unsatisfiable:
+    """Predict mode's error: the launcher's own default for a flag left unset fails.
+
+    The conflict is taken over the request as the launcher sees it (what was given, its own
+    earlier picks, its default here); the repairs say which flag to set, or which of the user's
+    values to change, each verified by predicting again."""
+    from solver.text import conflict_message, describe_pin
+
+    pack = plan.pack
+    name, default = failed.field, failed.chain[0]
+    seen = dict(pins)
+    for other, value in failed.decided.items():
+        if other not in seen:
+            option = pack.fields[other].kind == "option"
+            seen[other] = Pin(field=other, value=value,
+                              source="launcher-default" if option else "assumed")
+    seen[name] = Pin(field=name, value=default, source="launcher-default")
+    found = minimal_conflict(plan.compiled, seen)
+    core_pins, core_rules = found if found is not None else ([], [])
+    report = conflict_report(plan.compiled, core_pins, core_rules)
+    ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
+    for pin in core_pins:
+        if pin.source not in ("user", "adjusted", "launcher-default"):
+            continue
+        base = {n: p for n, p in pins.items() if n != pin.field}
+        if pin.source != "launcher-default":
+            values = _try_resolve(plan, base, predict=True)
+            if values is not None:
+                ranked_fixes.append(((True, False, 0), Repair.model_construct(
+                    set={}, unset=[pin.field], values=values, changes=1, rank_loss=0)))
+        ranked, _ = plan.ranking(pin.field, failed.decided)
+        tried = worked = 0
+        for value in ranked:
+            if value == pin.value or (pin.field == name and value in failed.chain):
+                continue
+            if tried >= _SET_TRIALS or worked >= MAX_ALTERNATIVES_PER_FIELD:
+                break
+            tried += 1
+            values = _try_resolve(plan, {**base, pin.field: Pin(field=pin.field, value=value,
+                                                                  source="user")}, predict=True)
+            if values is not None:
+                worked += 1
+                # Setting the flag whose default fails comes first: it is the direct answer.
+                ranked_fixes.append(((pin.field != name, False, tried), Repair.model_construct(
+                    set={pin.field: value}, unset=[], values=values, changes=1,
+                    rank_loss=tried - 1)))
+    ranked_fixes.sort(key=lambda item: item[0])
+    fixes = [repair for _, repair in ranked_fixes]
+    pref = failed.preference
+    chain = " then ".join(str(v) for v in failed.chain)
+    lead = (f"As typed, {pack.name} would fail: left unset, "
+            f"{describe_pin(pack, name, default, 'user')} is its own default here"
+            + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else "")
+            + ", and it cannot hold with the rest of the request.")
+    message = conflict_message(plan, pins, report, fixes[:MAX_REPAIRS], lead=lead)
+    return Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
+        "field": name, "value": default, "chain": list(failed.chain),
+        "preference": pref.id if pref else None})
+
+
+# How many other values of a field a predict-mode repair tries (each is a full prediction).
+_SET_TRIALS = 8
+
+
+def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False
+                 ) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False)
+        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False, predict=predict)
     except (Unsatisfiable, InvalidInput):
         return None
     return dict(res.values)
@@ -145,6 +211,9 @@ class Choices:
 
     possible: dict[str, list[Scalar]] = field(default_factory=dict)
     excluded: dict[str, dict[Scalar, list[Item]]] = field(default_factory=dict)
+    # Open fields (`solver.opendomain`): the range beyond the values listed above, in words.
+    # Those values were not tried; each is checked when a request names it.
+    open: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -157,6 +226,8 @@ class Choices:
                     "rules": [i.name for i in items if i.kind == "rule"],
                 }
             out[name] = {"possible": list(values), "excluded": excluded}
+            if name in self.open:
+                out[name]["open"] = self.open[name]
         return {"schema": 1, "status": "choices", "choices": out}
 
 
@@ -178,6 +249,7 @@ def valid_choices(
     field's own pin is left out when its choices are computed (they answer "what else could I set").
     """
     pins = collect_pins(pack, options, facts)
+    pack = widened(pack, pins)
     plan = plan_for(pack)
     cp = plan.compiled
     names = list(fields) if fields is not None else pack.options
@@ -224,6 +296,9 @@ def valid_choices(
                 learn(witness)
                 last = witness
         out.possible[name] = [v for v in cp.domains[name] if v in possible]
+        opened = pack.fields[name].open
+        if opened is not None:
+            out.open[name] = opened.text()
         excluded = [v for v in cp.domains[name] if v not in possible]
         if reasons:
             out.excluded[name] = {

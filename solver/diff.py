@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from solver.schema import exact_count
+
 if TYPE_CHECKING:
     from solver.count import Check, Limit
     from solver.model import Pack, Scalar
@@ -34,7 +36,7 @@ MAX_GROUPS = 40
 # Without --limit, each count gets this many seconds: counting the configurations of two whole
 # packs projected onto their shared fields is #P-hard, and a diff of the seed pack against the
 # full SGLang pack with no facts pinned does not finish in an hour. A count over its budget is
-# reported as "too many to count" (--set a few facts, or raise --limit, to get it exactly).
+# reported as "not counted" (--set a few facts, or raise --limit, to get it exactly).
 DEFAULT_COUNT_SECONDS = 3.0
 
 
@@ -57,7 +59,7 @@ class Group:
     reason: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "count": self.count, "example": self.example,
+        return {"kind": self.kind, "id": self.id, "count": exact_count(self.count), "example": self.example,
                 "reason": self.reason}
 
 
@@ -71,8 +73,8 @@ class Direction:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"count": self.count, "groups": [g.to_json() for g in self.groups],
-                               "other": self.other}
+        doc: dict[str, Any] = {"count": exact_count(self.count), "groups": [g.to_json() for g in self.groups],
+                               "other": exact_count(self.other)}
         if self.note:
             doc["note"] = self.note
         return doc
@@ -92,7 +94,7 @@ class ResolutionChange:
     new_by: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "old": self.old, "new": self.new, "count": self.count,
+        return {"field": self.field, "old": self.old, "new": self.new, "count": exact_count(self.count),
                 "where": self.where, "example": self.example, "old_by": self.old_by,
                 "new_by": self.new_by}
 
@@ -121,21 +123,35 @@ class PackDiff:
     validated: Direction
     requests: dict[str, Any]
     changes: list[ResolutionChange]
+    identical: bool = False  # the same files byte for byte: nothing to compare
 
     def to_json(self) -> dict[str, Any]:
         return {
             "schema": 1, "status": "diffed", "old": self.old, "new": self.new,
             "pins": self.pins, "fields": self.fields, "rules": self.rules,
             "preferences": self.preferences, "shared_fields": len(self.shared),
-            "projected": self.projected, "old_count": self.old_count, "new_count": self.new_count,
+            "projected": self.projected, "old_count": exact_count(self.old_count),
+            "new_count": exact_count(self.new_count),
             "invalidated": self.invalidated.to_json(), "validated": self.validated.to_json(),
             "requests": self.requests, "resolution_changes": [c.to_json() for c in self.changes],
+            "comparable": self.comparable(), "identical": self.identical,
         }
+
+    def comparable(self) -> dict[str, bool]:
+        """What the diff could compare: both packs' valid configurations (counted within the
+        budget), and resolutions (at least one request resolves under both)."""
+        return {"configurations": self.identical or (self.old_count is not None
+                                                     and self.new_count is not None),
+                "resolutions": self.identical or bool(self.requests.get("compared"))}
 
     def text(self) -> str:
         o, n = self.old, self.new
         lines = [f"{o['name']} {o['version']} -> {n['name']} {n['version']}"
                  + (f" (with {_pins(self.pins)})" if self.pins else "")]
+        if self.identical:
+            lines.append("the packs are identical (the same files): no field, rule, valid "
+                         "configuration or resolution differs")
+            return "\n".join(lines)
         for kind in ("added", "removed"):
             if self.fields[kind]:
                 lines.append(f"fields {kind}: {', '.join(self.fields[kind])}")
@@ -168,14 +184,19 @@ class PackDiff:
         how = "every combination" if r.get("enumerated") else "a seeded sample"
         lines.append(f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
                      f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
-                     f"{r.get('new_only', 0)} only now, {r.get('machines_ruled_out', 0)} are "
-                     "machines the new pack's rules over facts rule out")
-        lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
+                     f"{r.get('new_only', 0)} only now; not machines under the new pack's rules "
+                     f"over facts: {r.get('machines_ruled_out', 0)}, under the old pack's: "
+                     f"{r.get('machines_ruled_out_before', 0)}")
+        if not r.get("compared"):
+            lines.append("  not comparable: no request resolves in both packs, so nothing is "
+                         "said about resolutions (give facts with --set to compare a machine)")
+        else:
+            lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
         return "\n".join(lines)
 
 
 def _num(value: int | None) -> str:
-    return "too many to count" if value is None else str(value)
+    return "not counted (over its budget: --limit raises it)" if value is None else str(value)
 
 
 # --- structure --------------------------------------------------------------------------------
@@ -239,25 +260,19 @@ def _direction(
     `accept` does not have word for word); a configuration is counted in the group of the first
     item it breaks, so the groups do not overlap and add up to at most the total.
     """
-    from solver.count import Check, CountLimitReached, Limit, ModelCounter
+    from solver.count import CountLimitReached, Limit, ModelCounter
 
     example_limit = Limit()  # the default step budget: one solution is cheap
     side = Direction(count=total)
     if total == 0:
         return side
-    items: list[tuple[str, str, Check]] = []
-    for name in shared:
-        allowed = set(reject.cp.domains[name])
-        missing = [v for v in accept.cp.domains[name] if v not in allowed]
-        if missing:
-            items.append(("domain", f"{name}={'|'.join(map(_show, missing))}",
-                          _membership(name, frozenset(allowed))))
+    items = _rejections(accept, reject, shared)
     shared_set = set(shared)
-    for rid, rule in reject.cp.rules.items():
-        if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
-            items.append(("rule", rid, Check(rule.fields, rule.condition.holds,
-                                             rule.condition.partial)))
     project = None if set(accept.cp.domains) == shared_set else shared
+    if not items and project is None and set(reject.cp.domains) <= shared_set:
+        # The rejecting pack has every value the accepting one has and no rule it lacks (word
+        # for word): it rejects nothing the other accepts, whatever the total would count.
+        return Direction(count=0)
     counter = ModelCounter(accept.cp.domains, accept.checks, project=project)
     pins = {n: v for n, v in pins.items() if n in accept.cp.domains}
     held: list[int] = []
@@ -299,6 +314,26 @@ def _direction(
         side.note = ("through rules or fields that only one pack has" if project is not None
                      else "through rules that read fields only one pack has")
     return side
+
+
+def _rejections(accept: _Side, reject: _Side, shared: list[str]) -> list[tuple[str, str, Check]]:
+    """What `reject` has that `accept` lacks, in order: values it does not have, then its rules
+    over shared fields that `accept` does not have word for word."""
+    from solver.count import Check
+
+    items: list[tuple[str, str, Check]] = []
+    for name in shared:
+        allowed = set(reject.cp.domains[name])
+        missing = [v for v in accept.cp.domains[name] if v not in allowed]
+        if missing:
+            items.append(("domain", f"{name}={'|'.join(map(_show, missing))}",
+                          _membership(name, frozenset(allowed))))
+    shared_set = set(shared)
+    for rid, rule in reject.cp.rules.items():
+        if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
+            items.append(("rule", rid, Check(rule.fields, rule.condition.holds,
+                                             rule.condition.partial)))
+    return items
 
 
 def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
@@ -354,23 +389,34 @@ def _resolutions(
         except SolverError:
             return None
 
-    # With the pins, the new pack may still rule a drawn machine out by a rule over facts: a
-    # change of its own, not a request that "only resolves before".
-    fact_set = set(facts) | {n for n in pins
-                             if n in new.pack.fields and new.pack.fields[n].kind == "fact"}
-    new_world = [new.cp.rules[r] for r in new.cp.rule_ids if set(new.cp.rules[r].fields) <= fact_set]
+    # With the pins, either pack may still rule a drawn machine out by a rule over facts (its
+    # fact-consistency rules: an architecture's traits, a GPU's platform): such a request is not
+    # a machine under that pack, so its resolutions are not compared (not "only resolves
+    # before" or "only now").
+    def fact_rules(side: _Side) -> list[Any]:
+        fact_set = set(facts) | {n for n in pins if n in side.pack.fields
+                                 and side.pack.fields[n].kind == "fact"}
+        return [side.cp.rules[r] for r in side.cp.rule_ids
+                if set(side.cp.rules[r].fields) <= fact_set]
 
-    def impossible_now(request: Mapping[str, Scalar]) -> bool:
-        return any(not rule.condition.evaluate(request) for rule in new_world)
+    new_world, old_world = fact_rules(new), fact_rules(old)
+
+    def impossible(rules: list[Any], request: Mapping[str, Scalar]) -> bool:
+        return any(not rule.condition.evaluate(request) for rule in rules
+                   if set(rule.fields) <= set(request))
 
     shared = [n for n in old.pack.fields if n in new.pack.fields]
     found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None,
                                                        str | None]]] = {}
-    tally = {"compared": 0, "old_only": 0, "new_only": 0, "machines_ruled_out": 0}
+    tally = {"compared": 0, "old_only": 0, "new_only": 0, "machines_ruled_out": 0,
+             "machines_ruled_out_before": 0}
     for combo in combos:
         request = {**combo, **pins}
-        if impossible_now(request):
+        if impossible(new_world, request):
             tally["machines_ruled_out"] += 1
+            continue
+        if impossible(old_world, request):
+            tally["machines_ruled_out_before"] += 1
             continue
         before, after = resolved(old, request), resolved(new, request)
         if before is None or after is None:
@@ -410,8 +456,16 @@ def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
 
     pins = dict(pins or {})
     limit = limit or _Limit(steps=None, seconds=DEFAULT_COUNT_SECONDS)
-    a, b = _Side(old), _Side(new)
     fields, rules, prefs = _structure(old, new)
+    if old.digest and old.digest == new.digest:
+        return PackDiff(
+            old={"name": old.name, "version": old.version},
+            new={"name": new.name, "version": new.version}, pins=pins, fields=fields,
+            rules=rules, preferences=prefs, shared=list(old.fields), projected=False,
+            old_count=None, new_count=None, invalidated=Direction(count=0),
+            validated=Direction(count=0), requests={"requests": 0, "compared": 0},
+            changes=[], identical=True)
+    a, b = _Side(old), _Side(new)
     shared = [n for n in old.fields if n in new.fields]
     projected = set(old.fields) != set(new.fields)
     project = shared if projected else None
@@ -509,10 +563,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise InvalidInput(issues)
     result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
     if args.json:
-        import json
+        from solver.cli import _dump
 
-        print(json.dumps(result.to_json(), indent=2, sort_keys=True, ensure_ascii=False,
-                         default=str))
+        _dump(result.to_json(), default=str)
     else:
         print(result.text())
     return 0

@@ -91,10 +91,15 @@ class PackProblem:
     where: str
     message: str
     file: str = ""
+    line: int | None = None  # 1-based line in `file`, when it could be found
 
     def render(self) -> str:
-        place = f"{self.file}: " if self.file else ""
+        place = f"{self.file}:{self.line}: " if self.file and self.line else \
+            f"{self.file}: " if self.file else ""
         return f"{place}{self.where}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"file": self.file, "line": self.line, "where": self.where, "message": self.message}
 
 
 class PackError(SolverError, ValueError):
@@ -116,7 +121,7 @@ class PackError(SolverError, ValueError):
             "error": {
                 "type": type(self).__name__,
                 "message": str(self),
-                "problems": [{"file": p.file, "where": p.where, "message": p.message} for p in self.problems],
+                "problems": [p.to_json() for p in self.problems],
             },
         }
 
@@ -145,21 +150,28 @@ class Unsatisfiable(SolverError):
     exit_code = 1
 
     def __init__(
-        self, conflict: ConflictReport, repairs: list[Repair] | None = None, message: str = ""
+        self, conflict: ConflictReport, repairs: list[Repair] | None = None, message: str = "",
+        launcher_default: dict[str, Any] | None = None,
     ) -> None:
         self.conflict = conflict
         self.repairs = list(repairs or [])
         self.message = message or _default_message(conflict)
+        # Predict mode: the launcher's own pick for a flag left unset that fails
+        # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
+        self.launcher_default = launcher_default
         super().__init__(self.message)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        doc = {
             "schema": 1,
             "status": "conflict",
             "conflict": self.conflict.model_dump(mode="json"),
             "message": self.message,
             "repairs": [r.model_dump(mode="json") for r in self.repairs],
         }
+        if self.launcher_default is not None:
+            doc["launcher_default"] = self.launcher_default
+        return doc
 
 
 def _default_message(conflict: ConflictReport) -> str:

@@ -229,7 +229,8 @@ def _oracle(
 def _pin_rank(source: str) -> int:
     # Blame what the user typed first, then what was decided on their behalf, then the facts
     # of the machine and model, which are the hardest to change.
-    return {"user": 0, "adjusted": 0, "preference": 1, "default": 1, "rule": 1}.get(source, 2)
+    return {"user": 0, "adjusted": 0, "preference": 1, "default": 1, "rule": 1,
+            "launcher-default": 1}.get(source, 2)
 
 
 def minimal_conflict(

@@ -125,6 +125,8 @@ class _Compiler:
                 return _Operand("const", value=-inner.value, display=str(-inner.value))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
             return self.product(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+            return self.remainder(node)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             values: list[Scalar] = []
             for elt in node.elts:
@@ -158,6 +160,20 @@ class _Compiler:
                                 f"not {item.display or item.kind}")
         shown = " * ".join([*factors, *([str(const)] if const != 1 else [])])
         return _Operand("product", value=const, display=shown, factors=tuple(factors))
+    def remainder(self, node: ast.BinOp) -> _Operand:
+        """`a % b` (b a field or a positive integer literal), for divisibility: `tp_size % ep_size == 0`."""
+        left, right = self.operand(node.left), self.operand(node.right)
+        if left.kind != "field":
+            raise ExprError(f"the left side of '%' must be a field, got {left.display}")
+        for side in (left, right):
+            if side.kind == "field" and not all(type(v) is int for v in self.fields[side.name].domain):
+                raise ExprError(f"'%' needs integer fields ({side.name})")
+        if right.kind == "const" and (type(right.value) is not int or right.value < 1):
+            raise ExprError(f"'%' needs a positive integer divisor, got {right.display}")
+        if right.kind == "collection":
+            raise ExprError("'%' cannot take a list")
+        return _Operand("remainder", name=left.name, value=right,
+                        display=f"{left.display} % {right.display}")
 
     def check_literal(self, field: str, value: Scalar, op: str) -> None:
         domain = self.fields[field].domain
@@ -165,7 +181,10 @@ class _Compiler:
             if type(value) is not int or not all(type(v) is int for v in domain):
                 raise ExprError(f"{op!r} needs an integer field and an integer literal ({field})")
             return
-        if (type(value), value) not in _members(domain, tuple(map(type, domain))):
+        opened = self.fields[field].open
+        if opened is not None and opened.admits(value):
+            pass  # an open field's unlisted value: legal, and the query that pins it lists it
+        elif (type(value), value) not in _members(domain, tuple(map(type, domain))):
             shown = ", ".join(map(repr, domain[:12])) + (" ..." if len(domain) > 12 else "")
             raise ExprError(f"{value!r} is not a value of {field} (domain: {shown})")
         self.literals.append((field, value))
@@ -203,6 +222,12 @@ class _Compiler:
     def compare(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
         if "product" in (left.kind, right.kind):
             return self.compare_products(op, left, right)
+        if "remainder" in (left.kind, right.kind):
+            if left.kind != "remainder":
+                left, right = right, left
+            if op not in ("==", "!=") or right.kind != "const" or type(right.value) is not int:
+                raise ExprError(f"compare {left.display} with == or != and an integer")
+            return _compile_remainder(op, left, right.value, self.read)
         if left.kind != "field" and right.kind == "field" and op in ("==", "!="):
             left, right = right, left
         if left.kind != "field":
@@ -296,6 +321,30 @@ def _compile_compare(op: str, field: str, right: _Operand, read: list[str]) -> t
     def tri(m: Mapping[str, Any]) -> bool | None:
         x = m.get(field, UNKNOWN)
         return None if x is UNKNOWN else cmp(x, const)
+
+    return fast, tri
+
+
+def _remainder(x: int, y: int) -> int:
+    # A divisor of 0 (a field whose domain lists 0) leaves x whole: `x % 0 == 0` only for x == 0.
+    return x % y if y else x
+
+
+def _compile_remainder(op: str, left: _Operand, const: int, read: list[str]) -> tuple[Fast, Tri]:
+    """`FIELD % DIVISOR op const`, the divisor a field or a literal."""
+    field, divisor = left.name, left.value
+    i = read.index(field)
+    j = read.index(divisor.name) if divisor.kind == "field" else -1
+    fixed = divisor.value
+    cmp = _PY_OPS[op]
+
+    def fast(a: Values) -> bool:
+        return cmp(_remainder(a[i], a[j] if j >= 0 else fixed), const)
+
+    def tri(m: Mapping[str, Any]) -> bool | None:
+        x = m.get(field, UNKNOWN)
+        y = m.get(divisor.name, UNKNOWN) if j >= 0 else fixed
+        return None if x is UNKNOWN or y is UNKNOWN else cmp(_remainder(x, y), const)
 
     return fast, tri
 

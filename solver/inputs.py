@@ -16,7 +16,9 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput
 from solver.model import Field, Pack, Pin, Scalar
 
-__all__ = ["coerce", "collect_pins", "facts_from_environ", "field_name", "parse_assignments", "shown"]
+__all__ = [
+    "coerce", "collect_pins", "facts_from_environ", "field_name", "flag_owner", "parse_assignments", "shown",
+]
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
@@ -84,7 +86,25 @@ def _lookup(pack: Pack, raw: Any) -> str | None:
         return name
     # Environment facts keep their own spelling (SGLANG_USE_AITER); accept any case of it.
     upper = name.upper()
-    return upper if upper in pack.fields and pack.fields[upper].env else None
+    if upper in pack.fields and pack.fields[upper].env:
+        return upper
+    return flag_owner(pack, raw)
+
+
+def flag_owner(pack: Pack, raw: str) -> str | None:
+    """The field whose launcher flag (any alias the pack lists) is `raw`, with or without its
+    dashes: `--tp`, `tp` and `tensor-parallel-size` all name `tp_size` in the SGLang pack."""
+    text = raw.strip()
+    # `--set` keys arrive as field names (dashes turned into underscores): try the flag spelling too.
+    bare = text.lstrip("-")
+    spellings = {text, "--" + bare, "-" + bare, "--" + bare.replace("_", "-"), "-" + bare.replace("_", "-")}
+    for name, field in pack.fields.items():
+        if field.env:
+            continue
+        flags = field.all_flags
+        if any(s in flags for s in spellings):
+            return name
+    return None
 
 
 def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
@@ -118,6 +138,8 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     for allowed in field.domain:
         if candidate == allowed and type(candidate) is type(allowed):
             return allowed, None
+    if field.open is not None and field.open.admits(candidate):
+        return candidate, None
     return None, _issue(field, value, None)
 
 
@@ -127,6 +149,8 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     close = tuple(difflib.get_close_matches(text, domain, n=3, cutoff=0.6)) if text is not None else ()
     if message is None:
         listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
+        if field.open is not None:
+            listed = field.open.text()
         auto = f" (or {field.auto!r} to let confsolve choose)" if field.auto else ""
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         message = (

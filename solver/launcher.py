@@ -27,6 +27,7 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
 from solver.inputs import coerce, collect_pins, field_name
+from solver.launch import flag_words, minimal_options
 from solver.model import Field, Pack, Pin, Resolution, Scalar
 
 __all__ = ["add_arguments", "resolve_namespace", "to_argv"]
@@ -58,7 +59,9 @@ def _converter(field: Field) -> Any:
 
 def _help(field: Field, pack: Pack) -> str:
     text = field.help.rstrip(". ") if field.help else field.name.replace("_", " ")
-    if len(field.domain) > _MAX_INLINE_CHOICES:
+    if field.open is not None:
+        text += f"; {field.open.text()}"
+    elif len(field.domain) > _MAX_INLINE_CHOICES:
         text += "; one of: " + ", ".join(_show(v) for v in field.domain)
     if field.kind == "option":
         auto = f" ({field.auto!r} or not given)" if field.auto else ""
@@ -70,7 +73,7 @@ def _help(field: Field, pack: Pack) -> str:
 
 
 def _metavar(field: Field) -> str:
-    if len(field.domain) > _MAX_INLINE_CHOICES:
+    if len(field.domain) > _MAX_INLINE_CHOICES or field.open is not None:
         return field.name.upper()
     values = [_show(v) for v in field.domain]
     if field.auto is not None:
@@ -117,23 +120,27 @@ def add_arguments(
         flag = field.cli_flag
         if flag in taken_flags or field.name in taken_dests:
             continue
+        # The launcher's other spellings (`--tp` for `--tp-size`), where the parser has none of them.
+        aliases = [f for f in field.all_flags[1:] if f not in taken_flags]
         group = groups.get(field.group)
         if group is None:
             group = parser.add_argument_group(
                 f"{field.group} ({pack.name} pack)",
                 "left unset, options are chosen by confsolve and facts are unknown")
             groups[field.group] = group
-        choices: list[Any] = list(field.domain)
+        choices: list[Any] | None = list(field.domain)
         if field.auto is not None:
-            choices.append(field.auto)
+            choices = [*field.domain, field.auto]
+        if field.open is not None:
+            choices = None  # any value of the range: the type converter checks it
         kwargs: dict[str, Any] = {
             "dest": field.name, "default": None, "type": _converter(field),
             "choices": choices, "metavar": _metavar(field), "help": _help(field, pack),
         }
         if all(isinstance(v, bool) for v in field.domain):
             kwargs.update(nargs="?", const=True)
-        group.add_argument(flag, **kwargs)
-        taken_flags.add(flag)
+        group.add_argument(flag, *aliases, **kwargs)
+        taken_flags.update([flag, *aliases])
         taken_dests.add(field.name)
         added.append(field.name)
     return added
@@ -183,6 +190,7 @@ def to_argv(
     only: Iterable[str] | None = None,
     include_facts: bool = False,
     explicit_false: bool = False,
+    minimal: bool = False,
 ) -> list[str]:
     """The resolved configuration as flags for the real server, in the pack's field order.
 
@@ -193,9 +201,15 @@ def to_argv(
     declares `absent = VALUE` leaves its flag out for that value (the launcher spells it by not
     passing the flag, like SGLang's `--quantization` for `none`).
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
-    `only` limits the output to those fields (any kind).
+    `only` limits the output to those fields (any kind). `minimal` keeps only the options that
+    differ from what the launcher would choose by itself (`solver.launch.minimal_options`).
+    For the whole launch command (program, model, the user's other flags) see
+    `solver.launch.write_command`.
     """
     wanted = None if only is None else {_fact_name(pack, n) for n in only}
+    if minimal:
+        keep = set(minimal_options(pack, resolution.values))
+        wanted = keep if wanted is None else wanted & keep
     argv: list[str] = []
     for name, field in pack.fields.items():
         if wanted is not None:
@@ -208,6 +222,9 @@ def to_argv(
             continue
         absent = _absent(field)
         if absent is not None and value == absent and type(value) is type(absent):
+            continue
+        if field.flag_value != "value":  # store_true and kin: the pack says how it is spelled
+            argv += flag_words(field, value)
             continue
         if isinstance(value, bool):
             if value:

@@ -161,6 +161,10 @@ class Finding:
         return doc
 
 
+# Stats that measure time: in the text, never in the JSON document.
+_TIMING_STATS = ("seconds", "timings")
+
+
 @dataclass
 class LintReport:
     """Every finding of one pack, plus what was checked and how long it took."""
@@ -175,8 +179,10 @@ class LintReport:
         return [f for f in self.findings if f.severity == "error" and f.acknowledged is None]
 
     def to_json(self) -> dict[str, Any]:
+        # No timings: the same pack gives the same document, byte for byte (the text has them).
+        stats = {k: v for k, v in self.stats.items() if k not in _TIMING_STATS}
         return {"schema": 1, "status": "linted", "pack": self.pack,
-                "findings": [f.to_json() for f in self.findings], "stats": self.stats}
+                "findings": [f.to_json() for f in self.findings], "stats": stats}
 
     def text(self) -> str:
         lines = []
@@ -1135,7 +1141,14 @@ def cmd_lint(args: argparse.Namespace) -> int:
             raise InvalidInput([InputIssue(
                 field="explain", value=args.explain, did_you_mean=close, allowed=tuple(CODES),
                 message=f"unknown finding code {args.explain!r}; codes: {', '.join(CODES)}")])
-        print(explain_code(code))
+        if args.json:
+            from solver.cli import _dump
+
+            entry = CODES[code]
+            _dump({"schema": 1, "status": "explained", "code": code, "severity": entry.severity,
+                   "title": entry.title, "explain": entry.explain})
+        else:
+            print(explain_code(code))
         return 0
     if args.samples < 1 or args.budget < 1:
         raise InvalidInput([InputIssue(field="samples", value=args.samples,
@@ -1144,9 +1157,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)
     if args.json:
-        import json
+        from solver.cli import _dump
 
-        print(json.dumps(report.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+        _dump(report.to_json())
     else:
         print(report.text())
     return 1 if report.errors else 0

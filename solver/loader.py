@@ -24,7 +24,8 @@ from typing import Any
 
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.expr import Condition, ExprError, parse, rule_condition
-from solver.model import Field, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.packtext import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
     "MAX_DOMAIN",
@@ -129,12 +130,16 @@ def load_directory(directory: str | Path) -> Pack:
         if known is not None:
             return known
     docs = [("pack.toml", manifest)]
+    where = _Locator(files)
     for name, raw in files[1:]:
         doc = _parse_toml(name, raw, problems)
         if doc is not None:
             docs.append((name, doc))
-    pack = _assemble(root, docs, digest, problems)
+        else:  # its names are declared, only broken: their uses elsewhere are not problems too
+            where.broken.update(where.index(name).declared())
+    pack = _assemble(root, docs, digest, problems, where)
     if problems:
+        problems[:] = where.finish(problems, pack)
         cycles = [p for p in problems if p.where == "depends_on cycle"]
         raise (DependencyCycle if cycles and len(cycles) == len(problems) else PackError)(
             problems, pack.name if pack else root.name
@@ -341,7 +346,8 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
         problems.append(too_deep)
         return None
     except tomllib.TOMLDecodeError as exc:
-        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name))
+        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name,
+                                    toml_error_line(str(exc))))
         return None
     except ValueError as exc:  # tomllib lets int() refuse an integer literal of 4,300+ digits
         problems.append(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
@@ -388,11 +394,63 @@ def _digest(files: list[tuple[str, bytes]]) -> str:
     return digest.hexdigest()
 
 
+class _Locator:
+    """Positions and cascades for one load: the text index of each file (built on first use,
+    only for a pack with problems), and the names whose declaration failed."""
+
+    def __init__(self, files: list[tuple[str, bytes]]) -> None:
+        self._raw = dict(files)
+        self._indexes: dict[str, FileIndex] = {}
+        self.broken: set[str] = set()
+
+    def index(self, file: str) -> FileIndex:
+        found = self._indexes.get(file)
+        if found is None:
+            found = self._indexes[file] = index_of(self._raw.get(file, b"").decode("utf-8", "replace"))
+        return found
+
+    def line(self, file: str, where: str, key: str | None = None) -> int | None:
+        return self.index(file).line_of(where, key) if file in self._raw else None
+
+    def finish(self, problems: list[PackProblem], pack: Pack | None) -> list[PackProblem]:
+        """The problems to report: cascades of a failed declaration left out, a did-you-mean
+        for an unknown name, and each placed at its line."""
+        known = [*pack.fields, *pack.sets] if pack is not None else []
+        out: list[PackProblem] = []
+        hints = 0
+        for problem in problems:
+            unknown = _UNKNOWN_NAME.search(problem.message)
+            message = problem.message
+            if unknown is not None:
+                if unknown.group(1) in self.broken:
+                    continue  # its declaration failed, and that failure is reported
+                if hints < _MAX_HINTS and "did you mean" not in message:
+                    hints += 1
+                    message = _add_hint(message, unknown, known)
+            line = problem.line
+            if line is None and problem.file:
+                line = self.line(problem.file, problem.where)
+            out.append(PackProblem(problem.where, message, problem.file, line))
+        return out
+
+
+# How the checks below name a field or set that is not declared (one pattern, so that a
+# cascade of a failed declaration is recognised wherever it shows).
+_UNKNOWN_NAME = re.compile(r"unknown (?:name|field) '([A-Za-z_][A-Za-z0-9_]*)'")
+_MAX_HINTS = 200  # difflib over the pack's names per hint: bounded for a hostile pack
+
+
+def _add_hint(message: str, unknown: re.Match[str], known: list[str]) -> str:
+    end = unknown.end()  # "unknown name 'x'" + " (did you mean 'y'?)" + ": not a field ..."
+    return message[:end] + did_you_mean(unknown.group(1), known) + message[end:]
+
+
 def _assemble(
     root: Path,
     docs: list[tuple[str, dict[str, Any]]],
     digest: str,
     problems: list[PackProblem],
+    where: _Locator,
 ) -> Pack | None:
     meta = docs[0][1]["pack"]
     name, version = meta.get("name"), meta.get("version")
@@ -407,22 +465,23 @@ def _assemble(
     rules: list[Rule] = []
     prefs: list[Preference] = []
     model_config: dict[str, Any] = {}
+    model_config_file = ""
     acknowledged: dict[str, tuple[str, ...]] = {}
     for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
-                problems.append(
-                    PackProblem(
-                        key, f"unknown table [{key}] (expected one of {', '.join(sorted(_FILE_KEYS))})", file
-                    )
-                )
-        _collect_sets(doc.get("sets", {}), file, sets, problems)
-        _collect_fields(doc.get("field", {}), file, fields, problems)
-        rules += _collect(doc.get("rule", []), Rule, "rule", file, problems)
-        prefs += _collect(doc.get("preference", []), Preference, "preference", file, problems)
+                problems.append(PackProblem(key, f"unknown table [{key}]{did_you_mean(key, _FILE_KEYS)} "
+                                                 f"(expected one of {', '.join(sorted(_FILE_KEYS))})",
+                                            file, where.line(file, "", key) or where.line(file, key)))
+        _collect_sets(doc.get("sets", {}), file, sets, problems, where)
+        _collect_fields(doc.get("field", {}), file, fields, problems, where)
+        rules += _collect(doc.get("rule", []), Rule, "rule", file, problems, where)
+        prefs += _collect(doc.get("preference", []), Preference, "preference", file, problems, where)
         section = doc.get("model_config", {})
         if isinstance(section, dict):
             model_config.update(section)
+            if section:
+                model_config_file = file
         else:
             problems.append(PackProblem("model_config", "must be a table", file))
         _collect_acknowledged(doc.get("lint", {}), file, acknowledged, problems)
@@ -433,6 +492,8 @@ def _assemble(
             )
         )
         return None
+    launcher = _collect_launcher(meta.get("launcher"), problems)
+    _check_flags(fields, launcher, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -444,37 +505,112 @@ def _assemble(
         sets=sets,
         model_config_map=model_config,
         acknowledged=acknowledged,
+        launcher=launcher,
         digest=digest,
         directory=str(root),
     )
     _check_ids(pack, problems)
     _check_references(pack, problems)
     _check_cycles(pack, problems)
+    if model_config:
+        _check_model_config(pack, model_config_file, problems)
     found = _parse_conditions(pack, problems)
     if not problems:
         _SEMANTICS[digest] = found
     return pack
 
 
+def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:
+    """`[pack.launcher]` validated (pydantic), with its command strings split as a shell would."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        problems.append(PackProblem("pack.launcher", "must be a table", "pack.toml"))
+        return None
+    try:
+        launcher = Launcher.model_validate(table)
+    except RecordInvalid as exc:
+        problems.append(PackProblem("pack.launcher", _validation_text(exc, Launcher)[0], "pack.toml"))
+        return None
+    import shlex
+
+    for command in launcher.commands + launcher.positional_model:
+        try:
+            words = shlex.split(command)
+        except ValueError as exc:
+            words = []
+            problems.append(PackProblem("pack.launcher", f"command {command!r}: {exc}", "pack.toml"))
+        if not words or any(w.startswith("-") for w in words[:1]):
+            problems.append(PackProblem("pack.launcher", f"command {command!r} must start with a "
+                                        "program name", "pack.toml"))
+    for command in launcher.positional_model:
+        if command not in launcher.commands:
+            problems.append(PackProblem("pack.launcher", f"positional_model names {command!r}, "
+                                        "which is not in commands", "pack.toml"))
+    return launcher
+
+
+def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None,
+                 problems: list[PackProblem]) -> None:
+    """Every launcher flag spells one thing: a field, the model or the config file."""
+    owner: dict[str, str] = {}
+    if launcher is not None:
+        owner.update({flag: "the model" for flag in launcher.model_flags})
+        if launcher.config_flag:
+            owner[launcher.config_flag] = "the config file"
+    for flag in owner:
+        if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+            problems.append(PackProblem("pack.launcher", f"{flag!r} is not a flag", "pack.toml"))
+    for name, field in fields.items():
+        where = f"field {name}"
+        if field.flags and field.flag:
+            problems.append(PackProblem(where, "give `flags` or `flag`, not both", field.file))
+        spellings = field.all_flags
+        if field.flag_value == "boolean_optional":
+            spellings += tuple("--no-" + f.lstrip("-") for f in spellings if f.startswith("--"))
+        for flag in spellings:
+            if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+                problems.append(PackProblem(where, f"{flag!r} is not a flag", field.file))
+            elif flag in owner and owner[flag] != name:
+                problems.append(PackProblem(where, f"flag {flag} also spells {owner[flag]}", field.file))
+            else:
+                owner[flag] = name
+
+
+def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
+    """The `[model_config]` table is checked with the pack, so a broken one fails at load (and in
+    lint), not at the first `--model-config`."""
+    from solver.modelconfig import check_model_config_map
+
+    problems += [PackProblem(p.where, p.message, p.file or file, p.line)
+                 for p in check_model_config_map(pack)]
+
+
 def _collect_sets(
-    table: Any, file: str, sets: dict[str, tuple[Scalar, ...]], problems: list[PackProblem]
+    table: Any, file: str, sets: dict[str, tuple[Scalar, ...]], problems: list[PackProblem],
+    where: _Locator,
 ) -> None:
     if not isinstance(table, dict):
         problems.append(PackProblem("sets", "must be a table of NAME = [values]", file))
         return
     for set_name, values in table.items():
+        message = ""
         if not _SET_NAME.match(set_name):
-            problems.append(PackProblem(f"set {set_name}", "set names are UPPER_CASE", file))
+            message = "set names are UPPER_CASE"
         elif set_name in sets:
-            problems.append(PackProblem(f"set {set_name}", "declared twice", file))
+            message = "declared twice"
         elif (
             not isinstance(values, list)
             or not values
             or not all(isinstance(v, str | int | bool) for v in values)
         ):
-            problems.append(PackProblem(f"set {set_name}", "must be a non-empty list of literals", file))
+            message = "must be a non-empty list of literals"
         else:
             sets[set_name] = tuple(values)
+            continue
+        problems.append(PackProblem(f"set {set_name}", message, file, where.line(file, f"set {set_name}")))
+        if message != "declared twice":
+            where.broken.add(set_name)
 
 
 def _collect_acknowledged(
@@ -498,7 +634,9 @@ def _collect_acknowledged(
             acknowledged[subject] = tuple(items)
 
 
-def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem]) -> None:
+def _collect_fields(
+    table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem], where_is: _Locator
+) -> None:
     if not isinstance(table, dict):
         problems.append(PackProblem("field", "must be a table of [field.NAME] tables", file))
         return
@@ -516,7 +654,9 @@ def _collect_fields(table: Any, file: str, fields: dict[str, Field], problems: l
         try:
             field = Field.model_validate({**body, "name": field_name, "file": file})
         except RecordInvalid as exc:
-            problems.append(PackProblem(where, _validation_text(exc), file))
+            text, key = _validation_text(exc, Field)
+            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
+            where_is.broken.add(field_name)
             continue
         problems += [PackProblem(where, msg, file) for msg in _domain_problems(field)]
         fields[field_name] = field
@@ -545,10 +685,19 @@ def _domain_problems(field: Field) -> list[str]:
             out.append(f"label for {key!r}, which is not a domain value")
     if field.env and field.kind != "fact":
         out.append("an environment field must be a fact")
+    if field.flag_value != "value" and kinds != {bool}:
+        out.append(f"flag_value = {field.flag_value!r} needs a boolean field")
+    if field.open is not None:
+        if kinds != {int}:
+            out.append("open = {...} needs an integer field")
+        elif not all(field.open.admits(v) for v in domain):
+            out.append(f"the listed values must lie in the open range ({field.open.text()})")
     return out
 
 
-def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem]) -> list[Any]:
+def _collect(
+    items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem], where_is: _Locator
+) -> list[Any]:
     if not isinstance(items, list):
         problems.append(PackProblem(what, f"use [[{what}]] entries", file))
         return []
@@ -562,7 +711,8 @@ def _collect(items: Any, model: type[Any], what: str, file: str, problems: list[
         try:
             item = model.model_validate({**body, "file": file})
         except RecordInvalid as exc:
-            problems.append(PackProblem(where, _validation_text(exc), file))
+            text, key = _validation_text(exc, model)
+            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
             continue
         for attr in ("because", "source"):
             if not getattr(item, attr).strip():
@@ -729,9 +879,34 @@ def _hint(name: str, known: Mapping[str, Any]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _validation_text(exc: RecordInvalid) -> str:
-    parts = []
-    for err in exc.errors():
+# Keys a record has that a pack file does not write (set by the loader).
+_INTERNAL_KEYS = {"name", "file"}
+
+
+def _validation_text(exc: RecordInvalid, model: type[Any]) -> tuple[str, str | None]:
+    """What is wrong with a table, in a pack author's words, and the first key at fault.
+
+    A misspelled key is one problem, not two: "unknown key 'becuase' (did you mean 'because'?)"
+    stands for pydantic's "extra input" and the "missing" of the key it means."""
+    import dataclasses
+
+    keys = [f.name for f in dataclasses.fields(model) if f.name not in _INTERNAL_KEYS]
+    errors = exc.errors()
+    extra = [str(e["loc"][0]) for e in errors if e["loc"] and e["msg"] == "Extra inputs are not permitted"]
+    meant = {k: did_you_mean(k, keys) for k in extra}
+    parts: list[str] = []
+    first: str | None = None
+    for err in errors:
+        key = str(err["loc"][0]) if err["loc"] else None
         loc = ".".join(str(p) for p in err["loc"]) or "value"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts)
+        if key in meant:
+            parts.append(f"unknown key {key!r}{meant[key]} (a {model.__name__.lower()} has: "
+                         f"{', '.join(keys)})")
+        elif err["msg"] == "Field required" and any(f"'{key}'" in hint for hint in meant.values()):
+            continue  # the misspelled key above is this one
+        elif err["msg"] == "Field required":
+            parts.append(f"`{loc}` is required")
+        else:
+            parts.append(f"{loc}: {err['msg']}")
+        first = first or key
+    return "; ".join(parts), (extra[0] if extra else first)

@@ -22,8 +22,12 @@ from typing import Any, ClassVar, Literal, Self
 
 __all__ = [
     "AdjustmentRecord",
+    "AssumedRecord",
     "ConflictReport",
+    "DepartureRecord",
     "Field",
+    "Launcher",
+    "OpenRange",
     "Pack",
     "Pin",
     "PinRef",
@@ -42,7 +46,13 @@ __all__ = [
 
 Scalar = str | int | bool
 FieldKind = Literal["fact", "option"]
-PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected"]
+# How a launcher flag carries a field's value: `value` (`--flag VALUE`), `store_true` (a bare flag
+# means true, no flag false), `store_false` (a bare flag means false), `boolean_optional`
+# (`--flag` true, `--no-flag` false: argparse's BooleanOptionalAction).
+FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
+# "launcher-default": a value the launcher picks by itself for a flag left unset (predict mode's
+# conflicts name it; only explanations carry it, never a request).
+PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected", "launcher-default"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
 
@@ -131,6 +141,25 @@ def _dump(value: Any, as_json: bool) -> Any:
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class OpenRange(Record):
+    """An open integer domain: besides the listed values, any integer from `min` to `max`
+    (no `max`: unbounded) is a legal value; a query works on the listed values plus the ones it
+    pins (see `solver.opendomain`)."""
+
+    min: int = 1
+    max: int | None = None
+
+    def admits(self, value: object) -> bool:
+        return (type(value) is int and value >= self.min
+                and (self.max is None or value <= self.max))
+
+    def text(self) -> str:
+        if self.max is None:
+            return f"any integer >= {self.min}"
+        return f"any integer from {self.min} to {self.max}"
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Field(Record):
     """A named setting with a finite, ordered domain: a fact about the environment or an option."""
 
@@ -144,14 +173,31 @@ class Field(Record):
     env: bool = False
     auto: str | None = None
     flag: str | None = None
+    # The launcher's spellings of this field's flag, the first the one written out; `flag` is the
+    # older one-spelling form (a pack gives one of the two).
+    flags: tuple[str, ...] = ()
+    flag_value: FlagValue = "value"
     absent: Scalar | None = None  # the value the launcher spells by leaving its flag out
+    open: OpenRange | None = None  # an integer field that also takes unlisted values in a range
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     file: str = ""
 
     @property
     def cli_flag(self) -> str:
         """The launcher flag for this field (`--kebab-case` unless the pack names another)."""
+        if self.flags:
+            return self.flags[0]
         return self.flag or "--" + self.name.replace("_", "-")
+
+    @property
+    def all_flags(self) -> tuple[str, ...]:
+        """Every spelling of the flag the launcher accepts, the canonical one first."""
+        return self.flags or (self.cli_flag,)
+
+    def admits(self, value: Scalar) -> bool:
+        """Whether `value` is legal: a listed value, or one the open range allows."""
+        listed = any(value == v and type(value) is type(v) for v in self.domain)
+        return listed or (self.open is not None and self.open.admits(value))
 
     def label(self, value: Scalar) -> str:
         """How explanations name a value: its label when the pack gives one."""
@@ -195,6 +241,19 @@ class Preference(Record):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class Launcher(Record):
+    """`[pack.launcher]`: how the launcher is invoked, so a typed launch command can be read and
+    a resolved one written (`solver.launch`). Commands are shell words as a string, the first
+    one written out; the model may be a flag (`model_flags`, first written out) or, after a
+    command listed in `positional_model`, the first word that is not a flag."""
+
+    commands: tuple[str, ...] = ()
+    positional_model: tuple[str, ...] = ()
+    model_flags: tuple[str, ...] = ()
+    config_flag: str | None = None
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Pack(Record):
     """Fields, rules, preferences and named value sets of one launcher, loaded from TOML."""
 
@@ -209,6 +268,7 @@ class Pack(Record):
     # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
     acknowledged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    launcher: Launcher | None = None
     digest: str = ""
     directory: str | None = None
 
@@ -221,10 +281,17 @@ class Pack(Record):
         def record(kind: type[Any], body: Mapping[str, Any]) -> Any:
             return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items()})
 
+        def field(body: Mapping[str, Any]) -> Field:
+            opened = body.get("open")
+            made: Field = record(Field, {**body, "open": None})
+            return made if opened is None else dataclasses.replace(made, open=OpenRange(**opened))
+
+        launcher = doc.get("launcher")
         return cls(
             **{k: v for k, v in doc.items()
-               if k not in ("fields", "rules", "preferences", "sets", "acknowledged")},
-            fields={n: record(Field, f) for n, f in doc["fields"].items()},
+               if k not in ("fields", "rules", "preferences", "sets", "acknowledged", "launcher")},
+            fields={n: field(f) for n, f in doc["fields"].items()},
+            launcher=None if launcher is None else record(Launcher, launcher),
             rules=tuple(record(Rule, r) for r in doc["rules"]),
             preferences=tuple(record(Preference, p) for p in doc["preferences"]),
             sets={n: tuple(v) for n, v in doc["sets"].items()},
@@ -319,14 +386,43 @@ class WarningRecord(Record):
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
+class AssumedRecord(Record):
+    """A fact nobody gave (not typed, read, detected or from the environment) that a preference
+    or the domain's order filled: the answer holds only if the fact is so."""
+
+    field: str
+    value: Scalar
+    because: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DepartureRecord(Record):
+    """Where a searched resolution differs from what the launcher would pick by itself for a
+    flag left unset: `launcher` is its own pick (None: its default chain fails here)."""
+
+    field: str
+    launcher: Scalar | None
+    resolved: Scalar
+    rule: str | None
+    because: str
+
+
+@dataclasses.dataclass(frozen=True, kw_only=True)
 class Resolution(Record):
-    """A value for every field, with provenance, adjustments and warnings."""
+    """A value for every field, with provenance, adjustments and warnings.
+
+    `mode`: "search" (the best working configuration) or "predict" (what the launcher itself
+    does with the request as typed). `assumed`: facts that no input gave. `departures`: in
+    search mode, the unset options whose value differs from the launcher's own pick."""
 
     pack: dict[str, str]
     values: dict[str, Scalar]
     provenance: dict[str, Provenance]
     adjustments: list[AdjustmentRecord] = dataclasses.field(default_factory=list)
     warnings: list[WarningRecord] = dataclasses.field(default_factory=list)
+    mode: Literal["search", "predict"] = "search"
+    assumed: list[AssumedRecord] = dataclasses.field(default_factory=list)
+    departures: list[DepartureRecord] = dataclasses.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's `resolved` document."""

@@ -14,7 +14,6 @@ import argparse
 import csv
 import html
 import io
-import json
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -240,6 +239,7 @@ def dot_to_svg(dot_text: str) -> str:
             "graphviz); or use --format dot and render it elsewhere"))])
     try:
         done = subprocess.run([exe, "-Tsvg"], input=dot_text, capture_output=True, text=True,
+                              encoding="utf-8", errors="replace",  # any bytes dot prints
                               timeout=DOT_TIMEOUT_SECONDS, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise InvalidInput([InputIssue(field="format", value="svg",
@@ -262,7 +262,9 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     pins = collect_pins(pack, options, facts)
     matrix = compatibility(pack, names[0], names[1], pins)
     if args.json:
-        print(json.dumps(matrix.to_json(), indent=2, sort_keys=True, ensure_ascii=False))
+        from solver.cli import _dump
+
+        _dump(matrix.to_json())
     else:
         print(render(matrix, args.format), end="")
     return 0

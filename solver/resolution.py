@@ -8,7 +8,7 @@ finds exactly that configuration (the lexicographically best one), so no value i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,17 +18,21 @@ from solver.inputs import collect_pins
 from solver.loader import semantics
 from solver.model import (
     AdjustmentRecord,
+    AssumedRecord,
+    DepartureRecord,
     Pack,
     Pin,
     Preference,
     Provenance,
     Rejection,
     Resolution,
+    Rule,
     Scalar,
     WarningRecord,
 )
+from solver.opendomain import base_digest, widened
 
-__all__ = ["Plan", "plan_for", "resolve", "resolve_pins"]
+__all__ = ["ChainFailed", "Plan", "plan_for", "resolve", "resolve_pins"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,7 @@ class Plan:
     _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = \
         field(default_factory=dict, compare=False, repr=False)
     _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def pack(self) -> Pack:
@@ -107,13 +112,50 @@ class Plan:
                     out[value] = rid
         return out
 
-    def preferred(
+    def chain(
         self, name: str, assigned: Mapping[str, Scalar]
-    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
-        """The ranking the preferences give, then the rest of the domain (warn rules not applied)."""
+    ) -> tuple[list[Scalar], Preference | None]:
+        """The launcher's own default chain for an unset field: the values of its first
+        applicable preference (pack authors keep that list equal to the launcher's real
+        fallback chain), or, when no preference applies, the field's default (its first value).
+        Warn rules are not applied: the launcher does not avoid what it only warns about."""
+        values, pref = self._first_preference(name, assigned)
+        return values or [self.pack.fields[name].domain[0]], pref
+
+    def replacements(
+        self, name: str, assigned: Mapping[str, Scalar], value: Scalar
+    ) -> list[Scalar] | None:
+        """What the launcher's own overrides (adjustment rules, SGLang's FORCE) put in place of
+        its pick `value` when that breaks one of them given `assigned`: their `adjust_to`
+        values in declaration order, `[]` when one names none (then: the best value that
+        works); None when no adjustment rule fires."""
+        adjusters = self._adjusters.get(name)
+        if adjusters is None:
+            adjusters = self._adjusters[name] = tuple(
+                r for r in self.pack.rules if r.adjusts == name)
+        out: list[Scalar] | None = None
+        for rule in adjusters:
+            if self.compiled.rules[rule.id].condition.partial({**assigned, name: value}) is False:
+                out = out or []
+                out += [v for v in rule.adjust_to if v not in out]
+        return out
+
+    def _first_preference(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], Preference | None]:
+        domain = self.compiled.domains[name]
+        for pref, values in self._applicable(name, assigned):
+            values = [v for v in dict.fromkeys(values) if v in domain]
+            if values:
+                return values, pref
+        return [], None
+
+    def _applicable(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> Iterator[tuple[Preference, list[Scalar]]]:
+        """The field's preferences whose `when` holds, in declaration order, with their values
+        (a `same_as` field's value first)."""
         sem = semantics(self.pack)
-        ranked: list[Scalar] = []
-        origin: dict[Scalar, Preference] = {}
         for pref in self.preferences.get(name, ()):
             cond = sem.preferences[pref.id]
             if cond is not None and cond.partial(assigned) is not True:
@@ -121,7 +163,15 @@ class Plan:
             values: list[Scalar] = []
             if pref.same_as is not None and pref.same_as in assigned:
                 values.append(assigned[pref.same_as])
-            values += pref.prefer
+            yield pref, values + list(pref.prefer)
+
+    def preferred(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
+        """The ranking the preferences give, then the rest of the domain (warn rules not applied)."""
+        ranked: list[Scalar] = []
+        origin: dict[Scalar, Preference] = {}
+        for pref, values in self._applicable(name, assigned):
             for value in values:
                 if value not in origin and value in self.compiled.domains[name]:
                     origin[value] = pref
@@ -164,7 +214,8 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
     import alone would cost a launcher's start-up more than the whole resolution."""
     from solver import cache
 
-    entry = cache.read(pack.digest) if pack.digest else None
+    # A widened copy (open domains) has the graph of its base pack: domains add no edges.
+    entry = cache.read(base_digest(pack.digest)) if pack.digest else None
     order = entry.get("order") if entry is not None else None
     if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
         return tuple(order)
@@ -172,7 +223,7 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
 
     found = analyse(pack).order
     if pack.digest:
-        cache.write(pack.digest, order=list(found))
+        cache.write(base_digest(pack.digest), order=list(found))
     return found
 
 
@@ -183,6 +234,7 @@ def resolve(
     *,
     strict: bool = False,
     reasons: bool = True,
+    predict: bool = False,
 ) -> Resolution:
     """Resolve a configuration: user choices kept, auto options filled by preference.
 
@@ -190,8 +242,15 @@ def resolve(
     `InvalidInput` for unknown fields or values, `Unsatisfiable` (with a minimal conflict and
     ranked repairs) when no configuration exists. `reasons=False` skips the minimal reasons for
     rejected preferred values (the launcher's fast path).
+
+    `predict=True` answers what the launcher itself does with the request as typed: each unset
+    option takes the launcher's own default chain (`Plan.chain`), never another value, and when
+    that chain fails the error is `Unsatisfiable` naming the default that fails
+    (`.launcher_default`). Without it the search finds the best working configuration and lists
+    where it departs from the launcher's own picks (`Resolution.departures`).
     """
-    return resolve_pins(pack, collect_pins(pack, options, facts), strict=strict, reasons=reasons)
+    return resolve_pins(pack, collect_pins(pack, options, facts), strict=strict, reasons=reasons,
+                        predict=predict)
 
 
 def resolve_pins(
@@ -201,8 +260,10 @@ def resolve_pins(
     strict: bool = False,
     reasons: bool = True,
     explain_failure: bool = True,
+    predict: bool = False,
 ) -> Resolution:
-    """Resolve already validated pins (see `resolve`)."""
+    """Resolve already validated pins (see `resolve`); `predict`: the launcher's own choices."""
+    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
     plan = plan_for(pack)
     cp = plan.compiled
     pins = dict(pins)
@@ -225,12 +286,24 @@ def resolve_pins(
         from solver.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
-    solution, trace, log = _decide(plan, values, state, witness)
+    try:
+        solution, trace, log = _decide(plan, values, state, witness, predict=predict)
+    except ChainFailed as failed:
+        if not explain_failure:
+            raise Unsatisfiable(_bare_conflict()) from None
+        from solver.diagnose import chain_failure
+
+        raise chain_failure(plan, pins, failed) from None
     _check_required(plan, pins, trace)
     provenance = {
-        name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons)
+        name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
         for name in pack.fields
     }
+    departures: list[DepartureRecord] = []
+    if not predict:
+        fresh = cp.start(values)
+        if fresh is not None:
+            departures = _departures(plan, pins, fresh, witness, solution, provenance)
     return Resolution.model_construct(
         pack={"name": pack.name, "version": pack.version},
         values={name: solution[name] for name in pack.fields},
@@ -242,7 +315,83 @@ def resolve_pins(
             for name, (requested, rule_id) in adjustments.items()
         ],
         warnings=_warnings(plan, solution),
+        mode="predict" if predict else "search",
+        assumed=_assumed(plan, pins, solution, provenance),
+        departures=departures,
     )
+
+
+class ChainFailed(Exception):
+    """Predict mode: no value of the launcher's own default chain for `field` works, given the
+    request and the launcher's earlier picks (`decided`). Internal: `resolve_pins` turns it into
+    `Unsatisfiable`."""
+
+    def __init__(self, field: str, chain: list[Scalar], preference: Preference | None,
+                 decided: dict[str, Scalar]) -> None:
+        super().__init__(field)
+        self.field = field
+        self.chain = chain
+        self.preference = preference
+        self.decided = decided
+
+
+def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar],
+             provenance: Mapping[str, Provenance]) -> list[AssumedRecord]:
+    """Facts nobody gave that a preference or the domain's order filled (not those the rules
+    force: those follow from what was given)."""
+    out = []
+    for name, spec in plan.pack.fields.items():
+        prov = provenance[name]
+        if spec.kind != "fact" or name in pins or prov.kind not in ("preference", "default"):
+            continue
+        out.append(AssumedRecord.model_construct(
+            field=name, value=solution[name], because=prov.because or ""))
+    return out
+
+
+def _departures(
+    plan: Plan, pins: Mapping[str, Pin], state: State, witness: Mapping[str, Scalar],
+    solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance],
+) -> list[DepartureRecord]:
+    """The unset options where the searched `solution` differs from the launcher's own picks
+    (predict mode over the same request), each with why."""
+    pack = plan.pack
+    failed: ChainFailed | None = None
+    try:
+        predicted = _decide(plan, {n: p.value for n, p in pins.items()}, state, witness,
+                            predict=True)[0]
+    except ChainFailed as exc:
+        failed, predicted = exc, exc.decided
+    out = []
+    for name in plan.order:
+        if name in pins or pack.fields[name].kind != "option":
+            continue
+        resolved = solution[name]
+        if failed is not None and name == failed.field:
+            value = failed.chain[0]
+            why = _rejected_because(provenance[name], value)
+            out.append(DepartureRecord.model_construct(
+                field=name, launcher=None, resolved=resolved,
+                rule=failed.preference.id if failed.preference else None,
+                because=(f"{pack.name}'s own default {_show(value)} fails here"
+                         + (f" ({why})" if why else "") + f"; chose {_show(resolved)}")))
+            break
+        if name not in predicted or predicted[name] == resolved:
+            continue
+        value = predicted[name]
+        why = _rejected_because(provenance[name], value)
+        out.append(DepartureRecord.model_construct(
+            field=name, launcher=value, resolved=resolved, rule=None,
+            because=(f"{pack.name} would pick {_show(value)} by itself"
+                     + (f" ({why})" if why else "") + f"; chose {_show(resolved)}")))
+    return out
+
+
+def _rejected_because(prov: Provenance, value: Scalar) -> str:
+    for rej in prov.rejected:
+        if rej.value == value:
+            return ", ".join(rej.because)
+    return ""
 
 
 def _likely(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
@@ -254,49 +403,98 @@ def _likely(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
 
 
 def _decide(
-    plan: Plan, values: Mapping[str, Scalar], state: State, witness: Mapping[str, Scalar]
+    plan: Plan, values: Mapping[str, Scalar], state: State, witness: Mapping[str, Scalar],
+    *, predict: bool = False,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
     lexicographically best configuration. The last witness is reused: when a field's best value is
     the one the witness already has, no check is needed; otherwise only the part of the witness
     the new value touches is searched again.
+
+    `predict`: an unset option takes the first value of the launcher's own default chain
+    (`Plan.chain`) that works. When none does, the only value the rules leave possible is taken
+    if no preference applies or an adjustment sets the field here (the pack states SGLang's own
+    derivations as rules); otherwise `ChainFailed` (the launcher would pick a value that fails).
     """
-    cp = plan.compiled
+    fields = plan.pack.fields
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
     decided: dict[str, Scalar] = dict(values)
     for name in plan.order:
         current = state.domain(name)
         trace.domains[name] = tuple(current)
-        if len(current) == 1:
+        if predict and name not in values and fields[name].kind == "option":
+            chain, pref = plan.chain(name, decided)
+            log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
+            found = _first_working(plan, state, witness, name, chain, current)
+            replacing = plan.replacements(name, decided, chain[0]) if found is None else None
+            if replacing is not None:  # the launcher's own override of its default
+                if not replacing:
+                    replacing = plan.ranking(name, decided)[0]
+                found = _first_working(plan, state, witness, name, replacing, current)
+            if found is None and pref is None:
+                # The field's default fails: the pack states the launcher's derivation of
+                # it as rules, which here leave one value (else there is no telling).
+                found = _only_working(plan, state, witness, name, current)
+                if found is not None:
+                    trace.domains[name] = (found[0],)
+            if found is None:
+                raise ChainFailed(name, chain, pref, dict(decided))
+        elif len(current) == 1:
             decided[name] = current[0]
             continue
-        ranked, origin = plan.ranking(name, decided)
-        log[name] = (ranked, origin)
-        allowed = set(current)
-        for value in ranked:
-            if value not in allowed:
-                continue
-            changed: list[str] = []
-            if not state.fix(name, value, changed):
-                continue
-            # The witness satisfies every decision so far; if it already has this value, it
-            # proves the value works.
-            if witness.get(name) != value:
-                # The old witness with the new value is often still a solution, or one after a
-                # few fields around the change are redone: then no search of the whole pack.
-                found = cp.search(state, task="resolving the request",
-                                  hint={**witness, name: value}, around=changed)
-                if found is None:
-                    state.undo()
-                    continue
-                witness = found
-            decided[name] = value
-            break
-        else:  # pragma: no cover - a satisfiable state always has a working value
-            raise RuntimeError(f"no value of {name} keeps the request solvable")
+        else:
+            ranked, origin = plan.ranking(name, decided)
+            log[name] = (ranked, origin)
+            found = _first_working(plan, state, witness, name, ranked, current)
+            if found is None:  # pragma: no cover - a satisfiable state always has a working value
+                raise RuntimeError(f"no value of {name} keeps the request solvable")
+        decided[name], witness = found
     return {n: decided[n] for n in plan.pack.fields}, trace, log
+
+
+def _first_working(
+    plan: Plan, state: State, witness: Mapping[str, Scalar], name: str,
+    ranked: list[Scalar], current: list[Scalar],
+) -> tuple[Scalar, Mapping[str, Scalar]] | None:
+    """The first of `ranked` that keeps the request solvable, fixed in `state`, with a solution
+    that has it; None (state unchanged) when none does."""
+    allowed = set(current)
+    for value in ranked:
+        if value not in allowed:
+            continue
+        changed: list[str] = []
+        if not state.fix(name, value, changed):
+            continue
+        # The witness satisfies every decision so far; if it already has this value, it proves
+        # the value works.
+        if witness.get(name) != value:
+            # The old witness with the new value is often still a solution, or one after a few
+            # fields around the change are redone: then no search of the whole pack.
+            found = plan.compiled.search(state, task="resolving the request",
+                                         hint={**witness, name: value}, around=changed)
+            if found is None:
+                state.undo()
+                continue
+            witness = found
+        return value, witness
+    return None
+
+
+def _only_working(
+    plan: Plan, state: State, witness: Mapping[str, Scalar], name: str, current: list[Scalar],
+) -> tuple[Scalar, Mapping[str, Scalar]] | None:
+    """The value of `name` when exactly one keeps the request solvable (fixed in `state`)."""
+    working = []
+    for value in current:
+        found = _first_working(plan, state, witness, name, [value], current)
+        if found is not None:
+            state.undo()
+            working.append(value)
+    if len(working) != 1:
+        return None
+    return _first_working(plan, state, witness, name, working, current)
 
 
 def _bare_conflict() -> Any:
@@ -395,6 +593,7 @@ def _provenance(
     trace: SearchTrace,
     log: Mapping[str, tuple[list[Scalar], dict[Scalar, Preference]]],
     reasons: bool,
+    predict: bool = False,
 ) -> Provenance:
     pack = plan.pack
     if name in adjustments:
@@ -418,12 +617,17 @@ def _provenance(
     ranked, origin = log.get(name, ([value], {}))
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
-    rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
+    if not predict:
+        rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
     pref = origin.get(value)
     if pref is not None:
         return Provenance.model_construct(kind="preference", source=None, rule=pref.id,
                                           because=pref.because, rejected=rejected)
     field = pack.fields[name]
+    if predict and field.kind == "option":
+        return Provenance.model_construct(
+            kind="default", source=None, rule=None, rejected=rejected,
+            because=f"{pack.name}'s default when the flag is not given")
     because = ("not given; the first value of the domain that works — set it if it differs"
                if field.kind == "fact" else "the first value of the domain that works")
     return Provenance.model_construct(kind="default", source=None, rule=None, because=because,

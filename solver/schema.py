@@ -36,6 +36,26 @@ _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print 
 }
 
 
+# An exact count: a JSON number up to 2**53 (what a JavaScript parser reads exactly), a string of
+# decimal digits beyond it; null where a count ran out of its budget ("not counted").
+MAX_SAFE_INTEGER = 2**53
+_COUNT: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
+                                    {"type": "string", "pattern": "^[0-9]+$"}]}
+_MAYBE_COUNT: dict[str, Any] = {"anyOf": [*_COUNT["anyOf"], {"type": "null"}]}
+
+
+def exact_count(n: int | None) -> int | str | None:
+    """`n` as a JSON document carries a count (see _COUNT): a number when a JavaScript parser
+    reads it exactly, else its decimal digits as a string.
+
+    >>> exact_count(7), exact_count(2**60)
+    (7, '1152921504606846976')
+    """
+    if n is None or n <= MAX_SAFE_INTEGER:
+        return n
+    return str(n)
+
+
 def _obj(required: list[str], **properties: Any) -> dict[str, Any]:
     return {"type": "object", "required": required, "properties": properties}
 
@@ -80,23 +100,39 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "resolved": _from_model(defs, "Resolution", "resolved"),
         "conflict": _doc("conflict", ["conflict", "message", "repairs"],
                          conflict=_ref("ConflictReport"), message={"type": "string"},
-                         repairs={"type": "array", "items": _ref("Repair")}),
+                         repairs={"type": "array", "items": _ref("Repair")},
+                         # check (predict mode): the launcher's own pick that fails
+                         launcher_default=_obj(
+                             ["field", "value", "chain", "preference"], field={"type": "string"},
+                             value=_SCALAR, chain=_SCALARS,
+                             preference={"type": ["string", "null"]})),
         "error": _doc("error", ["error"], error=_obj(
             ["type", "message"], type={"type": "string"}, message={"type": "string"},
             issues={"type": "array", "items": _issue()},
             problems={"type": "array", "items": _obj(
                 ["where", "message"], file={"type": "string"}, where={"type": "string"},
+                line={"type": ["integer", "null"], "minimum": 1},
                 message={"type": "string"})})),
         "choices": _doc("choices", ["choices"], choices={
             "type": "object", "additionalProperties": _obj(
                 ["possible", "excluded"], possible=_SCALARS,
-                excluded={"type": "object", "additionalProperties": _REASON})}),
-        "counted": _doc("counted", ["count"], count={"type": "integer", "minimum": 0},
+                excluded={"type": "object", "additionalProperties": _REASON},
+                # an open integer field: the range beyond the listed values, in words
+                open={"type": "string"})}),
+        "counted": _doc("counted", ["count"], count=_COUNT,
                         by={"type": "object", "additionalProperties": {
-                            "type": "object", "additionalProperties": {"type": "integer"}}}),
-        "linted": _doc("linted", ["findings"], findings={"type": "array", "items": _obj(
-            ["code", "severity", "ids", "message"], code={"type": "string"},
-            severity={"type": "string"}, ids=_STRINGS, message={"type": "string"})}),
+                            "type": "object", "additionalProperties": _COUNT}}),
+        "linted": _doc("linted", ["pack", "findings"], pack=_PACK_REF,
+                       findings={"type": "array", "items": _obj(
+                           ["code", "severity", "ids", "message"], code={"type": "string"},
+                           severity={"type": "string"}, ids=_STRINGS, message={"type": "string"})},
+                       stats={"type": "object", "not": {"anyOf": [{"required": ["seconds"]},
+                                                                  {"required": ["timings"]}]}}),
+        "explained": _doc("explained", ["code", "severity", "title", "explain"],
+                          code={"type": "string", "pattern": "^CS[0-9]+$"},
+                          severity={"enum": ["error", "warning", "info"]},
+                          title={"type": "string"}, explain={"type": "string"}),
+        "diffed": _diffed(),
         "checked": _doc("checked", ["ok", "adjustments", "warnings"], ok={"type": "boolean"},
                         adjustments={"type": "array", "items": _ref("AdjustmentRecord")},
                         warnings={"type": "array", "items": _ref("WarningRecord")}),
@@ -128,8 +164,36 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     }
 
 
-DOCUMENT_KINDS = ("resolved", "conflict", "error", "choices", "counted", "linted", "checked",
-                  "why", "graph", "packs", "pack", "matrix")
+def _diffed() -> dict[str, Any]:
+    group = _obj(["kind", "id", "count"], kind={"enum": ["rule", "domain"]}, id={"type": "string"},
+                 count=_MAYBE_COUNT, example={"type": ["object", "null"]}, reason=_STRINGS)
+    direction = _obj(["count", "groups", "other"], count=_MAYBE_COUNT,
+                     groups={"type": "array", "items": group}, other=_MAYBE_COUNT,
+                     note={"type": "string"})
+    added_removed = _obj(["added", "removed"], added=_STRINGS, removed=_STRINGS, changed={})
+    change = _obj(["field", "old", "new", "count"], field={"type": "string"}, old=_SCALAR,
+                  new=_SCALAR, count=_COUNT, where={"type": "object"}, example={"type": "object"},
+                  old_by={"type": ["string", "null"]}, new_by={"type": ["string", "null"]})
+    return _doc("diffed", ["old", "new", "fields", "rules", "preferences", "old_count",
+                           "new_count", "invalidated", "validated", "requests",
+                           "resolution_changes"],
+                old=_PACK_REF, new=_PACK_REF, pins={"type": "object"}, fields=added_removed,
+                rules=added_removed, preferences=added_removed,
+                shared_fields={"type": "integer", "minimum": 0}, projected={"type": "boolean"},
+                old_count=_MAYBE_COUNT, new_count=_MAYBE_COUNT, invalidated=direction,
+                validated=direction, requests={"type": "object"},
+                resolution_changes={"type": "array", "items": change},
+                comparable={"type": "object"})
+
+
+_PACK_REF: dict[str, Any] = _obj(["name", "version"], name={"type": "string"},
+                                 version={"type": "string"})
+
+# Every kind of document, told apart by "status". The document format is versioned by its
+# "schema" key (1 today): a key may be added within a version (objects allow extra keys); a key
+# renamed, removed or retyped makes version 2. README.md, "JSON documents", lists the kinds.
+DOCUMENT_KINDS = ("resolved", "conflict", "error", "choices", "counted", "linted", "explained",
+                  "checked", "why", "graph", "packs", "pack", "matrix", "diffed")
 
 
 def output_schema(kind: str | None = None) -> dict[str, Any]:
@@ -154,6 +218,12 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    # --json changes nothing: what `schema` prints is JSON (a JSON Schema, not a document).
+    if args.pack_files:
+        from solver.packschema import pack_file_schema
+
+        print(json.dumps(pack_file_schema(), indent=2, sort_keys=True))
+        return 0
     print(json.dumps(output_schema(args.kind), indent=2, sort_keys=True))
     return 0
 
@@ -163,6 +233,11 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("schema", help="the JSON Schema of every --json document",
                        description="Print the JSON Schema (draft 2020-12) that every --json "
                                    "document validates against; oneOf over the kinds, by status.")
-    p.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
-                   help="only the schema of one document kind")
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
+                      help="only the schema of one document kind")
+    what.add_argument("--pack-files", action="store_true",
+                      help="the schema of a pack's TOML files instead, for editors")
+    p.add_argument("--json", action="store_true",
+                   help="accepted for symmetry: the output is always JSON (a JSON Schema)")
     p.set_defaults(func=cmd_schema)

@@ -17,7 +17,8 @@ from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, 
 if TYPE_CHECKING:
     from solver.resolution import Plan
 
-__all__ = ["conflict_message", "describe_pin", "resolution_table", "use_colour", "why_text"]
+__all__ = ["assumed_notice", "conflict_message", "departure_lines", "describe_pin", "resolution_table",
+           "use_colour", "why_text"]
 
 
 def _show(value: Scalar | None) -> str:
@@ -43,6 +44,7 @@ def _source_words(source: str) -> str:
         "model-config": "from the model's config.json",
         "assumed": "assumed (what-if)",
         "detected": "detected on this machine",
+        "launcher-default": "the launcher's own default: you did not set it",
     }.get(source, source)
 
 
@@ -56,11 +58,14 @@ def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
 
 
 def conflict_message(
-    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair]
+    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair],
+    *, lead: str | None = None,
 ) -> str:
+    """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
+    (predict mode: a configuration exists, but not the one the launcher picks)."""
     pack = plan.pack
     request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
-    lines = [f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
+    lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
     lines.append("These cannot all hold:")
     for pin in report.pins:
         lines.append(
@@ -153,14 +158,24 @@ def _allowed(
 # --- resolution tables ----------------------------------------------------------------------
 
 
+# --color from the command line: "auto" (the default) follows the environment and the terminal.
+COLOUR_CHOICE = "auto"
+
+
 def use_colour(stream: TextIO | None = None) -> bool:
-    """Colour only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    """Whether to colour: `--color always|never` decides; else NO_COLOR (https://no-color.org)
+    turns colour off, FORCE_COLOR (not empty, not "0") turns it on, and otherwise only a
+    terminal gets colour.
 
     `stream` defaults to the current `sys.stdout` (looked up at each call: a program may have
     replaced it since this module was imported); a closed or odd stream means no colour.
     """
-    if "NO_COLOR" in os.environ:
+    if COLOUR_CHOICE != "auto":
+        return COLOUR_CHOICE == "always"
+    if os.environ.get("NO_COLOR"):
         return False
+    if os.environ.get("FORCE_COLOR", "0") not in ("", "0"):
+        return True
     stream = sys.stdout if stream is None else stream
     try:
         return bool(stream.isatty())
@@ -172,14 +187,51 @@ def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour else text
 
 
+def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
+    """The facts nobody gave, one line each, environment variables grouped on one line: the
+    answer holds only if they are so."""
+    if not res.assumed:
+        return []
+    lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
+    env = [a for a in res.assumed if pack.fields[a.field].env]
+    for item in res.assumed:
+        if not pack.fields[item.field].env:
+            lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
+    if env:
+        lines.append("  environment: " + ", ".join(f"{a.field}={_show(a.value)}" for a in env)
+                     + " (pass --env-from-os to read them)")
+    return lines
+
+
+def departure_lines(res: Resolution) -> list[str]:
+    """Where a searched answer departs from the launcher's own picks."""
+    return [f"NOT THE LAUNCHER'S OWN PICK: {d.field}: {d.because}" for d in res.departures]
+
+
 def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
-    """The resolved configuration, grouped by area, one aligned row per field."""
+    """The resolved configuration, grouped by area, one aligned row per field; above it, what was
+    assumed and where the answer departs from the launcher's own picks."""
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
         groups.setdefault(field.group, []).append(name)
     width = max((len(n) for n in pack.fields), default=10)
     vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
-    lines = [f"{pack.name} {pack.version}: resolved"]
+    title = "predicted (what the launcher does as typed)" if res.mode == "predict" else "resolved"
+    lines = [f"{pack.name} {pack.version}: {title}"]
+    # Adjustments and warnings first: a 70-line table read through `| head` must not lose them.
+    for adj in res.adjustments:
+        lines.append(
+            _paint(
+                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
+                "33;1",
+                colour,
+            )
+        )
+    for warning in res.warnings:
+        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
+    notes = assumed_notice(pack, res) + departure_lines(res)
+    lines += [_paint(line, "33", colour) for line in notes]
     adjusted = {a.field for a in res.adjustments}
     for group, names in groups.items():
         lines.append("")
@@ -192,18 +244,6 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
             if name in adjusted:
                 row = _paint(row, "33", colour)
             lines.append(row)
-    for adj in res.adjustments:
-        lines.append("")
-        lines.append(
-            _paint(
-                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
-                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
-                "33;1",
-                colour,
-            )
-        )
-    for warning in res.warnings:
-        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
     return "\n".join(lines)
 
 

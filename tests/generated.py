@@ -649,12 +649,7 @@ class Oracle:
         domain = self.domains[name]
         ranked: list[Scalar] = []
         origin: dict[Scalar, str] = {}
-        for pref in self.spec.prefs:
-            if pref.field != name or (pref.when is not None and pref.when.eval3(decided) is not True):
-                continue
-            values = list(pref.prefer)
-            if pref.same_as is not None and pref.same_as in decided:
-                values.insert(0, decided[pref.same_as])
+        for pref, values in self._applicable(name, decided):
             for v in values:
                 if _member(v, domain) and not _member(v, ranked):
                     ranked.append(v)
@@ -690,6 +685,77 @@ class Oracle:
             decided[name] = value
             live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
         return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps)
+
+    def _applicable(self, name: str, decided: Known) -> Iterator[tuple[PrefSpec, list[Scalar]]]:
+        """The preferences of `name` whose `when` holds, with their values (`same_as` first)."""
+        for pref in self.spec.prefs:
+            if pref.field != name or (pref.when is not None and pref.when.eval3(decided) is not True):
+                continue
+            values = list(pref.prefer)
+            if pref.same_as is not None and pref.same_as in decided:
+                values.insert(0, decided[pref.same_as])
+            yield pref, values
+
+    def chain(self, name: str, decided: Known) -> tuple[list[Scalar], str | None]:
+        """The launcher's own default chain (constraints/README.md, "check"): the values of the
+        first applicable preference, else the field's first value."""
+        domain = self.domains[name]
+        for pref, values in self._applicable(name, decided):
+            chain: list[Scalar] = []
+            for v in values:
+                if _member(v, domain) and not _member(v, chain):
+                    chain.append(v)
+            if chain:
+                return chain, pref.id
+        return [domain[0]], None
+
+    def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool
+                ) -> tuple[Expected, str | None]:
+        """What the launcher does with the request as typed: adjustments, then in graph order
+        each unset option takes the first value of its chain that some configuration keeps;
+        else, when its chain's first value breaks an adjustment rule of that field, the first
+        working `adjust_to` value (none named: the best-ranked working value); else, when no
+        preference applies and exactly one value works, that value; else the chain fails
+        (second item: the field). Facts are decided as `expect` decides them."""
+        final = dict(pins)
+        adjusted: dict[str, tuple[Scalar, str]] = {}
+        if not strict:
+            final, adjusted = self.adjust(final)
+        decided: dict[str, Scalar] = {n: v for n, (v, _) in final.items()}
+        live = list(self.solutions(decided))
+        if not live:
+            return Expected(final, adjusted, None), None
+        kinds = {f.name: f.kind for f in self.spec.fields}
+        for name in self.order:
+            if name in final:
+                continue
+            i = self.index[name]
+            seen = [row[i] for row in live]
+            if kinds[name] == "fact":
+                ranked, _ = self.ranking(name, decided)
+                value = next(v for v in ranked if _member(v, seen))
+            else:
+                chain, pref = self.chain(name, decided)
+                found = next((v for v in chain if _member(v, seen)), None)
+                if found is None:
+                    fired = [r for r in self.hard if r.adjusts == name
+                             and r.holds3({**decided, name: chain[0]}) is False]
+                    if fired:
+                        replacing: list[Scalar] = []
+                        for rule in fired:
+                            replacing += [v for v in rule.adjust_to if not _member(v, replacing)]
+                        if not replacing:
+                            replacing = self.ranking(name, decided)[0]
+                        found = next((v for v in replacing if _member(v, seen)), None)
+                if found is None and pref is None:
+                    working = [v for v in self.domains[name] if _member(v, seen)]
+                    found = working[0] if len(working) == 1 else None
+                if found is None:
+                    return Expected(final, adjusted, None), name
+                value = found
+            decided[name] = value
+            live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
+        return Expected(final, adjusted, {n: decided[n] for n in self.names}), None
 
     def warnings(self, values: Known) -> list[str]:
         return [r.id for r in self.warn if not self.holds(r, values)]

@@ -384,9 +384,13 @@ def _public_config(scenario_id: str) -> Path | None:
     return store.directory(keys.get(scenario_id))
 
 
-def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True) -> Outcome:
+def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
+                 predict: bool = True) -> Outcome:
     """Replay one scenario. `explain=False` skips naming our conflict's rules (the minimal
-    conflict and repairs cost seconds; accept/reject and values do not need them)."""
+    conflict and repairs cost seconds; accept/reject and values do not need them).
+    `predict`: replay as `confsolve check` does (the launcher's own default chain for every
+    flag the scenario leaves unset), which is the question the oracle answers; False replays
+    `confsolve resolve` (the search)."""
     scenario, result = row["scenario"], row["sglang"]
     options, facts, ignored = inputs_for(pack, scenario, _public_config(scenario["id"]))
     outcome = Outcome(scenario=scenario["id"], sglang_ok=bool(result["ok"]), ours="resolved",
@@ -395,10 +399,10 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True) ->
     start = time.perf_counter()
     try:
         pins = collect_pins(pack, options, facts)
-        res = resolve_pins(pack, pins, reasons=False, explain_failure=False)
+        res = resolve_pins(pack, pins, reasons=False, explain_failure=False, predict=predict)
     except Unsatisfiable:
         outcome.ours = "conflict"
-        outcome.detail = _conflict_rules(pack, options, facts) if explain else ""
+        outcome.detail = _conflict_rules(pack, options, facts, predict) if explain else ""
     except InvalidInput as exc:
         outcome.ours = "invalid"
         outcome.detail = "; ".join(i.message for i in exc.issues)
@@ -450,9 +454,10 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True) ->
     return outcome
 
 
-def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any]) -> str:
+def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any],
+                    predict: bool = True) -> str:
     try:
-        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False)
+        resolve_pins(pack, collect_pins(pack, options, facts), reasons=False, predict=predict)
     except Unsatisfiable as exc:
         return ", ".join(r.id for r in exc.conflict.rules) or "conflict"
     return "conflict"
@@ -464,9 +469,10 @@ def _first_line(text: str) -> str:
 
 
 def run(pack: Pack | None = None, rows: Iterable[Mapping[str, Any]] | None = None, *,
-        explain: bool = True) -> Report:
+        explain: bool = True, predict: bool = True) -> Report:
     pack = pack or load_pack("sglang")
-    return Report([run_scenario(pack, row, explain=explain) for row in (rows or load_scenarios())])
+    return Report([run_scenario(pack, row, explain=explain, predict=predict)
+                   for row in (rows or load_scenarios())])
 
 
 # --- the known-differences table ----------------------------------------------------------

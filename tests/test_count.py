@@ -118,6 +118,91 @@ def test_projected_counts_and_solutions_equal_the_oracle(spec, data) -> None:  #
         assert counter.count(only=others, extra=[broken]) == len(expected)
 
 
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_a_total_equals_the_sum_of_its_split(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """`count --by F` adds up to `count`, and each part is the count with F pinned to that value."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    by = data.draw(st.sampled_from(names))
+    others = [n for n in names if n != by]
+    chosen = data.draw(st.lists(st.sampled_from(others), unique=True, max_size=1)) if others else []
+    pins = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in chosen}
+    total, split = count(spec.pack, pins), count(spec.pack, pins, by=by)
+    assert split.by is not None and split.count == sum(split.by.values()) == total.count
+    assert split.by == {v: sum(1 for _ in oracle.solutions({**pins, by: v}))
+                        for v in oracle.domains[by]}
+
+
+SHARED = (0, 1, 2)
+
+
+@st.composite
+def shared_domain_checks(draw: st.DrawFn) -> list[Check]:
+    """Three to five rules over three of four fields that all share one domain, each an arbitrary
+    truth table (so a rule is not symmetric in its fields and fields cannot stand in for one
+    another)."""
+    names = ("w", "x", "y", "z")
+    checks = []
+    for _ in range(draw(st.integers(3, 5))):
+        fields = tuple(draw(st.permutations(names))[:3])
+        rows = list(itertools.product(SHARED, repeat=3))
+        true = draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+        table = dict(zip(rows, true, strict=True))
+        checks.append(Check(fields, lambda v, t=table: t[tuple(v)]))
+    return checks
+
+
+@pytest.mark.property
+@FEW
+@given(checks=shared_domain_checks())
+def test_counts_equal_brute_force_where_fields_share_a_domain(checks: list[Check]) -> None:
+    """One counter answering many queries in turn (so its caches are shared between them) gives
+    the brute-force count for each: a memo keyed by domains must also say which fields they are."""
+    names = ("w", "x", "y", "z")
+    counter = ModelCounter(dict.fromkeys(names, SHARED), checks)
+
+    def brute(pins: Mapping[str, int]) -> int:
+        rows = (dict(zip(names, row, strict=True)) for row in itertools.product(SHARED, repeat=4))
+        return sum(1 for r in rows if all(r[n] == v for n, v in pins.items())
+                   and all(c.holds([r[f] for f in c.fields]) for c in checks))
+
+    for pins in [{}, *({n: v} for n in names for v in SHARED), {"w": 0, "x": 1}, {"y": 2, "z": 0}]:
+        assert counter.count(pins) == brute(pins), pins
+
+
+def test_equal_domains_are_not_confused_in_a_pack(tmp_path: Path) -> None:
+    """Three backend fields with one domain and rules that read two of them and a third field:
+    each count and each split equals brute force (the SGLang pack's attention backends, small).
+    The counter-level law above is the one that reproduces the memo-key bug; this one keeps the
+    pack path (compiled conditions, `--by`) honest on the same shape."""
+    (tmp_path / "pack.toml").write_text(
+        '[pack]\nname = "shared"\nversion = "1"\ndescription = "equal domains"\n'
+        'files = ["fields.toml", "rules.toml"]\n')
+    backends = '["fa3", "flashinfer", "triton", "trtllm"]'
+    (tmp_path / "fields.toml").write_text("".join(
+        f'[field.{n}]\nkind = "option"\ndomain = {backends}\n\n'
+        for n in ("attention", "prefill", "decode")) +
+        '[field.gpu]\nkind = "fact"\ndomain = ["a100", "h100", "b200"]\n')
+    rules = [
+        ("split-same", "prefill == decode", "attention == prefill"),
+        ("fa3-hopper", "prefill == 'fa3' or decode == 'fa3'", "gpu == 'h100'"),
+        ("trtllm-decode", "decode == 'trtllm'", "gpu == 'b200' and attention != 'triton'"),
+        ("triton-prefill", "prefill == 'triton' and gpu == 'a100'", "decode in ['triton', 'flashinfer']"),
+    ]
+    (tmp_path / "rules.toml").write_text("".join(
+        f'[[rule]]\nid = "{i}"\nwhen = "{w}"\nrequire = "{r}"\nbecause = "test"\nsource = "test"\n\n'
+        for i, w, r in rules))
+    pack = load_pack(str(tmp_path))
+    for pins in ({}, {"gpu": "h100"}, {"gpu": "b200"}, {"attention": "fa3"}, {"decode": "trtllm"}):
+        assert count(pack, pins).count == brute(pack, pins), pins
+        for by in ("attention", "prefill", "decode", "gpu"):
+            split = count(pack, pins, by=by)
+            assert split.by is not None and split.count == brute(pack, pins), (pins, by)
+            assert split.by == {v: brute(pack, {**pins, by: v}) for v in split.by}, (pins, by)
+
+
 def test_solution_respects_pins_and_only() -> None:
     counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)},
                            [Check(("a", "b"), lambda v: v[0] < v[1])])
@@ -168,6 +253,17 @@ def test_cli_limit_exits_4_with_advice(capsys: pytest.CaptureFixture[str]) -> No
 def test_a_conflicting_request_counts_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "count", "--pack", TOY, "--set", "gpu=a100", "--set", "quant=fp4")
     assert code == 0 and out.startswith("0 valid configurations") and "confsolve check" in err
+
+
+def test_sglang_hopper_count_equals_its_split() -> None:
+    """With the three attention-backend fields (one domain) free, a total on Hopper is the sum of
+    its split by backend (issue #18's wrong count was such a total; this narrow one stays quick)."""
+    pack = load_pack("sglang")
+    pins = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM",
+            "quantization": "fp8"}
+    total = count(pack, pins)
+    split = count(pack, pins, by="attention_backend")
+    assert total.count > 0 and split.by is not None and split.count == total.count
 
 
 @pytest.mark.long

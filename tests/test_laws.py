@@ -231,6 +231,57 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
             assert not oracle.sat({**pins, name: rejection.value}, rules), (name, rejection)
 
 
+@law(150)
+@given(case=cases())
+def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
+    """`check` (predict mode) gives exactly what the launcher's own default chain gives (brute
+    force, `Oracle.predict`): every unset option the first working value of its first
+    applicable preference (else its default), never another value except the launcher's own
+    overrides (adjustment rules) and a value the rules leave alone possible where no preference
+    applies. When that chain fails, `check` refuses and names the field whose default fails:
+    check never accepts what the launcher's default chain rejects. Facts nobody gave are
+    listed in `assumed`."""
+    oracle = Oracle(case.spec)
+    exp, failing = oracle.predict(case.pins(), case.strict)
+    try:
+        got: Resolution | Unsatisfiable = resolve(case.pack, case.options, case.facts,
+                                                  strict=case.strict, predict=True)
+    except Unsatisfiable as exc:
+        got = exc
+    if exp.values is None:
+        assert isinstance(got, Unsatisfiable), (failing, got)
+        if failing is not None:
+            assert got.launcher_default is not None and got.launcher_default["field"] == failing
+        else:
+            assert got.launcher_default is None
+        return
+    assert isinstance(got, Resolution), (exp.values, got)
+    assert got.mode == "predict"
+    assert got.values == exp.values
+    assert not got.departures
+
+
+@law(150)
+@given(case=cases())
+def test_resolve_reports_every_departure_from_the_launcher_chain(case: Case) -> None:
+    """`resolve` lists, for the unset options in graph order, where its answer differs from the
+    launcher's own chain (up to the first field whose chain fails): no departure means the
+    searched answer is exactly what `check` predicts."""
+    oracle = Oracle(case.spec)
+    exp, failing = oracle.predict(case.pins(), case.strict)
+    got = outcome(case)
+    if not isinstance(got, Resolution):
+        return
+    departed = {d.field for d in got.departures}
+    if failing is None and exp.values is not None:
+        assert departed == {n for n in got.values if n not in exp.pins
+                            and got.values[n] != exp.values[n]
+                            and case.pack.fields[n].kind == "option"}
+    if failing is not None:
+        assert failing in departed
+        assert next(d for d in got.departures if d.field == failing).launcher is None
+
+
 # --- 5-7. explanations --------------------------------------------------------------------------
 
 

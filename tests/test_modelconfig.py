@@ -481,7 +481,9 @@ divides = true
 
 
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
-    pack = _tiny_pack(tmp_path, """
+    """At load: a broken [model_config] table fails with the pack, not at the first config."""
+    with pytest.raises(PackError) as exc:
+        _tiny_pack(tmp_path, """
 [model_config]
 nestd = ["text_config"]
 [model_config.format]
@@ -501,8 +503,6 @@ present = ["b"]
 [model_config.facts.layers]
 present = ["x"]
 """)
-    with pytest.raises(PackError) as exc:
-        facts_from_model_config(pack, MODELS / "llama-3.1-8b-instruct")
     text = str(exc.value)
     for needle in ["unknown key 'nestd'", "'gguf' is not a value of arch",
                    "unknown field 'arhc' (did you mean 'arch'?)", "kernel is an option",
@@ -510,4 +510,4 @@ present = ["x"]
                    "give either `value`", "layers is not a true/false fact"]:
         assert needle in text, (needle, text)
     assert len(exc.value.problems) == 8
-    assert len(check_model_config_map(pack)) == 8
+    assert all(p.file == "model.toml" and p.line for p in exc.value.problems), exc.value.problems

@@ -50,7 +50,7 @@ def toy_runs() -> list[tuple[list[str], str, int]]:
         (["resolve", *p, "--set", "nonsense"], "error", 2),
         (["choices", *p, "--set", "gpu=a100"], "choices", 0),
         (["choices", "kernel", *p, "--set", "gpu=a100", "--set", "quant=none"], "choices", 0),
-        (["check", *p, "--set", "gpu=b200"], "checked", 0),
+        (["check", *p, "--set", "gpu=b200"], "resolved", 0),  # the resolve document, mode predict
         (["check", *p, "--set", "gpu=a100", "--set", "quant=fp4"], "conflict", 1),
         (["why", "kernel", *p, "--set", "gpu=b200", "--set", "quant=fp4", "--set", "fusion=true"],
          "why", 0),
@@ -96,7 +96,7 @@ def test_graph_and_broken_pack_documents_validate(
 @pytest.mark.parametrize(("argv", "status"), [
     (["resolve", *SGLANG_FACTS], "resolved"),
     (["resolve", *SGLANG_FACTS, "--set", "quantization=fp4x"], "error"),
-    (["check", *SGLANG_FACTS, "--set", "tp_size=8"], "checked"),
+    (["check", *SGLANG_FACTS, "--set", "tp_size=8"], "resolved"),
     (["packs"], "packs"),
     (["show"], "pack"),
 ])
@@ -107,6 +107,8 @@ def test_sglang_documents_validate(
     main([*argv, "--json"])
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == status
+    if argv[0] == "check":
+        assert doc["mode"] == "predict"
     validator.validate(doc)
 
 

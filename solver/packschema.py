@@ -1,0 +1,97 @@
+"""The JSON Schema of a pack's TOML files (`confsolve schema --pack-files`), for editors.
+
+An editor with a TOML language server (Taplo, Even Better TOML) validates and completes a pack
+file against it (`#:schema ./pack-files.schema.json` on the first line, or the editor's schema
+association). The records' own schemas (`Field`, `Rule`, `Preference`, built from the dataclasses)
+are the source, so a key added to a record shows up here without an edit; the keys the loader sets
+itself (`name`, `file`) are left out. What a schema cannot say (a condition's grammar, a name that
+must exist) is the loader's and `confsolve lint`'s to check. Imports only `solver.model`.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from solver.model import Field, Preference, Rule
+
+__all__ = ["PACK_FILES_SCHEMA_ID", "pack_file_schema"]
+
+PACK_FILES_SCHEMA_ID = "https://confsolve.invalid/schema/1/pack-file.json"
+_REF = "#/$defs/{model}"
+_LOADER_KEYS = ("name", "file")  # set by the loader, never written in a file
+_SCALAR: dict[str, Any] = {"type": ["string", "integer", "boolean"]}
+
+
+def _record(model: type[Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A record's schema as written in a file, and the definitions it refers to."""
+    schema = copy.deepcopy(model.model_json_schema(mode="validation", ref_template=_REF))
+    defs = schema.pop("$defs", {})
+    for key in _LOADER_KEYS:
+        schema.get("properties", {}).pop(key, None)
+    schema["required"] = [k for k in schema.get("required", []) if k not in _LOADER_KEYS]
+    schema["additionalProperties"] = False
+    return schema, defs
+
+
+def pack_file_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) every file of a pack (pack.toml and the files it lists)
+    validates against, once parsed from TOML."""
+    defs: dict[str, Any] = {}
+    for model in (Field, Rule, Preference):
+        schema, more = _record(model)
+        defs.update(more)
+        defs[model.__name__] = schema
+    strings = {"type": "array", "items": {"type": "string"}}
+    defs["PackTable"] = {
+        "type": "object",
+        "required": ["name", "version"],
+        "additionalProperties": False,
+        "description": "pack.toml's [pack] table",
+        "properties": {
+            "name": {"type": "string", "minLength": 1},
+            "version": {"type": "string", "minLength": 1},
+            "description": {"type": "string"},
+            "files": strings,
+            "launcher": {
+                "type": "object",
+                "description": "how the launcher is called (argv words, flags): see constraints/README.md",
+            },
+        },
+    }
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": PACK_FILES_SCHEMA_ID,
+        "title": "confsolve pack file",
+        "description": "One TOML file of a confsolve rule pack (constraints/README.md). Conditions "
+        "are checked by the loader and `confsolve lint`, not by this schema.",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "pack": {"$ref": "#/$defs/PackTable"},
+            "sets": {
+                "type": "object",
+                "description": "named value sets, NAME = [values]",
+                "propertyNames": {"pattern": "^[A-Z][A-Z0-9_]*$"},
+                "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
+            },
+            "field": {
+                "type": "object",
+                "description": "[field.NAME] tables",
+                "propertyNames": {"pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                "additionalProperties": {"$ref": "#/$defs/Field"},
+            },
+            "rule": {"type": "array", "items": {"$ref": "#/$defs/Rule"}},
+            "preference": {"type": "array", "items": {"$ref": "#/$defs/Preference"}},
+            "model_config": {
+                "type": "object",
+                "description": "how --model-config reads a checkpoint (constraints/README.md)",
+            },
+            "lint": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {"acknowledged": {"type": "object", "additionalProperties": strings}},
+            },
+        },
+        "$defs": defs,
+    }

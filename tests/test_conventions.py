@@ -1,0 +1,88 @@
+"""Conventions a user and a packager expect: `--version`, the licence and metadata, the
+pre-commit hooks, colours that follow NO_COLOR / FORCE_COLOR / --color, and notes printed
+before a long table."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import metadata
+
+import pytest
+from hostile import ROOT, sglang_pack
+
+import constraints
+from solver.cli import main
+
+FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+ADJUSTED = [*FACTS, "--set", "attention_backend=fa3", "--set", "kv_cache_dtype=fp8_e5m2"]
+ESC = "\x1b["
+
+
+def test_version_names_confsolve_and_every_shipped_pack(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--version"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0] == f"confsolve {metadata.version('confsolve')}"
+    for name in constraints.shipped_packs():
+        directory = constraints.pack_directory(name)
+        assert directory is not None
+        version = tomllib.loads((directory / "pack.toml").read_text())["pack"]["version"]
+        assert f"pack {name} {version}" in out
+
+
+def test_the_licence_file_matches_the_metadata() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert project["license"] == "BSD-3-Clause"
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License")
+    assert "Neither the name of the copyright holder" in text
+    assert project["authors"] and project["classifiers"] and project["urls"]
+    assert "LICENSE" in project["license-files"]
+
+
+def test_pre_commit_runs_ruff_ruff_format_and_mypy() -> None:
+    yaml = pytest.importorskip("yaml")
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {hook["id"] for repo in config["repos"] for hook in repo["hooks"]}
+    assert {"ruff", "ruff-format", "mypy"} <= hooks
+
+
+@pytest.mark.parametrize(
+    ("env", "argv", "coloured"),
+    [
+        ({}, [], False),  # not a terminal
+        ({"FORCE_COLOR": "1"}, [], True),
+        ({"FORCE_COLOR": "0"}, [], False),
+        ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, [], False),
+        ({"NO_COLOR": "1"}, ["--color", "always"], True),
+        ({"FORCE_COLOR": "1"}, ["--color", "never"], False),
+        ({}, ["--color=always"], True),
+    ],
+)
+def test_colour_follows_no_color_force_color_and_the_option(
+    env: dict[str, str],
+    argv: list[str],
+    coloured: bool,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    sglang_pack()
+    for name in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main([*argv, "resolve", *FACTS]) == 0
+    assert (ESC in capsys.readouterr().out) is coloured
+    assert main(["resolve", *FACTS, *argv]) == 0  # after the command, too
+    assert (ESC in capsys.readouterr().out) is coloured
+
+
+def test_adjustments_and_warnings_come_before_the_table(capsys: pytest.CaptureFixture[str]) -> None:
+    sglang_pack()
+    assert main(["resolve", *ADJUSTED]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    first_note = next(i for i, line in enumerate(lines) if line.startswith(("ADJUSTED", "WARNING")))
+    first_group = next(i for i, line in enumerate(lines) if line.startswith("["))
+    assert first_note < first_group
+    assert any(line.startswith("ADJUSTED --attention-backend: fa3 -> triton") for line in lines[:first_group])

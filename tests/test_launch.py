@@ -1,0 +1,364 @@
+"""Launch commands in and out: aliases, pass-through, quoting, open integers, round trips."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
+from solver.cli import main
+from solver.diagnose import valid_choices
+from solver.launch import read_command, shell_line, write_command
+from solver.launcher import add_arguments, to_argv
+from solver.resolution import resolve
+
+FACTS = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "LlamaForCausalLM"}
+SGLANG = ["python", "-m", "sglang.launch_server"]
+
+
+@pytest.fixture(scope="module")
+def pack() -> Pack:
+    return load_pack("sglang")
+
+
+@pytest.fixture
+def model(tmp_path: Path) -> str:
+    (tmp_path / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"})
+    )
+    return str(tmp_path)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- reading ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        ["--tp", "8"],
+        ["--tp-size", "8"],
+        ["--tensor-parallel-size", "8"],
+        ["--tp-size=8"],
+        ["--tp=8"],
+    ],
+)
+def test_every_alias_of_a_flag_sets_the_same_field(pack: Pack, words: list[str]) -> None:
+    cmd = read_command(pack, [*SGLANG, *words])
+    assert cmd.options == {"tp_size": "8"}
+    assert cmd.passthrough == ()
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        SGLANG,
+        ["python3", "-m", "sglang.launch_server"],
+        ["/usr/bin/python3", "-m", "sglang.launch_server"],
+        ["sglang", "serve"],
+        [],
+    ],
+)
+def test_commands_the_pack_lists_and_flags_alone(pack: Pack, program: list[str]) -> None:
+    cmd = read_command(pack, [*program, "--model-path", "m", "--ep", "2", "--dp", "2"])
+    assert cmd.program == tuple(program)
+    assert cmd.model == "m" and not cmd.model_positional
+    assert cmd.options == {"ep_size": "2", "dp_size": "2"}
+
+
+def test_sglang_serve_takes_the_model_as_its_first_word(pack: Pack) -> None:
+    cmd = read_command(pack, ["sglang", "serve", "org/model", "--tp", "2"])
+    assert (cmd.model, cmd.model_positional, cmd.options) == ("org/model", True, {"tp_size": "2"})
+    assert write_command(pack, cmd, {"tp_size": 2}) == ["sglang", "serve", "org/model", "--tp-size", "2"]
+
+
+def test_unmodelled_flags_pass_through_with_their_values_in_order(pack: Pack) -> None:
+    cmd = read_command(
+        pack,
+        [
+            *SGLANG,
+            "--host",
+            "0.0.0.0",
+            "--enable-metrics",
+            "--tp",
+            "2",
+            "--seed",
+            "-1",
+            "--port=8000",
+            "--mem-fraction-static",
+            "0.85",
+        ],
+    )
+    assert cmd.passthrough == (
+        "--host",
+        "0.0.0.0",
+        "--enable-metrics",
+        "--seed",
+        "-1",
+        "--port=8000",
+        "--mem-fraction-static",
+        "0.85",
+    )
+    assert cmd.options == {"tp_size": "2"}
+
+
+def test_store_true_flags_are_bare(pack: Pack) -> None:
+    cmd = read_command(pack, [*SGLANG, "--enable-dp-attention", "--dp", "2"])
+    assert cmd.options == {"enable_dp_attention": True, "dp_size": "2"}
+    with pytest.raises(InvalidInput, match="takes no value"):
+        read_command(pack, [*SGLANG, "--enable-dp-attention=true"])
+
+
+@pytest.mark.parametrize(
+    "words, needle",
+    [
+        (["vllm", "serve", "m"], "not a command"),
+        ([*SGLANG, "--tp"], "needs a value"),
+        ([*SGLANG, "--tp", "2", "--tp-size", "4"], "keep one"),
+        ([*SGLANG, "--model-path", "a", "--model", "b"], "model is given twice"),
+    ],
+)
+def test_malformed_launch_commands_are_input_errors(pack: Pack, words: list[str], needle: str) -> None:
+    with pytest.raises(InvalidInput, match=needle):
+        read_command(pack, words)
+
+
+# --- open integer fields ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"tp_size": 6},
+        {"page_size": 8},
+        {"dp_size": 3, "tp_size": 6, "enable_dp_attention": True},
+        {"tp_size": 12, "ep_size": 3},
+    ],
+)
+def test_legal_unlisted_sizes_resolve_and_keep_their_value(pack: Pack, options: dict[str, object]) -> None:
+    res = resolve(pack, options, FACTS, reasons=False)
+    assert {n: res.values[n] for n in options} == options
+    assert res.provenance[next(iter(options))].kind == "user"
+
+
+def test_divisibility_still_applies_to_unlisted_sizes(pack: Pack) -> None:
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve(pack, {"tp_size": 6, "ep_size": 4}, FACTS)
+    assert [r.id for r in caught.value.conflict.rules] == ["par-ep-divides-tp"]
+    with pytest.raises(Unsatisfiable):
+        resolve(pack, {"tp_size": 6, "dp_size": 4, "enable_dp_attention": True}, FACTS)
+
+
+@pytest.mark.parametrize("value", [0, -2, "six"])
+def test_values_outside_the_open_range_are_input_errors(pack: Pack, value: object) -> None:
+    with pytest.raises(InvalidInput, match="any integer >= 1"):
+        resolve(pack, {"tp_size": value}, FACTS)
+
+
+def test_choices_report_the_open_range_beside_the_listed_values(pack: Pack) -> None:
+    choices = valid_choices(pack, {"tp_size": 6}, FACTS, fields=["ep_size", "tp_size"], reasons=False)
+    assert choices.possible["ep_size"][:2] == [1, 2] and 4 not in choices.possible["ep_size"]
+    assert 6 in choices.possible["tp_size"]
+    doc = choices.to_json()["choices"]
+    assert doc["ep_size"]["open"] == "any integer >= 1"
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def test_quoting_survives_a_shell(pack: Pack) -> None:
+    words = [*SGLANG, "--model-path", "/models/my model", "--chat-template", "{{ 'a' }}; rm -rf", "--tp", "2"]
+    cmd = read_command(pack, words)
+    line = shell_line(write_command(pack, cmd, {"tp_size": 2}))
+    assert shlex.split(line) == [
+        *SGLANG,
+        "--model-path",
+        "/models/my model",
+        "--chat-template",
+        "{{ 'a' }}; rm -rf",
+        "--tp-size",
+        "2",
+    ]
+
+
+@pytest.mark.parametrize(
+    "typed",
+    [
+        [*SGLANG, "--model-path", "m", "--tp", "8", "--host", "0.0.0.0", "--mem-fraction-static", "0.85"],
+        [
+            "sglang",
+            "serve",
+            "m",
+            "--tp",
+            "6",
+            "--page-size",
+            "8",
+            "--dp",
+            "3",
+            "--enable-dp-attention",
+            "--attention-backend",
+            "flashinfer",
+            "--log-level",
+            "debug",
+        ],
+        ["--ep", "2", "--tp", "4", "--quantization", "fp8", "--enable-metrics"],
+    ],
+)
+def test_round_trip_argv_request_argv(pack: Pack, typed: list[str]) -> None:
+    """argv -> request -> resolution -> argv; reading the output back gives the same request
+    with every option decided, the same other words, and the same resolution."""
+    cmd = read_command(pack, typed)
+    res = resolve(pack, cmd.options, FACTS, reasons=False)
+    out = write_command(pack, cmd, res.values, fields=pack.options)
+    again = read_command(pack, out)
+    assert again.passthrough == cmd.passthrough and again.model == cmd.model
+    for name, value in cmd.options.items():
+        assert str(again.options[name]).lower() == str(value).lower()
+    res2 = resolve(pack, again.options, FACTS, reasons=False)
+    assert res2.values == res.values
+    assert write_command(pack, again, res2.values, fields=pack.options) == out
+
+
+def test_minimal_argv_makes_the_launcher_land_on_the_same_configuration(pack: Pack) -> None:
+    res = resolve(pack, {"tp_size": 8, "attention_backend": "flashinfer"}, FACTS, reasons=False)
+    minimal = to_argv(res, pack, minimal=True)
+    assert "--tp-size" in minimal and "--attention-backend" in minimal
+    assert "--dtype" not in minimal  # SGLang's own default
+    cmd = read_command(pack, minimal)
+    assert resolve(pack, cmd.options, FACTS, reasons=False).values == res.values
+
+
+# --- the launcher's parser and --set -----------------------------------------------------------
+
+
+def test_add_arguments_adds_aliases_and_open_values(pack: Pack) -> None:
+    parser = argparse.ArgumentParser()
+    add_arguments(parser, pack)
+    ns = parser.parse_args(["--tp", "6", "--ep", "3", "--page-size", "8"])
+    assert (ns.tp_size, ns.ep_size, ns.page_size) == (6, 3, 8)
+
+
+def test_set_accepts_launcher_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--json",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--set",
+        "architecture=LlamaForCausalLM",
+        "--set",
+        "tp=6",
+        "--set=--expert-parallel-size=3",
+    )
+    assert code == 0
+    values = json.loads(out)["values"]
+    assert (values["tp_size"], values["ep_size"]) == (6, 3)
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def test_the_issue_example_checks_and_prints_a_command(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    typed = [
+        *SGLANG,
+        "--model-path",
+        model,
+        "--tp",
+        "8",
+        "--host",
+        "0.0.0.0",
+        "--mem-fraction-static",
+        "0.85",
+    ]
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm100"]
+    code, out, _ = run(capsys, "check", *facts, "--", *typed)
+    assert (code, out.startswith("ok")) == (0, True)
+    code, out, _ = run(capsys, "resolve", "--format", "argv", *facts, "--", *typed)
+    assert code == 0
+    words = shlex.split(out)
+    assert words[:5] == [*SGLANG, "--model-path", model]
+    assert words[5:9] == ["--host", "0.0.0.0", "--mem-fraction-static", "0.85"]
+    assert "--tp-size" in words and words[words.index("--tp-size") + 1] == "8"
+    code, minimal, _ = run(capsys, "resolve", "--format", "argv", "--minimal", *facts, "--", *typed)
+    assert code == 0 and set(shlex.split(minimal)) <= set(words)
+
+
+def test_launch_flags_and_set_must_agree(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "check", "--set", "tp=4", "--set", "platform=cuda", "--", "--tp", "8")
+    assert code == 2 and "disagree" in err
+
+
+def test_a_model_that_is_not_here_is_said_and_left_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys,
+        "check",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm90",
+        "--",
+        *SGLANG,
+        "--model-path",
+        "no-such-org/no-such-model",
+        "--tp",
+        "2",
+    )
+    assert code == 0 and "not a path on this machine" in err
+
+
+# --- pack validation ---------------------------------------------------------------------------
+
+
+def _pack(tmp_path: Path, launcher: str, fields: str) -> Path:
+    (tmp_path / "pack.toml").write_text(
+        f'[pack]\nname = "t"\nversion = "1"\nfiles = ["f.toml"]\n{launcher}\n'
+    )
+    (tmp_path / "f.toml").write_text(fields)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    "launcher, fields, needle",
+    [
+        (
+            "",
+            '[field.a]\nkind = "option"\ndomain = [1]\nflags = ["--x"]\n'
+            '[field.b]\nkind = "option"\ndomain = [1]\nflags = ["--x"]\n',
+            "also spells",
+        ),
+        ("", '[field.a]\nkind = "option"\ndomain = [1, 2]\nflag_value = "store_true"\n', "needs a boolean"),
+        ("", '[field.a]\nkind = "option"\ndomain = ["x"]\nopen = { min = 1 }\n', "needs an integer"),
+        ("", '[field.a]\nkind = "option"\ndomain = [0, 1]\nopen = { min = 1 }\n', "open range"),
+        ("", '[field.a]\nkind = "option"\ndomain = [1]\nflags = ["tp"]\n', "not a flag"),
+        (
+            '[pack.launcher]\ncommands = ["serve"]\nmodel_flags = ["--a"]\n',
+            '[field.a]\nkind = "option"\ndomain = [1]\n',
+            "also spells",
+        ),
+        (
+            '[pack.launcher]\ncommands = ["serve"]\npositional_model = ["run"]\n',
+            '[field.a]\nkind = "option"\ndomain = [1]\n',
+            "not in commands",
+        ),
+        ('[pack.launcher]\ncommand = ["serve"]\n', '[field.a]\nkind = "option"\ndomain = [1]\n', "command"),
+    ],
+)
+def test_flag_and_launcher_tables_are_validated(
+    tmp_path: Path, launcher: str, fields: str, needle: str
+) -> None:
+    with pytest.raises(PackError, match=needle):
+        load_pack(_pack(tmp_path, launcher, fields))
