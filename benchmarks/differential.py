@@ -134,7 +134,7 @@ def _print(summary: differential.Summary, records: Path, show: int, with_configs
     agree, total = summary.verdict
     fagree, ftotal = summary.fields
     print(
-        f"{records}: {total} scenarios"
+        f"{records}: {total} scenarios, replayed with {oracle.MODE}"
         f"{'' if with_configs else ' (no config.json found: architecture names only)'}"
     )
     print(f"  verdict agreement  {differential.pct(agree, total):5.1f} %  ({agree}/{total})")
