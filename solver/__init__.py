@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
+
     from solver.errors import (
         DependencyCycle,
         InputIssue,
@@ -139,12 +141,21 @@ def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
 
 
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,
-            strict: bool = False) -> Unsatisfiable | None:
-    """The conflict and repairs of an impossible request, or None when it resolves."""
+            strict: bool = False, keep: Collection[str] = ()) -> Unsatisfiable | None:
+    """The conflict and repairs of an impossible request, or None when it resolves.
+
+    `keep`: fields whose given values the repairs leave alone when any repair can (a
+    configurator's choice just made); only when none can do the repairs change them."""
     from solver.errors import Unsatisfiable
 
     try:
         resolve(pack, options, facts, strict=strict, reasons=False)
     except Unsatisfiable as exc:
-        return exc
+        if not keep:
+            return exc
+        from solver.diagnose import unsatisfiable_for
+        from solver.inputs import collect_pins
+        from solver.resolution import plan_for
+
+        return unsatisfiable_for(plan_for(pack), collect_pins(pack, options, facts), keep=keep)
     return None

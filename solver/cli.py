@@ -157,6 +157,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "count": ("solver.count:register_cli", "the exact number of valid configurations"),
     "diff": ("solver.diff:register_cli", "what changed between two packs: rules, valid "
                                          "configurations, resolutions"),
+    "serve": ("solver.serve:register", "the configurator page on a local web server"),
 }
 
 

@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,28 +36,41 @@ MAX_ALTERNATIVES_PER_FIELD = 3
 
 
 def unsatisfiable_for(
-    plan: Plan, pins: Mapping[str, Pin], adjustments: Mapping[str, tuple[Scalar, str]] | None = None
+    plan: Plan, pins: Mapping[str, Pin], adjustments: Mapping[str, tuple[Scalar, str]] | None = None,
+    *, keep: Collection[str] = (),
 ) -> Unsatisfiable:
-    """The error for a request with no solution: minimal conflict, repairs, and the text."""
+    """The error for a request with no solution: minimal conflict, repairs, and the text.
+    `keep`: user pins the repairs leave alone when they can (see `repairs`)."""
     from solver.text import conflict_message
 
     found = minimal_conflict(plan.compiled, pins)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs(plan, pins, conflict=[p.field for p in core_pins] if found is not None else None)
+    fixes = repairs(plan, pins, conflict=[p.field for p in core_pins] if found is not None else None,
+                    keep=keep)
     message = conflict_message(plan, pins, report, fixes)
     return Unsatisfiable(report, fixes, message)
 
 
 def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
-            conflict: Sequence[str] | None = None) -> list[Repair]:
+            conflict: Sequence[str] | None = None, keep: Collection[str] = ()) -> list[Repair]:
     """Ranked repairs: fewest changed user pins first, then the least preference rank lost.
 
     `conflict`: the pins of a minimal conflict of this request, if known: every repair must
-    change one of them, which spares the search for the sets of changes that do not."""
+    change one of them, which spares the search for the sets of changes that do not.
+    `keep`: user pins to leave alone (a configurator's choice just made, which a repair should not
+    quietly take back): the repairs change only the other user pins, and only when no such repair
+    exists are the kept pins changed too (`Repair.unset` / `.set` then name them)."""
     cp = plan.compiled
     known = [set(conflict)] if conflict is not None else []
-    found = diagnoses(cp, pins, conflicts=known)
+    found: list[tuple[str, ...]] = []
+    if keep:
+        # Held like facts, the kept pins are never among the user pins a diagnosis removes.
+        held = {n: p.model_copy(update={"source": "fact"}) if n in keep else p
+                for n, p in pins.items()}
+        found = diagnoses(cp, held, conflicts=known)
+    if not found:
+        found = diagnoses(cp, pins, conflicts=known)
     tier = "user"
     if not found:
         # No change of the user's own choices helps: say which facts would (a what-if).

@@ -1,0 +1,350 @@
+"""The configurator's JSON API over the Python API: a pack's description, the state of a request
+(choices, resolution with provenance, or conflict with repairs, and the launch command), the
+minimal reasons for excluded values, and the facts a pasted `config.json` gives.
+
+Answers are cached by canonical request (pins in pack order) in a bounded LRU, and a request
+computed by one thread is awaited, not recomputed, by another: a click answers from the cache
+whenever the page, a background warm-up or an earlier click asked the same question. Knows no
+launcher: everything the page shows comes from the pack.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from solver.errors import InvalidInput, SolverError, Unsatisfiable
+from solver.model import Pack, Pin, Resolution, Scalar
+from solver.serve.requests import BadRequest, Request, parse_request
+
+__all__ = ["Configurator", "value_key"]
+
+CACHE_ENTRIES = 512
+MAX_CONFIG_BYTES = 512 * 1024
+_FACT_SOURCES = ("fact", "env", "model-config", "assumed", "detected")
+
+
+def value_key(value: Scalar) -> str:
+    """How the page and JSON object keys spell a value (`true`, `8`, `fa3`)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+class _Answers:
+    """A bounded LRU of computed answers; concurrent askers of one key share one computation."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._done: OrderedDict[Any, Any] = OrderedDict()
+        self._running: dict[Any, threading.Event] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: Any, compute: Callable[[], Any]) -> Any:
+        while True:
+            with self._lock:
+                if key in self._done:
+                    self._done.move_to_end(key)
+                    self.hits += 1
+                    return self._done[key]
+                event = self._running.get(key)
+                if event is None:
+                    event = self._running[key] = threading.Event()
+                    self.misses += 1
+                    break
+            event.wait()
+        try:
+            value = compute()
+            with self._lock:
+                self._done[key] = value
+                while len(self._done) > self._size:
+                    self._done.popitem(last=False)
+            return value
+        finally:
+            with self._lock:
+                del self._running[key]
+            event.set()
+
+    def known(self, key: Any) -> bool:
+        with self._lock:
+            return key in self._done
+
+
+class Configurator:
+    """The API of one pack; thread-safe (the compiled pack is; the caches lock)."""
+
+    def __init__(self, pack: Pack) -> None:
+        from solver.resolution import plan_for
+
+        self.pack = pack
+        self.plan = plan_for(pack)
+        self._answers = _Answers(CACHE_ENTRIES)
+        self._busy = 0  # requests being answered now: the warm-up waits while any is
+        self._busy_lock = threading.Lock()
+        self._description: dict[str, Any] | None = None
+
+    # -- the pack ------------------------------------------------------------------------------
+    def description(self) -> dict[str, Any]:
+        """Everything the page draws that depends only on the pack."""
+        if self._description is None:
+            from solver.serve.describe import describe
+
+            self._description = describe(self.pack, self.plan)
+        return self._description
+
+    # -- requests ------------------------------------------------------------------------------
+    def answer(self, route: str, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """The answer to one API call (`state`, `reasons`, `model-config`); raises BadRequest."""
+        with self._busy_lock:
+            self._busy += 1
+        try:
+            start = time.perf_counter()
+            if route == "state":
+                out = self.state(parse_request(self.pack, doc, ("set", "keep")))
+            elif route == "reasons":
+                out = self.reasons(parse_request(self.pack, doc, ("set", "field")))
+            elif route == "model-config":
+                out = self.model_config(doc)
+            else:
+                raise BadRequest(f"no API call named {route!r}")
+            out["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 1)
+            return out
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+
+    def state(self, request: Request) -> dict[str, Any]:
+        """Resolution (or conflict and repairs), choices, warnings and the launch command."""
+        key = ("state", request.values, request.keep)
+        answer: dict[str, Any] = self._answers.get(key, lambda: self._state(request))
+        return dict(answer)
+
+    def _state(self, request: Request) -> dict[str, Any]:
+        pins = self._pins(request.values)
+        out: dict[str, Any] = {"status": "resolved", "set": _plain(request.values)}
+        try:
+            res = self._resolve(pins)
+        except Unsatisfiable:
+            return {**out, **self._conflict(request, pins)}
+        except InvalidInput as exc:
+            # Facts the pack requires are not given yet (the first clicks of a session): no
+            # resolution, but the choices still show what each value depends on.
+            return {
+                **out,
+                "status": "incomplete",
+                "message": str(exc),
+                "needs": [issue.field for issue in exc.issues],
+                "choices": self._choices(request.values),
+            }
+        except SolverError as exc:
+            return {**out, "status": "error", "error": {"message": str(exc)}}
+        out["resolution"] = _resolution(res)
+        out["choices"] = self._choices(request.values)
+        out["command"] = self._command(res, pins)
+        return out
+
+    def _pins(self, values: Iterable[tuple[str, Scalar]]) -> dict[str, Pin]:
+        from solver.inputs import collect_pins
+
+        return collect_pins(self.pack, dict(values))
+
+    def _resolve(self, pins: Mapping[str, Pin]) -> Resolution:
+        from solver.resolution import resolve_pins
+
+        return resolve_pins(self.pack, pins, reasons=True, explain_failure=False)
+
+    def _conflict(self, request: Request, pins: Mapping[str, Pin]) -> dict[str, Any]:
+        from solver.diagnose import unsatisfiable_for
+
+        exc = unsatisfiable_for(self.plan, pins, keep=request.keep)
+        doc = exc.to_json()
+        kept = set(request.keep)
+        repairs = []
+        for repair in doc["repairs"]:
+            touched = set(repair["unset"]) | set(repair["set"])
+            repairs.append({**repair, "undoes": sorted(touched & kept)})
+        return {
+            "status": "conflict",
+            "conflict": doc["conflict"],
+            "message": doc["message"],
+            "repairs": repairs,
+            "kept": bool(repairs) and not any(r["undoes"] for r in repairs),
+        }
+
+    def _choices(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, Any]:
+        """Per field: possible values, excluded ones with their scope, warned ones with the rule.
+
+        Scope `facts`: excluded by the facts alone (impossible on this hardware or model);
+        `choices`: possible with the facts, excluded by the options set."""
+        full = self._possible(values)
+        facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
+        by_facts = full if facts_only == values else self._possible(facts_only)
+        pinned = dict(values)
+        out: dict[str, Any] = {}
+        for name, possible in full.items():
+            others = {n: v for n, v in pinned.items() if n != name}
+            flagged = self.plan.flagged(name, others, list(possible))
+            excluded = {
+                value_key(v): "facts" if v not in by_facts[name] else "choices"
+                for v in self.pack.fields[name].domain
+                if v not in possible
+            }
+            out[name] = {
+                "possible": [value_key(v) for v in possible],
+                "excluded": excluded,
+                "warned": {
+                    value_key(v): {"rule": rid, "because": self.pack.rule(rid).because}
+                    for v, rid in flagged.items()
+                },
+            }
+        return out
+
+    def _possible(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, list[Scalar]]:
+        from solver.diagnose import valid_choices
+
+        def compute() -> dict[str, list[Scalar]]:
+            found = valid_choices(self.pack, self._pins(values), fields=list(self.pack.fields), reasons=False)
+            return found.possible
+
+        result: dict[str, list[Scalar]] = self._answers.get(("possible", values), compute)
+        return result
+
+    def _command(self, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
+        from solver.serve.command import launch_command
+
+        return launch_command(self.pack, res, pins)
+
+    def reasons(self, request: Request) -> dict[str, Any]:
+        """The minimal reason of each excluded value of one field (or of every field): for a value
+        the facts alone exclude, the reason among the facts; otherwise among all the inputs."""
+        found = self._reasons(request.values)
+        names = [request.field] if request.field else list(self.pack.fields)
+        return {
+            "status": "reasons",
+            "set": _plain(request.values),
+            "reasons": {name: found.get(name, {}) for name in names},
+        }
+
+    def _reasons(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, dict[str, Any]]:
+        # Every field at once: one pass of valid_choices per scope shares its witnesses and
+        # propagation states across fields, where a pass per field would repeat them.
+        def compute() -> dict[str, dict[str, Any]]:
+            from solver.diagnose import valid_choices
+
+            facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
+            scopes = (
+                [("choices", values), ("facts", facts_only)] if facts_only != values else [("facts", values)]
+            )
+            found: dict[str, dict[str, Any]] = {name: {} for name in self.pack.fields}
+            for scope, given in scopes:
+                choices = valid_choices(
+                    self.pack, self._pins(given), fields=list(self.pack.fields), reasons=True
+                )
+                for name, excluded in choices.excluded.items():
+                    for value, items in excluded.items():
+                        # The facts' own reason wins for a value the facts alone exclude.
+                        found[name][value_key(value)] = {
+                            "scope": scope,
+                            "pins": [
+                                {
+                                    "field": i.name,
+                                    "value": value_key(i.value) if i.value is not None else None,
+                                    "source": i.source,
+                                }
+                                for i in items
+                                if i.kind == "pin"
+                            ],
+                            "rules": [self._rule_ref(i.name) for i in items if i.kind == "rule"],
+                        }
+            return found
+
+        result: dict[str, dict[str, Any]] = self._answers.get(("reasons", values), compute)
+        return result
+
+    def _rule_ref(self, rule_id: str) -> dict[str, str]:
+        rule = self.pack.rule(rule_id)
+        return {"id": rule.id, "because": rule.because, "source": rule.source}
+
+    def model_config(self, doc: Mapping[str, Any]) -> dict[str, Any]:
+        """The facts a pasted `config.json` gives (`{"config": {...}}`), as the CLI reads them."""
+        from solver.modelconfig import facts_from_model_config
+        from solver.serve.requests import _known_keys
+
+        _known_keys(doc, ("config",))
+        config = doc.get("config")
+        if not isinstance(config, dict):
+            raise BadRequest("'config' must be the JSON object of a model's config.json")
+        if not self.pack.model_config_map:
+            raise BadRequest(f"pack {self.pack.name!r} reads no model config")
+        import json
+
+        text = json.dumps(config)
+        if len(text) > MAX_CONFIG_BYTES:
+            raise BadRequest(f"the config is {len(text)} bytes; at most {MAX_CONFIG_BYTES}")
+        with tempfile.TemporaryDirectory(prefix="confsolve-serve-") as tmp:
+            path = Path(tmp) / "config.json"
+            path.write_text(text, encoding="utf-8")
+            try:
+                facts = facts_from_model_config(self.pack, path)
+            except InvalidInput as exc:
+                message = str(exc).replace(os.fspath(path), "the pasted config.json")
+                raise BadRequest(message, [i.to_json() for i in exc.issues]) from None
+        return {"status": "facts", "facts": {name: value_key(pin.value) for name, pin in facts.items()}}
+
+    # -- warm-up -------------------------------------------------------------------------------
+    def warm(self, stop: threading.Event, states: Iterable[tuple[tuple[str, Scalar], ...]]) -> int:
+        """Compute the given states (and their reasons) into the cache, pausing while a request is
+        being answered so that the warm-up never slows a click; returns how many it computed."""
+        done = 0
+        for values in states:
+            for job in (self.state, self.reasons):
+                while self._busy and not stop.is_set():
+                    time.sleep(0.02)
+                if stop.is_set():
+                    return done
+                job(Request(values=values))
+            done += 1
+        return done
+
+    def first_states(self, limit: int = 64) -> list[tuple[tuple[str, Scalar], ...]]:
+        """The states a session starts from: nothing set, then each value of the first required
+        facts in turn (platform, then GPU), as far as `limit` goes; impossible pairs skipped."""
+        required = [n for n, f in self.pack.fields.items() if f.kind == "fact" and f.required]
+        states: list[tuple[tuple[str, Scalar], ...]] = [()]
+        frontier: list[tuple[tuple[str, Scalar], ...]] = [()]
+        for name in required[:2]:
+            nxt = []
+            for base in frontier:
+                possible = self._possible(base).get(name, [])
+                for value in possible:
+                    nxt.append((*base, (name, value)))
+            states += nxt
+            frontier = nxt
+            if len(states) >= limit:
+                break
+        return states[:limit]
+
+    @property
+    def cache_stats(self) -> dict[str, int]:
+        return {"hits": self._answers.hits, "misses": self._answers.misses}
+
+
+def _plain(values: Iterable[tuple[str, Scalar]]) -> dict[str, str]:
+    return {n: value_key(v) for n, v in values}
+
+
+def _resolution(res: Resolution) -> dict[str, Any]:
+    doc = res.to_json()
+    return {
+        "values": {n: value_key(v) for n, v in res.values.items()},
+        "provenance": doc["provenance"],
+        "adjustments": doc["adjustments"],
+        "warnings": doc["warnings"],
+        "assumed": doc.get("assumed", []),
+    }

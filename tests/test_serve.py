@@ -1,0 +1,246 @@
+"""`confsolve serve`'s JSON API and HTTP manners, without a browser: the page's states (choices
+with their scope, resolution, conflict and repairs that keep the choice just made, the launch
+command), input checks that answer 400 with a message, and one test per shipped pack."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import constraints
+from solver import load_pack
+from solver.serve.api import Configurator
+from solver.serve.requests import BadRequest, parse_request
+from solver.serve.server import ConfiguratorServer, make_server
+
+FIXTURES = Path(__file__).parent / "fixtures" / "models"
+WALK = {
+    "platform": "cuda",
+    "gpu_arch": "sm90",
+    "architecture": "DeepseekV3ForCausalLM",
+    "checkpoint_quant": "fp8",
+    "tp_size": "8",
+}
+
+
+@pytest.fixture(scope="module")
+def sglang() -> Configurator:
+    return Configurator(load_pack("sglang"))
+
+
+def _state(api: Configurator, values: dict[str, Any], keep: list[str] | None = None) -> dict[str, Any]:
+    return api.answer("state", {"set": values, "keep": keep or []})
+
+
+def test_walk_through_on_hopper_then_blackwell(sglang: Configurator) -> None:
+    hopper = _state(sglang, WALK)
+    assert hopper["status"] == "resolved"
+    res = hopper["resolution"]
+    assert res["values"]["attention_backend"] == "fa3"
+    assert res["provenance"]["attention_backend"]["kind"] == "preference"
+    assert res["provenance"]["tp_size"]["kind"] == "user"
+    assert res["provenance"]["platform"]["kind"] == "fact"
+    # ep_size > tp_size is refused because of the user's tp_size, not the machine.
+    assert hopper["choices"]["ep_size"]["excluded"]["16"] == "choices"
+    assert "--tp-size" in hopper["command"]["minimal"]
+    blackwell = _state(sglang, {**WALK, "gpu_arch": "sm120"})
+    assert blackwell["resolution"]["values"]["attention_backend"] == "triton"
+    # FA3 is impossible on SM120 for an MLA model whatever the user chooses.
+    assert blackwell["choices"]["attention_backend"]["excluded"]["fa3"] == "facts"
+    assert "fa3" not in blackwell["choices"]["attention_backend"]["possible"]
+
+
+def test_reasons_name_the_rule_and_the_pins(sglang: Configurator) -> None:
+    doc = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}, "field": "attention_backend"})
+    fa3 = doc["reasons"]["attention_backend"]["fa3"]
+    assert fa3["scope"] == "facts"
+    assert "fa3-needs-sm8x-or-sm90" in [r["id"] for r in fa3["rules"]]
+    assert all(p["source"] != "user" for p in fa3["pins"])
+    ep = sglang.answer("reasons", {"set": WALK, "field": "ep_size"})["reasons"]["ep_size"]["16"]
+    assert ep["scope"] == "choices"
+    assert {"field": "tp_size", "value": "8", "source": "user"} in ep["pins"]
+
+
+def test_repairs_keep_the_choice_just_made_when_they_can(sglang: Configurator) -> None:
+    request = {**WALK, "ep_size": "16"}
+    free = _state(sglang, request)
+    assert free["status"] == "conflict"
+    assert any("ep_size" in r["unset"] or "ep_size" in r["set"] for r in free["repairs"])
+    kept = _state(sglang, request, keep=["ep_size"])
+    assert kept["kept"] is True and kept["repairs"]
+    for repair in kept["repairs"]:
+        assert "ep_size" not in repair["unset"] and "ep_size" not in repair["set"]
+        assert repair["values"]["ep_size"] == 16 and not repair["undoes"]
+
+
+def test_a_choice_no_repair_can_keep_is_reported_as_undone(sglang: Configurator) -> None:
+    doc = _state(
+        sglang, {**WALK, "gpu_arch": "sm120", "attention_backend": "fa3"}, keep=["attention_backend"]
+    )
+    assert doc["status"] == "conflict"
+    assert doc["kept"] is False
+    assert {p["field"] for p in doc["conflict"]["pins"]} >= {"attention_backend", "gpu_arch"}
+    assert doc["repairs"] and all(r["undoes"] == ["attention_backend"] for r in doc["repairs"])
+    assert "fa3-needs-sm8x-or-sm90" in [r["id"] for r in doc["conflict"]["rules"]]
+
+
+def test_answers_are_cached_by_canonical_request(sglang: Configurator) -> None:
+    first = _state(sglang, {"gpu_arch": "sm90", "platform": "cuda"})
+    hits = sglang.cache_stats["hits"]
+    again = _state(sglang, {"platform": "CUDA".lower(), "gpu_arch": "sm90"})
+    assert sglang.cache_stats["hits"] > hits
+    assert again["resolution"] == first["resolution"]
+
+
+def test_pasted_model_config_gives_facts(sglang: Configurator) -> None:
+    config = json.loads((FIXTURES / "deepseek-v3-fp8" / "config.json").read_text())
+    doc = sglang.answer("model-config", {"config": config})
+    assert doc["facts"]["architecture"] == "DeepseekV3ForCausalLM"
+    assert doc["facts"]["checkpoint_quant"] == "fp8"
+    with pytest.raises(BadRequest, match=r"architectures|config"):
+        sglang.answer("model-config", {"config": {"architectures": 7}})
+
+
+@pytest.mark.parametrize(
+    ("body", "words"),
+    [
+        ({"set": {"atention_backend": "fa3"}}, ["atention_backend", "attention_backend"]),
+        ({"set": {"attention_backend": "fa33"}}, ["fa33", "fa3"]),
+        ({"set": {"tp_size": 1.5}}, ["tp_size", "float"]),
+        ({"set": []}, ["'set'"]),
+        ({"sets": {}}, ["'sets'", "'set'"]),
+        ({"set": {}, "keep": "tp_size"}, ["'keep'"]),
+        ({"set": {}, "keep": ["tp_sise"]}, ["tp_sise", "tp_size"]),
+    ],
+)
+def test_bad_requests_name_what_is_wrong(
+    sglang: Configurator, body: dict[str, Any], words: list[str]
+) -> None:
+    with pytest.raises(BadRequest) as caught:
+        sglang.answer("state", body)
+    for word in words:
+        assert word in caught.value.message
+
+
+def test_parse_request_orders_pins_as_the_pack_does() -> None:
+    pack = load_pack("sglang")
+    one = parse_request(pack, {"set": {"tp_size": 8, "platform": "cuda"}}, ("set",))
+    two = parse_request(pack, {"set": {"platform": "cuda", "tp_size": "8"}}, ("set",))
+    assert one == two and [n for n, _ in one.values] == ["platform", "tp_size"]
+
+
+# --- over HTTP ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[ConfiguratorServer]:
+    srv = make_server(load_pack("sglang"), "127.0.0.1", 0)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    yield srv
+    srv.shutdown()
+    srv.server_close()
+
+
+def _http(
+    srv: ConfiguratorServer,
+    method: str,
+    path: str,
+    body: bytes | None = None,
+    headers: dict[str, str] | None = None,
+) -> tuple[int, bytes, str]:
+    host, port = srv.server_address[:2]
+    conn = http.client.HTTPConnection(str(host), int(port), timeout=60)
+    try:
+        conn.request(method, path, body=body, headers=headers or {})
+        response = conn.getresponse()
+        return response.status, response.read(), response.getheader("Content-Type") or ""
+    finally:
+        conn.close()
+
+
+def test_the_page_and_its_files_are_served(server: ConfiguratorServer) -> None:
+    status, body, kind = _http(server, "GET", "/")
+    assert status == 200 and kind.startswith("text/html") and b"/static/app.js" in body
+    for name in ("app.js", "app.css"):
+        assert _http(server, "GET", f"/static/{name}")[0] == 200
+    # The page needs nothing from the network.
+    for name in ("index.html", "app.js", "app.css"):
+        text = _http(server, "GET", f"/static/{name}")[1].decode()
+        assert "http://" not in text and "https://" not in text
+    assert _http(server, "GET", "/static/../api.py")[0] == 404
+    assert _http(server, "GET", "/static/%2e%2e%2fapi.py")[0] == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (b"{not json", 400),
+        (b"[1, 2]", 400),
+        (b"\xff\xfe", 400),
+        (b"[" * 100_000, 400),
+        (b'{"set": {"platform": "cudaa"}}', 400),
+    ],
+)
+def test_bad_bodies_answer_400_without_a_traceback(
+    server: ConfiguratorServer, body: bytes, status: int
+) -> None:
+    got, raw, kind = _http(server, "POST", "/api/state", body, {"Content-Type": "application/json"})
+    assert got == status and kind.startswith("application/json")
+    doc = json.loads(raw)
+    assert doc["status"] == "error" and doc["error"]["message"]
+    assert "Traceback" not in raw.decode("utf-8", "replace")
+
+
+def test_sizes_and_routes_are_bounded(server: ConfiguratorServer) -> None:
+    assert _http(server, "POST", "/api/state", b"", {"Content-Length": str(1 << 30)})[0] == 413
+    assert _http(server, "POST", "/api/nothing", b"{}")[0] == 404
+    assert _http(server, "GET", "/api/state")[0] == 404
+
+
+def test_the_server_binds_to_loopback_by_default() -> None:
+    import inspect
+
+    assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
+    from solver.cli import build_parser
+
+    args = build_parser("serve").parse_args(["serve"])
+    assert args.host == "127.0.0.1" and args.port == 8000
+
+
+def test_serve_refuses_a_bad_port() -> None:
+    from solver.cli import main
+
+    assert main(["serve", "--port", "70000", "--no-warm-up"]) == 2
+
+
+# --- every shipped pack ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", constraints.shipped_packs())
+def test_every_shipped_pack_is_described_and_answers(name: str) -> None:
+    pack = load_pack(name)
+    api = Configurator(pack)
+    doc = api.description()
+    assert [f["name"] for f in doc["fields"]] and len(doc["fields"]) == len(pack.fields)
+    for field in doc["fields"]:
+        assert field["domain"] and field["section"] in ("inputs", "traits", "options", "environment")
+        for rid in field["rules"]:
+            assert rid in doc["rules"]
+        for other in field["neighbours"]:
+            assert other in pack.fields
+    json.dumps(doc)
+    required = {f.name: f.domain[0] for f in pack.fields.values() if f.required}
+    state = api.answer("state", {"set": {}})
+    assert state["status"] in ("resolved", "conflict", "incomplete")
+    if state["status"] != "conflict":
+        for fname, entry in state["choices"].items():
+            assert set(entry["possible"]).isdisjoint(entry["excluded"])
+            assert len(entry["possible"]) + len(entry["excluded"]) == len(pack.fields[fname].domain)
+    json.dumps(api.answer("state", {"set": {k: str(v) for k, v in required.items()}}))

@@ -1,0 +1,175 @@
+"""The configurator page in a real browser (Debian's Chromium through Playwright): README's
+walk-through clicked through, greying and reasons, a conflict and a repair applied, the command
+copied, a permalink reloaded, keyboard use, and every shipped pack drawn. Screenshots go to
+tests/output/serve/ (not committed). Skips without a browser unless CONFSOLVE_REQUIRE_BROWSER=1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from browser import Page, browser_or_skip, chromium, served
+
+import constraints
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    browser_or_skip()
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture(scope="module")
+def sglang_url() -> Iterator[str]:
+    with served("sglang") as server:
+        yield server.url
+
+
+def _page(browser: Any, width: int = 1280, height: int = 800) -> Page:
+    context = browser.new_context(viewport={"width": width, "height": height})
+    context.grant_permissions(["clipboard-read", "clipboard-write"])
+    return Page(context.new_page())
+
+
+def test_walk_through(browser: Any, sglang_url: str) -> None:
+    """README: DeepSeek-V3 FP8 on 8×H100, then on an RTX PRO 6000, then FA3 asked for there."""
+    p = _page(browser)
+    p.open(sglang_url)
+    assert "choose" in p.page.locator("#status-pill").inner_text()
+    p.shot("01-empty")
+    p.click_value("platform", "cuda")
+    # The GPU by its name: the pack's labels and aliases say which architecture an H100 is.
+    before = p.seq()
+    p.page.fill('input[data-lookup="gpu_arch"]', "H100")
+    p.page.press('input[data-lookup="gpu_arch"]', "Enter")
+    p.wait_after(before)
+    assert p.chip("gpu_arch", "sm90").get_attribute("aria-pressed") == "true"
+    p.select_value("architecture", "DeepseekV3ForCausalLM")
+    p.click_value("checkpoint_quant", "fp8")
+    p.click_value("tp_size", "8")
+    assert p.page.locator("#status-pill").inner_text().startswith("✓")
+    assert "fa3" in p.now("attention_backend") and "preference" in p.now("attention_backend")
+    assert "user" in p.now("tp_size") and "fact" in p.now("gpu_arch")
+    # ep_size above tp_size is refused because of the user's tp_size, not the machine.
+    assert "x-choices" in (p.chip("ep_size", "16").get_attribute("class") or "")
+    p.shot("02-hopper")
+
+    p.click_value("gpu_arch", "sm120")
+    assert "triton" in p.now("attention_backend")
+    # What changed is highlighted, with the value it had before.
+    assert p.page.locator("#row-attention_backend.changed").count() == 1
+    assert "was fa3" in p.now("attention_backend")
+    p.page.click('button[data-unfold="attention_backend"]')
+    fa3 = p.chip("attention_backend", "fa3")
+    assert "x-facts" in (fa3.get_attribute("class") or "")
+    p.wait_for_reasons()
+    assert "fa3-needs-sm8x-or-sm90" in (fa3.get_attribute("title") or "")
+    fa3.hover()
+    info = p.page.locator("#info")
+    assert "impossible on this hardware or model" in info.inner_text().lower()
+    assert "fa3-needs-sm8x-or-sm90" in info.inner_text()
+    p.shot("03-blackwell-greyed")
+
+    p.click_value("attention_backend", "fa3")
+    conflict = p.page.locator("#conflict")
+    assert conflict.is_visible()
+    text = conflict.inner_text()
+    assert "fa3-needs-sm8x-or-sm90" in text and "--attention-backend fa3" in text
+    assert "No repair keeps" in text  # FA3 cannot work here: every repair changes it, and says so
+    p.shot("04-conflict")
+    repairs = p.page.locator("#conflict [data-repair]")
+    assert repairs.count() >= 2
+    choice = next(
+        i
+        for i in range(repairs.count())
+        if "use --attention-backend" in (repairs.nth(i).get_attribute("aria-label") or "")
+    )
+    label = repairs.nth(choice).get_attribute("aria-label") or ""
+    picked = label.rsplit(" ", 1)[-1]
+    before = p.seq()
+    repairs.nth(choice).click()
+    p.wait_after(before)
+    assert p.page.locator("#status-pill").inner_text().startswith("✓")
+    assert picked in p.now("attention_backend") and "user" in p.now("attention_backend")
+    assert not p.page.locator("#conflict").is_visible()
+
+    p.page.click("#tab-minimal")
+    minimal = p.page.locator("#command-text").inner_text()
+    assert f"--attention-backend {picked}" in minimal and "--tp-size 8" in minimal
+    p.page.click("#tab-full")
+    p.page.click("#copy-command")
+    copied = p.page.evaluate("window.confsolveCopied")
+    assert copied == p.page.locator("#command-text").inner_text()
+    assert f"--attention-backend {picked}" in copied and "--quantization fp8" in copied
+    assert p.page.evaluate("navigator.clipboard.readText()") == copied
+    p.shot("05-repaired")
+
+    # The permalink: a fresh page at this URL shows the same state and command.
+    url = p.page.url
+    assert "gpu_arch=sm120" in url and f"attention_backend={picked}" in url
+    again = _page(browser)
+    again.open(url)
+    assert again.chip("gpu_arch", "sm120").get_attribute("aria-pressed") == "true"
+    assert again.page.locator("#command-text").inner_text() == copied
+    assert not p.errors and not again.errors, p.errors + again.errors
+
+
+def test_a_repair_keeps_the_choice_just_made(browser: Any, sglang_url: str) -> None:
+    p = _page(browser)
+    p.open(
+        sglang_url + "?platform=cuda&gpu_arch=sm90&architecture=DeepseekV3ForCausalLM"
+        "&checkpoint_quant=fp8&tp_size=8"
+    )
+    p.click_value("ep_size", "16")
+    text = p.page.locator("#conflict").inner_text()
+    assert "No repair keeps" not in text
+    labels = [
+        p.page.locator("#conflict [data-repair]").nth(i).get_attribute("aria-label") or ""
+        for i in range(p.page.locator("#conflict [data-repair]").count())
+    ]
+    assert labels and all("--ep-size" not in label for label in labels), labels
+    assert all("tp-size" in label for label in labels)
+
+
+def test_keyboard_and_narrow_window(browser: Any, sglang_url: str) -> None:
+    p = _page(browser, width=600, height=900)
+    p.open(sglang_url + "?platform=cuda")
+    chip = p.chip("gpu_arch", "sm90")
+    chip.focus()
+    before = p.seq()
+    p.page.keyboard.press("Enter")
+    p.wait_after(before)
+    assert p.chip("gpu_arch", "sm90").get_attribute("aria-pressed") == "true"
+    # Focus stays on the value chosen, so the keyboard user keeps their place.
+    assert p.page.evaluate("document.activeElement.dataset.value") == "sm90"
+    before = p.seq()
+    p.page.keyboard.press("Alt+z")
+    p.wait_after(before)
+    assert p.chip("gpu_arch", "sm90").get_attribute("aria-pressed") == "false"
+    p.page.locator('[data-info="gpu_arch"]').first.click()
+    assert "Rules that mention it" in p.page.locator("#info").inner_text()
+    width = p.page.evaluate("document.documentElement.scrollWidth")
+    assert width <= 600, f"the page scrolls sideways on a narrow window ({width} px)"
+    p.shot("06-narrow")
+
+
+@pytest.mark.parametrize("name", constraints.shipped_packs())
+def test_every_shipped_pack_draws(browser: Any, name: str) -> None:
+    with served(name) as server:
+        p = _page(browser)
+        p.open(server.url)
+        assert p.page.locator(".row").count() > 0
+        title = p.page.locator("#pack-name").inner_text()
+        assert title.startswith(name)
+        first = p.page.locator(".row button[data-field]:not([data-value=''])").first
+        field = first.get_attribute("data-field")
+        value = first.get_attribute("data-value")
+        before = p.seq()
+        first.click()
+        p.wait_after(before)
+        assert f"{field}={value}" in p.page.url
+        assert not p.errors, p.errors
+        p.shot(f"07-pack-{name}")
