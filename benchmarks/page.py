@@ -7,7 +7,7 @@ greys out (a conflict), followed by applying the first repair, as a person would
 timed by the page itself, from the click to the new state drawn (`window.confsolveTimings`), and by
 the driver (click to the page's state counter moving). Prints p50/p90 per click, split by kind.
 
-    python benchmarks/page.py [--pack sglang] [--clicks 50] [--seed 1] [--no-warm-up]
+    python benchmarks/page.py [--pack sglang] [--clicks 50] [--seed 1] [--think-ms 1000] [--no-warm-up]
 
 Needs the test extra (`pip install -e '.[test]'`) and /usr/bin/chromium.
 """
@@ -64,7 +64,9 @@ def _session_order(fields: list[dict[str, Any]], rng: random.Random) -> list[dic
     return required + model[:2] + options[:6]
 
 
-def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) -> dict[str, Any]:
+def run(
+    pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float, think_ms: float
+) -> dict[str, Any]:
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
     with served(pack, warm_up=warm_up) as server, chromium() as browser:
@@ -83,6 +85,9 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
             for field in _session_order(_fields(page), rng):
                 if len(rows) >= clicks:
                     break
+                # A person reads the new state before the next click (the page loads the
+                # reasons for the greyed values meanwhile).
+                page.page.wait_for_timeout(think_ms)
                 entry = _choices(page).get(field["name"], {})
                 possible = entry.get("possible", field["domain"])
                 excluded = list(entry.get("excluded", {}))
@@ -111,6 +116,7 @@ def run(pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float) 
                 if timing["status"] == "conflict" and len(rows) < clicks:
                     repair = page.page.locator("#conflict [data-repair]")
                     if repair.count():
+                        page.page.wait_for_timeout(think_ms)
                         t0 = time.perf_counter()
                         before = page.seq()
                         repair.first.click()
@@ -152,6 +158,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.15,
         help="how often a click picks a greyed value (then the first repair is applied)",
     )
+    parser.add_argument(
+        "--think-ms",
+        type=float,
+        default=1000.0,
+        help="the pause before each click, as a person reads the page (default 1000)",
+    )
     parser.add_argument("--no-warm-up", action="store_true")
     parser.add_argument("--json", metavar="PATH", help="also write every click to this file")
     args = parser.parse_args(argv)
@@ -159,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"benchmarks/page.py: {why}", file=sys.stderr)
         return 2
-    result = run(args.pack, args.clicks, args.seed, not args.no_warm_up, args.conflict_rate)
+    result = run(args.pack, args.clicks, args.seed, not args.no_warm_up, args.conflict_rate, args.think_ms)
     rows = result["clicks"]
     print(
         f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}; "

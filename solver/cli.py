@@ -316,6 +316,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     from solver.inputs import _lookup, facts_from_environ, parse_assignments
     from solver.model import Pin
 
+    args.request_pack = pack  # for writing repairs back in the syntax they were typed in
     sets, issues = parse_assignments(args.set)
     assumed, more = parse_assignments(args.assume)
     issues += more
@@ -519,7 +520,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         if args.json:
             _dump(exc.to_json())
         else:
-            print(_conflict_paragraph(exc))
+            render = None
+            if getattr(args, "command_read", None) is not None:  # typed as a launch command
+                from solver.launchcli import repair_renderer
+
+                render = repair_renderer(args, pack)
+            print(_conflict_paragraph(exc, render))
         return EXIT_CONFLICT
     if args.json:
         _dump(res.to_json())
@@ -536,7 +542,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _conflict_paragraph(exc: Any) -> str:
+def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) -> str:
     """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
@@ -544,7 +550,9 @@ def _conflict_paragraph(exc: Any) -> str:
                                                if p.source == "launcher-default" else "")
                      for p in exc.conflict.pins)
     fix = ""
-    if first is not None:
+    if first is not None and render is not None:
+        fix = f" Try: `{render(first)}`."
+    elif first is not None:
         changes = [f"unset {n}" for n in first.unset]
         changes += [f"set {n}={v}" for n, v in first.set.items()]
         fix = " Try: " + "; ".join(changes) + "."
@@ -733,6 +741,13 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             code: int = args.func(args)
         return code
     except SolverError as exc:
+        if not as_json and getattr(args, "request_pack", None) is not None:
+            from solver.errors import Unsatisfiable
+
+            if isinstance(exc, Unsatisfiable):  # repairs in the syntax the request came in
+                from solver.launchcli import rewrite_conflict
+
+                exc = rewrite_conflict(args, exc)
         return emit_error(exc, as_json)
     except RecursionError:
         return emit_error(InvalidInput([InputIssue(field="input", value=None,

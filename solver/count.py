@@ -642,9 +642,11 @@ def count(
     Raises `CountLimitReached` when the limit is reached before the count is exact.
     """
     from solver.engine import compile_pack
+    from solver.opendomain import widened
 
-    cp = compile_pack(pack)
     pins = dict(pins or {})
+    pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
+    cp = compile_pack(pack)
     started = time.monotonic()
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
@@ -708,4 +710,8 @@ def cmd_count(args: argparse.Namespace) -> int:
     if result.count == 0 and pins:
         print("the inputs conflict: `confsolve check` with the same inputs says why",
               file=sys.stderr)
+    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
+    if unpinned_open:  # an open range has no end: its listed values are what was counted
+        print(f"open fields counted over their listed values: {', '.join(unpinned_open)} "
+              "(any other value is counted when given)", file=sys.stderr)
     return 0

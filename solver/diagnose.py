@@ -49,7 +49,9 @@ def unsatisfiable_for(
     fixes = repairs(plan, pins, conflict=[p.field for p in core_pins] if found is not None else None,
                     keep=keep)
     message = conflict_message(plan, pins, report, fixes)
-    return Unsatisfiable(report, fixes, message)
+    exc = Unsatisfiable(report, fixes, message)
+    exc.request = dict(pins)
+    return exc
 
 
 def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
@@ -199,9 +201,11 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> U
             + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else "")
             + ", and it cannot hold with the rest of the request.")
     message = conflict_message(plan, pins, report, fixes[:MAX_REPAIRS], lead=lead)
-    return Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
+    exc = Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
         "field": name, "value": default, "chain": list(failed.chain),
         "preference": pref.id if pref else None})
+    exc.request, exc.lead = dict(pins), lead
+    return exc
 
 
 # How many other values of a field a predict-mode repair tries (each is a full prediction).

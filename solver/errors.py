@@ -159,6 +159,10 @@ class Unsatisfiable(SolverError):
         # Predict mode: the launcher's own pick for a flag left unset that fails
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
         self.launcher_default = launcher_default
+        # The request as validated pins and the lead paragraph, kept so that a front end can
+        # write the repairs in its own syntax (`solver.text.conflict_text`); not in the JSON.
+        self.request: dict[str, Any] = {}
+        self.lead: str | None = None
         super().__init__(self.message)
 
     def to_json(self) -> dict[str, Any]:

@@ -29,9 +29,12 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
 from solver.inputs import shown
-from solver.model import Field, Launcher, Pack, Scalar
+from solver.model import Field, Launcher, Pack, Repair, Scalar
 
-__all__ = ["LaunchCommand", "flag_words", "read_command", "shell_line", "write_command"]
+__all__ = [
+    "LaunchCommand", "flag_words", "minimal_options", "read_command", "repair_fact_changes",
+    "repaired_command", "shell_line", "write_command",
+]
 
 
 @dataclass(frozen=True)
@@ -267,15 +270,11 @@ def shell_line(words: Sequence[Any]) -> str:
 
 
 def _launcher_choice(pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar]) -> Any:
-    """What the launcher would decide by itself for these options and facts: the pack's
-    prediction of its default chain (`predict=True` where the resolver offers it)."""
-    import inspect
-
+    """What the launcher would decide by itself for these options and facts (predict mode: each
+    unset option follows the launcher's own default chain)."""
     from solver.resolution import resolve
 
-    if "predict" in inspect.signature(resolve).parameters:
-        return resolve(pack, dict(options), dict(facts), reasons=False, predict=True)  # type: ignore[call-arg]
-    return resolve(pack, dict(options), dict(facts), reasons=False)
+    return resolve(pack, dict(options), dict(facts), reasons=False, predict=True)
 
 
 def minimal_options(pack: Pack, values: Mapping[str, Scalar]) -> list[str]:
@@ -298,3 +297,25 @@ def minimal_options(pack: Pack, values: Mapping[str, Scalar]) -> list[str]:
         if not differ:
             return [n for n in options if n in needed]
         needed += differ
+
+
+def repaired_command(pack: Pack, command: LaunchCommand, repair: Repair) -> list[str]:
+    """The launch command as typed with a repair applied: the options it unsets left out (the
+    launcher then decides them), the ones it sets written in; the rest exactly as typed. Facts
+    the repair changes are not launcher flags: see `repair_fact_changes`."""
+    options: dict[str, Scalar] = {n: v for n, v in command.options.items() if n not in repair.unset}
+    for name, value in repair.set.items():
+        if pack.fields[name].kind == "option":
+            options[name] = value
+    return write_command(pack, command, options)
+
+
+def repair_fact_changes(pack: Pack, repair: Repair) -> list[str]:
+    """What a repair changes that a launch command cannot say (facts): `gpu_arch=sm90`, `not
+    gpu_arch` for a fact to leave unknown."""
+    changes = [f"{n}={_spelled(v)}" for n, v in repair.set.items() if pack.fields[n].kind == "fact"]
+    return changes + [f"not {n}" for n in repair.unset if pack.fields[n].kind == "fact"]
+
+
+def _spelled(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)

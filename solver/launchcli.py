@@ -11,14 +11,24 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput
+from solver.errors import InputIssue, InvalidInput, Unsatisfiable
 from solver.inputs import _lookup
-from solver.launch import LaunchCommand, minimal_options, read_command, shell_line, write_command
-from solver.model import Pack, Resolution
+from solver.launch import (
+    LaunchCommand,
+    minimal_options,
+    read_command,
+    repair_fact_changes,
+    repaired_command,
+    shell_line,
+    write_command,
+)
+from solver.model import Pack, Repair, Resolution, Scalar
+from solver.text import conflict_text
 
-__all__ = ["merge_launch", "print_argv"]
+__all__ = ["merge_launch", "print_argv", "repair_renderer", "rewrite_conflict"]
 
 
 def merge_launch(
@@ -31,9 +41,20 @@ def merge_launch(
     unknown)."""
     command = read_command(pack, args.launch)
     args.command_read = command
+    options = dict(command.options)
+    model = command.model
+    args.config_options = []
+    if command.config is not None:
+        from solver.launchconfig import read_config
+
+        # The launcher puts the file's flags before the command line's: a typed flag wins.
+        from_file = read_config(pack, command.config)
+        args.config_options = list(from_file.options)
+        options = {**from_file.options, **options}
+        model = model or from_file.model
     issues: list[InputIssue] = []
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
-    for name, value in command.options.items():
+    for name, value in options.items():
         shown = str(value).lower() if isinstance(value, bool) else str(value)
         if name in typed and typed[name][1] != shown:
             issues.append(
@@ -41,7 +62,8 @@ def merge_launch(
                     field=name,
                     value=shown,
                     message=(
-                        f"--set {typed[name][0]}={typed[name][1]} and {command.spelled[name]} {shown} in the "
+                        f"--set {typed[name][0]}={typed[name][1]} and "
+                        f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
                         "launch command disagree; keep one"
                     ),
                 )
@@ -50,12 +72,12 @@ def merge_launch(
             sets[name] = shown
     if issues:
         raise InvalidInput(issues)
-    if model_path or command.model is None:
+    if model_path or model is None:
         return model_path
-    if os.path.exists(os.path.expanduser(command.model)):
-        return command.model
+    if os.path.exists(os.path.expanduser(model)):
+        return model
     print(
-        f"confsolve: note: the model {command.model!r} is not a path on this machine; the facts "
+        f"confsolve: note: the model {model!r} is not a path on this machine; the facts "
         "its config.json gives (architecture, checkpoint quantization, ...) stay unknown. Give "
         "--model-config PATH or --set them.",
         file=sys.stderr,
@@ -67,7 +89,10 @@ def print_argv(args: argparse.Namespace, pack: Pack, res: Resolution, facts: dic
     """`--format argv`: the launch command that runs this resolution, on one shell-quoted line
     (notes on adjustments and warnings go to stderr, so stdout is the command alone)."""
     command: LaunchCommand | None = getattr(args, "command_read", None)
-    fields = minimal_options(pack, res.values) if args.minimal else pack.options
+    fields = pack.options
+    if args.minimal:  # and what the config file sets: the launcher would read it otherwise
+        chosen = set(minimal_options(pack, res.values)) | set(getattr(args, "config_options", []))
+        fields = [n for n in pack.options if n in chosen]
     print(shell_line(write_command(pack, command, res.values, fields=fields)))
     for adj in res.adjustments:
         print(
@@ -77,3 +102,63 @@ def print_argv(args: argparse.Namespace, pack: Pack, res: Resolution, facts: dic
         )
     for warning in res.warnings:
         print(f"confsolve: warning ({warning.rule}): {warning.message}", file=sys.stderr)
+
+
+def repair_renderer(args: argparse.Namespace, pack: Pack) -> Callable[[Repair], str]:
+    """How this command line writes a repair: as the launch command when one was given, else as
+    the same `confsolve` command with the user's other inputs exactly as typed."""
+    command: LaunchCommand | None = getattr(args, "command_read", None)
+    if command is not None:
+        return lambda repair: _launch_line(pack, command, repair)
+    return lambda repair: _confsolve_line(args, pack, repair)
+
+
+def _launch_line(pack: Pack, command: LaunchCommand, repair: Repair) -> str:
+    line = shell_line(repaired_command(pack, command, repair))
+    facts = repair_fact_changes(pack, repair)
+    return line + (f"    (on a machine or model with {', '.join(facts)})" if facts else "")
+
+
+def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str:
+    """`confsolve COMMAND ...` as typed, with the repair applied to --set and --assume: the
+    assignments of a field it unsets dropped, of a field it sets rewritten (or added)."""
+    words = ["confsolve", str(args.command)]
+    if getattr(args, "field", None):
+        words.append(str(args.field))
+    if args.pack != "sglang":
+        words += ["--pack", str(args.pack)]
+    pending = dict(repair.set)
+    for flag, items in (("--set", args.set), ("--assume", args.assume)):
+        for item in items:
+            raw, _, value = item.partition("=")
+            name = _lookup(pack, raw.strip()) or raw.strip()
+            if name in repair.unset:
+                continue
+            if name in pending:
+                value = _spelled(pending.pop(name))
+            item = f"{raw.strip()}={value.strip()}"
+            # `--set --tp=8` would read as two options: such an item is written `--set=--tp=8`.
+            words += [f"{flag}={item}"] if item.startswith("-") else [flag, item]
+    for name, value in pending.items():
+        words += ["--set", f"{name}={_spelled(value)}"]
+    if args.model_config:
+        words += ["--model-config", str(args.model_config)]
+    for flag in ("env_from_os", "detect", "strict"):
+        if getattr(args, flag, False):
+            words.append("--" + flag.replace("_", "-"))
+    return shell_line(words)
+
+
+def _spelled(value: Scalar) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def rewrite_conflict(args: argparse.Namespace, exc: Unsatisfiable) -> Unsatisfiable:
+    """The conflict with its repairs written in the syntax this command line was given."""
+    pack: Pack | None = getattr(args, "request_pack", None)
+    if pack is None or not exc.request:
+        return exc
+    text = conflict_text(pack, exc, repair_renderer(args, pack))
+    exc.message = text
+    exc.args = (text,)
+    return exc

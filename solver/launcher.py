@@ -22,15 +22,23 @@ API only; must not import pydantic, networkx or python-constraint.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput
+from solver.errors import InputIssue, InvalidInput, Unsatisfiable
 from solver.inputs import coerce, collect_pins, field_name
-from solver.launch import flag_words, minimal_options
-from solver.model import Field, Pack, Pin, Resolution, Scalar
+from solver.launch import (
+    flag_words,
+    minimal_options,
+    read_command,
+    repair_fact_changes,
+    repaired_command,
+    shell_line,
+)
+from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
 
-__all__ = ["add_arguments", "resolve_namespace", "to_argv"]
+__all__ = ["add_arguments", "explain_conflict", "resolve_namespace", "to_argv"]
 
 # A long domain makes an unreadable `{a,b,...}` usage line; past this many values the metavar is
 # the field's name and the values are listed in the help text instead.
@@ -234,3 +242,39 @@ def to_argv(
             continue
         argv += [field.cli_flag, str(value)]
     return argv
+
+
+def explain_conflict(
+    exc: Unsatisfiable,
+    pack: Pack,
+    argv: Sequence[str] = (),
+    *,
+    prog: str = "",
+    render: Callable[[Repair], str] | None = None,
+) -> str:
+    """The text of a conflict with each repair written as the launcher's own command line.
+
+    `argv` is what the user typed after the program name (the flags `add_arguments` added read
+    back, any others kept as typed) and `prog` the program name to put in front; each repair is
+    that command with the flags it unsets left out and the ones it sets written in (the pack's
+    canonical spellings). A launcher whose flags differ from the pack's passes `render`, which
+    writes one repair (`repair.set`, `repair.unset`) as it likes.
+
+    >>> from solver.model import ConflictReport
+    >>> exc = Unsatisfiable(ConflictReport(pins=[], rules=[]), [])
+    >>> explain_conflict(exc, Pack(name="demo", version="1", fields={})) == exc.message
+    True
+    """
+    from solver.text import conflict_text
+
+    if render is None:
+        typed = read_command(pack, list(argv))
+        if prog:
+            typed = dataclasses.replace(typed, program=(prog,))
+
+        def render(repair: Repair) -> str:
+            facts = repair_fact_changes(pack, repair)
+            line = shell_line(repaired_command(pack, typed, repair))
+            return line + (f"    (with {', '.join(facts)})" if facts else "")
+
+    return conflict_text(pack, exc, render)

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
 
 if TYPE_CHECKING:
+    from solver.errors import Unsatisfiable
     from solver.resolution import Plan
 
-__all__ = ["assumed_notice", "conflict_message", "departure_lines", "describe_pin", "resolution_table",
+__all__ = ["assumed_notice", "conflict_message", "conflict_text", "departure_lines", "describe_pin",
+           "resolution_table",
            "use_colour", "why_text"]
 
 
@@ -59,10 +61,12 @@ def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
 
 def conflict_message(
     plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair],
-    *, lead: str | None = None,
+    *, lead: str | None = None, render: Callable[[Repair], str] | None = None,
 ) -> str:
     """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
-    (predict mode: a configuration exists, but not the one the launcher picks)."""
+    (predict mode: a configuration exists, but not the one the launcher picks). `render`: how
+    the front end that received the request writes a repair (default: a `confsolve resolve`
+    command with every pin)."""
     pack = plan.pack
     request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
@@ -82,12 +86,28 @@ def conflict_message(
         lines.append("What you can change (best first):")
         for number, repair in enumerate(repairs, 1):
             lines.append(f"  {number}. {_repair_words(pack, repair)}")
+            if render is not None:
+                lines.append(f"     {render(repair)}")
+                continue
             kept = {n: p.value for n, p in pins.items() if n not in repair.unset}
             kept.update(repair.set)
             lines.append(f"     {command_for(pack, kept)}")
     else:
         lines.append("No change of the given inputs makes this request solvable.")
     return "\n".join(lines)
+
+
+def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
+    """The text of a conflict with its repairs written by `render`, the front end's own syntax
+    (a launch command, a launcher's flags); the exception's message when it does not carry the
+    request it was raised for."""
+    if not exc.request:
+        return exc.message
+    from solver.opendomain import widened
+    from solver.resolution import plan_for
+
+    plan = plan_for(widened(pack, exc.request))
+    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)
 
 
 def _repair_words(pack: Pack, repair: Repair) -> str:

@@ -362,3 +362,178 @@ def test_flag_and_launcher_tables_are_validated(
 ) -> None:
     with pytest.raises(PackError, match=needle):
         load_pack(_pack(tmp_path, launcher, fields))
+
+
+# --- repairs in the syntax of the request ------------------------------------------------------
+
+CONFLICT = ["--tp", "6", "--ep", "4", "--host", "0.0.0.0"]
+
+
+def _repair_lines(text: str) -> list[str]:
+    tail = text.split("What you can change", 1)[1].splitlines()[1:]
+    return [line.strip() for line in tail if line.startswith("     ")]
+
+
+def test_a_conflict_typed_as_a_launch_command_gets_launch_commands(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    code, _, err = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--",
+        *SGLANG,
+        "--model-path",
+        model,
+        *CONFLICT,
+    )
+    assert code == 1
+    lines = _repair_lines(err)
+    assert lines and all(shlex.split(line)[:3] == SGLANG for line in lines)
+    for line in lines:
+        words = shlex.split(line)
+        assert words[3:7] == ["--model-path", model, "--host", "0.0.0.0"]
+        cmd = read_command(load_pack("sglang"), words)
+        assert resolve(load_pack("sglang"), cmd.options, FACTS, reasons=False)  # each one works
+    code, out, _ = run(
+        capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=sm100", "--", *SGLANG, *CONFLICT
+    )
+    assert code == 1 and "Try: `python -m sglang.launch_server --host 0.0.0.0 " in out
+
+
+def test_confsolve_repairs_keep_the_other_inputs_as_typed(
+    capsys: pytest.CaptureFixture[str], model: str
+) -> None:
+    code, _, err = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--model-config",
+        model,
+        "--assume",
+        "has_flashinfer=true",
+        "--set",
+        "tp=6",
+        "--set",
+        "ep_size=4",
+    )
+    assert code == 1
+    lines = _repair_lines(err)
+    assert lines
+    for line in lines:
+        words = shlex.split(line)
+        assert words[:2] == ["confsolve", "resolve"]
+        assert words[words.index("--model-config") + 1] == model
+        assert "has_flashinfer=true" in words and "architecture=LlamaForCausalLM" not in words
+    assert "tp=6" not in lines[0] and "ep_size=4" in lines[0]  # 1: leave --tp-size on auto
+
+
+def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack) -> None:
+    from solver.launcher import explain_conflict, resolve_namespace
+
+    parser = argparse.ArgumentParser(prog="mylaunch")
+    parser.add_argument("--port", type=int)
+    add_arguments(parser, pack)
+    typed = ["--port", "80", "--tp", "6", "--ep", "4"]
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve_namespace(parser.parse_known_args(typed)[0], pack, FACTS)
+    text = explain_conflict(caught.value, pack, typed, prog="mylaunch")
+    lines = _repair_lines(text)
+    assert lines and all(line.startswith("mylaunch --port 80 ") for line in lines)
+    assert "mylaunch --port 80 --tp-size 6" in lines  # leave --ep-size on auto
+    custom = explain_conflict(caught.value, pack, render=lambda r: f"try {sorted(r.set)} {r.unset}")
+    assert "try [] ['tp_size']" in custom
+
+
+# --- the launcher's config file ----------------------------------------------------------------
+
+
+def test_a_config_file_is_read_like_its_flags_and_the_command_line_wins(
+    capsys: pytest.CaptureFixture[str], model: str, tmp_path: Path
+) -> None:
+    config = tmp_path / "serve.yaml"
+    config.write_text(
+        f"model-path: {model}\ntp_size: 4\nenable-dp-attention: true\ndp-size: 2\n"
+        "host: 0.0.0.0\nenable-metrics: true\n"
+    )
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+    code, out, _ = run(capsys, "resolve", "--json", *facts, "--", *SGLANG, "--config", str(config))
+    values = json.loads(out)["values"]
+    assert code == 0
+    assert (values["tp_size"], values["dp_size"], values["enable_dp_attention"]) == (4, 2, True)
+    assert values["architecture"] == "LlamaForCausalLM"  # the file's model-path was read
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--format",
+        "argv",
+        "--minimal",
+        *facts,
+        "--",
+        *SGLANG,
+        "--config",
+        str(config),
+        "--tp",
+        "8",
+    )
+    words = shlex.split(out)
+    assert words[3:5] == ["--config", str(config)]
+    assert words[words.index("--tp-size") + 1] == "8"  # typed beats the file
+    assert "--enable-dp-attention" in words and "--dp-size" in words  # the file's options stay
+
+
+@pytest.mark.parametrize(
+    "name, text, needle",
+    [
+        ("c.yaml", "[1, 2]\n", "mapping"),
+        ("c.yaml", "a: [\n", "not valid YAML"),
+        ("c.json", "{}", "must be a YAML file"),
+        ("missing.yaml", None, "cannot be read"),
+        ("c.yaml", "tp-size: six\n", "tp_size"),
+    ],
+)
+def test_bad_config_files_are_input_errors(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str, text: str | None, needle: str
+) -> None:
+    path = tmp_path / name
+    if text is not None:
+        path.write_text(text)
+    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--", "--config", str(path))
+    assert code == 2 and needle in err
+
+
+def test_the_plain_check_path_does_not_import_yaml() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys; from solver.cli import main; main(['check', '--set', 'platform=cuda', "
+        "'--set', 'gpu_arch=sm90', '--', '--tp', '2']); print('yaml' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("False")
+
+
+def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> None:
+    """tp=6 pinned: ep may be 1, 2 or 3 (pinned) but never 4; counts match brute force."""
+    from solver.count import count
+
+    fields = (
+        '[field.tp]\nkind = "option"\ndomain = [1, 2, 4]\nopen = { min = 1 }\n'
+        '[field.ep]\nkind = "option"\ndomain = [1, 2, 4]\nopen = { min = 1 }\n'
+        '[[rule]]\nid = "ep-divides-tp"\nrequire = "tp % ep == 0"\nbecause = "--ep must divide --tp"\n'
+        'source = "test"\n'
+    )
+    small = load_pack(_pack(tmp_path, "", fields))
+    assert count(small, {"tp": 6}).count == 2  # ep in {1, 2}
+    assert count(small, {"tp": 6, "ep": 3}).count == 1
+    assert count(small, {"tp": 6, "ep": 4}).count == 0
+    assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
+    choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
+    assert choices.possible["ep"] == [1, 2] and choices.open["ep"] == "any integer >= 1"

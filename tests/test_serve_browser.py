@@ -100,6 +100,9 @@ def test_walk_through(browser: Any, sglang_url: str) -> None:
     minimal = p.page.locator("#command-text").inner_text()
     assert f"--attention-backend {picked}" in minimal and "--tp-size 8" in minimal
     p.page.click("#tab-full")
+    assert "MODEL_PATH" in p.page.locator("#command-text").inner_text()
+    p.page.fill("#model-path", "/models/DeepSeek V3")
+    assert "'/models/DeepSeek V3'" in p.page.locator("#command-text").inner_text()
     p.page.click("#copy-command")
     copied = p.page.evaluate("window.confsolveCopied")
     assert copied == p.page.locator("#command-text").inner_text()
@@ -109,7 +112,7 @@ def test_walk_through(browser: Any, sglang_url: str) -> None:
 
     # The permalink: a fresh page at this URL shows the same state and command.
     url = p.page.url
-    assert "gpu_arch=sm120" in url and f"attention_backend={picked}" in url
+    assert "gpu_arch=sm120" in url and f"attention_backend={picked}" in url and "_model=" in url
     again = _page(browser)
     again.open(url)
     assert again.chip("gpu_arch", "sm120").get_attribute("aria-pressed") == "true"
@@ -154,6 +157,25 @@ def test_keyboard_and_narrow_window(browser: Any, sglang_url: str) -> None:
     width = p.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 600, f"the page scrolls sideways on a narrow window ({width} px)"
     p.shot("06-narrow")
+
+
+def test_an_integer_outside_the_listed_values(browser: Any, sglang_url: str) -> None:
+    """An open integer field (the pack's `open` range) takes a typed value beyond its list."""
+    p = _page(browser)
+    p.open(sglang_url + "?platform=cuda&gpu_arch=sm90&architecture=LlamaForCausalLM")
+    boxes = p.page.locator("input[data-other]")
+    assert boxes.count() > 0
+    field = boxes.first.get_attribute("data-other") or ""
+    before = p.seq()
+    boxes.first.fill("3")
+    boxes.first.press("Enter")
+    p.wait_after(before)
+    assert f"{field}=3" in p.page.url
+    status = p.page.locator("#status-pill").inner_text()
+    if status.startswith("✓"):
+        assert "3" in p.now(field) and "user" in p.now(field)
+    else:  # the pack may refuse 3 here: then it says why, as for any other value
+        assert p.page.locator("#conflict").is_visible()
 
 
 @pytest.mark.parametrize("name", constraints.shipped_packs())

@@ -1,12 +1,12 @@
 """The launch command of a resolution, as the page shows it: full (every option, so the launcher
-re-decides nothing), minimal (only what must be said), and the environment variables.
+re-decides nothing), minimal (only the options the launcher would not pick by itself), and the
+environment variables to set before it.
 
-Flags come from `solver.launcher.to_argv` (the pack's flag names and `absent` values). The minimal
-command keeps the options the user set or a rule adjusted, and every option whose resolved value
-differs from the launcher's own pick for it: the value its first applicable preference (or, with
-none, its domain) ranks first for the decided fields (`Plan.preferred`), which is what the
-launcher would choose left alone. Environment variables: those set by the request, and those the
-resolution gives another value than their first (unset) one.
+The words come from `solver.launch` (the pack's `[pack.launcher]` table and each option's flags);
+which options the minimal command needs, from `solver.launch.minimal_options`. The model is the
+placeholder word `MODEL_PATH`, which the page replaces with the path typed. Environment variables:
+those the request sets, and those the resolution gives another value than their first (unset)
+one, which the launcher would otherwise not see.
 """
 
 from __future__ import annotations
@@ -17,55 +17,33 @@ from typing import Any
 
 from solver.model import Pack, Pin, Resolution
 
-__all__ = ["launch_command"]
+__all__ = ["MODEL_PLACEHOLDER", "launch_command"]
 
-
-def _launcher_words(pack: Pack) -> list[str]:
-    launcher = getattr(pack, "launcher", None)
-    words = getattr(launcher, "command", None)
-    if words is None and isinstance(launcher, dict):
-        words = launcher.get("command")
-    return [str(w) for w in words] if isinstance(words, list | tuple) else []
+MODEL_PLACEHOLDER = "MODEL_PATH"
 
 
 def launch_command(pack: Pack, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
-    from solver.launcher import to_argv
-    from solver.resolution import plan_for
+    from solver.launch import LaunchCommand, minimal_options, shell_line, write_command
 
-    plan = plan_for(pack)
-    options = [n for n in pack.options if n in res.values]
-    decided: dict[str, Any] = {}
-    needed: list[str] = []
-    for name in plan.order:
-        if name not in pack.fields:
-            continue
-        if pack.fields[name].kind == "option":
-            kind = res.provenance[name].kind
-            launcher_pick = plan.preferred(name, decided)[0][0]
-            if kind in ("user", "adjusted") or res.values[name] != launcher_pick:
-                needed.append(name)
-        decided[name] = res.values[name]
-    needed = [n for n in options if n in needed]
+    launcher = pack.launcher
+    # The first command is the one written out; it takes the model as a word of its own when
+    # the pack lists it among the positional-model commands (`serve MODEL`), else by a flag.
+    positional = bool(launcher and launcher.commands and launcher.commands[0] in launcher.positional_model)
+    model = LaunchCommand(program=(), model=MODEL_PLACEHOLDER, model_positional=positional)
     env = {
         name: str(res.values[name])
         for name, field in pack.fields.items()
         if field.env and name in res.values and (name in pins or res.values[name] != field.domain[0])
     }
-    words = _launcher_words(pack)
-    full = to_argv(res, pack, only=options)
-    minimal = to_argv(res, pack, only=needed) if needed else []
+    prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    full = write_command(pack, model, res.values, fields=pack.options)
+    minimal = write_command(pack, model, res.values, fields=minimal_options(pack, res.values))
     return {
-        "launcher": words,
         "env": env,
         "full": full,
         "minimal": minimal,
-        "full_text": _text(env, words, full),
-        "minimal_text": _text(env, words, minimal),
+        "full_text": " ".join(p for p in (prefix, shell_line(full)) if p),
+        "minimal_text": " ".join(p for p in (prefix, shell_line(minimal)) if p),
+        "model_placeholder": MODEL_PLACEHOLDER,
+        "has_launcher": pack.launcher is not None,
     }
-
-
-def _text(env: Mapping[str, str], words: list[str], argv: list[str]) -> str:
-    parts = [f"{k}={shlex.quote(v)}" for k, v in env.items()]
-    parts += [shlex.quote(w) for w in words] or ["<launcher>"]
-    parts += [shlex.quote(a) for a in argv]
-    return " ".join(parts)

@@ -49,6 +49,9 @@ def _field(field: Field, rules: list[str], preferences: list[str], neighbours: l
         # Other names a value is typed as (e.g. GPU names for an architecture), by value.
         "aliases": _aliases_by_value(aliases),
         "auto": field.auto,
+        # An integer field that also takes values outside its listed domain (the page offers a
+        # box for them): {"min": N, "max": M or None}.
+        "open": None if field.open is None else {"min": field.open.min, "max": field.open.max},
         "rules": rules,
         "preferences": preferences,
         "neighbours": neighbours,
@@ -117,16 +120,5 @@ def describe(pack: Pack, plan: Plan) -> dict[str, Any]:
         },
         "edges": graph_edges,
         "reads_model_config": bool(pack.model_config_map),
-        "launcher": _launcher(pack),
+        "launcher": None if pack.launcher is None else pack.launcher.model_dump(mode="json"),
     }
-
-
-def _launcher(pack: Pack) -> dict[str, Any] | None:
-    """The pack's `[pack.launcher]` table when the pack has one (command words, model flag)."""
-    launcher = getattr(pack, "launcher", None)
-    if launcher is None:
-        return None
-    if hasattr(launcher, "model_dump"):
-        dumped: dict[str, Any] = launcher.model_dump(mode="json")
-        return dumped
-    return dict(launcher) if isinstance(launcher, dict) else None

@@ -3,6 +3,7 @@
 // or a value. State lives in the URL query (?field=value&...), so a link is a permalink.
 "use strict";
 
+const MODEL_PARAM = "_model";  // the model path in the URL (no field starts with "_")
 const CHIP_LIMIT = 32;       // more values than this: a drop-down list instead of chips
 const FOLD_EXCLUDED = 10;    // more values than this: excluded ones fold behind "+N excluded"
 const SCOPE_WORDS = {
@@ -92,7 +93,8 @@ function readUrl() {
   const set = {};
   const unknown = [];
   for (const [k, v] of params) {
-    if (S.fields[k]) set[k] = v; else unknown.push(k);
+    if (k === MODEL_PARAM) $("#model-path").value = v;
+    else if (S.fields[k]) set[k] = v; else unknown.push(k);
   }
   if (unknown.length) showError(`The link names fields this pack does not have, left out: ${unknown.join(", ")}`);
   return set;
@@ -100,6 +102,8 @@ function readUrl() {
 function writeUrl(push) {
   const params = new URLSearchParams();
   for (const name of S.order) if (name in S.set) params.set(name, S.set[name]);
+  const model = $("#model-path").value.trim();
+  if (model) params.set(MODEL_PARAM, model);
   const query = params.toString();
   const url = query ? `?${query}` : location.pathname;
   if (url === location.search || (!query && !location.search)) return;
@@ -320,6 +324,7 @@ function renderValues(f, row) {
       box.append(el("button", { type: "button", class: "chip more", "data-fold": f.name, text: "fold excluded" }));
     }
   }
+  if (f.open) box.append(otherNumber(f));
   if (f.kind === "fact" && (Object.keys(f.aliases).length || (Object.keys(f.labels).length && f.domain.length > 8))) {
     box.append(lookup(f));
   }
@@ -386,6 +391,22 @@ function lookup(f) {
   input.addEventListener("keydown", (e) => { if (e.key === "Enter") pickByName(f, input.value); });
   input.addEventListener("change", () => pickByName(f, input.value));
   return el("span", {}, input, list);
+}
+
+function otherNumber(f) {
+  const chosen = S.set[f.name];
+  const custom = chosen !== undefined && !f.domain.includes(chosen);
+  const input = el("input", { type: "number", class: "lookup number", min: f.open.min, max: f.open.max,
+                              step: 1, "data-other": f.name, value: custom ? chosen : null,
+                              placeholder: `other (${f.open.min}${f.open.max === null ? "+" : `–${f.open.max}`})`,
+                              "aria-label": `${f.name}: another whole number` });
+  const commit = () => {
+    const text = input.value.trim();
+    if (text && text !== S.set[f.name]) choose(f.name, text);
+  };
+  input.addEventListener("keydown", (e) => { if (e.key === "Enter") commit(); });
+  input.addEventListener("change", commit);
+  return input;
 }
 
 function pickByName(f, text) {
@@ -477,12 +498,18 @@ function renderCommand() {
   }
   $("#copy-command").disabled = false;
   const cmd = doc.command;
-  pre.textContent = S.tab === "full" ? cmd.full_text : cmd.minimal_text;
+  const text = S.tab === "full" ? cmd.full_text : cmd.minimal_text;
+  const model = $("#model-path").value.trim();
+  pre.textContent = model ? text.replace(cmd.model_placeholder, shellQuote(model)) : text;
   note.textContent = S.tab === "full"
     ? `Every option spelled out (${cmd.full.length} words), so the launcher re-decides nothing.`
-    : "Only what differs from what the launcher picks by itself, plus what you set.";
+    : "Only the options the launcher would not pick by itself (it decides the rest the same way).";
   $("#tab-full").setAttribute("aria-selected", String(S.tab === "full"));
   $("#tab-minimal").setAttribute("aria-selected", String(S.tab === "minimal"));
+}
+
+function shellQuote(word) {
+  return /^[A-Za-z0-9_\/.,:=@%+-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 function renderNotes() {
@@ -642,6 +669,7 @@ function wire() {
   $("#reset").addEventListener("click", () => { S.clickStart = performance.now(); remember(); S.set = {}; S.keep = []; update(true); });
   $("#copy-link").addEventListener("click", (e) => copy(location.href, e.currentTarget));
   $("#copy-command").addEventListener("click", (e) => copy($("#command-text").textContent, e.currentTarget));
+  $("#model-path").addEventListener("input", () => { if (S.state) { renderCommand(); writeUrl(false); } });
   $("#tab-full").addEventListener("click", () => { S.tab = "full"; renderCommand(); });
   $("#tab-minimal").addEventListener("click", () => { S.tab = "minimal"; renderCommand(); });
   window.addEventListener("popstate", () => { S.set = readUrl(); S.keep = []; update(false); });

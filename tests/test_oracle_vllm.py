@@ -1,0 +1,92 @@
+"""Fidelity to vLLM: the vLLM pack replays vLLM 0.33.0's own resolutions (tests/fixtures/oracle_vllm/).
+
+Agreement may only go up: each file's verdict and field rates are checked against floor.json,
+which must be raised when the pack gets better. Every disagreement must be explained, with a
+reason, in constraints/vllm/KNOWN_DIFFERENCES.md, and every row there must still be one.
+`benchmarks/differential_vllm.py` prints the same measures for any record file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import oracle_vllm
+import pytest
+
+SLACK = 2.0  # points a measured rate may exceed its floor before the floor must be raised
+FLOOR = oracle_vllm.FIXTURES / "floor.json"
+FILES = sorted(oracle_vllm.FIXTURES.glob("*.jsonl.gz"))
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, oracle_vllm.Report]:
+    return {path.name: oracle_vllm.run(oracle_vllm.load_records(path)) for path in FILES}
+
+
+def test_the_public_scenarios_are_the_reference_copy() -> None:
+    rows = oracle_vllm.load_records(oracle_vllm.FIXTURES / "public-0.33.0.jsonl.gz")
+    ids = [row["scenario"]["id"] for row in rows]
+    assert len(rows) == 118 and len(set(ids)) == len(ids)
+    kinds = {row["scenario"].get("checkpoint_quant") for row in rows} - {None}
+    assert kinds <= set(oracle_vllm.CHECKPOINT_QUANT), "map every checkpoint kind (contract step 2)"
+
+
+def test_scenarios_outside_the_contract_are_skipped_not_scored() -> None:
+    base = {"platform": "cuda", "sm": 90, "architecture": "LlamaForCausalLM", "args": {}}
+    assert oracle_vllm.request_for(base) is not None
+    assert oracle_vllm.request_for({**base, "args": {"max_model_len": 8192}}) is None
+    assert oracle_vllm.request_for({**base, "env": {"VLLM_BATCH_INVARIANT": "1"}}) is None
+    assert oracle_vllm.request_for({**base, "facts": {"has_deep_ep": True}}) is None
+    options, facts = oracle_vllm.request_for(
+        {**base, "checkpoint_quant": "mxfp8", "args": {"attention_config": {"flash_attn_version": 3}}}
+    ) or ({}, {})
+    assert options == {"flash_attn_version": 3}
+    assert facts["checkpoint_quant"] == "modelopt_mxfp8" and facts["num_attention_heads"] == 32
+
+
+@pytest.mark.parametrize("measure", ["verdict", "fields"])
+@pytest.mark.parametrize("name", [p.name for p in FILES])
+def test_agreement_meets_the_floor_and_the_floor_keeps_up(
+    reports: dict[str, oracle_vllm.Report], name: str, measure: str
+) -> None:
+    floor = json.loads(FLOOR.read_text())[name][measure]
+    report = reports[name]
+    agree, total = report.verdict_agree if measure == "verdict" else report.field_agree
+    measured = oracle_vllm.pct(agree, total)
+    assert measured >= floor, (
+        f"{name}: {measure} agreement with vLLM fell to {measured}% (floor {floor}%); run "
+        f"benchmarks/differential_vllm.py tests/fixtures/oracle_vllm/{name} to see what now disagrees"
+    )
+    assert measured <= floor + SLACK, (
+        f"{name}: {measure} agreement rose to {measured}% (floor {floor}%): raise it in "
+        f"tests/fixtures/oracle_vllm/floor.json so it cannot silently fall back"
+    )
+
+
+def test_no_tracebacks(reports: dict[str, oracle_vllm.Report]) -> None:
+    crashed = {name: [o.scenario for o in r.tracebacks] for name, r in reports.items() if r.tracebacks}
+    assert not crashed
+
+
+def test_every_disagreement_is_a_known_difference(reports: dict[str, oracle_vllm.Report]) -> None:
+    known = oracle_vllm.known_differences()
+    missing = [d for r in reports.values() for d in r.differences if d.key not in known]
+    assert not missing, (
+        f"{len(missing)} disagreement(s) with vLLM are not in constraints/vllm/KNOWN_DIFFERENCES.md; "
+        "fix the pack or add a row with a reason:\n"
+        + "\n".join(
+            f"| `{d.scenario}` | {d.field} | `{d.vllm}` | `{d.ours}` | ({d.cause}) |" for d in missing
+        )
+    )
+
+
+def test_every_known_difference_still_exists(reports: dict[str, oracle_vllm.Report]) -> None:
+    current = {d.key for r in reports.values() for d in r.differences}
+    stale = [key for key in oracle_vllm.known_differences() if key not in current]
+    assert not stale, f"rows of KNOWN_DIFFERENCES.md that no longer disagree (remove them): {stale}"
+
+
+def test_the_known_differences_file_names_the_pack() -> None:
+    text = Path(oracle_vllm.KNOWN).read_text(encoding="utf-8")
+    assert "vLLM 0.33.0" in text
