@@ -276,6 +276,11 @@ def resolve_pins(
                if state is not None else None)
     if witness is None and not strict:
         pins, adjustments = _apply_adjustments(plan, pins)
+        if not adjustments and predict:
+            # The launcher's own defaults may be what makes one of its rewrites fire.
+            retried = _adjusted_after_defaults(plan, pins, ChainFailed("", [], None, {}))
+            if retried is not None:
+                pins, adjustments = retried
         if adjustments:
             values = {name: pin.value for name, pin in pins.items()}
             state = cp.start(values)
@@ -289,11 +294,25 @@ def resolve_pins(
     try:
         solution, trace, log = _decide(plan, values, state, witness, predict=predict)
     except ChainFailed as failed:
-        if not explain_failure:
-            raise Unsatisfiable(_bare_conflict()) from None
-        from solver.diagnose import chain_failure
+        retried = None if strict else _adjusted_after_defaults(plan, pins, failed)
+        if retried is not None:
+            # The launcher's defaults made one of its own rewrites fire (SGLang turns
+            # --enable-dp-attention off at its default --dp-size 1): predict what it runs then.
+            pins, more = retried
+            adjustments.update(more)
+            values = {name: pin.value for name, pin in pins.items()}
+            state = cp.start(values)
+            witness = cp.search(state, task="checking the request") if state is not None else None
+        try:
+            if retried is None or state is None or witness is None:
+                raise failed
+            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
+        except ChainFailed as final:
+            if not explain_failure:
+                raise Unsatisfiable(_bare_conflict()) from None
+            from solver.diagnose import chain_failure
 
-        raise chain_failure(plan, pins, failed) from None
+            raise chain_failure(plan, pins, final) from None
     _check_required(plan, pins, trace)
     provenance = {
         name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
@@ -501,6 +520,34 @@ def _bare_conflict() -> Any:
     from solver.model import ConflictReport
 
     return ConflictReport(pins=[], rules=[])
+
+
+def _adjusted_after_defaults(
+    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]] | None:
+    """Predict mode: the user's pins with the adjustments that the launcher's own defaults
+    trigger (the picks before the failing field and its chain's first value, taken as given), or
+    None when no adjustment applies. The defaults themselves stay unpinned: only the adjusted
+    user values change, and the prediction runs again over them."""
+    fields = plan.pack.fields
+    assumed = dict(pins)
+    picks = [*failed.decided.items(), *([(failed.field, failed.chain[0])] if failed.chain else [])]
+    for name, value in picks:
+        if name not in assumed and fields[name].kind == "option":
+            assumed[name] = Pin(field=name, value=value, source="user")
+    # The options after the failing one at the head of their own chains, too.
+    for name in plan.order:
+        if name not in assumed and fields[name].kind == "option":
+            chain, _ = plan.chain(name, {n: p.value for n, p in assumed.items()})
+            if chain:
+                assumed[name] = Pin(field=name, value=chain[0], source="user")
+    adjusted_pins, adjusted = _apply_adjustments(plan, dict(assumed))
+    moved = {name: change for name, change in adjusted.items() if name in pins}
+    if not moved:
+        return None
+    kept = {name: pin for name, pin in pins.items() if name not in moved}
+    kept.update({name: adjusted_pins[name] for name in moved if name in adjusted_pins})
+    return kept, moved
 
 
 def _apply_adjustments(

@@ -64,7 +64,8 @@ PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
                     # replay (tests/differential.py) reads them from the config.json.
                     "moe_intermediate_pow2": 0, "intermediate_pow2": 0, "weight_block_n": 0,
                     "checkpoint_dtype": "unknown", "attention_heads_pow2": 0,
-                    "kv_heads_pow2": 0, "kv_heads_power_of_two": True}
+                    "kv_heads_pow2": 0, "kv_heads_power_of_two": True,
+                    "moe_has_dense_layers": False}
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
@@ -74,6 +75,18 @@ ALIASES: dict[str, dict[str, str]] = {
     "prefill_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
     "decode_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
     "speculative_algorithm": {"NEXTN": "EAGLE"},
+}
+# SGLang input spellings the pack names otherwise: `--quantization unquant` asks for no
+# quantization, the pack's `none` (quant-checkpoint-method-applies still adopts a quantized
+# checkpoint's method, as ModelConfig does).
+# tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla, which is decode-only, so a
+# prefill tokenspeed_mla becomes trtllm_mla (serving_hook._handle_deprecated_args); the pack
+# lists the old name as a backend of its own (KNOWN_DIFFERENCES.md).
+INPUT_SPELLINGS: dict[str, dict[str, str]] = {
+    "quantization": {"unquant": "none"},
+    "attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
+    "decode_attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
+    "prefill_attention_backend": {"tokenspeed_mla": "trtllm_mla"},
 }
 # SGLang's own resolved fields that are not ServerArgs choices of ours to compare.
 NOT_COMPARED = {"device"}  # the platform fact, which we pin from the scenario
@@ -293,6 +306,7 @@ def inputs_for(pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None 
     ignored += [f"env {name}" for name in env if name not in pack.fields]
     options: dict[str, Any] = {}
     for name, value in (scenario.get("args") or {}).items():
+        value = INPUT_SPELLINGS.get(name, {}).get(value, value) if isinstance(value, str) else value
         target = pack.fields.get(name)
         if target is None or target.kind != "option":
             ignored.append(name)
