@@ -34,7 +34,7 @@ def summary(tmp_path_factory: pytest.TempPathFactory) -> differential.Summary:
 
 def test_the_fixture_covers_all_three_classes(summary: differential.Summary) -> None:
     counts = {kind: total for kind, (_, total) in summary.by_class().items()}
-    assert sum(counts.values()) >= 200 and all(counts.values()), counts
+    assert sum(counts.values()) >= 2000 and all(counts.values()), counts
 
 
 def test_every_scenario_replays_without_a_crash(summary: differential.Summary) -> None:
