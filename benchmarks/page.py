@@ -104,6 +104,7 @@ def run(
                 timing = page.page.evaluate("window.confsolveTimings.at(-1)")
                 rows.append(
                     {
+                        "parts": page.page.evaluate("S.state.parts_ms"),
                         "kind": kind,
                         "field": field["name"],
                         "value": value,

@@ -50,7 +50,10 @@ TARGETS = {
     "resolve, reasons=True": 5.0,
     "resolve, reasons=False": 5.0,
     "explain (conflict + repairs)": 50.0,
-    "valid_choices, all options": 50.0,
+    "valid_choices: no input": 50.0,
+    "valid_choices: one fact": 50.0,
+    "valid_choices: click path, reasons=False": 150.0,
+    "valid_choices: conflict, reasons": 300.0,
     "synthetic 1000: resolve": 500.0,
 }
 CHECK_ARGS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90",
@@ -181,17 +184,72 @@ class Bench:
         self.measure("explain (conflict + repairs)", calls, max(1, self.args.repeat // 2))
 
     def choices(self) -> None:
-        from solver.diagnose import valid_choices
+        """Valid choices as a configurator page asks them: each question the first of its kind
+        (no repeat), since a repeat would be answered from what the first one stored.
+
+        Cold: the first question on a freshly compiled pack. Prepared: after `prepare_choices`
+        (what a server does once at start), a page that opens with no input, then one fact per
+        value of `platform`, then click paths that add the pins of realistic requests one at a
+        time, then conflicting requests with a minimal reason per excluded value."""
+        from solver.diagnose import prepare_choices, valid_choices
+        from solver.resolution import plan_for
 
         pack = self.pack()
-        ok, _ = self.request_sets()
-        picked = ok[:: max(1, len(ok) // 12)][:12]
-        print(f"valid choices: {len(picked)} requests, every option ({len(pack.options)})")
-        for reasons in (True, False):
-            calls = [lambda r=r, reasons=reasons: valid_choices(pack, r.options, r.facts,
-                                                                reasons=reasons) for r in picked]
-            name = "valid_choices, all options" + ("" if reasons else ", reasons=False")
-            self.measure(name, calls, max(1, self.args.repeat // 2))
+        cp = plan_for(pack).compiled
+        ok, bad = self.request_sets()
+
+        def fresh() -> None:
+            cp.memo.pop("supports", None)
+
+        def once(stat: Stat, call: Any) -> None:
+            wall, cpu, _ = time_call(call, repeat=1, warmup=0, cap=self.args.cap)
+            if wall is None or cpu is None:
+                stat.timeouts += 1
+            else:
+                stat.samples += wall
+                stat.cpu += cpu
+
+        print(f"valid choices: every option ({len(pack.options)}), each question asked once")
+        cold = {k: Stat(f"valid_choices cold: {k}") for k in ("no input", "platform=cuda",
+                                                               "conflict, reasons")}
+        conflict = bad[0] if bad else None
+        for _ in range(max(1, self.args.runs // 3)):
+            fresh()
+            once(cold["no input"], lambda: valid_choices(pack, {}, {}))
+            fresh()
+            once(cold["platform=cuda"], lambda: valid_choices(pack, {}, {"platform": "cuda"}))
+            if conflict is not None:
+                fresh()
+                once(cold["conflict, reasons"], lambda r=conflict: valid_choices(
+                    pack, r.options, r.facts))
+        for stat in cold.values():
+            self.add(stat)
+        prepared = Stat("prepare_choices (once per pack)")
+        for _ in range(max(1, self.args.runs // 3)):
+            fresh()
+            once(prepared, lambda: prepare_choices(pack))
+        self.add(prepared)
+        self.extra["supports_kept"] = prepare_choices(pack)
+        rows = {k: Stat(f"valid_choices: {k}") for k in (
+            "no input", "one fact", "click path, reasons=False", "click path, reasons",
+            "conflict, reasons")}
+        once(rows["no input"], lambda: valid_choices(pack, {}, {}))
+        for value in cp.domains["platform"]:
+            once(rows["one fact"], lambda v=value: valid_choices(pack, {}, {"platform": v}))
+        picked = ok[:: max(1, len(ok) // 24)][:24]
+        for i, req in enumerate(picked):
+            reasons = i % 2 == 1
+            row = rows["click path, reasons" if reasons else "click path, reasons=False"]
+            facts: dict[str, Any] = {}
+            options: dict[str, Any] = {}
+            for name, value in [*req.facts.items(), *req.options.items()]:
+                (facts if name in req.facts else options)[name] = value
+                once(row, lambda o=dict(options), f=dict(facts), r=reasons: valid_choices(
+                    pack, o, f, reasons=r))
+        for req in bad:
+            once(rows["conflict, reasons"], lambda r=req: valid_choices(pack, r.options, r.facts))
+        for stat in rows.values():
+            self.add(stat)
 
     def count(self) -> None:
         try:

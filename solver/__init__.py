@@ -50,6 +50,7 @@ __all__ = [
     "explain",
     "load_pack",
     "looks_like_path",
+    "prepare_choices",
     "resolve",
     "valid_choices",
 ]
@@ -138,6 +139,14 @@ def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
     from solver.diagnose import valid_choices as _valid_choices
 
     return _valid_choices(pack, options, facts, fields=fields, reasons=reasons)
+
+
+def prepare_choices(pack: Pack) -> int:
+    """Do up front what every later `valid_choices` on this pack reuses (a server calls it once
+    at start); see `solver.diagnose.prepare_choices`."""
+    from solver.diagnose import prepare_choices as _prepare
+
+    return _prepare(pack)
 
 
 def explain(pack: Pack, options: Any = None, facts: Any = None, *,

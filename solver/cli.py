@@ -499,8 +499,11 @@ def cmd_choices(args: argparse.Namespace) -> int:
         _dump(choices.to_json())
         return EXIT_OK
     for name, possible in choices.possible.items():
-        shown = ", ".join(str(v) for v in possible) or "(none: the inputs conflict)"
-        print(f"{name}: {shown}")
+        opened = choices.open.get(name)
+        shown = ", ".join(str(v) for v in possible) or (
+            "(none of the listed values)" if opened else "(none: the inputs conflict)")
+        print(f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)"
+                                    if opened else ""))
         for value, items in choices.excluded.get(name, {}).items():
             print(f"    not {value}: " + ", ".join(i.label() for i in items))
     return EXIT_OK
@@ -510,7 +513,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.resolution import resolve
-    from solver.text import assumed_notice
+    from solver.text import notices
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -532,12 +535,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return EXIT_OK
     print(f"ok: {pack.name} takes the request as typed"
           + (" (with the warnings below)" if res.warnings else "") + ".")
-    for a in res.adjustments:
-        print(f"ADJUSTED {pack.fields[a.field].cli_flag}: {a.requested} -> {a.resolved} "
-              f"({a.rule}): {a.because}")
-    for w in res.warnings:
-        print(f"WARNING ({w.rule}): {w.message}")
-    for line in assumed_notice(pack, res):
+    for line in notices(pack, res):
         print(line)
     return EXIT_OK
 

@@ -39,6 +39,7 @@ __all__ = [
     "CountResult",
     "Limit",
     "ModelCounter",
+    "Progress",
     "count",
     "pack_checks",
     "register_cli",
@@ -77,13 +78,34 @@ class CountLimitReached(SolverBudgetExceeded):
         self.steps = steps
         self.task = "counting"
         self.budget = limit.steps or steps
-        bound = f"{limit.steps} steps" if limit.steps is not None else f"{limit.seconds:g}s"
+        # Exact bounds on the count, filled in as the search unwinds: what the branches already
+        # counted (lower) and that plus the size of every branch not counted yet (upper).
+        self.lower = 0
+        self.upper: int | None = None
+        self.parts: dict[Any, int] = {}  # with `count(by=...)`: the values counted exactly
+        if limit.steps is not None and steps > limit.steps:
+            bound = f"--limit {limit.steps} steps"
+        elif limit.seconds is not None:
+            bound = f"--limit {limit.seconds:g}s"
+        else:
+            bound = "its deadline"
         Exception.__init__(
             self,
-            f"too many configurations to count exactly within --limit {bound} "
+            f"too many configurations to count exactly within {bound} "
             f"({steps} branching steps done): narrow the request with --set FIELD=VALUE "
             "or raise --limit (a number of steps, or seconds such as 60s)",
         )
+
+    def __str__(self) -> str:
+        said = super().__str__()
+        if self.upper is None:
+            return said
+        return f"{said}; what was counted bounds it: at least {self.lower}, at most {self.upper}"
+
+    def bounded(self, lower: int, upper: int) -> CountLimitReached:
+        """This exception with the bounds of a larger count (for re-raising as it unwinds)."""
+        self.lower, self.upper = lower, upper
+        return self
 
 
 @dataclass(frozen=True)
@@ -92,6 +114,8 @@ class Limit:
 
     steps: int | None = DEFAULT_LIMIT
     seconds: float | None = None
+    deadline: float | None = None
+    """An absolute `time.monotonic()` by which to stop (a command's whole budget), or None."""
 
     @classmethod
     def parse(cls, text: str) -> Limit:
@@ -111,9 +135,16 @@ class Limit:
         raise ValueError(f"--limit {text!r}: give a positive number of steps or seconds like 30s")
 
 
+Progress = Callable[[int, float], None]
+"""Called now and then during a count with the branching steps and seconds so far."""
+
+_CLOCK_EVERY = 255  # steps between looks at the clock (a step is tens of microseconds)
+
+
 @dataclass
 class _Budget:
     limit: Limit
+    progress: Progress | None = None
     steps: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -122,9 +153,14 @@ class _Budget:
         limit = self.limit
         if limit.steps is not None and self.steps > limit.steps:
             raise CountLimitReached(limit, self.steps)
-        if limit.seconds is not None and not self.steps & 1023 and \
-                time.monotonic() - self.started > limit.seconds:
+        if self.steps & _CLOCK_EVERY:
+            return
+        now = time.monotonic()
+        if (limit.seconds is not None and now - self.started > limit.seconds) or (
+                limit.deadline is not None and now > limit.deadline):
             raise CountLimitReached(limit, self.steps)
+        if self.progress is not None and not self.steps & 4095:
+            self.progress(self.steps, now - self.started)
 
 
 class ModelCounter:
@@ -199,9 +235,13 @@ class ModelCounter:
         only: Collection[int] | None = None,
         extra: Collection[int] = (),
         limit: Limit | None = None,
+        progress: Progress | None = None,
     ) -> int:
-        """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`."""
-        start = self._start(pins, allowed, only, extra, limit)
+        """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`.
+
+        Raises `CountLimitReached` when `limit` runs out, with exact `lower` and `upper` bounds on
+        the number; `progress(steps, seconds)` is called now and then."""
+        start = self._start(pins, allowed, only, extra, limit, progress)
         if start is None:
             return 0
         checks, pending, doms, values = start
@@ -240,6 +280,7 @@ class ModelCounter:
     def _start(
         self, pins: Mapping[str, Scalar] | None, allowed: Mapping[str, Collection[Scalar]] | None,
         only: Collection[int] | None, extra: Collection[int], limit: Limit | None,
+        progress: Progress | None = None,
     ) -> tuple[list[int], list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         """The checks, the checks to look at, the free domains and the fixed values of a query.
 
@@ -247,7 +288,7 @@ class ModelCounter:
         is kept per set (`only`); a query starts from it and re-examines only what its pins,
         `allowed` sets and `extra` checks touch.
         """
-        self._budget = _Budget(limit or Limit())
+        self._budget = _Budget(limit or Limit(), progress)
         root = self._root(None if only is None else frozenset(only))
         if root is None:
             return None
@@ -363,12 +404,28 @@ class ModelCounter:
         total = 1
         for name in loose:  # read by no open check: any of its values will do
             total *= self._weight(name, len(doms[name]))
-        for part_checks, names in parts:
-            sub = self._component(part_checks, names, doms, values)
+        for at, (part_checks, names) in enumerate(parts):
+            try:
+                sub = self._component(part_checks, names, doms, values)
+            except CountLimitReached as stop:
+                # The components after this one are not counted: each holds at most every
+                # combination of its fields, and may hold none.
+                rest = 1
+                for _, others in parts[at + 1:]:
+                    rest *= self._size(others, doms)
+                raise stop.bounded(total * stop.lower if rest == 1 and at == len(parts) - 1
+                                   else 0, total * (stop.upper or 0) * rest) from None
             if sub == 0:
                 return 0
             total *= sub
         return total
+
+    def _size(self, names: Iterable[str], doms: Mapping[str, tuple[Scalar, ...]]) -> int:
+        """The number of (projected) combinations of these fields' values: an upper bound."""
+        size = 1
+        for name in names:
+            size *= self._weight(name, len(doms[name]))
+        return size
 
     def _find(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
               values: dict[str, Scalar]) -> dict[str, Scalar] | None:
@@ -583,10 +640,22 @@ class ModelCounter:
         branch = self._branch(checks, names, doms)
         touching = [c for c in self.by_field[branch] if c in set(checks)]
         total = 0
-        for value in doms[branch]:
-            self._budget.tick()
+        options = doms[branch]
+        for at, value in enumerate(options):
             sub_doms = {n: doms[n] for n in names if n != branch}
-            total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
+            try:
+                self._budget.tick()
+                total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
+            except CountLimitReached as stop:
+                # Exact so far: the branches counted, the bounds of the one cut short (none if
+                # it had not started), and at most every combination for each branch left.
+                started = stop.upper is not None
+                left = self._size(sub_doms, sub_doms) * (len(options) - at - started)
+                lower = total + (stop.lower if started else 0)
+                upper = total + (stop.upper or 0) + left
+                if exists_only:
+                    lower, upper = min(lower, 1), min(upper, 1)
+                raise stop.bounded(lower, upper) from None
             if exists_only and total:
                 total = 1
                 break
@@ -635,11 +704,19 @@ def count(
     *,
     by: str | None = None,
     limit: Limit | None = None,
+    deadline: float | None = None,
+    progress: Progress | None = None,
 ) -> CountResult:
     """The exact number of valid configurations of `pack` that keep `pins`.
 
     Every field not pinned is free (facts included). `by` splits the count by that field's values.
-    Raises `CountLimitReached` when the limit is reached before the count is exact.
+    `deadline`: an absolute `time.monotonic()` to stop by (a command's budget), on top of `limit`
+    (whose seconds, if any, run from now for the whole count, its split included).
+    `progress(steps, seconds)` is called now and then (a reporter for long counts).
+
+    Raises `CountLimitReached` when the limit or the deadline comes before the count is exact;
+    it carries exact bounds, `lower <= count <= upper` (what was counted; that plus at most
+    every combination of what was not), and `parts`, the values of `by` counted exactly.
     """
     from solver.engine import compile_pack
     from solver.opendomain import widened
@@ -648,14 +725,29 @@ def count(
     pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
     cp = compile_pack(pack)
     started = time.monotonic()
+    limit = limit or Limit()
+    ends = [t for t in (deadline, limit.deadline,
+                        None if limit.seconds is None else started + limit.seconds) if t is not None]
+    limit = Limit(steps=limit.steps, seconds=limit.seconds, deadline=min(ends) if ends else None)
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
-        total = counter.count(pins, limit=limit)
+        total = counter.count(pins, limit=limit, progress=progress)
         return CountResult(total, steps=counter.steps, seconds=time.monotonic() - started)
     parts: dict[Scalar, int] = {}
     values = [pins[by]] if by in pins else list(cp.domains[by])
-    for value in values:
-        parts[value] = counter.count({**pins, by: value}, limit=limit)
+    for at, value in enumerate(values):
+        try:
+            parts[value] = counter.count({**pins, by: value}, limit=limit, progress=progress)
+        except CountLimitReached as stop:
+            # Each value not reached holds at most every combination of the free fields.
+            free = 1
+            for name, domain in cp.domains.items():
+                if name != by and name not in pins:
+                    free *= len(domain)
+            done = sum(parts.values())
+            stop.parts = dict(parts)
+            raise stop.bounded(done + stop.lower, done + (stop.upper or 0)
+                               + free * (len(values) - at - 1)) from None
     return CountResult(sum(parts.values()), by_field=by, by=parts, steps=counter.steps,
                        seconds=time.monotonic() - started)
 

@@ -5,7 +5,9 @@
 - `repairs`: minimal sets of user pins to change (FastDiag's diagnoses, all of the smallest
   sizes) with, for each changed field, the values that work (RangeFix);
 - `valid_choices`: for each option, the values still possible (exact: each is backed by a
-  solution) and, for each excluded value, its minimal reason.
+  solution) and, for each excluded value, its minimal reason;
+- `prepare_choices`: the work every later `valid_choices` on a pack starts from, done up front
+  (a server calls it once when it loads a pack).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ from solver.explain import (
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.opendomain import widened
-from solver.resolution import ChainFailed, Plan, plan_for, resolve_pins
+from solver.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
+from solver.supports import Supports, supports_for
 from solver.tracing import traced_base
 
-__all__ = ["Choices", "chain_failure", "repairs", "unsatisfiable_for", "valid_choices"]
+__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for",
+           "valid_choices"]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
@@ -83,21 +87,23 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         auto = _try_resolve(plan, base)
-        if auto is None:
+        if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
+        # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
-        open_to = _Options(cp, {n: p.value for n, p in base.items()}, "looking for repairs")
+        given = {n: p.value for n, p in base.items()}
+        open_to = _Options(cp, given, "looking for repairs")
         for name in diagnosis:
-            ranked, _ = plan.ranking(name, auto)
+            ranked, _ = plan.ranking(name, auto or given)
             alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
-        if tier == "user":
+        if tier == "user" and auto is not None:
             candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
                 set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
                 changes=len(diagnosis), rank_loss=0)))
         if len(diagnosis) != 1:
             continue
         name = diagnosis[0]
-        best = auto[name]
+        best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
             values = _try_resolve(plan, {**base, name: Pin(field=name, value=value,
@@ -127,9 +133,10 @@ class _Options:
         self.state = cp.start(pins)
         self.traced = traced_base(cp, pins)
 
-    def witness(self, name: str, value: Scalar,
-                near: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
-        """A solution with `name = value` (None if there is none); `near`: a solution to start from."""
+    def witness(self, name: str, value: Scalar, near: Mapping[str, Scalar] | None = None,
+                then: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
+        """A solution with `name = value` (None if there is none); `near`: a solution to start
+        from; `then`: a solution (of fewer pins) to search from when mending `near` fails."""
         if (self.state is None or self.traced.failed is not None
                 or value not in self.traced.domains[name]):
             return None
@@ -138,6 +145,12 @@ class _Options:
         base = self.state.domains
         solves = near is not None and len(near) == len(base) and all(
             near[n] in values for n, values in base.items())
+        if solves and near is not None:
+            mended = self.cp.mend(self.state, near, name, value)
+            if mended is not None:
+                return mended
+        if then is not None:
+            near, solves = then, False
         changed: list[str] | None = [] if solves else None
         state = self.state.assign(name, value, changed)
         if state is None:
@@ -146,24 +159,39 @@ class _Options:
                               hint={**(near or {}), name: value}, around=changed)
 
 
-def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> Unsatisfiable:
-    """Predict mode's error: the launcher's own default for a flag left unset fails.
+def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
+              values: Mapping[str, Scalar], name: str, value: Scalar) -> dict[str, Scalar]:
+    """For the fields after `name` without a pin: a value no known solution of `values` proves
+    yet (`value` itself where a field takes it: fields of one domain tend to go together)."""
+    keeping = supports.keeping(values)
+    out: dict[str, Scalar] = {}
+    for other in names[names.index(name) + 1:]:
+        if other in values:
+            continue
+        domain = cp.domains[other]
+        proven = set(supports.proven(other, domain, keeping))
+        if len(proven) == len(domain):
+            continue
+        same = [v for v in domain if v == value and type(v) is type(value) and v not in proven]
+        out[other] = same[0] if same else next(v for v in domain if v not in proven)
+    return out
 
-    The conflict is taken over the request as the launcher sees it (what was given, its own
-    earlier picks, its default here); the repairs say which flag to set, or which of the user's
-    values to change, each verified by predicting again."""
+
+def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
+                  predict: bool = True) -> Unsatisfiable:
+    """The error when the launcher's own default for a flag left unset fails: in predict mode
+    (`check`) for any option, in search mode for an option the search may not choose
+    (`search = false`).
+
+    The conflict is taken over the request as the launcher sees it (`launcher_view`); the
+    repairs say which flag to set, or which of the user's values to change, each verified by
+    resolving again in the same mode."""
     from solver.text import conflict_message, describe_pin
 
     pack = plan.pack
     name, default = failed.field, failed.chain[0]
-    seen = dict(pins)
-    for other, value in failed.decided.items():
-        if other not in seen:
-            option = pack.fields[other].kind == "option"
-            seen[other] = Pin(field=other, value=value,
-                              source="launcher-default" if option else "assumed")
-    seen[name] = Pin(field=name, value=default, source="launcher-default")
-    found = minimal_conflict(plan.compiled, seen)
+    view = launcher_view(plan, pins, failed)
+    found = minimal_conflict(plan.compiled, view)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
     ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
@@ -172,36 +200,44 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> U
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if pin.source != "launcher-default":
-            values = _try_resolve(plan, base, predict=True)
+            values = _try_resolve(plan, base, predict=predict)
             if values is not None:
                 ranked_fixes.append(((True, False, 0), Repair.model_construct(
                     set={}, unset=[pin.field], values=values, changes=1, rank_loss=0)))
+        # Values that fit the rest of the request as the launcher sees it, best-ranked first;
+        # each is verified by resolving (a few at most: each is a full resolution).
+        others = {n: p.value for n, p in view.items() if n != pin.field}
         ranked, _ = plan.ranking(pin.field, failed.decided)
-        tried = worked = 0
-        for value in ranked:
-            if value == pin.value or (pin.field == name and value in failed.chain):
-                continue
-            if tried >= _SET_TRIALS or worked >= MAX_ALTERNATIVES_PER_FIELD:
+        fitting = [v for v in ranked if v != pin.value
+                   and not (pin.field == name and v in failed.chain)
+                   and plan.compiled.satisfiable({**others, pin.field: v},
+                                                 task="looking for repairs") is not None]
+        worked = 0
+        for tried, value in enumerate(fitting[:_SET_TRIALS]):
+            if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
-            tried += 1
             values = _try_resolve(plan, {**base, pin.field: Pin(field=pin.field, value=value,
-                                                                  source="user")}, predict=True)
+                                                                  source="user")}, predict=predict)
             if values is not None:
                 worked += 1
                 # Setting the flag whose default fails comes first: it is the direct answer.
                 ranked_fixes.append(((pin.field != name, False, tried), Repair.model_construct(
-                    set={pin.field: value}, unset=[], values=values, changes=1,
-                    rank_loss=tried - 1)))
+                    set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried)))
     ranked_fixes.sort(key=lambda item: item[0])
-    fixes = [repair for _, repair in ranked_fixes]
+    fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
-    lead = (f"As typed, {pack.name} would fail: left unset, "
-            f"{describe_pin(pack, name, default, 'user')} is its own default here"
-            + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else "")
-            + ", and it cannot hold with the rest of the request.")
-    message = conflict_message(plan, pins, report, fixes[:MAX_REPAIRS], lead=lead)
-    exc = Unsatisfiable(report, fixes[:MAX_REPAIRS], message, launcher_default={
+    own = (f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here"
+           + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""))
+    if predict:
+        lead = (f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
+                "the rest of the request.")
+    else:
+        lead = (f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
+                f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
+                "request.")
+    message = conflict_message(plan, pins, report, fixes, lead=lead)
+    exc = Unsatisfiable(report, fixes, message, launcher_default={
         "field": name, "value": default, "chain": list(failed.chain),
         "preference": pref.id if pref else None})
     exc.request, exc.lead = dict(pins), lead
@@ -278,45 +314,53 @@ def valid_choices(
     values = {n: p.value for n, p in pins.items()}
     sources = {n: p.source for n, p in pins.items()}
     out = Choices()
-    # A solution that keeps every pin proves each of its values possible for every field at once,
-    # so most values never need a query of their own.
-    proven: dict[str, set[Scalar]] = {n: set() for n in pack.fields}
-
-    def learn(witness: Mapping[str, Scalar]) -> None:
-        if all(witness[n] == v for n, v in values.items()):
-            for n, v in witness.items():
-                proven[n].add(v)
-
-    # The resolution of the request is a solution found by the ordered search, which is much
-    # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
-    # (When it does not resolve, even with adjustments, the pins as given have no solution.)
-    first: Mapping[str, Scalar] | None = _try_resolve(plan, pins)
-    if first is not None and any(first[n] != v for n, v in values.items()):
-        first = cp.satisfiable(values, task="listing choices")
-    if first is not None:
-        learn(first)
+    # Every solution met so far on this compiled pack (by earlier questions too) proves each of
+    # its values possible for every request whose pins it keeps (`solver.supports`); only the
+    # values none of them proves, and no earlier refutation excludes, are searched for.
+    supports = supports_for(cp)
+    if not supports.keeping(values)[1]:
+        # The resolution of the request is a solution found by the ordered search, which is much
+        # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
+        # (When it does not resolve, even with adjustments, the pins as given have no solution.)
+        first: Mapping[str, Scalar] | None = _try_resolve(plan, pins)
+        if first is not None and any(first[n] != v for n, v in values.items()):
+            first = cp.satisfiable(values, task="listing choices")
+        if first is not None:
+            supports.add(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, _Options] = {}
-    last: Mapping[str, Scalar] = first or {}
+    last: Mapping[str, Scalar] | None = supports.last
     for name in names:
         others = {n: v for n, v in values.items() if n != name}
         key = name if name in values else None
-        if key not in bases:
-            bases[key] = _Options(cp, others, "listing choices")
-        possible: set[Scalar] = set(proven[name])
-        for value in cp.domains[name]:
-            if value in possible:
+        domain = cp.domains[name]
+        keeping = supports.keeping(others)
+        possible = set(supports.proven(name, domain, keeping))
+        last = supports.example(keeping) or last
+        refuted = supports.refuted(others) if len(possible) < len(domain) else set()
+        for value in domain:
+            if value in possible or (name, supports.tag(value)) in refuted:
                 continue
-            witness = bases[key].witness(name, value, last)
-            if witness is not None:
-                possible.add(value)
-                learn(witness)
-                last = witness
-        out.possible[name] = [v for v in cp.domains[name] if v in possible]
+            if key not in bases:
+                bases[key] = _Options(cp, others, "listing choices")
+            # First a known solution with the value put in and the rules it breaks mended; else
+            # a search that starts from a known solution with the value (a model that alone
+            # takes some backend is found again, not searched for) and tries first the values
+            # of later fields that nothing proves yet, so one search proves several of them.
+            start = supports.closest(name, value, others) or last or {}
+            witness = bases[key].witness(name, value, last, then={
+                **start, **_unproven(cp, supports, names, values, name, value)})
+            if witness is None:
+                supports.refute(others, name, value)
+                continue
+            possible.add(value)
+            supports.add(witness)
+            last = witness
+        out.possible[name] = [v for v in domain if v in possible]
         opened = pack.fields[name].open
         if opened is not None:
             out.open[name] = opened.text()
-        excluded = [v for v in cp.domains[name] if v not in possible]
+        excluded = [v for v in domain if v not in possible]
         if reasons:
             out.excluded[name] = {
                 v: minimal_reason(cp, name, v, others, sources,
@@ -326,3 +370,16 @@ def valid_choices(
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out
+
+
+def prepare_choices(pack: Pack) -> int:
+    """Find a solution for every value of every field with no input, once per compiled pack.
+
+    The solutions are kept with the compiled pack (`solver.supports`), where every later
+    `valid_choices` on the same pack starts from them: a page that opens with no input, then adds
+    one pin per click, mostly asks what they answer already. Safe to call again (it is then
+    quick) and from several threads. Returns how many solutions are kept.
+    """
+    plan = plan_for(pack)
+    valid_choices(pack, fields=list(pack.fields), reasons=False)
+    return supports_for(plan.compiled).size

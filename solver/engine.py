@@ -1013,6 +1013,23 @@ class CompiledPack:
             trace.steps = steps
         return solution
 
+    def mend(self, state: State, solution: Mapping[str, Scalar], name: str,
+             value: Scalar) -> Assignment | None:
+        """A solution of `state` with `name = value`, made from `solution` (a solution of
+        `state`) by deciding again only the fields of the rules the new value breaks, without
+        propagating it; None when that small repair does not find one (not a refutation).
+
+        Sound because every rule `state` has closed is kept by any values of its domains, and
+        the open rules that do not read `name` or a field decided again keep `solution`'s values.
+        Costs a few rule checks where `assign` + `search` costs a propagation of the new value.
+        """
+        if value not in state.domains[name]:
+            return None
+        light = State(dict(state.domains), state.open, state.by_field)
+        light.domains[name] = [value]
+        mended, _ = _repair(light, {**solution, name: value}, [name])
+        return mended
+
     def solve(
         self,
         pins: Mapping[str, Scalar],

@@ -32,8 +32,14 @@ from solver.inputs import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 
 __all__ = [
-    "LaunchCommand", "flag_words", "minimal_options", "read_command", "repair_fact_changes",
-    "repaired_command", "shell_line", "write_command",
+    "LaunchCommand",
+    "flag_words",
+    "minimal_options",
+    "read_command",
+    "repair_fact_changes",
+    "repaired_command",
+    "shell_line",
+    "write_command",
 ]
 
 
@@ -148,7 +154,10 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if word == "--":  # the end of options: the rest is the launcher's, untouched
             passthrough += rest[i - 1 :]
             break
-        flag, eq, attached = word.partition("=") if word.startswith("--") else (word, "", "")
+        # `--flag=value`, and `-tp=2` for a short flag the pack lists (argparse reads both).
+        flag, eq, attached = word.partition("=") if word.startswith("-") else (word, "", "")
+        if eq and not word.startswith("--") and flag not in table:
+            flag, eq, attached = word, "", ""
         eq_given = bool(eq)
         modelled = flag in table or flag in launcher.model_flags or flag == launcher.config_flag
         if not modelled:

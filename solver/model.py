@@ -179,6 +179,10 @@ class Field(Record):
     flag_value: FlagValue = "value"
     absent: Scalar | None = None  # the value the launcher spells by leaving its flag out
     open: OpenRange | None = None  # an integer field that also takes unlisted values in a range
+    # False: the solver never picks a value for this option to make other rules hold (precision,
+    # resources): unset, it takes the launcher's own default chain as `check` does, and when that
+    # fails the answer is a conflict whose repairs say which flag to set.
+    search: bool = True
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     file: str = ""
 

@@ -3,15 +3,17 @@
 A pack may declare an integer field open (`open = {min = 1}`): besides its listed values, any
 integer in the range is legal (SGLang takes `--tp 6` as readily as `--tp 8`). The engine is
 finite-domain, so a query works on the listed values plus the values its pins name: a pin outside
-the listed values widens that field's domain for this query only. The rules are unchanged; they
-read the new value like any other (divisibility is `a % b == 0`).
+the listed values widens that field's domain for this query only, and the domains of the other
+open fields that share a rule with it (`--ep 3` lets `tp_size` be 3, so a2a backends that set
+ep to tp, and `choices`, find it). The rules are unchanged; they read the new values like any
+other (divisibility is `a % b == 0`).
 
 This is exact for every question about the request as given: the pinned value is the only value
-of its field, and the other fields keep their listed domains. What a finite working domain cannot
+of its field, and every answer holds over the working domain. What a finite working domain cannot
 answer is "which unlisted values would also work"; `choices` and `count` say so (the open range is
 reported beside the listed values, never folded into a number).
 
-Imports only `solver.model`.
+Imports `solver.model`, and `solver.loader` (for the rules' fields) when a value is unlisted.
 """
 
 from __future__ import annotations
@@ -33,6 +35,22 @@ def base_digest(digest: str) -> str:
     return digest.partition(MARK)[0]
 
 
+def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:
+    return any(value == v and type(value) is type(v) for v in domain)
+
+
+def _neighbours(pack: Pack, name: str) -> set[str]:
+    """The other fields of the rules that read `name` (conditions parsed once per pack)."""
+    from solver.loader import semantics
+
+    found: set[str] = set()
+    for cond in semantics(pack).rules.values():
+        if name in cond.fields:
+            found.update(cond.fields)
+    found.discard(name)
+    return found
+
+
 def open_fields(pack: Pack) -> dict[str, str]:
     """The open fields of a pack and their ranges in words (`any integer >= 1`)."""
     return {name: f.open.text() for name, f in pack.fields.items() if f.open is not None}
@@ -42,19 +60,32 @@ def widened(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
     """`pack` itself when every pinned value is listed; otherwise a copy whose open fields also
     hold the unlisted values pinned (appended after the listed ones, which keeps their order as
     the fallback preference), with a digest of its own."""
-    extra: dict[str, Scalar] = {}
+    extra: dict[str, list[Scalar]] = {}
     for name, pin in pins.items():
         field = pack.fields.get(name)
         if field is None or field.open is None:
             continue
         value = pin.value if isinstance(pin, Pin) else pin
-        if not any(value == v and type(value) is type(v) for v in field.domain) and field.open.admits(value):
-            extra[name] = value
+        if not _listed(field.domain, value) and field.open.admits(value):
+            extra.setdefault(name, []).append(value)
+            # An open field that shares a rule with this one may take the value too (ep_size 3
+            # pinned: tp_size 3 divides by it); listing it keeps `choices` from calling the
+            # field impossible when only unlisted values work.
+            for other in _neighbours(pack, name):
+                opened = pack.fields[other].open
+                if (
+                    other not in pins
+                    and opened is not None
+                    and opened.admits(value)
+                    and not _listed(pack.fields[other].domain, value)
+                ):
+                    extra.setdefault(other, []).append(value)
     if not extra:
         return pack
     fields = dict(pack.fields)
-    for name, value in extra.items():
-        fields[name] = dataclasses.replace(fields[name], domain=(*fields[name].domain, value))
-    tag = ",".join(f"{n}={v}" for n, v in sorted(extra.items()))
+    for name, values in extra.items():
+        added = tuple(dict.fromkeys(values))
+        fields[name] = dataclasses.replace(fields[name], domain=(*fields[name].domain, *added))
+    tag = ",".join(f"{n}={'|'.join(map(str, dict.fromkeys(v)))}" for n, v in sorted(extra.items()))
     digest = f"{base_digest(pack.digest)}{MARK}{tag}" if pack.digest else ""
     return dataclasses.replace(pack, fields=fields, digest=digest)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from solver.model import Field, Preference, Rule
+from solver.model import Field, Launcher, Preference, Rule
 
 __all__ = ["PACK_FILES_SCHEMA_ID", "pack_file_schema"]
 
@@ -38,7 +38,7 @@ def pack_file_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) every file of a pack (pack.toml and the files it lists)
     validates against, once parsed from TOML."""
     defs: dict[str, Any] = {}
-    for model in (Field, Rule, Preference):
+    for model in (Field, Rule, Preference, Launcher):
         schema, more = _record(model)
         defs.update(more)
         defs[model.__name__] = schema
@@ -53,10 +53,8 @@ def pack_file_schema() -> dict[str, Any]:
             "version": {"type": "string", "minLength": 1},
             "description": {"type": "string"},
             "files": strings,
-            "launcher": {
-                "type": "object",
-                "description": "how the launcher is called (argv words, flags): see constraints/README.md",
-            },
+            # how the launcher is called (command words, model and config flags): constraints/README.md
+            "launcher": {"$ref": "#/$defs/Launcher"},
         },
     }
     return {

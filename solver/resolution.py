@@ -32,7 +32,7 @@ from solver.model import (
 )
 from solver.opendomain import base_digest, widened
 
-__all__ = ["ChainFailed", "Plan", "plan_for", "resolve", "resolve_pins"]
+__all__ = ["ChainFailed", "Plan", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
 
 @dataclass(frozen=True)
@@ -276,11 +276,6 @@ def resolve_pins(
                if state is not None else None)
     if witness is None and not strict:
         pins, adjustments = _apply_adjustments(plan, pins)
-        if not adjustments and predict:
-            # The launcher's own defaults may be what makes one of its rewrites fire.
-            retried = _adjusted_after_defaults(plan, pins, ChainFailed("", [], None, {}))
-            if retried is not None:
-                pins, adjustments = retried
         if adjustments:
             values = {name: pin.value for name, pin in pins.items()}
             state = cp.start(values)
@@ -291,28 +286,31 @@ def resolve_pins(
         from solver.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
-    try:
-        solution, trace, log = _decide(plan, values, state, witness, predict=predict)
-    except ChainFailed as failed:
-        retried = None if strict else _adjusted_after_defaults(plan, pins, failed)
-        if retried is not None:
-            # The launcher's defaults made one of its own rewrites fire (SGLang turns
-            # --enable-dp-attention off at its default --dp-size 1): predict what it runs then.
-            pins, more = retried
-            adjustments.update(more)
+    while True:
+        try:
+            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
+            break
+        except ChainFailed as failed:
+            # The launcher's own pick may be what makes it override a user value (SGLang's
+            # FORCE: --enable-dp-attention with its default --dp-size 1 is turned off).
+            more = None if strict else _launcher_adjustments(plan, pins, failed)
+            if more is None:
+                if not explain_failure:
+                    raise Unsatisfiable(_bare_conflict()) from None
+                from solver.diagnose import chain_failure
+
+                raise chain_failure(plan, pins, failed, predict=predict) from None
+            pins, fired = more
+            adjustments.update(fired)
             values = {name: pin.value for name, pin in pins.items()}
             state = cp.start(values)
             witness = cp.search(state, task="checking the request") if state is not None else None
-        try:
-            if retried is None or state is None or witness is None:
-                raise failed
-            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
-        except ChainFailed as final:
-            if not explain_failure:
-                raise Unsatisfiable(_bare_conflict()) from None
-            from solver.diagnose import chain_failure
+            if state is None or witness is None:
+                if not explain_failure:
+                    raise Unsatisfiable(_bare_conflict()) from None
+                from solver.diagnose import unsatisfiable_for
 
-            raise chain_failure(plan, pins, final) from None
+                raise unsatisfiable_for(plan, pins, adjustments) from None
     _check_required(plan, pins, trace)
     provenance = {
         name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
@@ -352,6 +350,38 @@ class ChainFailed(Exception):
         self.chain = chain
         self.preference = preference
         self.decided = decided
+
+
+def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> dict[str, Pin]:
+    """The request as the launcher sees it when its chain for `failed.field` fails: what was
+    given, its own earlier picks, its default for the field, and the launcher defaults of the
+    other unset options the search may not choose (source `launcher-default`; facts decided on
+    the way: `assumed`)."""
+    fields = plan.pack.fields
+    view = dict(pins)
+    for name, value in failed.decided.items():
+        if name not in view:
+            view[name] = Pin(field=name, value=value, source=(
+                "launcher-default" if fields[name].kind == "option" else "assumed"))
+    view[failed.field] = Pin(field=failed.field, value=failed.chain[0], source="launcher-default")
+    assigned = {n: p.value for n, p in view.items()}
+    for name in plan.order:
+        spec = fields[name]
+        if name not in view and spec.kind == "option" and not spec.search:
+            assigned[name] = plan.chain(name, assigned)[0][0]
+            view[name] = Pin(field=name, value=assigned[name], source="launcher-default")
+    return view
+
+
+def _launcher_adjustments(
+    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]] | None:
+    """User pins the launcher overrides because of its own picks (adjustments that fire on
+    `launcher_view`); None when none does."""
+    adjusted_pins, fired = _apply_adjustments(plan, launcher_view(plan, pins, failed))
+    if not fired:
+        return None
+    return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
 
 
 def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar],
@@ -443,7 +473,8 @@ def _decide(
     for name in plan.order:
         current = state.domain(name)
         trace.domains[name] = tuple(current)
-        if predict and name not in values and fields[name].kind == "option":
+        spec = fields[name]
+        if (predict or not spec.search) and name not in values and spec.kind == "option":
             chain, pref = plan.chain(name, decided)
             log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
             found = _first_working(plan, state, witness, name, chain, current)
@@ -520,34 +551,6 @@ def _bare_conflict() -> Any:
     from solver.model import ConflictReport
 
     return ConflictReport(pins=[], rules=[])
-
-
-def _adjusted_after_defaults(
-    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed
-) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]] | None:
-    """Predict mode: the user's pins with the adjustments that the launcher's own defaults
-    trigger (the picks before the failing field and its chain's first value, taken as given), or
-    None when no adjustment applies. The defaults themselves stay unpinned: only the adjusted
-    user values change, and the prediction runs again over them."""
-    fields = plan.pack.fields
-    assumed = dict(pins)
-    picks = [*failed.decided.items(), *([(failed.field, failed.chain[0])] if failed.chain else [])]
-    for name, value in picks:
-        if name not in assumed and fields[name].kind == "option":
-            assumed[name] = Pin(field=name, value=value, source="user")
-    # The options after the failing one at the head of their own chains, too.
-    for name in plan.order:
-        if name not in assumed and fields[name].kind == "option":
-            chain, _ = plan.chain(name, {n: p.value for n, p in assumed.items()})
-            if chain:
-                assumed[name] = Pin(field=name, value=chain[0], source="user")
-    adjusted_pins, adjusted = _apply_adjustments(plan, dict(assumed))
-    moved = {name: change for name, change in adjusted.items() if name in pins}
-    if not moved:
-        return None
-    kept = {name: pin for name, pin in pins.items() if name not in moved}
-    kept.update({name: adjusted_pins[name] for name in moved if name in adjusted_pins})
-    return kept, moved
 
 
 def _apply_adjustments(
@@ -664,14 +667,15 @@ def _provenance(
     ranked, origin = log.get(name, ([value], {}))
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
-    if not predict:
+    field = pack.fields[name]
+    chained = field.kind == "option" and (predict or not field.search)  # the launcher's chain
+    if not chained:
         rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
     pref = origin.get(value)
     if pref is not None:
         return Provenance.model_construct(kind="preference", source=None, rule=pref.id,
                                           because=pref.because, rejected=rejected)
-    field = pack.fields[name]
-    if predict and field.kind == "option":
+    if chained:
         return Provenance.model_construct(
             kind="default", source=None, rule=None, rejected=rejected,
             because=f"{pack.name}'s default when the flag is not given")

@@ -19,8 +19,7 @@ if TYPE_CHECKING:
     from solver.resolution import Plan
 
 __all__ = ["assumed_notice", "conflict_message", "conflict_text", "departure_lines", "describe_pin",
-           "resolution_table",
-           "use_colour", "why_text"]
+           "notices", "resolution_table", "use_colour", "why_text"]
 
 
 def _show(value: Scalar | None) -> str:
@@ -228,6 +227,20 @@ def departure_lines(res: Resolution) -> list[str]:
     return [f"NOT THE LAUNCHER'S OWN PICK: {d.field}: {d.because}" for d in res.departures]
 
 
+def notices(pack: Pack, res: Resolution, *, colour: bool = False) -> list[str]:
+    """What qualifies an answer, each in full: adjustments, warnings, assumed facts, departures
+    from the launcher's own picks."""
+    lines = [
+        _paint(f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+               f"{_show(adj.resolved)} ({adj.rule}): {adj.because}", "33;1", colour)
+        for adj in res.adjustments
+    ]
+    lines += [_paint(f"WARNING ({w.rule}): {w.message}", "35", colour) for w in res.warnings]
+    lines += [_paint(line, "33", colour)
+              for line in assumed_notice(pack, res) + departure_lines(res)]
+    return lines
+
+
 def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
     """The resolved configuration, grouped by area, one aligned row per field; above it, what was
     assumed and where the answer departs from the launcher's own picks."""
@@ -238,20 +251,9 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
     vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
     title = "predicted (what the launcher does as typed)" if res.mode == "predict" else "resolved"
     lines = [f"{pack.name} {pack.version}: {title}"]
-    # Adjustments and warnings first: a 70-line table read through `| head` must not lose them.
-    for adj in res.adjustments:
-        lines.append(
-            _paint(
-                f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
-                f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
-                "33;1",
-                colour,
-            )
-        )
-    for warning in res.warnings:
-        lines.append(_paint(f"WARNING ({warning.rule}): {warning.message}", "35", colour))
-    notes = assumed_notice(pack, res) + departure_lines(res)
-    lines += [_paint(line, "33", colour) for line in notes]
+    # Adjustments, warnings and what was assumed first: a 70-line table read through `| head`
+    # must not lose them.
+    lines += notices(pack, res, colour=colour)
     adjusted = {a.field for a in res.adjustments}
     for group, names in groups.items():
         lines.append("")

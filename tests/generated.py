@@ -21,7 +21,7 @@ import itertools
 import json
 import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -171,6 +171,7 @@ class FieldSpec:
     kind: Literal["fact", "option"]
     domain: tuple[Scalar, ...]
     depends_on: tuple[str, ...] = ()
+    search: bool = True  # False: the launcher's own chain only (constraints/README.md)
 
 
 @dataclass(frozen=True)
@@ -240,7 +241,8 @@ class PackSpec:
         pack = Pack(
             name="generated",
             version="1",
-            fields={f.name: Field(name=f.name, kind=f.kind, domain=f.domain, depends_on=f.depends_on)
+            fields={f.name: Field(name=f.name, kind=f.kind, domain=f.domain, depends_on=f.depends_on,
+                                  search=f.search)
                     for f in self.fields},
             rules=tuple(r.model() for r in self.rules),
             preferences=tuple(p.model() for p in self.prefs),
@@ -269,7 +271,8 @@ class PackSpec:
         lines: list[str] = []
         for f in self.fields:
             lines += table(f"[field.{f.name}]", {"kind": f.kind, "domain": f.domain,
-                                                 "depends_on": f.depends_on or None})
+                                                 "depends_on": f.depends_on or None,
+                                                 "search": None if f.search else False})
         body: list[str] = []
         for rule in self.pack.rules:
             body += table("[[rule]]", rule.model_dump(exclude_defaults=True, exclude={"file"}))
@@ -487,10 +490,15 @@ def packs(draw: st.DrawFn) -> PackSpec:
 
 
 @st.composite
-def cases(draw: st.DrawFn, strict: bool | None = None) -> Case:
-    """A random pack and a random request against it."""
+def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False) -> Case:
+    """A random pack and a random request against it. `unsearched`: about half the options are
+    `search = false`."""
     d = _Draw(draw)
     spec = _pack(d)
+    if unsearched:
+        spec = replace(spec, fields=tuple(
+            replace(f, search=False) if f.kind == "option" and d.chance(2) else f
+            for f in spec.fields))
     options, facts = _request(d, spec)
     return Case(spec, options, facts, d.chance(2) if strict is None else strict)
 
@@ -659,32 +667,16 @@ class Oracle:
 
     def expect(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool) -> Expected:
         """The answer to a request: adjustments (unless strict), then the lexicographically best
-        configuration in graph order, each auto field taking its best-ranked possible value."""
-        adjusted: dict[str, tuple[Scalar, str]] = {}
-        final = dict(pins)
-        if not strict:
-            final, adjusted = self.adjust(final)
-        decided: dict[str, Scalar] = {n: v for n, (v, _) in final.items()}
-        live = list(self.solutions(decided))
-        if not live:
-            return Expected(final, adjusted, None)
-        steps: dict[str, Step] = {}
-        for name in self.order:
-            if name in final:
-                continue
-            i = self.index[name]
-            seen = {row[i] for row in live}
-            possible = [v for v in self.domains[name] if v in seen]
-            ranked, origin = self.ranking(name, decided)
-            value = next(v for v in ranked if v in seen)
-            preferred, _ = self.preferred(name, decided)
-            above = preferred[: preferred.index(value)]
-            tried = ranked[: ranked.index(value)]
-            flagged = {v: r for v, r in self.flagged(name, decided, above).items() if v not in tried}
-            steps[name] = Step(ranked, origin, possible, value, flagged)
-            decided[name] = value
-            live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
-        return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps)
+        configuration in graph order, each auto field taking its best-ranked possible value
+        (an option the search may not choose: its launcher chain, as `predict` says)."""
+        return self._walk(pins, strict, predict=False)[0]
+
+    def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool
+                ) -> tuple[Expected, str | None]:
+        """What the launcher does with the request as typed (`check`): every unset option takes
+        its chain (`chain_pick`); facts are decided as `expect` decides them. Second item: the
+        field whose chain fails (then `values` is None)."""
+        return self._walk(pins, strict, predict=True)
 
     def _applicable(self, name: str, decided: Known) -> Iterator[tuple[PrefSpec, list[Scalar]]]:
         """The preferences of `name` whose `when` holds, with their values (`same_as` first)."""
@@ -709,53 +701,89 @@ class Oracle:
                 return chain, pref.id
         return [domain[0]], None
 
-    def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool
-                ) -> tuple[Expected, str | None]:
-        """What the launcher does with the request as typed: adjustments, then in graph order
-        each unset option takes the first value of its chain that some configuration keeps;
-        else, when its chain's first value breaks an adjustment rule of that field, the first
-        working `adjust_to` value (none named: the best-ranked working value); else, when no
-        preference applies and exactly one value works, that value; else the chain fails
-        (second item: the field). Facts are decided as `expect` decides them."""
+    def chain_pick(self, name: str, decided: Known, seen: Collection[Scalar]) -> Scalar | None:
+        """The first value of the chain some configuration keeps; else, when the chain's first
+        value breaks an adjustment rule of the field, its first working `adjust_to` value (none
+        named: the best-ranked working value); else, when no preference applies and exactly one
+        value works, that value; else None (the chain fails)."""
+        chain, pref = self.chain(name, decided)
+        found = next((v for v in chain if _member(v, seen)), None)
+        if found is None:
+            fired = [r for r in self.hard
+                     if r.adjusts == name and r.holds3({**decided, name: chain[0]}) is False]
+            if fired:
+                replacing: list[Scalar] = []
+                for rule in fired:
+                    replacing += [v for v in rule.adjust_to if not _member(v, replacing)]
+                if not replacing:
+                    replacing = self.ranking(name, decided)[0]
+                found = next((v for v in replacing if _member(v, seen)), None)
+        if found is None and pref is None:
+            working = [v for v in self.domains[name] if _member(v, seen)]
+            found = working[0] if len(working) == 1 else None
+        return found
+
+    def _walk(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool, predict: bool
+              ) -> tuple[Expected, str | None]:
+        """Adjustments, then the decisions in graph order. When an option's chain fails, the
+        launcher's own picks may make it override a user value: the adjustments are tried again
+        on the request as the launcher sees it (its picks so far, its default for the failing
+        field, the chain defaults of the other unset unsearched options), and on a change the
+        decisions start over."""
         final = dict(pins)
         adjusted: dict[str, tuple[Scalar, str]] = {}
         if not strict:
             final, adjusted = self.adjust(final)
-        decided: dict[str, Scalar] = {n: v for n, (v, _) in final.items()}
-        live = list(self.solutions(decided))
-        if not live:
-            return Expected(final, adjusted, None), None
-        kinds = {f.name: f.kind for f in self.spec.fields}
-        for name in self.order:
-            if name in final:
-                continue
-            i = self.index[name]
-            seen = [row[i] for row in live]
-            if kinds[name] == "fact":
-                ranked, _ = self.ranking(name, decided)
-                value = next(v for v in ranked if _member(v, seen))
-            else:
-                chain, pref = self.chain(name, decided)
-                found = next((v for v in chain if _member(v, seen)), None)
-                if found is None:
-                    fired = [r for r in self.hard if r.adjusts == name
-                             and r.holds3({**decided, name: chain[0]}) is False]
-                    if fired:
-                        replacing: list[Scalar] = []
-                        for rule in fired:
-                            replacing += [v for v in rule.adjust_to if not _member(v, replacing)]
-                        if not replacing:
-                            replacing = self.ranking(name, decided)[0]
-                        found = next((v for v in replacing if _member(v, seen)), None)
-                if found is None and pref is None:
-                    working = [v for v in self.domains[name] if _member(v, seen)]
-                    found = working[0] if len(working) == 1 else None
-                if found is None:
-                    return Expected(final, adjusted, None), name
-                value = found
-            decided[name] = value
-            live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
-        return Expected(final, adjusted, {n: decided[n] for n in self.names}), None
+        specs = {f.name: f for f in self.spec.fields}
+        while True:
+            decided: dict[str, Scalar] = {n: v for n, (v, _) in final.items()}
+            live = list(self.solutions(decided))
+            if not live:
+                return Expected(final, adjusted, None), None
+            steps: dict[str, Step] = {}
+            failed: str | None = None
+            for name in self.order:
+                if name in final:
+                    continue
+                i = self.index[name]
+                seen = {row[i] for row in live}
+                spec = specs[name]
+                if spec.kind == "option" and (predict or not spec.search):
+                    picked = self.chain_pick(name, decided, seen)
+                    if picked is None:
+                        failed = name
+                        break
+                    value = picked
+                else:
+                    possible = [v for v in self.domains[name] if v in seen]
+                    ranked, origin = self.ranking(name, decided)
+                    value = next(v for v in ranked if v in seen)
+                    preferred, _ = self.preferred(name, decided)
+                    above = preferred[: preferred.index(value)]
+                    tried = ranked[: ranked.index(value)]
+                    flagged = {v: r for v, r in self.flagged(name, decided, above).items()
+                               if v not in tried}
+                    steps[name] = Step(ranked, origin, possible, value, flagged)
+                decided[name] = value
+                live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
+            if failed is None:
+                return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps), None
+            if strict:
+                return Expected(final, adjusted, None), failed
+            view = dict(final)
+            for name, value in decided.items():
+                view.setdefault(name, (value, "launcher-default"))
+            view[failed] = (self.chain(failed, decided)[0][0], "launcher-default")
+            assigned = {n: v for n, (v, _) in view.items()}
+            for name in self.order:
+                if name not in view and specs[name].kind == "option" and not specs[name].search:
+                    assigned[name] = self.chain(name, assigned)[0][0]
+                    view[name] = (assigned[name], "launcher-default")
+            changed, more = self.adjust(view)
+            if not more:
+                return Expected(final, adjusted, None), failed
+            final = {n: p for n, p in changed.items() if n in final}
+            adjusted.update(more)
 
     def warnings(self, values: Known) -> list[str]:
         return [r.id for r in self.warn if not self.holds(r, values)]

@@ -135,6 +135,45 @@ def test_a_total_equals_the_sum_of_its_split(spec, data) -> None:  # type: ignor
                         for v in oracle.domains[by]}
 
 
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_a_count_cut_short_brackets_the_exact_count(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """Whatever step limit stops a count (with or without `--by`), its bounds hold the exact
+    number: lower <= count <= upper, and the parts it reports are exact."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    by = data.draw(st.none() | st.sampled_from(names))
+    steps = data.draw(st.integers(1, 40))
+    exact = sum(1 for _ in oracle.solutions({}))
+    try:
+        result = count(spec.pack, {}, by=by, limit=Limit(steps=steps))
+    except CountLimitReached as stop:
+        assert stop.upper is not None
+        assert stop.lower <= exact <= stop.upper
+        for value, part in stop.parts.items():
+            assert part == sum(1 for _ in oracle.solutions({by: value}))
+    else:
+        assert result.count == exact
+
+
+def test_a_deadline_in_the_past_stops_with_bounds() -> None:
+    """A count whose deadline has passed stops at its first look at the clock with bounds that
+    hold the exact count; the message says them."""
+    pack = load_pack("sglang")
+    seen: list[tuple[int, float]] = []
+    with pytest.raises(CountLimitReached) as info:
+        count(pack, {"platform": "cuda"}, limit=Limit(steps=None),
+              deadline=time.monotonic() - 1, progress=lambda n, s: seen.append((n, s)))
+    stop = info.value
+    assert stop.upper is not None and 0 <= stop.lower <= stop.upper
+    assert "at most" in str(stop)
+    toy = load_pack(TOY)
+    with pytest.raises(CountLimitReached) as info:
+        count(toy, {}, by="gpu", limit=Limit(steps=3))
+    assert info.value.lower <= brute(toy, {}) <= (info.value.upper or 0)
+
+
 SHARED = (0, 1, 2)
 
 

@@ -8,11 +8,13 @@ import shlex
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
 from solver.cli import main
 from solver.diagnose import valid_choices
-from solver.launch import read_command, shell_line, write_command
+from solver.launch import flag_words, read_command, shell_line, write_command
 from solver.launcher import add_arguments, to_argv
 from solver.resolution import resolve
 
@@ -431,7 +433,10 @@ def test_confsolve_repairs_keep_the_other_inputs_as_typed(
         assert words[:2] == ["confsolve", "resolve"]
         assert words[words.index("--model-config") + 1] == model
         assert "has_flashinfer=true" in words and "architecture=LlamaForCausalLM" not in words
-    assert "tp=6" not in lines[0] and "ep_size=4" in lines[0]  # 1: leave --tp-size on auto
+    # --tp-size is not searched (#13): never "leave it on auto" (SGLang's own 1 fails with
+    # --ep-size 4); a repair sets it instead, keeping --ep-size 4 as typed.
+    assert all("tp=" in line for line in lines)
+    assert any("tp=4" in line and "ep_size=4" in line for line in lines)
 
 
 def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack) -> None:
@@ -448,7 +453,7 @@ def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack)
     assert lines and all(line.startswith("mylaunch --port 80 ") for line in lines)
     assert "mylaunch --port 80 --tp-size 6" in lines  # leave --ep-size on auto
     custom = explain_conflict(caught.value, pack, render=lambda r: f"try {sorted(r.set)} {r.unset}")
-    assert "try [] ['tp_size']" in custom
+    assert "try ['tp_size'] []" in custom and "try [] ['tp_size']" not in custom  # not searched
 
 
 # --- the launcher's config file ----------------------------------------------------------------
@@ -521,7 +526,8 @@ def test_the_plain_check_path_does_not_import_yaml() -> None:
 
 
 def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> None:
-    """tp=6 pinned: ep may be 1, 2 or 3 (pinned) but never 4; counts match brute force."""
+    """tp=6 pinned: the working domain of ep is its listed values plus 6 (it shares a rule with
+    tp); ep may be 1, 2, 6 or 3 (pinned) but never 4; counts match brute force over it."""
     from solver.count import count
 
     fields = (
@@ -531,9 +537,80 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
         'source = "test"\n'
     )
     small = load_pack(_pack(tmp_path, "", fields))
-    assert count(small, {"tp": 6}).count == 2  # ep in {1, 2}
+    assert count(small, {"tp": 6}).count == 3  # ep in {1, 2, 6}
     assert count(small, {"tp": 6, "ep": 3}).count == 1
     assert count(small, {"tp": 6, "ep": 4}).count == 0
     assert count(small).count == sum(1 for t in (1, 2, 4) for e in (1, 2, 4) if t % e == 0)
     choices = valid_choices(small, {"tp": 6}, fields=["ep"], reasons=False)
-    assert choices.possible["ep"] == [1, 2] and choices.open["ep"] == "any integer >= 1"
+    assert choices.possible["ep"] == [1, 2, 6] and choices.open["ep"] == "any integer >= 1"
+
+
+def test_words_after_a_double_dash_are_the_launchers_and_stay_last(pack: Pack) -> None:
+    cmd = read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
+    assert cmd.options == {"tp_size": "2"} and cmd.passthrough == ("--", "--tp", "4")
+    assert write_command(pack, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+
+
+def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
+    """The shape of `vllm serve MODEL -tp 2`: nothing in the reader names a launcher."""
+    from solver.model import Field, Launcher
+
+    other = Pack(
+        name="other",
+        version="1",
+        launcher=Launcher(commands=("srv run",), positional_model=("srv run",), model_flags=("--model",)),
+        fields={
+            "tp": Field(name="tp", kind="option", domain=(1, 2), flags=("--tensor-parallel-size", "-tp")),
+            "eager": Field(name="eager", kind="option", domain=(False, True), flag_value="boolean_optional"),
+        },
+    )
+    cmd = read_command(other, ["srv", "run", "org/m", "-tp=2", "--no-eager", "-O3"])
+    assert (cmd.model, cmd.options, cmd.passthrough) == ("org/m", {"tp": "2", "eager": False}, ("-O3",))
+    assert write_command(other, cmd, {"tp": 2, "eager": False}) == [
+        "srv",
+        "run",
+        "org/m",
+        "-O3",
+        "--tensor-parallel-size",
+        "2",
+        "--no-eager",
+    ]
+
+
+# --- law: writing then reading a launch command gives back what was written ---------------------
+
+_SGLANG_PACK = load_pack("sglang")
+_OPTION_VALUES = {
+    name: [*f.domain, *((3, 6, 12) if f.open is not None else ())]
+    for name, f in _SGLANG_PACK.fields.items()
+    if f.kind == "option"
+}
+# Words a user may pass through: flags the pack does not model, values with spaces, quotes,
+# shell metacharacters, negative numbers and `=`.
+_OTHER_FLAG = st.sampled_from(["--host", "--port", "--chat-template", "--seed", "--served-model-name"])
+_OTHER_VALUE = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12
+).filter(lambda v: not v.startswith("-")) | st.sampled_from(["-1", "-0.5"])
+
+
+@pytest.mark.property
+@given(
+    options=st.fixed_dictionaries({}, optional={n: st.sampled_from(v) for n, v in _OPTION_VALUES.items()}),
+    other=st.lists(st.tuples(_OTHER_FLAG, _OTHER_VALUE), max_size=4),
+    model=st.sampled_from([None, "/models/a b", "org/model"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_write_then_read_is_the_identity(
+    options: dict[str, object], other: list[tuple[str, str]], model: str | None
+) -> None:
+    from solver.launch import LaunchCommand
+
+    passthrough = tuple(w for pair in other for w in pair)
+    typed = LaunchCommand(program=tuple(SGLANG), model=model, passthrough=passthrough)
+    words = write_command(_SGLANG_PACK, typed, options)  # type: ignore[arg-type]
+    again = read_command(_SGLANG_PACK, shlex.split(shell_line(words)))
+    assert again.model == model and again.passthrough == passthrough
+    written = {n: v for n, v in options.items() if flag_words(_SGLANG_PACK.fields[n], v)}  # type: ignore[arg-type]
+    assert {n: str(v).lower() for n, v in again.options.items()} == {
+        n: str(v).lower() for n, v in written.items()
+    }

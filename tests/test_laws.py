@@ -23,7 +23,7 @@ from generated import KNOWN_BUGS, Case, Expected, Oracle, cases, extra_rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.diagnose import valid_choices
+from solver.diagnose import prepare_choices, valid_choices
 from solver.engine import compile_pack
 from solver.errors import Unsatisfiable
 from solver.explain import Item, minimal_conflict
@@ -232,7 +232,29 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
 
 
 @law(150)
-@given(case=cases())
+@given(case=cases(unsearched=True))
+def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
+    """An option marked `search = false` keeps its typed value (or loses it only to a reported
+    adjustment) and, left unset, takes the launcher's own chain (`Oracle.chain_pick`), never a
+    value the search picks to make other rules hold; when that chain fails, resolve refuses and
+    names the field whose default fails, even though some configuration exists. Everything
+    else is as the brute force expects."""
+    _, exp = expected(case)
+    got = outcome(case)
+    if exp.values is None:
+        assert isinstance(got, Unsatisfiable), got
+        return
+    assert isinstance(got, Resolution), (exp.values, got)
+    assert got.values == exp.values
+    for spec in case.spec.fields:
+        if spec.search or spec.kind != "option":
+            continue
+        if spec.name in case.options and spec.name not in exp.adjusted:
+            assert got.values[spec.name] == case.options[spec.name]
+
+
+@law(150)
+@given(case=cases(unsearched=True))
 def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
     """`check` (predict mode) gives exactly what the launcher's own default chain gives (brute
     force, `Oracle.predict`): every unset option the first working value of its first
@@ -381,6 +403,37 @@ def test_valid_choices_are_the_brute_force_projection(case: Case) -> None:
             assert all(others[n] == v for n, v in reason_pins.items()), items
             rules = [i.name for i in items if i.kind == "rule"]
             assert_minimal_core(oracle, reason_pins, rules, keep={name: value})
+
+
+@law(100)
+@given(case=cases(), data=st.data())
+def test_choices_that_reuse_earlier_questions_stay_exact(case: Case, data: st.DataObject) -> None:
+    """Questions on one pack share the solutions and refutations earlier ones found
+    (`solver.supports`): after `prepare_choices` or not, a page that adds the request's pins one
+    per click gets at every click exactly the brute-force choices of every field, and a value
+    refuted under fewer pins stays refuted."""
+    oracle = Oracle(case.spec)
+    if data.draw(st.booleans()):
+        prepare_choices(case.pack)
+    given = [*((n, v, True) for n, v in case.options.items()),
+             *((n, v, False) for n, v in case.facts.items())]
+    options: dict[str, Scalar] = {}
+    facts: dict[str, Scalar] = {}
+    for name, value, is_option in data.draw(st.permutations(given)):
+        (options if is_option else facts)[name] = value
+        choices = valid_choices(case.pack, options, facts, fields=list(case.pack.fields),
+                                reasons=False)
+        pins = {**options, **facts}
+        for field, possible in choices.possible.items():
+            assert possible == oracle.possible(field, pins), (field, pins)
+    # Then fewer pins, and other values (what was refuted under more must not leak back).
+    for name, _, is_option in given:
+        for other in case.pack.fields[name].domain:
+            alone = {name: other}
+            choices = valid_choices(case.pack, alone if is_option else {},
+                                    {} if is_option else alone, reasons=False)
+            for field, possible in choices.possible.items():
+                assert possible == oracle.possible(field, alone), (field, alone)
 
 
 def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:

@@ -244,3 +244,13 @@ def test_every_shipped_pack_is_described_and_answers(name: str) -> None:
             assert set(entry["possible"]).isdisjoint(entry["excluded"])
             assert len(entry["possible"]) + len(entry["excluded"]) == len(pack.fields[fname].domain)
     json.dumps(api.answer("state", {"set": {k: str(v) for k, v in required.items()}}))
+
+
+def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Configurator) -> None:
+    from solver.serve.reasons import excluded_reasons
+    from solver.serve.requests import parse_request as parse
+
+    values = parse(sglang.pack, {"set": {**WALK, "gpu_arch": "sm120"}}, ("set",)).values
+    served = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}})["reasons"]
+    assert served == excluded_reasons(sglang.pack, values)
+    assert sglang._reason_worker._pool is not None  # answered by the worker process

@@ -7,6 +7,7 @@ tests/output/serve/ (not committed). Skips without a browser unless CONFSOLVE_RE
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -157,6 +158,22 @@ def test_keyboard_and_narrow_window(browser: Any, sglang_url: str) -> None:
     width = p.page.evaluate("document.documentElement.scrollWidth")
     assert width <= 600, f"the page scrolls sideways on a narrow window ({width} px)"
     p.shot("06-narrow")
+
+
+def test_a_pasted_config_json_sets_the_model_facts(browser: Any, sglang_url: str) -> None:
+    config = (Path(__file__).parent / "fixtures" / "models" / "deepseek-v3-fp8" / "config.json").read_text()
+    p = _page(browser)
+    p.open(sglang_url + "?platform=cuda&gpu_arch=sm90")
+    p.page.click("#paste summary")
+    p.page.fill("#config-json", config)
+    before = p.seq()
+    p.page.click("#read-config")
+    p.wait_after(before)
+    assert "architecture=DeepseekV3ForCausalLM" in p.page.url and "checkpoint_quant=fp8" in p.page.url
+    assert p.page.locator('select[data-field="architecture"]').input_value() == "DeepseekV3ForCausalLM"
+    p.page.fill("#config-json", "{not json")
+    p.page.click("#read-config")
+    assert "not JSON" in p.page.locator("#error-banner").inner_text()
 
 
 def test_an_integer_outside_the_listed_values(browser: Any, sglang_url: str) -> None:

@@ -88,3 +88,48 @@ def test_check_and_resolve_agree_where_the_launcher_chain_works() -> None:
     predicted = check(pack, {"tp_size": 8}, facts)
     searched = resolve(pack, {"tp_size": 8}, facts)
     assert predicted.values == searched.values and not searched.departures
+
+
+# --- fields the search may not choose (search = false) -------------------------------------------
+
+
+def test_dp_attention_alone_stays_on_one_gpu_and_is_turned_off_as_sglang_does() -> None:
+    """--enable-dp-attention alone: SGLang's dp_size stays 1 and DP attention goes off (its
+    attn_dp_size is 1); never a two-GPU launch."""
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM",
+             "checkpoint_quant": "fp8"}
+    for answer in (resolve(pack, {"enable_dp_attention": True}, facts),
+                   check(pack, {"enable_dp_attention": True}, facts)):
+        assert answer.values["tp_size"] == 1 and answer.values["dp_size"] == 1
+        assert answer.values["enable_dp_attention"] is False
+        [adjusted] = answer.adjustments
+        assert (adjusted.field, adjusted.rule) == ("enable_dp_attention", "par-dp-attention-needs-dp")
+
+
+def test_resolve_never_requantizes_the_model_to_make_a_kernel_flag_work(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """FP8 checkpoint + --moe-runner-backend flashinfer_cutedsl: SGLang refuses it; resolve must
+    not pick --quantization nvfp4_online, only offer it as a repair."""
+    code, out, _ = run(capsys, "resolve", "--set", "platform=cuda", "--set", "gpu_arch=sm100",
+                       "--set", "architecture=Qwen3MoeForCausalLM", "--set", "checkpoint_quant=fp8",
+                       "--set", "moe_runner_backend=flashinfer_cutedsl", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["status"] == "conflict"
+    assert doc["launcher_default"]["field"] == "quantization"
+    assert doc["launcher_default"]["value"] == "fp8"
+    assert {"quantization": "nvfp4_online"} in [r["set"] for r in doc["repairs"]]
+
+
+@pytest.mark.parametrize("field", ["quantization", "tp_size", "dp_size", "ep_size", "dtype"])
+def test_precision_and_resources_are_not_searched(field: str) -> None:
+    assert load_pack("sglang").fields[field].search is False
+
+
+def test_a2a_backend_sets_ep_size_to_tp_size_as_sglang_does() -> None:
+    """ep_size is not searched, but SGLang's own FORCE (par-a2a-ep-equals-tp) sets it."""
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM",
+             "checkpoint_quant": "fp8"}
+    res = resolve(pack, {"tp_size": 8, "moe_a2a_backend": "deepep"}, facts)
+    assert res.values["ep_size"] == 8 and res.values["tp_size"] == 8

@@ -21,6 +21,7 @@ from typing import Any
 
 from solver.errors import InvalidInput, SolverError, Unsatisfiable
 from solver.model import Pack, Pin, Resolution, Scalar
+from solver.serve.reasons import ReasonWorker
 from solver.serve.requests import BadRequest, Request, parse_request
 
 __all__ = ["Configurator", "value_key"]
@@ -88,6 +89,7 @@ class Configurator:
         self._busy = 0  # requests being answered now: the warm-up waits while any is
         self._busy_lock = threading.Lock()
         self._description: dict[str, Any] | None = None
+        self._reason_worker = ReasonWorker(pack)
 
     # -- the pack ------------------------------------------------------------------------------
     def description(self) -> dict[str, Any]:
@@ -126,12 +128,22 @@ class Configurator:
         return dict(answer)
 
     def _state(self, request: Request) -> dict[str, Any]:
+        # How long each part took (ms), so a slow click says where its time went.
+        parts: dict[str, float] = {}
+
+        def timed(name: str, work: Callable[[], Any]) -> Any:
+            start = time.perf_counter()
+            try:
+                return work()
+            finally:
+                parts[name] = round((time.perf_counter() - start) * 1000, 1)
+
         pins = self._pins(request.values)
-        out: dict[str, Any] = {"status": "resolved", "set": _plain(request.values)}
+        out: dict[str, Any] = {"status": "resolved", "set": _plain(request.values), "parts_ms": parts}
         try:
-            res = self._resolve(pins)
+            res = timed("resolve", lambda: self._resolve(pins))
         except Unsatisfiable:
-            return {**out, **self._conflict(request, pins)}
+            return {**out, **timed("conflict", lambda: self._conflict(request, pins))}
         except InvalidInput as exc:
             # Facts the pack requires are not given yet (the first clicks of a session): no
             # resolution, but the choices still show what each value depends on.
@@ -140,13 +152,13 @@ class Configurator:
                 "status": "incomplete",
                 "message": str(exc),
                 "needs": [issue.field for issue in exc.issues],
-                "choices": self._choices(request.values),
+                "choices": timed("choices", lambda: self._choices(request.values)),
             }
         except SolverError as exc:
             return {**out, "status": "error", "error": {"message": str(exc)}}
         out["resolution"] = _resolution(res)
-        out["choices"] = self._choices(request.values)
-        out["command"] = self._command(res, pins)
+        out["choices"] = timed("choices", lambda: self._choices(request.values))
+        out["command"] = timed("command", lambda: self._command(res, pins))
         return out
 
     def _pins(self, values: Iterable[tuple[str, Scalar]]) -> dict[str, Pin]:
@@ -232,44 +244,14 @@ class Configurator:
         }
 
     def _reasons(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, dict[str, Any]]:
-        # Every field at once: one pass of valid_choices per scope shares its witnesses and
-        # propagation states across fields, where a pass per field would repeat them.
-        def compute() -> dict[str, dict[str, Any]]:
-            from solver.diagnose import valid_choices
-
-            facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
-            scopes = (
-                [("choices", values), ("facts", facts_only)] if facts_only != values else [("facts", values)]
-            )
-            found: dict[str, dict[str, Any]] = {name: {} for name in self.pack.fields}
-            for scope, given in scopes:
-                choices = valid_choices(
-                    self.pack, self._pins(given), fields=list(self.pack.fields), reasons=True
-                )
-                for name, excluded in choices.excluded.items():
-                    for value, items in excluded.items():
-                        # The facts' own reason wins for a value the facts alone exclude.
-                        found[name][value_key(value)] = {
-                            "scope": scope,
-                            "pins": [
-                                {
-                                    "field": i.name,
-                                    "value": value_key(i.value) if i.value is not None else None,
-                                    "source": i.source,
-                                }
-                                for i in items
-                                if i.kind == "pin"
-                            ],
-                            "rules": [self._rule_ref(i.name) for i in items if i.kind == "rule"],
-                        }
-            return found
-
-        result: dict[str, dict[str, Any]] = self._answers.get(("reasons", values), compute)
+        result: dict[str, dict[str, Any]] = self._answers.get(
+            ("reasons", values), lambda: self._reason_worker.reasons(values)
+        )
         return result
 
-    def _rule_ref(self, rule_id: str) -> dict[str, str]:
-        rule = self.pack.rule(rule_id)
-        return {"id": rule.id, "because": rule.because, "source": rule.source}
+    def close(self) -> None:
+        """Stop the reasons' worker process (the server calls it when it closes)."""
+        self._reason_worker.close()
 
     def model_config(self, doc: Mapping[str, Any]) -> dict[str, Any]:
         """The facts a pasted `config.json` gives (`{"config": {...}}`), as the CLI reads them."""

@@ -62,6 +62,11 @@ class ConfiguratorServer(ThreadingHTTPServer):
     def warm_up(self, limit: int = 64) -> threading.Thread:
         def run() -> None:
             try:
+                from solver import prepare_choices
+
+                # What every later question on this pack reuses (known solutions), then the
+                # states a session starts from.
+                prepare_choices(self.configurator.pack)
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)
             except Exception as exc:  # the warm-up only saves time; a failure must not stop serving
@@ -74,6 +79,7 @@ class ConfiguratorServer(ThreadingHTTPServer):
 
     def server_close(self) -> None:
         self.stopping.set()
+        self.configurator.close()
         super().server_close()
 
     @property

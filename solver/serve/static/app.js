@@ -20,7 +20,7 @@ const S = {
   pack: null, fields: {}, order: [],
   set: {}, keep: [], undo: [],
   state: null, good: null, reasons: null, prevValues: null,
-  seq: 0, info: null, tab: "full", unfolded: new Set(), clickStart: null,
+  seq: 0, info: null, tab: "full", unfolded: new Set(), clickStart: null, rows: {},
 };
 window.confsolveTimings = [];
 
@@ -217,14 +217,17 @@ async function update(push) {
     return;
   }
   if (seq !== S.seq) return;  // a later click has been sent: its answer will draw
+  const answered = performance.now();
   showError("");
   S.state = doc;
   if (doc.choices) { S.good = doc; S.reasons = null; }  // in a conflict the last choices stay
   writeUrl(push);
   render();
+  const drawn = performance.now();
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   const ms = performance.now() - started;
-  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, status: doc.status });
+  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, status: doc.status,
+                                 fetch: answered - started, render: drawn - answered });
   $("#timing").textContent = `last answer: ${ms.toFixed(0)} ms (server ${doc.elapsed_ms} ms)`;
   document.body.dataset.seq = String(seq);
   document.body.dataset.status = doc.status;
@@ -257,24 +260,38 @@ function render() {
   const conflictFields = new Set(doc.status === "conflict" ? doc.conflict.pins.map((p) => p.field) : []);
   const focused = document.activeElement;
   const refocus = focused && focused.dataset ? [focused.dataset.field, focused.dataset.value, focused.tagName] : null;
+  const changed = [];
   for (const f of S.pack.fields) {
-    const row = $(`#row-${CSS.escape(f.name)}`);
-    renderValues(f, row);
-    const now = $(".now", row);
-    now.textContent = "";
-    row.classList.remove("changed");
+    const row = S.rows[f.name];
+    const kind = values ? provenanceKind(f.name) : null;
+    const choices = S.good && S.good.choices ? S.good.choices[f.name] : null;
+    // Rows are redrawn only when what they show changed: a click moves a few fields, and
+    // rebuilding every chip of every field is most of the page's share of a click.
+    const sig = JSON.stringify([S.set[f.name] ?? null, values ? values[f.name] : null, choices,
+                                S.unfolded.has(f.name), !!S.reasons]);
+    if (row._sig !== sig) { renderValues(f, row); row._sig = sig; }
     row.classList.toggle("in-conflict", conflictFields.has(f.name));
     row.classList.toggle("needed", doc.status === "incomplete" && doc.needs.includes(f.name));
     row.classList.toggle("selected-info", S.info === f.name);
+    const before = S.prevValues && values ? S.prevValues[f.name] : undefined;
+    const moved = before !== undefined && before !== null && before !== values[f.name];
+    if (moved) changed.push(row);
+    const nowSig = JSON.stringify([values ? values[f.name] : null, kind, moved ? before : null]);
+    if (row._nowSig === nowSig) continue;
+    row._nowSig = nowSig;
+    const now = $(".now", row);
+    now.textContent = "";
     if (values) {
-      const kind = provenanceKind(f.name);
       now.append(el("span", { class: "mono", text: values[f.name] }), badge(kind));
-      const before = S.prevValues && S.prevValues[f.name];
-      if (before !== undefined && before !== null && before !== values[f.name]) {
-        void row.offsetWidth;  // restart the highlight
-        row.classList.add("changed");
-        now.append(el("span", { class: "was", text: `was ${before}` }));
-      }
+      if (moved) now.append(el("span", { class: "was", text: `was ${before}` }));
+    }
+  }
+  if (values) {
+    // Restart the highlight on the rows that changed with this click (one layout, not one per row).
+    for (const row of document.querySelectorAll(".row.changed")) row.classList.remove("changed");
+    if (changed.length) {
+      void document.body.offsetWidth;
+      for (const row of changed) row.classList.add("changed");
     }
   }
   if (values) S.prevValues = { ...values };
@@ -386,7 +403,7 @@ function lookup(f) {
   for (const n of names) list.append(el("option", { value: n }));
   const input = el("input", { class: "lookup", list: listId, "data-lookup": f.name,
                               placeholder: Object.keys(f.aliases).length ? `type a name (e.g. ${Object.values(f.aliases)[0][0]})`
-                                : "type a name or part of its label",
+                                : "find by name…",
                               "aria-label": `${f.name} by name` });
   input.addEventListener("keydown", (e) => { if (e.key === "Enter") pickByName(f, input.value); });
   input.addEventListener("change", () => pickByName(f, input.value));
@@ -698,6 +715,8 @@ async function init() {
   $("#pack-name").textContent = `${S.pack.pack.name} ${S.pack.pack.version}`;
   $("#pack-description").textContent = S.pack.pack.description;
   buildFields();
+  S.rows = {};
+  for (const f of S.pack.fields) S.rows[f.name] = $(`#row-${CSS.escape(f.name)}`);
   wire();
   S.set = readUrl();
   await update(false);

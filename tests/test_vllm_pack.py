@@ -1,0 +1,158 @@
+"""The vLLM pack on the same engine: explanation, repair, choices, count, matrix and diff work on it.
+
+Each test asks the CLI (JSON documents) a question whose answer vLLM 0.33.0 fixes, so the
+features are shown to work on a second launcher's pack, not only to run.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import constraints
+from solver import load_pack, resolve
+from solver.cli import main
+
+LLAMA = {"platform": "cuda", "architecture": "LlamaForCausalLM", "num_attention_heads": 32}
+L40S_FP8_KV = {**LLAMA, "gpu_arch": "sm89", "kv_cache_dtype": "fp8"}
+LLAMA_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
+                "num_key_value_heads": 8, "hidden_size": 4096, "torch_dtype": "bfloat16"}
+
+
+def sets(**values: Any) -> list[str]:
+    """`--set NAME=VALUE` arguments."""
+    return [arg for name, value in values.items() for arg in ("--set", f"{name}={value}")]
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, dict[str, Any]]:
+    code = main([argv[0], "--json", *argv[1:]])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def conflict_rules(doc: dict[str, Any]) -> set[str]:
+    return {rule["id"] for rule in doc["conflict"]["rules"]}
+
+
+@pytest.fixture
+def llama_dir(tmp_path: Path) -> Path:
+    model = tmp_path / "llama"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps(LLAMA_CONFIG))
+    return model
+
+
+def test_the_pack_is_shipped() -> None:
+    assert "vllm" in constraints.shipped_packs()
+    pack = load_pack("vllm")
+    assert pack.name == "vllm" and pack.version.startswith("0.33.0")
+
+
+def test_why_explains_the_selector_skipping_flash_attention(capsys: pytest.CaptureFixture[str]) -> None:
+    # L40S + FP8 KV cache: FlashAttention 2 cannot read it, so vLLM's list moves on to FlashInfer.
+    argv = ["why", "--pack", "vllm", *sets(**L40S_FP8_KV), "attention_backend"]
+    code, doc = run(argv, capsys)
+    assert code == 0 and doc["value"] == "FLASHINFER"
+    text = json.dumps(doc)
+    assert "attention-priority" in text and "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell" in text
+
+
+def test_conflict_names_the_rule_and_a_repair_that_resolves(capsys: pytest.CaptureFixture[str]) -> None:
+    # Heads not divisible by the tensor-parallel size: the repair changes -tp, and it resolves.
+    argv = ["resolve", "--pack", "vllm", *sets(**LLAMA, gpu_arch="sm90", tensor_parallel_size=3)]
+    code, doc = run(argv, capsys)
+    assert code == 1 and doc["status"] == "conflict"
+    assert "heads-divisible-by-tp" in conflict_rules(doc)
+    repair = doc["repairs"][0]
+    assert "tensor_parallel_size" in {*repair["set"], *repair["unset"]}
+    facts = {**LLAMA, "gpu_arch": "sm90"}
+    options = {name: value for name, value in repair["set"].items() if name not in facts}
+    assert resolve(load_pack("vllm"), options, facts).values["tensor_parallel_size"] != 3
+
+
+def test_choices_list_the_backends_an_fp8_kv_cache_leaves(capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc = run(["choices", "--pack", "vllm", *sets(**L40S_FP8_KV)], capsys)
+    assert code == 0
+    backend = doc["choices"]["attention_backend"]
+    assert {"FLASHINFER", "TRITON_ATTN"} <= set(backend["possible"])
+    # Neither reads an FP8 KV cache on SM89, and each exclusion names its rule.
+    assert "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell" in backend["excluded"]["FLASH_ATTN"]["rules"]
+    assert "flex-kv-dtype" in backend["excluded"]["FLEX_ATTENTION"]["rules"]
+
+
+def test_count_splits_by_backend_and_adds_up(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["count", "--pack", "vllm", *sets(**L40S_FP8_KV), "--by", "attention_backend"]
+    code, doc = run(argv, capsys)
+    assert code == 0 and doc["status"] == "counted"
+    by = {k: int(v) for k, v in doc["by"]["attention_backend"].items()}
+    assert sum(by.values()) == int(doc["count"])
+    assert by.get("FLASH_ATTN", 0) == 0 and by["FLASHINFER"] > 0
+
+
+def test_matrix_of_gpu_and_backend_for_deepseek(capsys: pytest.CaptureFixture[str]) -> None:
+    facts = sets(platform="cuda", architecture="DeepseekV3ForCausalLM", num_attention_heads=128,
+                 tensor_parallel_size=8)
+    code, doc = run(["matrix", "--pack", "vllm", *facts, "gpu_arch", "attention_backend"], capsys)
+    assert code == 0
+    cells = {(c["row"], c["column"]): c for c in doc["cells"]}
+    # FlashMLA's dense kernel is Hopper-only; CUTLASS MLA is B200/B300-only; MLA needs an MLA backend.
+    assert cells[("sm90", "FLASHMLA")]["ok"] and not cells[("sm100", "FLASHMLA")]["ok"]
+    assert cells[("sm100", "CUTLASS_MLA")]["ok"] and not cells[("sm90", "CUTLASS_MLA")]["ok"]
+    assert "backend-needs-hopper" in cells[("sm100", "FLASHMLA")]["reason"]["rules"]
+    assert not cells[("sm90", "FLASH_ATTN")]["ok"]
+
+
+def test_diff_of_two_pack_versions_names_the_changed_rule(tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # A pack edit that lets FLEX_ATTENTION read an FP8 KV cache: the diff names the rule.
+    old = constraints.pack_directory("vllm")
+    assert old is not None
+    new = tmp_path / "vllm-edited"
+    shutil.copytree(old, new)
+    attention = new / "attention.toml"
+    text = attention.read_text()
+    edited = text.replace('require = "kv_cache_dtype in KV_UNQUANTIZED"\nbecause = "FlexAttention',
+                          'require = "kv_cache_dtype in KV_UNQUANTIZED or kv_cache_dtype in KV_FP8"\n'
+                          'because = "FlexAttention')
+    assert edited != text
+    attention.write_text(edited)
+    code, doc = run(["diff", str(old), str(new), *sets(**L40S_FP8_KV)], capsys)
+    assert code == 0 and doc["status"] == "diffed"
+    assert "flex-kv-dtype" in json.dumps(doc)
+
+
+def test_the_resolution_reports_vllm_overrides_as_adjustments() -> None:
+    facts = {**LLAMA, "gpu_arch": "sm100"}
+    res = resolve(load_pack("vllm"), {"attention_backend": "FLASH_ATTN", "flash_attn_version": 3}, facts)
+    assert res.values["flash_attn_version"] == 4
+    assert [(a.field, a.requested, a.rule) for a in res.adjustments] == [
+        ("flash_attn_version", 3, "fa3-on-blackwell-is-fa4")]
+
+
+def test_vllm_serve_command_line_with_aliases(llama_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # `vllm serve MODEL` with vLLM's short aliases; the model's config.json gives the heads.
+    serve = ["check", "--pack", "vllm", "--set", "gpu_arch=sm89", "--", "vllm", "serve", str(llama_dir)]
+    code, doc = run([*serve, "-tp", "2", "-pp", "2", "-dp", "2", "--kv-cache-dtype", "fp8"], capsys)
+    assert code == 0, doc
+    values = doc["values"]
+    assert [values[f"{kind}_parallel_size"] for kind in ("tensor", "pipeline", "data")] == [2, 2, 2]
+    assert values["attention_backend"] == "FLASHINFER" and values["num_attention_heads"] == 32
+    # -tp 3 does not divide 32 heads: a conflict naming the rule, as vLLM's refusal would.
+    code, doc = run([*serve, "-tp", "3"], capsys)
+    assert code == 1 and "heads-divisible-by-tp" in conflict_rules(doc)
+    # -q on an unquantized checkpoint: online FP8 is allowed, AWQ needs an AWQ checkpoint.
+    code, doc = run([*serve, "-q", "awq"], capsys)
+    assert code == 1 and "quant-unquantized-checkpoint-online-only" in conflict_rules(doc)
+    code, doc = run([*serve, "-q", "fp8"], capsys)
+    assert code == 0 and doc["values"]["quantization"] == "fp8"
+
+
+def test_argv_output_is_a_vllm_serve_command(llama_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["resolve", "--pack", "vllm", "--set", "gpu_arch=sm89", "--format", "argv", "--minimal",
+                 "--", "vllm", "serve", str(llama_dir), "--kv-cache-dtype", "fp8"])
+    out = capsys.readouterr().out.strip()
+    assert code == 0
+    assert out.startswith(f"vllm serve {llama_dir}") and "--kv-cache-dtype fp8" in out
