@@ -252,27 +252,37 @@ class Bench:
             self.add(stat)
 
     def count(self) -> None:
-        try:
-            from solver.count import count
-        except ImportError:
-            print("count: solver/count.py not found; skipped")
-            self.extra["count"] = "skipped: solver/count.py not found"
-            return
+        """Exact counts, each stopped at `--cap` seconds: a count cut short says so with its
+        exact bounds (`CountLimitReached.lower` / `.upper`)."""
+        from solver.count import CountLimitReached, Limit, count
+
         pack = self.pack()
         combos = [
-            {"platform": "cuda"},
-            {"platform": "cuda", "gpu_arch": "sm90"},
             {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
             {"platform": "hip", "gpu_arch": "gfx942", "architecture": "LlamaForCausalLM"},
+            {"platform": "cuda", "gpu_arch": "sm90"},
+            {"platform": "cuda"},
+            {},
         ]
-        print("count")
-        counts = {}
+        print(f"count (each stopped at {self.args.cap:g} s)")
+        counts: dict[str, Any] = {}
         for combo in combos:
-            stat, (result,) = self.measure("count " + ",".join(f"{k}={v}" for k, v in combo.items()),
-                                           [lambda c=combo: count(pack, c)], 3)
-            value = getattr(result, "count", None)
-            counts[json.dumps(combo)] = value if value is not None else repr(result)
+            name = "count " + (",".join(f"{k}={v}" for k, v in combo.items()) or "whole pack")
+            limit = Limit(steps=None, seconds=self.args.cap)
+            stat = Stat(name)
+            start, cpu = time.perf_counter(), time.process_time()
+            try:
+                found: Any = count(pack, combo, limit=limit).count
+            except CountLimitReached as stop:
+                found = {"stopped_at_s": self.args.cap, "lower": str(stop.lower),
+                         "upper": str(stop.upper)}
+                stat.timeouts = 1
+            else:
+                stat.samples.append((time.perf_counter() - start) * 1e3)
+                stat.cpu.append((time.process_time() - cpu) * 1e3)
+            counts[json.dumps(combo)] = found if not isinstance(found, int) else str(found)
             stat.note = f"count = {counts[json.dumps(combo)]}"
+            self.add(stat)
         self.extra["counts"] = counts
 
     def cli(self) -> None:
@@ -382,6 +392,16 @@ class Bench:
                 repeat=repeat, cap=self.args.cap)
             ok = isinstance(result, solver.Unsatisfiable)
             record("explain", size, _median(wall) if ok else None)
+            # Choices: the first question on the compiled pack (no solutions kept from earlier
+            # ones), as a page's first click after the pack is loaded.
+            from solver.diagnose import valid_choices
+
+            def first_choices(p: Any = pack, o: Any = options, f: Any = facts) -> Any:
+                plan_for(p).compiled.memo.pop("supports", None)
+                return valid_choices(p, o, f)
+
+            wall, _, result = time_call(first_choices, repeat=1, warmup=0, cap=self.args.cap * 4)
+            record("valid_choices", size, _median(wall) if hasattr(result, "possible") else None)
         # Lint answers thousands of questions (one or more per value, rule and preference, each
         # a search over the pack), so it is measured on its own, smaller sizes: enough points
         # for a growth exponent in minutes, not hours.

@@ -1,4 +1,4 @@
-"""A launcher in forty lines: its own flags plus the pack's, facts from the model and environment,
+"""A launcher in fifty lines: its own flags plus the pack's, facts from the model and environment,
 then the SGLang command line to run — or the explanation of why no configuration exists.
 
     python examples/launch.py --model-path /models/Llama-3.1-8B --platform cuda --gpu-arch sm90 \
@@ -14,7 +14,7 @@ from pathlib import Path
 
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
 from solver.inputs import facts_from_environ
-from solver.launcher import add_arguments, resolve_namespace, to_argv
+from solver.launcher import add_arguments, explain_conflict, resolve_namespace, to_argv
 
 
 def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
@@ -31,8 +31,12 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
 
             facts.update(facts_from_model_config(pack, args.model_path))
         resolution = resolve_namespace(args, pack, facts)  # what the user typed wins
-    except (Unsatisfiable, InvalidInput) as exc:
-        print(exc, file=sys.stderr)  # the explanation: minimal conflict and what to change
+    except Unsatisfiable as exc:  # the minimal conflict, and repairs as this launcher's command line
+        typed = sys.argv[1:] if argv is None else argv
+        print(explain_conflict(exc, pack, typed, prog="examples/launch.py"), file=sys.stderr)
+        return exc.exit_code
+    except InvalidInput as exc:
+        print(exc, file=sys.stderr)
         return exc.exit_code
     server = ["python", "-m", "sglang.launch_server", "--model-path", args.model_path,
               "--port", str(args.port), *to_argv(resolution, pack)]

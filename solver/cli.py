@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = ["build_parser", "main"]
 
+DEFAULT_PACK = "sglang"  # the pack every command uses without --pack
 EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
 
@@ -64,7 +65,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
                         "(nvidia-smi, rocminfo); source 'detected', and what you --set wins")
     g.add_argument("--strict", action="store_true",
                    help="treat adjustments (values the launcher would override) as conflicts")
-    g.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH",
+    g.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
     _add_budget(g)
     _add_colour(g)
@@ -396,6 +397,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.resolution import resolve_pins
     from solver.text import resolution_table, use_colour
 
+    if args.minimal and args.format != "argv":
+        raise InvalidInput([InputIssue(field="--minimal", value=None, message=(
+            "--minimal applies to --format argv (the launch command); add --format argv"))])
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:
@@ -608,6 +612,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             if field.kind == kind:
                 values = ", ".join(str(v) for v in field.domain[:10])
                 more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
+                if field.open is not None:
+                    more += f" (open: {field.open.text()})"
                 print(f"  {name}: {values}{more}")
     print("\nrules:")
     for rule in pack.rules:

@@ -643,6 +643,7 @@ class ModelCounter:
         options = doms[branch]
         for at, value in enumerate(options):
             sub_doms = {n: doms[n] for n in names if n != branch}
+            span = self._size(sub_doms, sub_doms)  # measured now: _solve narrows sub_doms in place
             try:
                 self._budget.tick()
                 total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
@@ -650,7 +651,7 @@ class ModelCounter:
                 # Exact so far: the branches counted, the bounds of the one cut short (none if
                 # it had not started), and at most every combination for each branch left.
                 started = stop.upper is not None
-                left = self._size(sub_doms, sub_doms) * (len(options) - at - started)
+                left = span * (len(options) - at - started)
                 lower = total + (stop.lower if started else 0)
                 upper = total + (stop.upper or 0) + left
                 if exists_only:

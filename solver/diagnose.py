@@ -12,8 +12,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from solver.engine import CompiledPack
@@ -134,9 +135,11 @@ class _Options:
         self.traced = traced_base(cp, pins)
 
     def witness(self, name: str, value: Scalar, near: Mapping[str, Scalar] | None = None,
-                then: Mapping[str, Scalar] | None = None) -> Mapping[str, Scalar] | None:
+                then: Callable[[], Mapping[str, Scalar]] | None = None,
+                ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution to start
-        from; `then`: a solution (of fewer pins) to search from when mending `near` fails."""
+        from; `then`: makes the values to search from when mending `near` fails (asked only
+        then)."""
         if (self.state is None or self.traced.failed is not None
                 or value not in self.traced.domains[name]):
             return None
@@ -150,13 +153,56 @@ class _Options:
             if mended is not None:
                 return mended
         if then is not None:
-            near, solves = then, False
+            near, solves = then(), False
         changed: list[str] | None = [] if solves else None
         state = self.state.assign(name, value, changed)
         if state is None:
             return None
         return self.cp.search(state, task=f"{self.task} for {name}",
                               hint={**(near or {}), name: value}, around=changed)
+
+
+def _sweep(cp: CompiledPack, supports: Supports, bases: dict[str | None, _Options],
+           names: Sequence[str], values: Mapping[str, Scalar]) -> dict[str, set[Scalar]]:
+    """Values of the fields without a pin proven possible by walking one solution of the pins
+    through them: each value is put in and the rules it breaks mended around it
+    (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
+    changed. Costs the rules around each value, not a pass over every field per value, which is
+    what keeps choices on a pack of thousands of fields from growing as the square of its size.
+    The values a step cannot mend in are left to the search; the last solution is kept."""
+    keeping = supports.keeping(values)
+    start = supports.example(keeping)
+    if start is None or not names:
+        return {}
+    if None not in bases:
+        bases[None] = _Options(cp, values, "listing choices")
+    state = bases[None].state
+    if state is None:
+        return {}
+    walk = dict(start)
+    proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
+    for name in names:
+        known = proven[name]
+        known.update(supports.proven(name, cp.domains[name], keeping))
+        for value in state.domains[name]:
+            if value in known:
+                continue
+            changed = cp.mend_in_place(state, walk, name, value)
+            for other in changed or ():
+                if other in proven:
+                    proven[other].add(walk[other])
+    supports.add(walk)
+    return proven
+
+
+def _search_start(cp: CompiledPack, supports: Supports, names: Sequence[str],
+                  values: Mapping[str, Scalar], name: str, value: Scalar,
+                  last: Mapping[str, Scalar] | None) -> dict[str, Scalar]:
+    """Where a search for `name = value` starts: a known solution with that value keeping as
+    many other pins as it can, with the unproven values of later fields put in (`_unproven`)."""
+    others = {n: v for n, v in values.items() if n != name}
+    return {**(supports.closest(name, value, others) or last or {}),
+            **_unproven(cp, supports, names, values, name, value)}
 
 
 def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
@@ -330,12 +376,13 @@ def valid_choices(
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, _Options] = {}
     last: Mapping[str, Scalar] | None = supports.last
+    swept = _sweep(cp, supports, bases, [n for n in names if n not in values], values)
     for name in names:
         others = {n: v for n, v in values.items() if n != name}
         key = name if name in values else None
         domain = cp.domains[name]
         keeping = supports.keeping(others)
-        possible = set(supports.proven(name, domain, keeping))
+        possible = set(supports.proven(name, domain, keeping)) | swept.get(name, set())
         last = supports.example(keeping) or last
         refuted = supports.refuted(others) if len(possible) < len(domain) else set()
         for value in domain:
@@ -347,9 +394,8 @@ def valid_choices(
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for) and tries first the values
             # of later fields that nothing proves yet, so one search proves several of them.
-            start = supports.closest(name, value, others) or last or {}
-            witness = bases[key].witness(name, value, last, then={
-                **start, **_unproven(cp, supports, names, values, name, value)})
+            witness = bases[key].witness(name, value, last, then=partial(
+                _search_start, cp, supports, names, values, name, value, last))
             if witness is None:
                 supports.refute(others, name, value)
                 continue

@@ -399,6 +399,7 @@ def _repair(state: State, hint: Mapping[str, Scalar],
 
 
 _REPAIR_ROUNDS = 3
+_SWEEP_FIELDS = 16
 _REPAIR_FIELDS = 64
 _REPAIR_STEPS = 64
 
@@ -1029,6 +1030,40 @@ class CompiledPack:
         light.domains[name] = [value]
         mended, _ = _repair(light, {**solution, name: value}, [name])
         return mended
+
+    def mend_in_place(self, state: State, solution: dict[str, Scalar], name: str,
+                      value: Scalar) -> list[str] | None:
+        """`mend`, changing `solution` in place: `name = value` and the few fields around the
+        rules that breaks decided again. The fields changed (`name` first), or None with
+        `solution` as it was. Costs the rules around `name`, never a pass over every field, so
+        a sweep can walk one solution through every value of a large pack."""
+        if value not in state.domains[name]:
+            return None
+        old = solution[name]
+        solution[name] = value
+        region: set[str] = set()
+        for con in state.by_field.get(name, ()):
+            if con.key in state.open and not con.holds(tuple(solution[f] for f in con.fields)):
+                free = [f for f in con.fields if f != name and len(state.domains[f]) > 1]
+                if not free:
+                    solution[name] = old
+                    return None
+                region.update(free)
+        if not region:
+            return [name]
+        if len(region) > _SWEEP_FIELDS:
+            solution[name] = old
+            return None
+        before = {f: solution[f] for f in region}
+        state.domains[name], kept = [value], state.domains[name]
+        try:
+            mended = _redecide(state, solution, sorted(region))
+        finally:
+            state.domains[name] = kept
+        if not mended:
+            solution[name] = old
+            return None
+        return [name, *(f for f in sorted(region) if solution[f] != before[f])]
 
     def solve(
         self,

@@ -125,7 +125,9 @@ def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str
     words = ["confsolve", str(args.command)]
     if getattr(args, "field", None):
         words.append(str(args.field))
-    if args.pack != "sglang":
+    from solver.cli import DEFAULT_PACK
+
+    if args.pack != DEFAULT_PACK:
         words += ["--pack", str(args.pack)]
     pending = dict(repair.set)
     for flag, items in (("--set", args.set), ("--assume", args.assume)):

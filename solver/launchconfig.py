@@ -1,11 +1,12 @@
 """A launcher's config file (`--config FILE.yaml` in a launch command) read as the flags it stands for.
 
-SGLang-style config files are a YAML mapping of flag names (without dashes) to values; the launcher
+A launcher's config file is a YAML mapping of flag names (without dashes) to values; the launcher
 turns each entry into flags placed before the command line's own, so a flag typed on the command
 line wins over the file. This module does the same turning and hands the words to
 `solver.launch.read_command`, so a file's entries are read with exactly the flag table of the
 pack: `tp-size: 8`, `tp_size: 8` and `tensor-parallel-size: 8` set one option; `true` on a bare
-flag writes the flag, `false` leaves it out; a list becomes a flag with several values; a mapping
+flag writes the flag, `false` leaves it out (or writes `--no-flag` where the pack says the
+launcher has one); a list becomes a flag with several values; a mapping
 its JSON text.
 
 PyYAML is imported only here, only when a command line names a config file (about 15 ms).
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
-from solver.launch import LaunchCommand, read_command
+from solver.launch import LaunchCommand, flag_words, read_command
 from solver.model import Pack
 
 __all__ = ["MAX_CONFIG_BYTES", "read_config"]
@@ -58,13 +59,13 @@ def _load(path: str) -> dict[str, Any]:
 
 def _words(pack: Pack, data: dict[str, Any]) -> list[str]:
     """The flags the entries stand for, in file order."""
-    bare = {flag for f in pack.fields.values() if f.flag_value != "value" for flag in f.all_flags}
+    booleans = {flag: f for f in pack.fields.values() if f.flag_value != "value" for flag in f.all_flags}
     words: list[str] = []
     for key, value in data.items():
         flag = f"--{key}"
         if isinstance(value, bool):
-            if flag in bare:
-                words += [flag] if value else []
+            if flag in booleans:  # a bare flag: spelled as the pack says (no flag, or --no-flag)
+                words += flag_words(booleans[flag], value)
             else:
                 words += [flag, "true" if value else "false"]
         elif isinstance(value, list):

@@ -614,3 +614,28 @@ def test_write_then_read_is_the_identity(
     assert {n: str(v).lower() for n, v in again.options.items()} == {
         n: str(v).lower() for n, v in written.items()
     }
+
+
+def test_minimal_without_argv_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "resolve", "--minimal", "--set", "platform=cuda")
+    assert code == 2 and "--format argv" in err
+
+
+def test_config_file_booleans_follow_the_flag_kind(tmp_path: Path) -> None:
+    from solver.launchconfig import read_config
+    from solver.model import Field
+
+    other = Pack(
+        name="other",
+        version="1",
+        fields={
+            "eager": Field(name="eager", kind="option", domain=(False, True), flag_value="boolean_optional"),
+            "fast": Field(name="fast", kind="option", domain=(False, True), flag_value="store_true"),
+            "tp": Field(name="tp", kind="option", domain=(1, 2), flags=("--tensor-parallel-size", "-tp")),
+        },
+    )
+    path = tmp_path / "c.yml"
+    path.write_text("eager: false\nfast: false\ntensor_parallel_size: 2\nextra-list: [a, b]\n")
+    cmd = read_config(other, str(path))
+    assert cmd.options == {"eager": False, "tp": "2"}  # fast: false is no flag at all
+    assert cmd.passthrough == ("--extra-list", "a", "b")

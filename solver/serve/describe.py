@@ -59,10 +59,15 @@ def _field(field: Field, rules: list[str], preferences: list[str], neighbours: l
 
 
 def _aliases_by_value(aliases: Any) -> dict[str, list[str]]:
+    """Value -> the other names it is typed as. A pack's alias table maps a name to its value
+    (`"H100" = "sm90"`); a value mapped to a list of names is read the other way round."""
     out: dict[str, list[str]] = {}
     if isinstance(aliases, dict):
-        for alias, value in aliases.items():
-            out.setdefault(_key(value), []).append(str(alias))
+        for key, target in aliases.items():
+            if isinstance(target, list | tuple):
+                out.setdefault(_key(key), []).extend(str(name) for name in target)
+            else:
+                out.setdefault(_key(target), []).append(str(key))
     return out
 
 

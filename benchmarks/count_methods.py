@@ -1,0 +1,170 @@
+"""Two ways to count the SGLang pack's configurations, timed side by side on the same queries.
+
+    .venv/bin/python benchmarks/count_methods.py                 # default queries, 120 s cap each
+    .venv/bin/python benchmarks/count_methods.py --cap 600 --whole
+
+1. confsolve's own counter (`solver.count`): propagation, independent components, component
+   caching; a time limit answers with exact bounds.
+2. Ganak (`pip install pyganak`, not a dependency of confsolve), an exact #SAT counter, on a CNF
+   encoding of the pack: one Boolean per field value, exactly one value per field (pairwise), and
+   per hard rule one clause per smallest partial assignment that three-valued evaluation finds
+   false (found by branching over the rule's fields in order). The encoding's time is reported
+   apart from the count's.
+
+Both must give the same number where both finish; the script says when they differ. The winner
+is what `solver.count` should use; see benchmarks/README.md for the last run. Results go to
+benchmarks/results/count-methods.json with the machine's load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import multiprocessing
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+QUERIES: list[dict[str, Any]] = [
+    {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"},
+    {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
+    {"platform": "cuda", "gpu_arch": "sm90"},
+    {"platform": "cuda"},
+]
+
+
+def encode(pack: Any) -> tuple[dict[tuple[str, str, Any], int], list[list[int]]]:
+    """The pack's hard rules as CNF over one variable per field value (see the module text)."""
+    from solver.engine import compile_pack
+
+    cp = compile_pack(pack)
+    var: dict[tuple[str, str, Any], int] = {}
+    for name, domain in cp.domains.items():
+        for value in domain:
+            var[(name, type(value).__name__, value)] = len(var) + 1
+
+    def lit(name: str, value: Any) -> int:
+        return var[(name, type(value).__name__, value)]
+
+    clauses: list[list[int]] = []
+    for name, domain in cp.domains.items():
+        clauses.append([lit(name, v) for v in domain])
+        clauses += [[-lit(name, a), -lit(name, b)] for a, b in itertools.combinations(domain, 2)]
+    for rule in cp.rules.values():
+        cond, fields = rule.condition, rule.fields
+        known: dict[str, Any] = {}
+
+        def branch(at: int, cond: Any = cond, fields: tuple[str, ...] = fields,
+                   known: dict[str, Any] = known) -> None:
+            verdict = cond.partial(known)
+            if verdict is True:
+                return
+            if verdict is None and at == len(fields):
+                verdict = cond.holds(tuple(known[f] for f in fields))
+                if verdict:
+                    return
+            if verdict is False or at == len(fields):
+                clauses.append([-lit(f, v) for f, v in known.items()])
+                return
+            name = fields[at]
+            for value in cp.domains[name]:
+                known[name] = value
+                branch(at + 1)
+                del known[name]
+
+        branch(0)
+    return var, clauses
+
+
+def _ganak(clauses: list[list[int]], nvars: int, units: list[int], out: Any) -> None:
+    import pyganak
+
+    counter = pyganak.Counter()
+    counter.new_vars(nvars)
+    counter.add_clauses(clauses)
+    for unit in units:
+        counter.add_clause([unit])
+    start = time.process_time()
+    out.put((counter.count(), time.process_time() - start))
+
+
+def ganak_count(clauses: list[list[int]], nvars: int, units: list[int],
+                cap: float) -> tuple[int | None, float, float | None]:
+    """(count or None past the cap, wall seconds, CPU seconds of the counter) in a child process
+    (Ganak cannot be interrupted from Python)."""
+    queue: Any = multiprocessing.Queue()
+    child = multiprocessing.Process(target=_ganak, args=(clauses, nvars, units, queue))
+    start = time.perf_counter()
+    child.start()
+    child.join(cap)
+    wall = time.perf_counter() - start
+    if child.is_alive():
+        child.kill()
+        child.join()
+        return None, wall, None
+    number, cpu = queue.get()
+    return int(number), wall, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cap", type=float, default=120.0, help="seconds per count and method")
+    parser.add_argument("--whole", action="store_true", help="also count the whole pack")
+    args = parser.parse_args()
+    from solver import load_pack
+    from solver.count import CountLimitReached, Limit, count
+
+    pack = load_pack("sglang")
+    queries = [*QUERIES, *([{}] if args.whole else [])]
+    rows: list[dict[str, Any]] = []
+    try:
+        import pyganak  # noqa: F401
+
+        has_ganak = True
+    except ImportError:
+        has_ganak = False
+        print("pyganak is not installed: only confsolve's counter is timed")
+    if has_ganak:
+        start = time.perf_counter()
+        var, clauses = encode(pack)
+        encoded = time.perf_counter() - start
+        print(f"CNF: {len(var)} variables, {len(clauses)} clauses, encoded in {encoded:.1f} s")
+    load = os.getloadavg()
+    for pins in queries:
+        row: dict[str, Any] = {"pins": pins}
+        start, cpu = time.perf_counter(), time.process_time()
+        try:
+            row["confsolve"] = count(pack, pins, limit=Limit(steps=None, seconds=args.cap)).count
+        except CountLimitReached as stop:
+            row["confsolve"] = None
+            row["confsolve_bounds"] = [str(stop.lower), str(stop.upper)]
+        row["confsolve_s"] = time.perf_counter() - start
+        row["confsolve_cpu_s"] = time.process_time() - cpu
+        if has_ganak:
+            units = [var[(n, type(v).__name__, v)] for n, v in pins.items()]
+            number, wall, ganak_cpu = ganak_count(clauses, len(var), units, args.cap)
+            row.update(ganak=number, ganak_s=wall, ganak_cpu_s=ganak_cpu)
+            if number is not None and row["confsolve"] is not None and number != row["confsolve"]:
+                row["disagree"] = True
+        rows.append(row)
+        print(json.dumps({k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                          for k, v in row.items()}, default=str), flush=True)
+    doc = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": load,
+           "loadavg_end": os.getloadavg(), "cap_s": args.cap, "cpus": os.cpu_count(),
+           "cnf": {"variables": len(var), "clauses": len(clauses), "encode_s": encoded}
+           if has_ganak else None,
+           "rows": [{k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                     for k, v in r.items()} for r in rows]}
+    out = HERE / "results" / "count-methods.json"
+    out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
+    print(f"wrote {out.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()
