@@ -3,13 +3,20 @@
 A launcher pays for a pack on every start: TOML parsing, validation and the field graph (networkx
 alone costs ~200 ms to import). None of that changes until the pack files do, so the results are
 kept as JSON in `$XDG_CACHE_HOME/confsolve/` (default `~/.cache/confsolve/`), one file per pack
-digest. The key also covers the source of the modules that compute those results, so an upgrade of
-confsolve never reads an entry written by another version.
+digest. The key also covers the source of every module of `solver` (the code that parses, checks
+and validates a pack), so an upgrade of confsolve never reads an entry written by another version.
+
+An entry is trusted only as far as the directory holding it: the directory must belong to this
+user and be writable by no one else, and each entry file must belong to this user (a regular
+file, not a link); otherwise the cache is not used at all. That is what stops another user from
+planting an entry that turns a conflict into "ok". Entries are JSON, never pickle, read bounded
+(MAX_ENTRY_BYTES) and parsed with nesting errors caught, so a corrupt or hostile file can only
+be a miss.
 
 Best effort, never a source of errors: a missing, unreadable, corrupt or foreign entry is a miss,
-and a failed write is ignored. JSON, not pickle, so a cache entry can only ever be data. Set
-`CONFSOLVE_NO_CACHE=1` to neither read nor write. At most `MAX_ENTRIES` entries are kept.
-Imports only the standard library.
+and a failed write is ignored (an unwritable or full disk). Writes are atomic (a temporary file
+renamed), so concurrent processes see an old entry or a new one. Set `CONFSOLVE_NO_CACHE=1` to
+neither read nor write. At most `MAX_ENTRIES` entries are kept. Imports only the standard library.
 """
 
 from __future__ import annotations
@@ -17,16 +24,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 from pathlib import Path
 from typing import Any
 
 __all__ = ["MAX_ENTRIES", "read", "write"]
 
-FORMAT = 1
+FORMAT = 2
 MAX_ENTRIES = 32
-# The modules whose code decides what an entry holds (the checked pack and the field order).
-_SOURCES = ("model.py", "loader.py", "expr.py", "graph.py", "cache.py")
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 _code_key: str | None = None
 _entries: dict[str, dict[str, Any]] = {}
@@ -38,7 +45,20 @@ def _directory() -> Path | None:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     if not os.path.isabs(base):
         return None  # the XDG spec says to ignore relative paths
-    return Path(base) / "confsolve"
+    directory = Path(base) / "confsolve"
+    try:
+        info = os.lstat(directory)
+    except FileNotFoundError:
+        return directory  # created by the first write, 0700
+    except OSError:
+        return None
+    return directory if _private(info, stat.S_ISDIR) else None
+
+
+def _private(info: os.stat_result, kind: Any) -> bool:
+    """Owned by this user, of the expected kind (not a link), writable by no one else."""
+    mine = not hasattr(os, "getuid") or info.st_uid == os.getuid()
+    return bool(kind(info.st_mode)) and mine and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _code() -> str:
@@ -46,11 +66,13 @@ def _code() -> str:
     if _code_key is None:
         digest = hashlib.sha256(str(FORMAT).encode())
         here = Path(__file__).parent
-        for name in _SOURCES:
+        # Every module: which of them decide what an entry holds changes as the code does (the
+        # loader now runs the model-config checks, validation, the condition language, ...).
+        for path in sorted(here.rglob("*.py")):
             try:
-                digest.update((here / name).read_bytes())
+                digest.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
             except OSError:
-                digest.update(name.encode())
+                digest.update(path.name.encode())
         _code_key = digest.hexdigest()[:16]
     return _code_key
 
@@ -70,13 +92,23 @@ def read(digest: str) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        entry = json.loads(path.read_bytes())
-    except (OSError, ValueError):
+        entry = json.loads(_read_own(path))
+    except (OSError, ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(entry, dict) or entry.get("digest") != digest:
         return None
     _entries[digest] = entry
     return entry
+
+
+def _read_own(path: Path) -> bytes:
+    """The bytes of an entry file this user owns (not a link), at most MAX_ENTRY_BYTES."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(fd)
+        if not _private(info, stat.S_ISREG) or info.st_size > MAX_ENTRY_BYTES:
+            raise OSError(f"{path}: not a private regular file of a sane size")
+        return handle.read(MAX_ENTRY_BYTES + 1)
 
 
 def write(digest: str, **parts: Any) -> None:
@@ -88,6 +120,8 @@ def write(digest: str, **parts: Any) -> None:
         return
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if _directory() is None:  # made by someone else meanwhile, or made open: not ours to use
+            return
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as out:
             json.dump(entry, out, separators=(",", ":"))

@@ -112,5 +112,15 @@ def save_case(
     outcome: Mapping[str, Any],
     pack_ref: str | None = None,
 ) -> None:
-    """Write the case file (see `case_text`); `pack_ref` is how the case names its pack."""
-    Path(path).write_text(case_text(pack, request, strict, outcome, pack_ref), encoding="utf-8")
+    """Write the case file (see `case_text`); `pack_ref` is how the case names its pack.
+
+    A new file only: an existing file (a symlink too, dangling or not) raises `FileExistsError`,
+    so a case never overwrites a file nor writes through a link to somewhere else.
+    """
+    import os
+
+    text = case_text(pack, request, strict, outcome, pack_ref).encode("utf-8")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(Path(path), flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(text)

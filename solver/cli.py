@@ -93,6 +93,16 @@ def _add_budget(p: Any) -> None:
                         "$CONFSOLVE_BUDGET, else 2000000)")
 
 
+def _add_deadline(p: Any) -> None:
+    p.add_argument("--deadline", metavar="SECONDS", default=argparse.SUPPRESS,
+                   help="stop the whole command after SECONDS with exit 4 (default: "
+                        "$CONFSOLVE_DEADLINE, else none; --budget bounds each search)")
+
+
+# Commands that may run for minutes: a progress line on a terminal's stderr while they work.
+LONG_COMMANDS = frozenset({"count", "lint", "diff", "matrix"})
+
+
 def _add_colour(p: Any) -> None:
     p.add_argument("--color", "--colour", choices=["auto", "always", "never"],
                    default=argparse.SUPPRESS, dest="color",
@@ -172,6 +182,7 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
         epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
+    _add_deadline(parser)
     _add_colour(parser)
     parser.add_argument("--version", action=_Version)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -198,6 +209,10 @@ def _build(spec: str, sub: Any) -> None:
     register: Callable[[Any, Callable[..., None]], None] = getattr(
         importlib.import_module(module_name), function)
     register(sub, _add_inputs)
+    # Every command takes the command-level deadline, after its name too.
+    for parser in sub.choices.values():
+        if "--deadline" not in parser._option_string_actions:
+            _add_deadline(parser)
 
 
 def _not_built(args: argparse.Namespace) -> int:
@@ -217,11 +232,11 @@ def _command_of(words: Sequence[Any]) -> bool | str:
             skip = False
         elif word in ("-h", "--help"):
             return False  # argparse prints the top-level help before it reads a command
-        elif word in ("--budget", "--color", "--colour"):
+        elif word in ("--budget", "--color", "--colour", "--deadline"):
             skip = True
         elif word == "--version":
             return False
-        elif not word.startswith(("--budget=", "--color=", "--colour=")):
+        elif not word.startswith(("--budget=", "--color=", "--colour=", "--deadline=")):
             if word.startswith("-"):
                 return True
             return word if word in COMMANDS else False
@@ -343,8 +358,21 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
+        if name in typed:  # --set wins, but a wrong --assume is still reported
+            issues += _assume_issues(pack, raw, name, value)
+    if issues:
+        raise InvalidInput(issues)
     facts = {k: v for k, v in facts.items() if k not in typed}
     return sets, facts
+
+
+def _assume_issues(pack: Any, raw: str, name: str, value: str) -> list[Any]:
+    from solver.inputs import _unknown_field, coerce
+
+    if name not in pack.fields:
+        return [_unknown_field(pack, raw, value)]
+    _, issue = coerce(pack.fields[name], value)
+    return [issue] if issue is not None else []
 
 
 def emit_error(exc: SolverError, as_json: bool) -> int:
@@ -443,6 +471,10 @@ def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], fac
     try:
         ref = args.pack if args.pack == pack.name else str(Path(args.pack).resolve())
         save_case(args.save_case, pack, request, args.strict, outcome, ref)
+    except FileExistsError:
+        raise InvalidInput([InputIssue(field="--save-case", value=args.save_case, message=(
+            f"{args.save_case} exists (or is a link): a case is written to a new file only; "
+            "choose another name"))]) from None
     except OSError as exc:
         raise InvalidInput([InputIssue(field="--save-case", value=args.save_case,
                                        message=f"cannot write {args.save_case}: {exc.strerror}")]) from None
@@ -679,10 +711,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         _quiet_exit()
+        if _IN_PROCESS_OF_ITS_OWN:  # a long command's worker may still be inside a step
+            os._exit(EXIT_INTERRUPTED)
         return EXIT_INTERRUPTED
 
 
+# True when `main` runs as the `confsolve` process itself (no argv given), not called by a program
+# or a test: only then may it end the process at once.
+_IN_PROCESS_OF_ITS_OWN = False
+
+
 def _main(argv: Sequence[str] | None) -> int:
+    global _IN_PROCESS_OF_ITS_OWN
+    _IN_PROCESS_OF_ITS_OWN = argv is None
     words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
     argv = words
     _tolerant_stdout()
@@ -728,6 +769,11 @@ def _quiet_exit() -> None:
     so the interpreter's last flush neither blocks nor prints a second error."""
     with suppress(Exception):
         _drop_stdout()
+    progress = sys.modules.get("solver.progress")
+    active = getattr(progress, "_ACTIVE", None)
+    if active is not None:
+        with suppress(Exception):
+            active.close()  # the progress line of the interrupted command
 
 
 def _flush() -> None:
@@ -741,9 +787,36 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
     from solver.errors import InputIssue, InvalidInput, SolverError
 
     try:
-        with _search_budget(getattr(args, "search_budget", None)), _colour(getattr(args, "color", None)):
-            code: int = args.func(args)
-        return code
+        from solver import progress
+
+        raw = getattr(args, "deadline", None)
+        deadline = progress.parse_seconds(raw, "--deadline") if raw is not None \
+            else progress.deadline_from_env()
+
+        def work() -> int:
+            with _search_budget(getattr(args, "search_budget", None)), \
+                    _colour(getattr(args, "color", None)), \
+                    progress.reporting(args.command, deadline=deadline,
+                                       quiet=as_json or args.command not in LONG_COMMANDS):
+                done: int = args.func(args)
+            return done
+
+        if args.command in LONG_COMMANDS or deadline is not None:
+            # A deep stack (the counter may recurse once per field), and a deadline the waiting
+            # thread enforces even while the work is inside one long step (loading a huge pack).
+            from solver.stack import run_deep
+
+            def timed_out() -> BaseException:
+                from solver.errors import DeadlineExceeded
+
+                exc = DeadlineExceeded(args.command, progress.current_phase(), deadline or 0)
+                exc.abandoned = True  # the worker is still inside its step
+                return exc
+
+            # The worker's own check fires first when it can; this one is the backstop.
+            return run_deep(work, seconds=None if deadline is None else deadline + 0.5,
+                            on_timeout=timed_out)
+        return work()
     except SolverError as exc:
         if not as_json and getattr(args, "request_pack", None) is not None:
             from solver.errors import Unsatisfiable
@@ -752,7 +825,15 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
                 from solver.launchcli import rewrite_conflict
 
                 exc = rewrite_conflict(args, exc)
-        return emit_error(exc, as_json)
+        code = emit_error(exc, as_json)
+        if getattr(exc, "abandoned", False) and _IN_PROCESS_OF_ITS_OWN:
+            # The worker still holds the interpreter inside one long step: the answer is out,
+            # so end now rather than when the interpreter manages to stop it.
+            _flush()
+            with suppress(Exception):
+                sys.stderr.flush()
+            os._exit(code)
+        return code
     except RecursionError:
         return emit_error(InvalidInput([InputIssue(field="input", value=None,
                                                    message="input nested too deeply")]), as_json)

@@ -10,6 +10,7 @@ whole configuration). Completion never fails loudly: a bad or half-typed input i
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -248,9 +249,20 @@ def cmd_complete(args: argparse.Namespace) -> int:
         found = complete(words, args.wordbreaks)
     except (SolverError, OSError, ValueError):
         found = []
-    if found:
+    if found and args.line is not None:  # bash inserts a candidate as it is: quote it here
+        found = [_bash_quoted(word) for word in found]
+    if found:  # (zsh's compadd quotes what it inserts itself)
         print("\n".join(found))
     return 0
+
+
+_SHELL_SPECIAL = re.compile(r"([^A-Za-z0-9_./:=@%+,-])")
+
+
+def _bash_quoted(word: str) -> str:
+    """`word` as bash must see it typed: every character the shell would read specially
+    (spaces, quotes, `$`, `;`, `*`, ...) behind a backslash."""
+    return _SHELL_SPECIAL.sub(r"\\\1", word)
 
 
 def cmd_completion(args: argparse.Namespace) -> int:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from solver import progress as _progress
 from solver.errors import SolverBudgetExceeded
 
 if TYPE_CHECKING:
@@ -150,6 +151,7 @@ class _Budget:
 
     def tick(self) -> None:
         self.steps += 1
+        _progress.advance()  # the command's progress line and deadline (nothing in a library call)
         limit = self.limit
         if limit.steps is not None and self.steps > limit.steps:
             raise CountLimitReached(limit, self.steps)
@@ -779,6 +781,9 @@ def cmd_count(args: argparse.Namespace) -> int:
         limit = Limit.parse(args.limit)
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
+    budget = getattr(args, "search_budget", None)
+    if budget is not None:  # --budget bounds the count too (the tighter of the two)
+        limit = Limit(steps=min(budget, limit.steps or budget), seconds=limit.seconds)
     pack = load(args)
     options, facts = gather(args, pack)
     pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}

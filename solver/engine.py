@@ -399,7 +399,7 @@ def _repair(state: State, hint: Mapping[str, Scalar],
 
 
 _REPAIR_ROUNDS = 3
-_SWEEP_FIELDS = 16
+_SWEEP_FIELDS = 32
 _REPAIR_FIELDS = 64
 _REPAIR_STEPS = 64
 
@@ -1051,19 +1051,30 @@ class CompiledPack:
                 region.update(free)
         if not region:
             return [name]
-        if len(region) > _SWEEP_FIELDS:
-            solution[name] = old
-            return None
-        before = {f: solution[f] for f in region}
-        state.domains[name], kept = [value], state.domains[name]
+        before = dict(solution)
+        kept = state.domains[name]
+        state.domains[name] = [value]
         try:
-            mended = _redecide(state, solution, sorted(region))
+            # As `_repair`: the fields of the broken rules first, then a ring of neighbours
+            # more (a neighbour that must change may break a rule further out), a few times.
+            for _ in range(_REPAIR_ROUNDS):
+                if len(region) > _SWEEP_FIELDS:
+                    break
+                if _redecide(state, solution, sorted(region)):
+                    return [name, *(f for f in sorted(region) if solution[f] != before[f])]
+                grown = set(region)
+                for field_ in region:
+                    for con in state.by_field.get(field_, ()):
+                        if con.key in state.open:
+                            grown.update(f for f in con.fields
+                                         if f != name and len(state.domains[f]) > 1)
+                if grown == region:
+                    break
+                region = grown
         finally:
             state.domains[name] = kept
-        if not mended:
-            solution[name] = old
-            return None
-        return [name, *(f for f in sorted(region) if solution[f] != before[f])]
+        solution[name] = old
+        return None
 
     def solve(
         self,

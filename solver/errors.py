@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from solver.model import ConflictReport, Repair
 
 __all__ = [
+    "DeadlineExceeded",
     "DependencyCycle",
     "InputIssue",
     "InvalidInput",
@@ -141,6 +142,25 @@ class SolverBudgetExceeded(SolverError, RuntimeError):
         super().__init__(
             f"the search budget of {budget} steps ran out while {task}; "
             "raise it with CONFSOLVE_BUDGET or --budget, or simplify the pack"
+        )
+
+
+class DeadlineExceeded(SolverBudgetExceeded):
+    """A command ran past its own time budget (--deadline): the whole command, not one search.
+
+    `abandoned` is True when the work was still running when the budget ran out (the command
+    line then ends the process at once)."""
+
+    abandoned = False
+
+    def __init__(self, command: str, phase: str, seconds: float) -> None:
+        self.task = f"{command}: {phase}"
+        self.budget = 0
+        self.seconds = seconds
+        SolverError.__init__(
+            self,
+            f"the time budget of {seconds:g} s for `confsolve {command}` ran out during {phase}; "
+            "raise it with --deadline or CONFSOLVE_DEADLINE, or narrow the request with --set",
         )
 
 

@@ -15,7 +15,6 @@ Imports only the standard library and `solver.model`.
 from __future__ import annotations
 
 import ast
-import functools
 import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -90,12 +89,30 @@ class _Operand:
 
 
 
-@functools.lru_cache(maxsize=4096)
-def _members(domain: tuple[Scalar, ...], types: tuple[type, ...]) -> frozenset[tuple[type, Scalar]]:
+# Derived views of the pack's own tuples (a domain, a named set), kept by identity: hashing a
+# 1,000-value domain for every literal of every condition made a 28 KB pack load in 43 s. Each
+# entry holds its tuple, so an id is never reused while its entry lives; cleared when full.
+_BY_IDENTITY: dict[tuple[str, int], tuple[Any, Any]] = {}
+_BY_IDENTITY_MAX = 8192
+
+
+def _by_identity(kind: str, of: Any, build: Callable[[], Any]) -> Any:
+    entry = _BY_IDENTITY.get((kind, id(of)))
+    if entry is not None and entry[0] is of:
+        return entry[1]
+    if len(_BY_IDENTITY) >= _BY_IDENTITY_MAX:
+        _BY_IDENTITY.clear()
+    value = build()
+    _BY_IDENTITY[(kind, id(of))] = (of, value)
+    return value
+
+
+def _members(domain: tuple[Scalar, ...]) -> frozenset[tuple[type, Scalar]]:
     """A domain as (type, value) pairs: membership that tells True from 1, in constant time
-    (every literal of every condition is checked against its field's domain at load). `types`
-    is part of the key because (0, 1) == (False, True) as tuples."""
-    return frozenset(zip(types, domain, strict=True))
+    (every literal of every condition is checked against its field's domain at load)."""
+    result: frozenset[tuple[type, Scalar]] = _by_identity(
+        "members", domain, lambda: frozenset((type(v), v) for v in domain))
+    return result
 
 class _Compiler:
     def __init__(self, text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]):
@@ -113,7 +130,9 @@ class _Compiler:
                     self.read.append(node.id)
                 return _Operand("field", name=node.id, display=node.id)
             if node.id in self.sets:
-                return _Operand("collection", value=frozenset(self.sets[node.id]), display=node.id)
+                named = self.sets[node.id]
+                return _Operand("collection", value=_by_identity("set", named, lambda: frozenset(named)),
+                                display=node.id, name=node.id)
             raise ExprError(f"unknown name {node.id!r}: not a field or a named set")
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool | int | str) and node.value is not None:
@@ -175,6 +194,18 @@ class _Compiler:
         return _Operand("remainder", name=left.name, value=right,
                         display=f"{left.display} % {right.display}")
 
+    def check_collection(self, field: str, right: _Operand, op: str) -> None:
+        """Every literal of a list or named set is a value of `field`; a named set checked
+        against a field once (a pack may use one set in hundreds of rules)."""
+        domain = self.fields[field].domain
+        checked: dict[int, Any] = _by_identity("checked", right.value, dict) if right.name else {}
+        if checked.get(id(domain)) is domain:
+            return
+        for value in sorted(right.value, key=str):
+            self.check_literal(field, value, op)
+        if right.name:
+            checked[id(domain)] = domain  # held, so its id is not reused while the entry lives
+
     def check_literal(self, field: str, value: Scalar, op: str) -> None:
         domain = self.fields[field].domain
         if op in _ORDER_OPS:
@@ -184,7 +215,7 @@ class _Compiler:
         opened = self.fields[field].open
         if opened is not None and opened.admits(value):
             pass  # an open field's unlisted value: legal, and the query that pins it lists it
-        elif (type(value), value) not in _members(domain, tuple(map(type, domain))):
+        elif (type(value), value) not in _members(domain):
             shown = ", ".join(map(repr, domain[:12])) + (" ..." if len(domain) > 12 else "")
             raise ExprError(f"{value!r} is not a value of {field} (domain: {shown})")
         self.literals.append((field, value))
@@ -236,8 +267,7 @@ class _Compiler:
         if op in ("in", "not in"):
             if right.kind != "collection":
                 raise ExprError(f"{op!r} needs a list or a named set on the right")
-            for value in sorted(right.value, key=str):
-                self.check_literal(field, value, op)
+            self.check_collection(field, right, op)
         elif right.kind == "collection":
             raise ExprError(f"{op!r} cannot compare {field} with a list; use 'in'")
         elif right.kind == "const":
@@ -408,11 +438,25 @@ def _parse_tree(text: str) -> ast.expr:
         raise ExprError("a condition must be a non-empty string")
     if len(text) > MAX_LENGTH:
         raise ExprError(f"condition longer than {MAX_LENGTH} characters in {text[:100]!r}...")
+    source = text.strip()
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(source, mode="eval")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ExprError(f"not a valid condition ({exc.__class__.__name__}) in {_quote(text)}") from None
+    if not source.isascii():
+        _refuse_look_alikes(source, tree)
     return tree.body
+
+
+def _refuse_look_alikes(source: str, tree: ast.AST) -> None:
+    """Python folds identifiers to NFKC, so `𝐪𝐮𝐚𝐧𝐭` or `ｔp` would read the field `quant` or
+    `tp`: a name must be written exactly as the field or set is declared."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            written = ast.get_source_segment(source, node)
+            if written is not None and written != node.id:
+                raise ExprError(f"name {written!r} is not written in plain letters (it reads as "
+                                f"{node.id!r}); write the field or set name exactly")
 
 
 def _quote(text: str, limit: int = 200) -> str:

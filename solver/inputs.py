@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -107,6 +108,9 @@ def flag_owner(pack: Pack, raw: str) -> str | None:
     return None
 
 
+_INTEGER = re.compile(r"-?[0-9]{1,18}")  # ASCII digits, no sign but "-", no "_"
+
+
 def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     """The domain value meant by `value`, `None` for "auto", or an issue that says what is allowed."""
     if field.auto is not None and isinstance(value, str) and value == field.auto:
@@ -124,10 +128,9 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             candidate = bool(value)
     elif kinds == {int}:
         if isinstance(value, str):
-            try:
-                candidate = int(value.strip())
-            except ValueError:
-                candidate = value
+            # Plain ASCII digits only: int() would also take "0_8", "+8", "８" or " 8" as 8.
+            text = value.strip()
+            candidate = int(text) if _INTEGER.fullmatch(text) else value
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
     elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):

@@ -29,6 +29,8 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from solver import progress as _progress
+
 if TYPE_CHECKING:
     import random
 
@@ -271,6 +273,7 @@ class _Linter:
         """
         from solver.count import CountLimitReached
 
+        _progress.advance()
         rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
         try:
             found = self.query(pins, rule_ids, extra) if rule_ids else self.alone(pins, extra)
@@ -457,6 +460,7 @@ class _Linter:
         timings: dict[str, float] = {}
 
         def timed(name: str, check: Callable[[], Any]) -> Any:
+            _progress.phase(name)  # the command's progress line (nothing in a library call)
             started = time.monotonic()
             result = check()
             timings[name] = round(time.monotonic() - started, 3)

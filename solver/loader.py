@@ -276,6 +276,12 @@ def _read_file(root: Path, name: str, limit: int, problems: list[PackProblem]) -
     """The bytes of one pack file and its identity on disk, or None after reporting why not;
     `RefusedFile` (not a regular file, over `limit`) is the caller's to report."""
     path = root / name
+    # A link may point within the pack (a shared file), never out of it: the pack is the files
+    # in its directory, not whatever a link in it names (/etc/..., a user's home).
+    base = os.path.realpath(root)
+    if os.path.commonpath([os.path.realpath(path), base]) != base:
+        problems.append(PackProblem("file", "is a link to a file outside the pack directory", name))
+        return None
     try:
         raw = read_bounded(path, limit)
         info = path.stat()
@@ -326,6 +332,18 @@ def _bracket_nesting(text: str) -> int:
     return max(accumulate(map(_BRACKET_STEP, brackets)), default=0)
 
 
+# A dotted key of more than MAX_TOML_NESTING parts (`a.b.c...`, strings already blanked out):
+# each part is a level of tables, and tomllib builds them in time quadratic in their number (an
+# 80 KB key took 48 s and 9 GB), so it is refused before tomllib sees it.
+_DOTTED_RUN = re.compile(r"(?:[A-Za-z0-9_-]+[ \t]*\.[ \t]*){" + str(MAX_TOML_NESTING) + ",}")
+
+
+def _long_dotted_key(text: str) -> bool:
+    if text.count(".") < MAX_TOML_NESTING:
+        return False
+    return _DOTTED_RUN.search(_TOML_SKIP.sub("s", text)) is not None
+
+
 def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str, Any] | None:
     """The TOML document in `raw`, or None after reporting why it is not one."""
     import tomllib  # only when a file is parsed: a pack served from the cache needs none
@@ -335,7 +353,7 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
         text = raw.decode("utf-8")
         # tomllib recurses once per level of arrays and inline tables: refuse deep nesting before
         # it sees it (RecursionError is the backstop).
-        if _bracket_nesting(text) > MAX_TOML_NESTING:
+        if _bracket_nesting(text) > MAX_TOML_NESTING or _long_dotted_key(text):
             problems.append(too_deep)
             return None
         doc = tomllib.loads(text)
@@ -356,7 +374,41 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
     if _data_nesting(doc) > MAX_TOML_NESTING:
         problems.append(too_deep)
         return None
-    return doc
+    controlled = _control_characters(doc)
+    if controlled:
+        problems += [PackProblem(where, f"holds the control character {char!r}: pack text reaches "
+                                        "terminals, so it may not hold escapes, carriage returns or "
+                                        "direction overrides", name) for where, char in controlled]
+    return doc  # checked on (every problem at once); a pack with any problem never loads
+
+
+# Characters that would let pack text act on a terminal (ANSI escapes, a carriage return that
+# overwrites a line, bidirectional overrides that reorder it); tabs and newlines are text, and a
+# NUL does nothing on a terminal (in a condition, the condition parser refuses it).
+_CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_MAX_CONTROL_SHOWN = 20
+
+
+def _control_characters(doc: Any) -> list[tuple[str, str]]:
+    """Where (a dotted key path) strings and keys of `doc` hold a control character, and which."""
+    found: list[tuple[str, str]] = []
+    todo: list[tuple[str, Any]] = [("", doc)]
+    while todo and len(found) < _MAX_CONTROL_SHOWN:
+        path, value = todo.pop()
+        if isinstance(value, str):
+            hit = _CONTROL.search(value)
+            if hit is not None:
+                found.append((path or "value", hit.group()))
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                hit = _CONTROL.search(key)
+                if hit is not None:
+                    found.append((f"{path}.{key!r}".lstrip("."), hit.group()))
+                    continue
+                todo.append((f"{path}.{key}".lstrip("."), item))
+        elif isinstance(value, list):
+            todo += [(f"{path}[{i}]", item) for i, item in enumerate(value)]
+    return found
 
 
 _CONTAINERS = (dict, list)  # what tomllib builds tables and arrays from (exact types: fast)

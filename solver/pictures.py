@@ -14,6 +14,7 @@ import argparse
 import csv
 import html
 import io
+import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -181,12 +182,13 @@ def render(m: Matrix, fmt: str) -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow([m.row_field, m.col_field, "resolves", "reason"])
+        writer.writerow([_cell(m.row_field), _cell(m.col_field), "resolves", "reason"])
         for row in m.rows:
             for col in m.cols:
                 ok = m.ok(row, col)
                 reason = "" if ok else _reason_text(m.pack, m.reasons[(row, col)])
-                writer.writerow([_show(row), _show(col), "yes" if ok else "no", reason])
+                writer.writerow([_cell(_show(row)), _cell(_show(col)), "yes" if ok else "no",
+                                 _cell(reason)])
         return out.getvalue()
     if fmt == "html":
         return _html(m)
@@ -203,6 +205,18 @@ def render(m: Matrix, fmt: str) -> str:
         notes = _footnote_lines(m, "text")
         return "\n".join(lines + (["", "why not:", *notes] if notes else [])) + "\n"
     raise ValueError(f"unknown matrix format {fmt!r}; use one of {', '.join(FORMATS)}")
+
+
+_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
+
+
+def _cell(text: str) -> str:
+    """A CSV cell a spreadsheet will not run: one that starts like a formula (=, +, -, @, a tab
+    or a carriage return) gets a leading apostrophe, unless it is a plain number (OWASP's advice
+    on CSV injection)."""
+    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(text):
+        return "'" + text
+    return text
 
 
 def _html(m: Matrix) -> str:

@@ -11,7 +11,6 @@ and benchmarks/differential_vllm.py (any record file, e.g. a fresh random draw).
 from __future__ import annotations
 
 import gzip
-import inspect
 import json
 import re
 import time
@@ -243,10 +242,9 @@ def pct(agree: int, total: int) -> float:
 
 
 def _resolve(pack: Pack, options: dict[str, Any], facts: dict[str, Any]) -> Any:
-    # Predict mode (what the launcher itself does with the request) when the engine has it.
-    if "predict" in inspect.signature(resolve).parameters:
-        return resolve(pack, options, facts, reasons=False, predict=True)  # type: ignore[call-arg]
-    return resolve(pack, options, facts, reasons=False)
+    # Predict mode: what vLLM itself does with the request as typed (each unset option takes
+    # vLLM's own default chain, never another value), which is what the oracle measured.
+    return resolve(pack, options, facts, reasons=False, predict=True)
 
 
 def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:

@@ -36,7 +36,7 @@ SLOW = {
     "count": ["count", "--set", "platform=cuda"],
     "lint": ["lint"],
     "matrix": ["matrix", "attention_backend", "moe_runner_backend", "--set", "platform=cuda"],
-    "diff": ["diff", "sglang", "sglang"],
+    "diff": ["diff", "sglang", str(ROOT / "tests" / "fixtures" / "packs" / "sglang-seed")],
 }
 
 
@@ -89,7 +89,7 @@ def test_ctrl_c_anywhere_in_any_command_is_130(
     argv = {
         "why": ["why", "tp_size"],
         "completion": ["completion", "bash"],
-        "diff": ["diff", "sglang", "sglang"],
+        "diff": ["diff", "sglang", str(ROOT / "tests" / "fixtures" / "packs" / "sglang-seed")],
         "matrix": ["matrix", "tp_size", "dp_size"],
     }.get(command, [command])
     assert main(argv) == EXIT_INTERRUPTED

@@ -16,12 +16,23 @@ import pytest
 
 SLACK = 2.0  # points a measured rate may exceed its floor before the floor must be raised
 FLOOR = oracle_vllm.FIXTURES / "floor.json"
+# The default run replays the files at the top of the fixture folder; `-m long` adds long/.
 FILES = sorted(oracle_vllm.FIXTURES.glob("*.jsonl.gz"))
+LONG_FILES = sorted(oracle_vllm.FIXTURES.glob("long/*.jsonl.gz"))
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(oracle_vllm.FIXTURES))
 
 
 @pytest.fixture(scope="module")
 def reports() -> dict[str, oracle_vllm.Report]:
-    return {path.name: oracle_vllm.run(oracle_vllm.load_records(path)) for path in FILES}
+    return {_name(path): oracle_vllm.run(oracle_vllm.load_records(path)) for path in FILES}
+
+
+@pytest.fixture(scope="module")
+def long_reports() -> dict[str, oracle_vllm.Report]:
+    return {_name(path): oracle_vllm.run(oracle_vllm.load_records(path)) for path in LONG_FILES}
 
 
 def test_the_public_scenarios_are_the_reference_copy() -> None:
@@ -45,13 +56,8 @@ def test_scenarios_outside_the_contract_are_skipped_not_scored() -> None:
     assert facts["checkpoint_quant"] == "modelopt_mxfp8" and facts["num_attention_heads"] == 32
 
 
-@pytest.mark.parametrize("measure", ["verdict", "fields"])
-@pytest.mark.parametrize("name", [p.name for p in FILES])
-def test_agreement_meets_the_floor_and_the_floor_keeps_up(
-    reports: dict[str, oracle_vllm.Report], name: str, measure: str
-) -> None:
+def _check_floor(report: oracle_vllm.Report, name: str, measure: str) -> None:
     floor = json.loads(FLOOR.read_text())[name][measure]
-    report = reports[name]
     agree, total = report.verdict_agree if measure == "verdict" else report.field_agree
     measured = oracle_vllm.pct(agree, total)
     assert measured >= floor, (
@@ -62,6 +68,31 @@ def test_agreement_meets_the_floor_and_the_floor_keeps_up(
         f"{name}: {measure} agreement rose to {measured}% (floor {floor}%): raise it in "
         f"tests/fixtures/oracle_vllm/floor.json so it cannot silently fall back"
     )
+
+
+@pytest.mark.parametrize("measure", ["verdict", "fields"])
+@pytest.mark.parametrize("name", [_name(p) for p in FILES])
+def test_agreement_meets_the_floor_and_the_floor_keeps_up(
+    reports: dict[str, oracle_vllm.Report], name: str, measure: str
+) -> None:
+    _check_floor(reports[name], name, measure)
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("measure", ["verdict", "fields"])
+@pytest.mark.parametrize("name", [_name(p) for p in LONG_FILES])
+def test_long_fixtures_meet_their_floors(
+    long_reports: dict[str, oracle_vllm.Report], name: str, measure: str
+) -> None:
+    _check_floor(long_reports[name], name, measure)
+
+
+@pytest.mark.long
+def test_long_fixtures_disagree_only_where_known(long_reports: dict[str, oracle_vllm.Report]) -> None:
+    known = oracle_vllm.known_differences()
+    missing = [d for r in long_reports.values() for d in r.differences if d.key not in known]
+    assert not missing, [vars(d) for d in missing]
+    assert not [o.scenario for r in long_reports.values() for o in r.tracebacks]
 
 
 def test_no_tracebacks(reports: dict[str, oracle_vllm.Report]) -> None:
@@ -82,8 +113,10 @@ def test_every_disagreement_is_a_known_difference(reports: dict[str, oracle_vllm
 
 
 def test_every_known_difference_still_exists(reports: dict[str, oracle_vllm.Report]) -> None:
+    # Rows about the long files' scenarios (ids R<seed>- of a long file) are checked by -m long.
+    long_ids = {r["scenario"]["id"] for p in LONG_FILES for r in oracle_vllm.load_records(p)}
     current = {d.key for r in reports.values() for d in r.differences}
-    stale = [key for key in oracle_vllm.known_differences() if key not in current]
+    stale = [key for key in oracle_vllm.known_differences() if key not in current and key[0] not in long_ids]
     assert not stale, f"rows of KNOWN_DIFFERENCES.md that no longer disagree (remove them): {stale}"
 
 
