@@ -444,9 +444,11 @@ def facts_from_model_config(
     Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
     the path for anything unreadable or unexpected, `PackError` for a broken `[model_config]`.
     """
+    from solver.hubcache import model_path
+
     table = compile_model_config_map(pack)
     try:
-        source = _read_source(table, Path(os.fsdecode(path)).expanduser())
+        source = _read_source(table, model_path(path))  # a hub id: its locally cached snapshot
     except (OSError, ValueError) as exc:
         if isinstance(exc, InvalidInput):
             raise
