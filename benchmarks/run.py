@@ -39,7 +39,6 @@ sys.path.insert(0, str(HERE.parent))
 
 import solver  # noqa: E402
 
-# Taken before anything imports the submodule `solver.explain`, which rebinds the package attribute.
 API_EXPLAIN = solver.explain
 
 from timing import Deadline, Stat, deadline, fmt_ms, time_call  # noqa: E402

@@ -19,7 +19,7 @@ from typing import Any
 
 from solver.engine import CompiledPack
 from solver.errors import InvalidInput, Unsatisfiable
-from solver.explain import (
+from solver.conflicts import (
     Item,
     conflict_report,
     diagnoses,

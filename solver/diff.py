@@ -11,7 +11,7 @@ configuration of the shared fields counts as valid in a pack when some values of
 other fields complete it (a projection); the result says so.
 
 Imports the standard library at module level (the CLI imports it at start-up); `solver.count`,
-`solver.lint`, `solver.explain` and `solver.resolution` inside functions. Never imports
+`solver.lint`, `solver.conflicts` and `solver.resolution` inside functions. Never imports
 python-constraint or networkx.
 """
 
@@ -348,7 +348,7 @@ def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
 
 def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
     """Why `side` rejects this configuration of the shared fields: a minimal conflict."""
-    from solver.explain import minimal_conflict
+    from solver.conflicts import minimal_conflict
     from solver.model import Pin
 
     pins = {n: Pin(field=n, value=v, source="user") for n, v in values.items()

@@ -12,7 +12,7 @@ refutes case splits at once) and the engine's `CompiledPack.solve` (its arc cons
 solutions behind disjunctions) each get a short try, and the first gets the whole budget. The
 "no" answers, which the findings rest on, are always proved by an exact search, and their minimal
 reasons come from QuickXplain over the rules around the fields in question
-(`solver.explain.relevant_rules`).
+(`solver.conflicts.relevant_rules`).
 
 Imports only the standard library at module level (the CLI imports this module at start-up);
 the engine, the counter, the graph and the condition language are imported inside functions.
@@ -395,7 +395,7 @@ class _Linter:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.count import CountLimitReached
-        from solver.explain import Item, quickxplain, relevant_rules
+        from solver.conflicts import Item, quickxplain, relevant_rules
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)

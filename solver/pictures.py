@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
-from solver.explain import Item, minimal_reason
+from solver.conflicts import Item, minimal_reason
 from solver.model import Pack, Pin, Scalar
 
 __all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]

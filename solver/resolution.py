@@ -753,7 +753,7 @@ def _rejection(
 ) -> Rejection:
     if not reasons:
         return Rejection.model_construct(value=value, because=[])
-    from solver.explain import minimal_reason
+    from solver.conflicts import minimal_reason
 
     # The background is every field decided before this one (pins and earlier choices).
     position = plan.order.index(name)

@@ -318,7 +318,7 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
         (["--help"], ["pydantic", "solver.model", "solver.errors", "solver.engine", "json"]),
         (["check", "--help"], ["pydantic", "solver.model", "solver.engine"]),
         (["check", "--pack", TOY, "--set", "gpu=b200"],
-         ["solver.explain", "solver.lint", "solver.count", "solver.diff", "solver.pictures",
+         ["solver.conflicts", "solver.lint", "solver.count", "solver.diff", "solver.pictures",
           "solver.schema", "solver.completion"]),
     ],
 )
@@ -360,3 +360,19 @@ def test_a_check_served_from_the_disk_cache_never_imports_pydantic(tmp_path: Pat
     seen = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                            check=False, env=env).stderr.strip().splitlines()[-1] for _ in range(2)]
     assert seen == ["True", "False"]
+
+
+def test_public_names_are_not_shadowed_by_submodules() -> None:
+    """Importing every submodule leaves each public name of `solver` what `__all__` promises: a
+    submodule named like a public function (once `solver/explain.py`) rebinds the package
+    attribute, so `solver.explain` became a module in any process that had imported it."""
+    import importlib
+    import pkgutil
+
+    import solver
+
+    before = {name: getattr(solver, name) for name in solver.__all__}
+    for info in pkgutil.walk_packages(solver.__path__, "solver."):
+        if info.name.split(".")[-1] != "__main__":
+            importlib.import_module(info.name)
+    assert {name: getattr(solver, name) for name in solver.__all__} == before

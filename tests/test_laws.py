@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 from solver.diagnose import prepare_choices, valid_choices
 from solver.engine import compile_pack
 from solver.errors import Unsatisfiable
-from solver.explain import Item, minimal_conflict
+from solver.conflicts import Item, minimal_conflict
 from solver.loader import load_directory
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.resolution import resolve
