@@ -17,8 +17,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from solver.engine import CompiledPack
-from solver.errors import InvalidInput, Unsatisfiable
 from solver.conflicts import (
     Item,
     conflict_report,
@@ -26,6 +24,8 @@ from solver.conflicts import (
     minimal_conflict,
     minimal_reason,
 )
+from solver.engine import CompiledPack
+from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.opendomain import widened

@@ -276,17 +276,12 @@ class _Search:
                 if not values:
                     # Nothing left for this variable: go back to the previous one.
                     assignments.pop(variable, None)
-                    while stack:
-                        variable, values, pushed = stack.pop()
-                        for dom in pushed:
-                            dom.popState()
-                        if values:
-                            break
-                        del assignments[variable]
-                    else:
+                    back = _backtrack(stack, assignments)
+                    if back is None:
                         if trace is not None:
                             trace.steps = steps
                         return
+                    variable, values, pushed = back
                 assignments[variable] = values.pop()
                 steps += 1
                 if steps > self._budget:
@@ -338,6 +333,58 @@ def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
         if not con.holds(tuple(values)):
             return False
     return True
+
+def _backtrack(stack: list[tuple[str, list[Scalar], list[Any]]], assignments: Assignment,
+               ) -> tuple[str, list[Scalar], list[Any]] | None:
+    """Unwind `stack` to the latest variable with values left to try (restoring the domains each
+    level pushed and dropping the assignments of exhausted levels); None when there is none."""
+    while stack:
+        variable, values, pushed = stack.pop()
+        for dom in pushed:
+            dom.popState()
+        if values:
+            return variable, values, pushed
+        del assignments[variable]
+    return None
+
+
+def _independent_groups(state: State) -> list[list[_Con]]:
+    """The open constraints split into groups that share no free field (a union-find over the
+    free fields of each constraint): each group can be searched on its own."""
+    domains = state.domains
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.get(x, x) != x:
+            parent[x] = parent.get(parent[x], parent[x])
+            x = parent[x]
+        return x
+
+    for con in state.open.values():
+        free = [f for f in con.fields if len(domains[f]) > 1]
+        root = find(free[0])
+        for other in free[1:]:
+            r = find(other)
+            if r != root:
+                parent[r] = root
+    groups: dict[str, list[_Con]] = {}
+    for con in state.open.values():
+        first = next(f for f in con.fields if len(domains[f]) > 1)
+        groups.setdefault(find(first), []).append(con)
+    return list(groups.values())
+
+
+def _starting_values(domains: Mapping[str, Sequence[Scalar]],
+                     hint: Mapping[str, Scalar] | None) -> Assignment:
+    """Each field's first value, or the hint's where the field still allows it: what a group that
+    needs no search keeps."""
+    solution: Assignment = {name: values[0] for name, values in domains.items()}
+    if hint is not None:
+        for name, values in domains.items():
+            if len(values) > 1 and name in hint and hint[name] in values:
+                solution[name] = hint[name]
+    return solution
+
 
 
 def _repair(state: State, hint: Mapping[str, Scalar],
@@ -940,33 +987,11 @@ class CompiledPack:
                 if trace is not None:
                     trace.steps = steps
                 return repaired
-        parent: dict[str, str] = {}
-
-        def find(x: str) -> str:
-            while parent.get(x, x) != x:
-                parent[x] = parent.get(parent[x], parent[x])
-                x = parent[x]
-            return x
-
-        for con in state.open.values():
-            free = [f for f in con.fields if len(domains[f]) > 1]
-            root = find(free[0])
-            for other in free[1:]:
-                r = find(other)
-                if r != root:
-                    parent[r] = root
-        groups: dict[str, list[_Con]] = {}
-        for con in state.open.values():
-            first = next(f for f in con.fields if len(domains[f]) > 1)
-            groups.setdefault(find(first), []).append(con)
-        solution: Assignment = {name: values[0] for name, values in domains.items()}
-        if hint is not None:
-            for name, values in domains.items():
-                if len(values) > 1 and name in hint and hint[name] in values:
-                    solution[name] = hint[name]
+        groups = _independent_groups(state)
+        solution = _starting_values(domains, hint)
         remaining = (budget or default_budget()) - steps
         query_residues: dict[Any, tuple[Scalar, ...]] = {}
-        for cons in groups.values():
+        for cons in groups:
             if hint is not None and _fits(hint, domains, cons):
                 continue  # `solution` already holds the hint's values for this group
             names = sorted({f for c in cons for f in c.fields}, key=lambda n: (len(domains[n]), n))

@@ -394,8 +394,8 @@ class _Linter:
                rules: Sequence[str], *, blame_pins: bool = False) -> list[str]:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
-        from solver.count import CountLimitReached
         from solver.conflicts import Item, quickxplain, relevant_rules
+        from solver.count import CountLimitReached
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)

@@ -263,39 +263,51 @@ def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | No
             bad(f"{where}.{key}", _not_in_domain(target, value))
             value = None
         checked[key] = value
-    if has_value:
-        for key in ("unless", "then", "otherwise"):
-            if key in body:
-                bad(where, f"`{key}` belongs to test entries, not to `value` entries")
-        keys = _paths(body.get("value"), f"{where}.value", bad)
-        detail = _paths(body.get("detail", []), f"{where}.detail", bad)
-        mapping: dict[str, Scalar] = {}
-        raw_map = body.get("map", {})
-        if not isinstance(raw_map, dict):
-            bad(f"{where}.map", "must be a table of \"config value\" = fact value")
-            raw_map = {}
-        for spelling, value in raw_map.items():
-            if not _in_domain(target, value):
-                bad(f"{where}.map", f"{spelling!r}: {_not_in_domain(target, value)}")
-            elif spelling.lower() in mapping:
-                bad(f"{where}.map", f"{spelling!r} is listed twice (keys ignore case)")
-            else:
-                mapping[spelling.lower()] = value
-        if not keys:
-            bad(f"{where}.value", "needs at least one key path")
-            return None
-        divides = body.get("divides", False)
-        if not isinstance(divides, bool):
-            bad(f"{where}.divides", "must be true or false")
-            divides = False
-        if divides and (mapping or detail or not any(type(v) is int and v > 0
-                                                     for v in target.domain)):
-            bad(f"{where}.divides", "needs a fact with positive integer values, and no map or "
-                                    "detail")
-            divides = False
-        return _FactRule(fact=name, keys=keys, detail=detail, mapping=mapping,
-                         fallback=checked["fallback"], absent=checked["absent"],
-                         divides=divides)
+    compile_entry = _compile_value_fact if has_value else _compile_test_fact
+    return compile_entry(name, target, body, checked, where, bad)
+
+
+def _compile_value_fact(name: str, target: Field, body: Mapping[str, Any],
+                        checked: Mapping[str, Scalar | None], where: str, bad: _Bad) -> _FactRule | None:
+    """A `value` entry: the fact is read from a key of config.json (mapped, or as a size)."""
+    for key in ("unless", "then", "otherwise"):
+        if key in body:
+            bad(where, f"`{key}` belongs to test entries, not to `value` entries")
+    keys = _paths(body.get("value"), f"{where}.value", bad)
+    detail = _paths(body.get("detail", []), f"{where}.detail", bad)
+    mapping: dict[str, Scalar] = {}
+    raw_map = body.get("map", {})
+    if not isinstance(raw_map, dict):
+        bad(f"{where}.map", "must be a table of \"config value\" = fact value")
+        raw_map = {}
+    for spelling, value in raw_map.items():
+        if not _in_domain(target, value):
+            bad(f"{where}.map", f"{spelling!r}: {_not_in_domain(target, value)}")
+        elif spelling.lower() in mapping:
+            bad(f"{where}.map", f"{spelling!r} is listed twice (keys ignore case)")
+        else:
+            mapping[spelling.lower()] = value
+    if not keys:
+        bad(f"{where}.value", "needs at least one key path")
+        return None
+    divides = body.get("divides", False)
+    if not isinstance(divides, bool):
+        bad(f"{where}.divides", "must be true or false")
+        divides = False
+    if divides and (mapping or detail or not any(type(v) is int and v > 0
+                                                 for v in target.domain)):
+        bad(f"{where}.divides", "needs a fact with positive integer values, and no map or "
+                                "detail")
+        divides = False
+    return _FactRule(fact=name, keys=keys, detail=detail, mapping=mapping,
+                     fallback=checked["fallback"], absent=checked["absent"],
+                     divides=divides)
+
+
+def _compile_test_fact(name: str, target: Field, body: Mapping[str, Any],
+                       checked: Mapping[str, Scalar | None], where: str, bad: _Bad) -> _FactRule | None:
+    """A test entry: the fact is `then` when the tests hold (and `unless` does not), else
+    `otherwise`."""
     for key in ("detail", "map", "fallback", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")

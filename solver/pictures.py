@@ -21,8 +21,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput
 from solver.conflicts import Item, minimal_reason
+from solver.errors import InputIssue, InvalidInput
 from solver.model import Pack, Pin, Scalar
 
 __all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]

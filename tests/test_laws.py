@@ -23,10 +23,10 @@ from generated import KNOWN_BUGS, Case, Expected, Oracle, cases, extra_rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from solver.conflicts import Item, minimal_conflict
 from solver.diagnose import prepare_choices, valid_choices
 from solver.engine import compile_pack
 from solver.errors import Unsatisfiable
-from solver.conflicts import Item, minimal_conflict
 from solver.loader import load_directory
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.resolution import resolve
