@@ -215,3 +215,22 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         check(pack, {"attention_backend": "aiter"},
               {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
               deny_warnings=True)
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("H100", "sm90"), ("h200", "sm90"), ("A100", "sm80"), ("L40S", "sm89"), ("B200", "sm100"),
+    ("B300", "sm103"), ("RTX PRO 6000", "sm120"), ("MI300X", "gfx942"), ("mi355x", "gfx950"),
+    ("9.0", "sm90"), ("12.1", "sm121"),
+])
+def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
+    pack = load_pack("sglang")
+    platform = "hip" if meant.startswith("gfx") else "cuda"
+    res = resolve(pack, {}, {"platform": platform, "gpu_arch": typed,
+                             "architecture": "LlamaForCausalLM"})
+    assert res.values["gpu_arch"] == meant
+
+
+def test_did_you_mean_searches_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=H10",
+                       "--set", "architecture=LlamaForCausalLM")
+    assert code == 2 and "'sm90'" in err and "'sm100'" not in err.split("did you mean")[1][:20]
