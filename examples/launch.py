@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import sys
-from pathlib import Path
 
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
 from solver.inputs import facts_from_environ
@@ -26,11 +25,15 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         facts = dict(facts_from_environ(pack))  # SGLANG_* variables the pack knows
-        if Path(args.model_path).exists():  # a local checkpoint: config.json gives model facts
+        model_facts = [name for name in ("architecture",) if name in pack.fields]
+        if model_facts and getattr(args, "architecture", None) is None:  # else the user said it
+            # A local checkpoint or a hub id already in the Hugging Face cache: its config.json
+            # gives the model facts (an unreadable one is an error, never a guess).
             from solver.modelconfig import facts_from_model_config
 
             facts.update(facts_from_model_config(pack, args.model_path))
-        resolution = resolve_namespace(args, pack, facts)  # what the user typed wins
+        # The model's architecture is never assumed: without it, no answer can be trusted.
+        resolution = resolve_namespace(args, pack, facts, require=model_facts)
     except Unsatisfiable as exc:  # the minimal conflict, and repairs as this launcher's command line
         typed = sys.argv[1:] if argv is None else argv
         print(explain_conflict(exc, pack, typed, prog="examples/launch.py"), file=sys.stderr)

@@ -117,20 +117,23 @@ def looks_like_path(text: str) -> bool:
 
 
 def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-            reasons: bool = True, predict: bool = False) -> Resolution:
+            reasons: bool = True, predict: bool = False,
+            deny_warnings: bool = False) -> Resolution:
     """Resolve a request; see `solver.resolution.resolve`."""
     from solver.resolution import resolve as _resolve
 
-    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict)
+    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict,
+                    deny_warnings=deny_warnings)
 
 
 def check(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-          reasons: bool = False) -> Resolution:
+          reasons: bool = False, deny_warnings: bool = False) -> Resolution:
     """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
 
     Unset options take the launcher's own default chain, never another value; raises
     `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
-    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True)
+    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True,
+                   deny_warnings=deny_warnings)
 
 
 def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,

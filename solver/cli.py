@@ -65,6 +65,9 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
                         "(nvidia-smi, rocminfo); source 'detected', and what you --set wins")
     g.add_argument("--strict", action="store_true",
                    help="treat adjustments (values the launcher would override) as conflicts")
+    g.add_argument("--deny-warnings", action="store_true",
+                   help="treat warnings (combinations the launcher accepts but that are expected "
+                        "to fail) as conflicts, like -D warnings (exit 1)")
     g.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH",
                    help="a shipped pack name or a pack directory (default: sglang)")
     _add_budget(g)
@@ -436,7 +439,12 @@ def cmd_resolve(args: argparse.Namespace) -> int:
             "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
             "or --model-config PATH/config.json"))])
     try:
-        res = resolve_pins(pack, collect_pins(pack, options, facts), strict=args.strict)
+        pins = collect_pins(pack, options, facts)
+        res = resolve_pins(pack, pins, strict=args.strict)
+        if getattr(args, "deny_warnings", False):
+            from solver.resolution import deny
+
+            deny(pack, pins, res)
     except (Unsatisfiable, InvalidInput) as exc:
         if args.save_case:
             _save_case(args, pack, options, facts, exc)
@@ -554,7 +562,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     pack = load(args)
     options, facts = gather(args, pack)
     try:
-        res = resolve(pack, options, facts, strict=args.strict, reasons=False, predict=True)
+        res = resolve(pack, options, facts, strict=args.strict, reasons=False, predict=True,
+                      deny_warnings=args.deny_warnings)
     except Unsatisfiable as exc:
         if args.json:
             _dump(exc.to_json())

@@ -799,12 +799,14 @@ def cmd_count(args: argparse.Namespace) -> int:
         _dump(result.to_json())
         return 0
     given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
-    print(f"{result.count} valid configurations ({given}; "
+    from solver.schema import count_text
+
+    print(f"{count_text(result.count)} valid configurations ({given}; "
           f"{result.steps} steps, {result.seconds:.2f} s)")
     if result.by is not None:
         width = max(len(_key(v)) for v in result.by)
         for value, number in result.by.items():
-            print(f"  {by}={_key(value):<{width}}  {number}")
+            print(f"  {by}={_key(value):<{width}}  {count_text(number)}")
     if result.count == 0 and pins:
         print("the inputs conflict: `confsolve check` with the same inputs says why",
               file=sys.stderr)

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from solver.schema import exact_count
+from solver.schema import count_text, exact_count
 
 if TYPE_CHECKING:
     from solver.count import Check, Limit
@@ -196,7 +196,7 @@ class PackDiff:
 
 
 def _num(value: int | None) -> str:
-    return "not counted (over its budget: --limit raises it)" if value is None else str(value)
+    return "not counted (over its budget: --limit raises it)" if value is None else count_text(value)
 
 
 # --- structure --------------------------------------------------------------------------------

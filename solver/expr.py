@@ -79,12 +79,13 @@ _ORDER_OPS = {"<", "<=", ">", ">="}
 
 @dataclass(frozen=True)
 class _Operand:
-    """A compiled operand: a field, a literal, or a collection of literals."""
+    """A compiled operand: a field, a literal, a collection of literals, or a product."""
 
-    kind: str  # "field" | "const" | "collection"
+    kind: str  # "field" | "const" | "collection" | "product"
     name: str = ""
     value: Any = None
     display: str = ""
+    factors: tuple[str, ...] = ()  # a product's integer fields (its constant is `value`)
 
 
 
@@ -141,6 +142,8 @@ class _Compiler:
             inner = node.operand
             if isinstance(inner, ast.Constant) and type(inner.value) is int:
                 return _Operand("const", value=-inner.value, display=str(-inner.value))
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            return self.product(node)
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
             return self.remainder(node)
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
@@ -153,6 +156,29 @@ class _Compiler:
             return _Operand("collection", value=frozenset(values), display=repr(sorted(map(str, values))))
         raise ExprError(f"{type(node).__name__} is not allowed in a condition")
 
+    def product(self, node: ast.BinOp) -> _Operand:
+        """`a * b * 3`: integer fields and integer literals multiplied (sizes that must divide
+        each other, such as a per-rank share, are written as products of powers of two)."""
+        factors: list[str] = []
+        const = 1
+        stack: list[ast.expr] = [node]
+        while stack:
+            part = stack.pop()
+            if isinstance(part, ast.BinOp) and isinstance(part.op, ast.Mult):
+                if len(factors) + len(stack) > MAX_DEPTH:
+                    raise ExprError(f"a product of more than {MAX_DEPTH} factors")
+                stack += [part.right, part.left]
+                continue
+            item = self.operand(part)
+            if item.kind == "field" and all(type(v) is int for v in self.fields[item.name].domain):
+                factors.append(item.name)
+            elif item.kind == "const" and type(item.value) is int:
+                const *= item.value
+            else:
+                raise ExprError(f"only integer fields and integer literals can be multiplied, "
+                                f"not {item.display or item.kind}")
+        shown = " * ".join([*factors, *([str(const)] if const != 1 else [])])
+        return _Operand("product", value=const, display=shown, factors=tuple(factors))
     def remainder(self, node: ast.BinOp) -> _Operand:
         """`a % b` (b a field or a positive integer literal), for divisibility: `tp_size % ep_size == 0`."""
         left, right = self.operand(node.left), self.operand(node.right)
@@ -225,6 +251,8 @@ class _Compiler:
         raise ExprError(f"{type(node).__name__} is not allowed as a condition")
 
     def compare(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
+        if "product" in (left.kind, right.kind):
+            return self.compare_products(op, left, right)
         if "remainder" in (left.kind, right.kind):
             if left.kind != "remainder":
                 left, right = right, left
@@ -252,6 +280,52 @@ class _Compiler:
             if op in _ORDER_OPS and not all(type(v) is int for v in mine.domain):
                 raise ExprError(f"{op!r} needs integer fields ({field}, {right.name})")
         return _compile_compare(op, field, right, self.read)
+
+
+    def compare_products(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
+        if op in ("in", "not in"):
+            raise ExprError(f"{op!r} cannot take a product; compare it with == or <")
+        sides: list[tuple[tuple[str, ...], int]] = []
+        for side in (left, right):
+            if side.kind == "product":
+                sides.append((side.factors, side.value))
+            elif side.kind == "field" and all(type(v) is int for v in
+                                              self.fields[side.name].domain):
+                sides.append(((side.name,), 1))
+            elif side.kind == "const" and type(side.value) is int:
+                sides.append(((), side.value))
+            else:
+                raise ExprError(f"{side.display or side.kind} is not an integer to compare "
+                                f"with a product")
+        return _compile_products(op, sides[0], sides[1], self.read)
+
+
+def _compile_products(op: str, left: tuple[tuple[str, ...], int],
+                      right: tuple[tuple[str, ...], int], read: list[str]) -> tuple[Fast, Tri]:
+    cmp = _PY_OPS[op]
+    (lnames, lconst), (rnames, rconst) = left, right
+    li, ri = tuple(read.index(n) for n in lnames), tuple(read.index(n) for n in rnames)
+
+    def fast(a: Values) -> bool:
+        x, y = lconst, rconst
+        for i in li:
+            x *= a[i]
+        for i in ri:
+            y *= a[i]
+        return cmp(x, y)
+
+    def tri(m: Mapping[str, Any]) -> bool | None:
+        values = [m.get(n, UNKNOWN) for n in (*lnames, *rnames)]
+        if any(v is UNKNOWN for v in values):
+            return None
+        x, y = lconst, rconst
+        for v in values[:len(lnames)]:
+            x *= v
+        for v in values[len(lnames):]:
+            y *= v
+        return bool(cmp(x, y))
+
+    return fast, tri
 
 
 def _compile_compare(op: str, field: str, right: _Operand, read: list[str]) -> tuple[Fast, Tri]:

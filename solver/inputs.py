@@ -143,13 +143,27 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             return allowed, None
     if field.open is not None and field.open.admits(candidate):
         return candidate, None
+    if isinstance(candidate, str) and field.aliases:  # a GPU name, a compute capability
+        meant = {k.lower(): v for k, v in field.aliases.items()}.get(candidate.strip().lower())
+        for allowed in field.domain:
+            if meant is not None and str(allowed) == meant:
+                return allowed, None
     return None, _issue(field, value, None)
 
 
 def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     domain = [str(v).lower() if isinstance(v, bool) else str(v) for v in field.domain]
     text = _suggestion_text(value)
-    close = tuple(difflib.get_close_matches(text, domain, n=3, cutoff=0.6)) if text is not None else ()
+    # Did-you-mean also searches the labels' words and the aliases (ignoring case), and
+    # suggests the value they name.
+    spelled = {d.lower(): d for d in domain}
+    spelled.update({k.lower(): v for k, v in field.aliases.items()})
+    for key, label in field.labels.items():
+        for word in label.replace("(", " ").replace(")", " ").replace(",", " ").split():
+            spelled.setdefault(word.lower(), key)
+    close = tuple(dict.fromkeys(
+        spelled[c] for c in difflib.get_close_matches(text.lower(), list(spelled), n=3, cutoff=0.6)
+    )) if text is not None else ()
     if message is None:
         listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
         if field.open is not None:

@@ -174,8 +174,15 @@ def resolve_namespace(
     *,
     strict: bool = False,
     reasons: bool = False,
+    require: Iterable[str] = (),
+    deny_warnings: bool = False,
 ) -> Resolution:
     """Resolve what the user typed; attributes that are not pack fields are ignored.
+
+    `require`: facts that must be given (typed, or in `facts`): a launcher that cannot let one be
+    assumed (e.g. `("architecture",)` when it has no model config) gets `InvalidInput` naming
+    each missing fact and how to provide it, instead of an answer that holds only if a guess is
+    right. `deny_warnings`: a resolution with warnings raises `Unsatisfiable` (like `-D warnings`).
 
     `facts` (e.g. from `facts_from_environ`, `detect_facts` or a model's config.json) fill in what
     the namespace leaves `None`; a value the user typed wins over one that was read. Raises
@@ -188,7 +195,21 @@ def resolve_namespace(
     typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
     read = {k: v for k, v in (facts or {}).items() if _fact_name(pack, k) not in typed}
     pins: dict[str, Pin] = collect_pins(pack, given, read, ignore_unknown=True)
-    return resolve_pins(pack, pins, strict=strict, reasons=reasons)
+    missing = [InputIssue(field=name, value=None, message=(
+        f"{name} is required and was not given: pass {pack.fields[name].cli_flag} VALUE (or a "
+        "model path whose config.json is readable, for model facts); confsolve does not assume it"))
+        for name in dict.fromkeys(_fact_name(pack, r) for r in require)
+        if name in pack.fields and name not in pins]
+    unknown = [InputIssue(field=str(r), value=None, message=f"require: pack {pack.name!r} has no "
+                          f"field {r!r}") for r in require if _fact_name(pack, r) not in pack.fields]
+    if missing or unknown:
+        raise InvalidInput(unknown + missing)
+    res = resolve_pins(pack, pins, strict=strict, reasons=reasons)
+    if deny_warnings:
+        from solver.resolution import deny
+
+        deny(pack, pins, res)
+    return res
 
 
 def to_argv(

@@ -184,6 +184,8 @@ class Field(Record):
     # fails the answer is a conflict whose repairs say which flag to set.
     search: bool = True
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Other spellings of values, matched ignoring case where a value is typed (`"H100" = "sm90"`).
+    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
     file: str = ""
 
     @property

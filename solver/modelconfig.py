@@ -43,7 +43,7 @@ _TOP_KEYS = {"config", "nested", "files", "format", "facts"}
 _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
 _TEST_KEYS = ("present", "above", "equals", "contains", "differ")
-_VALUE_KEYS = {"value", "detail", "map", "fallback", "absent"}
+_VALUE_KEYS = {"value", "detail", "map", "fallback", "absent", "divides"}
 _FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "unless", "then", "otherwise"}
 
 _MISSING: Any = object()
@@ -75,6 +75,7 @@ class _FactRule:
     mapping: dict[str, Scalar] = field(default_factory=dict)
     fallback: Scalar | None = None
     absent: Scalar | None = None
+    divides: bool = False  # the fact is the largest domain value dividing the key's integer
     tests: _Tests | None = None
     unless: _Tests | None = None
     then: Scalar | None = None
@@ -283,9 +284,19 @@ def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | No
         if not keys:
             bad(f"{where}.value", "needs at least one key path")
             return None
+        divides = body.get("divides", False)
+        if not isinstance(divides, bool):
+            bad(f"{where}.divides", "must be true or false")
+            divides = False
+        if divides and (mapping or detail or not any(type(v) is int and v > 0
+                                                     for v in target.domain)):
+            bad(f"{where}.divides", "needs a fact with positive integer values, and no map or "
+                                    "detail")
+            divides = False
         return _FactRule(fact=name, keys=keys, detail=detail, mapping=mapping,
-                         fallback=checked["fallback"], absent=checked["absent"])
-    for key in ("detail", "map", "fallback", "absent"):
+                         fallback=checked["fallback"], absent=checked["absent"],
+                         divides=divides)
+    for key in ("detail", "map", "fallback", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")
     tests = _compile_tests(body, where, bad)
@@ -433,9 +444,11 @@ def facts_from_model_config(
     Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
     the path for anything unreadable or unexpected, `PackError` for a broken `[model_config]`.
     """
+    from solver.hubcache import model_path
+
     table = compile_model_config_map(pack)
     try:
-        source = _read_source(table, Path(os.fsdecode(path)).expanduser())
+        source = _read_source(table, model_path(path))  # a hub id: its locally cached snapshot
     except (OSError, ValueError) as exc:
         if isinstance(exc, InvalidInput):
             raise
@@ -461,7 +474,9 @@ def facts_from_model_config(
         if detected is not None:
             values.update(detected.implies)
     if issues:
-        raise InvalidInput(issues)
+        # Two facts read through the same malformed key report it once.
+        unique = {issue.message: issue for issue in reversed(issues)}
+        raise InvalidInput(list(reversed(unique.values())))
     return {
         name: Pin(field=name, value=values[name], source="model-config")
         for name in pack.fields if name in values and name not in skip
@@ -660,6 +675,8 @@ def _read_value(target: Field, rule: _FactRule, reader: _Reader, shown: str,
     if not isinstance(raw, str | int | float | bool):
         issues.append(_type_issue(shown, where, raw, "a single value"))
         return None
+    if rule.divides:
+        return _largest_divisor(target, rule, raw, where, shown, issues)
     detail, detail_where = _first(rule.detail, reader)
     if detail is not _MISSING and not isinstance(detail, str | int | float | bool):
         issues.append(_type_issue(shown, detail_where, detail, "a single value"))
@@ -692,6 +709,17 @@ def _read_value(target: Field, rule: _FactRule, reader: _Reader, shown: str,
                  f"{target.name}{hint} Known: {listed}. Describe the model with "
                  f"--set {target.name}=VALUE instead.")))
     return None
+
+
+def _largest_divisor(target: Field, rule: _FactRule, raw: Any, where: str, shown: str,
+                     issues: list[InputIssue]) -> Scalar | None:
+    """The largest value of the fact's domain that divides the config's positive integer (e.g.
+    the power-of-two part of a layer width, capped at the domain's largest power of two)."""
+    if type(raw) is not int or raw <= 0:
+        issues.append(_type_issue(shown, where, raw, "a positive integer"))
+        return None
+    found = [v for v in target.domain if type(v) is int and v > 0 and raw % v == 0]
+    return max(found) if found else rule.fallback
 
 
 def _text(value: Any) -> str:

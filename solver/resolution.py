@@ -32,7 +32,7 @@ from solver.model import (
 )
 from solver.opendomain import base_digest, widened
 
-__all__ = ["ChainFailed", "Plan", "launcher_view", "plan_for", "resolve", "resolve_pins"]
+__all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
 
 @dataclass(frozen=True)
@@ -235,8 +235,11 @@ def resolve(
     strict: bool = False,
     reasons: bool = True,
     predict: bool = False,
+    deny_warnings: bool = False,
 ) -> Resolution:
     """Resolve a configuration: user choices kept, auto options filled by preference.
+
+    `deny_warnings=True`: warnings are a conflict (`Unsatisfiable`), like `-D warnings`.
 
     `options` and `facts` are mappings or an `argparse.Namespace` (`None` = unset). Raises
     `InvalidInput` for unknown fields or values, `Unsatisfiable` (with a minimal conflict and
@@ -249,8 +252,11 @@ def resolve(
     (`.launcher_default`). Without it the search finds the best working configuration and lists
     where it departs from the launcher's own picks (`Resolution.departures`).
     """
-    return resolve_pins(pack, collect_pins(pack, options, facts), strict=strict, reasons=reasons,
-                        predict=predict)
+    pins = collect_pins(pack, options, facts)
+    res = resolve_pins(pack, pins, strict=strict, reasons=reasons, predict=predict)
+    if deny_warnings:
+        deny(pack, pins, res)
+    return res
 
 
 def resolve_pins(
@@ -286,31 +292,21 @@ def resolve_pins(
         from solver.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
-    while True:
-        try:
-            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
-            break
-        except ChainFailed as failed:
-            # The launcher's own pick may be what makes it override a user value (SGLang's
-            # FORCE: --enable-dp-attention with its default --dp-size 1 is turned off).
-            more = None if strict else _launcher_adjustments(plan, pins, failed)
-            if more is None:
-                if not explain_failure:
-                    raise Unsatisfiable(_bare_conflict()) from None
-                from solver.diagnose import chain_failure
+    try:
+        pins, adjustments, solution, trace, log = _settle(
+            plan, pins, adjustments, state, witness, strict=strict, predict=predict)
+    except ChainFailed as failed:
+        if not explain_failure:
+            raise Unsatisfiable(_bare_conflict()) from None
+        from solver.diagnose import chain_failure
 
-                raise chain_failure(plan, pins, failed, predict=predict) from None
-            pins, fired = more
-            adjustments.update(fired)
-            values = {name: pin.value for name, pin in pins.items()}
-            state = cp.start(values)
-            witness = cp.search(state, task="checking the request") if state is not None else None
-            if state is None or witness is None:
-                if not explain_failure:
-                    raise Unsatisfiable(_bare_conflict()) from None
-                from solver.diagnose import unsatisfiable_for
+        raise chain_failure(plan, failed.pins, failed, predict=predict) from None
+    except _RequestFails as fails:
+        if not explain_failure:
+            raise Unsatisfiable(_bare_conflict()) from None
+        from solver.diagnose import unsatisfiable_for
 
-                raise unsatisfiable_for(plan, pins, adjustments) from None
+        raise unsatisfiable_for(plan, fails.pins, fails.adjustments) from None
     _check_required(plan, pins, trace)
     provenance = {
         name: _provenance(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
@@ -318,9 +314,7 @@ def resolve_pins(
     }
     departures: list[DepartureRecord] = []
     if not predict:
-        fresh = cp.start(values)
-        if fresh is not None:
-            departures = _departures(plan, pins, fresh, witness, solution, provenance)
+        departures = _departures(plan, pins, adjustments, strict, solution, provenance)
     return Resolution.model_construct(
         pack={"name": pack.name, "version": pack.version},
         values={name: solution[name] for name in pack.fields},
@@ -338,6 +332,46 @@ def resolve_pins(
     )
 
 
+def _settle(
+    plan: Plan, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]], state: State,
+    witness: Mapping[str, Scalar], *, strict: bool, predict: bool,
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]], dict[str, Scalar], SearchTrace,
+           dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
+    """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
+    fails, its own picks may be what makes it override a user value (SGLang's FORCE:
+    --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
+    applied and the decisions start over. Raises `ChainFailed` (with `.pins`) when none helps,
+    `_RequestFails` when the adjusted request has no solution."""
+    cp = plan.compiled
+    adjustments = dict(adjustments)
+    while True:
+        values = {name: pin.value for name, pin in pins.items()}
+        try:
+            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
+            return pins, adjustments, solution, trace, log
+        except ChainFailed as failed:
+            more = None if strict else _launcher_adjustments(plan, pins, failed)
+            if more is None:
+                failed.pins = pins
+                raise
+            pins, fired = more
+            adjustments.update(fired)
+            values = {name: pin.value for name, pin in pins.items()}
+            started = cp.start(values)
+            found = (cp.search(started, task="checking the request")
+                     if started is not None else None)
+            if started is None or found is None:
+                raise _RequestFails(pins, adjustments) from None
+            state, witness = started, found
+
+
+class _RequestFails(Exception):
+    def __init__(self, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]]) -> None:
+        super().__init__("the adjusted request has no solution")
+        self.pins = pins
+        self.adjustments = adjustments
+
+
 class ChainFailed(Exception):
     """Predict mode: no value of the launcher's own default chain for `field` works, given the
     request and the launcher's earlier picks (`decided`). Internal: `resolve_pins` turns it into
@@ -350,6 +384,7 @@ class ChainFailed(Exception):
         self.chain = chain
         self.preference = preference
         self.decided = decided
+        self.pins: dict[str, Pin] = {}  # the request when it failed (after any adjustments)
 
 
 def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> dict[str, Pin]:
@@ -384,6 +419,25 @@ def _launcher_adjustments(
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
 
 
+def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:
+    """`deny_warnings` (`--deny-warnings`, like `-D warnings`): a resolution with warnings is a
+    conflict naming the warn rules and the pins they read."""
+    if not res.warnings:
+        return
+    from solver.model import ConflictReport, PinRef, RuleRef
+
+    rules = [pack.rule(w.rule) for w in res.warnings]
+    read = set(semantics(pack).rules[rules[0].id].fields) if rules else set()
+    for rule in rules[1:]:
+        read |= set(semantics(pack).rules[rule.id].fields)
+    report = ConflictReport(
+        pins=[PinRef(field=n, value=p.value, source=p.source) for n, p in pins.items() if n in read],
+        rules=[RuleRef(id=r.id, because=r.because, source=r.source) for r in rules])
+    lines = ["Warnings denied (--deny-warnings): the request resolves, but:"]
+    lines += [f"  - WARNING ({w.rule}): {w.message}" for w in res.warnings]
+    raise Unsatisfiable(report, [], "\n".join(lines))
+
+
 def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar],
              provenance: Mapping[str, Provenance]) -> list[AssumedRecord]:
     """Facts nobody gave that a preference or the domain's order filled (not those the rules
@@ -399,21 +453,29 @@ def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar]
 
 
 def _departures(
-    plan: Plan, pins: Mapping[str, Pin], state: State, witness: Mapping[str, Scalar],
+    plan: Plan, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]], strict: bool,
     solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance],
 ) -> list[DepartureRecord]:
-    """The unset options where the searched `solution` differs from the launcher's own picks
-    (predict mode over the same request), each with why."""
+    """The options the launcher decides by itself (predict mode over the same request) where the
+    searched `solution` differs from its own picks, in graph order up to the first whose chain
+    fails, each with why."""
     pack = plan.pack
+    cp = plan.compiled
+    state = cp.start({n: p.value for n, p in pins.items()})
+    witness = cp.search(state, task="checking the request") if state is not None else None
+    if state is None or witness is None:
+        return []
     failed: ChainFailed | None = None
     try:
-        predicted = _decide(plan, {n: p.value for n, p in pins.items()}, state, witness,
-                            predict=True)[0]
+        own, _, predicted, _, _ = _settle(plan, dict(pins), adjustments, state, witness,
+                                          strict=strict, predict=True)
     except ChainFailed as exc:
-        failed, predicted = exc, exc.decided
+        failed, predicted, own = exc, exc.decided, exc.pins
+    except _RequestFails:
+        return []
     out = []
     for name in plan.order:
-        if name in pins or pack.fields[name].kind != "option":
+        if name in own or pack.fields[name].kind != "option":
             continue
         resolved = solution[name]
         if failed is not None and name == failed.field:

@@ -53,7 +53,24 @@ def exact_count(n: int | None) -> int | str | None:
     """
     if n is None or n <= MAX_SAFE_INTEGER:
         return n
-    return str(n)
+    return count_text(n)
+
+
+def count_text(n: int) -> str:
+    """The decimal digits of a count, however many: a pack of thousands of fields has counts of
+    more digits than Python converts by default (4,300, a guard against parsing untrusted
+    numbers, which this is not: the count was computed here)."""
+    import sys
+
+    try:
+        return str(n)
+    except ValueError:
+        limit = sys.get_int_max_str_digits()
+        sys.set_int_max_str_digits(0)
+        try:
+            return str(n)
+        finally:
+            sys.set_int_max_str_digits(limit)
 
 
 def _obj(required: list[str], **properties: Any) -> dict[str, Any]:

@@ -10,8 +10,12 @@ disagreements, so a pack that grows is measured on more, never on less.
 
 from __future__ import annotations
 
+import gzip
+import importlib.util
+import inspect
 import json
 import re
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -21,11 +25,14 @@ from typing import Any
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
 from solver.inputs import collect_pins
+from solver.modelconfig import facts_from_model_config
 from solver.resolution import resolve_pins
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oracle"
 ORACLE = FIXTURES / "sglang-0.5.23.jsonl"
 FLOOR = FIXTURES / "floor.json"
+# The config.json each scenario's model had: {"scenarios": {id: key}, "configs": {key: files}}.
+CONFIGS = FIXTURES / "configs.json.gz"
 KNOWN = Path(__file__).parent.parent / "constraints" / "sglang" / "KNOWN_DIFFERENCES.md"
 
 ACCEPT = "accept"  # the pseudo-field of an accept/reject disagreement
@@ -52,7 +59,13 @@ HARDWARE: dict[str, dict[str, Any]] = {
 }
 # Checkpoint facts the oracle's config.json files do not have (plain checkpoints only).
 PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
-                    "moe_experts_fp4": False}
+                    "moe_experts_fp4": False,
+                    # Shapes are unknown from an architecture name alone (0); the differential
+                    # replay (tests/differential.py) reads them from the config.json.
+                    "moe_intermediate_pow2": 0, "intermediate_pow2": 0, "weight_block_n": 0,
+                    "checkpoint_dtype": "unknown", "attention_heads_pow2": 0,
+                    "kv_heads_pow2": 0, "kv_heads_power_of_two": True,
+                    "moe_has_dense_layers": False}
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
@@ -63,10 +76,84 @@ ALIASES: dict[str, dict[str, str]] = {
     "decode_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
     "speculative_algorithm": {"NEXTN": "EAGLE"},
 }
+# SGLang input spellings the pack names otherwise: `--quantization unquant` asks for no
+# quantization, the pack's `none` (quant-checkpoint-method-applies still adopts a quantized
+# checkpoint's method, as ModelConfig does).
+# tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla, which is decode-only, so a
+# prefill tokenspeed_mla becomes trtllm_mla (serving_hook._handle_deprecated_args); the pack
+# lists the old name as a backend of its own (KNOWN_DIFFERENCES.md).
+INPUT_SPELLINGS: dict[str, dict[str, str]] = {
+    "quantization": {"unquant": "none"},
+    "attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
+    "decode_attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
+    "prefill_attention_backend": {"tokenspeed_mla": "trtllm_mla"},
+}
 # SGLang's own resolved fields that are not ServerArgs choices of ours to compare.
 NOT_COMPARED = {"device"}  # the platform fact, which we pin from the scenario
 # Our fields that SGLang's resolved dump lacks but its record still shows (see sglang_value).
 EXTRA_COMPARED = ("disable_shared_experts_fusion",)
+
+
+# The verdict is the prediction of the command as typed (`confsolve check`: unset options take
+# SGLang's own default chain) where the solver has it; before that, the search (`resolve`).
+PREDICT: dict[str, bool] = (
+    {"predict": True} if "predict" in inspect.signature(resolve_pins).parameters else {})
+MODE = "check (prediction)" if PREDICT else "resolve (search: predict mode not available)"
+
+# SGLang's own defaults for the resources and the precision, which a search must not choose.
+SGLANG_DEFAULTS: dict[str, Any] = {"tp_size": 1, "ep_size": 1, "dp_size": 1, "dtype": "auto"}
+
+
+# --- model configs ------------------------------------------------------------------------------
+
+
+class ConfigStore:
+    """Where the `config.json` SGLang saw for a scenario lives (a model directory), by key.
+
+    Fixture configs are written once under `root`; harness configs come from the oracle's own
+    `models.py` (the code that wrote them for SGLang), imported from the harness directory.
+    """
+
+    def __init__(
+        self, root: Path, configs: Mapping[str, Mapping[str, Any]] | None = None, harness: Path | None = None
+    ) -> None:
+        self.root = root
+        self.configs: dict[str, dict[str, Any]] = {k: dict(v) for k, v in (configs or {}).items()}
+        self._models: Any = None
+        if harness is not None and (harness / "models.py").is_file():
+            spec = importlib.util.spec_from_file_location("_oracle_models", harness / "models.py")
+            if spec is not None and spec.loader is not None:
+                module = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(module)
+                module.ROOT = str(root / "harness")
+                self._models = module
+
+    def key_for(self, scenario: Mapping[str, Any]) -> str | None:
+        """The key of the scenario's model directory, writing it from the harness if needed."""
+        if scenario.get("model_path"):
+            directory = Path(scenario["model_path"])
+            if not (directory / "config.json").is_file():
+                return None
+        else:
+            arch = scenario.get("architecture")
+            if self._models is None or arch not in getattr(self._models, "TEMPLATES", {}):
+                return None
+            directory = Path(self._models.model_dir(
+                arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides")))
+        key = directory.name
+        if key not in self.configs:
+            self.configs[key] = {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
+        return key
+
+    def directory(self, key: str | None) -> Path | None:
+        if key is None or key not in self.configs:
+            return None
+        directory = self.root / "fixture" / key
+        if not (directory / "config.json").is_file():
+            directory.mkdir(parents=True, exist_ok=True)
+            for name, doc in self.configs[key].items():
+                (directory / name).write_text(json.dumps(doc))
+        return directory
 
 
 def load_scenarios(path: Path = ORACLE) -> list[dict[str, Any]]:
@@ -96,6 +183,8 @@ class Outcome:
     scenario: str
     sglang_ok: bool
     ours: str  # resolved | conflict | invalid | budget (the search gave up: undecided)
+    sglang_load_failed: bool = False  # accepted, then SGLang's own load-time code raised
+    warned: bool = False  # resolved with warnings
     detail: str = ""  # our conflict rules or input issues, SGLang's error
     compared: dict[str, bool] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
@@ -106,7 +195,10 @@ class Outcome:
 
     @property
     def agrees(self) -> bool:
-        # An undecided search ("budget") agrees with neither answer.
+        # An undecided search ("budget") agrees with neither answer. A launch SGLang accepts and
+        # then fails to load agrees with a refusal or a warning, never with a silent resolution.
+        if self.sglang_load_failed:
+            return self.ours in ("conflict", "invalid") or (self.ours == "resolved" and self.warned)
         if self.sglang_ok:
             return self.ours == "resolved"
         return self.ours in ("conflict", "invalid")
@@ -181,9 +273,14 @@ def _pct(agree: int, total: int) -> float:
 
 # --- scenario -> inputs -------------------------------------------------------------------
 
-def inputs_for(pack: Pack, scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any],
-                                                                  list[str]]:
-    """(options, facts, ignored inputs) for one oracle scenario, in the pack's field names."""
+def inputs_for(pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None = None
+               ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """(options, facts, ignored inputs) for one oracle scenario, in the pack's field names.
+
+    `config_dir` holds the config.json SGLang saw; its facts (traits, shapes, dtype) are read
+    through the pack's `--model-config` table, as a user's would be."""
+    if "architecture" not in scenario:  # a model directory: the config names the class
+        scenario = {**scenario, "architecture": "other"}
     platform = scenario["platform"]
     gpu_arch = f"sm{scenario['sm']}" if "sm" in scenario else scenario.get("gfx") or "none"
     facts: dict[str, Any] = {"platform": platform, "gpu_arch": gpu_arch}
@@ -209,11 +306,27 @@ def inputs_for(pack: Pack, scenario: Mapping[str, Any]) -> tuple[dict[str, Any],
     ignored += [f"env {name}" for name in env if name not in pack.fields]
     options: dict[str, Any] = {}
     for name, value in (scenario.get("args") or {}).items():
+        value = INPUT_SPELLINGS.get(name, {}).get(value, value) if isinstance(value, str) else value
         target = pack.fields.get(name)
         if target is None or target.kind != "option":
             ignored.append(name)
         elif value is not None:
             options[name] = value
+    if not PREDICT:
+        # Without predict mode the search would pick parallel sizes or the dtype to make a
+        # request work; SGLang runs them at its defaults (resources and precision are never
+        # chosen to satisfy another flag).
+        for name, default in SGLANG_DEFAULTS.items():
+            if name in pack.fields:
+                options.setdefault(name, default)
+    if config_dir is not None:
+        read = facts_from_model_config(pack, config_dir)
+        facts.update({name: pin.value for name, pin in read.items()})
+        if scenario.get("checkpoint_quant") == "w4afp8_mixed":
+            # A ModelOpt MIXED_PRECISION export is w4afp8 unless a layer is NVFP4
+            # (ModelConfig._parse_modelopt_quant_config); the reader cannot look into the
+            # per-layer table, so it says modelopt_mixed. The harness's kind is exact here.
+            facts["checkpoint_quant"] = CHECKPOINT_QUANT["w4afp8_mixed"]
     # Facts the pack does not declare (yet) are the harness's knowledge, not an input error.
     facts = {k: v for k, v in facts.items() if k in pack.fields}
     return options, facts, ignored
@@ -269,6 +382,22 @@ def _why(res: Resolution, name: str) -> str:
     return " ".join(parts)
 
 
+_PUBLIC: list[tuple[dict[str, str], ConfigStore]] = []
+
+
+def _public_config(scenario_id: str) -> Path | None:
+    """The config.json directory of a scenario of the public oracle file (fixtures/oracle/)."""
+    if not _PUBLIC:
+        doc: dict[str, Any] = {"scenarios": {}, "configs": {}}
+        if CONFIGS.is_file():
+            with gzip.open(CONFIGS, "rt", encoding="utf-8") as handle:
+                doc = json.load(handle)
+        root = Path(tempfile.mkdtemp(prefix="confsolve-oracle-"))
+        _PUBLIC.append((doc["scenarios"], ConfigStore(root, doc["configs"])))
+    keys, store = _PUBLIC[0]
+    return store.directory(keys.get(scenario_id))
+
+
 def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
                  predict: bool = True) -> Outcome:
     """Replay one scenario. `explain=False` skips naming our conflict's rules (the minimal
@@ -277,9 +406,10 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
     flag the scenario leaves unset), which is the question the oracle answers; False replays
     `confsolve resolve` (the search)."""
     scenario, result = row["scenario"], row["sglang"]
-    options, facts, ignored = inputs_for(pack, scenario)
+    options, facts, ignored = inputs_for(pack, scenario, _public_config(scenario["id"]))
     outcome = Outcome(scenario=scenario["id"], sglang_ok=bool(result["ok"]), ours="resolved",
-                      ignored_inputs=ignored)
+                      ignored_inputs=ignored,
+                      sglang_load_failed=(result.get("load") or {}).get("ok") is False)
     start = time.perf_counter()
     try:
         pins = collect_pins(pack, options, facts)
@@ -302,9 +432,18 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
                 f"SGLang: {error['type']}: {_first_line(error['message'])}"))
         return outcome
     if outcome.ours != "resolved":
-        outcome.differences.append(Difference(outcome.scenario, ACCEPT, "ok", outcome.ours,
-                                              outcome.detail))
+        if not outcome.agrees:
+            outcome.differences.append(Difference(outcome.scenario, ACCEPT, "ok", outcome.ours,
+                                                  outcome.detail))
         return outcome
+    outcome.warned = bool(res.warnings)
+    if not outcome.agrees:
+        # SGLang's own load-time code failed and we resolved without a word.
+        load_error = result["load"].get("error") or {}
+        outcome.differences.append(Difference(
+            outcome.scenario, ACCEPT, "load-error", "resolved",
+            f"SGLang at load ({load_error.get('check', '?')}): {load_error.get('type', '?')}: "
+            f"{_first_line(load_error.get('message', ''))}"))
     for name in [*result["resolved"], *EXTRA_COMPARED]:
         if name in NOT_COMPARED:
             continue

@@ -9,6 +9,7 @@ resolves, the first that conflicts. A status a pack has no case for is skipped, 
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from functools import cache
 from pathlib import Path
@@ -207,6 +208,18 @@ def _wide_pack() -> str:
     (root / "pack.toml").write_text('[pack]\nname = "wide"\nversion = "1"\nfiles = ["f.toml"]\n')
     (root / "f.toml").write_text(fields)
     return str(root)
+
+
+def test_a_count_of_more_digits_than_python_prints_by_default(capsys: pytest.CaptureFixture[str]) -> None:
+    """A count of 5,001 digits (a pack of thousands of fields; Python converts at most 4,300 by
+    default) prints in full, as text and as JSON, and the process's limit is left as it was."""
+    from solver.schema import count_text
+
+    limit = sys.get_int_max_str_digits()
+    big = 10**5000 + 7
+    assert count_text(big) == "1" + "0" * 4999 + "7"
+    assert exact_count(big) == count_text(big)
+    assert sys.get_int_max_str_digits() == limit
 
 
 def test_shipped_packs_are_what_the_documents_iterate() -> None:

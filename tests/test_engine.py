@@ -296,6 +296,13 @@ ACCEPTED = [
     ("quant == 'fp8' and (kernel == 'cutlass' or not fusion)", ("quant", "kernel", "fusion"), False),
     ("quant == 'fp8' and kernel == 'triton' or tp > 8", ("quant", "kernel", "tp"), True),
     ("True", (), True),
+    # Products of integer fields and literals (tp 4, ep 2 on SAMPLE).
+    ("2 * tp <= 4 * ep", ("tp", "ep"), True),
+    ("tp * 2 == 8", ("tp",), True),
+    ("128 * tp > 256 * ep", ("tp", "ep"), False),
+    ("tp * ep * 2 == 16", ("tp", "ep"), True),
+    ("tp <= ep * 2", ("tp", "ep"), True),
+    ("ep * -3 < tp", ("ep", "tp"), True),
 ]
 
 
@@ -352,6 +359,11 @@ REJECTED = [
     pytest.param("require", "(fusion and " * 40 + "fusion" + ")" * 40, id="too-deep-and"),
     pytest.param("require", "fusion or " * 500 + "fusion", id="too-long"),
     pytest.param("preference", "kernel == 'triton' and quant()", id="in-a-preference"),
+    pytest.param("require", "quant * 2 == 'fp8fp8'", id="product-of-a-string-field"),
+    pytest.param("require", "tp * fusion == 1", id="product-of-a-bool-field"),
+    pytest.param("require", "tp * 2 in [2, 4]", id="product-in-a-list"),
+    pytest.param("require", "tp + 1 == 2", id="sum"),
+    pytest.param("require", "tp * 'a' == 2", id="product-with-a-string"),
 ]
 
 

@@ -23,74 +23,148 @@ SGLANG = load_pack("sglang")
 # What each fixture must give: every fact read, and nothing else (traits the config does not show
 # stay unknown for the architecture rules to decide).
 EXPECTED: dict[str, dict[str, Any]] = {
-    "deepseek-v3-fp8": {
-        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True},
-    "deepseek-v3.2-fp8": {
-        "architecture": "DeepseekV32ForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True, "is_dsa": True},
     "deepseek-r1-modelopt-nvfp4": {
-        "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "modelopt_fp4",
-        "model_format": "safetensors", "is_mla": True, "is_moe": True},
-    "qwen3-30b-a3b": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-30b-a3b-fp8": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "fp8",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
-        "architecture": "Qwen3MoeForCausalLM", "checkpoint_quant": "compressed-tensors",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "qwen3-next-80b-a3b": {
-        "architecture": "Qwen3NextForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True, "is_hybrid": True,
-        "is_hybrid_gdn": True},
+        "checkpoint_quant": "modelopt_fp4", "model_format": "safetensors",
+        "architecture": "DeepseekV3ForCausalLM", "is_mla": True, "is_moe": True},
+    "deepseek-v2-lite-chat": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "DeepseekV2ForCausalLM",
+        "is_mla": True, "is_moe": True},
+    "deepseek-v3-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True, "is_moe": True},
+    "deepseek-v3.2-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV32ForCausalLM",
+        "is_mla": True, "is_moe": True, "is_dsa": True},
+    # Published shapes of current models (issue #19 item 6): Gemma 3 keeps its text keys in text_config.
+    "gemma-3-27b-it": {
+        "checkpoint_quant": "none", "model_format": "safetensors",
+        "architecture": "Gemma3ForConditionalGeneration", "is_mla": False, "is_moe": False},
+    "glm-4.5": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Glm4MoeForCausalLM",
+        "is_mla": False, "is_moe": True},
+    "gpt-oss-120b": {
+        "checkpoint_quant": "mxfp4", "model_format": "safetensors", "architecture": "GptOssForCausalLM",
+        "is_mla": False, "is_moe": True, "has_attention_sinks": True},
+    # Kimi K2 is a DeepSeek-V3 class with 64 heads and block-FP8 weights.
+    "kimi-k2-instruct": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True, "is_moe": True},
     "llama-3.1-8b-instruct": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False},
     "llama-3.1-8b-instruct-awq-int4": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "awq",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "awq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False},
     "llama-3.1-8b-instruct-gptq-int4": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "gptq",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "gptq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False},
     # The quantization lives in hf_quant_config.json only (an older ModelOpt export).
     "llama-3.1-8b-instruct-modelopt-fp8": {
-        "architecture": "LlamaForCausalLM", "checkpoint_quant": "modelopt_fp8",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "modelopt_fp8", "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM", "is_mla": False, "is_moe": False},
+    "llama-3.3-70b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
+        "is_mla": False, "is_moe": False},
     # The experts are counted in text_config.
     "llama-4-scout-17b-16e-instruct": {
-        "architecture": "Llama4ForConditionalGeneration", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "gpt-oss-120b": {
-        "architecture": "GptOssForCausalLM", "checkpoint_quant": "mxfp4",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True,
-        "has_attention_sinks": True},
+        "checkpoint_quant": "none", "model_format": "safetensors",
+        "architecture": "Llama4ForConditionalGeneration", "is_mla": False, "is_moe": True},
+    # The experts' width is intermediate_size (no moe_intermediate_size key).
+    "minimax-m2": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "MiniMaxM2ForCausalLM",
+        "is_mla": False, "is_moe": True},
+    "mistral-7b-instruct-v0.3": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MistralForCausalLM",
+        "is_mla": False, "is_moe": False},
     "mixtral-8x7b-instruct": {
-        "architecture": "MixtralForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
-    "glm-4.5": {
-        "architecture": "Glm4MoeForCausalLM", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MixtralForCausalLM",
+        "is_mla": False, "is_moe": True},
     # A class the pack does not list is `other`, described by its traits.
     "phi-3-mini-4k-instruct": {
-        "architecture": "other", "checkpoint_quant": "none",
-        "model_format": "safetensors", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False},
+    # Not listed by the pack: `other`, traits from the config; 10 KV heads.
+    "phi-4": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False},
+    "qwen2.5-7b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen2ForCausalLM",
+        "is_mla": False, "is_moe": False},
+    # Not listed by the pack (Qwen2_5_VL...): `other`, traits from the config.
+    "qwen2.5-vl-7b-instruct": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
+        "is_moe": False},
+    "qwen3-235b-a22b-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True},
+    "qwen3-30b-a3b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True},
+    "qwen3-30b-a3b-fp8": {
+        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False, "is_moe": True},
+    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
+        "checkpoint_quant": "compressed-tensors", "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM", "is_mla": False, "is_moe": True},
+    "qwen3-8b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3ForCausalLM",
+        "is_mla": False, "is_moe": False},
+    "qwen3-next-80b-a3b": {
+        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3NextForCausalLM",
+        "is_mla": False, "is_moe": True, "is_hybrid": True, "is_hybrid_gdn": True},
+}
+
+# The shape facts each fixture gives (shapes.toml), in the order of SHAPE_FACTS.
+SHAPE_FACTS = ("moe_intermediate_pow2", "intermediate_pow2", "weight_block_n", "checkpoint_dtype",
+               "attention_heads_pow2", "kv_heads_pow2", "kv_heads_power_of_two",
+               "moe_has_dense_layers")
+SHAPES: dict[str, tuple[Any, ...]] = {
+    "deepseek-r1-modelopt-nvfp4": (2048, 2048, 0, "bfloat16", 128, 128, True, True),
+    "deepseek-v2-lite-chat": (128, 64, 0, "bfloat16", 16, 16, True, True),
+    "deepseek-v3-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True),
+    "deepseek-v3.2-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True),
+    "gemma-3-27b-it": (0, 1024, 0, "bfloat16", 32, 16, True, False),
+    "glm-4.5": (512, 4096, 0, "bfloat16", 32, 8, True, True),
+    "gpt-oss-120b": (0, 64, 0, "float32", 64, 8, True, False),
+    "kimi-k2-instruct": (2048, 2048, 128, "bfloat16", 64, 64, True, True),
+    "llama-3.1-8b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False),
+    "llama-3.1-8b-instruct-awq-int4": (0, 2048, 0, "float16", 32, 8, True, False),
+    "llama-3.1-8b-instruct-gptq-int4": (0, 2048, 0, "float16", 32, 8, True, False),
+    "llama-3.1-8b-instruct-modelopt-fp8": (0, 2048, 0, "bfloat16", 32, 8, True, False),
+    "llama-3.3-70b-instruct": (0, 4096, 0, "bfloat16", 64, 8, True, False),
+    "llama-4-scout-17b-16e-instruct": (0, 8192, 0, "bfloat16", 8, 8, True, False),
+    "minimax-m2": (0, 512, 128, "bfloat16", 16, 8, True, False),
+    "mistral-7b-instruct-v0.3": (0, 2048, 0, "bfloat16", 32, 8, True, False),
+    "mixtral-8x7b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False),
+    "phi-3-mini-4k-instruct": (0, 8192, 0, "bfloat16", 32, 32, True, False),
+    "phi-4": (0, 512, 0, "bfloat16", 8, 2, False, False),
+    "qwen2.5-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False),
+    "qwen2.5-vl-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False),
+    "qwen3-235b-a22b-fp8": (512, 4096, 128, "bfloat16", 64, 4, True, False),
+    "qwen3-30b-a3b": (256, 2048, 0, "bfloat16", 32, 4, True, False),
+    "qwen3-30b-a3b-fp8": (256, 2048, 128, "bfloat16", 32, 4, True, False),
+    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": (256, 2048, 0, "bfloat16", 32, 4, True, False),
+    "qwen3-8b": (0, 4096, 0, "bfloat16", 32, 8, True, False),
+    "qwen3-next-80b-a3b": (512, 1024, 0, "bfloat16", 16, 2, True, False),
 }
 
 
+def _expected(name: str) -> dict[str, Any]:
+    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True))}
+
+
 def test_every_fixture_has_an_expectation() -> None:
-    assert sorted(p.name for p in MODELS.iterdir()) == sorted(EXPECTED)
+    assert sorted(p.name for p in MODELS.iterdir()) == sorted(EXPECTED) == sorted(SHAPES)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixture_gives_the_right_facts(name: str) -> None:
     pins = facts_from_model_config(SGLANG, MODELS / name)
-    assert {k: p.value for k, p in pins.items()} == EXPECTED[name]
+    assert {k: p.value for k, p in pins.items()} == _expected(name)
     assert {p.source for p in pins.values()} == {"model-config"}
     # The config.json file itself reads the same as its directory.
     same = facts_from_model_config(SGLANG, MODELS / name / "config.json")
-    assert {k: p.value for k, p in same.items()} == EXPECTED[name]
+    assert {k: p.value for k, p in same.items()} == _expected(name)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -99,7 +173,7 @@ def test_fixture_facts_agree_with_the_architecture_rules(name: str, gpu_arch: st
     # A trait read from the config must never contradict what the pack says about the class.
     pins = facts_from_model_config(SGLANG, MODELS / name)
     res = resolve(SGLANG, {}, {**pins, "platform": "cuda", "gpu_arch": gpu_arch}, reasons=False)
-    for fact, value in EXPECTED[name].items():
+    for fact, value in _expected(name).items():
         assert res.values[fact] == value
         assert res.provenance[fact].source == "model-config"
 
@@ -374,6 +448,36 @@ value = ["num_hidden_layers"]
     path = _config(tmp_path / "n", {"architectures": ["Whatever"], "num_hidden_layers": 48})
     with pytest.raises(InvalidInput, match="num_hidden_layers is 48"):
         facts_from_model_config(pack, path)
+
+
+@pytest.mark.parametrize(("width", "read"), [(768, 64), (2048, 64), (1408, 64), (96, 32),
+                                            (160, 32), (7, None), (0, "error"), (True, "error"),
+                                            (64.0, "error"), ("64", "error")])
+def test_a_divisor_entry_reads_the_largest_domain_value_dividing_the_size(
+        tmp_path: Path, width: Any, read: Any) -> None:
+    # `layers` has the domain [32, 64]: the fact is the largest of them dividing the config's
+    # positive integer; none divides 7 and there is no fallback, so the fact stays unknown.
+    pack = _tiny_pack(tmp_path, """
+[model_config.facts.layers]
+value = ["moe_intermediate_size"]
+divides = true
+""")
+    path = _config(tmp_path / "m", {"moe_intermediate_size": width})
+    if read == "error":
+        with pytest.raises(InvalidInput, match="moe_intermediate_size"):
+            facts_from_model_config(pack, path)
+        return
+    values = {k: p.value for k, p in facts_from_model_config(pack, path).items()}
+    assert values.get("layers") == read
+
+
+def test_a_divisor_entry_needs_an_integer_fact(tmp_path: Path) -> None:
+    with pytest.raises(PackError, match="divides"):
+        facts_from_model_config(_tiny_pack(tmp_path, """
+[model_config.facts.arch]
+value = ["architectures.0"]
+divides = true
+"""), tmp_path)
 
 
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:

@@ -254,3 +254,15 @@ def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Confi
     served = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}})["reasons"]
     assert served == excluded_reasons(sglang.pack, values)
     assert sglang._reason_worker._pool is not None  # answered by the worker process
+
+
+def test_a_missing_browser_fails_when_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    import browser
+
+    monkeypatch.setattr(browser, "chromium_path", lambda: None)
+    monkeypatch.setenv("CONFSOLVE_REQUIRE_BROWSER", "1")
+    with pytest.raises(pytest.fail.Exception, match="required"):
+        browser.browser_or_skip()
+    monkeypatch.delenv("CONFSOLVE_REQUIRE_BROWSER")
+    with pytest.raises(pytest.skip.Exception, match="chromium"):
+        browser.browser_or_skip()

@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from solver import check, load_pack, resolve
 from solver.cli import main
-from solver.errors import Unsatisfiable
+from solver.errors import InvalidInput, Unsatisfiable
 
 DSV3_B200 = ["--set", "platform=cuda", "--set", "gpu_arch=sm100",
              "--set", "architecture=DeepseekV3ForCausalLM", "--set", "checkpoint_quant=fp8"]
@@ -133,3 +134,103 @@ def test_a2a_backend_sets_ep_size_to_tp_size_as_sglang_does() -> None:
              "checkpoint_quant": "fp8"}
     res = resolve(pack, {"tp_size": 8, "moe_a2a_backend": "deepep"}, facts)
     assert res.values["ep_size"] == 8 and res.values["tp_size"] == 8
+
+
+# --- nothing assumed silently; model paths as users give them --------------------------------------
+
+
+def test_assumed_lists_exactly_the_facts_nobody_gave() -> None:
+    pack = load_pack("sglang")
+    res = resolve(pack, {}, {"platform": "cpu", "architecture": "LlamaForCausalLM"})
+    assumed = {a.field: a.value for a in res.assumed}
+    assert assumed["cpu_has_amx"] is True  # intel_amx rests on it: said, not silent
+    given = {"platform", "architecture"}
+    facts_by_kind = {n for n, p in res.provenance.items()
+                     if pack.fields[n].kind == "fact" and p.kind in ("preference", "default")}
+    assert set(assumed) == facts_by_kind and not (set(assumed) & given)
+
+
+def test_a_hub_id_reads_the_local_cache_and_never_downloads(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver.modelconfig import facts_from_model_config
+
+    repo = tmp_path / "hub" / "models--deepseek-ai--DeepSeek-V3"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123\n")
+    snap = repo / "snapshots" / "abc123"
+    snap.mkdir(parents=True)
+    (snap / "config.json").write_text(json.dumps({
+        "architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 512,
+        "quantization_config": {"quant_method": "fp8"}}))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    facts = facts_from_model_config(load_pack("sglang"), "deepseek-ai/DeepSeek-V3")
+    assert facts["architecture"].value == "DeepseekV3ForCausalLM"
+    assert facts["checkpoint_quant"].value == "fp8"
+    with pytest.raises(InvalidInput) as info:
+        facts_from_model_config(load_pack("sglang"), "nobody/not-there")
+    assert str(tmp_path / "hub" / "models--nobody--not-there") in str(info.value)
+
+
+def test_the_example_launcher_refuses_a_model_it_cannot_read(
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Issue #13's first example: a hub id with no readable config.json is an error, not an MHA
+    kernel guessed for an MLA model."""
+    import importlib.util
+
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+    spec = importlib.util.spec_from_file_location(
+        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py")
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    code = example.main(["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8",
+                         "--platform", "cuda", "--gpu-arch", "sm100"])
+    assert code == 2
+    assert "not in the local cache" in capsys.readouterr().err
+
+
+def test_require_names_the_missing_fact_and_how_to_give_it() -> None:
+    from solver.launcher import resolve_namespace
+
+    pack = load_pack("sglang")
+    with pytest.raises(InvalidInput) as info:
+        resolve_namespace({"platform": "cuda", "gpu_arch": "sm90"}, pack, require=("architecture",))
+    [issue] = info.value.issues
+    assert issue.field == "architecture" and "--architecture" in issue.message
+
+
+# --- warnings that show -----------------------------------------------------------------------------
+
+
+def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFixture[str]) -> None:
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set",
+             "architecture=LlamaForCausalLM", "--set", "attention_backend=aiter"]
+    code, out, _ = run(capsys, "check", *facts)
+    assert code == 0 and "WARNING (" in out  # the full text, not only the id
+    code, out, _ = run(capsys, "check", *facts, "--deny-warnings", "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["status"] == "conflict" and doc["conflict"]["rules"]
+    pack = load_pack("sglang")
+    with pytest.raises(Unsatisfiable):
+        check(pack, {"attention_backend": "aiter"},
+              {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
+              deny_warnings=True)
+
+
+@pytest.mark.parametrize(("typed", "meant"), [
+    ("H100", "sm90"), ("h200", "sm90"), ("A100", "sm80"), ("L40S", "sm89"), ("B200", "sm100"),
+    ("B300", "sm103"), ("RTX PRO 6000", "sm120"), ("MI300X", "gfx942"), ("mi355x", "gfx950"),
+    ("9.0", "sm90"), ("12.1", "sm121"),
+])
+def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
+    pack = load_pack("sglang")
+    platform = "hip" if meant.startswith("gfx") else "cuda"
+    res = resolve(pack, {}, {"platform": platform, "gpu_arch": typed,
+                             "architecture": "LlamaForCausalLM"})
+    assert res.values["gpu_arch"] == meant
+
+
+def test_did_you_mean_searches_aliases(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=H10",
+                       "--set", "architecture=LlamaForCausalLM")
+    assert code == 2 and "'sm90'" in err and "'sm100'" not in err.split("did you mean")[1][:20]
