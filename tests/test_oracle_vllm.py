@@ -8,6 +8,7 @@ reason, in constraints/vllm/KNOWN_DIFFERENCES.md, and every row there must still
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
@@ -25,14 +26,19 @@ def _name(path: Path) -> str:
     return str(path.relative_to(oracle_vllm.FIXTURES))
 
 
+@functools.cache
+def _report(name: str) -> oracle_vllm.Report:
+    return oracle_vllm.run(oracle_vllm.load_records(oracle_vllm.FIXTURES / name))
+
+
 @pytest.fixture(scope="module")
 def reports() -> dict[str, oracle_vllm.Report]:
-    return {_name(path): oracle_vllm.run(oracle_vllm.load_records(path)) for path in FILES}
+    return {_name(path): _report(_name(path)) for path in FILES}
 
 
 @pytest.fixture(scope="module")
 def long_reports() -> dict[str, oracle_vllm.Report]:
-    return {_name(path): oracle_vllm.run(oracle_vllm.load_records(path)) for path in LONG_FILES}
+    return {_name(path): _report(_name(path)) for path in LONG_FILES}
 
 
 def test_the_public_scenarios_are_the_reference_copy() -> None:
@@ -71,20 +77,11 @@ def _check_floor(report: oracle_vllm.Report, name: str, measure: str) -> None:
 
 
 @pytest.mark.parametrize("measure", ["verdict", "fields"])
-@pytest.mark.parametrize("name", [_name(p) for p in FILES])
-def test_agreement_meets_the_floor_and_the_floor_keeps_up(
-    reports: dict[str, oracle_vllm.Report], name: str, measure: str
-) -> None:
-    _check_floor(reports[name], name, measure)
-
-
-@pytest.mark.long
-@pytest.mark.parametrize("measure", ["verdict", "fields"])
-@pytest.mark.parametrize("name", [_name(p) for p in LONG_FILES])
-def test_long_fixtures_meet_their_floors(
-    long_reports: dict[str, oracle_vllm.Report], name: str, measure: str
-) -> None:
-    _check_floor(long_reports[name], name, measure)
+@pytest.mark.parametrize(
+    "name", [_name(p) for p in FILES] + [pytest.param(_name(p), marks=pytest.mark.long) for p in LONG_FILES]
+)
+def test_agreement_meets_the_floor_and_the_floor_keeps_up(name: str, measure: str) -> None:
+    _check_floor(_report(name), name, measure)
 
 
 @pytest.mark.long
