@@ -34,10 +34,24 @@ from solver.model import Pack, Scalar  # noqa: E402
 from solver.resolution import resolve  # noqa: E402
 
 DEFAULT_VENV = os.environ.get("ORACLE_VENV", "/work/oracles/sglang-venv")
-MACHINES = [("cuda", "sm80"), ("cuda", "sm90"), ("cuda", "sm100"), ("cuda", "sm120"), ("hip", "gfx942"),
-            ("hip", "gfx950"), ("cpu", "none"), ("npu", "none")]
-OTHER_FLAGS = [["--host", "0.0.0.0"], ["--mem-fraction-static", "0.85"], ["--port", "30001"],
-               ["--enable-metrics"], ["--chat-template", "my template.jinja"], ["--log-level", "warning"]]
+MACHINES = [
+    ("cuda", "sm80"),
+    ("cuda", "sm90"),
+    ("cuda", "sm100"),
+    ("cuda", "sm120"),
+    ("hip", "gfx942"),
+    ("hip", "gfx950"),
+    ("cpu", "none"),
+    ("npu", "none"),
+]
+OTHER_FLAGS = [
+    ["--host", "0.0.0.0"],
+    ["--mem-fraction-static", "0.85"],
+    ["--port", "30001"],
+    ["--enable-metrics"],
+    ["--chat-template", "my template.jinja"],
+    ["--log-level", "warning"],
+]
 UNLISTED = {"tp_size": [3, 6, 12], "dp_size": [3, 6], "ep_size": [3], "page_size": [8, 24]}
 
 # Runs inside the oracle venv: one JSON argv per line in, one JSON verdict per line out.
@@ -125,38 +139,58 @@ def main(argv: list[str] | None = None) -> int:
         for minimal in (False, True):
             fields = minimal_options(pack, res.values) if minimal else pack.options
             words = write_command(pack, typed, res.values, fields=fields)
-            jobs.append({"argv": words[len(program):], "words": words, "minimal": minimal,
-                         "fields": fields, "expected": _expected(pack, res.values, fields)})
+            jobs.append(
+                {
+                    "argv": words[len(program) :],
+                    "words": words,
+                    "minimal": minimal,
+                    "fields": fields,
+                    "expected": _expected(pack, res.values, fields),
+                }
+            )
     started = time.monotonic()
     feed = "".join(json.dumps({"argv": j["argv"], "fields": j["fields"]}) + "\n" for j in jobs)
-    done = subprocess.run([str(python), "-c", _SGLANG_SIDE], input=feed, capture_output=True,
-                          text=True, check=False)
+    done = subprocess.run(
+        [str(python), "-c", _SGLANG_SIDE], input=feed, capture_output=True, text=True, check=False
+    )
     seconds = time.monotonic() - started
     verdicts = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     if len(verdicts) != len(jobs):
-        print(f"argv_oracle: the SGLang side answered {len(verdicts)} of {len(jobs)}:\n"
-              f"{done.stderr[-2000:]}", file=sys.stderr)
+        print(
+            f"argv_oracle: the SGLang side answered {len(verdicts)} of {len(jobs)}:\n{done.stderr[-2000:]}",
+            file=sys.stderr,
+        )
         return 2
     failures = []
     for job, verdict in zip(jobs, verdicts, strict=True):
         if not verdict["ok"]:
             failures.append({"argv": job["words"], "error": verdict["error"]})
             continue
-        wrong = {n: [job["expected"][n], verdict["values"][n]] for n in job["fields"]
-                 if not _matches(job["expected"][n], verdict["values"][n])}
+        wrong = {
+            n: [job["expected"][n], verdict["values"][n]]
+            for n in job["fields"]
+            if not _matches(job["expected"][n], verdict["values"][n])
+        }
         if wrong:
             failures.append({"argv": job["words"], "read_back_differs": wrong})
-    summary = {"commands": len(jobs), "accepted_and_read_back": len(jobs) - len(failures),
-               "full": sum(1 for j in jobs if not j["minimal"]),
-               "minimal": sum(1 for j in jobs if j["minimal"]), "skipped_requests": skipped,
-               "sglang_seconds": round(seconds, 1), "failures": failures[:20]}
+    summary = {
+        "commands": len(jobs),
+        "accepted_and_read_back": len(jobs) - len(failures),
+        "full": sum(1 for j in jobs if not j["minimal"]),
+        "minimal": sum(1 for j in jobs if j["minimal"]),
+        "skipped_requests": skipped,
+        "sglang_seconds": round(seconds, 1),
+        "failures": failures[:20],
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
     else:
-        print(f"{summary['accepted_and_read_back']}/{summary['commands']} launch commands accepted by "
-              f"SGLang 0.5.23's parser with every written option read back as resolved "
-              f"({summary['full']} full, {summary['minimal']} --minimal; requests skipped: "
-              f"{skipped['conflict']} conflicts, {skipped['invalid']} invalid; SGLang side {seconds:.1f} s)")
+        print(
+            f"{summary['accepted_and_read_back']}/{summary['commands']} launch commands accepted by "
+            f"SGLang 0.5.23's parser with every written option read back as resolved "
+            f"({summary['full']} full, {summary['minimal']} --minimal; requests skipped: "
+            f"{skipped['conflict']} conflicts, {skipped['invalid']} invalid; SGLang side {seconds:.1f} s)"
+        )
         for failure in failures[:20]:
             print("  FAIL", json.dumps(failure))
     return 0 if not failures else 1

@@ -60,8 +60,9 @@ def encode(pack: Any) -> tuple[dict[tuple[str, str, Any], int], list[list[int]]]
         cond, fields = rule.condition, rule.fields
         known: dict[str, Any] = {}
 
-        def branch(at: int, cond: Any = cond, fields: tuple[str, ...] = fields,
-                   known: dict[str, Any] = known) -> None:
+        def branch(
+            at: int, cond: Any = cond, fields: tuple[str, ...] = fields, known: dict[str, Any] = known
+        ) -> None:
             verdict = cond.partial(known)
             if verdict is True:
                 return
@@ -94,8 +95,9 @@ def _ganak(clauses: list[list[int]], nvars: int, units: list[int], out: Any) -> 
     out.put((counter.count(), time.process_time() - start))
 
 
-def ganak_count(clauses: list[list[int]], nvars: int, units: list[int],
-                cap: float) -> tuple[int | None, float, float | None]:
+def ganak_count(
+    clauses: list[list[int]], nvars: int, units: list[int], cap: float
+) -> tuple[int | None, float, float | None]:
     """(count or None past the cap, wall seconds, CPU seconds of the counter) in a child process
     (Ganak cannot be interrupted from Python)."""
     queue: Any = multiprocessing.Queue()
@@ -153,14 +155,28 @@ def main() -> None:
             if number is not None and row["confsolve"] is not None and number != row["confsolve"]:
                 row["disagree"] = True
         rows.append(row)
-        print(json.dumps({k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
-                          for k, v in row.items()}, default=str), flush=True)
-    doc = {"date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "loadavg_start": load,
-           "loadavg_end": os.getloadavg(), "cap_s": args.cap, "cpus": os.cpu_count(),
-           "cnf": {"variables": len(var), "clauses": len(clauses), "encode_s": encoded}
-           if has_ganak else None,
-           "rows": [{k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
-                     for k, v in r.items()} for r in rows]}
+        print(
+            json.dumps(
+                {
+                    k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v)
+                    for k, v in row.items()
+                },
+                default=str,
+            ),
+            flush=True,
+        )
+    doc = {
+        "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "loadavg_start": load,
+        "loadavg_end": os.getloadavg(),
+        "cap_s": args.cap,
+        "cpus": os.cpu_count(),
+        "cnf": {"variables": len(var), "clauses": len(clauses), "encode_s": encoded} if has_ganak else None,
+        "rows": [
+            {k: (str(v) if isinstance(v, int) and not isinstance(v, bool) else v) for k, v in r.items()}
+            for r in rows
+        ],
+    }
     out = HERE / "results" / "count-methods.json"
     out.write_text(json.dumps(doc, indent=2, default=str) + "\n")
     print(f"wrote {out.relative_to(HERE.parent)}")

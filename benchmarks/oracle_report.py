@@ -27,9 +27,11 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests")]  # the checkout's solver, and te
 # middle of the replay: check them first, and say which interpreter to use.
 _MISSING = [name for name in ("constraint", "networkx", "pydantic") if importlib.util.find_spec(name) is None]
 if _MISSING:
-    sys.exit(f"oracle_report: {sys.executable} lacks {', '.join(_MISSING)}; run it with the "
-             "project's environment: .venv/bin/python benchmarks/oracle_report.py "
-             "(after `pip install -e '.[test]'`)")
+    sys.exit(
+        f"oracle_report: {sys.executable} lacks {', '.join(_MISSING)}; run it with the "
+        "project's environment: .venv/bin/python benchmarks/oracle_report.py "
+        "(after `pip install -e '.[test]'`)"
+    )
 
 import oracle  # noqa: E402  (tests/ is not a package; the path is set just above)
 
@@ -38,14 +40,22 @@ RESULTS = ROOT / "benchmarks" / "results" / "oracle.json"
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--write", action="store_true",
-                        help=f"write the JSON to {RESULTS.relative_to(ROOT)} (tracked: rewritten "
-                             "only when asked)")
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help=f"write the JSON to {RESULTS.relative_to(ROOT)} (tracked: rewritten only when asked)",
+    )
     parser.add_argument("--out", type=Path, default=None, help="write the JSON to PATH instead")
-    parser.add_argument("--json-only", action="store_true",
-                        help="print the JSON document (or, when it is written, only its path)")
-    parser.add_argument("--search", action="store_true",
-                        help="replay as `confsolve resolve` (search), not as `check` (prediction)")
+    parser.add_argument(
+        "--json-only",
+        action="store_true",
+        help="print the JSON document (or, when it is written, only its path)",
+    )
+    parser.add_argument(
+        "--search",
+        action="store_true",
+        help="replay as `confsolve resolve` (search), not as `check` (prediction)",
+    )
     args = parser.parse_args(argv)
     if args.write and args.out is None:
         args.out = RESULTS
@@ -66,10 +76,14 @@ def main(argv: list[str] | None = None) -> int:
 
     agree, total = report.value_agree
     mode = "resolve (search)" if args.search else "check (prediction)"
-    print(f"SGLang oracle {oracle.ORACLE.name}, replayed with {mode}: {len(report.outcomes)} scenarios, "
-          f"{doc['seconds']:.2f} s of resolving")
-    print(f"  accept/reject agreement  {report.accept_rate:5.1f} %  "
-          f"({report.accept_agree}/{len(report.outcomes)})")
+    print(
+        f"SGLang oracle {oracle.ORACLE.name}, replayed with {mode}: {len(report.outcomes)} scenarios, "
+        f"{doc['seconds']:.2f} s of resolving"
+    )
+    print(
+        f"  accept/reject agreement  {report.accept_rate:5.1f} %  "
+        f"({report.accept_agree}/{len(report.outcomes)})"
+    )
     print(f"  value agreement          {report.value_rate:5.1f} %  ({agree}/{total})")
     print()
     print(f"  {'field':<30} {'agree':>7} {'of':>5} {'%':>7}")
@@ -94,8 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n  disagreements ({len(diffs)}; * = not yet in KNOWN_DIFFERENCES.md):")
     for row in diffs:
         mark = " " if row["known"] else "*"
-        print(f"  {mark} {row['scenario']:<44} {row['field']:<26} SGLang {row['sglang']:<22} "
-              f"ours {row['ours']:<22} [{row['why']}]")
+        print(
+            f"  {mark} {row['scenario']:<44} {row['field']:<26} SGLang {row['sglang']:<22} "
+            f"ours {row['ours']:<22} [{row['why']}]"
+        )
     if args.out is not None:
         print(f"\nwritten: {args.out.relative_to(ROOT) if args.out.is_relative_to(ROOT) else args.out}")
     return 0

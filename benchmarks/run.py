@@ -55,11 +55,29 @@ TARGETS = {
     "valid_choices: conflict, reasons": 300.0,
     "synthetic 1000: resolve": 500.0,
 }
-CHECK_ARGS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90",
-              "--set", "architecture=LlamaForCausalLM", "--set", "tp_size=8"]
-RESOLVE_ARGS = ["--set", "platform=cuda", "--set", "gpu_arch=sm100",
-                "--set", "architecture=DeepseekV3ForCausalLM", "--set", "checkpoint_quant=fp8",
-                "--set", "tp_size=8", "--json"]
+CHECK_ARGS = [
+    "--set",
+    "platform=cuda",
+    "--set",
+    "gpu_arch=sm90",
+    "--set",
+    "architecture=LlamaForCausalLM",
+    "--set",
+    "tp_size=8",
+]
+RESOLVE_ARGS = [
+    "--set",
+    "platform=cuda",
+    "--set",
+    "gpu_arch=sm100",
+    "--set",
+    "architecture=DeepseekV3ForCausalLM",
+    "--set",
+    "checkpoint_quant=fp8",
+    "--set",
+    "tp_size=8",
+    "--json",
+]
 
 
 class Bench:
@@ -98,17 +116,23 @@ class Bench:
             if len(bad) < self.args.impossible:
                 bad += impossible_from(pack, ok, self.args.impossible - len(bad))
             self._sets = (ok, bad)
-            self.extra["requests"] = {"resolvable": len(ok), "impossible": len(bad),
-                                      "oracle_and_cases": len(requests)}
+            self.extra["requests"] = {
+                "resolvable": len(ok),
+                "impossible": len(bad),
+                "oracle_and_cases": len(requests),
+            }
         return self._sets
 
     def add(self, stat: Stat) -> None:
         self.rows.append(stat)
         s = stat.summary()
-        print(f"  {stat.name:<44} n={s['n']:<4} median {fmt_ms(s.get('median')):>8} "
-              f"p10 {fmt_ms(s.get('p10')):>8} p90 {fmt_ms(s.get('p90')):>8} "
-              f"cpu {fmt_ms(s.get('cpu_median')):>8}"
-              + (f"  timeouts {stat.timeouts}" if stat.timeouts else ""), flush=True)
+        print(
+            f"  {stat.name:<44} n={s['n']:<4} median {fmt_ms(s.get('median')):>8} "
+            f"p10 {fmt_ms(s.get('p10')):>8} p90 {fmt_ms(s.get('p90')):>8} "
+            f"cpu {fmt_ms(s.get('cpu_median')):>8}"
+            + (f"  timeouts {stat.timeouts}" if stat.timeouts else ""),
+            flush=True,
+        )
 
     def measure(self, name: str, calls: list[Any], repeat: int, note: str = "") -> tuple[Stat, list[Any]]:
         """One row: per call, the median of its runs; a single call keeps every run as a sample."""
@@ -149,8 +173,9 @@ class Bench:
                 for i in range(self.args.runs + 1):
                     env = dict(os.environ)
                     env["XDG_CACHE_HOME"] = cache if warm_cache else tempfile.mkdtemp(dir=cache)
-                    out = subprocess.run([sys.executable, "-c", script], env=env, check=True,
-                                         capture_output=True, text=True).stdout
+                    out = subprocess.run(
+                        [sys.executable, "-c", script], env=env, check=True, capture_output=True, text=True
+                    ).stdout
                     if i == 0 and warm_cache:
                         continue  # the first run fills the cache
                     for j, value in enumerate(json.loads(out)):
@@ -171,8 +196,12 @@ class Bench:
         ok, _ = self.request_sets()
         print(f"resolve: {len(ok)} SGLang requests that resolve")
         for reasons in (False, True):
-            calls = [lambda r=r, reasons=reasons: resolve(pack, r.options, r.facts, strict=r.strict,
-                                                          reasons=reasons) for r in ok]
+            calls = [
+                lambda r=r, reasons=reasons: resolve(
+                    pack, r.options, r.facts, strict=r.strict, reasons=reasons
+                )
+                for r in ok
+            ]
             self.measure(f"resolve, reasons={reasons}", calls, self.args.repeat)
 
     def explain(self) -> None:
@@ -209,8 +238,9 @@ class Bench:
                 stat.cpu += cpu
 
         print(f"valid choices: every option ({len(pack.options)}), each question asked once")
-        cold = {k: Stat(f"valid_choices cold: {k}") for k in ("no input", "platform=cuda",
-                                                               "conflict, reasons")}
+        cold = {
+            k: Stat(f"valid_choices cold: {k}") for k in ("no input", "platform=cuda", "conflict, reasons")
+        }
         conflict = bad[0] if bad else None
         for _ in range(max(1, self.args.runs // 3)):
             fresh()
@@ -219,8 +249,7 @@ class Bench:
             once(cold["platform=cuda"], lambda: valid_choices(pack, {}, {"platform": "cuda"}))
             if conflict is not None:
                 fresh()
-                once(cold["conflict, reasons"], lambda r=conflict: valid_choices(
-                    pack, r.options, r.facts))
+                once(cold["conflict, reasons"], lambda r=conflict: valid_choices(pack, r.options, r.facts))
         for stat in cold.values():
             self.add(stat)
         prepared = Stat("prepare_choices (once per pack)")
@@ -229,9 +258,16 @@ class Bench:
             once(prepared, lambda: prepare_choices(pack))
         self.add(prepared)
         self.extra["supports_kept"] = prepare_choices(pack)
-        rows = {k: Stat(f"valid_choices: {k}") for k in (
-            "no input", "one fact", "click path, reasons=False", "click path, reasons",
-            "conflict, reasons")}
+        rows = {
+            k: Stat(f"valid_choices: {k}")
+            for k in (
+                "no input",
+                "one fact",
+                "click path, reasons=False",
+                "click path, reasons",
+                "conflict, reasons",
+            )
+        }
         once(rows["no input"], lambda: valid_choices(pack, {}, {}))
         for value in cp.domains["platform"]:
             once(rows["one fact"], lambda v=value: valid_choices(pack, {}, {"platform": v}))
@@ -243,8 +279,10 @@ class Bench:
             options: dict[str, Any] = {}
             for name, value in [*req.facts.items(), *req.options.items()]:
                 (facts if name in req.facts else options)[name] = value
-                once(row, lambda o=dict(options), f=dict(facts), r=reasons: valid_choices(
-                    pack, o, f, reasons=r))
+                once(
+                    row,
+                    lambda o=dict(options), f=dict(facts), r=reasons: valid_choices(pack, o, f, reasons=r),
+                )
         for req in bad:
             once(rows["conflict, reasons"], lambda r=req: valid_choices(pack, r.options, r.facts))
         for stat in rows.values():
@@ -273,8 +311,7 @@ class Bench:
             try:
                 found: Any = count(pack, combo, limit=limit).count
             except CountLimitReached as stop:
-                found = {"stopped_at_s": self.args.cap, "lower": str(stop.lower),
-                         "upper": str(stop.upper)}
+                found = {"stopped_at_s": self.args.cap, "lower": str(stop.lower), "upper": str(stop.upper)}
                 stat.timeouts = 1
             else:
                 stat.samples.append((time.perf_counter() - start) * 1e3)
@@ -331,13 +368,16 @@ class Bench:
         floor = stats["python -c pass (floor)"]
         self.extra["cli_over_floor_ms"] = {
             name: statistics.median(stat.samples) - statistics.median(floor.samples)
-            for name, stat in stats.items()}
+            for name, stat in stats.items()
+        }
         self.extra["cli_cpu_over_floor_ms"] = {
-            name: statistics.median(stat.cpu) - statistics.median(floor.cpu)
-            for name, stat in stats.items()}
+            name: statistics.median(stat.cpu) - statistics.median(floor.cpu) for name, stat in stats.items()
+        }
         for label, key in (("wall", "cli_over_floor_ms"), ("cpu", "cli_cpu_over_floor_ms")):
-            print(f"  over the floor ({label}): " + ", ".join(
-                f"{k} +{v:.0f} ms" for k, v in self.extra[key].items() if "floor" not in k))
+            print(
+                f"  over the floor ({label}): "
+                + ", ".join(f"{k} +{v:.0f} ms" for k, v in self.extra[key].items() if "floor" not in k)
+            )
 
     def synthetic(self) -> None:
         import importlib.util
@@ -357,8 +397,11 @@ class Bench:
 
         def record(what: str, size: int, value: float | None) -> None:
             table.setdefault(what, {})[size] = value
-            self.add(Stat(f"synthetic {size}: {what}", [] if value is None else [value],
-                          timeouts=int(value is None)))
+            self.add(
+                Stat(
+                    f"synthetic {size}: {what}", [] if value is None else [value], timeouts=int(value is None)
+                )
+            )
 
         for size in sizes:
             spec = syn.generate(size, seed=self.args.seed)
@@ -381,14 +424,18 @@ class Bench:
             for reasons in (False, True):
                 wall, _, result = time_call(
                     lambda p=pack, o=options, f=facts, r=reasons: resolve(p, o, f, reasons=r),
-                    repeat=repeat, cap=self.args.cap)
+                    repeat=repeat,
+                    cap=self.args.cap,
+                )
                 if isinstance(result, SolverError):
                     print(f"  resolve failed: {result}")
                     wall = None
                 record(f"resolve, reasons={reasons}", size, _median(wall))
             wall, _, result = time_call(
                 lambda p=pack, o=bad_options, f=bad_facts: API_EXPLAIN(p, o, f),
-                repeat=repeat, cap=self.args.cap)
+                repeat=repeat,
+                cap=self.args.cap,
+            )
             ok = isinstance(result, solver.Unsatisfiable)
             record("explain", size, _median(wall) if ok else None)
             # Choices: the first question on the compiled pack (no solutions kept from earlier
@@ -412,8 +459,7 @@ class Bench:
             with tempfile.TemporaryDirectory() as tmp:
                 pack = load_directory(syn.write(spec, Path(tmp) / f"syn{size}"))
             plan_for(pack)
-            wall, _, report = time_call(lambda p=pack: lint(p), repeat=1, warmup=0,
-                                        cap=self.args.lint_cap)
+            wall, _, report = time_call(lambda p=pack: lint(p), repeat=1, warmup=0, cap=self.args.lint_cap)
             record("lint", size, _median(wall))
             if wall and hasattr(report, "findings"):
                 print(f"    ({len(report.findings)} findings)")
@@ -428,11 +474,19 @@ class Bench:
             exponents[what] = _slope(points) if len(points) >= 2 else None
             if any(t is None for t in by_size.values()):
                 at_least.append(what)
-        self.extra["synthetic"] = {"sizes": sizes, "lint_sizes": lint_sizes, "ms": table,
-                                   "growth_exponent": exponents,
-                                   "exponent_is_lower_bound": at_least}
-        print("  growth exponents (log-log least squares; >= where a size hit the cap): " + ", ".join(
-            f"{k} {'>=' if k in at_least else ''}{v:.2f}" for k, v in exponents.items() if v is not None))
+        self.extra["synthetic"] = {
+            "sizes": sizes,
+            "lint_sizes": lint_sizes,
+            "ms": table,
+            "growth_exponent": exponents,
+            "exponent_is_lower_bound": at_least,
+        }
+        print(
+            "  growth exponents (log-log least squares; >= where a size hit the cap): "
+            + ", ".join(
+                f"{k} {'>=' if k in at_least else ''}{v:.2f}" for k, v in exponents.items() if v is not None
+            )
+        )
 
     # -- output ----------------------------------------------------------------------------
     def save(self, started: float) -> Path:
@@ -442,12 +496,21 @@ class Bench:
             "label": self.args.label,
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "seconds": round(time.time() - started, 1),
-            "machine": {"python": sys.version.split()[0], "platform": platform.platform(),
-                        "cpus": os.cpu_count(), "loadavg_start": self.extra.pop("load_start"),
-                        "loadavg_end": os.getloadavg()},
-            "settings": {"repeat": self.args.repeat, "runs": self.args.runs, "cap_s": self.args.cap,
-                         "sizes": self.args.sizes, "lint_sizes": self.args.lint_sizes,
-                         "seed": self.args.seed},
+            "machine": {
+                "python": sys.version.split()[0],
+                "platform": platform.platform(),
+                "cpus": os.cpu_count(),
+                "loadavg_start": self.extra.pop("load_start"),
+                "loadavg_end": os.getloadavg(),
+            },
+            "settings": {
+                "repeat": self.args.repeat,
+                "runs": self.args.runs,
+                "cap_s": self.args.cap,
+                "sizes": self.args.sizes,
+                "lint_sizes": self.args.lint_sizes,
+                "seed": self.args.seed,
+            },
             "targets_ms": TARGETS,
             "rows": [row.summary() for row in self.rows],
             **self.extra,
@@ -472,20 +535,27 @@ def _slope(points: list[tuple[float, float]]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default=",".join(SECTIONS),
-                        help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    parser.add_argument(
+        "--only", default=",".join(SECTIONS), help=f"comma-separated sections: {', '.join(SECTIONS)}"
+    )
     parser.add_argument("--repeat", type=int, default=5, help="timed runs per request (after 1 warm-up)")
     parser.add_argument("--runs", type=int, default=10, help="runs per CLI command / cold load")
     parser.add_argument("--cap", type=float, default=30.0, help="seconds before one call is stopped")
     parser.add_argument("--sizes", default="100,1000,5000", help="synthetic pack sizes (fields)")
-    parser.add_argument("--lint-sizes", default="100,200,400",
-                        help="synthetic pack sizes (fields) that lint is timed on")
-    parser.add_argument("--lint-cap", type=float, default=600.0,
-                        help="seconds before one lint run is stopped")
+    parser.add_argument(
+        "--lint-sizes", default="100,200,400", help="synthetic pack sizes (fields) that lint is timed on"
+    )
+    parser.add_argument(
+        "--lint-cap", type=float, default=600.0, help="seconds before one lint run is stopped"
+    )
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--impossible", type=int, default=24, help="at least this many impossible requests")
-    parser.add_argument("--cli", choices=["script", "module"], default="script",
-                        help="run the `confsolve` script or `python -m solver`")
+    parser.add_argument(
+        "--cli",
+        choices=["script", "module"],
+        default="script",
+        help="run the `confsolve` script or `python -m solver`",
+    )
     parser.add_argument("--label", default="", help="also save results/<label>.json")
     args = parser.parse_args()
     unknown = set(args.only.split(",")) - set(SECTIONS)
@@ -503,9 +573,11 @@ def main() -> None:
     for row in bench.rows:
         s = row.summary()
         target = TARGETS.get(row.name)
-        print(f"{row.name:<52} {fmt_ms(s.get('median')):>9} {fmt_ms(s.get('p10')):>9} "
-              f"{fmt_ms(s.get('p90')):>9} {fmt_ms(target) if target else '':>8}"
-              + (f"  ({row.timeouts} over {args.cap:g} s)" if row.timeouts else ""))
+        print(
+            f"{row.name:<52} {fmt_ms(s.get('median')):>9} {fmt_ms(s.get('p10')):>9} "
+            f"{fmt_ms(s.get('p90')):>9} {fmt_ms(target) if target else '':>8}"
+            + (f"  ({row.timeouts} over {args.cap:g} s)" if row.timeouts else "")
+        )
 
 
 if __name__ == "__main__":

@@ -145,8 +145,12 @@ def generate(n_fields: int, seed: int = 0) -> Synthetic:
         lines = ["[[rule]]", f'id = "r{r:06d}"']
         if when is not None:
             lines.append(f"when = {_toml(when)}")
-        lines += [f"require = {_toml(require)}", 'because = "synthetic rule"',
-                  'source = "benchmarks/synthetic.py"', ""]
+        lines += [
+            f"require = {_toml(require)}",
+            'because = "synthetic rule"',
+            'source = "benchmarks/synthetic.py"',
+            "",
+        ]
         rules.append("\n".join(lines))
 
     prefs: list[str] = []
@@ -156,18 +160,30 @@ def generate(n_fields: int, seed: int = 0) -> Synthetic:
         earlier = sorted({rng.randint(max(0, index - WINDOW), index - 1) for _ in range(rng.randint(1, 2))})
         cond = " and ".join(_in(names[e], subset(names[e], 0.3, 0.7)) for e in earlier)
         prefer = rng.sample(domains[name], min(len(domains[name]), rng.randint(1, 3)))
-        prefs.append("\n".join([
-            "[[preference]]", f'id = "p{index:06d}"', f'field = "{name}"', f"when = {_toml(cond)}",
-            f"prefer = {_toml(prefer)}", 'because = "synthetic preference"',
-            'source = "benchmarks/synthetic.py"', ""]))
+        prefs.append(
+            "\n".join(
+                [
+                    "[[preference]]",
+                    f'id = "p{index:06d}"',
+                    f'field = "{name}"',
+                    f"when = {_toml(cond)}",
+                    f"prefer = {_toml(prefer)}",
+                    'because = "synthetic preference"',
+                    'source = "benchmarks/synthetic.py"',
+                    "",
+                ]
+            )
+        )
 
     field_text = []
     for name in names:
         field_text.append(f'[field.{name}]\nkind = "{kinds[name]}"\ndomain = {_toml(domains[name])}\n')
     files = {
-        "pack.toml": (f'[pack]\nname = "synthetic{n_fields}"\nversion = "{seed}"\n'
-                      'description = "seeded synthetic pack (benchmarks/synthetic.py)"\n'
-                      'files = ["fields.toml", "rules.toml", "preferences.toml"]\n'),
+        "pack.toml": (
+            f'[pack]\nname = "synthetic{n_fields}"\nversion = "{seed}"\n'
+            'description = "seeded synthetic pack (benchmarks/synthetic.py)"\n'
+            'files = ["fields.toml", "rules.toml", "preferences.toml"]\n'
+        ),
         "fields.toml": "\n".join(field_text),
         "rules.toml": "\n".join(rules),
         "preferences.toml": "\n".join(prefs),
@@ -186,8 +202,7 @@ def resolvable_request(spec: Synthetic, seed: int = 0) -> tuple[dict[str, Any], 
     """Options and facts at planted values: half the facts and 2% of the options (resolves)."""
     rng = random.Random(seed)
     facts = {n: spec.planted[n] for n in spec.names if spec.kinds[n] == "fact" and rng.random() < 0.5}
-    options = {n: spec.planted[n] for n in spec.names
-               if spec.kinds[n] == "option" and rng.random() < 0.02}
+    options = {n: spec.planted[n] for n in spec.names if spec.kinds[n] == "option" and rng.random() < 0.02}
     return options, facts
 
 
@@ -208,9 +223,11 @@ def main() -> None:
     args = parser.parse_args()
     spec = generate(args.fields, args.seed)
     write(spec, args.out)
-    print(f"wrote {args.out}: {args.fields} fields, "
-          f"{spec.files['rules.toml'].count('[[rule]]')} rules, "
-          f"{spec.files['preferences.toml'].count('[[preference]]')} preferences")
+    print(
+        f"wrote {args.out}: {args.fields} fields, "
+        f"{spec.files['rules.toml'].count('[[rule]]')} rules, "
+        f"{spec.files['preferences.toml'].count('[[preference]]')} preferences"
+    )
 
 
 if __name__ == "__main__":

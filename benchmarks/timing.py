@@ -57,12 +57,20 @@ class Stat:
     unit: str = "ms"
 
     def summary(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"name": self.name, "n": len(self.samples), "unit": self.unit,
-                               "timeouts": self.timeouts}
+        out: dict[str, Any] = {
+            "name": self.name,
+            "n": len(self.samples),
+            "unit": self.unit,
+            "timeouts": self.timeouts,
+        }
         if self.samples:
-            out.update(median=statistics.median(self.samples), p10=percentile(self.samples, 10),
-                       p90=percentile(self.samples, 90), max=max(self.samples),
-                       min=min(self.samples))
+            out.update(
+                median=statistics.median(self.samples),
+                p10=percentile(self.samples, 10),
+                p90=percentile(self.samples, 90),
+                max=max(self.samples),
+                min=min(self.samples),
+            )
         if self.cpu:
             out["cpu_median"] = statistics.median(self.cpu)
         if self.note:
@@ -70,8 +78,9 @@ class Stat:
         return out
 
 
-def time_call(fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1,
-              cap: float | None = None) -> tuple[list[float] | None, list[float] | None, Any]:
+def time_call(
+    fn: Callable[[], Any], *, repeat: int = 5, warmup: int = 1, cap: float | None = None
+) -> tuple[list[float] | None, list[float] | None, Any]:
     """Wall and CPU times (ms) of `fn`, one per run, for `repeat` runs after `warmup` runs.
 
     Both are None if a run hit `cap` (seconds). CPU time is reported beside wall time because

@@ -82,8 +82,12 @@ def case_requests(pack_name: str = "sglang") -> Iterator[Request]:
         if case.get("pack", "sglang") != pack_name:
             continue
         request = case.get("request", {})
-        yield Request(f"case:{path.stem}", dict(request.get("options", {})),
-                      dict(request.get("facts", {})), bool(request.get("strict", False)))
+        yield Request(
+            f"case:{path.stem}",
+            dict(request.get("options", {})),
+            dict(request.get("facts", {})),
+            bool(request.get("strict", False)),
+        )
 
 
 def classify(pack: Any, requests: list[Request]) -> tuple[list[Request], list[Request]]:
@@ -126,11 +130,10 @@ def impossible_from(pack: Any, resolvable: list[Request], want: int) -> list[Req
             break
         pins = collect_pins(pack, req.options, req.facts)
         values = {n: p.value for n, p in pins.items()}
-        for name in options[index % len(options):] + options[: index % len(options)]:
+        for name in options[index % len(options) :] + options[: index % len(options)]:
             if name in values:
                 continue
-            bad = next((v for v in cp.domains[name]
-                        if cp.satisfiable({**values, name: v}) is None), None)
+            bad = next((v for v in cp.domains[name] if cp.satisfiable({**values, name: v}) is None), None)
             if bad is not None:
                 out.append(Request(f"{req.id}+{name}={bad}", {**req.options, name: bad}, req.facts))
                 break

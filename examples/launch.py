@@ -41,8 +41,16 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
     except InvalidInput as exc:
         print(exc, file=sys.stderr)
         return exc.exit_code
-    server = ["python", "-m", "sglang.launch_server", "--model-path", args.model_path,
-              "--port", str(args.port), *to_argv(resolution, pack)]
+    server = [
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        args.model_path,
+        "--port",
+        str(args.port),
+        *to_argv(resolution, pack),
+    ]
     print(shlex.join(server))
     return 0
 

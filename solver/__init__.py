@@ -30,8 +30,18 @@ if TYPE_CHECKING:
 # The exceptions and models are imported on first use (PEP 562): the models need pydantic, which
 # `import solver` (e.g. by `confsolve --help`) should not pay for.
 _LAZY = {
-    **dict.fromkeys(("DependencyCycle", "InputIssue", "InvalidInput", "PackError",
-                     "SolverBudgetExceeded", "SolverError", "Unsatisfiable"), "solver.errors"),
+    **dict.fromkeys(
+        (
+            "DependencyCycle",
+            "InputIssue",
+            "InvalidInput",
+            "PackError",
+            "SolverBudgetExceeded",
+            "SolverError",
+            "Unsatisfiable",
+        ),
+        "solver.errors",
+    ),
     **dict.fromkeys(("Pack", "Pin", "Resolution"), "solver.model"),
 }
 
@@ -91,10 +101,18 @@ def load_pack(name_or_path: str | Path) -> Pack:
 
             names = constraints.shipped_packs()
             close = tuple(difflib.get_close_matches(name_or_path, names, n=2))
-            raise InvalidInput([InputIssue(
-                field="pack", value=name_or_path, did_you_mean=close, allowed=tuple(names),
-                message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
-                        f" (a directory is given as a path: ./{name_or_path})")])
+            raise InvalidInput(
+                [
+                    InputIssue(
+                        field="pack",
+                        value=name_or_path,
+                        did_you_mean=close,
+                        allowed=tuple(names),
+                        message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
+                        f" (a directory is given as a path: ./{name_or_path})",
+                    )
+                ]
+            )
         return load_directory(directory)
     path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
     try:
@@ -102,8 +120,15 @@ def load_pack(name_or_path: str | Path) -> Pack:
     except (OSError, ValueError):  # a NUL byte, a name too long
         exists = False
     if not exists:
-        raise InvalidInput([InputIssue(field="pack", value=str(name_or_path), message=(
-            f"no pack directory at {str(name_or_path)!r}: the path does not exist"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="pack",
+                    value=str(name_or_path),
+                    message=(f"no pack directory at {str(name_or_path)!r}: the path does not exist"),
+                )
+            ]
+        )
     return load_directory(path)
 
 
@@ -116,28 +141,50 @@ def looks_like_path(text: str) -> bool:
     return text.startswith((".", "~")) or any(sep in text for sep in seps)
 
 
-def resolve(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-            reasons: bool = True, predict: bool = False,
-            deny_warnings: bool = False) -> Resolution:
+def resolve(
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    strict: bool = False,
+    reasons: bool = True,
+    predict: bool = False,
+    deny_warnings: bool = False,
+) -> Resolution:
     """Resolve a request; see `solver.resolution.resolve`."""
     from solver.resolution import resolve as _resolve
 
-    return _resolve(pack, options, facts, strict=strict, reasons=reasons, predict=predict,
-                    deny_warnings=deny_warnings)
+    return _resolve(
+        pack, options, facts, strict=strict, reasons=reasons, predict=predict, deny_warnings=deny_warnings
+    )
 
 
-def check(pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False,
-          reasons: bool = False, deny_warnings: bool = False) -> Resolution:
+def check(
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    strict: bool = False,
+    reasons: bool = False,
+    deny_warnings: bool = False,
+) -> Resolution:
     """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
 
     Unset options take the launcher's own default chain, never another value; raises
     `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
-    return resolve(pack, options, facts, strict=strict, reasons=reasons, predict=True,
-                   deny_warnings=deny_warnings)
+    return resolve(
+        pack, options, facts, strict=strict, reasons=reasons, predict=True, deny_warnings=deny_warnings
+    )
 
 
-def valid_choices(pack: Pack, options: Any = None, facts: Any = None, *,
-                  fields: list[str] | None = None, reasons: bool = True) -> Any:
+def valid_choices(
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    fields: list[str] | None = None,
+    reasons: bool = True,
+) -> Any:
     """The values each option can still take; see `solver.diagnose.valid_choices`."""
     from solver.diagnose import valid_choices as _valid_choices
 
@@ -152,8 +199,9 @@ def prepare_choices(pack: Pack) -> int:
     return _prepare(pack)
 
 
-def explain(pack: Pack, options: Any = None, facts: Any = None, *,
-            strict: bool = False, keep: Collection[str] = ()) -> Unsatisfiable | None:
+def explain(
+    pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False, keep: Collection[str] = ()
+) -> Unsatisfiable | None:
     """The conflict and repairs of an impossible request, or None when it resolves.
 
     `keep`: fields whose given values the repairs leave alone when any repair can (a

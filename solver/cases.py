@@ -19,8 +19,7 @@ __all__ = ["case_text", "save_case"]
 
 # TOML 1.0 basic strings: `"` and backslash escaped, and every control character (U+0000-U+001F,
 # U+007F), by its short escape where TOML has one, else as a \uXXXX escape; the rest is literal.
-_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f",
-            "\r": "\\r"}
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 
@@ -35,7 +34,7 @@ def _string(text: str) -> str:
         elif code < 0x20 or code == 0x7F:
             out.append(f"\\u{code:04X}")
         elif 0xD800 <= code <= 0xDFFF:
-            out.append("\uFFFD")
+            out.append("\ufffd")
         else:
             out.append(ch)
     return '"' + "".join(out) + '"'

@@ -36,7 +36,7 @@ EXIT_CODES: dict[int, str] = {
     EXIT_BUDGET: "search budget exceeded",
     EXIT_INTERNAL: "internal error (a bug: please report it)",
     EXIT_OUTPUT: "the output could not be written (disk full, I/O error); a reader that goes "
-                 "away (| head) ends quietly with the command's own code",
+    "away (| head) ends quietly with the command's own code",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
 
@@ -51,25 +51,54 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     g = p.add_argument_group("inputs")
-    g.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="fix a field: an option (source user) or a fact (source fact); "
-                        "--set attention-backend=fa3 equals --set attention_backend=fa3")
-    g.add_argument("--assume", action="append", default=[], metavar="FACT=VALUE",
-                   help="a what-if fact, recorded as source 'assumed' (e.g. gpu_arch=sm100)")
-    g.add_argument("--model-config", metavar="PATH",
-                   help="a Hugging Face config.json (or a model directory) to read facts from")
-    g.add_argument("--env-from-os", action="store_true",
-                   help="read the pack's environment facts from this process's environment")
-    g.add_argument("--detect", action="store_true",
-                   help="detect the platform and GPU architecture with the vendor tools on PATH "
-                        "(nvidia-smi, rocminfo); source 'detected', and what you --set wins")
-    g.add_argument("--strict", action="store_true",
-                   help="treat adjustments (values the launcher would override) as conflicts")
-    g.add_argument("--deny-warnings", action="store_true",
-                   help="treat warnings (combinations the launcher accepts but that are expected "
-                        "to fail) as conflicts, like -D warnings (exit 1)")
-    g.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH",
-                   help="a shipped pack name or a pack directory (default: sglang)")
+    g.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="fix a field: an option (source user) or a fact (source fact); "
+        "--set attention-backend=fa3 equals --set attention_backend=fa3",
+    )
+    g.add_argument(
+        "--assume",
+        action="append",
+        default=[],
+        metavar="FACT=VALUE",
+        help="a what-if fact, recorded as source 'assumed' (e.g. gpu_arch=sm100)",
+    )
+    g.add_argument(
+        "--model-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (or a model directory) to read facts from",
+    )
+    g.add_argument(
+        "--env-from-os",
+        action="store_true",
+        help="read the pack's environment facts from this process's environment",
+    )
+    g.add_argument(
+        "--detect",
+        action="store_true",
+        help="detect the platform and GPU architecture with the vendor tools on PATH "
+        "(nvidia-smi, rocminfo); source 'detected', and what you --set wins",
+    )
+    g.add_argument(
+        "--strict",
+        action="store_true",
+        help="treat adjustments (values the launcher would override) as conflicts",
+    )
+    g.add_argument(
+        "--deny-warnings",
+        action="store_true",
+        help="treat warnings (combinations the launcher accepts but that are expected "
+        "to fail) as conflicts, like -D warnings (exit 1)",
+    )
+    g.add_argument(
+        "--pack",
+        default=DEFAULT_PACK,
+        metavar="NAME_OR_PATH",
+        help="a shipped pack name or a pack directory (default: sglang)",
+    )
     _add_budget(g)
     _add_colour(g)
     if json_flag:
@@ -90,16 +119,24 @@ def _steps(text: str) -> int:
 def _add_budget(p: Any) -> None:
     # SUPPRESS: no default, so the option given before the command is not reset by the
     # subcommand's parser (argparse copies a subparser's defaults over the parent's values).
-    p.add_argument("--budget", type=_steps, default=argparse.SUPPRESS, metavar="N",
-                   dest="search_budget",
-                   help="stop each search after N steps, with exit 4 (default: "
-                        "$CONFSOLVE_BUDGET, else 2000000)")
+    p.add_argument(
+        "--budget",
+        type=_steps,
+        default=argparse.SUPPRESS,
+        metavar="N",
+        dest="search_budget",
+        help="stop each search after N steps, with exit 4 (default: $CONFSOLVE_BUDGET, else 2000000)",
+    )
 
 
 def _add_deadline(p: Any) -> None:
-    p.add_argument("--deadline", metavar="SECONDS", default=argparse.SUPPRESS,
-                   help="stop the whole command after SECONDS with exit 4 (default: "
-                        "$CONFSOLVE_DEADLINE, else none; --budget bounds each search)")
+    p.add_argument(
+        "--deadline",
+        metavar="SECONDS",
+        default=argparse.SUPPRESS,
+        help="stop the whole command after SECONDS with exit 4 (default: "
+        "$CONFSOLVE_DEADLINE, else none; --budget bounds each search)",
+    )
 
 
 # Commands that may run for minutes: a progress line on a terminal's stderr while they work.
@@ -107,18 +144,28 @@ LONG_COMMANDS = frozenset({"count", "lint", "diff", "matrix"})
 
 
 def _add_colour(p: Any) -> None:
-    p.add_argument("--color", "--colour", choices=["auto", "always", "never"],
-                   default=argparse.SUPPRESS, dest="color",
-                   help="colour the text output: auto (default: on a terminal, unless NO_COLOR is "
-                        "set; FORCE_COLOR forces it), always or never")
+    p.add_argument(
+        "--color",
+        "--colour",
+        choices=["auto", "always", "never"],
+        default=argparse.SUPPRESS,
+        dest="color",
+        help="colour the text output: auto (default: on a terminal, unless NO_COLOR is "
+        "set; FORCE_COLOR forces it), always or never",
+    )
 
 
 class _Version(argparse.Action):
     """`--version`: confsolve's version and each shipped pack's, read from pack.toml alone."""
 
     def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: Any) -> None:
-        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
-                         help="print confsolve's version and the shipped packs' versions")
+        super().__init__(
+            option_strings,
+            dest,
+            nargs=0,
+            default=argparse.SUPPRESS,
+            help="print confsolve's version and the shipped packs' versions",
+        )
 
     def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> None:
         print(version_text())
@@ -166,11 +213,15 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "matrix": ("solver.pictures:register", "a compatibility table of two fields"),
     "completion": ("solver.completion:register", "a shell completion script (bash or zsh)"),
     "__complete": ("solver.completion:register", None),
-    "lint": ("solver.lint:register_cli", "analyse a pack: dead values, dead or redundant rules, "
-                                         "unreachable preferences, totality, cycles"),
+    "lint": (
+        "solver.lint:register_cli",
+        "analyse a pack: dead values, dead or redundant rules, unreachable preferences, totality, cycles",
+    ),
     "count": ("solver.count:register_cli", "the exact number of valid configurations"),
-    "diff": ("solver.diff:register_cli", "what changed between two packs: rules, valid "
-                                         "configurations, resolutions"),
+    "diff": (
+        "solver.diff:register_cli",
+        "what changed between two packs: rules, valid configurations, resolutions",
+    ),
     "serve": ("solver.serve:register", "the configurator page on a local web server"),
 }
 
@@ -181,7 +232,7 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
-                    "against a declarative rule pack (default: SGLang).",
+        "against a declarative rule pack (default: SGLang).",
         epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
@@ -210,7 +261,8 @@ def _build(spec: str, sub: Any) -> None:
 
     module_name, _, function = spec.partition(":")
     register: Callable[[Any, Callable[..., None]], None] = getattr(
-        importlib.import_module(module_name), function)
+        importlib.import_module(module_name), function
+    )
     register(sub, _add_inputs)
     # Every command takes the command-level deadline, after its name too.
     for parser in sub.choices.values():
@@ -251,54 +303,79 @@ def _help(name: str) -> str:
 
 
 def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
-    p = sub.add_parser("resolve", help=_help("resolve"),
-                       description="Resolve a configuration: your choices kept, the rest chosen "
-                                   "by the pack's preferences, every value with its provenance.")
+    p = sub.add_parser(
+        "resolve",
+        help=_help("resolve"),
+        description="Resolve a configuration: your choices kept, the rest chosen "
+        "by the pack's preferences, every value with its provenance.",
+    )
     add_inputs(p)
-    p.add_argument("--format", choices=["text", "json", "argv"], default=None,
-                   help="text (default), json (= --json), or argv: the launch command to run, "
-                        "one shell-quoted line (with a launch command after --: yours, completed)")
-    p.add_argument("--minimal", action="store_true",
-                   help="with --format argv: only the options that differ from what the launcher "
-                        "would choose by itself")
-    p.add_argument("--save-case", metavar="FILE",
-                   help="also write the request and its outcome as a test case file (tests/cases/)")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "argv"],
+        default=None,
+        help="text (default), json (= --json), or argv: the launch command to run, "
+        "one shell-quoted line (with a launch command after --: yours, completed)",
+    )
+    p.add_argument(
+        "--minimal",
+        action="store_true",
+        help="with --format argv: only the options that differ from what the launcher would choose by itself",
+    )
+    p.add_argument(
+        "--save-case",
+        metavar="FILE",
+        help="also write the request and its outcome as a test case file (tests/cases/)",
+    )
     p.set_defaults(func=cmd_resolve)
 
 
 def _add_why(sub: Any, add_inputs: Callable[..., None]) -> None:
-    p = sub.add_parser("why", help=_help("why"),
-                       description="Who decided FIELD, which rule or preference, why each "
-                                   "better-ranked value was rejected, and what else it could be.")
+    p = sub.add_parser(
+        "why",
+        help=_help("why"),
+        description="Who decided FIELD, which rule or preference, why each "
+        "better-ranked value was rejected, and what else it could be.",
+    )
     p.add_argument("field", metavar="FIELD")
     add_inputs(p)
     p.set_defaults(func=cmd_why)
 
 
 def _add_choices(sub: Any, add_inputs: Callable[..., None]) -> None:
-    p = sub.add_parser("choices", help=_help("choices"),
-                       description="For each option (or FIELD), the values still possible given "
-                                   "the inputs, and for each excluded value its minimal reason.")
+    p = sub.add_parser(
+        "choices",
+        help=_help("choices"),
+        description="For each option (or FIELD), the values still possible given "
+        "the inputs, and for each excluded value its minimal reason.",
+    )
     p.add_argument("field", metavar="FIELD", nargs="?")
     add_inputs(p)
     p.set_defaults(func=cmd_choices)
 
 
 def _add_check(sub: Any, add_inputs: Callable[..., None]) -> None:
-    p = sub.add_parser("check", help=_help("check"),
-                       description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
-                                   "2 on bad input; one paragraph of text.")
+    p = sub.add_parser(
+        "check",
+        help=_help("check"),
+        description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
+        "2 on bad input; one paragraph of text.",
+    )
     add_inputs(p)
     p.set_defaults(func=cmd_check)
 
 
 def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
-    p = sub.add_parser("graph", help=_help("graph"),
-                       description="The order in which fields are decided, as DOT, Mermaid, JSON "
-                                   "or SVG (SVG needs Graphviz's dot on PATH).")
+    p = sub.add_parser(
+        "graph",
+        help=_help("graph"),
+        description="The order in which fields are decided, as DOT, Mermaid, JSON "
+        "or SVG (SVG needs Graphviz's dot on PATH).",
+    )
     p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
-    p.add_argument("--json", action="store_true", help="the graph as the JSON document "
-                                                      "(the same as --format json)")
+    p.add_argument(
+        "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
+    )
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
@@ -317,6 +394,7 @@ def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 
 # --- input gathering ------------------------------------------------------------------------
+
 
 def load(args: argparse.Namespace) -> Any:
     from solver import load_pack
@@ -422,6 +500,7 @@ def _drop_stdout() -> None:
 
 # --- commands -------------------------------------------------------------------------------
 
+
 def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.errors import InputIssue, InvalidInput, Unsatisfiable
     from solver.inputs import collect_pins
@@ -429,15 +508,31 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.text import resolution_table, use_colour
 
     if args.minimal and args.format != "argv":
-        raise InvalidInput([InputIssue(field="--minimal", value=None, message=(
-            "--minimal applies to --format argv (the launch command); add --format argv"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--minimal",
+                    value=None,
+                    message=("--minimal applies to --format argv (the launch command); add --format argv"),
+                )
+            ]
+        )
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:
-        raise InvalidInput([InputIssue(field="platform", value=None, message=(
-            "nothing to resolve: give the facts of the machine and model, e.g. "
-            "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
-            "or --model-config PATH/config.json"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="platform",
+                    value=None,
+                    message=(
+                        "nothing to resolve: give the facts of the machine and model, e.g. "
+                        "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
+                        "or --model-config PATH/config.json"
+                    ),
+                )
+            ]
+        )
     try:
         pins = collect_pins(pack, options, facts)
         res = resolve_pins(pack, pins, strict=args.strict)
@@ -462,8 +557,14 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], facts: dict[str, Any],
-               error: SolverError | None, values: dict[str, Any] | None = None) -> None:
+def _save_case(
+    args: argparse.Namespace,
+    pack: Any,
+    options: dict[str, Any],
+    facts: dict[str, Any],
+    error: SolverError | None,
+    values: dict[str, Any] | None = None,
+) -> None:
     from pathlib import Path
 
     from solver.cases import save_case
@@ -480,12 +581,28 @@ def _save_case(args: argparse.Namespace, pack: Any, options: dict[str, Any], fac
         ref = args.pack if args.pack == pack.name else str(Path(args.pack).resolve())
         save_case(args.save_case, pack, request, args.strict, outcome, ref)
     except FileExistsError:
-        raise InvalidInput([InputIssue(field="--save-case", value=args.save_case, message=(
-            f"{args.save_case} exists (or is a link): a case is written to a new file only; "
-            "choose another name"))]) from None
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--save-case",
+                    value=args.save_case,
+                    message=(
+                        f"{args.save_case} exists (or is a link): a case is written to a new file only; "
+                        "choose another name"
+                    ),
+                )
+            ]
+        ) from None
     except OSError as exc:
-        raise InvalidInput([InputIssue(field="--save-case", value=args.save_case,
-                                       message=f"cannot write {args.save_case}: {exc.strerror}")]) from None
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--save-case",
+                    value=args.save_case,
+                    message=f"cannot write {args.save_case}: {exc.strerror}",
+                )
+            ]
+        ) from None
     print(f"confsolve: saved the case to {args.save_case}", file=sys.stderr)
 
 
@@ -516,10 +633,17 @@ def cmd_why(args: argparse.Namespace) -> int:
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
     choices = valid_choices(pack, options, facts, fields=[name], reasons=False)
     if args.json:
-        _dump({"schema": 1, "status": "why", "field": name, "value": res.values[name],
-               "provenance": res.provenance[name].model_dump(mode="json"),
-               "depends_on": {d: res.values[d] for d in deps},
-               "possible": choices.possible[name]})
+        _dump(
+            {
+                "schema": 1,
+                "status": "why",
+                "field": name,
+                "value": res.values[name],
+                "provenance": res.provenance[name].model_dump(mode="json"),
+                "depends_on": {d: res.values[d] for d in deps},
+                "possible": choices.possible[name],
+            }
+        )
     else:
         print(why_text(pack, res, name, deps, choices.possible[name]))
     return EXIT_OK
@@ -545,9 +669,11 @@ def cmd_choices(args: argparse.Namespace) -> int:
     for name, possible in choices.possible.items():
         opened = choices.open.get(name)
         shown = ", ".join(str(v) for v in possible) or (
-            "(none of the listed values)" if opened else "(none: the inputs conflict)")
-        print(f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)"
-                                    if opened else ""))
+            "(none of the listed values)" if opened else "(none: the inputs conflict)"
+        )
+        print(
+            f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
+        )
         for value, items in choices.excluded.get(name, {}).items():
             print(f"    not {value}: " + ", ".join(i.label() for i in items))
     return EXIT_OK
@@ -562,8 +688,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     pack = load(args)
     options, facts = gather(args, pack)
     try:
-        res = resolve(pack, options, facts, strict=args.strict, reasons=False, predict=True,
-                      deny_warnings=args.deny_warnings)
+        res = resolve(
+            pack,
+            options,
+            facts,
+            strict=args.strict,
+            reasons=False,
+            predict=True,
+            deny_warnings=args.deny_warnings,
+        )
     except Unsatisfiable as exc:
         if args.json:
             _dump(exc.to_json())
@@ -578,8 +711,11 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         _dump(res.to_json())
         return EXIT_OK
-    print(f"ok: {pack.name} takes the request as typed"
-          + (" (with the warnings below)" if res.warnings else "") + ".")
+    print(
+        f"ok: {pack.name} takes the request as typed"
+        + (" (with the warnings below)" if res.warnings else "")
+        + "."
+    )
     for line in notices(pack, res):
         print(line)
     return EXIT_OK
@@ -589,9 +725,10 @@ def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) ->
     """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
-    pins = ", ".join(f"{p.field}={p.value}" + (" (its own default)"
-                                               if p.source == "launcher-default" else "")
-                     for p in exc.conflict.pins)
+    pins = ", ".join(
+        f"{p.field}={p.value}" + (" (its own default)" if p.source == "launcher-default" else "")
+        for p in exc.conflict.pins
+    )
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: `{render(first)}`."
@@ -602,11 +739,15 @@ def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) ->
     lead = ""
     if exc.launcher_default is not None:
         d = exc.launcher_default
-        lead = (f"as typed, the launcher picks {d['field']}={d['value']} by itself "
-                f"({d['preference'] or 'its default'}), and it fails. ")
-    return (f"conflict: {lead}{pins} cannot hold together under {rules}. "
-            f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
-            f"Run `confsolve resolve` with the same inputs for the full explanation.")
+        lead = (
+            f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+            f"({d['preference'] or 'its default'}), and it fails. "
+        )
+    return (
+        f"conflict: {lead}{pins} cannot hold together under {rules}. "
+        f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+        f"Run `confsolve resolve` with the same inputs for the full explanation."
+    )
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
@@ -642,8 +783,13 @@ def cmd_packs(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     pack = load(args)
     if args.json:
-        _dump({"schema": 1, "status": "pack", **pack.model_dump(
-            mode="json", exclude={"model_config_map", "directory", "digest"})})
+        _dump(
+            {
+                "schema": 1,
+                "status": "pack",
+                **pack.model_dump(mode="json", exclude={"model_config_map", "directory", "digest"}),
+            }
+        )
         return EXIT_OK
     print(f"{pack.name} {pack.version}: {pack.description}")
     print(f"{len(pack.fields)} fields, {len(pack.rules)} rules, {len(pack.preferences)} preferences")
@@ -658,8 +804,13 @@ def cmd_show(args: argparse.Namespace) -> int:
                 print(f"  {name}: {values}{more}")
     print("\nrules:")
     for rule in pack.rules:
-        tag = " [warn]" if rule.severity == "warn" else " [adjusts " + rule.adjusts + "]" \
-            if rule.adjusts else ""
+        tag = (
+            " [warn]"
+            if rule.severity == "warn"
+            else " [adjusts " + rule.adjusts + "]"
+            if rule.adjusts
+            else ""
+        )
         print(f"  {rule.id}{tag}: {rule.because}")
     return EXIT_OK
 
@@ -694,7 +845,7 @@ def _split_launch(words: list[Any]) -> tuple[list[Any], list[str] | None]:
     if "--" not in words or _command_of(words) not in LAUNCH_COMMANDS:
         return words, None
     at = words.index("--")
-    return words[:at], [str(w) for w in words[at + 1:]]
+    return words[:at], [str(w) for w in words[at + 1 :]]
 
 
 @contextmanager
@@ -799,14 +950,18 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         from solver import progress
 
         raw = getattr(args, "deadline", None)
-        deadline = progress.parse_seconds(raw, "--deadline") if raw is not None \
-            else progress.deadline_from_env()
+        deadline = (
+            progress.parse_seconds(raw, "--deadline") if raw is not None else progress.deadline_from_env()
+        )
 
         def work() -> int:
-            with _search_budget(getattr(args, "search_budget", None)), \
-                    _colour(getattr(args, "color", None)), \
-                    progress.reporting(args.command, deadline=deadline,
-                                       quiet=as_json or args.command not in LONG_COMMANDS):
+            with (
+                _search_budget(getattr(args, "search_budget", None)),
+                _colour(getattr(args, "color", None)),
+                progress.reporting(
+                    args.command, deadline=deadline, quiet=as_json or args.command not in LONG_COMMANDS
+                ),
+            ):
                 done: int = args.func(args)
             return done
 
@@ -823,8 +978,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
                 return exc
 
             # The worker's own check fires first when it can; this one is the backstop.
-            return run_deep(work, seconds=None if deadline is None else deadline + 0.5,
-                            on_timeout=timed_out)
+            return run_deep(work, seconds=None if deadline is None else deadline + 0.5, on_timeout=timed_out)
         return work()
     except SolverError as exc:
         if not as_json and getattr(args, "request_pack", None) is not None:
@@ -844,8 +998,9 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             os._exit(code)
         return code
     except RecursionError:
-        return emit_error(InvalidInput([InputIssue(field="input", value=None,
-                                                   message="input nested too deeply")]), as_json)
+        return emit_error(
+            InvalidInput([InputIssue(field="input", value=None, message="input nested too deeply")]), as_json
+        )
     except (BrokenPipeError, KeyboardInterrupt):
         raise  # the reader went away, or Ctrl-C: main handles them
     except OSError as exc:
@@ -859,8 +1014,11 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 def _internal_error(exc: Exception) -> int:
     if os.environ.get("CONFSOLVE_DEBUG"):
         raise exc
-    print(f"confsolve: internal error ({type(exc).__name__}: {exc}); "
-          "rerun with CONFSOLVE_DEBUG=1 for details and report it", file=sys.stderr)
+    print(
+        f"confsolve: internal error ({type(exc).__name__}: {exc}); "
+        "rerun with CONFSOLVE_DEBUG=1 for details and report it",
+        file=sys.stderr,
+    )
     return EXIT_INTERNAL
 
 

@@ -115,8 +115,12 @@ def _inputs(state: _State, pack: Any, skip: str | None) -> tuple[Any, Any]:
     def usable(item: str) -> bool:
         raw, eq, value = item.partition("=")
         name = _lookup(pack, raw.strip())
-        return bool(eq) and name is not None and name != skip and \
-            coerce(pack.fields[name], value.strip())[1] is None
+        return (
+            bool(eq)
+            and name is not None
+            and name != skip
+            and coerce(pack.fields[name], value.strip())[1] is None
+        )
 
     ns = argparse.Namespace(
         set=[s for s in state.values.get("set", []) if usable(s)],
@@ -143,8 +147,9 @@ def _assignment(flag: str, prefix: str, state: _State) -> list[str]:
     raw, eq, typed = prefix.partition("=")
     if not eq:
         taken = {_lookup(pack, s.partition("=")[0].strip()) for s in state.values.get("set", [])}
-        names = [n for n, f in pack.fields.items()
-                 if n not in taken and (flag == "--set" or f.kind == "fact")]
+        names = [
+            n for n, f in pack.fields.items() if n not in taken and (flag == "--set" or f.kind == "fact")
+        ]
         return [f"{n}=" for n in names if n.startswith(raw)]
     name = _lookup(pack, raw.strip())
     if name is None:
@@ -174,7 +179,7 @@ def _complete_command(parser: argparse.ArgumentParser, rest: Sequence[str], cur:
     state = _scan(parser, rest)
     for flag in _ASSIGNMENT_FLAGS:
         if cur.startswith(flag + "=") and flag in parser._option_string_actions:
-            return [f"{flag}={c}" for c in _assignment(flag, cur[len(flag) + 1:], state)]
+            return [f"{flag}={c}" for c in _assignment(flag, cur[len(flag) + 1 :], state)]
     if state.pending is not None:
         action = state.pending
         if action.option_strings and action.option_strings[-1] in _ASSIGNMENT_FLAGS:
@@ -206,7 +211,7 @@ def _strip_wordbreaks(candidates: list[str], cur: str, wordbreaks: str) -> list[
     if cut < 0:
         return candidates
     head = cur[: cut + 1]
-    return [c[len(head):] for c in candidates if c.startswith(head)]
+    return [c[len(head) :] for c in candidates if c.startswith(head)]
 
 
 def complete(words: Sequence[str], wordbreaks: str = "") -> list[str]:
@@ -272,13 +277,16 @@ def cmd_completion(args: argparse.Namespace) -> int:
 
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     """`confsolve completion bash|zsh` and the hidden `confsolve __complete`."""
-    p = sub.add_parser("completion", help="a shell completion script (bash or zsh)",
-                       description="Print a completion script. bash: source <(confsolve "
-                                   "completion bash); zsh (after compinit): source <(confsolve "
-                                   "completion zsh). --set FIELD=<TAB> offers only the values "
-                                   "still possible given the inputs already typed. No --json: "
-                                   "the output is a shell script for the shell to source, not a "
-                                   "document (`confsolve choices --json` gives the values).")
+    p = sub.add_parser(
+        "completion",
+        help="a shell completion script (bash or zsh)",
+        description="Print a completion script. bash: source <(confsolve "
+        "completion bash); zsh (after compinit): source <(confsolve "
+        "completion zsh). --set FIELD=<TAB> offers only the values "
+        "still possible given the inputs already typed. No --json: "
+        "the output is a shell script for the shell to source, not a "
+        "document (`confsolve choices --json` gives the values).",
+    )
     p.add_argument("shell", choices=["bash", "zsh"])
     p.set_defaults(func=cmd_completion)
     # No help= keeps it out of `confsolve --help`: it is the scripts' interface, not a user's.

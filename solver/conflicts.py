@@ -137,8 +137,7 @@ class _Checks:
 
     KEEP = 8
 
-    def __init__(self, cp: CompiledPack, task: str,
-                 witnesses: Sequence[Mapping[str, Scalar]] = ()) -> None:
+    def __init__(self, cp: CompiledPack, task: str, witnesses: Sequence[Mapping[str, Scalar]] = ()) -> None:
         self.cp = cp
         self.task = task
         self.witnesses: list[Mapping[str, Scalar]] = list(witnesses)
@@ -160,14 +159,13 @@ class _Checks:
         if self.refuted:
             asked = set(rules)
             for known_pins, known_rules in self.refuted:
-                if known_rules <= asked and all(
-                        n in pins and pins[n] == v for n, v in known_pins):
+                if known_rules <= asked and all(n in pins and pins[n] == v for n, v in known_pins):
                     return False
         rules = open_rules
         for witness in self.witnesses:
             if all(witness[n] == v for n, v in pins.items()) and all(
-                    cp.rules[r].holds(tuple(witness[f] for f in cp.rules[r].fields))
-                    for r in rules):
+                cp.rules[r].holds(tuple(witness[f] for f in cp.rules[r].fields)) for r in rules
+            ):
                 return True
         if len(rules) == 1:
             # One rule: whether some values of its free fields keep it, by trying them (most
@@ -183,7 +181,7 @@ class _Checks:
             self.refuted.append((tuple(pins.items()), frozenset(rules)))
             return False
         self.witnesses.insert(0, found)
-        del self.witnesses[self.KEEP:]
+        del self.witnesses[self.KEEP :]
         return True
 
 
@@ -229,8 +227,9 @@ def _oracle(
 def _pin_rank(source: str) -> int:
     # Blame what the user typed first, then what was decided on their behalf, then the facts
     # of the machine and model, which are the hardest to change.
-    return {"user": 0, "adjusted": 0, "preference": 1, "default": 1, "rule": 1,
-            "launcher-default": 1}.get(source, 2)
+    return {"user": 0, "adjusted": 0, "preference": 1, "default": 1, "rule": 1, "launcher-default": 1}.get(
+        source, 2
+    )
 
 
 def minimal_conflict(
@@ -291,8 +290,7 @@ def minimal_reason(
             break
     if found is not None:
         culprits = [Item("rule", rid) for rid in cp.rule_ids if ("rule", rid) in found]
-        suspects = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items()
-                    if ("pin", n) in found]
+        suspects = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if ("pin", n) in found]
         suspects.sort(key=lambda it: _pin_rank(it.source))
         return quickxplain(_oracle(cp, background, task, checks), culprits + suspects)
     check = {**others, **background}
@@ -358,8 +356,7 @@ def conflict_report(cp: CompiledPack, core_pins: Sequence[Pin], core_rules: Sequ
     pack = cp.pack
     return ConflictReport(
         pins=[PinRef(field=p.field, value=p.value, source=p.source) for p in core_pins],
-        rules=[RuleRef(id=r, because=pack.rule(r).because, source=pack.rule(r).source)
-               for r in core_rules],
+        rules=[RuleRef(id=r, because=pack.rule(r).because, source=pack.rule(r).source) for r in core_rules],
     )
 
 

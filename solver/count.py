@@ -49,7 +49,6 @@ __all__ = [
 DEFAULT_LIMIT = 2_000_000
 
 
-
 @dataclass(frozen=True)
 class Check:
     """A rule as the counter sees it: the fields it reads, a predicate over their values (in that
@@ -67,8 +66,10 @@ class Check:
         """The check that holds exactly where this one fails."""
         holds, partial = self.holds, self.partial
         return Check(
-            self.fields, lambda v: not holds(v),
-            None if partial is None else (lambda m: None if (r := partial(m)) is None else not r))
+            self.fields,
+            lambda v: not holds(v),
+            None if partial is None else (lambda m: None if (r := partial(m)) is None else not r),
+        )
 
 
 class CountLimitReached(SolverBudgetExceeded):
@@ -159,7 +160,8 @@ class _Budget:
             return
         now = time.monotonic()
         if (limit.seconds is not None and now - self.started > limit.seconds) or (
-                limit.deadline is not None and now > limit.deadline):
+            limit.deadline is not None and now > limit.deadline
+        ):
             raise CountLimitReached(limit, self.steps)
         if self.progress is not None and not self.steps & 4095:
             self.progress(self.steps, now - self.started)
@@ -207,8 +209,9 @@ class ModelCounter:
         self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
-        self._roots: dict[frozenset[int] | None, tuple[
-            list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None] = {}
+        self._roots: dict[
+            frozenset[int] | None, tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None
+        ] = {}
         self._budget = _Budget(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
@@ -280,8 +283,12 @@ class ModelCounter:
 
     # -- the search ------------------------------------------------------------------------
     def _start(
-        self, pins: Mapping[str, Scalar] | None, allowed: Mapping[str, Collection[Scalar]] | None,
-        only: Collection[int] | None, extra: Collection[int], limit: Limit | None,
+        self,
+        pins: Mapping[str, Scalar] | None,
+        allowed: Mapping[str, Collection[Scalar]] | None,
+        only: Collection[int] | None,
+        extra: Collection[int],
+        limit: Limit | None,
         progress: Progress | None = None,
     ) -> tuple[list[int], list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         """The checks, the checks to look at, the free domains and the fixed values of a query.
@@ -325,12 +332,14 @@ class ModelCounter:
                 else:
                     doms[name] = kept
         alive = set(live)
-        pending = extra + list(dict.fromkeys(
-            c for name in changed for c in self.by_field[name] if c in alive))
+        pending = extra + list(
+            dict.fromkeys(c for name in changed for c in self.by_field[name] if c in alive)
+        )
         return live + extra, pending, doms, values
 
-    def _root(self, only: frozenset[int] | None) -> tuple[
-            list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+    def _root(
+        self, only: frozenset[int] | None
+    ) -> tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         if only in self._roots:
             return self._roots[only]
         checks = list(range(self._base)) if only is None else sorted(only)
@@ -360,8 +369,9 @@ class ModelCounter:
     def _weight(self, name: str, size: int) -> int:
         return size if self.project is None or name in self.project else 1
 
-    def _split(self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]) -> tuple[
-            list[tuple[list[int], list[str]]], list[str]]:
+    def _split(
+        self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]
+    ) -> tuple[list[tuple[list[int], list[str]]], list[str]]:
         """The open checks grouped into components (checks, free fields), smallest first, and
         the free fields no open check reads."""
         parent: dict[str, str] = {}
@@ -393,8 +403,13 @@ class ModelCounter:
         parts = sorted(((groups[r], members[r]) for r in groups), key=lambda p: len(p[1]))
         return parts, [n for n in doms if n not in parent]
 
-    def _solve(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
-               values: dict[str, Scalar]) -> int:
+    def _solve(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> int:
         """Count the sub-problem `checks` over the free fields `doms` (both owned by this call).
 
         `pending` are the checks to look at again: the others were at a fixpoint already.
@@ -413,10 +428,12 @@ class ModelCounter:
                 # The components after this one are not counted: each holds at most every
                 # combination of its fields, and may hold none.
                 rest = 1
-                for _, others in parts[at + 1:]:
+                for _, others in parts[at + 1 :]:
                     rest *= self._size(others, doms)
-                raise stop.bounded(total * stop.lower if rest == 1 and at == len(parts) - 1
-                                   else 0, total * (stop.upper or 0) * rest) from None
+                raise stop.bounded(
+                    total * stop.lower if rest == 1 and at == len(parts) - 1 else 0,
+                    total * (stop.upper or 0) * rest,
+                ) from None
             if sub == 0:
                 return 0
             total *= sub
@@ -429,8 +446,13 @@ class ModelCounter:
             size *= self._weight(name, len(doms[name]))
         return size
 
-    def _find(self, checks: list[int], pending: list[int], doms: dict[str, tuple[Scalar, ...]],
-              values: dict[str, Scalar]) -> dict[str, Scalar] | None:
+    def _find(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> dict[str, Scalar] | None:
         """Like `_solve`, but the first solution (values of `doms` and `values`) or None."""
         live = self._propagate(checks, pending, doms, values)
         if live is None:
@@ -455,8 +477,13 @@ class ModelCounter:
                 return None
         return found
 
-    def _propagate(self, checks: list[int], pending: list[int],
-                   doms: dict[str, tuple[Scalar, ...]], values: dict[str, Scalar]) -> list[int] | None:
+    def _propagate(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> list[int] | None:
         """Unit propagation and entailment to a fixpoint: the checks still open, or None."""
         live = set(checks)
         while pending:
@@ -516,8 +543,9 @@ class ModelCounter:
             pending += [c for c in self.by_field[target] if c in live]
         return [c for c in checks if c in live]
 
-    def _narrow(self, index: int, free: list[str], doms: dict[str, tuple[Scalar, ...]],
-                values: Mapping[str, Scalar]) -> list[str] | None:
+    def _narrow(
+        self, index: int, free: list[str], doms: dict[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]
+    ) -> list[str] | None:
         """Drop the values that make a check with three or more free fields false on their own
         (three-valued evaluation with the fixed fields known): weaker than arc consistency but
         cheap, and it catches `when` cases such as "x in [...] is forced once y is fixed".
@@ -534,7 +562,8 @@ class ModelCounter:
             kept = self._narrowed.get(key)
             if kept is None:
                 kept = self._narrowed[key] = tuple(
-                    v for v in doms[name] if partial({**known, name: v}) is not False)
+                    v for v in doms[name] if partial({**known, name: v}) is not False
+                )
             if not kept:
                 return None
             if len(kept) != len(doms[name]):
@@ -542,8 +571,9 @@ class ModelCounter:
                 changed.append(name)
         return changed
 
-    def _revise(self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]],
-                values: Mapping[str, Scalar]) -> list[str] | Literal[True] | None:
+    def _revise(
+        self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]
+    ) -> list[str] | Literal[True] | None:
         """Arc consistency on a check with two free fields `a` and `b`.
 
         Removes the values with no support on the other side. Returns True when the check holds
@@ -572,7 +602,12 @@ class ModelCounter:
         return changed
 
     def _revise_new(
-        self, index: int, a: str, b: str, dom_a: tuple[Scalar, ...], dom_b: tuple[Scalar, ...],
+        self,
+        index: int,
+        a: str,
+        b: str,
+        dom_a: tuple[Scalar, ...],
+        dom_b: tuple[Scalar, ...],
         values: Mapping[str, Scalar],
     ) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]] | Literal[True] | None:
         keep_a: list[Scalar] = []
@@ -592,8 +627,9 @@ class ModelCounter:
             return None
         return tuple(keep_a), tuple(w for w in dom_b if w in seen_b)
 
-    def _supported(self, index: int, target: str, values: Mapping[str, Scalar],
-                   also: tuple[str, Scalar] | None = None) -> frozenset[Any]:
+    def _supported(
+        self, index: int, target: str, values: Mapping[str, Scalar], also: tuple[str, Scalar] | None = None
+    ) -> frozenset[Any]:
         """The values of `target` that satisfy check `index` given the values of its other fields
         (from `values`, and `also` = one more field and its value).
 
@@ -605,23 +641,27 @@ class ModelCounter:
         found = self._units.get(key)
         if found is None:
             holds = self.checks[index].holds
-            found = frozenset(v for v in self.domains[target]
-                              if holds(tuple(v if n == target else known[n] for n in names)))
+            found = frozenset(
+                v for v in self.domains[target] if holds(tuple(v if n == target else known[n] for n in names))
+            )
             self._units[key] = found
         return found
 
-    def _key(self, checks: list[int], names: list[str], doms: Mapping[str, tuple[Scalar, ...]],
-             values: Mapping[str, Scalar]) -> tuple[tuple[Any, ...], dict[str, Scalar]]:
+    def _key(
+        self,
+        checks: list[int],
+        names: list[str],
+        doms: Mapping[str, tuple[Scalar, ...]],
+        values: Mapping[str, Scalar],
+    ) -> tuple[tuple[Any, ...], dict[str, Scalar]]:
         """A component's cache key (its checks, its fields' domains, the values its checks read
         from outside) and those outside values."""
         read = sorted({n for c in checks for n in self.checks[c].fields if n not in doms})
         outside = {n: values[n] for n in read}
-        key = (frozenset(checks), tuple(sorted((n, doms[n]) for n in names)),
-               tuple(outside.items()))
+        key = (frozenset(checks), tuple(sorted((n, doms[n]) for n in names)), tuple(outside.items()))
         return key, outside
 
-    def _branch(self, checks: list[int], names: list[str],
-                doms: Mapping[str, tuple[Scalar, ...]]) -> str:
+    def _branch(self, checks: list[int], names: list[str], doms: Mapping[str, tuple[Scalar, ...]]) -> str:
         """The field to branch on: projected fields first, then the most rules per value."""
         projected = [n for n in names if self.project is None or n in self.project]
         pool = projected or names
@@ -632,8 +672,13 @@ class ModelCounter:
                     degree[n] += 1
         return max(pool, key=lambda n: (degree[n] / len(doms[n]), degree[n]))
 
-    def _component(self, checks: list[int], names: list[str],
-                   doms: Mapping[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]) -> int:
+    def _component(
+        self,
+        checks: list[int],
+        names: list[str],
+        doms: Mapping[str, tuple[Scalar, ...]],
+        values: Mapping[str, Scalar],
+    ) -> int:
         key, outside = self._key(checks, names, doms, values)
         cached = self._cache.get(key)
         if cached is not None:
@@ -668,14 +713,16 @@ class ModelCounter:
 
 # --- packs ------------------------------------------------------------------------------------
 
+
 def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check]:
     """The hard rules of a pack (or of `rule_ids`) as counter checks."""
     from solver.engine import compile_pack
 
     cp = compile_pack(pack)
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
-    return [Check(cp.rules[r].fields, cp.rules[r].condition.holds, cp.rules[r].condition.partial)
-            for r in ids]
+    return [
+        Check(cp.rules[r].fields, cp.rules[r].condition.holds, cp.rules[r].condition.partial) for r in ids
+    ]
 
 
 @dataclass(frozen=True)
@@ -729,8 +776,11 @@ def count(
     cp = compile_pack(pack)
     started = time.monotonic()
     limit = limit or Limit()
-    ends = [t for t in (deadline, limit.deadline,
-                        None if limit.seconds is None else started + limit.seconds) if t is not None]
+    ends = [
+        t
+        for t in (deadline, limit.deadline, None if limit.seconds is None else started + limit.seconds)
+        if t is not None
+    ]
     limit = Limit(steps=limit.steps, seconds=limit.seconds, deadline=min(ends) if ends else None)
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
@@ -749,26 +799,34 @@ def count(
                     free *= len(domain)
             done = sum(parts.values())
             stop.parts = dict(parts)
-            raise stop.bounded(done + stop.lower, done + (stop.upper or 0)
-                               + free * (len(values) - at - 1)) from None
-    return CountResult(sum(parts.values()), by_field=by, by=parts, steps=counter.steps,
-                       seconds=time.monotonic() - started)
+            raise stop.bounded(
+                done + stop.lower, done + (stop.upper or 0) + free * (len(values) - at - 1)
+            ) from None
+    return CountResult(
+        sum(parts.values()), by_field=by, by=parts, steps=counter.steps, seconds=time.monotonic() - started
+    )
 
 
 # --- command line -----------------------------------------------------------------------------
 
+
 def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     """Add `confsolve count` to the CLI's subparsers."""
     p = sub.add_parser(
-        "count", help="the exact number of valid configurations",
+        "count",
+        help="the exact number of valid configurations",
         description="Count the complete configurations (a value for every option and every fact "
-                    "not given) that satisfy the pack's hard rules and keep the inputs. A fact "
-                    "you do not give is free. --by FIELD splits the count by that field's values.")
+        "not given) that satisfy the pack's hard rules and keep the inputs. A fact "
+        "you do not give is free. --by FIELD splits the count by that field's values.",
+    )
     add_inputs(p)
     p.add_argument("--by", metavar="FIELD", help="split the count by the values of FIELD")
-    p.add_argument("--limit", metavar="N|Ns", default=str(DEFAULT_LIMIT),
-                   help=f"stop after N branching steps or N seconds (e.g. 30s); "
-                        f"default {DEFAULT_LIMIT} steps")
+    p.add_argument(
+        "--limit",
+        metavar="N|Ns",
+        default=str(DEFAULT_LIMIT),
+        help=f"stop after N branching steps or N seconds (e.g. 30s); default {DEFAULT_LIMIT} steps",
+    )
     p.set_defaults(func=cmd_count)
 
 
@@ -801,17 +859,21 @@ def cmd_count(args: argparse.Namespace) -> int:
     given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
     from solver.schema import count_text
 
-    print(f"{count_text(result.count)} valid configurations ({given}; "
-          f"{result.steps} steps, {result.seconds:.2f} s)")
+    print(
+        f"{count_text(result.count)} valid configurations ({given}; "
+        f"{result.steps} steps, {result.seconds:.2f} s)"
+    )
     if result.by is not None:
         width = max(len(_key(v)) for v in result.by)
         for value, number in result.by.items():
             print(f"  {by}={_key(value):<{width}}  {count_text(number)}")
     if result.count == 0 and pins:
-        print("the inputs conflict: `confsolve check` with the same inputs says why",
-              file=sys.stderr)
+        print("the inputs conflict: `confsolve check` with the same inputs says why", file=sys.stderr)
     unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
     if unpinned_open:  # an open range has no end: its listed values are what was counted
-        print(f"open fields counted over their listed values: {', '.join(unpinned_open)} "
-              "(any other value is counted when given)", file=sys.stderr)
+        print(
+            f"open fields counted over their listed values: {', '.join(unpinned_open)} "
+            "(any other value is counted when given)",
+            file=sys.stderr,
+        )
     return 0

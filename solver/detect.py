@@ -40,9 +40,15 @@ def _run(argv: Sequence[str]) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True,
-                              encoding="utf-8", errors="replace",  # any bytes a tool prints
-                              timeout=TIMEOUT_SECONDS, check=False)
+        done = subprocess.run(
+            list(argv),
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",  # any bytes a tool prints
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -61,8 +67,7 @@ def probe(run: Runner = _run) -> dict[str, str]:
     """
     out = run(["nvidia-smi", "--query-gpu=compute_cap,name", "--format=csv,noheader"])
     if out is not None:
-        archs = {arch_from_compute_cap(line.split(",")[0]) for line in out.splitlines()
-                 if line.strip()}
+        archs = {arch_from_compute_cap(line.split(",")[0]) for line in out.splitlines() if line.strip()}
         archs.discard(None)
         found = {"platform": "cuda"} if archs else {}
         if len(archs) == 1:

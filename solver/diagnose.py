@@ -33,16 +33,18 @@ from solver.resolution import ChainFailed, Plan, launcher_view, plan_for, resolv
 from solver.supports import Supports, supports_for
 from solver.tracing import traced_base
 
-__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for",
-           "valid_choices"]
+__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for", "valid_choices"]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
 
 
 def unsatisfiable_for(
-    plan: Plan, pins: Mapping[str, Pin], adjustments: Mapping[str, tuple[Scalar, str]] | None = None,
-    *, keep: Collection[str] = (),
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    adjustments: Mapping[str, tuple[Scalar, str]] | None = None,
+    *,
+    keep: Collection[str] = (),
 ) -> Unsatisfiable:
     """The error for a request with no solution: minimal conflict, repairs, and the text.
     `keep`: user pins the repairs leave alone when they can (see `repairs`)."""
@@ -51,16 +53,22 @@ def unsatisfiable_for(
     found = minimal_conflict(plan.compiled, pins)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs(plan, pins, conflict=[p.field for p in core_pins] if found is not None else None,
-                    keep=keep)
+    fixes = repairs(
+        plan, pins, conflict=[p.field for p in core_pins] if found is not None else None, keep=keep
+    )
     message = conflict_message(plan, pins, report, fixes)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
     return exc
 
 
-def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
-            conflict: Sequence[str] | None = None, keep: Collection[str] = ()) -> list[Repair]:
+def repairs(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    limit: int = MAX_REPAIRS,
+    conflict: Sequence[str] | None = None,
+    keep: Collection[str] = (),
+) -> list[Repair]:
     """Ranked repairs: fewest changed user pins first, then the least preference rank lost.
 
     `conflict`: the pins of a minimal conflict of this request, if known: every repair must
@@ -73,8 +81,7 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
     found: list[tuple[str, ...]] = []
     if keep:
         # Held like facts, the kept pins are never among the user pins a diagnosis removes.
-        held = {n: p.model_copy(update={"source": "fact"}) if n in keep else p
-                for n, p in pins.items()}
+        held = {n: p.model_copy(update={"source": "fact"}) if n in keep else p for n, p in pins.items()}
         found = diagnoses(cp, held, conflicts=known)
     if not found:
         found = diagnoses(cp, pins, conflicts=known)
@@ -98,23 +105,44 @@ def repairs(plan: Plan, pins: Mapping[str, Pin], limit: int = MAX_REPAIRS,
             ranked, _ = plan.ranking(name, auto or given)
             alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
         if tier == "user" and auto is not None:
-            candidates.append(((len(diagnosis), 0, 0), Repair.model_construct(
-                set={}, unset=list(diagnosis), values=auto, alternatives=alternatives,
-                changes=len(diagnosis), rank_loss=0)))
+            candidates.append(
+                (
+                    (len(diagnosis), 0, 0),
+                    Repair.model_construct(
+                        set={},
+                        unset=list(diagnosis),
+                        values=auto,
+                        alternatives=alternatives,
+                        changes=len(diagnosis),
+                        rank_loss=0,
+                    ),
+                )
+            )
         if len(diagnosis) != 1:
             continue
         name = diagnosis[0]
         best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
-            values = _try_resolve(plan, {**base, name: Pin(field=name, value=value,
-                                                           source=pins[name].source)})
+            values = _try_resolve(
+                plan, {**base, name: Pin(field=name, value=value, source=pins[name].source)}
+            )
             if values is None:
                 continue
             loss = alternatives[name].index(value)
-            candidates.append(((1, loss, 1 + rank), Repair.model_construct(
-                set={name: value}, unset=[], values=values, alternatives=alternatives,
-                changes=1, rank_loss=loss)))
+            candidates.append(
+                (
+                    (1, loss, 1 + rank),
+                    Repair.model_construct(
+                        set={name: value},
+                        unset=[],
+                        values=values,
+                        alternatives=alternatives,
+                        changes=1,
+                        rank_loss=loss,
+                    ),
+                )
+            )
     candidates.sort(key=lambda c: c[0])
     return [repair for _, repair in candidates[:limit]]
 
@@ -134,20 +162,26 @@ class _Options:
         self.state = cp.start(pins)
         self.traced = traced_base(cp, pins)
 
-    def witness(self, name: str, value: Scalar, near: Mapping[str, Scalar] | None = None,
-                then: Callable[[], Mapping[str, Scalar]] | None = None,
-                ) -> Mapping[str, Scalar] | None:
+    def witness(
+        self,
+        name: str,
+        value: Scalar,
+        near: Mapping[str, Scalar] | None = None,
+        then: Callable[[], Mapping[str, Scalar]] | None = None,
+    ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution to start
         from; `then`: makes the values to search from when mending `near` fails (asked only
         then)."""
-        if (self.state is None or self.traced.failed is not None
-                or value not in self.traced.domains[name]):
+        if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
             return None
         # A solution of every rule within this state's domains solves the state: then only the
         # rules around what the new value narrows can break, and the repair looks only there.
         base = self.state.domains
-        solves = near is not None and len(near) == len(base) and all(
-            near[n] in values for n, values in base.items())
+        solves = (
+            near is not None
+            and len(near) == len(base)
+            and all(near[n] in values for n, values in base.items())
+        )
         if solves and near is not None:
             mended = self.cp.mend(self.state, near, name, value)
             if mended is not None:
@@ -158,12 +192,18 @@ class _Options:
         state = self.state.assign(name, value, changed)
         if state is None:
             return None
-        return self.cp.search(state, task=f"{self.task} for {name}",
-                              hint={**(near or {}), name: value}, around=changed)
+        return self.cp.search(
+            state, task=f"{self.task} for {name}", hint={**(near or {}), name: value}, around=changed
+        )
 
 
-def _sweep(cp: CompiledPack, supports: Supports, bases: dict[str | None, _Options],
-           names: Sequence[str], values: Mapping[str, Scalar]) -> dict[str, set[Scalar]]:
+def _sweep(
+    cp: CompiledPack,
+    supports: Supports,
+    bases: dict[str | None, _Options],
+    names: Sequence[str],
+    values: Mapping[str, Scalar],
+) -> dict[str, set[Scalar]]:
     """Values of the fields without a pin proven possible by walking one solution of the pins
     through them: each value is put in and the rules it breaks mended around it
     (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
@@ -195,23 +235,37 @@ def _sweep(cp: CompiledPack, supports: Supports, bases: dict[str | None, _Option
     return proven
 
 
-def _search_start(cp: CompiledPack, supports: Supports, names: Sequence[str],
-                  values: Mapping[str, Scalar], name: str, value: Scalar,
-                  last: Mapping[str, Scalar] | None) -> dict[str, Scalar]:
+def _search_start(
+    cp: CompiledPack,
+    supports: Supports,
+    names: Sequence[str],
+    values: Mapping[str, Scalar],
+    name: str,
+    value: Scalar,
+    last: Mapping[str, Scalar] | None,
+) -> dict[str, Scalar]:
     """Where a search for `name = value` starts: a known solution with that value keeping as
     many other pins as it can, with the unproven values of later fields put in (`_unproven`)."""
     others = {n: v for n, v in values.items() if n != name}
-    return {**(supports.closest(name, value, others) or last or {}),
-            **_unproven(cp, supports, names, values, name, value)}
+    return {
+        **(supports.closest(name, value, others) or last or {}),
+        **_unproven(cp, supports, names, values, name, value),
+    }
 
 
-def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
-              values: Mapping[str, Scalar], name: str, value: Scalar) -> dict[str, Scalar]:
+def _unproven(
+    cp: CompiledPack,
+    supports: Supports,
+    names: Sequence[str],
+    values: Mapping[str, Scalar],
+    name: str,
+    value: Scalar,
+) -> dict[str, Scalar]:
     """For the fields after `name` without a pin: a value no known solution of `values` proves
     yet (`value` itself where a field takes it: fields of one domain tend to go together)."""
     keeping = supports.keeping(values)
     out: dict[str, Scalar] = {}
-    for other in names[names.index(name) + 1:]:
+    for other in names[names.index(name) + 1 :]:
         if other in values:
             continue
         domain = cp.domains[other]
@@ -223,8 +277,9 @@ def _unproven(cp: CompiledPack, supports: Supports, names: Sequence[str],
     return out
 
 
-def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
-                  predict: bool = True) -> Unsatisfiable:
+def chain_failure(
+    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *, predict: bool = True
+) -> Unsatisfiable:
     """The error when the launcher's own default for a flag left unset fails: in predict mode
     (`check`) for any option, in search mode for an option the search may not choose
     (`search = false`).
@@ -248,44 +303,73 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
         if pin.source != "launcher-default":
             values = _try_resolve(plan, base, predict=predict)
             if values is not None:
-                ranked_fixes.append(((True, False, 0), Repair.model_construct(
-                    set={}, unset=[pin.field], values=values, changes=1, rank_loss=0)))
+                ranked_fixes.append(
+                    (
+                        (True, False, 0),
+                        Repair.model_construct(
+                            set={}, unset=[pin.field], values=values, changes=1, rank_loss=0
+                        ),
+                    )
+                )
         # Values that fit the rest of the request as the launcher sees it, best-ranked first;
         # each is verified by resolving (a few at most: each is a full resolution).
         others = {n: p.value for n, p in view.items() if n != pin.field}
         ranked, _ = plan.ranking(pin.field, failed.decided)
-        fitting = [v for v in ranked if v != pin.value
-                   and not (pin.field == name and v in failed.chain)
-                   and plan.compiled.satisfiable({**others, pin.field: v},
-                                                 task="looking for repairs") is not None]
+        fitting = [
+            v
+            for v in ranked
+            if v != pin.value
+            and not (pin.field == name and v in failed.chain)
+            and plan.compiled.satisfiable({**others, pin.field: v}, task="looking for repairs") is not None
+        ]
         worked = 0
         for tried, value in enumerate(fitting[:_SET_TRIALS]):
             if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
-            values = _try_resolve(plan, {**base, pin.field: Pin(field=pin.field, value=value,
-                                                                  source="user")}, predict=predict)
+            values = _try_resolve(
+                plan, {**base, pin.field: Pin(field=pin.field, value=value, source="user")}, predict=predict
+            )
             if values is not None:
                 worked += 1
                 # Setting the flag whose default fails comes first: it is the direct answer.
-                ranked_fixes.append(((pin.field != name, False, tried), Repair.model_construct(
-                    set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried)))
+                ranked_fixes.append(
+                    (
+                        (pin.field != name, False, tried),
+                        Repair.model_construct(
+                            set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried
+                        ),
+                    )
+                )
     ranked_fixes.sort(key=lambda item: item[0])
     fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
-    own = (f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here"
-           + (f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""))
+    own = f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here" + (
+        f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""
+    )
     if predict:
-        lead = (f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
-                "the rest of the request.")
+        lead = (
+            f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
+            "the rest of the request."
+        )
     else:
-        lead = (f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
-                f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
-                "request.")
+        lead = (
+            f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
+            f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
+            "request."
+        )
     message = conflict_message(plan, pins, report, fixes, lead=lead)
-    exc = Unsatisfiable(report, fixes, message, launcher_default={
-        "field": name, "value": default, "chain": list(failed.chain),
-        "preference": pref.id if pref else None})
+    exc = Unsatisfiable(
+        report,
+        fixes,
+        message,
+        launcher_default={
+            "field": name,
+            "value": default,
+            "chain": list(failed.chain),
+            "preference": pref.id if pref else None,
+        },
+    )
     exc.request, exc.lead = dict(pins), lead
     return exc
 
@@ -294,8 +378,7 @@ def chain_failure(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *,
 _SET_TRIALS = 8
 
 
-def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False
-                 ) -> dict[str, Scalar] | None:
+def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
         res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False, predict=predict)
@@ -320,8 +403,11 @@ class Choices:
             excluded = {}
             for value, items in self.excluded.get(name, {}).items():
                 excluded[_key(value)] = {
-                    "pins": [{"field": i.name, "value": i.value, "source": i.source}
-                             for i in items if i.kind == "pin"],
+                    "pins": [
+                        {"field": i.name, "value": i.value, "source": i.source}
+                        for i in items
+                        if i.kind == "pin"
+                    ],
                     "rules": [i.name for i in items if i.kind == "rule"],
                 }
             out[name] = {"possible": list(values), "excluded": excluded}
@@ -394,8 +480,9 @@ def valid_choices(
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for) and tries first the values
             # of later fields that nothing proves yet, so one search proves several of them.
-            witness = bases[key].witness(name, value, last, then=partial(
-                _search_start, cp, supports, names, values, name, value, last))
+            witness = bases[key].witness(
+                name, value, last, then=partial(_search_start, cp, supports, names, values, name, value, last)
+            )
             if witness is None:
                 supports.refute(others, name, value)
                 continue
@@ -409,9 +496,7 @@ def valid_choices(
         excluded = [v for v in domain if v not in possible]
         if reasons:
             out.excluded[name] = {
-                v: minimal_reason(cp, name, v, others, sources,
-                                  near=last or None) or []
-                for v in excluded
+                v: minimal_reason(cp, name, v, others, sources, near=last or None) or [] for v in excluded
             }
         else:
             out.excluded[name] = {v: [] for v in excluded}

@@ -59,8 +59,13 @@ class Group:
     reason: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "id": self.id, "count": exact_count(self.count), "example": self.example,
-                "reason": self.reason}
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "count": exact_count(self.count),
+            "example": self.example,
+            "reason": self.reason,
+        }
 
 
 @dataclass
@@ -73,8 +78,11 @@ class Direction:
     note: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"count": exact_count(self.count), "groups": [g.to_json() for g in self.groups],
-                               "other": exact_count(self.other)}
+        doc: dict[str, Any] = {
+            "count": exact_count(self.count),
+            "groups": [g.to_json() for g in self.groups],
+            "other": exact_count(self.other),
+        }
         if self.note:
             doc["note"] = self.note
         return doc
@@ -94,15 +102,24 @@ class ResolutionChange:
     new_by: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {"field": self.field, "old": self.old, "new": self.new, "count": exact_count(self.count),
-                "where": self.where, "example": self.example, "old_by": self.old_by,
-                "new_by": self.new_by}
+        return {
+            "field": self.field,
+            "old": self.old,
+            "new": self.new,
+            "count": exact_count(self.count),
+            "where": self.where,
+            "example": self.example,
+            "old_by": self.old_by,
+            "new_by": self.new_by,
+        }
 
     def text(self) -> str:
         where = f"with {_pins(self.where)}, " if self.where else ""
         why = f" ({self.old_by or 'default'} -> {self.new_by or 'default'})"
-        return (f"{where}{self.field} now resolves to {_show(self.new)} instead of "
-                f"{_show(self.old)} [{self.count} request(s), e.g. {_pins(self.example)}]{why}")
+        return (
+            f"{where}{self.field} now resolves to {_show(self.new)} instead of "
+            f"{_show(self.old)} [{self.count} request(s), e.g. {_pins(self.example)}]{why}"
+        )
 
 
 @dataclass
@@ -127,37 +144,55 @@ class PackDiff:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": 1, "status": "diffed", "old": self.old, "new": self.new,
-            "pins": self.pins, "fields": self.fields, "rules": self.rules,
-            "preferences": self.preferences, "shared_fields": len(self.shared),
-            "projected": self.projected, "old_count": exact_count(self.old_count),
+            "schema": 1,
+            "status": "diffed",
+            "old": self.old,
+            "new": self.new,
+            "pins": self.pins,
+            "fields": self.fields,
+            "rules": self.rules,
+            "preferences": self.preferences,
+            "shared_fields": len(self.shared),
+            "projected": self.projected,
+            "old_count": exact_count(self.old_count),
             "new_count": exact_count(self.new_count),
-            "invalidated": self.invalidated.to_json(), "validated": self.validated.to_json(),
-            "requests": self.requests, "resolution_changes": [c.to_json() for c in self.changes],
-            "comparable": self.comparable(), "identical": self.identical,
+            "invalidated": self.invalidated.to_json(),
+            "validated": self.validated.to_json(),
+            "requests": self.requests,
+            "resolution_changes": [c.to_json() for c in self.changes],
+            "comparable": self.comparable(),
+            "identical": self.identical,
         }
 
     def comparable(self) -> dict[str, bool]:
         """What the diff could compare: both packs' valid configurations (counted within the
         budget), and resolutions (at least one request resolves under both)."""
-        return {"configurations": self.identical or (self.old_count is not None
-                                                     and self.new_count is not None),
-                "resolutions": self.identical or bool(self.requests.get("compared"))}
+        return {
+            "configurations": self.identical or (self.old_count is not None and self.new_count is not None),
+            "resolutions": self.identical or bool(self.requests.get("compared")),
+        }
 
     def text(self) -> str:
         o, n = self.old, self.new
-        lines = [f"{o['name']} {o['version']} -> {n['name']} {n['version']}"
-                 + (f" (with {_pins(self.pins)})" if self.pins else "")]
+        lines = [
+            f"{o['name']} {o['version']} -> {n['name']} {n['version']}"
+            + (f" (with {_pins(self.pins)})" if self.pins else "")
+        ]
         if self.identical:
-            lines.append("the packs are identical (the same files): no field, rule, valid "
-                         "configuration or resolution differs")
+            lines.append(
+                "the packs are identical (the same files): no field, rule, valid "
+                "configuration or resolution differs"
+            )
             return "\n".join(lines)
         for kind in ("added", "removed"):
             if self.fields[kind]:
                 lines.append(f"fields {kind}: {', '.join(self.fields[kind])}")
         for name, change in self.fields["changed"].items():
-            parts = [f"{k.replace('_', ' ')} {', '.join(map(_show, v))}"
-                     for k, v in change.items() if v and k != "kind"]
+            parts = [
+                f"{k.replace('_', ' ')} {', '.join(map(_show, v))}"
+                for k, v in change.items()
+                if v and k != "kind"
+            ]
             if "kind" in change:
                 parts.append(f"kind {change['kind'][0]} -> {change['kind'][1]}")
             lines.append(f"field {name}: " + "; ".join(parts))
@@ -166,15 +201,22 @@ class PackDiff:
                 if table[kind]:
                     lines.append(f"{what} {kind}: {', '.join(table[kind])}")
         if self.projected:
-            lines.append(f"configurations compared over the {len(self.shared)} shared fields "
-                         "(the packs have different fields)")
+            lines.append(
+                f"configurations compared over the {len(self.shared)} shared fields "
+                "(the packs have different fields)"
+            )
         lines.append(f"valid configurations: {_num(self.old_count)} -> {_num(self.new_count)}")
-        for title, side, rejects in (("valid before, invalid now", self.invalidated, "new"),
-                                     ("invalid before, valid now", self.validated, "old")):
+        for title, side, rejects in (
+            ("valid before, invalid now", self.invalidated, "new"),
+            ("invalid before, valid now", self.validated, "old"),
+        ):
             lines.append(f"{title}: {_num(side.count)}")
             for g in side.groups:
-                label = (f"rule {g.id} ({rejects})" if g.kind == "rule"
-                         else f"{g.id} (values the {rejects} pack does not have)")
+                label = (
+                    f"rule {g.id} ({rejects})"
+                    if g.kind == "rule"
+                    else f"{g.id} (values the {rejects} pack does not have)"
+                )
                 eg = f"; e.g. {_pins(g.example)}" if g.example else ""
                 why = f"; because {', '.join(g.reason)}" if g.reason else ""
                 lines.append(f"  {_num(g.count)}: {label}{eg}{why}")
@@ -182,14 +224,18 @@ class PackDiff:
                 lines.append(f"  {_num(side.other)}: other ({side.note or 'fields one pack lacks'})")
         r = self.requests
         how = "every combination" if r.get("enumerated") else "a seeded sample"
-        lines.append(f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
-                     f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
-                     f"{r.get('new_only', 0)} only now; not machines under the new pack's rules "
-                     f"over facts: {r.get('machines_ruled_out', 0)}, under the old pack's: "
-                     f"{r.get('machines_ruled_out_before', 0)}")
+        lines.append(
+            f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
+            f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
+            f"{r.get('new_only', 0)} only now; not machines under the new pack's rules "
+            f"over facts: {r.get('machines_ruled_out', 0)}, under the old pack's: "
+            f"{r.get('machines_ruled_out_before', 0)}"
+        )
         if not r.get("compared"):
-            lines.append("  not comparable: no request resolves in both packs, so nothing is "
-                         "said about resolutions (give facts with --set to compare a machine)")
+            lines.append(
+                "  not comparable: no request resolves in both packs, so nothing is "
+                "said about resolutions (give facts with --set to compare a machine)"
+            )
         else:
             lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
         return "\n".join(lines)
@@ -201,8 +247,8 @@ def _num(value: int | None) -> str:
 
 # --- structure --------------------------------------------------------------------------------
 
-def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str]],
-                                              dict[str, list[str]]]:
+
+def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, list[str]]]:
     fields: dict[str, Any] = {
         "added": [n for n in new.fields if n not in old.fields],
         "removed": [n for n in old.fields if n not in new.fields],
@@ -227,14 +273,17 @@ def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str
     def table(a: Sequence[Any], b: Sequence[Any]) -> dict[str, list[str]]:
         before = {x.id: x.model_dump(exclude={"file"}) for x in a}
         after = {x.id: x.model_dump(exclude={"file"}) for x in b}
-        return {"added": [i for i in after if i not in before],
-                "removed": [i for i in before if i not in after],
-                "changed": [i for i in after if i in before and after[i] != before[i]]}
+        return {
+            "added": [i for i in after if i not in before],
+            "removed": [i for i in before if i not in after],
+            "changed": [i for i in after if i in before and after[i] != before[i]],
+        }
 
     return fields, table(old.rules, new.rules), table(old.preferences, new.preferences)
 
 
 # --- configurations ---------------------------------------------------------------------------
+
 
 class _Side:
     """One pack as counter checks over its own domains."""
@@ -245,14 +294,20 @@ class _Side:
 
         self.pack = pack
         self.cp = compile_pack(pack)
-        self.checks = [Check(r.fields, r.condition.holds, r.condition.partial)
-                       for r in self.cp.rules.values()]
+        self.checks = [
+            Check(r.fields, r.condition.holds, r.condition.partial) for r in self.cp.rules.values()
+        ]
         self.texts = {r.condition.text for r in self.cp.rules.values()}
 
 
 def _direction(
-    accept: _Side, reject: _Side, shared: list[str], pins: Mapping[str, Scalar],
-    total: int | None, limit: Limit, rejects: str,
+    accept: _Side,
+    reject: _Side,
+    shared: list[str],
+    pins: Mapping[str, Scalar],
+    total: int | None,
+    limit: Limit,
+    rejects: str,
 ) -> Direction:
     """Configurations `accept` allows and `reject` does not, grouped by what `reject` changed.
 
@@ -311,8 +366,11 @@ def _direction(
         accounted += number or 0
     side.other = total - accounted if exact and total is not None else None
     if side.other:
-        side.note = ("through rules or fields that only one pack has" if project is not None
-                     else "through rules that read fields only one pack has")
+        side.note = (
+            "through rules or fields that only one pack has"
+            if project is not None
+            else "through rules that read fields only one pack has"
+        )
     return side
 
 
@@ -326,13 +384,13 @@ def _rejections(accept: _Side, reject: _Side, shared: list[str]) -> list[tuple[s
         allowed = set(reject.cp.domains[name])
         missing = [v for v in accept.cp.domains[name] if v not in allowed]
         if missing:
-            items.append(("domain", f"{name}={'|'.join(map(_show, missing))}",
-                          _membership(name, frozenset(allowed))))
+            items.append(
+                ("domain", f"{name}={'|'.join(map(_show, missing))}", _membership(name, frozenset(allowed)))
+            )
     shared_set = set(shared)
     for rid, rule in reject.cp.rules.items():
         if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
-            items.append(("rule", rid, Check(rule.fields, rule.condition.holds,
-                                             rule.condition.partial)))
+            items.append(("rule", rid, Check(rule.fields, rule.condition.holds, rule.condition.partial)))
     return items
 
 
@@ -351,8 +409,7 @@ def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
     from solver.conflicts import minimal_conflict
     from solver.model import Pin
 
-    pins = {n: Pin(field=n, value=v, source="user") for n, v in values.items()
-            if n in side.cp.domains}
+    pins = {n: Pin(field=n, value=v, source="user") for n, v in values.items() if n in side.cp.domains}
     found = minimal_conflict(side.cp, pins)
     if found is None:
         return []
@@ -362,8 +419,13 @@ def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
 
 # --- resolutions ------------------------------------------------------------------------------
 
+
 def _resolutions(
-    old: _Side, new: _Side, pins: Mapping[str, Scalar], samples: int, seed: int,
+    old: _Side,
+    new: _Side,
+    pins: Mapping[str, Scalar],
+    samples: int,
+    seed: int,
 ) -> tuple[dict[str, Any], list[ResolutionChange]]:
     """Resolve the same requests (shared facts, plus the pins) in both packs and compare."""
     from solver.errors import SolverError
@@ -371,19 +433,25 @@ def _resolutions(
     from solver.model import Pin
     from solver.resolution import resolve_pins
 
-    facts = [n for n, f in old.pack.fields.items()
-             if f.kind == "fact" and n in new.pack.fields and new.pack.fields[n].kind == "fact"
-             and n not in pins]
+    facts = [
+        n
+        for n, f in old.pack.fields.items()
+        if f.kind == "fact" and n in new.pack.fields and new.pack.fields[n].kind == "fact" and n not in pins
+    ]
     allowed = {n: [v for v in old.cp.domains[n] if v in new.cp.domains[n]] for n in facts}
     # Machines are drawn as the new pack describes them (the version being adopted; its rules
     # over facts are usually the tighter ones), so the sample is not spent on impossible ones.
     world = [r for r in new.cp.rule_ids if set(new.cp.rules[r].fields) <= set(facts)]
-    combos, enumerated = fact_combinations(new.cp, facts, world, samples=samples, seed=seed,
-                                           allowed=allowed, enumerate_up_to=ENUMERATE_REQUESTS)
+    combos, enumerated = fact_combinations(
+        new.cp, facts, world, samples=samples, seed=seed, allowed=allowed, enumerate_up_to=ENUMERATE_REQUESTS
+    )
 
     def resolved(side: _Side, request: Mapping[str, Scalar]) -> Any:
-        given = {n: Pin(field=n, value=v, source="user" if side.pack.fields[n].kind == "option"
-                        else "fact") for n, v in request.items() if n in side.pack.fields}
+        given = {
+            n: Pin(field=n, value=v, source="user" if side.pack.fields[n].kind == "option" else "fact")
+            for n, v in request.items()
+            if n in side.pack.fields
+        }
         try:
             return resolve_pins(side.pack, given, reasons=False, explain_failure=False)
         except SolverError:
@@ -394,22 +462,25 @@ def _resolutions(
     # a machine under that pack, so its resolutions are not compared (not "only resolves
     # before" or "only now").
     def fact_rules(side: _Side) -> list[Any]:
-        fact_set = set(facts) | {n for n in pins if n in side.pack.fields
-                                 and side.pack.fields[n].kind == "fact"}
-        return [side.cp.rules[r] for r in side.cp.rule_ids
-                if set(side.cp.rules[r].fields) <= fact_set]
+        fact_set = set(facts) | {
+            n for n in pins if n in side.pack.fields and side.pack.fields[n].kind == "fact"
+        }
+        return [side.cp.rules[r] for r in side.cp.rule_ids if set(side.cp.rules[r].fields) <= fact_set]
 
     new_world, old_world = fact_rules(new), fact_rules(old)
 
     def impossible(rules: list[Any], request: Mapping[str, Scalar]) -> bool:
-        return any(not rule.condition.evaluate(request) for rule in rules
-                   if set(rule.fields) <= set(request))
+        return any(not rule.condition.evaluate(request) for rule in rules if set(rule.fields) <= set(request))
 
     shared = [n for n in old.pack.fields if n in new.pack.fields]
-    found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None,
-                                                       str | None]]] = {}
-    tally = {"compared": 0, "old_only": 0, "new_only": 0, "machines_ruled_out": 0,
-             "machines_ruled_out_before": 0}
+    found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None, str | None]]] = {}
+    tally = {
+        "compared": 0,
+        "old_only": 0,
+        "new_only": 0,
+        "machines_ruled_out": 0,
+        "machines_ruled_out_before": 0,
+    }
     for combo in combos:
         request = {**combo, **pins}
         if impossible(new_world, request):
@@ -431,24 +502,48 @@ def _resolutions(
             if name in request or a == b:
                 continue
             found.setdefault((name, a, b), []).append(
-                (combo, before.provenance[name].rule, after.provenance[name].rule))
-    stats: dict[str, Any] = {"requests": len(combos), **tally, "enumerated": enumerated,
-                             "seed": None if enumerated else seed}
+                (combo, before.provenance[name].rule, after.provenance[name].rule)
+            )
+    stats: dict[str, Any] = {
+        "requests": len(combos),
+        **tally,
+        "enumerated": enumerated,
+        "seed": None if enumerated else seed,
+    }
     changes = []
     for (name, a, b), members in sorted(found.items(), key=lambda item: -len(item[1])):
-        where = {n: v for n, v in members[0][0].items()
-                 if all(m[0][n] == v for m in members)
-                 and any(c[n] != v for c in combos)}
-        changes.append(ResolutionChange(name, a, b, len(members), where if len(members) > 1
-                                        else {}, {**members[0][0], **pins}, members[0][1],
-                                        members[0][2]))
+        where = {
+            n: v
+            for n, v in members[0][0].items()
+            if all(m[0][n] == v for m in members) and any(c[n] != v for c in combos)
+        }
+        changes.append(
+            ResolutionChange(
+                name,
+                a,
+                b,
+                len(members),
+                where if len(members) > 1 else {},
+                {**members[0][0], **pins},
+                members[0][1],
+                members[0][2],
+            )
+        )
     return stats, changes
 
 
 # --- entry points -----------------------------------------------------------------------------
 
-def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
-         samples: int = SAMPLES, seed: int = 0, limit: Limit | None = None) -> PackDiff:
+
+def diff(
+    old: Pack,
+    new: Pack,
+    pins: Mapping[str, Scalar] | None = None,
+    *,
+    samples: int = SAMPLES,
+    seed: int = 0,
+    limit: Limit | None = None,
+) -> PackDiff:
     """Compare two packs: structure, valid configurations (exact counts, grouped) and
     resolutions of the same requests."""
     from solver.count import CountLimitReached, ModelCounter
@@ -460,11 +555,21 @@ def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
     if old.digest and old.digest == new.digest:
         return PackDiff(
             old={"name": old.name, "version": old.version},
-            new={"name": new.name, "version": new.version}, pins=pins, fields=fields,
-            rules=rules, preferences=prefs, shared=list(old.fields), projected=False,
-            old_count=None, new_count=None, invalidated=Direction(count=0),
-            validated=Direction(count=0), requests={"requests": 0, "compared": 0},
-            changes=[], identical=True)
+            new={"name": new.name, "version": new.version},
+            pins=pins,
+            fields=fields,
+            rules=rules,
+            preferences=prefs,
+            shared=list(old.fields),
+            projected=False,
+            old_count=None,
+            new_count=None,
+            invalidated=Direction(count=0),
+            validated=Direction(count=0),
+            requests={"requests": 0, "compared": 0},
+            changes=[],
+            identical=True,
+        )
     a, b = _Side(old), _Side(new)
     shared = [n for n in old.fields if n in new.fields]
     projected = set(old.fields) != set(new.fields)
@@ -473,7 +578,8 @@ def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
     def counted(domains: Mapping[str, Sequence[Scalar]], checks: Sequence[Check]) -> int | None:
         try:
             return ModelCounter(domains, checks, project=project).count(
-                {n: v for n, v in pins.items() if n in domains}, limit=limit)
+                {n: v for n, v in pins.items() if n in domains}, limit=limit
+            )
         except CountLimitReached:
             return None
 
@@ -492,31 +598,57 @@ def diff(old: Pack, new: Pack, pins: Mapping[str, Scalar] | None = None, *,
     requests, changes = _resolutions(a, b, pins, samples, seed)
     return PackDiff(
         old={"name": old.name, "version": old.version},
-        new={"name": new.name, "version": new.version}, pins=pins, fields=fields,
-        rules=rules, preferences=prefs, shared=shared, projected=projected,
-        old_count=old_count, new_count=new_count, invalidated=invalidated,
-        validated=validated, requests=requests, changes=changes)
+        new={"name": new.name, "version": new.version},
+        pins=pins,
+        fields=fields,
+        rules=rules,
+        preferences=prefs,
+        shared=shared,
+        projected=projected,
+        old_count=old_count,
+        new_count=new_count,
+        invalidated=invalidated,
+        validated=validated,
+        requests=requests,
+        changes=changes,
+    )
 
 
 def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     """Add `confsolve diff` to the CLI's subparsers."""
     p = sub.add_parser(
-        "diff", help="what changed between two packs: rules, valid configurations, resolutions",
+        "diff",
+        help="what changed between two packs: rules, valid configurations, resolutions",
         description="Compare OLD_PACK and NEW_PACK (shipped names or directories): fields, rules "
-                    "and preferences added, removed or changed; the configurations valid in one "
-                    "and not the other, counted and grouped by the rule responsible; and the "
-                    "requests whose resolution changed. --set restricts the comparison.")
+        "and preferences added, removed or changed; the configurations valid in one "
+        "and not the other, counted and grouped by the rule responsible; and the "
+        "requests whose resolution changed. --set restricts the comparison.",
+    )
     p.add_argument("old_pack", metavar="OLD_PACK")
     p.add_argument("new_pack", metavar="NEW_PACK")
-    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                   help="compare only configurations and requests with this value")
-    p.add_argument("--samples", type=int, default=SAMPLES, metavar="N",
-                   help=f"requests to sample when the shared facts have more than "
-                        f"{ENUMERATE_REQUESTS} combinations (default {SAMPLES})")
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="compare only configurations and requests with this value",
+    )
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=SAMPLES,
+        metavar="N",
+        help=f"requests to sample when the shared facts have more than "
+        f"{ENUMERATE_REQUESTS} combinations (default {SAMPLES})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
-    p.add_argument("--limit", metavar="N|Ns", default=None,
-                   help="step or time budget of each count (as for `confsolve count`; "
-                        f"default {DEFAULT_COUNT_SECONDS:g}s)")
+    p.add_argument(
+        "--limit",
+        metavar="N|Ns",
+        default=None,
+        help="step or time budget of each count (as for `confsolve count`; "
+        f"default {DEFAULT_COUNT_SECONDS:g}s)",
+    )
     p.add_argument("--json", action="store_true", help="print the JSON document")
     p.set_defaults(func=cmd_diff)
 
@@ -535,8 +667,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         except ValueError as exc:
             issues.append(InputIssue(field="limit", value=args.limit, message=str(exc)))
     if args.samples < 1:
-        issues.append(InputIssue(field="samples", value=args.samples,
-                                 message="--samples must be positive"))
+        issues.append(InputIssue(field="samples", value=args.samples, message="--samples must be positive"))
     sets, more = parse_assignments(args.set)
     issues += more
     if issues:
@@ -555,8 +686,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         values = [coerce(p.fields[name], text) for p in (old, new) if name in p.fields]
         good = [v for v, issue in values if issue is None and v is not None]
         if not good:
-            issues.append(values[0][1] or InputIssue(field=name, value=text,
-                                                     message=f"--set {name}: give a value"))
+            issues.append(
+                values[0][1] or InputIssue(field=name, value=text, message=f"--set {name}: give a value")
+            )
             continue
         pins[name] = good[0]
     if issues:

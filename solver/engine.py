@@ -61,10 +61,20 @@ def default_budget() -> int:
     except ValueError:
         value = 0
     if value < 1:
-        raise InvalidInput([InputIssue(field="CONFSOLVE_BUDGET", value=raw, message=(
-            f"CONFSOLVE_BUDGET={raw!r} is not a positive whole number of search steps; "
-            f"unset it for the default ({DEFAULT_BUDGET}) or give --budget N"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="CONFSOLVE_BUDGET",
+                    value=raw,
+                    message=(
+                        f"CONFSOLVE_BUDGET={raw!r} is not a positive whole number of search steps; "
+                        f"unset it for the default ({DEFAULT_BUDGET}) or give --budget N"
+                    ),
+                )
+            ]
+        )
     return value
+
 
 Assignment = dict[str, Scalar]
 Ranker = Callable[[str, Mapping[str, Scalar], Sequence[Scalar]], Sequence[Scalar]]
@@ -142,10 +152,14 @@ class _Search:
     trying every combination of unrelated fields.
     """
 
-    def __init__(self, budget: int, task: str, trace: SearchTrace | None,
-                 holds: Mapping[int, _Check] | None = None,
-                 verdicts: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], _Verdicts]
-                 | None = None) -> None:
+    def __init__(
+        self,
+        budget: int,
+        task: str,
+        trace: SearchTrace | None,
+        holds: Mapping[int, _Check] | None = None,
+        verdicts: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], _Verdicts] | None = None,
+    ) -> None:
         self._verdicts = verdicts or _no_verdicts
         self._budget = budget
         self._task = task
@@ -158,8 +172,9 @@ class _Search:
         # each step cost the whole group's rules.
         self._wdeg: dict[str, int] = {}
 
-    def _pick(self, domains: dict[str, Any], assigned: Mapping[str, Any],
-              vconstraints: dict[str, Any]) -> str | None:
+    def _pick(
+        self, domains: dict[str, Any], assigned: Mapping[str, Any], vconstraints: dict[str, Any]
+    ) -> str | None:
         """dom/wdeg: the smallest domain relative to how often the field's rules have failed.
 
         Plain smallest-domain-first picks the many unrelated two-valued fields first, and a dead
@@ -184,8 +199,13 @@ class _Search:
                 best, best_score = name, score
         return best
 
-    def _consistent(self, domains: dict[str, Any], assigned: Mapping[str, Any],
-                    vconstraints: dict[str, Any], changed: list[str]) -> bool:
+    def _consistent(
+        self,
+        domains: dict[str, Any],
+        assigned: Mapping[str, Any],
+        vconstraints: dict[str, Any],
+        changed: list[str],
+    ) -> bool:
         """Generalised arc consistency from the changed fields; False when a domain empties.
 
         Three-valued evaluation of the rule with the fixed fields decides most values at once
@@ -229,15 +249,21 @@ class _Search:
                     before = len(dom)
                     if len(free) > 1 and any(len(domains[f]) == 1 for f in free):
                         # An earlier target of this rule was narrowed to one value: it is known now.
-                        known = tuple((f, assigned[f] if f in assigned else domains[f][0])
-                                      for f in fields
-                                      if f != target and (f in assigned or len(domains[f]) == 1))
+                        known = tuple(
+                            (f, assigned[f] if f in assigned else domains[f][0])
+                            for f in fields
+                            if f != target and (f in assigned or len(domains[f]) == 1)
+                        )
                     always, never = passes(constraint, target, known)
                     for value in list(dom):
                         if value in always:
                             continue
-                        if value in never or (size <= _GAC_LIMIT and not _supported(
-                                check, rkey, fields, domains, assigned, target, value, residues)):
+                        if value in never or (
+                            size <= _GAC_LIMIT
+                            and not _supported(
+                                check, rkey, fields, domains, assigned, target, value, residues
+                            )
+                        ):
                             dom.hideValue(value)
                     if not dom:
                         self._culprit = constraint
@@ -321,8 +347,7 @@ def _no_verdicts(constraint: Any, target: str, known: tuple[tuple[str, Scalar], 
     return _NO_VERDICTS
 
 
-def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
-          cons: Sequence[_Con]) -> bool:
+def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]], cons: Sequence[_Con]) -> bool:
     """Whether the hint's values are still possible and satisfy every constraint of a group."""
     for con in cons:
         values = []
@@ -334,8 +359,11 @@ def _fits(hint: Mapping[str, Scalar], domains: Mapping[str, list[Scalar]],
             return False
     return True
 
-def _backtrack(stack: list[tuple[str, list[Scalar], list[Any]]], assignments: Assignment,
-               ) -> tuple[str, list[Scalar], list[Any]] | None:
+
+def _backtrack(
+    stack: list[tuple[str, list[Scalar], list[Any]]],
+    assignments: Assignment,
+) -> tuple[str, list[Scalar], list[Any]] | None:
     """Unwind `stack` to the latest variable with values left to try (restoring the domains each
     level pushed and dropping the assignments of exhausted levels); None when there is none."""
     while stack:
@@ -374,8 +402,9 @@ def _independent_groups(state: State) -> list[list[_Con]]:
     return list(groups.values())
 
 
-def _starting_values(domains: Mapping[str, Sequence[Scalar]],
-                     hint: Mapping[str, Scalar] | None) -> Assignment:
+def _starting_values(
+    domains: Mapping[str, Sequence[Scalar]], hint: Mapping[str, Scalar] | None
+) -> Assignment:
     """Each field's first value, or the hint's where the field still allows it: what a group that
     needs no search keeps."""
     solution: Assignment = {name: values[0] for name, values in domains.items()}
@@ -386,9 +415,9 @@ def _starting_values(domains: Mapping[str, Sequence[Scalar]],
     return solution
 
 
-
-def _repair(state: State, hint: Mapping[str, Scalar],
-            around: Sequence[str] | None = None) -> tuple[Assignment | None, int]:
+def _repair(
+    state: State, hint: Mapping[str, Scalar], around: Sequence[str] | None = None
+) -> tuple[Assignment | None, int]:
     """The hint made into a solution by changing only fields near the rules it breaks, or None;
     and the steps that took (fields confirmed or decided again), which count against the budget.
 
@@ -416,8 +445,10 @@ def _repair(state: State, hint: Mapping[str, Scalar],
                     suspects[con.key] = con
         cons: Collection[_Con] = suspects.values()
     else:
-        base = {name: hint[name] if name in hint and hint[name] in values else values[0]
-                for name, values in domains.items()}
+        base = {
+            name: hint[name] if name in hint and hint[name] in values else values[0]
+            for name, values in domains.items()
+        }
         steps = sum(1 for values in domains.values() if len(values) > 1)
         cons = open_.values()
     for con in cons:
@@ -458,14 +489,18 @@ def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) ->
     old = {name: values[name] for name in region}
     # Per field of the region: its open rules, each with the region fields it reads (a rule is
     # checked once none of those is pending).
-    rules_of = {name: [(con, tuple(f for f in con.fields if f in pending))
-                       for con in by_field.get(name, ()) if con.key in open_]
-                for name in region}
+    rules_of = {
+        name: [
+            (con, tuple(f for f in con.fields if f in pending))
+            for con in by_field.get(name, ())
+            if con.key in open_
+        ]
+        for name in region
+    }
 
     def fits(name: str) -> bool:
         for con, inside in rules_of[name]:
-            if not any(f in pending for f in inside) \
-                    and not con.holds(tuple(values[f] for f in con.fields)):
+            if not any(f in pending for f in inside) and not con.holds(tuple(values[f] for f in con.fields)):
                 return False
         return True
 
@@ -477,8 +512,9 @@ def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) ->
         if len(choices) == index:
             current = domains[name]
             first = old[name]
-            choices.append([v for v in reversed(current) if v != first]
-                           + ([first] if first in current else []))
+            choices.append(
+                [v for v in reversed(current) if v != first] + ([first] if first in current else [])
+            )
         while choices[index]:
             steps += 1
             if steps > _REPAIR_STEPS:
@@ -503,8 +539,9 @@ def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) ->
     return True
 
 
-def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
-          hint: Mapping[str, Scalar] | None, budget: int) -> tuple[Assignment | None, int, bool]:
+def _dive(
+    state: State, names: Sequence[str], cons: Sequence[_Con], hint: Mapping[str, Scalar] | None, budget: int
+) -> tuple[Assignment | None, int, bool]:
     """A cheap first attempt at a group: depth-first search with forward checking to a fixpoint
     (`State._propagate`), changes undone from a trail, fields in the given order, the hint's value
     first, for at most `_DIVE_STEPS` per field.
@@ -528,8 +565,7 @@ def _dive(state: State, names: Sequence[str], cons: Sequence[_Con],
         if index == len(names):
             return {n: domains[n][0] for n in names}, steps, False
         name = names[index]
-        frames.append((index, name, list(reversed(_hint_first(domains[name], hint, name))),
-                       len(trail)))
+        frames.append((index, name, list(reversed(_hint_first(domains[name], hint, name))), len(trail)))
         while frames:
             at, field, values, mark = frames[-1]
             _undo(trail, mark)
@@ -557,9 +593,16 @@ def _hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: s
     return [hint[name], *(v for v in values if v != hint[name])]
 
 
-def _supported(check: Callable[[tuple[Scalar, ...]], bool], rkey: str, fields: tuple[str, ...],
-               domains: dict[str, Any], assigned: Mapping[str, Any], target: str,
-               value: Scalar, residues: dict[Any, tuple[Scalar, ...]]) -> bool:
+def _supported(
+    check: Callable[[tuple[Scalar, ...]], bool],
+    rkey: str,
+    fields: tuple[str, ...],
+    domains: dict[str, Any],
+    assigned: Mapping[str, Any],
+    target: str,
+    value: Scalar,
+    residues: dict[Any, tuple[Scalar, ...]],
+) -> bool:
     """Whether some combination of the other free fields lets `target = value` satisfy `check`.
 
     The last support found is remembered (a "residue", as in AC-3rm): a pure rule stays satisfied
@@ -647,8 +690,9 @@ class State:
 
     __slots__ = ("_trails", "by_field", "domains", "open")
 
-    def __init__(self, domains: dict[str, list[Scalar]], open_: dict[str, _Con],
-                 by_field: dict[str, list[_Con]]) -> None:
+    def __init__(
+        self, domains: dict[str, list[Scalar]], open_: dict[str, _Con], by_field: dict[str, list[_Con]]
+    ) -> None:
         self.domains = domains
         self.open = open_
         self.by_field = by_field
@@ -724,8 +768,7 @@ class State:
                             return False
                         continue
                     current = domains[target]
-                    allowed = con.allowed(at, tuple([domains[f][0] for f in con.fields
-                                                     if f != target]))
+                    allowed = con.allowed(at, tuple([domains[f][0] for f in con.fields if f != target]))
                     kept = [v for v in current if v in allowed]
                     if not kept:
                         return False
@@ -767,9 +810,10 @@ class CompiledPack:
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
-        self._cons = {rid: _Con(rid, r.fields, r.holds, r.constraint,
-                                tuple(self.domains[f] for f in r.fields))
-                      for rid, r in self.rules.items()}
+        self._cons = {
+            rid: _Con(rid, r.fields, r.holds, r.constraint, tuple(self.domains[f] for f in r.fields))
+            for rid, r in self.rules.items()
+        }
         self._all_by_field = self._index(list(self._cons.values()))
         # Supports found by arc consistency for the pack's rules (by rule id), shared by every
         # query on this pack: a hint only (each is re-checked against the current domains), so
@@ -791,8 +835,7 @@ class CompiledPack:
         """The constraints reading each field."""
         return self._all_by_field
 
-    def _verdicts(self, constraint: Any, target: str,
-                  known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
+    def _verdicts(self, constraint: Any, target: str, known: tuple[tuple[str, Scalar], ...]) -> _Verdicts:
         """The values of `target` that satisfy the rule whatever its other unknown fields hold,
         and those that violate it whatever they hold.
 
@@ -811,14 +854,17 @@ class CompiledPack:
             given = dict(known)
             partial = rule.condition.partial
             answers = {v: partial({**given, target: v}) for v in self.domains[target]}
-            found = (frozenset(v for v, a in answers.items() if a is True),
-                     frozenset(v for v, a in answers.items() if a is False))
+            found = (
+                frozenset(v for v, a in answers.items() if a is True),
+                frozenset(v for v, a in answers.items() if a is False),
+            )
             if len(self._verdict_sets) < _MEMO_LIMIT:
                 self._verdict_sets[key] = found
         return found
 
-    def verdicts(self, rule_id: str, target: str,
-                 known: tuple[tuple[str, Scalar], ...]) -> tuple[frozenset[Scalar], frozenset[Scalar]]:
+    def verdicts(
+        self, rule_id: str, target: str, known: tuple[tuple[str, Scalar], ...]
+    ) -> tuple[frozenset[Scalar], frozenset[Scalar]]:
         """The values of `target` that keep the rule whatever its fields outside `known` hold,
         and those that break it whatever they hold (see `_verdicts`)."""
         return self._verdicts(self._cons[rule_id].constraint, target, known)
@@ -831,9 +877,10 @@ class CompiledPack:
         for that query: keyed by anything shared, a later query's condition could be served a
         support found for another one."""
         shared = self._cons
-        return {id(con.constraint): (con.holds, con.key,
-                                     self._residues if shared.get(con.key) is con else local)
-                for con in cons}
+        return {
+            id(con.constraint): (con.holds, con.key, self._residues if shared.get(con.key) is con else local)
+            for con in cons
+        }
 
     def _index(self, cons: Sequence[_Con]) -> dict[str, list[_Con]]:
         out: dict[str, list[_Con]] = {}
@@ -896,9 +943,16 @@ class CompiledPack:
         return state if state._propagate(list(by_field)) else None
 
     def _extra_cons(self, extra: Sequence[Extra]) -> list[_Con]:
-        return [_Con(f"#extra{i}", item.fields, _memoized(_spread(item.holds)), _LazyConstraint(item.holds),
-                     tuple(self.domains[f] for f in item.fields))
-                for i, item in enumerate(extra)]
+        return [
+            _Con(
+                f"#extra{i}",
+                item.fields,
+                _memoized(_spread(item.holds)),
+                _LazyConstraint(item.holds),
+                tuple(self.domains[f] for f in item.fields),
+            )
+            for i, item in enumerate(extra)
+        ]
 
     def _with_extra(self, state: State, extra: Sequence[Extra]) -> State | None:
         """`state` (every rule, propagated) with ad-hoc conditions added and propagated: the
@@ -926,13 +980,13 @@ class CompiledPack:
             if any(not c.fields and not c.holds(()) for c in cons):
                 self._root_state = None  # a rule that reads no field and fails
             else:
-                state = State(dict(self._full), {c.key: c for c in cons if c.fields},
-                              self._all_by_field)
+                state = State(dict(self._full), {c.key: c for c in cons if c.fields}, self._all_by_field)
                 self._root_state = state if state._propagate(list(self._all_by_field)) else None
         return self._root_state  # type: ignore[return-value]
 
-    def _start_from_root(self, pins: Mapping[str, Scalar],
-                         allowed: Mapping[str, Collection[Scalar]] | None) -> State | None:
+    def _start_from_root(
+        self, pins: Mapping[str, Scalar], allowed: Mapping[str, Collection[Scalar]] | None
+    ) -> State | None:
         root = self._root()
         if root is None:
             return None
@@ -961,10 +1015,16 @@ class CompiledPack:
         state = State(domains, dict(root.open), self._all_by_field)
         return state if state._propagate(changed) else None
 
-    def search(self, state: State, *, budget: int | None = None, task: str = "checking a request",
-               trace: SearchTrace | None = None,
-               hint: Mapping[str, Scalar] | None = None,
-               around: Sequence[str] | None = None) -> Assignment | None:
+    def search(
+        self,
+        state: State,
+        *,
+        budget: int | None = None,
+        task: str = "checking a request",
+        trace: SearchTrace | None = None,
+        hint: Mapping[str, Scalar] | None = None,
+        around: Sequence[str] | None = None,
+    ) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
         so a dead end in one group never makes the search re-try the choices of another.
@@ -1023,8 +1083,9 @@ class CompiledPack:
             counter = SearchTrace()
             holds = self._checks(cons, query_residues)
             try:
-                found = _new_search(remaining, task, counter, holds,
-                                    self._verdicts).getSolution(local, None, vcons)
+                found = _new_search(remaining, task, counter, holds, self._verdicts).getSolution(
+                    local, None, vcons
+                )
             except SolverBudgetExceeded:
                 # Name the whole budget, not what was left of it for this group.
                 raise SolverBudgetExceeded(task, budget or default_budget()) from None
@@ -1039,8 +1100,9 @@ class CompiledPack:
             trace.steps = steps
         return solution
 
-    def mend(self, state: State, solution: Mapping[str, Scalar], name: str,
-             value: Scalar) -> Assignment | None:
+    def mend(
+        self, state: State, solution: Mapping[str, Scalar], name: str, value: Scalar
+    ) -> Assignment | None:
         """A solution of `state` with `name = value`, made from `solution` (a solution of
         `state`) by deciding again only the fields of the rules the new value breaks, without
         propagating it; None when that small repair does not find one (not a refutation).
@@ -1056,8 +1118,9 @@ class CompiledPack:
         mended, _ = _repair(light, {**solution, name: value}, [name])
         return mended
 
-    def mend_in_place(self, state: State, solution: dict[str, Scalar], name: str,
-                      value: Scalar) -> list[str] | None:
+    def mend_in_place(
+        self, state: State, solution: dict[str, Scalar], name: str, value: Scalar
+    ) -> list[str] | None:
         """`mend`, changing `solution` in place: `name = value` and the few fields around the
         rules that breaks decided again. The fields changed (`name` first), or None with
         `solution` as it was. Costs the rules around `name`, never a pass over every field, so
@@ -1091,8 +1154,7 @@ class CompiledPack:
                 for field_ in region:
                     for con in state.by_field.get(field_, ()):
                         if con.key in state.open:
-                            grown.update(f for f in con.fields
-                                         if f != name and len(state.domains[f]) > 1)
+                            grown.update(f for f in con.fields if f != name and len(state.domains[f]) > 1)
                 if grown == region:
                     break
                 region = grown
@@ -1147,9 +1209,11 @@ class CompiledPack:
     ) -> Iterator[Assignment]:
         """Every solution under `pins` (for counting, tests and brute-force checks)."""
         domains = {
-            name: _pc().Domain([pins[name]] if name in pins else
-                         [v for v in values if allowed is None or name not in allowed
-                          or v in allowed[name]])
+            name: _pc().Domain(
+                [pins[name]]
+                if name in pins
+                else [v for v in values if allowed is None or name not in allowed or v in allowed[name]]
+            )
             for name, values in self.domains.items()
         }
         if any(not d for d in domains.values()):
@@ -1161,8 +1225,7 @@ class CompiledPack:
                 for name in rule.fields:
                     vconstraints[name].append((rule.constraint, rule.fields))
         holds = self._checks(self._cons.values(), {})
-        solver = _new_search(budget or default_budget(), "enumerating solutions", None, holds,
-                             self._verdicts)
+        solver = _new_search(budget or default_budget(), "enumerating solutions", None, holds, self._verdicts)
         found: Iterator[Assignment] = solver.getSolutionIter(domains, None, vconstraints)
         return found
 

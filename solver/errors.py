@@ -95,8 +95,9 @@ class PackProblem:
     line: int | None = None  # 1-based line in `file`, when it could be found
 
     def render(self) -> str:
-        place = f"{self.file}:{self.line}: " if self.file and self.line else \
-            f"{self.file}: " if self.file else ""
+        place = (
+            f"{self.file}:{self.line}: " if self.file and self.line else f"{self.file}: " if self.file else ""
+        )
         return f"{place}{self.where}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
@@ -170,7 +171,10 @@ class Unsatisfiable(SolverError):
     exit_code = 1
 
     def __init__(
-        self, conflict: ConflictReport, repairs: list[Repair] | None = None, message: str = "",
+        self,
+        conflict: ConflictReport,
+        repairs: list[Repair] | None = None,
+        message: str = "",
         launcher_default: dict[str, Any] | None = None,
     ) -> None:
         self.conflict = conflict

@@ -88,7 +88,6 @@ class _Operand:
     factors: tuple[str, ...] = ()  # a product's integer fields (its constant is `value`)
 
 
-
 # Derived views of the pack's own tuples (a domain, a named set), kept by identity: hashing a
 # 1,000-value domain for every literal of every condition made a 28 KB pack load in 43 s. Each
 # entry holds its tuple, so an id is never reused while its entry lives; cleared when full.
@@ -111,8 +110,10 @@ def _members(domain: tuple[Scalar, ...]) -> frozenset[tuple[type, Scalar]]:
     """A domain as (type, value) pairs: membership that tells True from 1, in constant time
     (every literal of every condition is checked against its field's domain at load)."""
     result: frozenset[tuple[type, Scalar]] = _by_identity(
-        "members", domain, lambda: frozenset((type(v), v) for v in domain))
+        "members", domain, lambda: frozenset((type(v), v) for v in domain)
+    )
     return result
+
 
 class _Compiler:
     def __init__(self, text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]):
@@ -131,8 +132,12 @@ class _Compiler:
                 return _Operand("field", name=node.id, display=node.id)
             if node.id in self.sets:
                 named = self.sets[node.id]
-                return _Operand("collection", value=_by_identity("set", named, lambda: frozenset(named)),
-                                display=node.id, name=node.id)
+                return _Operand(
+                    "collection",
+                    value=_by_identity("set", named, lambda: frozenset(named)),
+                    display=node.id,
+                    name=node.id,
+                )
             raise ExprError(f"unknown name {node.id!r}: not a field or a named set")
         if isinstance(node, ast.Constant):
             if isinstance(node.value, bool | int | str) and node.value is not None:
@@ -175,10 +180,13 @@ class _Compiler:
             elif item.kind == "const" and type(item.value) is int:
                 const *= item.value
             else:
-                raise ExprError(f"only integer fields and integer literals can be multiplied, "
-                                f"not {item.display or item.kind}")
+                raise ExprError(
+                    f"only integer fields and integer literals can be multiplied, "
+                    f"not {item.display or item.kind}"
+                )
         shown = " * ".join([*factors, *([str(const)] if const != 1 else [])])
         return _Operand("product", value=const, display=shown, factors=tuple(factors))
+
     def remainder(self, node: ast.BinOp) -> _Operand:
         """`a % b` (b a field or a positive integer literal), for divisibility: `tp_size % ep_size == 0`."""
         left, right = self.operand(node.left), self.operand(node.right)
@@ -191,8 +199,7 @@ class _Compiler:
             raise ExprError(f"'%' needs a positive integer divisor, got {right.display}")
         if right.kind == "collection":
             raise ExprError("'%' cannot take a list")
-        return _Operand("remainder", name=left.name, value=right,
-                        display=f"{left.display} % {right.display}")
+        return _Operand("remainder", name=left.name, value=right, display=f"{left.display} % {right.display}")
 
     def check_collection(self, field: str, right: _Operand, op: str) -> None:
         """Every literal of a list or named set is a value of `field`; a named set checked
@@ -281,7 +288,6 @@ class _Compiler:
                 raise ExprError(f"{op!r} needs integer fields ({field}, {right.name})")
         return _compile_compare(op, field, right, self.read)
 
-
     def compare_products(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
         if op in ("in", "not in"):
             raise ExprError(f"{op!r} cannot take a product; compare it with == or <")
@@ -289,19 +295,18 @@ class _Compiler:
         for side in (left, right):
             if side.kind == "product":
                 sides.append((side.factors, side.value))
-            elif side.kind == "field" and all(type(v) is int for v in
-                                              self.fields[side.name].domain):
+            elif side.kind == "field" and all(type(v) is int for v in self.fields[side.name].domain):
                 sides.append(((side.name,), 1))
             elif side.kind == "const" and type(side.value) is int:
                 sides.append(((), side.value))
             else:
-                raise ExprError(f"{side.display or side.kind} is not an integer to compare "
-                                f"with a product")
+                raise ExprError(f"{side.display or side.kind} is not an integer to compare with a product")
         return _compile_products(op, sides[0], sides[1], self.read)
 
 
-def _compile_products(op: str, left: tuple[tuple[str, ...], int],
-                      right: tuple[tuple[str, ...], int], read: list[str]) -> tuple[Fast, Tri]:
+def _compile_products(
+    op: str, left: tuple[tuple[str, ...], int], right: tuple[tuple[str, ...], int], read: list[str]
+) -> tuple[Fast, Tri]:
     cmp = _PY_OPS[op]
     (lnames, lconst), (rnames, rconst) = left, right
     li, ri = tuple(read.index(n) for n in lnames), tuple(read.index(n) for n in rnames)
@@ -319,9 +324,9 @@ def _compile_products(op: str, left: tuple[tuple[str, ...], int],
         if any(v is UNKNOWN for v in values):
             return None
         x, y = lconst, rconst
-        for v in values[:len(lnames)]:
+        for v in values[: len(lnames)]:
             x *= v
-        for v in values[len(lnames):]:
+        for v in values[len(lnames) :]:
             y *= v
         return bool(cmp(x, y))
 
@@ -455,8 +460,10 @@ def _refuse_look_alikes(source: str, tree: ast.AST) -> None:
         if isinstance(node, ast.Name):
             written = ast.get_source_segment(source, node)
             if written is not None and written != node.id:
-                raise ExprError(f"name {written!r} is not written in plain letters (it reads as "
-                                f"{node.id!r}); write the field or set name exactly")
+                raise ExprError(
+                    f"name {written!r} is not written in plain letters (it reads as "
+                    f"{node.id!r}); write the field or set name exactly"
+                )
 
 
 def _quote(text: str, limit: int = 200) -> str:

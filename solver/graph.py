@@ -77,9 +77,7 @@ def analyse(pack: Pack) -> GraphInfo:
     for comp in nx.lexicographical_topological_sort(condensed, key=first.__getitem__):
         order += groups[comp]
     components = tuple(tuple(names) for names in groups.values() if len(names) > 1)
-    edges = tuple(
-        (src, dst, ",".join(data["why"])) for src, dst, data in sorted(graph.edges(data=True))
-    )
+    edges = tuple((src, dst, ",".join(data["why"])) for src, dst, data in sorted(graph.edges(data=True)))
     return GraphInfo(order=tuple(order), components=components, edges=edges)
 
 
@@ -94,8 +92,7 @@ def export(pack: Pack, fmt: str) -> str:
             "order": list(info.order),
             "components": [list(c) for c in info.components],
             "nodes": [
-                {"name": n, "kind": pack.fields[n].kind, "group": pack.fields[n].group}
-                for n in info.order
+                {"name": n, "kind": pack.fields[n].kind, "group": pack.fields[n].group} for n in info.order
             ],
             "edges": [{"from": s, "to": d, "why": w.split(",")} for s, d, w in info.edges],
         }

@@ -76,8 +76,16 @@ def model_path(text: str | os.PathLike[str]) -> Path:
     if found is not None:
         return found
     where = ", ".join(str(r / ("models--" + raw.replace("/", "--"))) for r in roots)
-    raise InvalidInput([InputIssue(field="model_config", value=raw, message=(
-        f"--model-config {raw}: not a local path, and the Hugging Face hub id is not in the local "
-        f"cache (looked in {where}); confsolve never downloads: fetch it first (e.g. "
-        f"`huggingface-cli download {raw} config.json`) or give a local directory or config.json"
-    ))])
+    raise InvalidInput(
+        [
+            InputIssue(
+                field="model_config",
+                value=raw,
+                message=(
+                    f"--model-config {raw}: not a local path, and the Hugging Face hub id is not in the "
+                    f"local cache (looked in {where}); confsolve never downloads: fetch it first (e.g. "
+                    f"`huggingface-cli download {raw} config.json`) or give a local directory or config.json"
+                ),
+            )
+        ]
+    )

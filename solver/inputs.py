@@ -18,7 +18,13 @@ from solver.errors import InputIssue, InvalidInput
 from solver.model import Field, Pack, Pin, Scalar
 
 __all__ = [
-    "coerce", "collect_pins", "facts_from_environ", "field_name", "flag_owner", "parse_assignments", "shown",
+    "coerce",
+    "collect_pins",
+    "facts_from_environ",
+    "field_name",
+    "flag_owner",
+    "parse_assignments",
+    "shown",
 ]
 
 _TRUE = {"true", "1", "yes", "on"}
@@ -161,9 +167,15 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     for key, label in field.labels.items():
         for word in label.replace("(", " ").replace(")", " ").replace(",", " ").split():
             spelled.setdefault(word.lower(), key)
-    close = tuple(dict.fromkeys(
-        spelled[c] for c in difflib.get_close_matches(text.lower(), list(spelled), n=3, cutoff=0.6)
-    )) if text is not None else ()
+    close = (
+        tuple(
+            dict.fromkeys(
+                spelled[c] for c in difflib.get_close_matches(text.lower(), list(spelled), n=3, cutoff=0.6)
+            )
+        )
+        if text is not None
+        else ()
+    )
     if message is None:
         listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
         if field.open is not None:

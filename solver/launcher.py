@@ -98,8 +98,13 @@ def _selected(pack: Pack, fields: Iterable[str] | None) -> list[Field]:
     for raw in fields:
         name = raw if raw in pack.fields else field_name(raw)
         if name not in pack.fields:
-            issues.append(InputIssue(field=str(raw), value=None,
-                                     message=f"add_arguments: pack {pack.name!r} has no field {raw!r}"))
+            issues.append(
+                InputIssue(
+                    field=str(raw),
+                    value=None,
+                    message=f"add_arguments: pack {pack.name!r} has no field {raw!r}",
+                )
+            )
         else:
             chosen.append(pack.fields[name])
     if issues:
@@ -134,7 +139,8 @@ def add_arguments(
         if group is None:
             group = parser.add_argument_group(
                 f"{field.group} ({pack.name} pack)",
-                "left unset, options are chosen by confsolve and facts are unknown")
+                "left unset, options are chosen by confsolve and facts are unknown",
+            )
             groups[field.group] = group
         choices: list[Any] | None = list(field.domain)
         if field.auto is not None:
@@ -142,8 +148,12 @@ def add_arguments(
         if field.open is not None:
             choices = None  # any value of the range: the type converter checks it
         kwargs: dict[str, Any] = {
-            "dest": field.name, "default": None, "type": _converter(field),
-            "choices": choices, "metavar": _metavar(field), "help": _help(field, pack),
+            "dest": field.name,
+            "default": None,
+            "type": _converter(field),
+            "choices": choices,
+            "metavar": _metavar(field),
+            "help": _help(field, pack),
         }
         if all(isinstance(v, bool) for v in field.domain):
             kwargs.update(nargs="?", const=True)
@@ -195,13 +205,23 @@ def resolve_namespace(
     typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
     read = {k: v for k, v in (facts or {}).items() if _fact_name(pack, k) not in typed}
     pins: dict[str, Pin] = collect_pins(pack, given, read, ignore_unknown=True)
-    missing = [InputIssue(field=name, value=None, message=(
-        f"{name} is required and was not given: pass {pack.fields[name].cli_flag} VALUE (or a "
-        "model path whose config.json is readable, for model facts); confsolve does not assume it"))
+    missing = [
+        InputIssue(
+            field=name,
+            value=None,
+            message=(
+                f"{name} is required and was not given: pass {pack.fields[name].cli_flag} VALUE (or a "
+                "model path whose config.json is readable, for model facts); confsolve does not assume it"
+            ),
+        )
         for name in dict.fromkeys(_fact_name(pack, r) for r in require)
-        if name in pack.fields and name not in pins]
-    unknown = [InputIssue(field=str(r), value=None, message=f"require: pack {pack.name!r} has no "
-                          f"field {r!r}") for r in require if _fact_name(pack, r) not in pack.fields]
+        if name in pack.fields and name not in pins
+    ]
+    unknown = [
+        InputIssue(field=str(r), value=None, message=f"require: pack {pack.name!r} has no field {r!r}")
+        for r in require
+        if _fact_name(pack, r) not in pack.fields
+    ]
     if missing or unknown:
         raise InvalidInput(unknown + missing)
     res = resolve_pins(pack, pins, strict=strict, reasons=reasons)

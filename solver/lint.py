@@ -39,8 +39,7 @@ if TYPE_CHECKING:
     from solver.expr import Condition
     from solver.model import Pack, Scalar
 
-__all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint",
-           "register_cli"]
+__all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint", "register_cli"]
 
 SEVERITIES = ("error", "warning", "info")
 LINT_BUDGET = 300_000
@@ -60,80 +59,171 @@ class Code:
 
 
 CODES: dict[str, Code] = {
-    "CS100": Code("error", "the rules contradict each other", (
-        "No assignment of all fields satisfies the hard rules, so every request fails. The finding "
-        "names a minimal set of rules that cannot hold together: change one of them. The other "
-        "semantic checks are skipped until this is fixed.")),
-    "CS101": Code("error", "dead value", (
-        "No configuration can take FIELD=VALUE under any facts: the rules listed (a minimal set) "
-        "exclude it everywhere. Setting it always ends in a conflict and auto never picks it. Fix "
-        "the rules or remove the value; if it stays on purpose (the launcher accepts the flag but "
-        "this version rejects it everywhere), acknowledge `FIELD=VALUE` in [lint.acknowledged].")),
-    "CS102": Code("warning", "dead rule", (
-        "The rule's `when` can never hold, on its own or given the other rules (listed: a minimal "
-        "set that excludes it), so the rule never restricts anything. Usually a typo in `when` or a "
-        "case another rule already forbids.")),
-    "CS103": Code("warning", "always-true rule", (
-        "The rule holds for every combination of values of the fields it reads, so it never "
-        "restricts anything (for example `require` lists every value of the field).")),
-    "CS104": Code("warning", "redundant rule", (
-        "The other rules imply this one: they cannot hold together with its negation. The finding "
-        "names a minimal set of rules that imply it. Removing it changes no answer; keep it (and "
-        "acknowledge it) when it gives users a clearer explanation than the rules that imply it. "
-        "A rule over facts alone is compared with the other fact-only rules only (stating over the "
-        "facts what rules about options imply is what CS121 asks for). For a warning rule: it can "
-        "never be violated, so its warning is never shown.")),
-    "CS105": Code("info", "require can never hold", (
-        "The rule's `require` (or `forbid`) cannot hold for any value of its own fields, so the rule "
-        "just forbids its `when`. Writing it as `forbid = \"<when>\"` reads better in explanations.")),
-    "CS111": Code("warning", "preference never applies", (
-        "The preference's `when` can never hold given the rules (listed: a minimal set), so it never "
-        "ranks anything.")),
-    "CS112": Code("warning", "preference entry never feasible", (
-        "A value the preference ranks can never be used where the preference applies: the rules "
-        "listed (a minimal set) exclude it whenever `when` holds. Remove the entry or fix the rules.")),
-    "CS113": Code("warning", "preference entry always shadowed", (
-        "A ranked value can never be chosen because an earlier entry (of this preference, or of an "
-        "earlier one for the same field that applies whenever this one does) works wherever it "
-        "works: no rule allows the later value where it forbids the earlier one. Reorder or remove "
-        "the entry.")),
-    "CS114": Code("warning", "adjustment value never works", (
-        "An `adjust_to` value can never satisfy the rules when the adjustment fires (its `when` "
-        "holds): the replacement always falls through to the next value or to auto.")),
-    "CS121": Code("warning", "facts with no configuration", (
-        "Auto-resolution is not total: for the facts shown (a machine and model the fact-only rules "
-        "allow), no choice of the options satisfies the rules listed, so every request with these "
-        "facts fails. If the combination is really unsupported, say so with a rule over the facts "
-        "alone (a clearer message); otherwise fix the rules. Fact combinations are enumerated when "
-        "there are few, else sampled with a fixed seed (--samples, --seed).")),
-    "CS131": Code("info", "strongly connected fields", (
-        "These fields decide each other (through preferences, `same_as`, adjustments or "
-        "`depends_on`), so they are decided together in declaration order and a preference whose "
-        "condition reads an undecided member does not apply. Break the cycle if that is not "
-        "intended.")),
-    "CS141": Code("warning", "because names no flag or value", (
-        "A `because` is what the user reads: it should name the flag or value to change (a field "
-        "the rule reads, its --flag, or one of its values), not only what the code does.")),
-    "CS142": Code("warning", "source names no upstream reference", (
-        "A `source` should let a reviewer find the fact upstream: a file path, file::function, an "
-        "issue or PR (#1234) or a URL.")),
-    "CS151": Code("warning", "unused named set", (
-        "No condition uses this named set. Remove it or use it.")),
-    "CS152": Code("warning", "unused field", (
-        "No rule, preference, adjustment or depends_on mentions this field, so the pack says "
-        "nothing about it; every value is always possible.")),
-    "CS161": Code("error", "malformed acknowledgement", (
-        "Acknowledgements are strings \"CODE: reason\" with a known code and a non-empty reason, "
-        "on a rule (`acknowledged = [...]`) or in [lint.acknowledged] of any pack file.")),
-    "CS162": Code("warning", "stale acknowledgement", (
-        "An acknowledgement that matches no finding any more. Remove it so acknowledgements stay "
-        "true.")),
-    "CS163": Code("warning", "acknowledgement for an unknown id", (
-        "[lint.acknowledged] keys must name a rule, preference, field, named set, FIELD=VALUE "
-        "or PREFERENCE:VALUE of the pack.")),
-    "CS190": Code("info", "check not completed", (
-        "A check ran out of its search budget and was skipped for the ids shown; the rest of the "
-        "report stands. Raise it with --budget.")),
+    "CS100": Code(
+        "error",
+        "the rules contradict each other",
+        (
+            "No assignment of all fields satisfies the hard rules, so every request fails. The finding "
+            "names a minimal set of rules that cannot hold together: change one of them. The other "
+            "semantic checks are skipped until this is fixed."
+        ),
+    ),
+    "CS101": Code(
+        "error",
+        "dead value",
+        (
+            "No configuration can take FIELD=VALUE under any facts: the rules listed (a minimal set) "
+            "exclude it everywhere. Setting it always ends in a conflict and auto never picks it. Fix "
+            "the rules or remove the value; if it stays on purpose (the launcher accepts the flag but "
+            "this version rejects it everywhere), acknowledge `FIELD=VALUE` in [lint.acknowledged]."
+        ),
+    ),
+    "CS102": Code(
+        "warning",
+        "dead rule",
+        (
+            "The rule's `when` can never hold, on its own or given the other rules (listed: a minimal "
+            "set that excludes it), so the rule never restricts anything. Usually a typo in `when` or a "
+            "case another rule already forbids."
+        ),
+    ),
+    "CS103": Code(
+        "warning",
+        "always-true rule",
+        (
+            "The rule holds for every combination of values of the fields it reads, so it never "
+            "restricts anything (for example `require` lists every value of the field)."
+        ),
+    ),
+    "CS104": Code(
+        "warning",
+        "redundant rule",
+        (
+            "The other rules imply this one: they cannot hold together with its negation. The finding "
+            "names a minimal set of rules that imply it. Removing it changes no answer; keep it (and "
+            "acknowledge it) when it gives users a clearer explanation than the rules that imply it. "
+            "A rule over facts alone is compared with the other fact-only rules only (stating over the "
+            "facts what rules about options imply is what CS121 asks for). For a warning rule: it can "
+            "never be violated, so its warning is never shown."
+        ),
+    ),
+    "CS105": Code(
+        "info",
+        "require can never hold",
+        (
+            "The rule's `require` (or `forbid`) cannot hold for any value of its own fields, so the rule "
+            'just forbids its `when`. Writing it as `forbid = "<when>"` reads better in explanations.'
+        ),
+    ),
+    "CS111": Code(
+        "warning",
+        "preference never applies",
+        (
+            "The preference's `when` can never hold given the rules (listed: a minimal set), so it never "
+            "ranks anything."
+        ),
+    ),
+    "CS112": Code(
+        "warning",
+        "preference entry never feasible",
+        (
+            "A value the preference ranks can never be used where the preference applies: the rules "
+            "listed (a minimal set) exclude it whenever `when` holds. Remove the entry or fix the rules."
+        ),
+    ),
+    "CS113": Code(
+        "warning",
+        "preference entry always shadowed",
+        (
+            "A ranked value can never be chosen because an earlier entry (of this preference, or of an "
+            "earlier one for the same field that applies whenever this one does) works wherever it "
+            "works: no rule allows the later value where it forbids the earlier one. Reorder or remove "
+            "the entry."
+        ),
+    ),
+    "CS114": Code(
+        "warning",
+        "adjustment value never works",
+        (
+            "An `adjust_to` value can never satisfy the rules when the adjustment fires (its `when` "
+            "holds): the replacement always falls through to the next value or to auto."
+        ),
+    ),
+    "CS121": Code(
+        "warning",
+        "facts with no configuration",
+        (
+            "Auto-resolution is not total: for the facts shown (a machine and model the fact-only rules "
+            "allow), no choice of the options satisfies the rules listed, so every request with these "
+            "facts fails. If the combination is really unsupported, say so with a rule over the facts "
+            "alone (a clearer message); otherwise fix the rules. Fact combinations are enumerated when "
+            "there are few, else sampled with a fixed seed (--samples, --seed)."
+        ),
+    ),
+    "CS131": Code(
+        "info",
+        "strongly connected fields",
+        (
+            "These fields decide each other (through preferences, `same_as`, adjustments or "
+            "`depends_on`), so they are decided together in declaration order and a preference whose "
+            "condition reads an undecided member does not apply. Break the cycle if that is not "
+            "intended."
+        ),
+    ),
+    "CS141": Code(
+        "warning",
+        "because names no flag or value",
+        (
+            "A `because` is what the user reads: it should name the flag or value to change (a field "
+            "the rule reads, its --flag, or one of its values), not only what the code does."
+        ),
+    ),
+    "CS142": Code(
+        "warning",
+        "source names no upstream reference",
+        (
+            "A `source` should let a reviewer find the fact upstream: a file path, file::function, an "
+            "issue or PR (#1234) or a URL."
+        ),
+    ),
+    "CS151": Code("warning", "unused named set", ("No condition uses this named set. Remove it or use it.")),
+    "CS152": Code(
+        "warning",
+        "unused field",
+        (
+            "No rule, preference, adjustment or depends_on mentions this field, so the pack says "
+            "nothing about it; every value is always possible."
+        ),
+    ),
+    "CS161": Code(
+        "error",
+        "malformed acknowledgement",
+        (
+            'Acknowledgements are strings "CODE: reason" with a known code and a non-empty reason, '
+            "on a rule (`acknowledged = [...]`) or in [lint.acknowledged] of any pack file."
+        ),
+    ),
+    "CS162": Code(
+        "warning",
+        "stale acknowledgement",
+        ("An acknowledgement that matches no finding any more. Remove it so acknowledgements stay true."),
+    ),
+    "CS163": Code(
+        "warning",
+        "acknowledgement for an unknown id",
+        (
+            "[lint.acknowledged] keys must name a rule, preference, field, named set, FIELD=VALUE "
+            "or PREFERENCE:VALUE of the pack."
+        ),
+    ),
+    "CS190": Code(
+        "info",
+        "check not completed",
+        (
+            "A check ran out of its search budget and was skipped for the ids shown; the rest of the "
+            "report stands. Raise it with --budget."
+        ),
+    ),
 }
 
 
@@ -153,9 +243,14 @@ class Finding:
         return CODES[self.code].severity
 
     def to_json(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"code": self.code, "severity": self.severity, "ids": self.ids,
-                               "title": CODES[self.code].title, "message": self.message,
-                               "acknowledged": self.acknowledged}
+        doc: dict[str, Any] = {
+            "code": self.code,
+            "severity": self.severity,
+            "ids": self.ids,
+            "title": CODES[self.code].title,
+            "message": self.message,
+            "acknowledged": self.acknowledged,
+        }
         if self.witness is not None:
             doc["witness"] = {k: v for k, v in self.witness.items()}
         if self.reason is not None:
@@ -183,21 +278,28 @@ class LintReport:
     def to_json(self) -> dict[str, Any]:
         # No timings: the same pack gives the same document, byte for byte (the text has them).
         stats = {k: v for k, v in self.stats.items() if k not in _TIMING_STATS}
-        return {"schema": 1, "status": "linted", "pack": self.pack,
-                "findings": [f.to_json() for f in self.findings], "stats": stats}
+        return {
+            "schema": 1,
+            "status": "linted",
+            "pack": self.pack,
+            "findings": [f.to_json() for f in self.findings],
+            "stats": stats,
+        }
 
     def text(self) -> str:
         lines = []
         for f in self.findings:
             ack = f"  [acknowledged: {f.acknowledged}]" if f.acknowledged is not None else ""
             lines.append(f"{f.severity:<7} {f.code} {f.ids[0]}: {f.message}{ack}")
-        counts = {s: sum(1 for f in self.findings if f.severity == s and f.acknowledged is None)
-                  for s in SEVERITIES}
+        counts = {
+            s: sum(1 for f in self.findings if f.severity == s and f.acknowledged is None) for s in SEVERITIES
+        }
         acked = sum(1 for f in self.findings if f.acknowledged is not None)
         lines.append(
             f"{self.pack['name']} {self.pack['version']}: {counts['error']} error(s), "
             f"{counts['warning']} warning(s), {counts['info']} info, {acked} acknowledged "
-            f"({self.stats.get('seconds', 0):.1f} s; `confsolve lint --explain CODE` says more)")
+            f"({self.stats.get('seconds', 0):.1f} s; `confsolve lint --explain CODE` says more)"
+        )
         return "\n".join(lines)
 
 
@@ -216,6 +318,7 @@ def _pins(values: Mapping[str, Scalar]) -> str:
 
 
 # --- the semantic checks ----------------------------------------------------------------------
+
 
 class _Linter:
     def __init__(self, pack: Pack, *, samples: int, seed: int, budget: int) -> None:
@@ -262,9 +365,15 @@ class _Linter:
     def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
         self.findings.append(Finding(code, list(ids), message, **extra))
 
-    def solve(self, pins: Mapping[str, Scalar], *, extra: Sequence[Check] = (),
-              rules: Iterable[str] | None = None, what: str,
-              ids: Sequence[str]) -> dict[str, Scalar] | bool | None:
+    def solve(
+        self,
+        pins: Mapping[str, Scalar],
+        *,
+        extra: Sequence[Check] = (),
+        rules: Iterable[str] | None = None,
+        what: str,
+        ids: Sequence[str],
+    ) -> dict[str, Scalar] | bool | None:
         """A solution, None when there is none, False when the budget ran out (reported).
 
         A known solution, repaired by a short local search, answers most of these questions; only
@@ -284,8 +393,9 @@ class _Linter:
             self.learn(found)
         return found
 
-    def query(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
-              extra: Sequence[Check]) -> dict[str, Scalar] | None:
+    def query(
+        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Check]
+    ) -> dict[str, Scalar] | None:
         found = self.repair(pins, rule_ids, extra)
         if found is not None:
             return found
@@ -299,12 +409,14 @@ class _Linter:
         conditions = [Extra(c.fields, lambda *a, h=c.holds: bool(h(a))) for c in extra]
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
-            return self.cp.solve(pins, rules=rule_ids, budget=steps, task="linting", hint=hint,
-                                 extra=conditions)
+            return self.cp.solve(
+                pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=conditions
+            )
 
         def counter(steps: int) -> dict[str, Scalar] | None:
-            return self.oracle.solution(pins, only=only, extra=indices, limit=Limit(steps=steps),
-                                        rank=self.rank)
+            return self.oracle.solution(
+                pins, only=only, extra=indices, limit=Limit(steps=steps), rank=self.rank
+            )
 
         # Two searches with different strengths: the engine's arc consistency, started from a
         # known solution, finds solutions hidden behind disjunctions and refutes most questions
@@ -343,8 +455,9 @@ class _Linter:
             self._added[key] = (self.oracle.add(check), check)
         return self._added[key][0]
 
-    def repair(self, pins: Mapping[str, Scalar], rule_ids: Sequence[str],
-               extra: Sequence[Check]) -> dict[str, Scalar] | None:
+    def repair(
+        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Check]
+    ) -> dict[str, Scalar] | None:
         """A solution made from a known one, or None: pins applied, each ad-hoc condition met by
         changing as few of its fields as possible, then a few min-conflicts steps.
 
@@ -365,8 +478,18 @@ class _Linter:
                         return None  # the condition cannot hold with these pins at all
                     current.update(near)
             changed = [n for n, v in current.items() if start[n] != v]
-            found = _min_conflicts(self.cp.domains, self._checks, self._reading, wanted, extra,
-                                   pins, current, changed, self.rng, REPAIR_STEPS)
+            found = _min_conflicts(
+                self.cp.domains,
+                self._checks,
+                self._reading,
+                wanted,
+                extra,
+                pins,
+                current,
+                changed,
+                self.rng,
+                REPAIR_STEPS,
+            )
             if found is not None:
                 self.repaired += 1
                 return found
@@ -390,8 +513,14 @@ class _Linter:
             self._extras[key] = found
         return found
 
-    def reason(self, pins: Mapping[str, Scalar], extras: Sequence[Check],
-               rules: Sequence[str], *, blame_pins: bool = False) -> list[str]:
+    def reason(
+        self,
+        pins: Mapping[str, Scalar],
+        extras: Sequence[Check],
+        rules: Sequence[str],
+        *,
+        blame_pins: bool = False,
+    ) -> list[str]:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.conflicts import Item, quickxplain, relevant_rules
@@ -426,16 +555,23 @@ class _Linter:
             return ["(not minimised: search budget)", *local]
         return [i.label() for i in core]
 
-    def _layers(self, start: Sequence[str], pins: Mapping[str, Scalar],
-                rules: Sequence[str]) -> Iterable[list[str]]:
+    def _layers(
+        self, start: Sequence[str], pins: Mapping[str, Scalar], rules: Sequence[str]
+    ) -> Iterable[list[str]]:
         """Ever larger sets of `rules` around the `start` fields, reached through free fields."""
         pool = set(rules)
         chosen: set[str] = set()
         seen = set(start)
         frontier = list(dict.fromkeys(start))
         while frontier:
-            fresh = list(dict.fromkeys(rid for name in frontier for rid in self.cp.rules_reading(name)
-                                       if rid in pool and rid not in chosen))
+            fresh = list(
+                dict.fromkeys(
+                    rid
+                    for name in frontier
+                    for rid in self.cp.rules_reading(name)
+                    if rid in pool and rid not in chosen
+                )
+            )
             if not fresh:
                 return
             chosen.update(fresh)
@@ -483,9 +619,12 @@ class _Linter:
             return False
         if found is None:
             core = self.reason({}, [], list(self.cp.rule_ids))
-            self.add("CS100", [self.pack.name, *core],
-                     "no configuration satisfies all rules; these cannot hold together: "
-                     + ", ".join(core), reason=core)
+            self.add(
+                "CS100",
+                [self.pack.name, *core],
+                "no configuration satisfies all rules; these cannot hold together: " + ", ".join(core),
+                reason=core,
+            )
             return False
         return True
 
@@ -494,18 +633,27 @@ class _Linter:
             for value in values:
                 if value in self.proven[name]:
                     continue
-                found = self.solve({name: value}, what=f"value {name}={_show(value)}",
-                                   ids=[f"{name}={_show(value)}"])
+                found = self.solve(
+                    {name: value}, what=f"value {name}={_show(value)}", ids=[f"{name}={_show(value)}"]
+                )
                 if found is None:
                     self.dead.add((name, value))
                     core = self.reason({name: value}, [], list(self.cp.rule_ids))
-                    adjusting = [r for r in core if r in self.index
-                                 and self.pack.rule(r).adjusts == name]
-                    hint = (f" (adjusted away by {', '.join(adjusting)}: if it is an accepted "
-                            "alias, acknowledge it)" if adjusting else "")
-                    self.add("CS101", [f"{name}={_show(value)}", name, *core],
-                             f"no configuration can take {name}={_show(value)}; excluded by "
-                             + ", ".join(core) + hint, reason=core)
+                    adjusting = [r for r in core if r in self.index and self.pack.rule(r).adjusts == name]
+                    hint = (
+                        f" (adjusted away by {', '.join(adjusting)}: if it is an accepted "
+                        "alias, acknowledge it)"
+                        if adjusting
+                        else ""
+                    )
+                    self.add(
+                        "CS101",
+                        [f"{name}={_show(value)}", name, *core],
+                        f"no configuration can take {name}={_show(value)}; excluded by "
+                        + ", ".join(core)
+                        + hint,
+                        reason=core,
+                    )
 
     def check_rules(self) -> None:
         from solver.expr import parse
@@ -517,8 +665,12 @@ class _Linter:
             kind = "warning rule" if warn else "rule"
             # Always true on its own: no value combination of its own fields breaks it.
             if self._constant(cond, negate=True, ids=[rule.id]):
-                self.add("CS103", [rule.id], f"the {kind} holds for every value of "
-                         f"{', '.join(cond.fields) or 'its fields'}; it never restricts anything")
+                self.add(
+                    "CS103",
+                    [rule.id],
+                    f"the {kind} holds for every value of "
+                    f"{', '.join(cond.fields) or 'its fields'}; it never restricts anything",
+                )
                 continue
             when = self.sem.whens.get(rule.id)
             if when is not None and self.check_when(rule.id, when, others, kind):
@@ -526,12 +678,15 @@ class _Linter:
             body_text = rule.require if rule.require is not None else rule.forbid
             assert body_text is not None
             body = parse(body_text, self.pack.fields, self.pack.sets)
-            if when is not None and self._constant(body, negate=rule.forbid is not None,
-                                                   ids=[rule.id]):
+            if when is not None and self._constant(body, negate=rule.forbid is not None, ids=[rule.id]):
                 verb = "require" if rule.require is not None else "forbid"
-                self.add("CS105", [rule.id], f"`{verb}` can never be "
-                         f"{'true' if rule.require is not None else 'false'}; the rule only "
-                         f"forbids its `when` ({rule.when}): write forbid = {rule.when!r}")
+                self.add(
+                    "CS105",
+                    [rule.id],
+                    f"`{verb}` can never be "
+                    f"{'true' if rule.require is not None else 'false'}; the rule only "
+                    f"forbids its `when` ({rule.when}): write forbid = {rule.when!r}",
+                )
             # Implied by the others: the others and the rule's negation have no solution. A hard
             # rule over facts alone is compared with the other fact-only rules only: stating over
             # the facts what rules about options imply is what CS121 asks for (a clearer message,
@@ -540,14 +695,17 @@ class _Linter:
             if not warn and rule.adjusts is None and set(cond.fields) <= self.fact_names:
                 implied_by = [r for r in self.world if r != rule.id]
             negated = self.extra(cond, negate=True)
-            found = self.solve({}, extra=[negated], rules=implied_by, what=f"rule {rule.id}",
-                               ids=[rule.id])
+            found = self.solve({}, extra=[negated], rules=implied_by, what=f"rule {rule.id}", ids=[rule.id])
             if found is None:
-                core = self.reason({}, [negated], implied_by if implied_by is not None
-                                   else list(self.cp.rule_ids))
+                core = self.reason(
+                    {}, [negated], implied_by if implied_by is not None else list(self.cp.rule_ids)
+                )
                 if warn:
-                    message = ("the warning rule can never be violated given "
-                               + (", ".join(core) or "the domains") + "; its warning never shows")
+                    message = (
+                        "the warning rule can never be violated given "
+                        + (", ".join(core) or "the domains")
+                        + "; its warning never shows"
+                    )
                 else:
                     message = "implied by " + (", ".join(core) or "the domains")
                 self.add("CS104", [rule.id, *core], message, reason=core)
@@ -556,26 +714,31 @@ class _Linter:
         """True when `cond` (or its negation) can never hold for any value of its own fields."""
         if not cond.fields:
             return bool(cond.holds(())) == negate
-        found = self.solve({}, extra=[self.extra(cond, negate=negate)], rules=[],
-                           what="a condition on its own", ids=ids)
+        found = self.solve(
+            {}, extra=[self.extra(cond, negate=negate)], rules=[], what="a condition on its own", ids=ids
+        )
         return found is None
 
-    def check_when(self, rule_id: str, when: Condition, others: list[str] | None,
-                   kind: str) -> bool:
+    def check_when(self, rule_id: str, when: Condition, others: list[str] | None, kind: str) -> bool:
         if any(when.evaluate(w) for w in self.pool):
             return False
         if self._constant(when, negate=False, ids=[rule_id]):
-            self.add("CS102", [rule_id], f"the {kind}'s `when` can never hold, whatever the values "
-                     f"of {', '.join(when.fields)}")
+            self.add(
+                "CS102",
+                [rule_id],
+                f"the {kind}'s `when` can never hold, whatever the values of {', '.join(when.fields)}",
+            )
             return True
         extra = self.extra(when)
-        found = self.solve({}, extra=[extra], rules=others, what=f"when of {rule_id}",
-                           ids=[rule_id])
+        found = self.solve({}, extra=[extra], rules=others, what=f"when of {rule_id}", ids=[rule_id])
         if found is None:
-            core = self.reason({}, [extra], others if others is not None
-                               else list(self.cp.rule_ids))
-            self.add("CS102", [rule_id, *core], f"the {kind}'s `when` can never hold given "
-                     + ", ".join(core), reason=core)
+            core = self.reason({}, [extra], others if others is not None else list(self.cp.rule_ids))
+            self.add(
+                "CS102",
+                [rule_id, *core],
+                f"the {kind}'s `when` can never hold given " + ", ".join(core),
+                reason=core,
+            )
             return True
         return False
 
@@ -586,47 +749,64 @@ class _Linter:
             when = self.sem.preferences.get(pref.id)
             target = pref.field
             if when is not None and not any(when.evaluate(w) for w in self.pool):
-                found = self.solve({}, extra=[self.extra(when)], what=f"preference {pref.id}",
-                                   ids=[pref.id])
+                found = self.solve({}, extra=[self.extra(when)], what=f"preference {pref.id}", ids=[pref.id])
                 if found is None:
                     core = self.reason({}, [self.extra(when)], list(self.cp.rule_ids))
-                    self.add("CS111", [pref.id, *core], "the preference's `when` can never hold "
-                             "given " + ", ".join(core), reason=core)
+                    self.add(
+                        "CS111",
+                        [pref.id, *core],
+                        "the preference's `when` can never hold given " + ", ".join(core),
+                        reason=core,
+                    )
                     applies[pref.id] = False
                     continue
             applies[pref.id] = True
-            before = [v for pid, cond, values in earlier.get(target, [])
-                      if self._implies(when, cond) for v in values]
+            before = [
+                v
+                for pid, cond, values in earlier.get(target, [])
+                if self._implies(when, cond)
+                for v in values
+            ]
             for index, value in enumerate(pref.prefer):
                 subject = f"{pref.id}:{_show(value)}"
                 ranked_before = before + list(pref.prefer[:index])
                 if value in ranked_before:
-                    self.add("CS113", [subject, pref.id], f"{target}={_show(value)} is already "
-                             "ranked earlier for this field; this entry never matters")
+                    self.add(
+                        "CS113",
+                        [subject, pref.id],
+                        f"{target}={_show(value)} is already "
+                        "ranked earlier for this field; this entry never matters",
+                    )
                     continue
                 if not self._feasible_where(pref.id, target, value, when):
                     continue
-                shadow = next((u for u in ranked_before if self._dominates(target, u, value)),
-                              None)
+                shadow = next((u for u in ranked_before if self._dominates(target, u, value)), None)
                 if shadow is not None:
-                    self.add("CS113", [subject, pref.id], f"{target}={_show(value)} is never "
-                             f"chosen: {target}={_show(shadow)} ranks first and no rule forbids it "
-                             f"where {_show(value)} is allowed")
+                    self.add(
+                        "CS113",
+                        [subject, pref.id],
+                        f"{target}={_show(value)} is never "
+                        f"chosen: {target}={_show(shadow)} ranks first and no rule forbids it "
+                        f"where {_show(value)} is allowed",
+                    )
             earlier.setdefault(target, []).append((pref.id, when, pref.prefer))
 
-    def _feasible_where(self, pref_id: str, target: str, value: Scalar,
-                        when: Condition | None) -> bool:
+    def _feasible_where(self, pref_id: str, target: str, value: Scalar, when: Condition | None) -> bool:
         if any(w[target] == value and (when is None or when.evaluate(w)) for w in self.pool):
             return True
         extras = [self.extra(when)] if when is not None else []
-        found = self.solve({target: value}, extra=extras, what=f"preference {pref_id}",
-                           ids=[f"{pref_id}:{_show(value)}"])
+        found = self.solve(
+            {target: value}, extra=extras, what=f"preference {pref_id}", ids=[f"{pref_id}:{_show(value)}"]
+        )
         if found is None:
             core = self.reason({target: value}, extras, list(self.cp.rule_ids))
             where = f" where it applies ({self.pack.preference(pref_id).when})" if when else ""
-            self.add("CS112", [f"{pref_id}:{_show(value)}", pref_id, *core],
-                     f"{target}={_show(value)} can never be used{where}; excluded by "
-                     + ", ".join(core), reason=core)
+            self.add(
+                "CS112",
+                [f"{pref_id}:{_show(value)}", pref_id, *core],
+                f"{target}={_show(value)} can never be used{where}; excluded by " + ", ".join(core),
+                reason=core,
+            )
             return False
         return found is not False
 
@@ -657,8 +837,10 @@ class _Linter:
                 return False
             return True if first is True and second is False else None
 
-        found = self.solve({}, extra=[Check(fields, counter, maybe)], rules=[],
-                           what="two conditions", ids=[]) is None
+        found = (
+            self.solve({}, extra=[Check(fields, counter, maybe)], rules=[], what="two conditions", ids=[])
+            is None
+        )
         self._implied[key] = found
         return found
 
@@ -690,8 +872,7 @@ class _Linter:
                 continue
             if breaks.partial is not None and breaks.partial({}) is False:
                 continue
-            if self.solve({}, extra=[breaks], rules=[], what="dominance",
-                          ids=[]) is not None:
+            if self.solve({}, extra=[breaks], rules=[], what="dominance", ids=[]) is not None:
                 result = False
                 break
         self._dominance[key] = result
@@ -704,19 +885,28 @@ class _Linter:
             when = self.sem.whens.get(rule.id)
             extras = [self.extra(when)] if when is not None else []
             for value in rule.adjust_to:
-                found = self.solve({rule.adjusts: value}, extra=extras,
-                                   what=f"adjustment {rule.id}", ids=[rule.id])
+                found = self.solve(
+                    {rule.adjusts: value}, extra=extras, what=f"adjustment {rule.id}", ids=[rule.id]
+                )
                 if found is None:
                     core = self.reason({rule.adjusts: value}, extras, list(self.cp.rule_ids))
-                    self.add("CS114", [rule.id, *core], f"adjust_to {rule.adjusts}="
-                             f"{_show(value)} never satisfies the rules when the adjustment fires; "
-                             "excluded by " + ", ".join(core), reason=core)
+                    self.add(
+                        "CS114",
+                        [rule.id, *core],
+                        f"adjust_to {rule.adjusts}="
+                        f"{_show(value)} never satisfies the rules when the adjustment fires; "
+                        "excluded by " + ", ".join(core),
+                        reason=core,
+                    )
 
     def check_totality(self) -> None:
         facts = self.pack.facts
         combos, enumerated = self._fact_combinations(facts, self.world)
-        self.stats["totality"] = {"fact_combinations": len(combos), "enumerated": enumerated,
-                                  "seed": None if enumerated else self.seed}
+        self.stats["totality"] = {
+            "fact_combinations": len(combos),
+            "enumerated": enumerated,
+            "seed": None if enumerated else self.seed,
+        }
         groups: dict[tuple[Any, ...], list[dict[str, Scalar]]] = {}
         for combo in combos:
             # A conflict found before (some facts and rules) fails every combination that
@@ -729,33 +919,47 @@ class _Linter:
             if found is not None:
                 continue
             core = self.reason(combo, [], list(self.cp.rule_ids), blame_pins=True)
-            key = (tuple((n, v) for n, v in combo.items() if f"{n}={_show(v)}" in core),
-                   tuple(c for c in core if c in self.index))
+            key = (
+                tuple((n, v) for n, v in combo.items() if f"{n}={_show(v)}" in core),
+                tuple(c for c in core if c in self.index),
+            )
             groups.setdefault(key, []).append(combo)
         self.stats["totality"]["conflicts"] = len(groups)
         ranked = sorted(groups.items(), key=lambda item: -len(item[1]))
         for (core_pins, core_rules), members in ranked[:MAX_TOTALITY_GROUPS]:
             facts_shown = dict(core_pins)
             how = "enumerated" if enumerated else "sampled"
-            self.add("CS121", [_pins(facts_shown) or "(no facts)", *core_rules],
-                     f"with {_pins(facts_shown) or 'these facts'} no choice of options satisfies "
-                     f"{', '.join(core_rules)} ({len(members)} of {len(combos)} {how} fact "
-                     "combinations)", witness=members[0], reason=list(core_rules))
+            self.add(
+                "CS121",
+                [_pins(facts_shown) or "(no facts)", *core_rules],
+                f"with {_pins(facts_shown) or 'these facts'} no choice of options satisfies "
+                f"{', '.join(core_rules)} ({len(members)} of {len(combos)} {how} fact "
+                "combinations)",
+                witness=members[0],
+                reason=list(core_rules),
+            )
 
-    def _fact_combinations(self, facts: list[str],
-                           world: list[str]) -> tuple[list[dict[str, Scalar]], bool]:
+    def _fact_combinations(self, facts: list[str], world: list[str]) -> tuple[list[dict[str, Scalar]], bool]:
         return fact_combinations(self.cp, facts, world, samples=self.samples, seed=self.seed)
 
 
 def fact_combinations(
-    cp: CompiledPack, facts: Sequence[str], world: Sequence[str], *, samples: int, seed: int,
-    allowed: Mapping[str, Sequence[Scalar]] | None = None, enumerate_up_to: int = ENUMERATE_FACTS,
+    cp: CompiledPack,
+    facts: Sequence[str],
+    world: Sequence[str],
+    *,
+    samples: int,
+    seed: int,
+    allowed: Mapping[str, Sequence[Scalar]] | None = None,
+    enumerate_up_to: int = ENUMERATE_FACTS,
 ) -> tuple[list[dict[str, Scalar]], bool]:
     """Combinations of `facts` (within `allowed`) that the `world` rules allow: all of them when
     there are at most `enumerate_up_to`, else a sample of `samples` with a fixed seed. The flag
     says which."""
-    domains = [tuple(v for v in cp.domains[n] if allowed is None or n not in allowed
-                     or v in allowed[n]) for n in facts]
+    domains = [
+        tuple(v for v in cp.domains[n] if allowed is None or n not in allowed or v in allowed[n])
+        for n in facts
+    ]
     size = 1
     for dom in domains:
         size *= len(dom)
@@ -783,8 +987,9 @@ def fact_combinations(
     return list(seen.values()), False
 
 
-def _random_facts(root: Any, facts: Sequence[str], rng: random.Random,
-                  conds: Sequence[Condition]) -> dict[str, Scalar] | None:
+def _random_facts(
+    root: Any, facts: Sequence[str], rng: random.Random, conds: Sequence[Condition]
+) -> dict[str, Scalar] | None:
     """One random fact combination allowed by the fact-only rules (None on a dead end).
 
     Facts are fixed in a random order, each to a random value still in its propagated domain, so
@@ -879,8 +1084,12 @@ def _min_conflicts(
     return current if not bad else None
 
 
-def _nearest(check: Check, current: Mapping[str, Scalar], fixed: Mapping[str, Scalar],
-             domains: Mapping[str, Sequence[Scalar]]) -> dict[str, Scalar] | None:
+def _nearest(
+    check: Check,
+    current: Mapping[str, Scalar],
+    fixed: Mapping[str, Scalar],
+    domains: Mapping[str, Sequence[Scalar]],
+) -> dict[str, Scalar] | None:
     """Values for one or two of the check's free fields that make it hold, or None."""
     free = [n for n in check.fields if n not in fixed]
     trial = dict(current)
@@ -914,7 +1123,7 @@ def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> 
 
     fields = cond.fields
     position = fields.index(name)
-    rest = fields[:position] + fields[position + 1:]
+    rest = fields[:position] + fields[position + 1 :]
     holds, partial = cond.holds, cond.partial
 
     def breaks(values: Sequence[Scalar]) -> bool:
@@ -932,8 +1141,7 @@ def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> 
 
 # --- the static checks ------------------------------------------------------------------------
 
-_SOURCE_REF = re.compile(r"(/|::|\.py\b|\.md\b|\.rst\b|#\d+|https?://|\bPR\b|\bissue\b)",
-                         re.IGNORECASE)
+_SOURCE_REF = re.compile(r"(/|::|\.py\b|\.md\b|\.rst\b|#\d+|https?://|\bPR\b|\bissue\b)", re.IGNORECASE)
 
 
 def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
@@ -952,8 +1160,9 @@ def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
             elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 2:
                 words.add(str(value))
         for label in f.labels.values():
-            words |= {w for w in re.findall(r"[\w.+-]{3,}", label)
-                      if any(c.isupper() or c.isdigit() for c in w)}
+            words |= {
+                w for w in re.findall(r"[\w.+-]{3,}", label) if any(c.isupper() or c.isdigit() for c in w)
+            }
     lowered = text.lower()
     for word in words | starts:
         tail = "" if word in starts else r"(?![\w])"
@@ -975,21 +1184,28 @@ def _static_checks(pack: Pack) -> list[Finding]:
         # A rule over facts alone states how the world is; there is nothing for the user to change.
         acts = any(pack.fields[n].kind == "option" for n in read)
         if acts and not _names_something(rule.because, pack, read or every):
-            out.append(Finding("CS141", [rule.id], "`because` names none of "
-                               f"{', '.join(read)} (flag or value): say what to change"))
+            out.append(
+                Finding(
+                    "CS141",
+                    [rule.id],
+                    f"`because` names none of {', '.join(read)} (flag or value): say what to change",
+                )
+            )
         if not _SOURCE_REF.search(rule.source):
-            out.append(Finding("CS142", [rule.id], f"`source` {rule.source!r} names no file, "
-                               "function, issue or URL"))
+            out.append(
+                Finding("CS142", [rule.id], f"`source` {rule.source!r} names no file, function, issue or URL")
+            )
     for pref in pack.preferences:
         cond = sem.preferences.get(pref.id)
         read = [pref.field, *(cond.fields if cond is not None else ())]
-        if pack.fields[pref.field].kind == "option" and not _names_something(
-                pref.because, pack, read):
-            out.append(Finding("CS141", [pref.id], "`because` names none of "
-                               f"{', '.join(read)} (flag or value)"))
+        if pack.fields[pref.field].kind == "option" and not _names_something(pref.because, pack, read):
+            out.append(
+                Finding("CS141", [pref.id], f"`because` names none of {', '.join(read)} (flag or value)")
+            )
         if not _SOURCE_REF.search(pref.source):
-            out.append(Finding("CS142", [pref.id], f"`source` {pref.source!r} names no file, "
-                               "function, issue or URL"))
+            out.append(
+                Finding("CS142", [pref.id], f"`source` {pref.source!r} names no file, function, issue or URL")
+            )
     used_sets: set[str] = set()
     texts = [t for r in pack.rules for t in (r.when, r.require, r.forbid) if t]
     texts += [p.when for p in pack.preferences if p.when]
@@ -1029,8 +1245,13 @@ def _graph_checks(pack: Pack) -> list[Finding]:
     for component in info.components:
         members = set(component)
         links = [f"{s} -> {d} ({why})" for s, d, why in info.edges if s in members and d in members]
-        out.append(Finding("CS131", [component[0], *component[1:]],
-                           f"{', '.join(component)} decide each other: " + "; ".join(links)))
+        out.append(
+            Finding(
+                "CS131",
+                [component[0], *component[1:]],
+                f"{', '.join(component)} decide each other: " + "; ".join(links),
+            )
+        )
     return out
 
 
@@ -1044,20 +1265,28 @@ def _acknowledge(pack: Pack, findings: list[Finding]) -> list[Finding]:
     entries: list[tuple[str, str, str, str]] = []  # (id, code, reason, where)
     problems: list[Finding] = []
     sources: list[tuple[str, Sequence[str], str]] = [
-        (rule.id, rule.acknowledged, f"rule {rule.id}") for rule in pack.rules]
+        (rule.id, rule.acknowledged, f"rule {rule.id}") for rule in pack.rules
+    ]
     table: Mapping[str, Sequence[str]] = getattr(pack, "acknowledged", None) or {}
     known = _known_ids(pack)
     for key, items in table.items():
         sources.append((key, items, f"[lint.acknowledged] {key}"))
         if key not in known:
-            problems.append(Finding("CS163", [key], f"[lint.acknowledged] names {key!r}, which is "
-                                    "not a rule, preference, field, set or FIELD=VALUE of the pack"))
+            problems.append(
+                Finding(
+                    "CS163",
+                    [key],
+                    f"[lint.acknowledged] names {key!r}, which is "
+                    "not a rule, preference, field, set or FIELD=VALUE of the pack",
+                )
+            )
     for ident, items, where in sources:
         for item in items:
             match = _ACK.match(item)
             if match is None or match.group(1) not in CODES:
-                problems.append(Finding("CS161", [ident], f"{where}: {item!r} is not "
-                                        "\"CODE: reason\" with a known code"))
+                problems.append(
+                    Finding("CS161", [ident], f'{where}: {item!r} is not "CODE: reason" with a known code')
+                )
                 continue
             entries.append((ident, match.group(1), match.group(2), where))
     used: set[int] = set()
@@ -1070,8 +1299,9 @@ def _acknowledge(pack: Pack, findings: list[Finding]) -> list[Finding]:
                 break
     for number, (ident, code, _, where) in enumerate(entries):
         if number not in used:
-            problems.append(Finding("CS162", [ident], f"{where}: {code} matches no finding; "
-                                    "remove the acknowledgement"))
+            problems.append(
+                Finding("CS162", [ident], f"{where}: {code} matches no finding; remove the acknowledgement")
+            )
     return findings + problems
 
 
@@ -1098,8 +1328,15 @@ def _known_ids(pack: Pack) -> set[str]:
 
 # --- entry points -----------------------------------------------------------------------------
 
-def lint(pack: Pack, *, samples: int = SAMPLE_FACTS, seed: int = 0, budget: int = LINT_BUDGET,
-         totality: bool = True) -> LintReport:
+
+def lint(
+    pack: Pack,
+    *,
+    samples: int = SAMPLE_FACTS,
+    seed: int = 0,
+    budget: int = LINT_BUDGET,
+    totality: bool = True,
+) -> LintReport:
     """Analyse `pack` and return every finding, acknowledged ones marked, errors first."""
     started = time.monotonic()
     linter = _Linter(pack, samples=samples, seed=seed, budget=budget)
@@ -1108,28 +1345,44 @@ def lint(pack: Pack, *, samples: int = SAMPLE_FACTS, seed: int = 0, budget: int 
     findings = _acknowledge(pack, findings)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     findings.sort(key=lambda f: (order[f.severity], f.code))
-    stats = {**linter.stats, "solver_calls": linter.solves, "repaired": linter.repaired,
-             "witnesses": len(linter.pool),
-             "seconds": round(time.monotonic() - started, 3)}
+    stats = {
+        **linter.stats,
+        "solver_calls": linter.solves,
+        "repaired": linter.repaired,
+        "witnesses": len(linter.pool),
+        "seconds": round(time.monotonic() - started, 3),
+    }
     return LintReport({"name": pack.name, "version": pack.version}, findings, stats)
 
 
 def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     """Add `confsolve lint` to the CLI's subparsers."""
     p = sub.add_parser(
-        "lint", help="analyse a pack: dead values, dead or redundant rules, unreachable "
-                     "preferences, totality, cycles",
+        "lint",
+        help="analyse a pack: dead values, dead or redundant rules, unreachable "
+        "preferences, totality, cycles",
         description="Analyse a rule pack. Exit 1 when error findings remain that are not "
-                    "acknowledged; `--explain CODE` describes a finding code.")
+        "acknowledged; `--explain CODE` describes a finding code.",
+    )
     p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
-    p.add_argument("--samples", type=int, default=SAMPLE_FACTS, metavar="N",
-                   help=f"fact combinations to sample for the totality check when there are "
-                        f"more than {ENUMERATE_FACTS} (default {SAMPLE_FACTS})")
+    p.add_argument(
+        "--samples",
+        type=int,
+        default=SAMPLE_FACTS,
+        metavar="N",
+        help=f"fact combinations to sample for the totality check when there are "
+        f"more than {ENUMERATE_FACTS} (default {SAMPLE_FACTS})",
+    )
     p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
-    p.add_argument("--budget", type=int, default=LINT_BUDGET, metavar="STEPS",
-                   help=f"search steps per solver call (default {LINT_BUDGET})")
+    p.add_argument(
+        "--budget",
+        type=int,
+        default=LINT_BUDGET,
+        metavar="STEPS",
+        help=f"search steps per solver call (default {LINT_BUDGET})",
+    )
     p.set_defaults(func=cmd_lint)
 
 
@@ -1142,21 +1395,42 @@ def cmd_lint(args: argparse.Namespace) -> int:
             import difflib
 
             close = tuple(difflib.get_close_matches(code, list(CODES), n=3))
-            raise InvalidInput([InputIssue(
-                field="explain", value=args.explain, did_you_mean=close, allowed=tuple(CODES),
-                message=f"unknown finding code {args.explain!r}; codes: {', '.join(CODES)}")])
+            raise InvalidInput(
+                [
+                    InputIssue(
+                        field="explain",
+                        value=args.explain,
+                        did_you_mean=close,
+                        allowed=tuple(CODES),
+                        message=f"unknown finding code {args.explain!r}; codes: {', '.join(CODES)}",
+                    )
+                ]
+            )
         if args.json:
             from solver.cli import _dump
 
             entry = CODES[code]
-            _dump({"schema": 1, "status": "explained", "code": code, "severity": entry.severity,
-                   "title": entry.title, "explain": entry.explain})
+            _dump(
+                {
+                    "schema": 1,
+                    "status": "explained",
+                    "code": code,
+                    "severity": entry.severity,
+                    "title": entry.title,
+                    "explain": entry.explain,
+                }
+            )
         else:
             print(explain_code(code))
         return 0
     if args.samples < 1 or args.budget < 1:
-        raise InvalidInput([InputIssue(field="samples", value=args.samples,
-                                       message="--samples and --budget must be positive")])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="samples", value=args.samples, message="--samples and --budget must be positive"
+                )
+            ]
+        )
     from solver.cli import load
 
     report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)

@@ -364,8 +364,9 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
         problems.append(too_deep)
         return None
     except tomllib.TOMLDecodeError as exc:
-        problems.append(PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name,
-                                    toml_error_line(str(exc))))
+        problems.append(
+            PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name, toml_error_line(str(exc)))
+        )
         return None
     except ValueError as exc:  # tomllib lets int() refuse an integer literal of 4,300+ digits
         problems.append(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
@@ -376,9 +377,16 @@ def _parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str,
         return None
     controlled = _control_characters(doc)
     if controlled:
-        problems += [PackProblem(where, f"holds the control character {char!r}: pack text reaches "
-                                        "terminals, so it may not hold escapes, carriage returns or "
-                                        "direction overrides", name) for where, char in controlled]
+        problems += [
+            PackProblem(
+                where,
+                f"holds the control character {char!r}: pack text reaches "
+                "terminals, so it may not hold escapes, carriage returns or "
+                "direction overrides",
+                name,
+            )
+            for where, char in controlled
+        ]
     return doc  # checked on (every problem at once); a pack with any problem never loads
 
 
@@ -522,9 +530,15 @@ def _assemble(
     for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
-                problems.append(PackProblem(key, f"unknown table [{key}]{did_you_mean(key, _FILE_KEYS)} "
-                                                 f"(expected one of {', '.join(sorted(_FILE_KEYS))})",
-                                            file, where.line(file, "", key) or where.line(file, key)))
+                problems.append(
+                    PackProblem(
+                        key,
+                        f"unknown table [{key}]{did_you_mean(key, _FILE_KEYS)} "
+                        f"(expected one of {', '.join(sorted(_FILE_KEYS))})",
+                        file,
+                        where.line(file, "", key) or where.line(file, key),
+                    )
+                )
         _collect_sets(doc.get("sets", {}), file, sets, problems, where)
         _collect_fields(doc.get("field", {}), file, fields, problems, where)
         rules += _collect(doc.get("rule", []), Rule, "rule", file, problems, where)
@@ -593,17 +607,24 @@ def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | Non
             words = []
             problems.append(PackProblem("pack.launcher", f"command {command!r}: {exc}", "pack.toml"))
         if not words or any(w.startswith("-") for w in words[:1]):
-            problems.append(PackProblem("pack.launcher", f"command {command!r} must start with a "
-                                        "program name", "pack.toml"))
+            problems.append(
+                PackProblem(
+                    "pack.launcher", f"command {command!r} must start with a program name", "pack.toml"
+                )
+            )
     for command in launcher.positional_model:
         if command not in launcher.commands:
-            problems.append(PackProblem("pack.launcher", f"positional_model names {command!r}, "
-                                        "which is not in commands", "pack.toml"))
+            problems.append(
+                PackProblem(
+                    "pack.launcher",
+                    f"positional_model names {command!r}, which is not in commands",
+                    "pack.toml",
+                )
+            )
     return launcher
 
 
-def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None,
-                 problems: list[PackProblem]) -> None:
+def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problems: list[PackProblem]) -> None:
     """Every launcher flag spells one thing: a field, the model or the config file."""
     owner: dict[str, str] = {}
     if launcher is not None:
@@ -634,12 +655,16 @@ def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> N
     lint), not at the first `--model-config`."""
     from solver.modelconfig import check_model_config_map
 
-    problems += [PackProblem(p.where, p.message, p.file or file, p.line)
-                 for p in check_model_config_map(pack)]
+    problems += [
+        PackProblem(p.where, p.message, p.file or file, p.line) for p in check_model_config_map(pack)
+    ]
 
 
 def _collect_sets(
-    table: Any, file: str, sets: dict[str, tuple[Scalar, ...]], problems: list[PackProblem],
+    table: Any,
+    file: str,
+    sets: dict[str, tuple[Scalar, ...]],
+    problems: list[PackProblem],
     where: _Locator,
 ) -> None:
     if not isinstance(table, dict):
@@ -952,8 +977,9 @@ def _validation_text(exc: RecordInvalid, model: type[Any]) -> tuple[str, str | N
         key = str(err["loc"][0]) if err["loc"] else None
         loc = ".".join(str(p) for p in err["loc"]) or "value"
         if key in meant:
-            parts.append(f"unknown key {key!r}{meant[key]} (a {model.__name__.lower()} has: "
-                         f"{', '.join(keys)})")
+            parts.append(
+                f"unknown key {key!r}{meant[key]} (a {model.__name__.lower()} has: {', '.join(keys)})"
+            )
         elif err["msg"] == "Field required" and any(f"'{key}'" in hint for hint in meant.values()):
             continue  # the misspelled key above is this one
         elif err["msg"] == "Field required":

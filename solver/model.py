@@ -88,8 +88,12 @@ class Record:
         return validate(cls, data)
 
     @classmethod
-    def model_json_schema(cls, *, mode: Literal["validation", "serialization"] = "validation",
-                          ref_template: str = "#/$defs/{model}") -> dict[str, Any]:
+    def model_json_schema(
+        cls,
+        *,
+        mode: Literal["validation", "serialization"] = "validation",
+        ref_template: str = "#/$defs/{model}",
+    ) -> dict[str, Any]:
         """The JSON Schema of the record (built by pydantic, imported only here)."""
         from solver.validation import json_schema
 
@@ -150,8 +154,7 @@ class OpenRange(Record):
     max: int | None = None
 
     def admits(self, value: object) -> bool:
-        return (type(value) is int and value >= self.min
-                and (self.max is None or value <= self.max))
+        return type(value) is int and value >= self.min and (self.max is None or value <= self.max)
 
     def text(self) -> str:
         if self.max is None:
@@ -284,6 +287,7 @@ class Pack(Record):
         again: only for documents this program wrote (the on-disk cache, which stores one only
         after this round trip gave back an equal pack). Malformed input raises KeyError,
         TypeError or ValueError."""
+
         def record(kind: type[Any], body: Mapping[str, Any]) -> Any:
             return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in body.items()})
 
@@ -294,8 +298,11 @@ class Pack(Record):
 
         launcher = doc.get("launcher")
         return cls(
-            **{k: v for k, v in doc.items()
-               if k not in ("fields", "rules", "preferences", "sets", "acknowledged", "launcher")},
+            **{
+                k: v
+                for k, v in doc.items()
+                if k not in ("fields", "rules", "preferences", "sets", "acknowledged", "launcher")
+            },
             fields={n: field(f) for n, f in doc["fields"].items()},
             launcher=None if launcher is None else record(Launcher, launcher),
             rules=tuple(record(Rule, r) for r in doc["rules"]),
@@ -336,6 +343,7 @@ class Pin(Record):
 
 
 # --- answers --------------------------------------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class PinRef(Record):

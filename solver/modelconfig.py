@@ -54,6 +54,7 @@ _Bad = Callable[[str, str], None]
 
 # --- the compiled table -----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class _Tests:
     """Boolean tests over config keys; the group holds when any one test holds."""
@@ -144,7 +145,7 @@ def _compile(pack: Pack, problems: list[PackProblem]) -> ModelConfigMap:
             bad(where, f"unknown key {key!r} (expected {', '.join(sorted(_TOP_KEYS))})")
     config = raw.get("config", "config.json")
     if not _is_file_name(config):
-        bad(f"{where}.config", "must be a file name such as \"config.json\"")
+        bad(f"{where}.config", 'must be a file name such as "config.json"')
         config = "config.json"
     nested: list[str] = []
     for path in _str_list(raw.get("nested", []), f"{where}.nested", bad):
@@ -155,7 +156,7 @@ def _compile(pack: Pack, problems: list[PackProblem]) -> ModelConfigMap:
     files: dict[str, str] = {}
     table = raw.get("files", {})
     if not isinstance(table, dict):
-        bad(f"{where}.files", "must be a table of alias = \"file name\"")
+        bad(f"{where}.files", 'must be a table of alias = "file name"')
     else:
         for alias, name in table.items():
             if not _is_file_name(name):
@@ -174,8 +175,7 @@ def _compile(pack: Pack, problems: list[PackProblem]) -> ModelConfigMap:
         rule = _compile_fact(pack, name, body, bad)
         if rule is not None:
             rules.append(rule)
-    return ModelConfigMap(config=config, nested=tuple(nested), files=files, format=fmt,
-                          facts=tuple(rules))
+    return ModelConfigMap(config=config, nested=tuple(nested), files=files, format=fmt, facts=tuple(rules))
 
 
 def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
@@ -203,7 +203,7 @@ def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
     for index, item in enumerate(items):
         place = f"{where}.detect[{index}]"
         if not isinstance(item, dict):
-            bad(place, "must be a table { glob = \"*.ext\", value = ... }")
+            bad(place, 'must be a table { glob = "*.ext", value = ... }')
             continue
         for key in item:
             if key not in _DETECT_KEYS:
@@ -211,7 +211,7 @@ def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
         glob: Any = item.get("glob")
         value: Any = item.get("value")
         if not isinstance(glob, str) or not glob or "/" in glob:
-            bad(place, "glob must be a file-name pattern such as \"*.gguf\"")
+            bad(place, 'glob must be a file-name pattern such as "*.gguf"')
             continue
         if not _in_domain(target, value):
             bad(place, _not_in_domain(target, value))
@@ -253,8 +253,11 @@ def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | No
     has_value = "value" in body
     has_tests = any(k in body for k in _TEST_KEYS)
     if has_value == has_tests:
-        bad(where, "give either `value` (read a key) or tests (present, above, equals, "
-                   "contains, differ), not both and not neither")
+        bad(
+            where,
+            "give either `value` (read a key) or tests (present, above, equals, "
+            "contains, differ), not both and not neither",
+        )
         return None
     checked: dict[str, Scalar | None] = {}
     for key in ("fallback", "absent", "then", "otherwise"):
@@ -267,8 +270,14 @@ def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | No
     return compile_entry(name, target, body, checked, where, bad)
 
 
-def _compile_value_fact(name: str, target: Field, body: Mapping[str, Any],
-                        checked: Mapping[str, Scalar | None], where: str, bad: _Bad) -> _FactRule | None:
+def _compile_value_fact(
+    name: str,
+    target: Field,
+    body: Mapping[str, Any],
+    checked: Mapping[str, Scalar | None],
+    where: str,
+    bad: _Bad,
+) -> _FactRule | None:
     """A `value` entry: the fact is read from a key of config.json (mapped, or as a size)."""
     for key in ("unless", "then", "otherwise"):
         if key in body:
@@ -278,7 +287,7 @@ def _compile_value_fact(name: str, target: Field, body: Mapping[str, Any],
     mapping: dict[str, Scalar] = {}
     raw_map = body.get("map", {})
     if not isinstance(raw_map, dict):
-        bad(f"{where}.map", "must be a table of \"config value\" = fact value")
+        bad(f"{where}.map", 'must be a table of "config value" = fact value')
         raw_map = {}
     for spelling, value in raw_map.items():
         if not _in_domain(target, value):
@@ -294,18 +303,28 @@ def _compile_value_fact(name: str, target: Field, body: Mapping[str, Any],
     if not isinstance(divides, bool):
         bad(f"{where}.divides", "must be true or false")
         divides = False
-    if divides and (mapping or detail or not any(type(v) is int and v > 0
-                                                 for v in target.domain)):
-        bad(f"{where}.divides", "needs a fact with positive integer values, and no map or "
-                                "detail")
+    if divides and (mapping or detail or not any(type(v) is int and v > 0 for v in target.domain)):
+        bad(f"{where}.divides", "needs a fact with positive integer values, and no map or detail")
         divides = False
-    return _FactRule(fact=name, keys=keys, detail=detail, mapping=mapping,
-                     fallback=checked["fallback"], absent=checked["absent"],
-                     divides=divides)
+    return _FactRule(
+        fact=name,
+        keys=keys,
+        detail=detail,
+        mapping=mapping,
+        fallback=checked["fallback"],
+        absent=checked["absent"],
+        divides=divides,
+    )
 
 
-def _compile_test_fact(name: str, target: Field, body: Mapping[str, Any],
-                       checked: Mapping[str, Scalar | None], where: str, bad: _Bad) -> _FactRule | None:
+def _compile_test_fact(
+    name: str,
+    target: Field,
+    body: Mapping[str, Any],
+    checked: Mapping[str, Scalar | None],
+    where: str,
+    bad: _Bad,
+) -> _FactRule | None:
     """A test entry: the fact is `then` when the tests hold (and `unless` does not), else
     `otherwise`."""
     for key in ("detail", "map", "fallback", "absent", "divides"):
@@ -329,8 +348,7 @@ def _compile_test_fact(name: str, target: Field, body: Mapping[str, Any],
             bad(where, f"{name} is not a true/false fact: give `then`, its value when a test holds")
             return None
         then = True
-    return _FactRule(fact=name, tests=tests, unless=unless, then=then,
-                     otherwise=checked["otherwise"])
+    return _FactRule(fact=name, tests=tests, unless=unless, then=then, otherwise=checked["otherwise"])
 
 
 def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
@@ -344,8 +362,11 @@ def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
     lists: dict[str, list[tuple[str, tuple[Scalar, ...]]]] = {"equals": [], "contains": []}
     for key, out in lists.items():
         for path, values in _path_table(body.get(key, {}), f"{where}.{key}", bad):
-            if not isinstance(values, list) or not values or not all(
-                    isinstance(v, str | int | bool) for v in values):
+            if (
+                not isinstance(values, list)
+                or not values
+                or not all(isinstance(v, str | int | bool) for v in values)
+            ):
                 bad(f"{where}.{key}", f"{path}: give a non-empty list of values")
             else:
                 out.append((path, tuple(values)))
@@ -355,13 +376,21 @@ def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
         bad(f"{where}.differ", "must be a list of [key, key] pairs")
         pairs = []
     for pair in pairs:
-        if (not isinstance(pair, list) or len(pair) != 2
-                or not all(isinstance(p, str) and not _path_problem(p) for p in pair)):
+        if (
+            not isinstance(pair, list)
+            or len(pair) != 2
+            or not all(isinstance(p, str) and not _path_problem(p) for p in pair)
+        ):
             bad(f"{where}.differ", f"{pair!r} is not a [key, key] pair")
         else:
             differ.append((pair[0], pair[1]))
-    return _Tests(present=present, above=tuple(above), equals=tuple(lists["equals"]),
-                  contains=tuple(lists["contains"]), differ=tuple(differ))
+    return _Tests(
+        present=present,
+        above=tuple(above),
+        equals=tuple(lists["equals"]),
+        contains=tuple(lists["contains"]),
+        differ=tuple(differ),
+    )
 
 
 def _fact_field(pack: Pack, name: Any, where: str, bad: _Bad) -> Field | None:
@@ -402,7 +431,7 @@ def _paths(raw: Any, where: str, bad: _Bad) -> tuple[str, ...]:
 
 def _path_table(raw: Any, where: str, bad: _Bad) -> list[tuple[str, Any]]:
     if not isinstance(raw, dict):
-        bad(where, "must be a table of \"key.path\" = ...")
+        bad(where, 'must be a table of "key.path" = ...')
         return []
     out = []
     for path, value in raw.items():
@@ -416,13 +445,12 @@ def _path_table(raw: Any, where: str, bad: _Bad) -> list[tuple[str, Any]]:
 
 def _path_problem(path: str) -> str | None:
     if not path or any(not part or part != part.strip() for part in path.split(".")):
-        return "a key path is dot-separated names, e.g. \"quantization_config.quant_method\""
+        return 'a key path is dot-separated names, e.g. "quantization_config.quant_method"'
     return None
 
 
 def _is_file_name(name: Any) -> bool:
-    return (isinstance(name, str) and bool(name) and Path(name).name == name
-            and name not in {".", ".."})
+    return isinstance(name, str) and bool(name) and Path(name).name == name and name not in {".", ".."}
 
 
 def _in_domain(target: Field, value: Any) -> bool:
@@ -435,6 +463,7 @@ def _not_in_domain(target: Field, value: Any) -> str:
 
 
 # --- reading a model --------------------------------------------------------------------------
+
 
 @dataclass
 class _Source:
@@ -491,7 +520,8 @@ def facts_from_model_config(
         raise InvalidInput(list(reversed(unique.values())))
     return {
         name: Pin(field=name, value=values[name], source="model-config")
-        for name in pack.fields if name in values and name not in skip
+        for name in pack.fields
+        if name in values and name not in skip
     }
 
 
@@ -499,12 +529,14 @@ def _read_source(table: ModelConfigMap, path: Path) -> _Source:
     shown = str(path)
     detects = table.format.detect if table.format is not None else ()
     if not path.exists():
-        raise _invalid(shown, "no such file or directory (give a local config.json or model "
-                              "directory; confsolve does not download models)")
+        raise _invalid(
+            shown,
+            "no such file or directory (give a local config.json or model "
+            "directory; confsolve does not download models)",
+        )
     if path.is_dir():
         names = _list_dir(path, shown)
-        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)),
-                        None)
+        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)), None)
         config_path = path / table.config
         if not config_path.is_file():
             if detected is not None and detected.standalone:
@@ -522,13 +554,15 @@ def _read_source(table: ModelConfigMap, path: Path) -> _Source:
         if detected is not None:
             if detected.standalone:
                 return _Source(shown, None, {}, detected)
-            raise _invalid(shown, f"a {detected.glob} weights file does not describe the model; "
-                                  f"give the model directory (with {table.config}) instead")
+            raise _invalid(
+                shown,
+                f"a {detected.glob} weights file does not describe the model; "
+                f"give the model directory (with {table.config}) instead",
+            )
         config_path = path
         directory = path.parent
         names = _list_dir(directory, str(directory), quiet=True)
-        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)),
-                        None)
+        detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)), None)
     else:
         raise _invalid(shown, "not a regular file or directory")
     config = _read_json(config_path)
@@ -564,8 +598,9 @@ def _read_json(path: Path) -> dict[str, Any]:
             raise _invalid(shown, f"is not a regular file ({exc.kind})") from None
         # No size: stat() said it fits, and reading found more (a file still being written).
         size = f"is {exc.size} bytes" if exc.size is not None else "holds more than it said"
-        raise _invalid(shown, f"{size}; a model config is at most {MAX_CONFIG_BYTES} bytes "
-                              "(is this a weights file?)") from None
+        raise _invalid(
+            shown, f"{size}; a model config is at most {MAX_CONFIG_BYTES} bytes (is this a weights file?)"
+        ) from None
     except OSError as exc:
         raise _invalid(shown, f"cannot be read: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
@@ -573,13 +608,17 @@ def _read_json(path: Path) -> dict[str, Any]:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise _invalid(shown, f"is not valid JSON: {exc.msg} at line {exc.lineno} column "
-                              f"{exc.colno}") from None
+        raise _invalid(
+            shown, f"is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"
+        ) from None
     except RecursionError:
         raise _invalid(shown, "is nested too deeply to be a model config") from None
     except ValueError as exc:  # json lets int() refuse a number of 4,300+ digits
-        problem = (f"a number has more than {sys.get_int_max_str_digits()} digits"
-                   if "digits" in str(exc) else str(exc)[:120])
+        problem = (
+            f"a number has more than {sys.get_int_max_str_digits()} digits"
+            if "digits" in str(exc)
+            else str(exc)[:120]
+        )
         raise _invalid(shown, f"is not valid JSON: {problem}") from None
     if not isinstance(doc, dict):
         raise _invalid(shown, f"holds {_kind(doc)}; a model config is a JSON object")
@@ -587,8 +626,9 @@ def _read_json(path: Path) -> dict[str, Any]:
 
 
 def _invalid(shown: str, message: str) -> InvalidInput:
-    return InvalidInput([InputIssue(field="model_config", value=shown,
-                                    message=f"--model-config {shown}: {message}")])
+    return InvalidInput(
+        [InputIssue(field="model_config", value=shown, message=f"--model-config {shown}: {message}")]
+    )
 
 
 def _kind(value: Any) -> str:
@@ -657,10 +697,14 @@ class _Reader:
         return _MISSING if current is None else current
 
     def _problem(self, shown: str, where: str, value: Any, expected: str) -> None:
-        self.issues.append(InputIssue(
-            field="model_config", value=shown,
-            message=f"--model-config {shown}: {where} is {_kind(value)} "
-                    f"({_short(value)}); expected {expected}"))
+        self.issues.append(
+            InputIssue(
+                field="model_config",
+                value=shown,
+                message=f"--model-config {shown}: {where} is {_kind(value)} "
+                f"({_short(value)}); expected {expected}",
+            )
+        )
 
 
 def _short(value: Any) -> str:
@@ -668,8 +712,9 @@ def _short(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _apply(pack: Pack, rule: _FactRule, reader: _Reader, shown: str,
-           issues: list[InputIssue]) -> Scalar | None:
+def _apply(
+    pack: Pack, rule: _FactRule, reader: _Reader, shown: str, issues: list[InputIssue]
+) -> Scalar | None:
     target = pack.fields[rule.fact]
     if rule.tests is None:
         return _read_value(target, rule, reader, shown, issues)
@@ -679,8 +724,9 @@ def _apply(pack: Pack, rule: _FactRule, reader: _Reader, shown: str,
     return rule.then if holds else rule.otherwise
 
 
-def _read_value(target: Field, rule: _FactRule, reader: _Reader, shown: str,
-                issues: list[InputIssue]) -> Scalar | None:
+def _read_value(
+    target: Field, rule: _FactRule, reader: _Reader, shown: str, issues: list[InputIssue]
+) -> Scalar | None:
     raw, where = _first(rule.keys, reader)
     if raw is _MISSING:
         return rule.absent
@@ -715,16 +761,25 @@ def _read_value(target: Field, rule: _FactRule, reader: _Reader, shown: str,
     close = tuple(difflib.get_close_matches(str(candidate), domain, n=3, cutoff=0.6))
     hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
     listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
-    issues.append(InputIssue(
-        field=target.name, value=raw, did_you_mean=close, allowed=tuple(target.domain),
-        message=(f"--model-config {shown}: {where} is {shown_raw!r}, which is not a value of "
-                 f"{target.name}{hint} Known: {listed}. Describe the model with "
-                 f"--set {target.name}=VALUE instead.")))
+    issues.append(
+        InputIssue(
+            field=target.name,
+            value=raw,
+            did_you_mean=close,
+            allowed=tuple(target.domain),
+            message=(
+                f"--model-config {shown}: {where} is {shown_raw!r}, which is not a value of "
+                f"{target.name}{hint} Known: {listed}. Describe the model with "
+                f"--set {target.name}=VALUE instead."
+            ),
+        )
+    )
     return None
 
 
-def _largest_divisor(target: Field, rule: _FactRule, raw: Any, where: str, shown: str,
-                     issues: list[InputIssue]) -> Scalar | None:
+def _largest_divisor(
+    target: Field, rule: _FactRule, raw: Any, where: str, shown: str, issues: list[InputIssue]
+) -> Scalar | None:
     """The largest value of the fact's domain that divides the config's positive integer (e.g.
     the power-of-two part of a layer width, capped at the domain's largest power of two)."""
     if type(raw) is not int or raw <= 0:
@@ -747,7 +802,8 @@ def _expected_type(target: Field, raw: Any) -> str | None:
         return None if isinstance(raw, bool) else "true or false"
     if kinds == {int}:
         fits = (isinstance(raw, int) and not isinstance(raw, bool)) or (
-            isinstance(raw, float) and raw.is_integer())
+            isinstance(raw, float) and raw.is_integer()
+        )
         return None if fits else "an integer"
     return None
 
@@ -817,6 +873,8 @@ def _same(value: Any, wanted: Scalar) -> bool:
 
 
 def _type_issue(shown: str, where: str, value: Any, expected: str) -> InputIssue:
-    return InputIssue(field="model_config", value=shown,
-                      message=f"--model-config {shown}: {where} is {_kind(value)} "
-                              f"({_short(value)}); expected {expected}")
+    return InputIssue(
+        field="model_config",
+        value=shown,
+        message=f"--model-config {shown}: {where} is {_kind(value)} ({_short(value)}); expected {expected}",
+    )

@@ -50,8 +50,9 @@ class Matrix:
         """The reason of a failing cell without the cell's own row and column values (its
         position already says them), so one footnote serves a whole row or column."""
         axes = {(self.row_field, row), (self.col_field, col)}
-        return tuple(i for i in self.reasons[(row, col)]
-                     if not (i.kind == "pin" and (i.name, i.value) in axes))
+        return tuple(
+            i for i in self.reasons[(row, col)] if not (i.kind == "pin" and (i.name, i.value) in axes)
+        )
 
     def footnotes(self) -> list[tuple[Item, ...]]:
         """The distinct shown reasons, first seen first (row by row): what text and Markdown number."""
@@ -70,25 +71,30 @@ class Matrix:
                 if not cell["ok"]:
                     cell["reason"] = _reason_json(self.reasons[(row, col)])
                 cells.append(cell)
-        return {"schema": 1, "status": "matrix",
-                "pack": {"name": self.pack.name, "version": self.pack.version},
-                "row": {"field": self.row_field, "values": list(self.rows)},
-                "column": {"field": self.col_field, "values": list(self.cols)},
-                "cells": cells}
+        return {
+            "schema": 1,
+            "status": "matrix",
+            "pack": {"name": self.pack.name, "version": self.pack.version},
+            "row": {"field": self.row_field, "values": list(self.rows)},
+            "column": {"field": self.col_field, "values": list(self.cols)},
+            "cells": cells,
+        }
 
 
 def _reason_json(items: Sequence[Item]) -> dict[str, Any]:
-    return {"pins": [{"field": i.name, "value": i.value, "source": i.source}
-                     for i in items if i.kind == "pin"],
-            "rules": [i.name for i in items if i.kind == "rule"]}
+    return {
+        "pins": [{"field": i.name, "value": i.value, "source": i.source} for i in items if i.kind == "pin"],
+        "rules": [i.name for i in items if i.kind == "rule"],
+    }
 
 
 def _show(value: Scalar) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
 
-def compatibility(pack: Pack, row_field: str, col_field: str,
-                  pins: Mapping[str, Pin] | None = None) -> Matrix:
+def compatibility(
+    pack: Pack, row_field: str, col_field: str, pins: Mapping[str, Pin] | None = None
+) -> Matrix:
     """Which (row value, column value) pairs hold under the rules with `pins`; why the others fail.
 
     Raises `InvalidInput` when a field is unknown, both are the same, or `pins` fixes one of them
@@ -104,12 +110,24 @@ def compatibility(pack: Pack, row_field: str, col_field: str,
 
             issues.append(_unknown_field(pack, name, None))
         elif name in pins:
-            issues.append(InputIssue(field=name, value=pins[name].value, message=(
-                f"{name} is a matrix axis, so the matrix tries each of its values; "
-                f"drop --set {name}={_show(pins[name].value)}")))
+            issues.append(
+                InputIssue(
+                    field=name,
+                    value=pins[name].value,
+                    message=(
+                        f"{name} is a matrix axis, so the matrix tries each of its values; "
+                        f"drop --set {name}={_show(pins[name].value)}"
+                    ),
+                )
+            )
     if row_field == col_field and not issues:
-        issues.append(InputIssue(field=col_field, value=None,
-                                 message=f"the two matrix fields must differ (both are {row_field})"))
+        issues.append(
+            InputIssue(
+                field=col_field,
+                value=None,
+                message=f"the two matrix fields must differ (both are {row_field})",
+            )
+        )
     if issues:
         raise InvalidInput(issues)
     cp = plan_for(pack).compiled
@@ -126,10 +144,16 @@ def compatibility(pack: Pack, row_field: str, col_field: str,
 
     # A value the inputs exclude on its own fails its whole row or column, for its own reason
     # (the other axis plays no part in it, so a per-cell reason would not find it).
-    dead_rows = {r: why(row_field, r, values) for r in rows
-                 if cp.satisfiable({**values, row_field: r}, task="filling the matrix") is None}
-    dead_cols = {c: why(col_field, c, values) for c in cols
-                 if cp.satisfiable({**values, col_field: c}, task="filling the matrix") is None}
+    dead_rows = {
+        r: why(row_field, r, values)
+        for r in rows
+        if cp.satisfiable({**values, row_field: r}, task="filling the matrix") is None
+    }
+    dead_cols = {
+        c: why(col_field, c, values)
+        for c in cols
+        if cp.satisfiable({**values, col_field: c}, task="filling the matrix") is None
+    }
     reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]] = {}
     for col in cols:
         background = {**values, col_field: col}
@@ -144,6 +168,7 @@ def compatibility(pack: Pack, row_field: str, col_field: str,
 
 
 # --- renderings -----------------------------------------------------------------------------
+
 
 def _reason_text(pack: Pack, items: Sequence[Item]) -> str:
     parts = []
@@ -187,8 +212,7 @@ def render(m: Matrix, fmt: str) -> str:
             for col in m.cols:
                 ok = m.ok(row, col)
                 reason = "" if ok else _reason_text(m.pack, m.reasons[(row, col)])
-                writer.writerow([_cell(_show(row)), _cell(_show(col)), "yes" if ok else "no",
-                                 _cell(reason)])
+                writer.writerow([_cell(_show(row)), _cell(_show(col)), "yes" if ok else "no", _cell(reason)])
         return out.getvalue()
     if fmt == "html":
         return _html(m)
@@ -200,8 +224,9 @@ def render(m: Matrix, fmt: str) -> str:
         return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
     if fmt == "text":
         widths = [max(len(row[i]) for row in grid) for i in range(len(grid[0]))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                 for row in grid]
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in grid
+        ]
         notes = _footnote_lines(m, "text")
         return "\n".join(lines + (["", "why not:", *notes] if notes else [])) + "\n"
     raise ValueError(f"unknown matrix format {fmt!r}; use one of {', '.join(FORMATS)}")
@@ -222,13 +247,20 @@ def _cell(text: str) -> str:
 def _html(m: Matrix) -> str:
     esc = html.escape
     title = f"{m.pack.name} {m.pack.version}: {m.row_field} × {m.col_field}"
-    lines = ["<!doctype html>", '<html><head><meta charset="utf-8">',
-             f"<title>{esc(title)}</title>",
-             "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 8px;"
-             "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}</style>",
-             "</head><body>", f"<table><caption>{esc(title)}</caption>",
-             "<tr><th>" + esc(f"{m.row_field} \\ {m.col_field}") + "</th>"
-             + "".join(f"<th>{esc(_show(c))}</th>" for c in m.cols) + "</tr>"]
+    lines = [
+        "<!doctype html>",
+        '<html><head><meta charset="utf-8">',
+        f"<title>{esc(title)}</title>",
+        "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 8px;"
+        "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}</style>",
+        "</head><body>",
+        f"<table><caption>{esc(title)}</caption>",
+        "<tr><th>"
+        + esc(f"{m.row_field} \\ {m.col_field}")
+        + "</th>"
+        + "".join(f"<th>{esc(_show(c))}</th>" for c in m.cols)
+        + "</tr>",
+    ]
     for row in m.rows:
         cells = []
         for col in m.cols:
@@ -244,27 +276,53 @@ def _html(m: Matrix) -> str:
 
 # --- graph as SVG ---------------------------------------------------------------------------
 
+
 def dot_to_svg(dot_text: str) -> str:
     """Render Graphviz DOT to SVG with `dot`; `InvalidInput` (exit 2) when `dot` is missing."""
     exe = shutil.which("dot")
     if exe is None:
-        raise InvalidInput([InputIssue(field="format", value="svg", message=(
-            "--format svg needs Graphviz's `dot` on PATH (apt install graphviz / brew install "
-            "graphviz); or use --format dot and render it elsewhere"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="format",
+                    value="svg",
+                    message=(
+                        "--format svg needs Graphviz's `dot` on PATH (apt install graphviz / brew install "
+                        "graphviz); or use --format dot and render it elsewhere"
+                    ),
+                )
+            ]
+        )
     try:
-        done = subprocess.run([exe, "-Tsvg"], input=dot_text, capture_output=True, text=True,
-                              encoding="utf-8", errors="replace",  # any bytes dot prints
-                              timeout=DOT_TIMEOUT_SECONDS, check=False)
+        done = subprocess.run(
+            [exe, "-Tsvg"],
+            input=dot_text,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",  # any bytes dot prints
+            timeout=DOT_TIMEOUT_SECONDS,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError) as exc:
-        raise InvalidInput([InputIssue(field="format", value="svg",
-                                       message=f"running {exe} failed: {exc}")]) from exc
+        raise InvalidInput(
+            [InputIssue(field="format", value="svg", message=f"running {exe} failed: {exc}")]
+        ) from exc
     if done.returncode != 0:
-        raise InvalidInput([InputIssue(field="format", value="svg", message=(
-            f"{exe} -Tsvg failed (exit {done.returncode}): {done.stderr.strip()[:500]}"))])
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="format",
+                    value="svg",
+                    message=(f"{exe} -Tsvg failed (exit {done.returncode}): {done.stderr.strip()[:500]}"),
+                )
+            ]
+        )
     return done.stdout
 
 
 # --- the command ----------------------------------------------------------------------------
+
 
 def cmd_matrix(args: argparse.Namespace) -> int:
     from solver.cli import gather, load
@@ -287,14 +345,19 @@ def cmd_matrix(args: argparse.Namespace) -> int:
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     """`confsolve matrix ROW_FIELD COL_FIELD [inputs] [--format F] [--json]`."""
     p = sub.add_parser(
-        "matrix", help="a compatibility table of two fields",
+        "matrix",
+        help="a compatibility table of two fields",
         description="For every value of ROW_FIELD and COL_FIELD, whether the request with both "
-                    "pinned holds under the rules (✓/✗), and for each ✗ its minimal reason. "
-                    "A pair that works only because an adjustment would replace a value shows ✗.")
+        "pinned holds under the rules (✓/✗), and for each ✗ its minimal reason. "
+        "A pair that works only because an adjustment would replace a value shows ✗.",
+    )
     p.add_argument("row_field", metavar="ROW_FIELD")
     p.add_argument("col_field", metavar="COL_FIELD")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text (default), markdown, csv (one row per pair) or html (reasons "
-                        "on hover)")
+    p.add_argument(
+        "--format",
+        choices=FORMATS,
+        default="text",
+        help="text (default), markdown, csv (one row per pair) or html (reasons on hover)",
+    )
     add_inputs(p)
     p.set_defaults(func=cmd_matrix)

@@ -45,8 +45,9 @@ class Plan:
     # Warn rules by the fields they read: an auto value that breaks one ranks last (see `flagged`).
     warn_rules: dict[str, tuple[str, ...]]
     # Rankings already computed, by field and the values of the fields its ranking reads.
-    _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = \
-        field(default_factory=dict, compare=False, repr=False)
+    _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
     _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
     _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
 
@@ -94,9 +95,7 @@ class Plan:
             reads.update(self.compiled.warn_rules[rid].fields)
         return tuple(sorted(reads))
 
-    def flagged(
-        self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
-    ) -> dict[Scalar, str]:
+    def flagged(self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]) -> dict[Scalar, str]:
         """Those of `values` that break a warn rule whatever its undecided fields will hold
         (three-valued evaluation with `assigned`), each with the first such rule.
 
@@ -112,9 +111,7 @@ class Plan:
                     out[value] = rid
         return out
 
-    def chain(
-        self, name: str, assigned: Mapping[str, Scalar]
-    ) -> tuple[list[Scalar], Preference | None]:
+    def chain(self, name: str, assigned: Mapping[str, Scalar]) -> tuple[list[Scalar], Preference | None]:
         """The launcher's own default chain for an unset field: the values of its first
         applicable preference (pack authors keep that list equal to the launcher's real
         fallback chain), or, when no preference applies, the field's default (its first value).
@@ -122,17 +119,14 @@ class Plan:
         values, pref = self._first_preference(name, assigned)
         return values or [self.pack.fields[name].domain[0]], pref
 
-    def replacements(
-        self, name: str, assigned: Mapping[str, Scalar], value: Scalar
-    ) -> list[Scalar] | None:
+    def replacements(self, name: str, assigned: Mapping[str, Scalar], value: Scalar) -> list[Scalar] | None:
         """What the launcher's own overrides (adjustment rules, SGLang's FORCE) put in place of
         its pick `value` when that breaks one of them given `assigned`: their `adjust_to`
         values in declaration order, `[]` when one names none (then: the best value that
         works); None when no adjustment rule fires."""
         adjusters = self._adjusters.get(name)
         if adjusters is None:
-            adjusters = self._adjusters[name] = tuple(
-                r for r in self.pack.rules if r.adjusts == name)
+            adjusters = self._adjusters[name] = tuple(r for r in self.pack.rules if r.adjusts == name)
         out: list[Scalar] | None = None
         for rule in adjusters:
             if self.compiled.rules[rule.id].condition.partial({**assigned, name: value}) is False:
@@ -278,8 +272,11 @@ def resolve_pins(
     # One check serves three purposes: whether adjustments are needed (only when the request as
     # given has no solution), whether it resolves, and the start of the greedy decisions.
     state = cp.start(values)
-    witness = (cp.search(state, task="checking the request", hint=_likely(plan, values))
-               if state is not None else None)
+    witness = (
+        cp.search(state, task="checking the request", hint=_likely(plan, values))
+        if state is not None
+        else None
+    )
     if witness is None and not strict:
         pins, adjustments = _apply_adjustments(plan, pins)
         if adjustments:
@@ -294,7 +291,8 @@ def resolve_pins(
         raise unsatisfiable_for(plan, pins, adjustments)
     try:
         pins, adjustments, solution, trace, log = _settle(
-            plan, pins, adjustments, state, witness, strict=strict, predict=predict)
+            plan, pins, adjustments, state, witness, strict=strict, predict=predict
+        )
     except ChainFailed as failed:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict()) from None
@@ -321,8 +319,12 @@ def resolve_pins(
         provenance=provenance,
         adjustments=[
             AdjustmentRecord.model_construct(
-                field=name, requested=requested, resolved=solution[name], rule=rule_id,
-                because=pack.rule(rule_id).because)
+                field=name,
+                requested=requested,
+                resolved=solution[name],
+                rule=rule_id,
+                because=pack.rule(rule_id).because,
+            )
             for name, (requested, rule_id) in adjustments.items()
         ],
         warnings=_warnings(plan, solution),
@@ -333,10 +335,21 @@ def resolve_pins(
 
 
 def _settle(
-    plan: Plan, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]], state: State,
-    witness: Mapping[str, Scalar], *, strict: bool, predict: bool,
-) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]], dict[str, Scalar], SearchTrace,
-           dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
+    plan: Plan,
+    pins: dict[str, Pin],
+    adjustments: dict[str, tuple[Scalar, str]],
+    state: State,
+    witness: Mapping[str, Scalar],
+    *,
+    strict: bool,
+    predict: bool,
+) -> tuple[
+    dict[str, Pin],
+    dict[str, tuple[Scalar, str]],
+    dict[str, Scalar],
+    SearchTrace,
+    dict[str, tuple[list[Scalar], dict[Scalar, Preference]]],
+]:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
     --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
@@ -358,8 +371,7 @@ def _settle(
             adjustments.update(fired)
             values = {name: pin.value for name, pin in pins.items()}
             started = cp.start(values)
-            found = (cp.search(started, task="checking the request")
-                     if started is not None else None)
+            found = cp.search(started, task="checking the request") if started is not None else None
             if started is None or found is None:
                 raise _RequestFails(pins, adjustments) from None
             state, witness = started, found
@@ -377,8 +389,9 @@ class ChainFailed(Exception):
     request and the launcher's earlier picks (`decided`). Internal: `resolve_pins` turns it into
     `Unsatisfiable`."""
 
-    def __init__(self, field: str, chain: list[Scalar], preference: Preference | None,
-                 decided: dict[str, Scalar]) -> None:
+    def __init__(
+        self, field: str, chain: list[Scalar], preference: Preference | None, decided: dict[str, Scalar]
+    ) -> None:
         super().__init__(field)
         self.field = field
         self.chain = chain
@@ -396,8 +409,11 @@ def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> d
     view = dict(pins)
     for name, value in failed.decided.items():
         if name not in view:
-            view[name] = Pin(field=name, value=value, source=(
-                "launcher-default" if fields[name].kind == "option" else "assumed"))
+            view[name] = Pin(
+                field=name,
+                value=value,
+                source=("launcher-default" if fields[name].kind == "option" else "assumed"),
+            )
     view[failed.field] = Pin(field=failed.field, value=failed.chain[0], source="launcher-default")
     assigned = {n: p.value for n, p in view.items()}
     for name in plan.order:
@@ -432,14 +448,16 @@ def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:
         read |= set(semantics(pack).rules[rule.id].fields)
     report = ConflictReport(
         pins=[PinRef(field=n, value=p.value, source=p.source) for n, p in pins.items() if n in read],
-        rules=[RuleRef(id=r.id, because=r.because, source=r.source) for r in rules])
+        rules=[RuleRef(id=r.id, because=r.because, source=r.source) for r in rules],
+    )
     lines = ["Warnings denied (--deny-warnings): the request resolves, but:"]
     lines += [f"  - WARNING ({w.rule}): {w.message}" for w in res.warnings]
     raise Unsatisfiable(report, [], "\n".join(lines))
 
 
-def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar],
-             provenance: Mapping[str, Provenance]) -> list[AssumedRecord]:
+def _assumed(
+    plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance]
+) -> list[AssumedRecord]:
     """Facts nobody gave that a preference or the domain's order filled (not those the rules
     force: those follow from what was given)."""
     out = []
@@ -447,14 +465,19 @@ def _assumed(plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar]
         prov = provenance[name]
         if spec.kind != "fact" or name in pins or prov.kind not in ("preference", "default"):
             continue
-        out.append(AssumedRecord.model_construct(
-            field=name, value=solution[name], because=prov.because or ""))
+        out.append(
+            AssumedRecord.model_construct(field=name, value=solution[name], because=prov.because or "")
+        )
     return out
 
 
 def _departures(
-    plan: Plan, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]], strict: bool,
-    solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance],
+    plan: Plan,
+    pins: dict[str, Pin],
+    adjustments: dict[str, tuple[Scalar, str]],
+    strict: bool,
+    solution: Mapping[str, Scalar],
+    provenance: Mapping[str, Provenance],
 ) -> list[DepartureRecord]:
     """The options the launcher decides by itself (predict mode over the same request) where the
     searched `solution` differs from its own picks, in graph order up to the first whose chain
@@ -467,8 +490,9 @@ def _departures(
         return []
     failed: ChainFailed | None = None
     try:
-        own, _, predicted, _, _ = _settle(plan, dict(pins), adjustments, state, witness,
-                                          strict=strict, predict=True)
+        own, _, predicted, _, _ = _settle(
+            plan, dict(pins), adjustments, state, witness, strict=strict, predict=True
+        )
     except ChainFailed as exc:
         failed, predicted, own = exc, exc.decided, exc.pins
     except _RequestFails:
@@ -481,20 +505,37 @@ def _departures(
         if failed is not None and name == failed.field:
             value = failed.chain[0]
             why = _rejected_because(provenance[name], value)
-            out.append(DepartureRecord.model_construct(
-                field=name, launcher=None, resolved=resolved,
-                rule=failed.preference.id if failed.preference else None,
-                because=(f"{pack.name}'s own default {_show(value)} fails here"
-                         + (f" ({why})" if why else "") + f"; chose {_show(resolved)}")))
+            out.append(
+                DepartureRecord.model_construct(
+                    field=name,
+                    launcher=None,
+                    resolved=resolved,
+                    rule=failed.preference.id if failed.preference else None,
+                    because=(
+                        f"{pack.name}'s own default {_show(value)} fails here"
+                        + (f" ({why})" if why else "")
+                        + f"; chose {_show(resolved)}"
+                    ),
+                )
+            )
             break
         if name not in predicted or predicted[name] == resolved:
             continue
         value = predicted[name]
         why = _rejected_because(provenance[name], value)
-        out.append(DepartureRecord.model_construct(
-            field=name, launcher=value, resolved=resolved, rule=None,
-            because=(f"{pack.name} would pick {_show(value)} by itself"
-                     + (f" ({why})" if why else "") + f"; chose {_show(resolved)}")))
+        out.append(
+            DepartureRecord.model_construct(
+                field=name,
+                launcher=value,
+                resolved=resolved,
+                rule=None,
+                because=(
+                    f"{pack.name} would pick {_show(value)} by itself"
+                    + (f" ({why})" if why else "")
+                    + f"; chose {_show(resolved)}"
+                ),
+            )
+        )
     return out
 
 
@@ -514,8 +555,12 @@ def _likely(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
 
 
 def _decide(
-    plan: Plan, values: Mapping[str, Scalar], state: State, witness: Mapping[str, Scalar],
-    *, predict: bool = False,
+    plan: Plan,
+    values: Mapping[str, Scalar],
+    state: State,
+    witness: Mapping[str, Scalar],
+    *,
+    predict: bool = False,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -567,8 +612,12 @@ def _decide(
 
 
 def _first_working(
-    plan: Plan, state: State, witness: Mapping[str, Scalar], name: str,
-    ranked: list[Scalar], current: list[Scalar],
+    plan: Plan,
+    state: State,
+    witness: Mapping[str, Scalar],
+    name: str,
+    ranked: list[Scalar],
+    current: list[Scalar],
 ) -> tuple[Scalar, Mapping[str, Scalar]] | None:
     """The first of `ranked` that keeps the request solvable, fixed in `state`, with a solution
     that has it; None (state unchanged) when none does."""
@@ -584,8 +633,9 @@ def _first_working(
         if witness.get(name) != value:
             # The old witness with the new value is often still a solution, or one after a few
             # fields around the change are redone: then no search of the whole pack.
-            found = plan.compiled.search(state, task="resolving the request",
-                                         hint={**witness, name: value}, around=changed)
+            found = plan.compiled.search(
+                state, task="resolving the request", hint={**witness, name: value}, around=changed
+            )
             if found is None:
                 state.undo()
                 continue
@@ -595,7 +645,11 @@ def _first_working(
 
 
 def _only_working(
-    plan: Plan, state: State, witness: Mapping[str, Scalar], name: str, current: list[Scalar],
+    plan: Plan,
+    state: State,
+    witness: Mapping[str, Scalar],
+    name: str,
+    current: list[Scalar],
 ) -> tuple[Scalar, Mapping[str, Scalar]] | None:
     """The value of `name` when exactly one keeps the request solvable (fixed in `state`)."""
     working = []
@@ -645,8 +699,11 @@ def _apply_adjustments(
             if not _violated(cp, values, rule.id):
                 continue
             replacement = next(
-                (w for w in rule.adjust_to
-                 if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None),
+                (
+                    w
+                    for w in rule.adjust_to
+                    if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None
+                ),
                 None,
             )
             del pins[target]
@@ -657,8 +714,9 @@ def _apply_adjustments(
             break
     if adjusted:
         # An adjusted value is no longer the user's own choice; keep its pin, marked as such.
-        pins = {n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p)
-                for n, p in pins.items()}
+        pins = {
+            n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
+        }
     return pins, adjusted
 
 
@@ -677,8 +735,10 @@ def _violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> boo
     known = cond.partial(pins)
     if known is not None:
         return not known
-    return (cp.satisfiable(pins, task="testing an adjustment") is None
-            and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None)
+    return (
+        cp.satisfiable(pins, task="testing an adjustment") is None
+        and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None
+    )
 
 
 def _check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
@@ -687,11 +747,17 @@ def _check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> 
         if not spec.required or name in pins or len(trace.domains.get(name, ())) <= 1:
             continue
         shown = ", ".join(str(v) for v in trace.domains[name][:16])
-        issues.append(InputIssue(
-            field=name, value=None, allowed=tuple(trace.domains[name]),
-            message=(f"{name} is not given and the other inputs do not decide it: "
-                     f"pass --set {name}=VALUE (one of {shown}) or --detect"),
-        ))
+        issues.append(
+            InputIssue(
+                field=name,
+                value=None,
+                allowed=tuple(trace.domains[name]),
+                message=(
+                    f"{name} is not given and the other inputs do not decide it: "
+                    f"pass --set {name}=VALUE (one of {shown}) or --detect"
+                ),
+            )
+        )
     if issues:
         raise InvalidInput(issues)
 
@@ -710,22 +776,25 @@ def _provenance(
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
-        return Provenance.model_construct(kind="adjusted", source="user", rule=rule.id,
-                                          because=rule.because, rejected=[])
+        return Provenance.model_construct(
+            kind="adjusted", source="user", rule=rule.id, because=rule.because, rejected=[]
+        )
     pin = pins.get(name)
     if pin is not None:
         kind = "user" if pin.source == "user" else "fact"
-        return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None,
-                                          rejected=[])
+        return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
     value = solution[name]
     if len(trace.domains.get(name, ())) <= 1:
         forcing = _forcing_rules(plan.compiled, name, solution)
         models = plan.compiled.models
-        because = ("; ".join(dict.fromkeys(models[r].because for r in forcing))
-                   if forcing else "the only value the rules allow")
-        return Provenance.model_construct(kind="rule", source=None,
-                                          rule=forcing[0] if forcing else None,
-                                          because=because, rejected=[])
+        because = (
+            "; ".join(dict.fromkeys(models[r].because for r in forcing))
+            if forcing
+            else "the only value the rules allow"
+        )
+        return Provenance.model_construct(
+            kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
+        )
     ranked, origin = log.get(name, ([value], {}))
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
@@ -735,21 +804,34 @@ def _provenance(
         rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
     pref = origin.get(value)
     if pref is not None:
-        return Provenance.model_construct(kind="preference", source=None, rule=pref.id,
-                                          because=pref.because, rejected=rejected)
+        return Provenance.model_construct(
+            kind="preference", source=None, rule=pref.id, because=pref.because, rejected=rejected
+        )
     if chained:
         return Provenance.model_construct(
-            kind="default", source=None, rule=None, rejected=rejected,
-            because=f"{pack.name}'s default when the flag is not given")
-    because = ("not given; the first value of the domain that works — set it if it differs"
-               if field.kind == "fact" else "the first value of the domain that works")
-    return Provenance.model_construct(kind="default", source=None, rule=None, because=because,
-                                      rejected=rejected)
+            kind="default",
+            source=None,
+            rule=None,
+            rejected=rejected,
+            because=f"{pack.name}'s default when the flag is not given",
+        )
+    because = (
+        "not given; the first value of the domain that works — set it if it differs"
+        if field.kind == "fact"
+        else "the first value of the domain that works"
+    )
+    return Provenance.model_construct(
+        kind="default", source=None, rule=None, because=because, rejected=rejected
+    )
 
 
 def _rejection(
-    plan: Plan, name: str, value: Scalar, solution: Mapping[str, Scalar],
-    pins: Mapping[str, Pin], reasons: bool,
+    plan: Plan,
+    name: str,
+    value: Scalar,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    reasons: bool,
 ) -> Rejection:
     if not reasons:
         return Rejection.model_construct(value=value, because=[])
@@ -765,8 +847,12 @@ def _rejection(
 
 
 def _flagged_rejections(
-    plan: Plan, name: str, value: Scalar, solution: Mapping[str, Scalar],
-    pins: Mapping[str, Pin], ranked: list[Scalar],
+    plan: Plan,
+    name: str,
+    value: Scalar,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    ranked: list[Scalar],
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
     warn rule and the decided values it read are the reason."""
@@ -782,8 +868,11 @@ def _flagged_rejections(
         rid = flagged.get(v)
         if rid is None or v in ranked[: ranked.index(value)]:
             continue
-        reads = [f"{f}={_show(assigned[f])}" for f in plan.compiled.warn_rules[rid].fields
-                 if f != name and f in assigned]
+        reads = [
+            f"{f}={_show(assigned[f])}"
+            for f in plan.compiled.warn_rules[rid].fields
+            if f != name and f in assigned
+        ]
         out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
     return out
 
@@ -817,6 +906,5 @@ def _warnings(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]
     out = []
     for rid, cond in plan.compiled.warn_rules.items():
         if not cond.evaluate(solution):
-            out.append(WarningRecord.model_construct(rule=rid,
-                                                     message=plan.compiled.models[rid].because))
+            out.append(WarningRecord.model_construct(rule=rid, message=plan.compiled.models[rid].because))
     return out

@@ -27,11 +27,13 @@ _SCALAR: dict[str, Any] = {"type": ["string", "integer", "boolean"]}
 _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
 _SCALARS: dict[str, Any] = {"type": "array", "items": _SCALAR}
 _PIN_REF: dict[str, Any] = {
-    "type": "object", "required": ["field", "value", "source"],
+    "type": "object",
+    "required": ["field", "value", "source"],
     "properties": {"field": {"type": "string"}, "value": _SCALAR, "source": {"type": "string"}},
 }
 _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print it
-    "type": "object", "required": ["pins", "rules"],
+    "type": "object",
+    "required": ["pins", "rules"],
     "properties": {"pins": {"type": "array", "items": _PIN_REF}, "rules": _STRINGS},
 }
 
@@ -39,8 +41,12 @@ _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print 
 # An exact count: a JSON number up to 2**53 (what a JavaScript parser reads exactly), a string of
 # decimal digits beyond it; null where a count ran out of its budget ("not counted").
 MAX_SAFE_INTEGER = 2**53
-_COUNT: dict[str, Any] = {"anyOf": [{"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
-                                    {"type": "string", "pattern": "^[0-9]+$"}]}
+_COUNT: dict[str, Any] = {
+    "anyOf": [
+        {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
+        {"type": "string", "pattern": "^[0-9]+$"},
+    ]
+}
 _MAYBE_COUNT: dict[str, Any] = {"anyOf": [*_COUNT["anyOf"], {"type": "null"}]}
 
 
@@ -79,15 +85,13 @@ def _obj(required: list[str], **properties: Any) -> dict[str, Any]:
 
 def _doc(status: str, required: list[str], **properties: Any) -> dict[str, Any]:
     """A document: `schema` 1, `status` fixed, and its own keys."""
-    return _obj(["schema", "status", *required], schema={"const": 1}, status={"const": status},
-                **properties)
+    return _obj(["schema", "status", *required], schema={"const": 1}, status={"const": status}, **properties)
 
 
 def _from_model(defs: dict[str, Any], name: str, status: str) -> dict[str, Any]:
     """A document that is a model's dump plus the envelope (`schema`, `status`)."""
     body: dict[str, Any] = copy.deepcopy(defs[name])
-    body["properties"] = {"schema": {"const": 1}, "status": {"const": status},
-                          **body.get("properties", {})}
+    body["properties"] = {"schema": {"const": 1}, "status": {"const": status}, **body.get("properties", {})}
     body["required"] = ["schema", "status", *body.get("required", [])]
     body["title"] = f"{status} document"
     return body
@@ -103,9 +107,14 @@ def _model_defs() -> dict[str, Any]:
 
 
 def _issue() -> dict[str, Any]:
-    return _obj(["field", "value", "message", "did_you_mean"],
-                field={"type": "string"}, value={}, message={"type": "string"},
-                did_you_mean=_STRINGS, allowed={"type": "array"})
+    return _obj(
+        ["field", "value", "message", "did_you_mean"],
+        field={"type": "string"},
+        value={},
+        message={"type": "string"},
+        did_you_mean=_STRINGS,
+        allowed={"type": "array"},
+    )
 
 
 def _ref(name: str) -> dict[str, Any]:
@@ -115,102 +124,242 @@ def _ref(name: str) -> dict[str, Any]:
 def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
         "resolved": _from_model(defs, "Resolution", "resolved"),
-        "conflict": _doc("conflict", ["conflict", "message", "repairs"],
-                         conflict=_ref("ConflictReport"), message={"type": "string"},
-                         repairs={"type": "array", "items": _ref("Repair")},
-                         # check (predict mode): the launcher's own pick that fails
-                         launcher_default=_obj(
-                             ["field", "value", "chain", "preference"], field={"type": "string"},
-                             value=_SCALAR, chain=_SCALARS,
-                             preference={"type": ["string", "null"]})),
-        "error": _doc("error", ["error"], error=_obj(
-            ["type", "message"], type={"type": "string"}, message={"type": "string"},
-            issues={"type": "array", "items": _issue()},
-            problems={"type": "array", "items": _obj(
-                ["where", "message"], file={"type": "string"}, where={"type": "string"},
-                line={"type": ["integer", "null"], "minimum": 1},
-                message={"type": "string"})})),
-        "choices": _doc("choices", ["choices"], choices={
-            "type": "object", "additionalProperties": _obj(
-                ["possible", "excluded"], possible=_SCALARS,
-                excluded={"type": "object", "additionalProperties": _REASON},
-                # an open integer field: the range beyond the listed values, in words
-                open={"type": "string"})}),
-        "counted": _doc("counted", ["count"], count=_COUNT,
-                        by={"type": "object", "additionalProperties": {
-                            "type": "object", "additionalProperties": _COUNT}}),
-        "linted": _doc("linted", ["pack", "findings"], pack=_PACK_REF,
-                       findings={"type": "array", "items": _obj(
-                           ["code", "severity", "ids", "message"], code={"type": "string"},
-                           severity={"type": "string"}, ids=_STRINGS, message={"type": "string"})},
-                       stats={"type": "object", "not": {"anyOf": [{"required": ["seconds"]},
-                                                                  {"required": ["timings"]}]}}),
-        "explained": _doc("explained", ["code", "severity", "title", "explain"],
-                          code={"type": "string", "pattern": "^CS[0-9]+$"},
-                          severity={"enum": ["error", "warning", "info"]},
-                          title={"type": "string"}, explain={"type": "string"}),
+        "conflict": _doc(
+            "conflict",
+            ["conflict", "message", "repairs"],
+            conflict=_ref("ConflictReport"),
+            message={"type": "string"},
+            repairs={"type": "array", "items": _ref("Repair")},
+            # check (predict mode): the launcher's own pick that fails
+            launcher_default=_obj(
+                ["field", "value", "chain", "preference"],
+                field={"type": "string"},
+                value=_SCALAR,
+                chain=_SCALARS,
+                preference={"type": ["string", "null"]},
+            ),
+        ),
+        "error": _doc(
+            "error",
+            ["error"],
+            error=_obj(
+                ["type", "message"],
+                type={"type": "string"},
+                message={"type": "string"},
+                issues={"type": "array", "items": _issue()},
+                problems={
+                    "type": "array",
+                    "items": _obj(
+                        ["where", "message"],
+                        file={"type": "string"},
+                        where={"type": "string"},
+                        line={"type": ["integer", "null"], "minimum": 1},
+                        message={"type": "string"},
+                    ),
+                },
+            ),
+        ),
+        "choices": _doc(
+            "choices",
+            ["choices"],
+            choices={
+                "type": "object",
+                "additionalProperties": _obj(
+                    ["possible", "excluded"],
+                    possible=_SCALARS,
+                    excluded={"type": "object", "additionalProperties": _REASON},
+                    # an open integer field: the range beyond the listed values, in words
+                    open={"type": "string"},
+                ),
+            },
+        ),
+        "counted": _doc(
+            "counted",
+            ["count"],
+            count=_COUNT,
+            by={"type": "object", "additionalProperties": {"type": "object", "additionalProperties": _COUNT}},
+        ),
+        "linted": _doc(
+            "linted",
+            ["pack", "findings"],
+            pack=_PACK_REF,
+            findings={
+                "type": "array",
+                "items": _obj(
+                    ["code", "severity", "ids", "message"],
+                    code={"type": "string"},
+                    severity={"type": "string"},
+                    ids=_STRINGS,
+                    message={"type": "string"},
+                ),
+            },
+            stats={
+                "type": "object",
+                "not": {"anyOf": [{"required": ["seconds"]}, {"required": ["timings"]}]},
+            },
+        ),
+        "explained": _doc(
+            "explained",
+            ["code", "severity", "title", "explain"],
+            code={"type": "string", "pattern": "^CS[0-9]+$"},
+            severity={"enum": ["error", "warning", "info"]},
+            title={"type": "string"},
+            explain={"type": "string"},
+        ),
         "diffed": _diffed(),
-        "checked": _doc("checked", ["ok", "adjustments", "warnings"], ok={"type": "boolean"},
-                        adjustments={"type": "array", "items": _ref("AdjustmentRecord")},
-                        warnings={"type": "array", "items": _ref("WarningRecord")}),
-        "why": _doc("why", ["field", "value", "provenance", "depends_on", "possible"],
-                    field={"type": "string"}, value=_SCALAR, provenance=_ref("Provenance"),
-                    depends_on={"type": "object", "additionalProperties": _SCALAR},
-                    possible=_SCALARS),
-        "graph": _doc("graph", ["order", "components", "nodes", "edges"], order=_STRINGS,
-                      components={"type": "array", "items": _STRINGS},
-                      nodes={"type": "array", "items": _obj(
-                          ["name", "kind", "group"], name={"type": "string"},
-                          kind={"enum": ["fact", "option"]}, group={"type": "string"})},
-                      edges={"type": "array", "items": _obj(
-                          ["from", "to", "why"], to={"type": "string"}, why=_STRINGS,
-                          **{"from": {"type": "string"}})}),
-        "packs": _doc("packs", ["packs"], packs={"type": "array", "items": _obj(
-            ["name", "version", "description"], name={"type": "string"},
-            version={"type": "string"}, description={"type": "string"})}),
+        "checked": _doc(
+            "checked",
+            ["ok", "adjustments", "warnings"],
+            ok={"type": "boolean"},
+            adjustments={"type": "array", "items": _ref("AdjustmentRecord")},
+            warnings={"type": "array", "items": _ref("WarningRecord")},
+        ),
+        "why": _doc(
+            "why",
+            ["field", "value", "provenance", "depends_on", "possible"],
+            field={"type": "string"},
+            value=_SCALAR,
+            provenance=_ref("Provenance"),
+            depends_on={"type": "object", "additionalProperties": _SCALAR},
+            possible=_SCALARS,
+        ),
+        "graph": _doc(
+            "graph",
+            ["order", "components", "nodes", "edges"],
+            order=_STRINGS,
+            components={"type": "array", "items": _STRINGS},
+            nodes={
+                "type": "array",
+                "items": _obj(
+                    ["name", "kind", "group"],
+                    name={"type": "string"},
+                    kind={"enum": ["fact", "option"]},
+                    group={"type": "string"},
+                ),
+            },
+            edges={
+                "type": "array",
+                "items": _obj(
+                    ["from", "to", "why"], to={"type": "string"}, why=_STRINGS, **{"from": {"type": "string"}}
+                ),
+            },
+        ),
+        "packs": _doc(
+            "packs",
+            ["packs"],
+            packs={
+                "type": "array",
+                "items": _obj(
+                    ["name", "version", "description"],
+                    name={"type": "string"},
+                    version={"type": "string"},
+                    description={"type": "string"},
+                ),
+            },
+        ),
         "pack": _from_model(defs, "Pack", "pack"),
-        "matrix": _doc("matrix", ["pack", "row", "column", "cells"],
-                       pack=_obj(["name", "version"], name={"type": "string"},
-                                 version={"type": "string"}),
-                       row=_obj(["field", "values"], field={"type": "string"}, values=_SCALARS),
-                       column=_obj(["field", "values"], field={"type": "string"},
-                                   values=_SCALARS),
-                       cells={"type": "array", "items": _obj(
-                           ["row", "column", "ok"], row=_SCALAR, column=_SCALAR,
-                           ok={"type": "boolean"}, reason=_REASON)}),
+        "matrix": _doc(
+            "matrix",
+            ["pack", "row", "column", "cells"],
+            pack=_obj(["name", "version"], name={"type": "string"}, version={"type": "string"}),
+            row=_obj(["field", "values"], field={"type": "string"}, values=_SCALARS),
+            column=_obj(["field", "values"], field={"type": "string"}, values=_SCALARS),
+            cells={
+                "type": "array",
+                "items": _obj(
+                    ["row", "column", "ok"],
+                    row=_SCALAR,
+                    column=_SCALAR,
+                    ok={"type": "boolean"},
+                    reason=_REASON,
+                ),
+            },
+        ),
     }
 
 
 def _diffed() -> dict[str, Any]:
-    group = _obj(["kind", "id", "count"], kind={"enum": ["rule", "domain"]}, id={"type": "string"},
-                 count=_MAYBE_COUNT, example={"type": ["object", "null"]}, reason=_STRINGS)
-    direction = _obj(["count", "groups", "other"], count=_MAYBE_COUNT,
-                     groups={"type": "array", "items": group}, other=_MAYBE_COUNT,
-                     note={"type": "string"})
+    group = _obj(
+        ["kind", "id", "count"],
+        kind={"enum": ["rule", "domain"]},
+        id={"type": "string"},
+        count=_MAYBE_COUNT,
+        example={"type": ["object", "null"]},
+        reason=_STRINGS,
+    )
+    direction = _obj(
+        ["count", "groups", "other"],
+        count=_MAYBE_COUNT,
+        groups={"type": "array", "items": group},
+        other=_MAYBE_COUNT,
+        note={"type": "string"},
+    )
     added_removed = _obj(["added", "removed"], added=_STRINGS, removed=_STRINGS, changed={})
-    change = _obj(["field", "old", "new", "count"], field={"type": "string"}, old=_SCALAR,
-                  new=_SCALAR, count=_COUNT, where={"type": "object"}, example={"type": "object"},
-                  old_by={"type": ["string", "null"]}, new_by={"type": ["string", "null"]})
-    return _doc("diffed", ["old", "new", "fields", "rules", "preferences", "old_count",
-                           "new_count", "invalidated", "validated", "requests",
-                           "resolution_changes"],
-                old=_PACK_REF, new=_PACK_REF, pins={"type": "object"}, fields=added_removed,
-                rules=added_removed, preferences=added_removed,
-                shared_fields={"type": "integer", "minimum": 0}, projected={"type": "boolean"},
-                old_count=_MAYBE_COUNT, new_count=_MAYBE_COUNT, invalidated=direction,
-                validated=direction, requests={"type": "object"},
-                resolution_changes={"type": "array", "items": change},
-                comparable={"type": "object"})
+    change = _obj(
+        ["field", "old", "new", "count"],
+        field={"type": "string"},
+        old=_SCALAR,
+        new=_SCALAR,
+        count=_COUNT,
+        where={"type": "object"},
+        example={"type": "object"},
+        old_by={"type": ["string", "null"]},
+        new_by={"type": ["string", "null"]},
+    )
+    return _doc(
+        "diffed",
+        [
+            "old",
+            "new",
+            "fields",
+            "rules",
+            "preferences",
+            "old_count",
+            "new_count",
+            "invalidated",
+            "validated",
+            "requests",
+            "resolution_changes",
+        ],
+        old=_PACK_REF,
+        new=_PACK_REF,
+        pins={"type": "object"},
+        fields=added_removed,
+        rules=added_removed,
+        preferences=added_removed,
+        shared_fields={"type": "integer", "minimum": 0},
+        projected={"type": "boolean"},
+        old_count=_MAYBE_COUNT,
+        new_count=_MAYBE_COUNT,
+        invalidated=direction,
+        validated=direction,
+        requests={"type": "object"},
+        resolution_changes={"type": "array", "items": change},
+        comparable={"type": "object"},
+    )
 
 
-_PACK_REF: dict[str, Any] = _obj(["name", "version"], name={"type": "string"},
-                                 version={"type": "string"})
+_PACK_REF: dict[str, Any] = _obj(["name", "version"], name={"type": "string"}, version={"type": "string"})
 
 # Every kind of document, told apart by "status". The document format is versioned by its
 # "schema" key (1 today): a key may be added within a version (objects allow extra keys); a key
 # renamed, removed or retyped makes version 2. README.md, "JSON documents", lists the kinds.
-DOCUMENT_KINDS = ("resolved", "conflict", "error", "choices", "counted", "linted", "explained",
-                  "checked", "why", "graph", "packs", "pack", "matrix", "diffed")
+DOCUMENT_KINDS = (
+    "resolved",
+    "conflict",
+    "error",
+    "choices",
+    "counted",
+    "linted",
+    "explained",
+    "checked",
+    "why",
+    "graph",
+    "packs",
+    "pack",
+    "matrix",
+    "diffed",
+)
 
 
 def output_schema(kind: str | None = None) -> dict[str, Any]:
@@ -224,7 +373,7 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": SCHEMA_ID,
         "title": "confsolve output" if kind is None else f"confsolve {kind} document",
-        "description": "Every document has \"schema\": 1 and a \"status\" naming its kind.",
+        "description": 'Every document has "schema": 1 and a "status" naming its kind.',
     }
     if kind is None:
         head["oneOf"] = [{"$ref": f"#/$defs/{k}_document"} for k in kinds]
@@ -247,14 +396,20 @@ def cmd_schema(args: argparse.Namespace) -> int:
 
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     """`confsolve schema [--kind KIND]`."""
-    p = sub.add_parser("schema", help="the JSON Schema of every --json document",
-                       description="Print the JSON Schema (draft 2020-12) that every --json "
-                                   "document validates against; oneOf over the kinds, by status.")
+    p = sub.add_parser(
+        "schema",
+        help="the JSON Schema of every --json document",
+        description="Print the JSON Schema (draft 2020-12) that every --json "
+        "document validates against; oneOf over the kinds, by status.",
+    )
     what = p.add_mutually_exclusive_group()
-    what.add_argument("--kind", choices=DOCUMENT_KINDS, default=None,
-                      help="only the schema of one document kind")
-    what.add_argument("--pack-files", action="store_true",
-                      help="the schema of a pack's TOML files instead, for editors")
-    p.add_argument("--json", action="store_true",
-                   help="accepted for symmetry: the output is always JSON (a JSON Schema)")
+    what.add_argument(
+        "--kind", choices=DOCUMENT_KINDS, default=None, help="only the schema of one document kind"
+    )
+    what.add_argument(
+        "--pack-files", action="store_true", help="the schema of a pack's TOML files instead, for editors"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="accepted for symmetry: the output is always JSON (a JSON Schema)"
+    )
     p.set_defaults(func=cmd_schema)

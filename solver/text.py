@@ -18,8 +18,17 @@ if TYPE_CHECKING:
     from solver.errors import Unsatisfiable
     from solver.resolution import Plan
 
-__all__ = ["assumed_notice", "conflict_message", "conflict_text", "departure_lines", "describe_pin",
-           "notices", "resolution_table", "use_colour", "why_text"]
+__all__ = [
+    "assumed_notice",
+    "conflict_message",
+    "conflict_text",
+    "departure_lines",
+    "describe_pin",
+    "notices",
+    "resolution_table",
+    "use_colour",
+    "why_text",
+]
 
 
 def _show(value: Scalar | None) -> str:
@@ -59,8 +68,13 @@ def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
 
 
 def conflict_message(
-    plan: Plan, pins: Mapping[str, Pin], report: ConflictReport, repairs: Sequence[Repair],
-    *, lead: str | None = None, render: Callable[[Repair], str] | None = None,
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    report: ConflictReport,
+    repairs: Sequence[Repair],
+    *,
+    lead: str | None = None,
+    render: Callable[[Repair], str] | None = None,
 ) -> str:
     """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
     (predict mode: a configuration exists, but not the one the launcher picks). `render`: how
@@ -217,8 +231,11 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
         if not pack.fields[item.field].env:
             lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
     if env:
-        lines.append("  environment: " + ", ".join(f"{a.field}={_show(a.value)}" for a in env)
-                     + " (pass --env-from-os to read them)")
+        lines.append(
+            "  environment: "
+            + ", ".join(f"{a.field}={_show(a.value)}" for a in env)
+            + " (pass --env-from-os to read them)"
+        )
     return lines
 
 
@@ -231,13 +248,16 @@ def notices(pack: Pack, res: Resolution, *, colour: bool = False) -> list[str]:
     """What qualifies an answer, each in full: adjustments, warnings, assumed facts, departures
     from the launcher's own picks."""
     lines = [
-        _paint(f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
-               f"{_show(adj.resolved)} ({adj.rule}): {adj.because}", "33;1", colour)
+        _paint(
+            f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
+            f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
+            "33;1",
+            colour,
+        )
         for adj in res.adjustments
     ]
     lines += [_paint(f"WARNING ({w.rule}): {w.message}", "35", colour) for w in res.warnings]
-    lines += [_paint(line, "33", colour)
-              for line in assumed_notice(pack, res) + departure_lines(res)]
+    lines += [_paint(line, "33", colour) for line in assumed_notice(pack, res) + departure_lines(res)]
     return lines
 
 

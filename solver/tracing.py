@@ -45,8 +45,7 @@ class Traced:
     failed: Because | None = None
 
     def copy(self) -> Traced:
-        return Traced(dict(self.domains), dict(self.removed), dict(self.total), set(self.open),
-                      self.failed)
+        return Traced(dict(self.domains), dict(self.removed), dict(self.total), set(self.open), self.failed)
 
 
 def _root(cp: CompiledPack) -> Traced:
@@ -54,9 +53,12 @@ def _root(cp: CompiledPack) -> Traced:
     found: Traced | None = cp.memo.get("traced-root")
     if found is None:
         cons = cp.constraints
-        state = Traced({n: list(v) for n, v in cp.domains.items()},
-                       {n: {} for n in cp.domains}, dict.fromkeys(cp.domains, _NONE),
-                       {key for key, con in cons.items() if con.fields})
+        state = Traced(
+            {n: list(v) for n, v in cp.domains.items()},
+            {n: {} for n in cp.domains},
+            dict.fromkeys(cp.domains, _NONE),
+            {key for key, con in cons.items() if con.fields},
+        )
         constant = [key for key, con in cons.items() if not con.fields and not con.holds(())]
         if constant:
             state.failed = frozenset(("rule", key) for key in constant)
@@ -101,8 +103,9 @@ def _base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
     return state
 
 
-def excluded(cp: CompiledPack, base: Traced, name: str, value: Scalar, *,
-             removed_only: bool = False) -> Because | None:
+def excluded(
+    cp: CompiledPack, base: Traced, name: str, value: Scalar, *, removed_only: bool = False
+) -> Because | None:
     """Rules and pins of `base` that rule out `name = value` by propagation alone, or None.
 
     `name` itself is not among the reasons: it is the value being explained. `removed_only`:
@@ -204,8 +207,9 @@ def _revise(cp: CompiledPack, con: RuleConstraint, state: Traced) -> list[str] |
     return out
 
 
-def _narrow(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int,
-            kept: list[Scalar]) -> list[str] | None:
+def _narrow(
+    cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, kept: list[Scalar]
+) -> list[str] | None:
     """Narrow `fields[at]` to `kept` (None: that wipes it out, and `state.failed` says why)."""
     target = con.fields[at]
     current = state.domains[target]
@@ -233,12 +237,10 @@ def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: 
     # Usually one field narrowed to one value already breaks the rule with this value (a pinned
     # fact, mostly): then why that field holds only its value is the whole reason.
     fixed = [f for f in con.fields if f != target and len(state.domains[f]) == 1]
-    alone = [f for f in fixed
-             if value in cp.verdicts(con.key, target, ((f, state.domains[f][0]),))[1]]
+    alone = [f for f in fixed if value in cp.verdicts(con.key, target, ((f, state.domains[f][0]),))[1]]
     if alone:
         return rule | min((state.total[f] for f in alone), key=len)
-    if fixed and value in cp.verdicts(con.key, target,
-                                      tuple((f, state.domains[f][0]) for f in fixed))[1]:
+    if fixed and value in cp.verdicts(con.key, target, tuple((f, state.domains[f][0]) for f in fixed))[1]:
         return rule.union(*(state.total[f] for f in fixed))
     out = set(rule)
     for f in con.fields:

@@ -33,8 +33,9 @@ def _adapter(cls: type[Record]) -> TypeAdapter[Any]:
     return adapter
 
 
-def json_schema(cls: type[Record], *, mode: Literal["validation", "serialization"],
-                ref_template: str) -> dict[str, Any]:
+def json_schema(
+    cls: type[Record], *, mode: Literal["validation", "serialization"], ref_template: str
+) -> dict[str, Any]:
     """The record's JSON Schema, for `confsolve schema`."""
     return _adapter(cls).json_schema(mode=mode, ref_template=ref_template)
 
@@ -44,6 +45,7 @@ def validate(cls: type[R], data: Any) -> R:
     try:
         result: R = _adapter(cls).validate_python(data)
     except ValidationError as exc:
-        raise RecordInvalid([{"loc": tuple(e["loc"]), "msg": _MESSAGES.get(e["type"], e["msg"])}
-                             for e in exc.errors()]) from None
+        raise RecordInvalid(
+            [{"loc": tuple(e["loc"]), "msg": _MESSAGES.get(e["type"], e["msg"])} for e in exc.errors()]
+        ) from None
     return result

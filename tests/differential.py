@@ -108,8 +108,9 @@ class Case:
         return pattern(self.detail)
 
 
-def inputs(pack: Pack, scenario: Mapping[str, Any],
-           config_dir: Path | None) -> tuple[dict[str, Any], dict[str, Any]]:
+def inputs(
+    pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """(options, facts) for confsolve: the scenario's machine and flags, the model's config."""
     options, facts, _ignored = oracle.inputs_for(pack, scenario, config_dir)
     return options, facts

@@ -112,8 +112,9 @@ class Cond:
             inner = self.parts[0]
             return f"not {inner.text()}" if inner.kind in ("flag", "cmp") else f"not ({inner.text()})"
         joiner = f" {self.kind} "
-        return joiner.join(p.text() if p.kind in ("cmp", "flag", "not") else f"({p.text()})"
-                           for p in self.parts)
+        return joiner.join(
+            p.text() if p.kind in ("cmp", "flag", "not") else f"({p.text()})" for p in self.parts
+        )
 
     def reads(self) -> set[str]:
         own = {n for n in (self.name, self.other) if n}
@@ -199,8 +200,13 @@ class RuleSpec:
 
     def model(self) -> Rule:
         key = "forbid" if self.forbid else "require"
-        data: dict[str, Any] = {"id": self.id, key: self.body.text(), "because": f"because {self.id}",
-                                "source": "generated", "severity": self.severity}
+        data: dict[str, Any] = {
+            "id": self.id,
+            key: self.body.text(),
+            "because": f"because {self.id}",
+            "source": "generated",
+            "severity": self.severity,
+        }
         if self.when is not None:
             data["when"] = self.when.text()
         if self.adjusts is not None:
@@ -218,9 +224,15 @@ class PrefSpec:
     same_as: str | None = None
 
     def model(self) -> Preference:
-        return Preference(id=self.id, field=self.field, prefer=self.prefer, same_as=self.same_as,
-                          when=self.when.text() if self.when else None,
-                          because=f"because {self.id}", source="generated")
+        return Preference(
+            id=self.id,
+            field=self.field,
+            prefer=self.prefer,
+            same_as=self.same_as,
+            when=self.when.text() if self.when else None,
+            because=f"because {self.id}",
+            source="generated",
+        )
 
 
 @dataclass(frozen=True)
@@ -241,9 +253,12 @@ class PackSpec:
         pack = Pack(
             name="generated",
             version="1",
-            fields={f.name: Field(name=f.name, kind=f.kind, domain=f.domain, depends_on=f.depends_on,
-                                  search=f.search)
-                    for f in self.fields},
+            fields={
+                f.name: Field(
+                    name=f.name, kind=f.kind, domain=f.domain, depends_on=f.depends_on, search=f.search
+                )
+                for f in self.fields
+            },
             rules=tuple(r.model() for r in self.rules),
             preferences=tuple(p.model() for p in self.prefs),
             sets=dict(self.sets),
@@ -253,6 +268,7 @@ class PackSpec:
 
     def write(self, directory: Path) -> None:
         """The same pack as TOML files (pack.toml, fields.toml, rules.toml)."""
+
         def val(v: Any) -> str:
             if isinstance(v, bool):
                 return "true" if v else "false"
@@ -265,14 +281,19 @@ class PackSpec:
         def table(header: str, items: Mapping[str, Any]) -> list[str]:
             return [header, *(f"{k} = {val(v)}" for k, v in items.items() if v is not None), ""]
 
-        head = table("[pack]", {"name": "generated", "version": "1",
-                                "files": ["fields.toml", "rules.toml"]})
+        head = table("[pack]", {"name": "generated", "version": "1", "files": ["fields.toml", "rules.toml"]})
         head += table("[sets]", dict(self.sets)) if self.sets else []
         lines: list[str] = []
         for f in self.fields:
-            lines += table(f"[field.{f.name}]", {"kind": f.kind, "domain": f.domain,
-                                                 "depends_on": f.depends_on or None,
-                                                 "search": None if f.search else False})
+            lines += table(
+                f"[field.{f.name}]",
+                {
+                    "kind": f.kind,
+                    "domain": f.domain,
+                    "depends_on": f.depends_on or None,
+                    "search": None if f.search else False,
+                },
+            )
         body: list[str] = []
         for rule in self.pack.rules:
             body += table("[[rule]]", rule.model_dump(exclude_defaults=True, exclude={"file"}))
@@ -297,8 +318,10 @@ class Case:
         return self.spec.pack
 
     def pins(self) -> dict[str, tuple[Scalar, str]]:
-        return {**{n: (v, "user") for n, v in self.options.items()},
-                **{n: (v, "fact") for n, v in self.facts.items()}}
+        return {
+            **{n: (v, "user") for n, v in self.options.items()},
+            **{n: (v, "fact") for n, v in self.facts.items()},
+        }
 
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:  # hypothesis prints this
         printer.text(repr(self))
@@ -306,15 +329,22 @@ class Case:
     def __repr__(self) -> str:
         pack = self.pack
         lines = ["Case("]
-        lines += [f"  field {f.name} {f.kind} {list(f.domain)}"
-                  + (f" depends_on={list(f.depends_on)}" if f.depends_on else "") for f in self.spec.fields]
+        lines += [
+            f"  field {f.name} {f.kind} {list(f.domain)}"
+            + (f" depends_on={list(f.depends_on)}" if f.depends_on else "")
+            for f in self.spec.fields
+        ]
         lines += [f"  set {n} = {list(v)}" for n, v in self.spec.sets]
         for r in pack.rules:
             extra = f" adjusts={r.adjusts} to={list(r.adjust_to)}" if r.adjusts else ""
-            lines.append(f"  rule {r.id} [{r.severity}] when={r.when!r} "
-                         f"{'forbid' if r.forbid else 'require'}={r.forbid or r.require!r}{extra}")
-        lines += [f"  pref {p.id} {p.field} when={p.when!r} prefer={list(p.prefer)} same_as={p.same_as}"
-                  for p in pack.preferences]
+            lines.append(
+                f"  rule {r.id} [{r.severity}] when={r.when!r} "
+                f"{'forbid' if r.forbid else 'require'}={r.forbid or r.require!r}{extra}"
+            )
+        lines += [
+            f"  pref {p.id} {p.field} when={p.when!r} prefer={list(p.prefer)} same_as={p.same_as}"
+            for p in pack.preferences
+        ]
         lines.append(f"  options={self.options} facts={self.facts} strict={self.strict})")
         return "\n".join(lines)
 
@@ -394,8 +424,9 @@ def _sets(d: _Draw, fields: Sequence[FieldSpec]) -> tuple[tuple[str, tuple[Scala
 class _Builder:
     """Draws conditions, rules and preferences over one pack's fields and sets."""
 
-    def __init__(self, d: _Draw, fields: Sequence[FieldSpec],
-                 sets: Sequence[tuple[str, tuple[Scalar, ...]]]) -> None:
+    def __init__(
+        self, d: _Draw, fields: Sequence[FieldSpec], sets: Sequence[tuple[str, tuple[Scalar, ...]]]
+    ) -> None:
         self.d = d
         self.fields = list(fields)
         self.by_name = {f.name: f for f in fields}
@@ -415,8 +446,9 @@ class _Builder:
         forms += ["const"] if "constant-rule" not in KNOWN_BUGS else []
         form = d.pick(forms)
         if form == "eq":
-            return Cond("cmp", op=d.pick(("==", "!=")), name=f.name, value=d.pick(f.domain),
-                        flipped=d.chance(2))
+            return Cond(
+                "cmp", op=d.pick(("==", "!=")), name=f.name, value=d.pick(f.domain), flipped=d.chance(2)
+            )
         if form == "in":
             return Cond("cmp", op=d.pick(("in", "not in")), name=f.name, value=tuple(d.some(f.domain, 1, 3)))
         if form == "set":
@@ -451,15 +483,25 @@ class _Builder:
         if allow_adjust and severity == "error" and options and d.chance(3):
             adjusts = d.pick(options)
             adjust_to = tuple(d.some(self.by_name[adjusts].domain, 0, 2))
-        return RuleSpec(id=rid, body=body, when=when, forbid=forbid, severity=severity,
-                        adjusts=adjusts, adjust_to=adjust_to)
+        return RuleSpec(
+            id=rid,
+            body=body,
+            when=when,
+            forbid=forbid,
+            severity=severity,
+            adjusts=adjusts,
+            adjust_to=adjust_to,
+        )
 
     def pref(self, pid: str) -> PrefSpec:
         d = self.d
         target = d.pick(self.fields)
         when = self.cond(1) if d.chance(2) else None
-        same = [f.name for f in self.fields
-                if f.name != target.name and _type_of(f.domain) is _type_of(target.domain)]
+        same = [
+            f.name
+            for f in self.fields
+            if f.name != target.name and _type_of(f.domain) is _type_of(target.domain)
+        ]
         same_as = d.pick(same) if same and d.chance(4) else None
         prefer = d.some(target.domain, 0 if same_as else 1, 3)
         return PrefSpec(id=pid, field=target.name, prefer=tuple(prefer), when=when, same_as=same_as)
@@ -496,9 +538,12 @@ def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False)
     d = _Draw(draw)
     spec = _pack(d)
     if unsearched:
-        spec = replace(spec, fields=tuple(
-            replace(f, search=False) if f.kind == "option" and d.chance(2) else f
-            for f in spec.fields))
+        spec = replace(
+            spec,
+            fields=tuple(
+                replace(f, search=False) if f.kind == "option" and d.chance(2) else f for f in spec.fields
+            ),
+        )
     options, facts = _request(d, spec)
     return Case(spec, options, facts, d.chance(2) if strict is None else strict)
 
@@ -671,8 +716,7 @@ class Oracle:
         (an option the search may not choose: its launcher chain, as `predict` says)."""
         return self._walk(pins, strict, predict=False)[0]
 
-    def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool
-                ) -> tuple[Expected, str | None]:
+    def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool) -> tuple[Expected, str | None]:
         """What the launcher does with the request as typed (`check`): every unset option takes
         its chain (`chain_pick`); facts are decided as `expect` decides them. Second item: the
         field whose chain fails (then `values` is None)."""
@@ -709,8 +753,9 @@ class Oracle:
         chain, pref = self.chain(name, decided)
         found = next((v for v in chain if _member(v, seen)), None)
         if found is None:
-            fired = [r for r in self.hard
-                     if r.adjusts == name and r.holds3({**decided, name: chain[0]}) is False]
+            fired = [
+                r for r in self.hard if r.adjusts == name and r.holds3({**decided, name: chain[0]}) is False
+            ]
             if fired:
                 replacing: list[Scalar] = []
                 for rule in fired:
@@ -723,8 +768,9 @@ class Oracle:
             found = working[0] if len(working) == 1 else None
         return found
 
-    def _walk(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool, predict: bool
-              ) -> tuple[Expected, str | None]:
+    def _walk(
+        self, pins: Mapping[str, tuple[Scalar, str]], strict: bool, predict: bool
+    ) -> tuple[Expected, str | None]:
         """Adjustments, then the decisions in graph order. When an option's chain fails, the
         launcher's own picks may make it override a user value: the adjustments are tried again
         on the request as the launcher sees it (its picks so far, its default for the failing
@@ -761,8 +807,7 @@ class Oracle:
                     preferred, _ = self.preferred(name, decided)
                     above = preferred[: preferred.index(value)]
                     tried = ranked[: ranked.index(value)]
-                    flagged = {v: r for v, r in self.flagged(name, decided, above).items()
-                               if v not in tried}
+                    flagged = {v: r for v, r in self.flagged(name, decided, above).items() if v not in tried}
                     steps[name] = Step(ranked, origin, possible, value, flagged)
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]

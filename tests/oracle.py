@@ -39,10 +39,18 @@ ACCEPT = "accept"  # the pseudo-field of an accept/reject disagreement
 
 # The oracle's checkpoint kinds, spelled as the contract's checkpoint_quant (oracle README).
 CHECKPOINT_QUANT = {
-    "fp8": "fp8", "fp8_tensor": "fp8", "modelopt_fp4": "modelopt_fp4",
-    "modelopt_fp8": "modelopt_fp8", "mxfp4": "mxfp4", "mxfp8": "mxfp8", "w4afp8_mixed": "w4afp8",
-    "awq": "awq", "gptq": "gptq", "compressed_tensors_fp8": "compressed-tensors",
-    "compressed_tensors_w4a16": "compressed-tensors", "bitsandbytes": "bitsandbytes",
+    "fp8": "fp8",
+    "fp8_tensor": "fp8",
+    "modelopt_fp4": "modelopt_fp4",
+    "modelopt_fp8": "modelopt_fp8",
+    "mxfp4": "mxfp4",
+    "mxfp8": "mxfp8",
+    "w4afp8_mixed": "w4afp8",
+    "awq": "awq",
+    "gptq": "gptq",
+    "compressed_tensors_fp8": "compressed-tensors",
+    "compressed_tensors_w4a16": "compressed-tensors",
+    "bitsandbytes": "bitsandbytes",
 }
 
 # The machines the oracle pretended to be (README: "Hardware that was assumed"): CUDA wheels bring
@@ -50,22 +58,47 @@ CHECKPOINT_QUANT = {
 # target is a Xeon with AMX; the NVIDIA driver is 580. Pinned, not left free: a free fact would let
 # the solver pick whichever value makes a request acceptable.
 HARDWARE: dict[str, dict[str, Any]] = {
-    "cuda": {"has_flashinfer": True, "has_triton_kernels": True, "has_deep_gemm": True,
-             "has_aiter": False, "cpu_has_amx": False, "xpu_has_xmx": False},
-    "hip": {"has_flashinfer": False, "has_triton_kernels": False, "has_deep_gemm": False,
-            "has_aiter": True, "cpu_has_amx": False, "xpu_has_xmx": False},
-    "cpu": {"has_flashinfer": False, "has_triton_kernels": False, "has_deep_gemm": False,
-            "has_aiter": False, "cpu_has_amx": True, "xpu_has_xmx": False},
+    "cuda": {
+        "has_flashinfer": True,
+        "has_triton_kernels": True,
+        "has_deep_gemm": True,
+        "has_aiter": False,
+        "cpu_has_amx": False,
+        "xpu_has_xmx": False,
+    },
+    "hip": {
+        "has_flashinfer": False,
+        "has_triton_kernels": False,
+        "has_deep_gemm": False,
+        "has_aiter": True,
+        "cpu_has_amx": False,
+        "xpu_has_xmx": False,
+    },
+    "cpu": {
+        "has_flashinfer": False,
+        "has_triton_kernels": False,
+        "has_deep_gemm": False,
+        "has_aiter": False,
+        "cpu_has_amx": True,
+        "xpu_has_xmx": False,
+    },
 }
 # Checkpoint facts the oracle's config.json files do not have (plain checkpoints only).
-PLAIN_CHECKPOINT = {"model_format": "safetensors", "moe_experts_w4a16": False,
-                    "moe_experts_fp4": False,
-                    # Shapes are unknown from an architecture name alone (0); the differential
-                    # replay (tests/differential.py) reads them from the config.json.
-                    "moe_intermediate_pow2": 0, "intermediate_pow2": 0, "weight_block_n": 0,
-                    "checkpoint_dtype": "unknown", "attention_heads_pow2": 0,
-                    "kv_heads_pow2": 0, "kv_heads_power_of_two": True,
-                    "moe_has_dense_layers": False}
+PLAIN_CHECKPOINT = {
+    "model_format": "safetensors",
+    "moe_experts_w4a16": False,
+    "moe_experts_fp4": False,
+    # Shapes are unknown from an architecture name alone (0); the differential
+    # replay (tests/differential.py) reads them from the config.json.
+    "moe_intermediate_pow2": 0,
+    "intermediate_pow2": 0,
+    "weight_block_n": 0,
+    "checkpoint_dtype": "unknown",
+    "attention_heads_pow2": 0,
+    "kv_heads_pow2": 0,
+    "kv_heads_power_of_two": True,
+    "moe_has_dense_layers": False,
+}
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
@@ -97,7 +130,8 @@ EXTRA_COMPARED = ("disable_shared_experts_fusion",)
 # The verdict is the prediction of the command as typed (`confsolve check`: unset options take
 # SGLang's own default chain) where the solver has it; before that, the search (`resolve`).
 PREDICT: dict[str, bool] = (
-    {"predict": True} if "predict" in inspect.signature(resolve_pins).parameters else {})
+    {"predict": True} if "predict" in inspect.signature(resolve_pins).parameters else {}
+)
 MODE = "check (prediction)" if PREDICT else "resolve (search: predict mode not available)"
 
 # SGLang's own defaults for the resources and the precision, which a search must not choose.
@@ -138,8 +172,9 @@ class ConfigStore:
             arch = scenario.get("architecture")
             if self._models is None or arch not in getattr(self._models, "TEMPLATES", {}):
                 return None
-            directory = Path(self._models.model_dir(
-                arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides")))
+            directory = Path(
+                self._models.model_dir(arch, scenario.get("checkpoint_quant"), scenario.get("hf_overrides"))
+            )
         key = directory.name
         if key not in self.configs:
             self.configs[key] = {p.name: json.loads(p.read_text()) for p in sorted(directory.glob("*.json"))}
@@ -254,11 +289,16 @@ class Report:
             "schema": 1,
             "oracle": ORACLE.name,
             "scenarios": len(self.outcomes),
-            "accept_reject": {"agree": self.accept_agree, "total": len(self.outcomes),
-                              "rate": self.accept_rate},
+            "accept_reject": {
+                "agree": self.accept_agree,
+                "total": len(self.outcomes),
+                "rate": self.accept_rate,
+            },
             "values": {"agree": agree, "total": total, "rate": self.value_rate},
-            "fields": {name: {"agree": a, "total": t, "rate": _pct(a, t)}
-                       for name, (a, t) in self.per_field().items()},
+            "fields": {
+                name: {"agree": a, "total": t, "rate": _pct(a, t)}
+                for name, (a, t) in self.per_field().items()
+            },
             "not_covered": dict(sorted(self.uncovered().items())),
             "ignored_inputs": dict(sorted(self.ignored_inputs().items())),
             "free_facts": dict(sorted(self.free_facts().items())),
@@ -273,8 +313,10 @@ def _pct(agree: int, total: int) -> float:
 
 # --- scenario -> inputs -------------------------------------------------------------------
 
-def inputs_for(pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None = None
-               ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+
+def inputs_for(
+    pack: Pack, scenario: Mapping[str, Any], config_dir: Path | None = None
+) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
     """(options, facts, ignored inputs) for one oracle scenario, in the pack's field names.
 
     `config_dir` holds the config.json SGLang saw; its facts (traits, shapes, dtype) are read
@@ -398,8 +440,9 @@ def _public_config(scenario_id: str) -> Path | None:
     return store.directory(keys.get(scenario_id))
 
 
-def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
-                 predict: bool = True) -> Outcome:
+def run_scenario(
+    pack: Pack, row: Mapping[str, Any], *, explain: bool = True, predict: bool = True
+) -> Outcome:
     """Replay one scenario. `explain=False` skips naming our conflict's rules (the minimal
     conflict and repairs cost seconds; accept/reject and values do not need them).
     `predict`: replay as `confsolve check` does (the launcher's own default chain for every
@@ -407,9 +450,13 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
     `confsolve resolve` (the search)."""
     scenario, result = row["scenario"], row["sglang"]
     options, facts, ignored = inputs_for(pack, scenario, _public_config(scenario["id"]))
-    outcome = Outcome(scenario=scenario["id"], sglang_ok=bool(result["ok"]), ours="resolved",
-                      ignored_inputs=ignored,
-                      sglang_load_failed=(result.get("load") or {}).get("ok") is False)
+    outcome = Outcome(
+        scenario=scenario["id"],
+        sglang_ok=bool(result["ok"]),
+        ours="resolved",
+        ignored_inputs=ignored,
+        sglang_load_failed=(result.get("load") or {}).get("ok") is False,
+    )
     start = time.perf_counter()
     try:
         pins = collect_pins(pack, options, facts)
@@ -427,23 +474,36 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
     if not result["ok"]:
         error = result["error"]
         if not outcome.agrees:
-            outcome.differences.append(Difference(
-                outcome.scenario, ACCEPT, "error", outcome.ours,
-                f"SGLang: {error['type']}: {_first_line(error['message'])}"))
+            outcome.differences.append(
+                Difference(
+                    outcome.scenario,
+                    ACCEPT,
+                    "error",
+                    outcome.ours,
+                    f"SGLang: {error['type']}: {_first_line(error['message'])}",
+                )
+            )
         return outcome
     if outcome.ours != "resolved":
         if not outcome.agrees:
-            outcome.differences.append(Difference(outcome.scenario, ACCEPT, "ok", outcome.ours,
-                                                  outcome.detail))
+            outcome.differences.append(
+                Difference(outcome.scenario, ACCEPT, "ok", outcome.ours, outcome.detail)
+            )
         return outcome
     outcome.warned = bool(res.warnings)
     if not outcome.agrees:
         # SGLang's own load-time code failed and we resolved without a word.
         load_error = result["load"].get("error") or {}
-        outcome.differences.append(Difference(
-            outcome.scenario, ACCEPT, "load-error", "resolved",
-            f"SGLang at load ({load_error.get('check', '?')}): {load_error.get('type', '?')}: "
-            f"{_first_line(load_error.get('message', ''))}"))
+        outcome.differences.append(
+            Difference(
+                outcome.scenario,
+                ACCEPT,
+                "load-error",
+                "resolved",
+                f"SGLang at load ({load_error.get('check', '?')}): {load_error.get('type', '?')}: "
+                f"{_first_line(load_error.get('message', ''))}",
+            )
+        )
     for name in [*result["resolved"], *EXTRA_COMPARED]:
         if name in NOT_COMPARED:
             continue
@@ -458,18 +518,20 @@ def run_scenario(pack: Pack, row: Mapping[str, Any], *, explain: bool = True,
         same = ours == expected and isinstance(ours, bool) == isinstance(expected, bool)
         outcome.compared[name] = same
         if not same:
-            outcome.differences.append(Difference(outcome.scenario, name, show(expected),
-                                                  show(ours), _why(res, name)))
+            outcome.differences.append(
+                Difference(outcome.scenario, name, show(expected), show(ours), _why(res, name))
+            )
     outcome.free_facts = [
-        name for name, fld in pack.fields.items()
-        if fld.kind == "fact" and name not in facts
-        and res.provenance[name].kind in ("preference", "default")
+        name
+        for name, fld in pack.fields.items()
+        if fld.kind == "fact" and name not in facts and res.provenance[name].kind in ("preference", "default")
     ]
     return outcome
 
 
-def _conflict_rules(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any],
-                    predict: bool = True) -> str:
+def _conflict_rules(
+    pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any], predict: bool = True
+) -> str:
     try:
         resolve_pins(pack, collect_pins(pack, options, facts), reasons=False, predict=predict)
     except Unsatisfiable as exc:
@@ -482,11 +544,17 @@ def _first_line(text: str) -> str:
     return line if len(line) <= 160 else line[:157] + "..."
 
 
-def run(pack: Pack | None = None, rows: Iterable[Mapping[str, Any]] | None = None, *,
-        explain: bool = True, predict: bool = True) -> Report:
+def run(
+    pack: Pack | None = None,
+    rows: Iterable[Mapping[str, Any]] | None = None,
+    *,
+    explain: bool = True,
+    predict: bool = True,
+) -> Report:
     pack = pack or load_pack("sglang")
-    return Report([run_scenario(pack, row, explain=explain, predict=predict)
-                   for row in (rows or load_scenarios())])
+    return Report(
+        [run_scenario(pack, row, explain=explain, predict=predict) for row in (rows or load_scenarios())]
+    )
 
 
 # --- the known-differences table ----------------------------------------------------------
@@ -509,14 +577,15 @@ def known_differences(path: Path = KNOWN) -> dict[tuple[str, str, str, str], str
             continue
         cells = [c.strip().strip("`").strip() for c in match.group(1).split("|")]
         if not header_seen:
-            header_seen = [c.lower() for c in cells[:4]] == ["scenario", "field", "sglang",
-                                                           "confsolve"]
+            header_seen = [c.lower() for c in cells[:4]] == ["scenario", "field", "sglang", "confsolve"]
             continue
         if all(set(c) <= set("-: ") for c in cells):
             continue
         if len(cells) != 5 or not cells[4] or cells[4].lower().startswith(("todo", "?")):
-            raise ValueError(f"{path.name}:{number}: a row needs scenario | field | SGLang | "
-                             f"confsolve | reason, with a reason")
+            raise ValueError(
+                f"{path.name}:{number}: a row needs scenario | field | SGLang | "
+                f"confsolve | reason, with a reason"
+            )
         key = (cells[0], cells[1], cells[2], cells[3])
         if key in out:
             raise ValueError(f"{path.name}:{number}: {key} is listed twice")

@@ -30,7 +30,10 @@ def test_case(path: Path) -> None:
     status = expect["status"]
     try:
         res = resolve(
-            pack, request.get("options", {}), request.get("facts", {}), strict=request.get("strict", False),
+            pack,
+            request.get("options", {}),
+            request.get("facts", {}),
+            strict=request.get("strict", False),
             predict=request.get("predict", False),
         )
     except Unsatisfiable as exc:

@@ -317,9 +317,18 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
     [
         (["--help"], ["pydantic", "solver.model", "solver.errors", "solver.engine", "json"]),
         (["check", "--help"], ["pydantic", "solver.model", "solver.engine"]),
-        (["check", "--pack", TOY, "--set", "gpu=b200"],
-         ["solver.conflicts", "solver.lint", "solver.count", "solver.diff", "solver.pictures",
-          "solver.schema", "solver.completion"]),
+        (
+            ["check", "--pack", TOY, "--set", "gpu=b200"],
+            [
+                "solver.conflicts",
+                "solver.lint",
+                "solver.count",
+                "solver.diff",
+                "solver.pictures",
+                "solver.schema",
+                "solver.completion",
+            ],
+        ),
     ],
 )
 def test_start_up_imports_only_what_the_command_needs(argv: list[str], absent: list[str]) -> None:
@@ -357,8 +366,12 @@ def test_a_check_served_from_the_disk_cache_never_imports_pydantic(tmp_path: Pat
     )
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
     env.pop("CONFSOLVE_NO_CACHE", None)
-    seen = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                           check=False, env=env).stderr.strip().splitlines()[-1] for _ in range(2)]
+    seen = [
+        subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, env=env)
+        .stderr.strip()
+        .splitlines()[-1]
+        for _ in range(2)
+    ]
     assert seen == ["True", "False"]
 
 

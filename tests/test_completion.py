@@ -16,8 +16,9 @@ TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 BASH_BREAKS = "\"'><=;|&(:"
 
 
-def complete(capsys: pytest.CaptureFixture[str], *words: str, line: str | None = None,
-             breaks: str = "") -> list[str]:
+def complete(
+    capsys: pytest.CaptureFixture[str], *words: str, line: str | None = None, breaks: str = ""
+) -> list[str]:
     argv = ["__complete", "--wordbreaks", breaks]
     argv += ["--line", line] if line is not None else ["--", *words]
     assert main(argv) == 0
@@ -38,33 +39,50 @@ def test_commands_are_offered_and_the_hidden_one_is_not(capsys: pytest.CaptureFi
 
 def test_set_offers_field_names_then_only_still_valid_values(capsys: pytest.CaptureFixture[str]) -> None:
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "") == [
-        "gpu=", "quant=", "kernel=", "fusion=", "tp=", "ep="]
+        "gpu=",
+        "quant=",
+        "kernel=",
+        "fusion=",
+        "tp=",
+        "ep=",
+    ]
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "gpu=a100", "--set", "") == [
-        "quant=", "kernel=", "fusion=", "tp=", "ep="]
+        "quant=",
+        "kernel=",
+        "fusion=",
+        "tp=",
+        "ep=",
+    ]
     # fp4 needs b200; cutlass is excluded on a100; the auto spelling is always offered.
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "gpu=a100", "--set", "quant=") == [
-        "quant=none", "quant=fp8"]
+        "quant=none",
+        "quant=fp8",
+    ]
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "gpu=a100", "--set", "kernel=") == [
-        "kernel=triton", "kernel=trtllm", "kernel=auto"]
+        "kernel=triton",
+        "kernel=trtllm",
+        "kernel=auto",
+    ]
     assert complete(capsys, "check", "--pack", TOY, "--set", "gpu=a100", "--set", "kernel=tr") == [
-        "kernel=triton", "kernel=trtllm"]
-    assert complete(capsys, "resolve", "--pack", TOY, "--set", "tp=2", "--set", "ep=") == [
-        "ep=1", "ep=2"]
-    assert complete(capsys, "resolve", "--pack", TOY, "--set", "fusion=") == [
-        "fusion=false", "fusion=true"]
+        "kernel=triton",
+        "kernel=trtllm",
+    ]
+    assert complete(capsys, "resolve", "--pack", TOY, "--set", "tp=2", "--set", "ep=") == ["ep=1", "ep=2"]
+    assert complete(capsys, "resolve", "--pack", TOY, "--set", "fusion=") == ["fusion=false", "fusion=true"]
 
 
 def test_assume_and_the_equals_form_and_kebab_names(capsys: pytest.CaptureFixture[str]) -> None:
     assert complete(capsys, "resolve", "--pack", TOY, "--assume", "") == ["gpu="]
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "quant=fp4", "--assume", "gpu=") == [
-        "gpu=b200"]
-    assert complete(capsys, "resolve", "--pack", TOY, "--set=quant=fp4", "--set=gpu=") == [
-        "--set=gpu=b200"]
+        "gpu=b200"
+    ]
+    assert complete(capsys, "resolve", "--pack", TOY, "--set=quant=fp4", "--set=gpu=") == ["--set=gpu=b200"]
 
 
 def test_bad_or_half_typed_inputs_are_skipped_not_fatal(capsys: pytest.CaptureFixture[str]) -> None:
-    assert complete(capsys, "resolve", "--pack", TOY, "--set", "gpu=nope", "--set", "oops",
-                    "--set", "quant=") == ["quant=none", "quant=fp8", "quant=fp4"]
+    assert complete(
+        capsys, "resolve", "--pack", TOY, "--set", "gpu=nope", "--set", "oops", "--set", "quant="
+    ) == ["quant=none", "quant=fp8", "quant=fp4"]
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "nofield=") == []
     assert complete(capsys, "resolve", "--pack", "/does/not/exist", "--set", "x=") == []
     assert complete(capsys, "nocommand", "--set", "") == []
@@ -78,7 +96,11 @@ def test_bash_line_mode_answers_with_the_part_after_the_last_word_break(
     assert complete(capsys, line=line + "f", breaks=BASH_BREAKS) == ["fp8"]
     assert complete(capsys, line=f"confsolve resolve --pack {TOY} --set ", breaks=BASH_BREAKS)[0] == "gpu="
     assert complete(capsys, line="confsolve graph --format ", breaks=BASH_BREAKS) == [
-        "dot", "mermaid", "json", "svg"]
+        "dot",
+        "mermaid",
+        "json",
+        "svg",
+    ]
     assert complete(capsys, line='confsolve resolve --set "quant=', breaks=BASH_BREAKS) != ["x"]
 
 
@@ -87,7 +109,11 @@ def test_options_choices_positional_fields_and_packs(capsys: pytest.CaptureFixtu
     assert complete(capsys, "matrix", "--pack", TOY, "") == ["gpu", "quant", "kernel", "fusion", "tp", "ep"]
     assert complete(capsys, "matrix", "--pack", TOY, "quant", "k") == ["kernel"]
     assert complete(capsys, "matrix", "--pack", TOY, "quant", "--format", "") == [
-        "text", "markdown", "csv", "html"]
+        "text",
+        "markdown",
+        "csv",
+        "html",
+    ]
     assert complete(capsys, "completion", "") == ["bash", "zsh"]
     assert "sglang" in complete(capsys, "resolve", "--pack", "")
     assert complete(capsys, "resolve", "--model-config", "") == []  # the shell completes paths
@@ -105,8 +131,7 @@ def test_the_scripts_parse(shell: str, script: str) -> None:
     exe = shutil.which(shell)
     if exe is None:
         pytest.skip(f"{shell} is not installed")
-    done = subprocess.run([exe, "-n"], input=script, capture_output=True, text=True, timeout=20,
-                          check=False)
+    done = subprocess.run([exe, "-n"], input=script, capture_output=True, text=True, timeout=20, check=False)
     assert done.returncode == 0, done.stderr
 
 
@@ -117,13 +142,14 @@ def test_the_bash_function_fills_compreply() -> None:
     if bash is None or not confsolve.exists():
         pytest.skip("needs bash and the installed confsolve")
     line = f"{confsolve} resolve --pack {TOY} --set gpu=a100 --set quant="
-    program = (f"complete() {{ :; }}; compopt() {{ :; }}\n{BASH_SCRIPT}\n"
-               f"COMP_WORDBREAKS={shlex.quote(BASH_BREAKS)}; COMP_LINE={shlex.quote(line)}\n"
-               f"COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({shlex.quote(str(confsolve))} resolve)\n"
-               "COMP_CWORD=1\n"
-               "_confsolve_complete; printf '%s\\n' \"${COMPREPLY[@]}\"\n")
-    done = subprocess.run([bash, "-c", program], capture_output=True, text=True, timeout=60,
-                          check=False)
+    program = (
+        f"complete() {{ :; }}; compopt() {{ :; }}\n{BASH_SCRIPT}\n"
+        f"COMP_WORDBREAKS={shlex.quote(BASH_BREAKS)}; COMP_LINE={shlex.quote(line)}\n"
+        f"COMP_POINT=${{#COMP_LINE}}; COMP_WORDS=({shlex.quote(str(confsolve))} resolve)\n"
+        "COMP_CWORD=1\n"
+        "_confsolve_complete; printf '%s\\n' \"${COMPREPLY[@]}\"\n"
+    )
+    done = subprocess.run([bash, "-c", program], capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.split() == ["none", "fp8"], done.stderr
 
 
@@ -134,12 +160,14 @@ def test_the_zsh_function_adds_the_values() -> None:
     if zsh is None or not confsolve.exists():
         pytest.skip("needs zsh and the installed confsolve")
     words = " ".join(shlex.quote(w) for w in [str(confsolve), "resolve", "--pack", TOY, "--set"])
-    program = ("compadd() { print -r -- \"compadd $*\" }; _files() { print _files }; compdef() { : }\n"
-               f"{ZSH_SCRIPT}\n"
-               f"words=({words} gpu=a100 --set quant=); CURRENT=${{#words}}; _confsolve\n"
-               f"words=({words} ''); CURRENT=${{#words}}; _confsolve\n")
-    done = subprocess.run([zsh, "-f", "-c", program], capture_output=True, text=True, timeout=60,
-                          check=False)
+    program = (
+        'compadd() { print -r -- "compadd $*" }; _files() { print _files }; compdef() { : }\n'
+        f"{ZSH_SCRIPT}\n"
+        f"words=({words} gpu=a100 --set quant=); CURRENT=${{#words}}; _confsolve\n"
+        f"words=({words} ''); CURRENT=${{#words}}; _confsolve\n"
+    )
+    done = subprocess.run([zsh, "-f", "-c", program], capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.splitlines() == [
-        "compadd -- quant=none quant=fp8", "compadd -S  -- gpu= quant= kernel= fusion= tp= ep="
+        "compadd -- quant=none quant=fp8",
+        "compadd -S  -- gpu= quant= kernel= fusion= tp= ep=",
     ], done.stderr

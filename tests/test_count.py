@@ -35,15 +35,25 @@ def brute(pack: Pack, pins: Mapping[str, Scalar]) -> int:
     for values in itertools.product(*cp.domains.values()):
         row = dict(zip(names, values, strict=True))
         if all(row[n] == v for n, v in pins.items()) and all(
-                r.condition.evaluate(row) for r in cp.rules.values()):
+            r.condition.evaluate(row) for r in cp.rules.values()
+        ):
             total += 1
     return total
 
 
-@pytest.mark.parametrize("pins", [
-    {}, {"gpu": "a100"}, {"gpu": "b200"}, {"quant": "fp4"}, {"kernel": "trtllm", "gpu": "h100"},
-    {"quant": "fp4", "gpu": "a100"}, {"tp": 1, "ep": 1}, {"fusion": True},
-])
+@pytest.mark.parametrize(
+    "pins",
+    [
+        {},
+        {"gpu": "a100"},
+        {"gpu": "b200"},
+        {"quant": "fp4"},
+        {"kernel": "trtllm", "gpu": "h100"},
+        {"quant": "fp4", "gpu": "a100"},
+        {"tp": 1, "ep": 1},
+        {"fusion": True},
+    ],
+)
 def test_toy_counts_equal_brute_force(pins: dict[str, Scalar]) -> None:
     pack = load_pack(TOY)
     assert count(pack, pins).count == brute(pack, pins)
@@ -72,8 +82,9 @@ def test_the_limit_stops_a_count_with_a_message() -> None:
         Limit.parse("-3")
 
 
-FEW = settings(max_examples=120, deadline=None,
-               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FEW = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
 
 
 @pytest.mark.property
@@ -113,8 +124,11 @@ def test_projected_counts_and_solutions_equal_the_oracle(spec, data) -> None:  #
         cond = cp.rules[rule.id].condition
         broken = counter.add(Check(cond.fields, cond.holds, cond.partial).negated())
         others = [i for i, rid in enumerate(cp.rule_ids) if rid != rule.id]
-        expected = {tuple(row[i] for i in index) for row in oracle.solutions(
-            {}, [r.id for r in hard if r.id != rule.id]) if not oracle.checks[rule.id](row)}
+        expected = {
+            tuple(row[i] for i in index)
+            for row in oracle.solutions({}, [r.id for r in hard if r.id != rule.id])
+            if not oracle.checks[rule.id](row)
+        }
         assert counter.count(only=others, extra=[broken]) == len(expected)
 
 
@@ -131,8 +145,7 @@ def test_a_total_equals_the_sum_of_its_split(spec, data) -> None:  # type: ignor
     pins = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in chosen}
     total, split = count(spec.pack, pins), count(spec.pack, pins, by=by)
     assert split.by is not None and split.count == sum(split.by.values()) == total.count
-    assert split.by == {v: sum(1 for _ in oracle.solutions({**pins, by: v}))
-                        for v in oracle.domains[by]}
+    assert split.by == {v: sum(1 for _ in oracle.solutions({**pins, by: v})) for v in oracle.domains[by]}
 
 
 @pytest.mark.property
@@ -163,8 +176,13 @@ def test_a_deadline_in_the_past_stops_with_bounds() -> None:
     pack = load_pack("sglang")
     seen: list[tuple[int, float]] = []
     with pytest.raises(CountLimitReached) as info:
-        count(pack, {"platform": "cuda"}, limit=Limit(steps=None),
-              deadline=time.monotonic() - 1, progress=lambda n, s: seen.append((n, s)))
+        count(
+            pack,
+            {"platform": "cuda"},
+            limit=Limit(steps=None),
+            deadline=time.monotonic() - 1,
+            progress=lambda n, s: seen.append((n, s)),
+        )
     stop = info.value
     assert stop.upper is not None and 0 <= stop.lower <= stop.upper
     assert "at most" in str(stop)
@@ -204,8 +222,12 @@ def test_counts_equal_brute_force_where_fields_share_a_domain(checks: list[Check
 
     def brute(pins: Mapping[str, int]) -> int:
         rows = (dict(zip(names, row, strict=True)) for row in itertools.product(SHARED, repeat=4))
-        return sum(1 for r in rows if all(r[n] == v for n, v in pins.items())
-                   and all(c.holds([r[f] for f in c.fields]) for c in checks))
+        return sum(
+            1
+            for r in rows
+            if all(r[n] == v for n, v in pins.items())
+            and all(c.holds([r[f] for f in c.fields]) for c in checks)
+        )
 
     for pins in [{}, *({n: v} for n in names for v in SHARED), {"w": 0, "x": 1}, {"y": 2, "z": 0}]:
         assert counter.count(pins) == brute(pins), pins
@@ -218,21 +240,28 @@ def test_equal_domains_are_not_confused_in_a_pack(tmp_path: Path) -> None:
     pack path (compiled conditions, `--by`) honest on the same shape."""
     (tmp_path / "pack.toml").write_text(
         '[pack]\nname = "shared"\nversion = "1"\ndescription = "equal domains"\n'
-        'files = ["fields.toml", "rules.toml"]\n')
+        'files = ["fields.toml", "rules.toml"]\n'
+    )
     backends = '["fa3", "flashinfer", "triton", "trtllm"]'
-    (tmp_path / "fields.toml").write_text("".join(
-        f'[field.{n}]\nkind = "option"\ndomain = {backends}\n\n'
-        for n in ("attention", "prefill", "decode")) +
-        '[field.gpu]\nkind = "fact"\ndomain = ["a100", "h100", "b200"]\n')
+    (tmp_path / "fields.toml").write_text(
+        "".join(
+            f'[field.{n}]\nkind = "option"\ndomain = {backends}\n\n'
+            for n in ("attention", "prefill", "decode")
+        )
+        + '[field.gpu]\nkind = "fact"\ndomain = ["a100", "h100", "b200"]\n'
+    )
     rules = [
         ("split-same", "prefill == decode", "attention == prefill"),
         ("fa3-hopper", "prefill == 'fa3' or decode == 'fa3'", "gpu == 'h100'"),
         ("trtllm-decode", "decode == 'trtllm'", "gpu == 'b200' and attention != 'triton'"),
         ("triton-prefill", "prefill == 'triton' and gpu == 'a100'", "decode in ['triton', 'flashinfer']"),
     ]
-    (tmp_path / "rules.toml").write_text("".join(
-        f'[[rule]]\nid = "{i}"\nwhen = "{w}"\nrequire = "{r}"\nbecause = "test"\nsource = "test"\n\n'
-        for i, w, r in rules))
+    (tmp_path / "rules.toml").write_text(
+        "".join(
+            f'[[rule]]\nid = "{i}"\nwhen = "{w}"\nrequire = "{r}"\nbecause = "test"\nsource = "test"\n\n'
+            for i, w, r in rules
+        )
+    )
     pack = load_pack(str(tmp_path))
     for pins in ({}, {"gpu": "h100"}, {"gpu": "b200"}, {"attention": "fa3"}, {"decode": "trtllm"}):
         assert count(pack, pins).count == brute(pack, pins), pins
@@ -243,14 +272,14 @@ def test_equal_domains_are_not_confused_in_a_pack(tmp_path: Path) -> None:
 
 
 def test_solution_respects_pins_and_only() -> None:
-    counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)},
-                           [Check(("a", "b"), lambda v: v[0] < v[1])])
+    counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)}, [Check(("a", "b"), lambda v: v[0] < v[1])])
     assert counter.solution({"a": 3}) is None
     assert counter.solution({"a": 3}, only=[]) == {"a": 3, "b": 1}
     assert counter.count({"b": 3}) == 2
 
 
 # --- command line ----------------------------------------------------------------------------
+
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -261,8 +290,11 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "count", "--pack", TOY, "--set", "gpu=h100", "--json")
     assert code == 0
-    assert json.loads(out) == {"schema": 1, "status": "counted",
-                               "count": brute(load_pack(TOY), {"gpu": "h100"})}
+    assert json.loads(out) == {
+        "schema": 1,
+        "status": "counted",
+        "count": brute(load_pack(TOY), {"gpu": "h100"}),
+    }
 
 
 def test_cli_by_and_text(capsys: pytest.CaptureFixture[str]) -> None:
@@ -273,13 +305,17 @@ def test_cli_by_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0 and "valid configurations" in out and "tp=8" in out
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--by", "gpuu"], "gpu"),
-    (["--limit", "soon"], "--limit"),
-    (["--set", "gpu=z100"], "z100"),
-])
-def test_cli_bad_input_exits_2_without_traceback(capsys: pytest.CaptureFixture[str],
-                                                 argv: list[str], needle: str) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--by", "gpuu"], "gpu"),
+        (["--limit", "soon"], "--limit"),
+        (["--set", "gpu=z100"], "z100"),
+    ],
+)
+def test_cli_bad_input_exits_2_without_traceback(
+    capsys: pytest.CaptureFixture[str], argv: list[str], needle: str
+) -> None:
     code, _, err = run(capsys, "count", "--pack", TOY, *argv)
     assert code == 2 and needle in err and "Traceback" not in err
 
@@ -298,8 +334,7 @@ def test_sglang_hopper_count_equals_its_split() -> None:
     """With the three attention-backend fields (one domain) free, a total on Hopper is the sum of
     its split by backend (issue #18's wrong count was such a total; this narrow one stays quick)."""
     pack = load_pack("sglang")
-    pins = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM",
-            "quantization": "fp8"}
+    pins = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM", "quantization": "fp8"}
     total = count(pack, pins)
     split = count(pack, pins, by="attention_backend")
     assert total.count > 0 and split.by is not None and split.count == total.count

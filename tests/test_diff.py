@@ -45,10 +45,15 @@ def result() -> PackDiff:
 
 def test_structure(result: PackDiff) -> None:
     assert result.fields["changed"] == {
-        "quant": {"added_values": ["int4"]}, "kernel": {"added_values": ["marlin"]},
-        "ep": {"removed_values": [8]}}
-    assert result.rules == {"added": ["fp8-needs-new-gpu", "marlin-needs-int4"],
-                            "removed": ["cutlass-not-a100"], "changed": []}
+        "quant": {"added_values": ["int4"]},
+        "kernel": {"added_values": ["marlin"]},
+        "ep": {"removed_values": [8]},
+    }
+    assert result.rules == {
+        "added": ["fp8-needs-new-gpu", "marlin-needs-int4"],
+        "removed": ["cutlass-not-a100"],
+        "changed": [],
+    }
     assert result.preferences == {"added": [], "removed": [], "changed": ["kernel-new-gpu"]}
     assert not result.projected
 
@@ -68,8 +73,7 @@ def test_groups_partition_the_difference_in_order(result: PackDiff, direction: s
     old, new = load_pack(OLD), load_pack(NEW)
     accept, reject = (old, new) if direction == "invalidated" else (new, old)
     shared = result.shared
-    rows = [dict(zip(shared, row, strict=True))
-            for row in valid(accept, shared) - valid(reject, shared)]
+    rows = [dict(zip(shared, row, strict=True)) for row in valid(accept, shared) - valid(reject, shared)]
     side = getattr(result, direction)
     rules = compile_pack(reject).rules
 
@@ -87,8 +91,9 @@ def test_groups_partition_the_difference_in_order(result: PackDiff, direction: s
         assert group.example in rows
         remaining = [r for r in remaining if r not in mine]
     assert side.other == len(remaining) == 0
-    assert [g.id for g in side.groups] == (["ep=8", "fp8-needs-new-gpu"] if direction == "invalidated"
-                                           else ["quant=int4", "cutlass-not-a100"])
+    assert [g.id for g in side.groups] == (
+        ["ep=8", "fp8-needs-new-gpu"] if direction == "invalidated" else ["quant=int4", "cutlass-not-a100"]
+    )
 
 
 def test_a_rule_group_names_its_minimal_reason(result: PackDiff) -> None:
@@ -109,7 +114,7 @@ def test_packs_with_different_fields_are_compared_over_the_shared_ones(tmp_path:
     pack = tmp_path / "v3"
     shutil.copytree(NEW, pack)
     with (pack / "rules.toml").open("a") as out:
-        out.write('''
+        out.write("""
 [field.mem]
 kind = "option"
 domain = ["low", "high"]
@@ -127,7 +132,7 @@ when = "gpu == 'a100'"
 require = "mem == 'low'"
 because = "a100 boards run --mem low"
 source = "toy/docs#5"
-''')
+""")
     old, new = load_pack(OLD), load_pack(pack)
     result = diff(old, new)
     assert result.projected and result.fields["added"] == ["mem"]
@@ -163,13 +168,15 @@ def test_cli_json_and_text(capsys: pytest.CaptureFixture[str]) -> None:
     assert "rule fp8-needs-new-gpu (new)" in out
 
 
-@pytest.mark.parametrize("argv, needle", [
-    (["--set", "quantt=fp8"], "quantt"),
-    (["--set", "quant=fp9"], "fp9"),
-    (["--samples", "0"], "--samples"),
-])
-def test_cli_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str],
-                               needle: str) -> None:
+@pytest.mark.parametrize(
+    "argv, needle",
+    [
+        (["--set", "quantt=fp8"], "quantt"),
+        (["--set", "quant=fp9"], "fp9"),
+        (["--samples", "0"], "--samples"),
+    ],
+)
+def test_cli_bad_input_exits_2(capsys: pytest.CaptureFixture[str], argv: list[str], needle: str) -> None:
     assert main(["diff", OLD, NEW, *argv]) == 2
     err = capsys.readouterr().err
     assert needle in err and "Traceback" not in err

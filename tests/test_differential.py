@@ -42,20 +42,24 @@ def test_every_scenario_replays_without_a_crash(summary: differential.Summary) -
 
 
 @pytest.mark.parametrize("measure", ["verdict", "fields"])
-def test_agreement_meets_the_floor_and_the_floor_keeps_up(summary: differential.Summary,
-                                                          measure: str) -> None:
+def test_agreement_meets_the_floor_and_the_floor_keeps_up(
+    summary: differential.Summary, measure: str
+) -> None:
     floor = json.loads((FIXTURE / "floor.json").read_text())[measure]
     measured = differential.pct(*getattr(summary, measure))
     assert measured >= floor, (
         f"{measure} agreement with SGLang fell to {measured}% (floor {floor}%); run "
-        "benchmarks/differential.py tests/fixtures/differential/records.jsonl.gz for the causes")
+        "benchmarks/differential.py tests/fixtures/differential/records.jsonl.gz for the causes"
+    )
     assert measured <= floor + SLACK, (
-        f"{measure} agreement rose to {measured}% (floor {floor}%): raise \"{measure}\" in "
-        f"tests/fixtures/differential/floor.json to {measured} so it cannot silently fall back")
+        f'{measure} agreement rose to {measured}% (floor {floor}%): raise "{measure}" in '
+        f"tests/fixtures/differential/floor.json to {measured} so it cannot silently fall back"
+    )
 
 
 def test_a_load_failure_is_never_an_agreeing_silence(summary: differential.Summary) -> None:
     # The class rule itself: a load failure agrees only with a refusal or a warning.
-    silent = [c for c in summary.cases if c.sglang == differential.LOAD_FAILS and c.agrees
-              and c.ours == "resolved"]
+    silent = [
+        c for c in summary.cases if c.sglang == differential.LOAD_FAILS and c.agrees and c.ours == "resolved"
+    ]
     assert not silent

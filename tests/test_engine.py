@@ -27,8 +27,7 @@ def toy() -> Pack:
     return load_directory(TOY_DIR)
 
 
-def run(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any],
-        strict: bool = False) -> Resolution:
+def run(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any], strict: bool = False) -> Resolution:
     return resolve(pack, dict(options), dict(facts), strict=strict)
 
 
@@ -36,48 +35,90 @@ def run(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any],
 # Each row: options, facts -> values in field order (gpu quant kernel fusion tp ep), provenance
 # kinds in the same order, and the rule or preference named for selected fields.
 RESOLVED = [
-    pytest.param({}, {"gpu": "b200"}, ("b200", "none", "cutlass", True, 1, 1),
-                 ("fact", "default", "preference", "preference", "default", "rule"),
-                 {"kernel": "kernel-new-gpu", "fusion": "fusion-on", "ep": "ep-divides-tp"},
-                 id="new-gpu-prefers-cutlass"),
-    pytest.param({}, {"gpu": "h100"}, ("h100", "none", "triton", True, 1, 1),
-                 ("fact", "default", "rule", "preference", "default", "rule"),
-                 {"kernel": "h100-unquantized-triton"},
-                 id="adjustment-rule-is-also-a-hard-rule"),
-    pytest.param({"quant": "fp4"}, {"gpu": "b200"}, ("b200", "fp4", "trtllm", False, 1, 1),
-                 ("fact", "user", "preference", "rule", "default", "rule"),
-                 {"kernel": "kernel-fp4", "fusion": "trtllm-no-fusion"},
-                 id="first-applicable-preference-wins"),
-    pytest.param({"quant": "fp4", "fusion": True}, {"gpu": "b200"}, ("b200", "fp4", "cutlass", True, 1, 1),
-                 ("fact", "user", "preference", "user", "default", "rule"),
-                 {"kernel": "kernel-fp4"},
-                 id="preferred-value-rejected-by-user-pin"),
-    pytest.param({"tp": 4}, {"gpu": "a100"}, ("a100", "none", "triton", True, 4, 1),
-                 ("fact", "default", "rule", "preference", "user", "default"),
-                 {"kernel": "trtllm-needs-quant"},
-                 id="two-rules-leave-one-kernel"),
-    pytest.param({"ep": 8}, {"gpu": "b200"}, ("b200", "none", "cutlass", True, 8, 8),
-                 ("fact", "default", "preference", "preference", "rule", "user"),
-                 {"tp": "ep-divides-tp"},
-                 id="user-pin-forces-an-earlier-field"),
-    pytest.param({"quant": "fp4"}, {}, ("b200", "fp4", "trtllm", False, 1, 1),
-                 ("rule", "user", "preference", "rule", "default", "rule"),
-                 {"gpu": "fp4-needs-b200"},
-                 id="unknown-required-fact-decided-by-rules"),
-    pytest.param({"kernel": "cutlass"}, {"gpu": "h100"}, ("h100", "fp8", "cutlass", True, 1, 1),
-                 ("fact", "rule", "user", "preference", "default", "rule"),
-                 {"quant": "fp4-needs-b200"},
-                 id="user-pin-kept-auto-field-moves-instead-of-adjusting"),
-    pytest.param({"kernel": "cutlass", "quant": "none"}, {}, ("b200", "none", "cutlass", True, 1, 1),
-                 ("rule", "user", "user", "preference", "default", "rule"),
-                 {"gpu": "cutlass-not-a100"},
-                 id="adjustment-not-certain-when-fact-unknown"),
+    pytest.param(
+        {},
+        {"gpu": "b200"},
+        ("b200", "none", "cutlass", True, 1, 1),
+        ("fact", "default", "preference", "preference", "default", "rule"),
+        {"kernel": "kernel-new-gpu", "fusion": "fusion-on", "ep": "ep-divides-tp"},
+        id="new-gpu-prefers-cutlass",
+    ),
+    pytest.param(
+        {},
+        {"gpu": "h100"},
+        ("h100", "none", "triton", True, 1, 1),
+        ("fact", "default", "rule", "preference", "default", "rule"),
+        {"kernel": "h100-unquantized-triton"},
+        id="adjustment-rule-is-also-a-hard-rule",
+    ),
+    pytest.param(
+        {"quant": "fp4"},
+        {"gpu": "b200"},
+        ("b200", "fp4", "trtllm", False, 1, 1),
+        ("fact", "user", "preference", "rule", "default", "rule"),
+        {"kernel": "kernel-fp4", "fusion": "trtllm-no-fusion"},
+        id="first-applicable-preference-wins",
+    ),
+    pytest.param(
+        {"quant": "fp4", "fusion": True},
+        {"gpu": "b200"},
+        ("b200", "fp4", "cutlass", True, 1, 1),
+        ("fact", "user", "preference", "user", "default", "rule"),
+        {"kernel": "kernel-fp4"},
+        id="preferred-value-rejected-by-user-pin",
+    ),
+    pytest.param(
+        {"tp": 4},
+        {"gpu": "a100"},
+        ("a100", "none", "triton", True, 4, 1),
+        ("fact", "default", "rule", "preference", "user", "default"),
+        {"kernel": "trtllm-needs-quant"},
+        id="two-rules-leave-one-kernel",
+    ),
+    pytest.param(
+        {"ep": 8},
+        {"gpu": "b200"},
+        ("b200", "none", "cutlass", True, 8, 8),
+        ("fact", "default", "preference", "preference", "rule", "user"),
+        {"tp": "ep-divides-tp"},
+        id="user-pin-forces-an-earlier-field",
+    ),
+    pytest.param(
+        {"quant": "fp4"},
+        {},
+        ("b200", "fp4", "trtllm", False, 1, 1),
+        ("rule", "user", "preference", "rule", "default", "rule"),
+        {"gpu": "fp4-needs-b200"},
+        id="unknown-required-fact-decided-by-rules",
+    ),
+    pytest.param(
+        {"kernel": "cutlass"},
+        {"gpu": "h100"},
+        ("h100", "fp8", "cutlass", True, 1, 1),
+        ("fact", "rule", "user", "preference", "default", "rule"),
+        {"quant": "fp4-needs-b200"},
+        id="user-pin-kept-auto-field-moves-instead-of-adjusting",
+    ),
+    pytest.param(
+        {"kernel": "cutlass", "quant": "none"},
+        {},
+        ("b200", "none", "cutlass", True, 1, 1),
+        ("rule", "user", "user", "preference", "default", "rule"),
+        {"gpu": "cutlass-not-a100"},
+        id="adjustment-not-certain-when-fact-unknown",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("options", "facts", "values", "kinds", "named"), RESOLVED)
-def test_resolve(toy: Pack, options: dict[str, Any], facts: dict[str, Any], values: tuple[Scalar, ...],
-                 kinds: tuple[str, ...], named: dict[str, str]) -> None:
+def test_resolve(
+    toy: Pack,
+    options: dict[str, Any],
+    facts: dict[str, Any],
+    values: tuple[Scalar, ...],
+    kinds: tuple[str, ...],
+    named: dict[str, str],
+) -> None:
     res = run(toy, options, facts)
     assert tuple(res.values) == FIELDS
     assert tuple(res.values.values()) == values
@@ -111,19 +152,28 @@ def test_required_fact_left_open_is_invalid_input(toy: Pack) -> None:
 # --- adjustments --------------------------------------------------------------------------------
 ADJUSTED = [
     pytest.param({"kernel": "cutlass", "quant": "none"}, {"gpu": "h100"}, "cutlass", id="fires"),
-    pytest.param({"kernel": "trtllm", "quant": "none"}, {"gpu": "h100"}, "trtllm",
-                 id="fires-though-another-rule-is-broken-too"),
+    pytest.param(
+        {"kernel": "trtllm", "quant": "none"},
+        {"gpu": "h100"},
+        "trtllm",
+        id="fires-though-another-rule-is-broken-too",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("options", "facts", "requested"), ADJUSTED)
-def test_adjustment_replaces_user_pin_and_reports_it(toy: Pack, options: dict[str, Any],
-                                                     facts: dict[str, Any], requested: str) -> None:
+def test_adjustment_replaces_user_pin_and_reports_it(
+    toy: Pack, options: dict[str, Any], facts: dict[str, Any], requested: str
+) -> None:
     res = run(toy, options, facts)
     assert res.values["kernel"] == "triton"
     [adj] = res.adjustments
     assert (adj.field, adj.requested, adj.resolved, adj.rule) == (
-        "kernel", requested, "triton", "h100-unquantized-triton")
+        "kernel",
+        requested,
+        "triton",
+        "h100-unquantized-triton",
+    )
     assert adj.because == toy.rule("h100-unquantized-triton").because
     prov = res.provenance["kernel"]
     assert (prov.kind, prov.rule, prov.source) == ("adjusted", "h100-unquantized-triton", "user")
@@ -133,36 +183,74 @@ def test_adjustment_replaces_user_pin_and_reports_it(toy: Pack, options: dict[st
 # --- conflicts ----------------------------------------------------------------------------------
 # Each row: options, facts, strict -> the conflict's pins (field, value, source) and rule ids.
 CONFLICTS = [
-    pytest.param({"quant": "fp4"}, {"gpu": "h100"}, False,
-                 [("quant", "fp4", "user"), ("gpu", "h100", "fact")], ["fp4-needs-b200"],
-                 id="fact-and-user-pin"),
-    pytest.param({"kernel": "trtllm", "quant": "none"}, {}, False,
-                 [("quant", "none", "user"), ("kernel", "trtllm", "user")], ["trtllm-needs-quant"],
-                 id="adjustment-does-not-fire-when-its-when-is-uncertain"),
-    pytest.param({"kernel": "cutlass", "quant": "none"}, {"gpu": "a100"}, False,
-                 [("kernel", "cutlass", "user"), ("gpu", "a100", "fact")], ["cutlass-not-a100"],
-                 id="adjustment-does-not-fire-when-its-when-is-false"),
-    pytest.param({"kernel": "cutlass", "quant": "none"}, {"gpu": "h100"}, True,
-                 [("quant", "none", "user"), ("kernel", "cutlass", "user"), ("gpu", "h100", "fact")],
-                 ["h100-unquantized-triton"], id="strict-turns-adjustment-into-conflict"),
-    pytest.param({"tp": 1, "ep": 2}, {"gpu": "b200"}, False,
-                 [("tp", 1, "user"), ("ep", 2, "user")], ["ep-divides-tp"], id="field-to-field"),
-    pytest.param({"kernel": "trtllm", "fusion": True, "quant": "fp8", "tp": 8}, {"gpu": "h100"}, False,
-                 [("kernel", "trtllm", "user"), ("fusion", True, "user")], ["trtllm-no-fusion"],
-                 id="unrelated-pins-left-out"),
+    pytest.param(
+        {"quant": "fp4"},
+        {"gpu": "h100"},
+        False,
+        [("quant", "fp4", "user"), ("gpu", "h100", "fact")],
+        ["fp4-needs-b200"],
+        id="fact-and-user-pin",
+    ),
+    pytest.param(
+        {"kernel": "trtllm", "quant": "none"},
+        {},
+        False,
+        [("quant", "none", "user"), ("kernel", "trtllm", "user")],
+        ["trtllm-needs-quant"],
+        id="adjustment-does-not-fire-when-its-when-is-uncertain",
+    ),
+    pytest.param(
+        {"kernel": "cutlass", "quant": "none"},
+        {"gpu": "a100"},
+        False,
+        [("kernel", "cutlass", "user"), ("gpu", "a100", "fact")],
+        ["cutlass-not-a100"],
+        id="adjustment-does-not-fire-when-its-when-is-false",
+    ),
+    pytest.param(
+        {"kernel": "cutlass", "quant": "none"},
+        {"gpu": "h100"},
+        True,
+        [("quant", "none", "user"), ("kernel", "cutlass", "user"), ("gpu", "h100", "fact")],
+        ["h100-unquantized-triton"],
+        id="strict-turns-adjustment-into-conflict",
+    ),
+    pytest.param(
+        {"tp": 1, "ep": 2},
+        {"gpu": "b200"},
+        False,
+        [("tp", 1, "user"), ("ep", 2, "user")],
+        ["ep-divides-tp"],
+        id="field-to-field",
+    ),
+    pytest.param(
+        {"kernel": "trtllm", "fusion": True, "quant": "fp8", "tp": 8},
+        {"gpu": "h100"},
+        False,
+        [("kernel", "trtllm", "user"), ("fusion", True, "user")],
+        ["trtllm-no-fusion"],
+        id="unrelated-pins-left-out",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("options", "facts", "strict", "pins", "rules"), CONFLICTS)
-def test_conflict(toy: Pack, options: dict[str, Any], facts: dict[str, Any], strict: bool,
-                  pins: list[tuple[str, Scalar, str]], rules: list[str]) -> None:
+def test_conflict(
+    toy: Pack,
+    options: dict[str, Any],
+    facts: dict[str, Any],
+    strict: bool,
+    pins: list[tuple[str, Scalar, str]],
+    rules: list[str],
+) -> None:
     with pytest.raises(Unsatisfiable) as info:
         run(toy, options, facts, strict=strict)
     conflict = info.value.conflict
     assert [(p.field, p.value, p.source) for p in conflict.pins] == pins
     assert [r.id for r in conflict.rules] == rules
-    assert all(r.because == toy.rule(r.id).because and r.source == toy.rule(r.id).source
-               for r in conflict.rules)
+    assert all(
+        r.because == toy.rule(r.id).because and r.source == toy.rule(r.id).source for r in conflict.rules
+    )
     doc = info.value.to_json()
     assert doc["schema"] == 1 and doc["status"] == "conflict"
     for rule in rules:
@@ -171,17 +259,28 @@ def test_conflict(toy: Pack, options: dict[str, Any], facts: dict[str, Any], str
 
 # Each row: options, facts -> the repairs as (set, unset) in rank order.
 REPAIRS = [
-    pytest.param({"quant": "fp4"}, {"gpu": "h100"}, [({}, ["quant"]), ({"quant": "fp8"}, [])],
-                 id="change-the-user-pin-not-the-fact"),
-    pytest.param({"tp": 1, "ep": 2}, {"gpu": "b200"},
-                 [({}, ["tp"]), ({}, ["ep"]), ({"tp": 4}, []), ({"tp": 8}, [])],
-                 id="unset-first-then-values-by-rank-loss"),
+    pytest.param(
+        {"quant": "fp4"},
+        {"gpu": "h100"},
+        [({}, ["quant"]), ({"quant": "fp8"}, [])],
+        id="change-the-user-pin-not-the-fact",
+    ),
+    pytest.param(
+        {"tp": 1, "ep": 2},
+        {"gpu": "b200"},
+        [({}, ["tp"]), ({}, ["ep"]), ({"tp": 4}, []), ({"tp": 8}, [])],
+        id="unset-first-then-values-by-rank-loss",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("options", "facts", "expected"), REPAIRS)
-def test_repairs(toy: Pack, options: dict[str, Any], facts: dict[str, Any],
-                 expected: list[tuple[dict[str, Scalar], list[str]]]) -> None:
+def test_repairs(
+    toy: Pack,
+    options: dict[str, Any],
+    facts: dict[str, Any],
+    expected: list[tuple[dict[str, Scalar], list[str]]],
+) -> None:
     with pytest.raises(Unsatisfiable) as info:
         run(toy, options, facts)
     repairs = info.value.repairs
@@ -226,8 +325,10 @@ def test_auto_never_takes_a_value_a_warn_rule_flags(toy: Pack, tmp_path: Path) -
     assert res.values["kernel"] == "trtllm"
     assert res.warnings == []
     rejected = [(r.value, r.because) for r in res.provenance["kernel"].rejected]
-    assert rejected == [("cutlass", ["gpu=h100", "cutlass-slow-on-h100"]),
-                        ("triton", ["quant=fp8", "gpu=h100", "fp8-triton-slow"])]
+    assert rejected == [
+        ("cutlass", ["gpu=h100", "cutlass-slow-on-h100"]),
+        ("triton", ["quant=fp8", "gpu=h100", "fp8-triton-slow"]),
+    ]
     # With fusion on, trtllm is excluded and every other value is flagged: auto still resolves,
     # to the best-ranked flagged value, and warns (a warning beats no answer).
     fused = run(pack, {"quant": "fp8", "fusion": True}, {"gpu": "h100"})
@@ -246,10 +347,14 @@ def test_auto_never_takes_a_value_a_warn_rule_flags(toy: Pack, tmp_path: Path) -
 def test_choices_list_possible_values_and_a_reason_per_excluded_value(toy: Pack) -> None:
     doc = valid_choices(toy, {}, {"gpu": "a100"}).to_json()["choices"]
     gpu_pin = [{"field": "gpu", "value": "a100", "source": "fact"}]
-    assert doc["quant"] == {"possible": ["none", "fp8"],
-                            "excluded": {"fp4": {"pins": gpu_pin, "rules": ["fp4-needs-b200"]}}}
-    assert doc["kernel"] == {"possible": ["triton", "trtllm"],
-                             "excluded": {"cutlass": {"pins": gpu_pin, "rules": ["cutlass-not-a100"]}}}
+    assert doc["quant"] == {
+        "possible": ["none", "fp8"],
+        "excluded": {"fp4": {"pins": gpu_pin, "rules": ["fp4-needs-b200"]}},
+    }
+    assert doc["kernel"] == {
+        "possible": ["triton", "trtllm"],
+        "excluded": {"cutlass": {"pins": gpu_pin, "rules": ["cutlass-not-a100"]}},
+    }
     assert doc["fusion"] == {"possible": [False, True], "excluded": {}}
     assert set(doc) == {"quant", "kernel", "fusion", "tp", "ep"}
 
@@ -271,8 +376,14 @@ def test_choices_of_a_failing_request_explain_each_exclusion(toy: Pack) -> None:
 
 
 # --- the condition language ---------------------------------------------------------------------
-SAMPLE: dict[str, Scalar] = {"gpu": "h100", "quant": "fp8", "kernel": "triton", "fusion": True,
-                             "tp": 4, "ep": 2}
+SAMPLE: dict[str, Scalar] = {
+    "gpu": "h100",
+    "quant": "fp8",
+    "kernel": "triton",
+    "fusion": True,
+    "tp": 4,
+    "ep": 2,
+}
 
 # Each row: condition text -> fields it reads, its value on SAMPLE.
 ACCEPTED = [
@@ -314,7 +425,6 @@ def test_condition_accepted(toy: Pack, text: str, reads: tuple[str, ...], value:
     assert cond.partial(SAMPLE) is value
     if reads:
         assert cond.partial({}) is None
-
 
 
 # Each row: where the text goes in a rule or preference, the text. Every one is a load error that
@@ -369,8 +479,9 @@ REJECTED = [
 
 def write_pack(root: Path, files: Mapping[str, str], manifest: str | None = None) -> Path:
     names = ", ".join(f'"{n}"' for n in files)
-    (root / "pack.toml").write_text(manifest if manifest is not None else
-                                    f'[pack]\nname = "t"\nversion = "1"\nfiles = [{names}]\n')
+    (root / "pack.toml").write_text(
+        manifest if manifest is not None else f'[pack]\nname = "t"\nversion = "1"\nfiles = [{names}]\n'
+    )
     for name, text in files.items():
         (root / name).write_text(text)
     return root
@@ -379,8 +490,13 @@ def write_pack(root: Path, files: Mapping[str, str], manifest: str | None = None
 def toy_with(root: Path, extra: str) -> Path:
     """The toy pack plus `extra` TOML (rules or preferences) in a file of its own."""
     files = {name: (TOY_DIR / name).read_text() for name in ("fields.toml", "rules.toml")}
-    manifest = (TOY_DIR / "pack.toml").read_text().replace(
-        'files = ["fields.toml", "rules.toml"]', 'files = ["fields.toml", "rules.toml", "extra.toml"]')
+    manifest = (
+        (TOY_DIR / "pack.toml")
+        .read_text()
+        .replace(
+            'files = ["fields.toml", "rules.toml"]', 'files = ["fields.toml", "rules.toml", "extra.toml"]'
+        )
+    )
     assert "extra.toml" in manifest
     return write_pack(root, {**files, "extra.toml": extra}, manifest)
 
@@ -400,8 +516,10 @@ def toml_string(text: str) -> str:
 @pytest.mark.parametrize(("slot", "text"), REJECTED)
 def test_condition_rejected_with_rule_and_text(tmp_path: Path, slot: str, text: str) -> None:
     if slot == "preference":
-        extra = (f'[[preference]]\nid = "bad-one"\nfield = "kernel"\nprefer = ["triton"]\n'
-                 f'when = {toml_string(text)}\nbecause = "b"\nsource = "s"\n')
+        extra = (
+            f'[[preference]]\nid = "bad-one"\nfield = "kernel"\nprefer = ["triton"]\n'
+            f'when = {toml_string(text)}\nbecause = "b"\nsource = "s"\n'
+        )
         where = "preference bad-one"
     else:
         body = f"{slot} = {toml_string(text)}\n"
@@ -511,8 +629,10 @@ id = "misspelt-table"
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
-    write_pack(tmp_path, {"fields.toml": BROKEN_FIELDS, "rules.toml": BROKEN_RULES,
-                          "bad.toml": "[field.x\nkind = 'option'\n"})
+    write_pack(
+        tmp_path,
+        {"fields.toml": BROKEN_FIELDS, "rules.toml": BROKEN_RULES, "bad.toml": "[field.x\nkind = 'option'\n"},
+    )
     with pytest.raises(PackError) as info:
         load_directory(tmp_path)
     assert type(info.value) is PackError
@@ -571,16 +691,28 @@ def test_a_cycle_among_other_problems_is_listed_with_them(tmp_path: Path) -> Non
     assert {p.where for p in info.value.problems} == {"depends_on cycle", "field d"}
 
 
-@pytest.mark.parametrize(("files", "manifest", "words"), [
-    pytest.param({}, None, "no pack.toml", id="no-manifest"),
-    pytest.param({"x.toml": ""}, '[pack]\nname = "t"\nversion = "1"\nfiles = ["x.toml", "gone.toml"]\n',
-                 "listed in pack.toml but missing", id="listed-file-missing"),
-    pytest.param({"x.toml": ""}, 'name = "t"\n', "needs a [pack] table", id="no-pack-table"),
-    pytest.param({"x.toml": ""}, '[pack]\nname = "t"\nfiles = ["../x.toml"]\n', "not a .toml file name",
-                 id="path-outside-the-pack"),
-])
-def test_pack_manifest_problems(tmp_path: Path, files: dict[str, str], manifest: str | None,
-                                words: str) -> None:
+@pytest.mark.parametrize(
+    ("files", "manifest", "words"),
+    [
+        pytest.param({}, None, "no pack.toml", id="no-manifest"),
+        pytest.param(
+            {"x.toml": ""},
+            '[pack]\nname = "t"\nversion = "1"\nfiles = ["x.toml", "gone.toml"]\n',
+            "listed in pack.toml but missing",
+            id="listed-file-missing",
+        ),
+        pytest.param({"x.toml": ""}, 'name = "t"\n', "needs a [pack] table", id="no-pack-table"),
+        pytest.param(
+            {"x.toml": ""},
+            '[pack]\nname = "t"\nfiles = ["../x.toml"]\n',
+            "not a .toml file name",
+            id="path-outside-the-pack",
+        ),
+    ],
+)
+def test_pack_manifest_problems(
+    tmp_path: Path, files: dict[str, str], manifest: str | None, words: str
+) -> None:
     if manifest is None and not files:
         tmp_path.mkdir(exist_ok=True)
     else:
@@ -638,10 +770,14 @@ def test_preference_reading_a_later_field_of_its_cycle_does_not_apply(tmp_path: 
 def test_a_literal_is_checked_against_its_own_fields_domain_type(tmp_path: Path) -> None:
     """`[0, 1]` and `[false, true]` are equal tuples in Python; a literal of one is still not a
     value of the other (the domain check must not share answers between them)."""
-    fields = ('[field.flag]\nkind = "option"\ndomain = [false, true]\n\n'
-              '[field.count]\nkind = "option"\ndomain = [0, 1]\n')
-    rules = ('[[rule]]\nid = "flag-true"\nrequire = "flag == True"\nbecause = "b"\nsource = "s"\n\n'
-             '[[rule]]\nid = "count-true"\nrequire = "count == True"\nbecause = "b"\nsource = "s"\n')
+    fields = (
+        '[field.flag]\nkind = "option"\ndomain = [false, true]\n\n'
+        '[field.count]\nkind = "option"\ndomain = [0, 1]\n'
+    )
+    rules = (
+        '[[rule]]\nid = "flag-true"\nrequire = "flag == True"\nbecause = "b"\nsource = "s"\n\n'
+        '[[rule]]\nid = "count-true"\nrequire = "count == True"\nbecause = "b"\nsource = "s"\n'
+    )
     write_pack(tmp_path, {"fields.toml": fields, "rules.toml": rules})
     with pytest.raises(PackError) as info:
         load_directory(tmp_path)

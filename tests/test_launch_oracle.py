@@ -20,6 +20,19 @@ VENV = Path(os.environ.get("ORACLE_VENV", "/work/oracles/sglang-venv"))
 @pytest.mark.long
 @pytest.mark.skipif(not (VENV / "bin" / "python").exists(), reason="no SGLang oracle venv")
 def test_sglang_parser_accepts_every_written_command() -> None:
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "argv_oracle.py"), "--count", "120",
-                           "--seed", "1", "--venv", str(VENV)], capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "argv_oracle.py"),
+            "--count",
+            "120",
+            "--seed",
+            "1",
+            "--venv",
+            str(VENV),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -46,6 +46,7 @@ def parser_for(pack: Pack, *args: str) -> tuple[argparse.ArgumentParser, list[st
 
 # --- add_arguments ----------------------------------------------------------------------------
 
+
 def test_every_field_becomes_a_kebab_flag_with_dest_default_and_choices(toy: Pack) -> None:
     parser, added = parser_for(toy)
     assert added == ["gpu", "quant", "kernel", "fusion", "tp", "ep"]
@@ -66,12 +67,15 @@ def test_values_are_typed_from_the_domain_and_bools_are_bare_flags(toy: Pack) ->
     assert parser.parse_args(["--fusion", "yes"]).fusion is True
 
 
-@pytest.mark.parametrize(("argv", "tokens"), [
-    (["--kernel", "cutlas"], ["--kernel", "cutlas", "cutlass"]),
-    (["--tp", "3"], ["--tp", "3", "1, 2, 4, 8"]),
-    (["--tp", "eight"], ["--tp", "eight"]),
-    (["--fusion", "maybe"], ["--fusion", "maybe"]),
-])
+@pytest.mark.parametrize(
+    ("argv", "tokens"),
+    [
+        (["--kernel", "cutlas"], ["--kernel", "cutlas", "cutlass"]),
+        (["--tp", "3"], ["--tp", "3", "1, 2, 4, 8"]),
+        (["--tp", "eight"], ["--tp", "eight"]),
+        (["--fusion", "maybe"], ["--fusion", "maybe"]),
+    ],
+)
 def test_a_bad_value_is_a_usage_error_naming_flag_value_and_choices(
     toy: Pack, capsys: pytest.CaptureFixture[str], argv: list[str], tokens: list[str]
 ) -> None:
@@ -117,8 +121,9 @@ def test_help_explains_auto_and_unknown_and_groups_by_field_group(toy: Pack) -> 
 
 
 def test_a_percent_sign_in_a_pack_help_does_not_break_help() -> None:
-    pack = Pack(name="p", version="1", fields={
-        "x": Field(name="x", kind="option", domain=(1, 2), help="50% faster")})
+    pack = Pack(
+        name="p", version="1", fields={"x": Field(name="x", kind="option", domain=(1, 2), help="50% faster")}
+    )
     parser = argparse.ArgumentParser()
     add_arguments(parser, pack)
     assert "50% faster" in parser.format_help()
@@ -134,11 +139,11 @@ def test_environment_facts_are_not_flags_unless_asked_for(sglang: Pack) -> None:
 
 # --- resolve_namespace ------------------------------------------------------------------------
 
+
 def test_resolve_namespace_ignores_the_launchers_own_attributes(toy: Pack) -> None:
     parser, _ = parser_for(toy)
     parser.add_argument("--model-path")
-    ns = parser.parse_args(["--gpu", "b200", "--quant", "fp4", "--model-path", "/m", "--kernel",
-                            "auto"])
+    ns = parser.parse_args(["--gpu", "b200", "--quant", "fp4", "--model-path", "/m", "--kernel", "auto"])
     res = resolve_namespace(ns, toy)
     assert res.values["kernel"] == "trtllm"
     assert res.provenance["kernel"].kind == "preference"
@@ -181,6 +186,7 @@ def test_a_bad_value_set_on_the_namespace_is_invalid_input(toy: Pack) -> None:
 
 # --- to_argv ----------------------------------------------------------------------------------
 
+
 def test_to_argv_renders_every_option_in_pack_order_with_bare_true_flags(toy: Pack) -> None:
     res = resolve(toy, {"quant": "fp4", "tp": 8}, {"gpu": "b200"})
     assert to_argv(res, toy) == ["--quant", "fp4", "--kernel", "trtllm", "--tp", "8", "--ep", "1"]
@@ -194,19 +200,28 @@ def test_a_value_the_launcher_spells_by_absence_is_left_out() -> None:
     class LauncherField(Field):  # a pack field with the `absent` attribute
         absent: Scalar | None = None
 
-    pack = Pack(name="p", version="1", fields={
-        "quantization": LauncherField(name="quantization", kind="option",
-                                      domain=("none", "fp8"), absent="none"),
-        "tp_size": Field(name="tp_size", kind="option", domain=(1, 2))})
+    pack = Pack(
+        name="p",
+        version="1",
+        fields={
+            "quantization": LauncherField(
+                name="quantization", kind="option", domain=("none", "fp8"), absent="none"
+            ),
+            "tp_size": Field(name="tp_size", kind="option", domain=(1, 2)),
+        },
+    )
     assert to_argv(resolve(pack), pack) == ["--tp-size", "1"]
     assert to_argv(resolve(pack, {"quantization": "fp8"}), pack)[:2] == ["--quantization", "fp8"]
 
 
-@pytest.mark.parametrize("pins", [
-    ({"quant": "fp4"}, {"gpu": "b200"}),
-    ({"kernel": "cutlass", "tp": 4}, {"gpu": "h100"}),
-    ({"fusion": False}, {"gpu": "a100"}),
-])
+@pytest.mark.parametrize(
+    "pins",
+    [
+        ({"quant": "fp4"}, {"gpu": "b200"}),
+        ({"kernel": "cutlass", "tp": 4}, {"gpu": "h100"}),
+        ({"fusion": False}, {"gpu": "a100"}),
+    ],
+)
 def test_to_argv_round_trips_through_add_arguments(toy: Pack, pins: tuple[dict[str, Any], ...]) -> None:
     """Law: parsing the rendered flags and resolving again gives the same configuration."""
     res = resolve(toy, *pins)
@@ -226,8 +241,9 @@ def test_false_is_left_out_as_a_store_true_server_expects_unless_asked(toy: Pack
 def test_sglang_round_trip_and_flag_spellings(sglang: Pack) -> None:
     parser, added = parser_for(sglang)
     assert {"attention_backend", "tp_size", "enable_dp_attention", "gpu_arch"} <= set(added)
-    ns = parser.parse_args(["--platform", "cuda", "--gpu-arch", "sm90", "--architecture",
-                            "LlamaForCausalLM", "--tp-size", "8"])
+    ns = parser.parse_args(
+        ["--platform", "cuda", "--gpu-arch", "sm90", "--architecture", "LlamaForCausalLM", "--tp-size", "8"]
+    )
     res = resolve_namespace(ns, sglang)
     argv = to_argv(res, sglang)
     assert argv[argv.index("--tp-size") + 1] == "8"
@@ -239,6 +255,7 @@ def test_sglang_round_trip_and_flag_spellings(sglang: Pack) -> None:
 
 # --- the example launcher ---------------------------------------------------------------------
 
+
 def load_example() -> ModuleType:
     spec = importlib.util.spec_from_file_location("launch_example", EXAMPLE)
     assert spec is not None and spec.loader is not None
@@ -248,12 +265,15 @@ def load_example() -> ModuleType:
 
 
 def test_example_prints_the_server_command_in_process(toy: Pack, capsys: pytest.CaptureFixture[str]) -> None:
-    code = load_example().main(["--model-path", "org/model", "--port", "8000", "--gpu", "b200",
-                                "--quant", "fp4"], pack=toy)
+    code = load_example().main(
+        ["--model-path", "org/model", "--port", "8000", "--gpu", "b200", "--quant", "fp4"], pack=toy
+    )
     out = capsys.readouterr().out
     assert code == 0
-    assert out.strip() == ("python -m sglang.launch_server --model-path org/model --port 8000 "
-                           "--quant fp4 --kernel trtllm --tp 1 --ep 1")
+    assert out.strip() == (
+        "python -m sglang.launch_server --model-path org/model --port 8000 "
+        "--quant fp4 --kernel trtllm --tp 1 --ep 1"
+    )
 
 
 def test_example_explains_a_conflict_and_exits_1(toy: Pack, capsys: pytest.CaptureFixture[str]) -> None:
@@ -266,16 +286,37 @@ def test_example_explains_a_conflict_and_exits_1(toy: Pack, capsys: pytest.Captu
 def test_example_as_a_program_with_the_sglang_pack(sglang: Pack, tmp_path: Path) -> None:
     model = tmp_path / "model"
     model.mkdir()
-    (model / "config.json").write_text(json.dumps({
-        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "torch_dtype": "bfloat16"}))
+    (model / "config.json").write_text(
+        json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "torch_dtype": "bfloat16"})
+    )
     done = subprocess.run(
-        [sys.executable, str(EXAMPLE), "--model-path", str(model), "--platform", "cuda",
-         "--gpu-arch", "sm90", "--tp-size", "2"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+        [
+            sys.executable,
+            str(EXAMPLE),
+            "--model-path",
+            str(model),
+            "--platform",
+            "cuda",
+            "--gpu-arch",
+            "sm90",
+            "--tp-size",
+            "2",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"python -m sglang.launch_server --model-path {model} --port 30000")
     assert "--tp-size 2" in done.stdout and "--attention-backend" in done.stdout
     bad = subprocess.run(
         [sys.executable, str(EXAMPLE), "--model-path", "m", "--gpu-arch", "sm9"],
-        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False)
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        check=False,
+    )
     assert bad.returncode == 2 and "sm90" in bad.stderr and "Traceback" not in bad.stderr

@@ -43,17 +43,27 @@ def law(quick: int) -> Callable[[F], F]:
     """Hypothesis settings for one law: `quick` examples by default, more in the long run."""
     exact = int(os.environ.get("CONFSOLVE_EXAMPLES", "0"))
     count = exact or quick * (LONG_FACTOR if os.environ.get("CONFSOLVE_LONG") == "1" else 1)
-    return settings(max_examples=count, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    return settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
 
 
-def outcome(case: Case, *, strict: bool | None = None,
-            options: Mapping[str, Scalar] | None = None,
-            facts: Mapping[str, Scalar] | None = None) -> Resolution | Unsatisfiable:
+def outcome(
+    case: Case,
+    *,
+    strict: bool | None = None,
+    options: Mapping[str, Scalar] | None = None,
+    facts: Mapping[str, Scalar] | None = None,
+) -> Resolution | Unsatisfiable:
     try:
-        return resolve(case.pack, case.options if options is None else options,
-                       case.facts if facts is None else facts,
-                       strict=case.strict if strict is None else strict)
+        return resolve(
+            case.pack,
+            case.options if options is None else options,
+            case.facts if facts is None else facts,
+            strict=case.strict if strict is None else strict,
+        )
     except Unsatisfiable as exc:
         return exc
 
@@ -84,8 +94,9 @@ def parse_labels(case: Case, labels: Sequence[str]) -> tuple[dict[str, Scalar], 
     return pins, rules
 
 
-def assert_minimal_core(oracle: Oracle, pins: Mapping[str, Scalar], rules: Sequence[str],
-                        keep: Mapping[str, Scalar] | None = None) -> None:
+def assert_minimal_core(
+    oracle: Oracle, pins: Mapping[str, Scalar], rules: Sequence[str], keep: Mapping[str, Scalar] | None = None
+) -> None:
     """`pins` + `rules` (+ `keep`) admit no configuration, and dropping any one pin or rule does."""
     keep = dict(keep or {})
     hard = {r.id for r in oracle.hard}
@@ -103,17 +114,23 @@ def assert_minimal_core(oracle: Oracle, pins: Mapping[str, Scalar], rules: Seque
 
 @law(25)
 @given(case=cases())
-def test_generated_packs_load_from_toml_unchanged(case: Case,
-                                                  tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_generated_packs_load_from_toml_unchanged(
+    case: Case, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """Every generated pack is a valid pack: written as TOML and loaded, it is the same pack."""
     directory = tmp_path_factory.mktemp("pack")
     case.spec.write(directory)
     loaded = load_directory(directory)
 
     def content(pack: Pack) -> dict[str, Any]:
-        return pack.model_dump(include={"fields", "rules", "preferences", "sets"},
-                               exclude={"fields": {"__all__": {"file"}}, "rules": {"__all__": {"file"}},
-                                        "preferences": {"__all__": {"file"}}})
+        return pack.model_dump(
+            include={"fields", "rules", "preferences", "sets"},
+            exclude={
+                "fields": {"__all__": {"file"}},
+                "rules": {"__all__": {"file"}},
+                "preferences": {"__all__": {"file"}},
+            },
+        )
 
     assert content(loaded) == content(case.pack)
 
@@ -133,7 +150,8 @@ def test_resolves_exactly_when_a_solution_exists(case: Case) -> None:
     assert isinstance(got, Resolution) == (exp.values is not None), got
     if isinstance(got, Resolution):
         assert [(a.field, a.requested, a.rule) for a in got.adjustments] == [
-            (name, requested, rule) for name, (requested, rule) in exp.adjusted.items()]
+            (name, requested, rule) for name, (requested, rule) in exp.adjusted.items()
+        ]
         assert all(got.values[n] == v for n, v in values_of(exp.pins).items())
 
 
@@ -221,7 +239,7 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
         assert [r.value for r in prov.rejected] == better + flagged, (name, prov)
         earlier = {n: exp.values[n] for n in oracle.order[: oracle.order.index(name)]}
         earlier.update(values_of(exp.pins))
-        for rejection in prov.rejected[len(better):]:
+        for rejection in prov.rejected[len(better) :]:
             pins, rules = parse_labels(case, rejection.because)
             assert rules == [step.flagged[rejection.value]], rejection
             assert all(earlier[n] == v for n, v in pins.items()), rejection
@@ -266,8 +284,9 @@ def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
     oracle = Oracle(case.spec)
     exp, failing = oracle.predict(case.pins(), case.strict)
     try:
-        got: Resolution | Unsatisfiable = resolve(case.pack, case.options, case.facts,
-                                                  strict=case.strict, predict=True)
+        got: Resolution | Unsatisfiable = resolve(
+            case.pack, case.options, case.facts, strict=case.strict, predict=True
+        )
     except Unsatisfiable as exc:
         got = exc
     if exp.values is None:
@@ -296,9 +315,11 @@ def test_resolve_reports_every_departure_from_the_launcher_chain(case: Case) -> 
         return
     departed = {d.field for d in got.departures}
     if failing is None and exp.values is not None:
-        assert departed == {n for n in got.values if n not in exp.pins
-                            and got.values[n] != exp.values[n]
-                            and case.pack.fields[n].kind == "option"}
+        assert departed == {
+            n
+            for n in got.values
+            if n not in exp.pins and got.values[n] != exp.values[n] and case.pack.fields[n].kind == "option"
+        }
     if failing is not None:
         assert failing in departed
         assert next(d for d in got.departures if d.field == failing).launcher is None
@@ -415,14 +436,15 @@ def test_choices_that_reuse_earlier_questions_stay_exact(case: Case, data: st.Da
     oracle = Oracle(case.spec)
     if data.draw(st.booleans()):
         prepare_choices(case.pack)
-    given = [*((n, v, True) for n, v in case.options.items()),
-             *((n, v, False) for n, v in case.facts.items())]
+    given = [
+        *((n, v, True) for n, v in case.options.items()),
+        *((n, v, False) for n, v in case.facts.items()),
+    ]
     options: dict[str, Scalar] = {}
     facts: dict[str, Scalar] = {}
     for name, value, is_option in data.draw(st.permutations(given)):
         (options if is_option else facts)[name] = value
-        choices = valid_choices(case.pack, options, facts, fields=list(case.pack.fields),
-                                reasons=False)
+        choices = valid_choices(case.pack, options, facts, fields=list(case.pack.fields), reasons=False)
         pins = {**options, **facts}
         for field, possible in choices.possible.items():
             assert possible == oracle.possible(field, pins), (field, pins)
@@ -430,8 +452,9 @@ def test_choices_that_reuse_earlier_questions_stay_exact(case: Case, data: st.Da
     for name, _, is_option in given:
         for other in case.pack.fields[name].domain:
             alone = {name: other}
-            choices = valid_choices(case.pack, alone if is_option else {},
-                                    {} if is_option else alone, reasons=False)
+            choices = valid_choices(
+                case.pack, alone if is_option else {}, {} if is_option else alone, reasons=False
+            )
             for field, possible in choices.possible.items():
                 assert possible == oracle.possible(field, alone), (field, alone)
 
@@ -511,4 +534,3 @@ def test_answer_does_not_depend_on_input_order_and_repeats_byte_for_byte(data: s
     options = dict(data.draw(st.permutations(list(case.options.items()))))
     facts = dict(data.draw(st.permutations(list(case.facts.items()))))
     assert _doc(outcome(case, options=options, facts=facts)) == first
-

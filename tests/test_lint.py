@@ -28,8 +28,7 @@ def findings() -> list[Finding]:
 
 def find(findings: list[Finding], code: str, subject: str) -> Finding:
     found = [f for f in findings if f.code == code and f.ids[0] == subject]
-    assert found, f"no {code} about {subject}: " + "; ".join(
-        f"{f.code} {f.ids[0]}" for f in findings)
+    assert found, f"no {code} about {subject}: " + "; ".join(f"{f.code} {f.ids[0]}" for f in findings)
     return found[0]
 
 
@@ -58,8 +57,9 @@ EXPECTED = [
 
 
 @pytest.mark.parametrize("code, subject, reason", EXPECTED)
-def test_each_kind_of_problem_is_found(findings: list[Finding], code: str, subject: str,
-                                       reason: list[str] | None) -> None:
+def test_each_kind_of_problem_is_found(
+    findings: list[Finding], code: str, subject: str, reason: list[str] | None
+) -> None:
     finding = find(findings, code, subject)
     assert finding.severity == CODES[code].severity
     assert finding.message and "\n" not in finding.message
@@ -89,16 +89,20 @@ def test_a_clean_pack_has_no_findings() -> None:
     assert report.findings == [] and report.errors == []
 
 
-def test_error_findings_fail_and_acknowledging_them_passes(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_error_findings_fail_and_acknowledging_them_passes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["lint", "--pack", PROBLEMS]) == 1
     capsys.readouterr()
     pack = tmp_path / "pack"
     shutil.copytree(PROBLEMS, pack)
     rules = (pack / "rules.toml").read_text()
     rules = rules.replace('acknowledged = ["not a code", ', "acknowledged = [")
-    rules = rules.replace('source = "docs/quant.md"\n',
-                          'source = "docs/quant.md"\nacknowledged = ["CS101: kept on purpose"]\n', 1)
+    rules = rules.replace(
+        'source = "docs/quant.md"\n',
+        'source = "docs/quant.md"\nacknowledged = ["CS101: kept on purpose"]\n',
+        1,
+    )
     (pack / "rules.toml").write_text(rules)
     # The acknowledgement sits on the rule that kills the value, not on the value: it is stale.
     report = lint(load_pack(pack))
@@ -109,12 +113,13 @@ def test_error_findings_fail_and_acknowledging_them_passes(tmp_path: Path,
 def test_dead_values_can_be_acknowledged_on_their_field_in_a_lint_table(tmp_path: Path) -> None:
     pack = tmp_path / "pack"
     shutil.copytree(PROBLEMS, pack)
-    rules = (pack / "rules.toml").read_text().replace('acknowledged = ["not a code", ',
-                                                        "acknowledged = [")
+    rules = (pack / "rules.toml").read_text().replace('acknowledged = ["not a code", ', "acknowledged = [")
     (pack / "rules.toml").write_text(rules)
     with (pack / "pack.toml").open("a") as out:
-        out.write('\n[lint.acknowledged]\nquant = ["CS101: int2 is listed for old configs"]\n'
-                  'nowhere = ["CS152: no such id"]\n')
+        out.write(
+            '\n[lint.acknowledged]\nquant = ["CS101: int2 is listed for old configs"]\n'
+            'nowhere = ["CS152: no such id"]\n'
+        )
     report = lint(load_pack(pack))
     assert report.errors == []
     assert find(report.findings, "CS101", "quant=int2").acknowledged == "int2 is listed for old configs"
@@ -144,7 +149,7 @@ def test_explain(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_readme_documents_every_code() -> None:
     text = README.read_text()
-    section = text[text.index("## Lint"):]
+    section = text[text.index("## Lint") :]
     for code, entry in CODES.items():
         row = f"| {code} | {entry.severity} | {entry.title} | {entry.explain} |"
         assert row in section, f"constraints/README.md lacks the row of {code}"
@@ -164,9 +169,9 @@ def test_bad_usage_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
 
 FACTS_ONLY_PACK = {
     "pack.toml": '[pack]\nname = "facts-only"\nversion = "1"\n'
-                 'description = "fact-only rules beside rules about options"\n'
-                 'files = ["rules.toml"]\n',
-    "rules.toml": '''
+    'description = "fact-only rules beside rules about options"\n'
+    'files = ["rules.toml"]\n',
+    "rules.toml": """
 [field.gpu]
 kind = "fact"
 domain = ["a100", "h100"]
@@ -212,7 +217,7 @@ when = "ckpt == 'fp8' and fmt == 'gguf'"
 require = "gpu == 'h100'"
 because = "an fp8 gguf checkpoint needs an h100 gpu"
 source = "docs/quant.md"
-''',
+""",
 }
 
 
@@ -234,14 +239,18 @@ def test_a_fact_only_rule_is_redundant_only_among_fact_only_rules(tmp_path: Path
 def test_a_conflict_of_facts_is_acknowledged_on_one_of_its_rules(tmp_path: Path) -> None:
     pack = shutil.copytree(PROBLEMS, tmp_path / "pack")
     with (pack / "pack.toml").open("a") as out:
-        out.write('\n[lint.acknowledged]\n"quant=int2" = ["CS101: listed for old configs"]\n'
-                  'trtllm-not-a100 = ["CS121: an a100 cannot run dense models here"]\n')
+        out.write(
+            '\n[lint.acknowledged]\n"quant=int2" = ["CS101: listed for old configs"]\n'
+            'trtllm-not-a100 = ["CS121: an a100 cannot run dense models here"]\n'
+        )
     report = lint(load_pack(pack))
     assert find(report.findings, "CS101", "quant=int2").acknowledged == "listed for old configs"
     assert find(report.findings, "CS121", "gpu=a100, model=dense").acknowledged == (
-        "an a100 cannot run dense models here")
-    assert not any(f.code == "CS162" and f.ids[0] in ("quant=int2", "trtllm-not-a100")
-                   for f in report.findings)
+        "an a100 cannot run dense models here"
+    )
+    assert not any(
+        f.code == "CS162" and f.ids[0] in ("quant=int2", "trtllm-not-a100") for f in report.findings
+    )
 
 
 CI_LINT = Path(__file__).parent.parent / ".ci" / "lint-packs"
@@ -258,8 +267,9 @@ def test_ci_lint_packs_fails_on_unacknowledged_errors_only() -> None:
     env = {**os.environ, "CONFSOLVE": str(confsolve)}
 
     def run(*packs: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(["bash", str(CI_LINT), *packs], env=env, capture_output=True,
-                              text=True, timeout=300, check=False)
+        return subprocess.run(
+            ["bash", str(CI_LINT), *packs], env=env, capture_output=True, text=True, timeout=300, check=False
+        )
 
     clean = run(TOY)
     assert clean.returncode == 0, clean.stderr

@@ -24,100 +24,219 @@ SGLANG = load_pack("sglang")
 # stay unknown for the architecture rules to decide).
 EXPECTED: dict[str, dict[str, Any]] = {
     "deepseek-r1-modelopt-nvfp4": {
-        "checkpoint_quant": "modelopt_fp4", "model_format": "safetensors",
-        "architecture": "DeepseekV3ForCausalLM", "is_mla": True, "is_moe": True},
+        "checkpoint_quant": "modelopt_fp4",
+        "model_format": "safetensors",
+        "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True,
+        "is_moe": True,
+    },
     "deepseek-v2-lite-chat": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "DeepseekV2ForCausalLM",
-        "is_mla": True, "is_moe": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "DeepseekV2ForCausalLM",
+        "is_mla": True,
+        "is_moe": True,
+    },
     "deepseek-v3-fp8": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
-        "is_mla": True, "is_moe": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True,
+        "is_moe": True,
+    },
     "deepseek-v3.2-fp8": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV32ForCausalLM",
-        "is_mla": True, "is_moe": True, "is_dsa": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "DeepseekV32ForCausalLM",
+        "is_mla": True,
+        "is_moe": True,
+        "is_dsa": True,
+    },
     # Published shapes of current models (issue #19 item 6): Gemma 3 keeps its text keys in text_config.
     "gemma-3-27b-it": {
-        "checkpoint_quant": "none", "model_format": "safetensors",
-        "architecture": "Gemma3ForConditionalGeneration", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Gemma3ForConditionalGeneration",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "glm-4.5": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Glm4MoeForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Glm4MoeForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "gpt-oss-120b": {
-        "checkpoint_quant": "mxfp4", "model_format": "safetensors", "architecture": "GptOssForCausalLM",
-        "is_mla": False, "is_moe": True, "has_attention_sinks": True},
+        "checkpoint_quant": "mxfp4",
+        "model_format": "safetensors",
+        "architecture": "GptOssForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+        "has_attention_sinks": True,
+    },
     # Kimi K2 is a DeepSeek-V3 class with 64 heads and block-FP8 weights.
     "kimi-k2-instruct": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "DeepseekV3ForCausalLM",
-        "is_mla": True, "is_moe": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "DeepseekV3ForCausalLM",
+        "is_mla": True,
+        "is_moe": True,
+    },
     "llama-3.1-8b-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "llama-3.1-8b-instruct-awq-int4": {
-        "checkpoint_quant": "awq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "awq",
+        "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "llama-3.1-8b-instruct-gptq-int4": {
-        "checkpoint_quant": "gptq", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "gptq",
+        "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     # The quantization lives in hf_quant_config.json only (an older ModelOpt export).
     "llama-3.1-8b-instruct-modelopt-fp8": {
-        "checkpoint_quant": "modelopt_fp8", "model_format": "safetensors",
-        "architecture": "LlamaForCausalLM", "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "modelopt_fp8",
+        "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "llama-3.3-70b-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "LlamaForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "LlamaForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     # The experts are counted in text_config.
     "llama-4-scout-17b-16e-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors",
-        "architecture": "Llama4ForConditionalGeneration", "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Llama4ForConditionalGeneration",
+        "is_mla": False,
+        "is_moe": True,
+    },
     # The experts' width is intermediate_size (no moe_intermediate_size key).
     "minimax-m2": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "MiniMaxM2ForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "MiniMaxM2ForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "mistral-7b-instruct-v0.3": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MistralForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "MistralForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "mixtral-8x7b-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "MixtralForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "MixtralForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     # A class the pack does not list is `other`, described by its traits.
     "phi-3-mini-4k-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
-        "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "other",
+        "is_mla": False,
+        "is_moe": False,
+    },
     # Not listed by the pack: `other`, traits from the config; 10 KV heads.
     "phi-4": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
-        "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "other",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "qwen2.5-7b-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen2ForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Qwen2ForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     # Not listed by the pack (Qwen2_5_VL...): `other`, traits from the config.
     "qwen2.5-vl-7b-instruct": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "other", "is_mla": False,
-        "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "other",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "qwen3-235b-a22b-fp8": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "qwen3-30b-a3b": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "qwen3-30b-a3b-fp8": {
-        "checkpoint_quant": "fp8", "model_format": "safetensors", "architecture": "Qwen3MoeForCausalLM",
-        "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "fp8",
+        "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": {
-        "checkpoint_quant": "compressed-tensors", "model_format": "safetensors",
-        "architecture": "Qwen3MoeForCausalLM", "is_mla": False, "is_moe": True},
+        "checkpoint_quant": "compressed-tensors",
+        "model_format": "safetensors",
+        "architecture": "Qwen3MoeForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+    },
     "qwen3-8b": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3ForCausalLM",
-        "is_mla": False, "is_moe": False},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Qwen3ForCausalLM",
+        "is_mla": False,
+        "is_moe": False,
+    },
     "qwen3-next-80b-a3b": {
-        "checkpoint_quant": "none", "model_format": "safetensors", "architecture": "Qwen3NextForCausalLM",
-        "is_mla": False, "is_moe": True, "is_hybrid": True, "is_hybrid_gdn": True},
+        "checkpoint_quant": "none",
+        "model_format": "safetensors",
+        "architecture": "Qwen3NextForCausalLM",
+        "is_mla": False,
+        "is_moe": True,
+        "is_hybrid": True,
+        "is_hybrid_gdn": True,
+    },
 }
 
 # The shape facts each fixture gives (shapes.toml), in the order of SHAPE_FACTS.
-SHAPE_FACTS = ("moe_intermediate_pow2", "intermediate_pow2", "weight_block_n", "checkpoint_dtype",
-               "attention_heads_pow2", "kv_heads_pow2", "kv_heads_power_of_two",
-               "moe_has_dense_layers")
+SHAPE_FACTS = (
+    "moe_intermediate_pow2",
+    "intermediate_pow2",
+    "weight_block_n",
+    "checkpoint_dtype",
+    "attention_heads_pow2",
+    "kv_heads_pow2",
+    "kv_heads_power_of_two",
+    "moe_has_dense_layers",
+)
 SHAPES: dict[str, tuple[Any, ...]] = {
     "deepseek-r1-modelopt-nvfp4": (2048, 2048, 0, "bfloat16", 128, 128, True, True),
     "deepseek-v2-lite-chat": (128, 64, 0, "bfloat16", 16, 16, True, True),
@@ -184,6 +303,7 @@ def test_the_shipped_table_is_valid() -> None:
 
 # --- paths and formats --------------------------------------------------------------------
 
+
 def _config(directory: Path, doc: Any, name: str = "config.json") -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / name
@@ -196,8 +316,7 @@ def test_gguf_file_or_directory_is_a_gguf_checkpoint(tmp_path: Path) -> None:
     weights.write_bytes(b"GGUF\x03\x00\x00\x00")
     for path in (weights, tmp_path):
         pins = facts_from_model_config(SGLANG, path)
-        assert {k: p.value for k, p in pins.items()} == {
-            "checkpoint_quant": "gguf", "model_format": "gguf"}
+        assert {k: p.value for k, p in pins.items()} == {"checkpoint_quant": "gguf", "model_format": "gguf"}
 
 
 def test_gguf_beside_a_config_overrides_the_config_quantization(tmp_path: Path) -> None:
@@ -224,13 +343,15 @@ def test_a_lone_safetensors_file_is_refused(tmp_path: Path) -> None:
 
 def test_skipped_facts_are_not_read(tmp_path: Path) -> None:
     # A fact the user sets is not read, so a value the pack cannot name does not block them.
-    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
-                              "quantization_config": {"quant_method": "hqq"}})
+    path = _config(
+        tmp_path, {"architectures": ["LlamaForCausalLM"], "quantization_config": {"quant_method": "hqq"}}
+    )
     pins = facts_from_model_config(SGLANG, path, skip={"checkpoint_quant"})
     assert "checkpoint_quant" not in pins and pins["architecture"].value == "LlamaForCausalLM"
 
 
 # --- bad inputs ---------------------------------------------------------------------------
+
 
 def _bad(path: Path, *needles: str) -> InvalidInput:
     with pytest.raises(InvalidInput) as exc:
@@ -272,6 +393,7 @@ def test_binary_file(tmp_path: Path) -> None:
 # The reads go through solver.loader.read_bounded, which also reads pack files: regular files
 # only, at most MAX_CONFIG_BYTES, never trusting stat() alone.
 
+
 @pytest.mark.skipif(not Path("/dev/zero").exists(), reason="needs /dev/zero")
 def test_a_config_json_that_never_ends_is_refused(tmp_path: Path) -> None:
     (tmp_path / "config.json").symlink_to("/dev/zero")
@@ -305,64 +427,92 @@ def test_an_integer_json_cannot_convert_is_bad_input(tmp_path: Path) -> None:
     _bad(path, "not valid JSON", "digits")
 
 
-@pytest.mark.parametrize("doc, kind", [([1, 2], "an array"), ("LlamaForCausalLM", "a string"),
-                                       (None, "null"), (3, "a number")])
+@pytest.mark.parametrize(
+    "doc, kind", [([1, 2], "an array"), ("LlamaForCausalLM", "a string"), (None, "null"), (3, "a number")]
+)
 def test_json_that_is_not_an_object(tmp_path: Path, doc: Any, kind: str) -> None:
     _bad(_config(tmp_path, doc), f"holds {kind}; a model config is a JSON object")
 
 
-@pytest.mark.parametrize("doc, needles", [
-    ({"architectures": "LlamaForCausalLM"}, ["architectures is a string", "expected an array"]),
-    ({"architectures": [42]}, ["architectures.0 is a number", "expected a string"]),
-    ({"architectures": [["LlamaForCausalLM"]]}, ["architectures.0 is an array"]),
-    ({"quantization_config": "fp8"}, ["quantization_config is a string", "expected an object"]),
-    ({"quantization_config": {"quant_method": {"name": "fp8"}}},
-     ["quantization_config.quant_method is an object"]),
-    ({"num_experts": "128"}, ["num_experts is a string", "expected a number"]),
-    ({"text_config": [1]}, ["text_config is an array", "expected an object"]),
-])
+@pytest.mark.parametrize(
+    "doc, needles",
+    [
+        ({"architectures": "LlamaForCausalLM"}, ["architectures is a string", "expected an array"]),
+        ({"architectures": [42]}, ["architectures.0 is a number", "expected a string"]),
+        ({"architectures": [["LlamaForCausalLM"]]}, ["architectures.0 is an array"]),
+        ({"quantization_config": "fp8"}, ["quantization_config is a string", "expected an object"]),
+        (
+            {"quantization_config": {"quant_method": {"name": "fp8"}}},
+            ["quantization_config.quant_method is an object"],
+        ),
+        ({"num_experts": "128"}, ["num_experts is a string", "expected a number"]),
+        ({"text_config": [1]}, ["text_config is an array", "expected an object"]),
+    ],
+)
 def test_wrong_types_name_the_key(tmp_path: Path, doc: dict[str, Any], needles: list[str]) -> None:
     _bad(_config(tmp_path, doc), *needles)
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
-    exc = _bad(_config(tmp_path, {"architectures": "X", "quantization_config": "fp8",
-                                  "num_experts": "8"}))
+    exc = _bad(_config(tmp_path, {"architectures": "X", "quantization_config": "fp8", "num_experts": "8"}))
     assert len(exc.issues) == 3
 
 
 def test_unknown_quant_method_is_an_error_with_did_you_mean(tmp_path: Path) -> None:
-    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
-                              "quantization_config": {"quant_method": "gptqq"}})
+    path = _config(
+        tmp_path, {"architectures": ["LlamaForCausalLM"], "quantization_config": {"quant_method": "gptqq"}}
+    )
     exc = _bad(path, "quantization_config.quant_method is 'gptqq'", "--set checkpoint_quant=")
     assert exc.issues[0].field == "checkpoint_quant"
     assert "gptq" in exc.issues[0].did_you_mean
 
 
 def test_unknown_modelopt_algorithm_falls_back_to_the_generic_spelling(tmp_path: Path) -> None:
-    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"], "quantization_config": {
-        "quant_method": "modelopt", "quant_algo": "W4A8_AWQ"}})
+    path = _config(
+        tmp_path,
+        {
+            "architectures": ["LlamaForCausalLM"],
+            "quantization_config": {"quant_method": "modelopt", "quant_algo": "W4A8_AWQ"},
+        },
+    )
     assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt"
 
 
 def test_mixed_precision_modelopt(tmp_path: Path) -> None:
-    path = _config(tmp_path, {"architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128,
-                              "quantization_config": {"quant_method": "modelopt",
-                                                      "quant_algo": "MIXED_PRECISION"}})
+    path = _config(
+        tmp_path,
+        {
+            "architectures": ["Qwen3MoeForCausalLM"],
+            "num_experts": 128,
+            "quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"},
+        },
+    )
     assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt_mixed"
 
 
 def test_values_match_ignoring_case(tmp_path: Path) -> None:
-    path = _config(tmp_path, {"architectures": ["LlamaForCausalLM"],
-                              "quantization_config": {"quant_method": "FP8"}})
+    path = _config(
+        tmp_path, {"architectures": ["LlamaForCausalLM"], "quantization_config": {"quant_method": "FP8"}}
+    )
     assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "fp8"
 
 
 # --- the command line ---------------------------------------------------------------------
 
+
 def test_cli_resolves_from_a_model_config(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["resolve", "--model-config", str(MODELS / "deepseek-v3-fp8"),
-                 "--set", "platform=cuda", "--set", "gpu_arch=sm90", "--json"])
+    code = main(
+        [
+            "resolve",
+            "--model-config",
+            str(MODELS / "deepseek-v3-fp8"),
+            "--set",
+            "platform=cuda",
+            "--set",
+            "gpu_arch=sm90",
+            "--json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
@@ -370,13 +520,29 @@ def test_cli_resolves_from_a_model_config(capsys: pytest.CaptureFixture[str]) ->
     assert doc["values"]["architecture"] == "DeepseekV3ForCausalLM"
     assert doc["values"]["quantization"] == "fp8"
     assert doc["provenance"]["checkpoint_quant"] == {
-        "kind": "fact", "source": "model-config", "rule": None, "because": None, "rejected": []}
+        "kind": "fact",
+        "source": "model-config",
+        "rule": None,
+        "because": None,
+        "rejected": [],
+    }
 
 
 def test_cli_set_wins_over_the_model_config(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["resolve", "--model-config", str(MODELS / "qwen3-30b-a3b-fp8"),
-                 "--set", "platform=cuda", "--set", "gpu_arch=sm90",
-                 "--set", "architecture=other", "--json"])
+    code = main(
+        [
+            "resolve",
+            "--model-config",
+            str(MODELS / "qwen3-30b-a3b-fp8"),
+            "--set",
+            "platform=cuda",
+            "--set",
+            "gpu_arch=sm90",
+            "--set",
+            "architecture=other",
+            "--json",
+        ]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     doc = json.loads(out)
@@ -386,11 +552,13 @@ def test_cli_set_wins_over_the_model_config(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_cli_bad_model_config_exits_2_without_traceback(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "config.json"
     path.write_text("{not json")
-    code = main(["resolve", "--model-config", str(path), "--set", "platform=cuda",
-                 "--set", "gpu_arch=sm90", "--json"])
+    code = main(
+        ["resolve", "--model-config", str(path), "--set", "platform=cuda", "--set", "gpu_arch=sm90", "--json"]
+    )
     out, _ = capsys.readouterr()
     assert code == 2
     doc = json.loads(out)
@@ -423,14 +591,17 @@ def _tiny_pack(tmp_path: Path, table: str) -> Any:
     root = tmp_path / "pack"
     root.mkdir()
     (root / "pack.toml").write_text(
-        '[pack]\nname = "tiny"\nversion = "1"\nfiles = ["fields.toml", "model.toml"]\n')
+        '[pack]\nname = "tiny"\nversion = "1"\nfiles = ["fields.toml", "model.toml"]\n'
+    )
     (root / "fields.toml").write_text(TINY_FIELDS)
     (root / "model.toml").write_text(table)
     return load_pack(str(root))
 
 
 def test_a_tiny_table_reads_values_tests_and_ints(tmp_path: Path) -> None:
-    pack = _tiny_pack(tmp_path, """
+    pack = _tiny_pack(
+        tmp_path,
+        """
 [model_config.facts.arch]
 value = ["architectures.0"]
 map = { "SparseForCausalLM" = "Sparse" }
@@ -440,9 +611,11 @@ above = { n_experts = 1 }
 otherwise = false
 [model_config.facts.layers]
 value = ["num_hidden_layers"]
-""")
-    path = _config(tmp_path / "m", {"architectures": ["SparseForCausalLM"], "n_experts": 8,
-                                    "num_hidden_layers": 64.0})
+""",
+    )
+    path = _config(
+        tmp_path / "m", {"architectures": ["SparseForCausalLM"], "n_experts": 8, "num_hidden_layers": 64.0}
+    )
     values = {k: p.value for k, p in facts_from_model_config(pack, path).items()}
     assert values == {"arch": "Sparse", "moe": True, "layers": 64}
     path = _config(tmp_path / "n", {"architectures": ["Whatever"], "num_hidden_layers": 48})
@@ -450,18 +623,34 @@ value = ["num_hidden_layers"]
         facts_from_model_config(pack, path)
 
 
-@pytest.mark.parametrize(("width", "read"), [(768, 64), (2048, 64), (1408, 64), (96, 32),
-                                            (160, 32), (7, None), (0, "error"), (True, "error"),
-                                            (64.0, "error"), ("64", "error")])
+@pytest.mark.parametrize(
+    ("width", "read"),
+    [
+        (768, 64),
+        (2048, 64),
+        (1408, 64),
+        (96, 32),
+        (160, 32),
+        (7, None),
+        (0, "error"),
+        (True, "error"),
+        (64.0, "error"),
+        ("64", "error"),
+    ],
+)
 def test_a_divisor_entry_reads_the_largest_domain_value_dividing_the_size(
-        tmp_path: Path, width: Any, read: Any) -> None:
+    tmp_path: Path, width: Any, read: Any
+) -> None:
     # `layers` has the domain [32, 64]: the fact is the largest of them dividing the config's
     # positive integer; none divides 7 and there is no fallback, so the fact stays unknown.
-    pack = _tiny_pack(tmp_path, """
+    pack = _tiny_pack(
+        tmp_path,
+        """
 [model_config.facts.layers]
 value = ["moe_intermediate_size"]
 divides = true
-""")
+""",
+    )
     path = _config(tmp_path / "m", {"moe_intermediate_size": width})
     if read == "error":
         with pytest.raises(InvalidInput, match="moe_intermediate_size"):
@@ -473,17 +662,25 @@ divides = true
 
 def test_a_divisor_entry_needs_an_integer_fact(tmp_path: Path) -> None:
     with pytest.raises(PackError, match="divides"):
-        facts_from_model_config(_tiny_pack(tmp_path, """
+        facts_from_model_config(
+            _tiny_pack(
+                tmp_path,
+                """
 [model_config.facts.arch]
 value = ["architectures.0"]
 divides = true
-"""), tmp_path)
+""",
+            ),
+            tmp_path,
+        )
 
 
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
     """At load: a broken [model_config] table fails with the pack, not at the first config."""
     with pytest.raises(PackError) as exc:
-        _tiny_pack(tmp_path, """
+        _tiny_pack(
+            tmp_path,
+            """
 [model_config]
 nestd = ["text_config"]
 [model_config.format]
@@ -502,12 +699,19 @@ value = ["a"]
 present = ["b"]
 [model_config.facts.layers]
 present = ["x"]
-""")
+""",
+        )
     text = str(exc.value)
-    for needle in ["unknown key 'nestd'", "'gguf' is not a value of arch",
-                   "unknown field 'arhc' (did you mean 'arch'?)", "kernel is an option",
-                   "'unknown' is not a value of arch", "'Y' is not a value of arch",
-                   "give either `value`", "layers is not a true/false fact"]:
+    for needle in [
+        "unknown key 'nestd'",
+        "'gguf' is not a value of arch",
+        "unknown field 'arhc' (did you mean 'arch'?)",
+        "kernel is an option",
+        "'unknown' is not a value of arch",
+        "'Y' is not a value of arch",
+        "give either `value`",
+        "layers is not a true/false fact",
+    ]:
         assert needle in text, (needle, text)
     assert len(exc.value.problems) == 8
     assert all(p.file == "model.toml" and p.line for p in exc.value.problems), exc.value.problems

@@ -32,16 +32,17 @@ def test_the_oracle_is_the_reference_copy() -> None:
 
 
 @pytest.mark.parametrize("measure", ["accept_reject", "values"])
-def test_agreement_meets_the_floor_and_the_floor_keeps_up(report: oracle.Report,
-                                                          measure: str) -> None:
+def test_agreement_meets_the_floor_and_the_floor_keeps_up(report: oracle.Report, measure: str) -> None:
     floor = json.loads(oracle.FLOOR.read_text())[measure]
     measured = report.accept_rate if measure == "accept_reject" else report.value_rate
     assert measured >= floor, (
         f"{measure} agreement with SGLang fell to {measured}% (floor {floor}%); run "
-        "benchmarks/oracle_report.py to see which scenarios now disagree")
+        "benchmarks/oracle_report.py to see which scenarios now disagree"
+    )
     assert measured <= floor + SLACK, (
-        f"{measure} agreement rose to {measured}% (floor {floor}%): raise \"{measure}\" in "
-        f"tests/fixtures/oracle/floor.json to {measured} so it cannot silently fall back")
+        f'{measure} agreement rose to {measured}% (floor {floor}%): raise "{measure}" in '
+        f"tests/fixtures/oracle/floor.json to {measured} so it cannot silently fall back"
+    )
 
 
 def test_every_disagreement_is_a_known_difference(report: oracle.Report) -> None:
@@ -50,8 +51,11 @@ def test_every_disagreement_is_a_known_difference(report: oracle.Report) -> None
     assert not missing, (
         f"{len(missing)} disagreement(s) with SGLang are not in "
         "constraints/sglang/KNOWN_DIFFERENCES.md; fix the pack or add a row with a reason:\n"
-        + "\n".join(f"| `{d.scenario}` | {d.field} | `{d.sglang}` | `{d.ours}` | "
-                    f"(reason; ours: {d.why or d.ours}) |" for d in missing))
+        + "\n".join(
+            f"| `{d.scenario}` | {d.field} | `{d.sglang}` | `{d.ours}` | (reason; ours: {d.why or d.ours}) |"
+            for d in missing
+        )
+    )
 
 
 def test_every_known_difference_still_exists(report: oracle.Report) -> None:
@@ -60,7 +64,8 @@ def test_every_known_difference_still_exists(report: oracle.Report) -> None:
     assert not stale, (
         "these rows of constraints/sglang/KNOWN_DIFFERENCES.md no longer describe what happens "
         "(fixed, or the values changed); remove or update them:\n"
-        + "\n".join(" | ".join(key) for key in stale))
+        + "\n".join(" | ".join(key) for key in stale)
+    )
 
 
 def test_known_differences_cover_each_scenario_field_once(report: oracle.Report) -> None:
@@ -81,12 +86,16 @@ def test_no_scenario_is_left_undecided(report: oracle.Report) -> None:
 
 def test_known_differences_parse_strictly(tmp_path: pytest.TempPathFactory) -> None:
     path = tmp_path / "K.md"  # type: ignore[operator]
-    path.write_text("| scenario | field | SGLang | confsolve | reason |\n|---|---|---|---|---|\n"
-                    "| `a` | accept | `ok` | `conflict` | |\n")
+    path.write_text(
+        "| scenario | field | SGLang | confsolve | reason |\n|---|---|---|---|---|\n"
+        "| `a` | accept | `ok` | `conflict` | |\n"
+    )
     with pytest.raises(ValueError, match="with a reason"):
         oracle.known_differences(path)
-    path.write_text("| scenario | field | SGLang | confsolve | reason |\n|---|---|---|---|---|\n"
-                    "| `a` | accept | `ok` | `conflict` | why |\n"
-                    "| a | accept | ok | conflict | again |\n")
+    path.write_text(
+        "| scenario | field | SGLang | confsolve | reason |\n|---|---|---|---|---|\n"
+        "| `a` | accept | `ok` | `conflict` | why |\n"
+        "| a | accept | ok | conflict | again |\n"
+    )
     with pytest.raises(ValueError, match="listed twice"):
         oracle.known_differences(path)

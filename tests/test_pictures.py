@@ -88,9 +88,15 @@ def test_matrix_command_text_and_json(capsys: pytest.CaptureFixture[str]) -> Non
     doc = json.loads(capsys.readouterr().out)
     assert doc["status"] == "matrix" and doc["row"]["field"] == "kernel"
     cell = next(c for c in doc["cells"] if c["row"] == "trtllm" and c["column"] is True)
-    assert cell == {"row": "trtllm", "column": True, "ok": False,
-                    "reason": {"pins": [{"field": "fusion", "value": True, "source": "user"}],
-                               "rules": ["trtllm-no-fusion"]}}
+    assert cell == {
+        "row": "trtllm",
+        "column": True,
+        "ok": False,
+        "reason": {
+            "pins": [{"field": "fusion", "value": True, "source": "user"}],
+            "rules": ["trtllm-no-fusion"],
+        },
+    }
 
 
 def test_matrix_command_bad_input_exits_2_without_traceback(capsys: pytest.CaptureFixture[str]) -> None:
@@ -108,8 +114,9 @@ def test_svg_needs_dot_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_svg_is_what_dot_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake = tmp_path / "dot"
-    fake.write_text("#!/bin/sh\n[ \"$1\" = -Tsvg ] || exit 3\nread -r first\n"
-                    "echo \"<svg><!-- $first --></svg>\"\n")
+    fake.write_text(
+        '#!/bin/sh\n[ "$1" = -Tsvg ] || exit 3\nread -r first\necho "<svg><!-- $first --></svg>"\n'
+    )
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     assert dot_to_svg('digraph "toy" {\n}\n') == '<svg><!-- digraph "toy" { --></svg>\n'

@@ -13,8 +13,7 @@ from solver.cli import build_parser, main
 from solver.schema import DOCUMENT_KINDS, output_schema
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
-SGLANG_FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90",
-                "--set", "architecture=LlamaForCausalLM"]
+SGLANG_FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
 
 
 @pytest.fixture(scope="module")
@@ -43,8 +42,11 @@ def toy_runs() -> list[tuple[list[str], str, int]]:
     p = ["--pack", TOY]
     runs = [
         (["resolve", *p, "--set", "gpu=b200", "--set", "quant=fp4"], "resolved", 0),
-        (["resolve", *p, "--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass"],
-         "resolved", 0),  # with an adjustment
+        (
+            ["resolve", *p, "--set", "gpu=h100", "--set", "quant=none", "--set", "kernel=cutlass"],
+            "resolved",
+            0,
+        ),  # with an adjustment
         (["resolve", *p, "--set", "gpu=h100", "--set", "quant=fp4", "--set", "tp=8"], "conflict", 1),
         (["resolve", *p, "--set", "gpu=b200", "--set", "kernel=cutlas"], "error", 2),
         (["resolve", *p, "--set", "nonsense"], "error", 2),
@@ -52,8 +54,7 @@ def toy_runs() -> list[tuple[list[str], str, int]]:
         (["choices", "kernel", *p, "--set", "gpu=a100", "--set", "quant=none"], "choices", 0),
         (["check", *p, "--set", "gpu=b200"], "resolved", 0),  # the resolve document, mode predict
         (["check", *p, "--set", "gpu=a100", "--set", "quant=fp4"], "conflict", 1),
-        (["why", "kernel", *p, "--set", "gpu=b200", "--set", "quant=fp4", "--set", "fusion=true"],
-         "why", 0),
+        (["why", "kernel", *p, "--set", "gpu=b200", "--set", "quant=fp4", "--set", "fusion=true"], "why", 0),
         (["show", *p], "pack", 0),
         (["matrix", "quant", "gpu", *p], "matrix", 0),
         (["matrix", "quant", "gpu", *p, "--set", "gpu=a100"], "error", 2),
@@ -69,8 +70,11 @@ def toy_runs() -> list[tuple[list[str], str, int]]:
 
 @pytest.mark.parametrize(("argv", "status", "code"), toy_runs(), ids=lambda v: str(v)[:60])
 def test_toy_documents_validate(
-    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str],
-    argv: list[str], status: str, code: int,
+    validator: jsonschema.Draft202012Validator,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    status: str,
+    code: int,
 ) -> None:
     got = main([*argv, "--json"])
     doc = json.loads(capsys.readouterr().out)
@@ -93,16 +97,21 @@ def test_graph_and_broken_pack_documents_validate(
 
 
 @pytest.mark.skipif(not sglang_loads(), reason="the sglang pack does not load yet")
-@pytest.mark.parametrize(("argv", "status"), [
-    (["resolve", *SGLANG_FACTS], "resolved"),
-    (["resolve", *SGLANG_FACTS, "--set", "quantization=fp4x"], "error"),
-    (["check", *SGLANG_FACTS, "--set", "tp_size=8"], "resolved"),
-    (["packs"], "packs"),
-    (["show"], "pack"),
-])
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["resolve", *SGLANG_FACTS], "resolved"),
+        (["resolve", *SGLANG_FACTS, "--set", "quantization=fp4x"], "error"),
+        (["check", *SGLANG_FACTS, "--set", "tp_size=8"], "resolved"),
+        (["packs"], "packs"),
+        (["show"], "pack"),
+    ],
+)
 def test_sglang_documents_validate(
-    validator: jsonschema.Draft202012Validator, capsys: pytest.CaptureFixture[str],
-    argv: list[str], status: str,
+    validator: jsonschema.Draft202012Validator,
+    capsys: pytest.CaptureFixture[str],
+    argv: list[str],
+    status: str,
 ) -> None:
     main([*argv, "--json"])
     doc = json.loads(capsys.readouterr().out)

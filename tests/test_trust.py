@@ -12,8 +12,16 @@ from solver import check, load_pack, resolve
 from solver.cli import main
 from solver.errors import InvalidInput, Unsatisfiable
 
-DSV3_B200 = ["--set", "platform=cuda", "--set", "gpu_arch=sm100",
-             "--set", "architecture=DeepseekV3ForCausalLM", "--set", "checkpoint_quant=fp8"]
+DSV3_B200 = [
+    "--set",
+    "platform=cuda",
+    "--set",
+    "gpu_arch=sm100",
+    "--set",
+    "architecture=DeepseekV3ForCausalLM",
+    "--set",
+    "checkpoint_quant=fp8",
+]
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -33,14 +41,16 @@ def test_check_refuses_what_sglang_refuses_as_typed(capsys: pytest.CaptureFixtur
     assert "Try: set attention_backend=" in out  # the repair says which flag to set
 
 
-def test_check_conflict_json_names_the_failing_launcher_default(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_conflict_json_names_the_failing_launcher_default(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "check", *DSV3_B200, "--set", "kv_cache_dtype=fp8_e5m2", "--json")
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "conflict"
-    assert doc["launcher_default"] == {"field": "attention_backend", "value": "trtllm_mla",
-                                       "chain": ["trtllm_mla"],
-                                       "preference": "attn-deepseek-family-sm100"}
+    assert doc["launcher_default"] == {
+        "field": "attention_backend",
+        "value": "trtllm_mla",
+        "chain": ["trtllm_mla"],
+        "preference": "attn-deepseek-family-sm100",
+    }
     pins = {(p["field"], p["value"], p["source"]) for p in doc["conflict"]["pins"]}
     assert ("attention_backend", "trtllm_mla", "launcher-default") in pins
     assert ("kv_cache_dtype", "fp8_e5m2", "user") in pins
@@ -49,8 +59,7 @@ def test_check_conflict_json_names_the_failing_launcher_default(
     assert first["values"]["kv_cache_dtype"] == "fp8_e5m2"
 
 
-def test_resolve_says_when_it_departs_from_the_launchers_own_pick(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_resolve_says_when_it_departs_from_the_launchers_own_pick(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "resolve", *DSV3_B200, "--set", "kv_cache_dtype=fp8_e5m2", "--json")
     doc = json.loads(out)
     assert code == 0 and doc["mode"] == "search"
@@ -62,8 +71,7 @@ def test_resolve_says_when_it_departs_from_the_launchers_own_pick(
     assert "NOT THE LAUNCHER'S OWN PICK: attention_backend: sglang's own default trtllm_mla fails" in out
 
 
-def test_check_json_is_the_resolve_document_in_predict_mode(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_json_is_the_resolve_document_in_predict_mode(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "check", *DSV3_B200, "--set", "tp_size=8", "--json")
     doc = json.loads(out)
     assert code == 0
@@ -76,8 +84,12 @@ def test_check_on_fp8_checkpoint_with_cutedsl_runner_is_refused() -> None:
     """SGLang refuses an FP8 checkpoint with the FlashInfer CuteDSL MoE runner; check must not
     re-quantize the model to make the kernel flag work."""
     pack = load_pack("sglang")
-    facts = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "Qwen3MoeForCausalLM",
-             "checkpoint_quant": "fp8"}
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm100",
+        "architecture": "Qwen3MoeForCausalLM",
+        "checkpoint_quant": "fp8",
+    }
     with pytest.raises(Unsatisfiable) as info:
         check(pack, {"moe_runner_backend": "flashinfer_cutedsl"}, facts)
     assert "nvfp4_online" not in {str(p.value) for p in info.value.conflict.pins}
@@ -98,10 +110,16 @@ def test_dp_attention_alone_stays_on_one_gpu_and_is_turned_off_as_sglang_does() 
     """--enable-dp-attention alone: SGLang's dp_size stays 1 and DP attention goes off (its
     attn_dp_size is 1); never a two-GPU launch."""
     pack = load_pack("sglang")
-    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM",
-             "checkpoint_quant": "fp8"}
-    for answer in (resolve(pack, {"enable_dp_attention": True}, facts),
-                   check(pack, {"enable_dp_attention": True}, facts)):
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm90",
+        "architecture": "DeepseekV3ForCausalLM",
+        "checkpoint_quant": "fp8",
+    }
+    for answer in (
+        resolve(pack, {"enable_dp_attention": True}, facts),
+        check(pack, {"enable_dp_attention": True}, facts),
+    ):
         assert answer.values["tp_size"] == 1 and answer.values["dp_size"] == 1
         assert answer.values["enable_dp_attention"] is False
         [adjusted] = answer.adjustments
@@ -109,12 +127,25 @@ def test_dp_attention_alone_stays_on_one_gpu_and_is_turned_off_as_sglang_does() 
 
 
 def test_resolve_never_requantizes_the_model_to_make_a_kernel_flag_work(
-        capsys: pytest.CaptureFixture[str]) -> None:
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     """FP8 checkpoint + --moe-runner-backend flashinfer_cutedsl: SGLang refuses it; resolve must
     not pick --quantization nvfp4_online, only offer it as a repair."""
-    code, out, _ = run(capsys, "resolve", "--set", "platform=cuda", "--set", "gpu_arch=sm100",
-                       "--set", "architecture=Qwen3MoeForCausalLM", "--set", "checkpoint_quant=fp8",
-                       "--set", "moe_runner_backend=flashinfer_cutedsl", "--json")
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--set",
+        "architecture=Qwen3MoeForCausalLM",
+        "--set",
+        "checkpoint_quant=fp8",
+        "--set",
+        "moe_runner_backend=flashinfer_cutedsl",
+        "--json",
+    )
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "conflict"
     assert doc["launcher_default"]["field"] == "quantization"
@@ -130,8 +161,12 @@ def test_precision_and_resources_are_not_searched(field: str) -> None:
 def test_a2a_backend_sets_ep_size_to_tp_size_as_sglang_does() -> None:
     """ep_size is not searched, but SGLang's own FORCE (par-a2a-ep-equals-tp) sets it."""
     pack = load_pack("sglang")
-    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM",
-             "checkpoint_quant": "fp8"}
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm90",
+        "architecture": "DeepseekV3ForCausalLM",
+        "checkpoint_quant": "fp8",
+    }
     res = resolve(pack, {"tp_size": 8, "moe_a2a_backend": "deepep"}, facts)
     assert res.values["ep_size"] == 8 and res.values["tp_size"] == 8
 
@@ -145,13 +180,17 @@ def test_assumed_lists_exactly_the_facts_nobody_gave() -> None:
     assumed = {a.field: a.value for a in res.assumed}
     assert assumed["cpu_has_amx"] is True  # intel_amx rests on it: said, not silent
     given = {"platform", "architecture"}
-    facts_by_kind = {n for n, p in res.provenance.items()
-                     if pack.fields[n].kind == "fact" and p.kind in ("preference", "default")}
+    facts_by_kind = {
+        n
+        for n, p in res.provenance.items()
+        if pack.fields[n].kind == "fact" and p.kind in ("preference", "default")
+    }
     assert set(assumed) == facts_by_kind and not (set(assumed) & given)
 
 
 def test_a_hub_id_reads_the_local_cache_and_never_downloads(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from solver.modelconfig import facts_from_model_config
 
     repo = tmp_path / "hub" / "models--deepseek-ai--DeepSeek-V3"
@@ -159,9 +198,15 @@ def test_a_hub_id_reads_the_local_cache_and_never_downloads(
     (repo / "refs" / "main").write_text("abc123\n")
     snap = repo / "snapshots" / "abc123"
     snap.mkdir(parents=True)
-    (snap / "config.json").write_text(json.dumps({
-        "architectures": ["DeepseekV3ForCausalLM"], "kv_lora_rank": 512,
-        "quantization_config": {"quant_method": "fp8"}}))
+    (snap / "config.json").write_text(
+        json.dumps(
+            {
+                "architectures": ["DeepseekV3ForCausalLM"],
+                "kv_lora_rank": 512,
+                "quantization_config": {"quant_method": "fp8"},
+            }
+        )
+    )
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     facts = facts_from_model_config(load_pack("sglang"), "deepseek-ai/DeepSeek-V3")
     assert facts["architecture"].value == "DeepseekV3ForCausalLM"
@@ -172,19 +217,22 @@ def test_a_hub_id_reads_the_local_cache_and_never_downloads(
 
 
 def test_the_example_launcher_refuses_a_model_it_cannot_read(
-        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """Issue #13's first example: a hub id with no readable config.json is an error, not an MHA
     kernel guessed for an MLA model."""
     import importlib.util
 
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
     spec = importlib.util.spec_from_file_location(
-        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py")
+        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py"
+    )
     assert spec is not None and spec.loader is not None
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
-    code = example.main(["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8",
-                         "--platform", "cuda", "--gpu-arch", "sm100"])
+    code = example.main(
+        ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--platform", "cuda", "--gpu-arch", "sm100"]
+    )
     assert code == 2
     assert "not in the local cache" in capsys.readouterr().err
 
@@ -203,8 +251,16 @@ def test_require_names_the_missing_fact_and_how_to_give_it() -> None:
 
 
 def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFixture[str]) -> None:
-    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set",
-             "architecture=LlamaForCausalLM", "--set", "attention_backend=aiter"]
+    facts = [
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm90",
+        "--set",
+        "architecture=LlamaForCausalLM",
+        "--set",
+        "attention_backend=aiter",
+    ]
     code, out, _ = run(capsys, "check", *facts)
     assert code == 0 and "WARNING (" in out  # the full text, not only the id
     code, out, _ = run(capsys, "check", *facts, "--deny-warnings", "--json")
@@ -212,25 +268,46 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
     assert code == 1 and doc["status"] == "conflict" and doc["conflict"]["rules"]
     pack = load_pack("sglang")
     with pytest.raises(Unsatisfiable):
-        check(pack, {"attention_backend": "aiter"},
-              {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
-              deny_warnings=True)
+        check(
+            pack,
+            {"attention_backend": "aiter"},
+            {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
+            deny_warnings=True,
+        )
 
 
-@pytest.mark.parametrize(("typed", "meant"), [
-    ("H100", "sm90"), ("h200", "sm90"), ("A100", "sm80"), ("L40S", "sm89"), ("B200", "sm100"),
-    ("B300", "sm103"), ("RTX PRO 6000", "sm120"), ("MI300X", "gfx942"), ("mi355x", "gfx950"),
-    ("9.0", "sm90"), ("12.1", "sm121"),
-])
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [
+        ("H100", "sm90"),
+        ("h200", "sm90"),
+        ("A100", "sm80"),
+        ("L40S", "sm89"),
+        ("B200", "sm100"),
+        ("B300", "sm103"),
+        ("RTX PRO 6000", "sm120"),
+        ("MI300X", "gfx942"),
+        ("mi355x", "gfx950"),
+        ("9.0", "sm90"),
+        ("12.1", "sm121"),
+    ],
+)
 def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
     pack = load_pack("sglang")
     platform = "hip" if meant.startswith("gfx") else "cuda"
-    res = resolve(pack, {}, {"platform": platform, "gpu_arch": typed,
-                             "architecture": "LlamaForCausalLM"})
+    res = resolve(pack, {}, {"platform": platform, "gpu_arch": typed, "architecture": "LlamaForCausalLM"})
     assert res.values["gpu_arch"] == meant
 
 
 def test_did_you_mean_searches_aliases(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=H10",
-                       "--set", "architecture=LlamaForCausalLM")
+    code, _, err = run(
+        capsys,
+        "check",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=H10",
+        "--set",
+        "architecture=LlamaForCausalLM",
+    )
     assert code == 2 and "'sm90'" in err and "'sm100'" not in err.split("did you mean")[1][:20]

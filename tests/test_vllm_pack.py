@@ -19,8 +19,14 @@ from solver.cli import main
 
 LLAMA = {"platform": "cuda", "architecture": "LlamaForCausalLM", "num_attention_heads": 32}
 L40S_FP8_KV = {**LLAMA, "gpu_arch": "sm89", "kv_cache_dtype": "fp8"}
-LLAMA_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "num_attention_heads": 32,
-                "num_key_value_heads": 8, "hidden_size": 4096, "torch_dtype": "bfloat16"}
+LLAMA_CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "model_type": "llama",
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_size": 4096,
+    "torch_dtype": "bfloat16",
+}
 
 
 def sets(**values: Any) -> list[str]:
@@ -93,8 +99,9 @@ def test_count_splits_by_backend_and_adds_up(capsys: pytest.CaptureFixture[str])
 
 
 def test_matrix_of_gpu_and_backend_for_deepseek(capsys: pytest.CaptureFixture[str]) -> None:
-    facts = sets(platform="cuda", architecture="DeepseekV3ForCausalLM", num_attention_heads=128,
-                 tensor_parallel_size=8)
+    facts = sets(
+        platform="cuda", architecture="DeepseekV3ForCausalLM", num_attention_heads=128, tensor_parallel_size=8
+    )
     code, doc = run(["matrix", "--pack", "vllm", *facts, "gpu_arch", "attention_backend"], capsys)
     assert code == 0
     cells = {(c["row"], c["column"]): c for c in doc["cells"]}
@@ -105,8 +112,9 @@ def test_matrix_of_gpu_and_backend_for_deepseek(capsys: pytest.CaptureFixture[st
     assert not cells[("sm90", "FLASH_ATTN")]["ok"]
 
 
-def test_diff_of_two_pack_versions_names_the_changed_rule(tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_diff_of_two_pack_versions_names_the_changed_rule(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     # A pack edit that lets FLEX_ATTENTION read an FP8 KV cache: the diff names the rule.
     old = constraints.pack_directory("vllm")
     assert old is not None
@@ -114,9 +122,10 @@ def test_diff_of_two_pack_versions_names_the_changed_rule(tmp_path: Path,
     shutil.copytree(old, new)
     attention = new / "attention.toml"
     text = attention.read_text()
-    edited = text.replace('require = "kv_cache_dtype in KV_UNQUANTIZED"\nbecause = "FlexAttention',
-                          'require = "kv_cache_dtype in KV_UNQUANTIZED or kv_cache_dtype in KV_FP8"\n'
-                          'because = "FlexAttention')
+    edited = text.replace(
+        'require = "kv_cache_dtype in KV_UNQUANTIZED"\nbecause = "FlexAttention',
+        'require = "kv_cache_dtype in KV_UNQUANTIZED or kv_cache_dtype in KV_FP8"\nbecause = "FlexAttention',
+    )
     assert edited != text
     attention.write_text(edited)
     code, doc = run(["diff", str(old), str(new), *sets(**L40S_FP8_KV)], capsys)
@@ -129,7 +138,8 @@ def test_the_resolution_reports_vllm_overrides_as_adjustments() -> None:
     res = resolve(load_pack("vllm"), {"attention_backend": "FLASH_ATTN", "flash_attn_version": 3}, facts)
     assert res.values["flash_attn_version"] == 4
     assert [(a.field, a.requested, a.rule) for a in res.adjustments] == [
-        ("flash_attn_version", 3, "fa3-on-blackwell-is-fa4")]
+        ("flash_attn_version", 3, "fa3-on-blackwell-is-fa4")
+    ]
 
 
 def test_vllm_serve_command_line_with_aliases(llama_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -151,8 +161,24 @@ def test_vllm_serve_command_line_with_aliases(llama_dir: Path, capsys: pytest.Ca
 
 
 def test_argv_output_is_a_vllm_serve_command(llama_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["resolve", "--pack", "vllm", "--set", "gpu_arch=sm89", "--format", "argv", "--minimal",
-                 "--", "vllm", "serve", str(llama_dir), "--kv-cache-dtype", "fp8"])
+    code = main(
+        [
+            "resolve",
+            "--pack",
+            "vllm",
+            "--set",
+            "gpu_arch=sm89",
+            "--format",
+            "argv",
+            "--minimal",
+            "--",
+            "vllm",
+            "serve",
+            str(llama_dir),
+            "--kv-cache-dtype",
+            "fp8",
+        ]
+    )
     out = capsys.readouterr().out.strip()
     assert code == 0
     assert out.startswith(f"vllm serve {llama_dir}") and "--kv-cache-dtype fp8" in out
