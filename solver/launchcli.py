@@ -9,7 +9,6 @@ for argv, so the plain `check` path does not pay for it.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -74,15 +73,10 @@ def merge_launch(
         raise InvalidInput(issues)
     if model_path or model is None:
         return model_path
-    if os.path.exists(os.path.expanduser(model)):
-        return model
-    print(
-        f"confsolve: note: the model {model!r} is not a path on this machine; the facts "
-        "its config.json gives (architecture, checkpoint quantization, ...) stay unknown. Give "
-        "--model-config PATH or --set them.",
-        file=sys.stderr,
-    )
-    return None
+    # Read like --model-config: a local path, or a hub id found in the local Hugging Face cache.
+    # Anything else is an error that says where it looked: going on without the model's facts
+    # would guess the architecture (an MHA kernel for an MLA model, issue #13).
+    return model
 
 
 def print_argv(args: argparse.Namespace, pack: Pack, res: Resolution, facts: dict[str, Any]) -> None:

@@ -304,7 +304,13 @@ def test_launch_flags_and_set_must_agree(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2 and "disagree" in err
 
 
-def test_a_model_that_is_not_here_is_said_and_left_unknown(capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_model_that_is_not_here_is_an_error_naming_where_it_looked(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--model-path is read like --model-config: a hub id that is not in the local cache is an
+    error (exit 2) that names the cache it searched, never a guess at the model's facts (a
+    guessed architecture gave an MHA kernel for DeepSeek-V3, issue #13)."""
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
     code, _, err = run(
         capsys,
         "check",
@@ -319,7 +325,39 @@ def test_a_model_that_is_not_here_is_said_and_left_unknown(capsys: pytest.Captur
         "--tp",
         "2",
     )
-    assert code == 0 and "not a path on this machine" in err
+    assert code == 2 and "no-such-org/no-such-model" in err and str(tmp_path / "hub") in err
+
+
+def test_a_hub_id_in_the_local_cache_is_read_from_the_launch_command(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue's own example: DeepSeek-V3 by hub id on SM100 gets the MLA kernel SGLang picks,
+    because its config.json is read from the cache's snapshot."""
+    repo = tmp_path / "hub" / "models--deepseek-ai--DeepSeek-V3"
+    (repo / "refs").mkdir(parents=True)
+    (repo / "refs" / "main").write_text("abc123")
+    (repo / "snapshots" / "abc123").mkdir(parents=True)
+    fixture = Path(__file__).parent / "fixtures" / "models" / "deepseek-v3-fp8" / "config.json"
+    (repo / "snapshots" / "abc123" / "config.json").write_text(fixture.read_text())
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    code, out, _ = run(
+        capsys,
+        "resolve",
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm100",
+        "--format",
+        "argv",
+        "--",
+        *SGLANG,
+        "--model-path",
+        "deepseek-ai/DeepSeek-V3",
+        "--tp",
+        "8",
+    )
+    assert code == 0
+    assert "--attention-backend trtllm_mla" in out and "--quantization fp8" in out
 
 
 # --- pack validation ---------------------------------------------------------------------------
