@@ -485,9 +485,11 @@ def _departures(
     pack = plan.pack
     cp = plan.compiled
     state = cp.start({n: p.value for n, p in pins.items()})
-    witness = cp.search(state, task="checking the request") if state is not None else None
-    if state is None or witness is None:
+    if state is None:
         return []
+    # The searched solution keeps every final pin, so it is already a witness for them: no
+    # second search for one.
+    witness = solution
     failed: ChainFailed | None = None
     try:
         own, _, predicted, _, _ = _settle(
