@@ -328,6 +328,15 @@ def run(
     return Summary(cases)
 
 
+def run_fixture(pack: Pack, directory: Path, scratch: Path) -> Summary:
+    """Replay a compact fixture directory (records.jsonl.gz and configs.json.gz, written by
+    `benchmarks/differential.py --fixture`), writing its config files under `scratch`."""
+    with gzip.open(directory / "configs.json.gz", "rt", encoding="utf-8") as handle:
+        configs = json.load(handle)
+    store = oracle.ConfigStore(scratch, configs)
+    return run(pack, read_records(directory / "records.jsonl.gz"), store, explain=False)
+
+
 # --- the compact fixture ------------------------------------------------------------------------
 
 

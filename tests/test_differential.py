@@ -12,7 +12,6 @@ import json
 from pathlib import Path
 
 import differential
-import oracle
 import pytest
 
 from solver import load_pack
@@ -23,13 +22,7 @@ SLACK = 1.0  # points a measured rate may exceed its floor before the floor must
 
 @pytest.fixture(scope="module")
 def summary(tmp_path_factory: pytest.TempPathFactory) -> differential.Summary:
-    import gzip
-
-    with gzip.open(FIXTURE / "configs.json.gz", "rt", encoding="utf-8") as handle:
-        configs = json.load(handle)
-    store = oracle.ConfigStore(tmp_path_factory.mktemp("configs"), configs)
-    records = differential.read_records(FIXTURE / "records.jsonl.gz")
-    return differential.run(load_pack("sglang"), records, store, explain=False)
+    return differential.run_fixture(load_pack("sglang"), FIXTURE, tmp_path_factory.mktemp("configs"))
 
 
 def test_the_fixture_covers_all_three_classes(summary: differential.Summary) -> None:
