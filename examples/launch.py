@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
             # gives the model facts (an unreadable one is an error, never a guess).
             from solver.modelconfig import facts_from_model_config
 
-            facts.update(facts_from_model_config(pack, args.model_path))
+            facts.update(facts_from_model_config(pack, args.model_path, flag="--model-path"))
         # The model's architecture is never assumed: without it, no answer can be trusted.
         resolution = resolve_namespace(args, pack, facts, require=model_facts)
     except Unsatisfiable as exc:  # the minimal conflict, and repairs as this launcher's command line

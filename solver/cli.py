@@ -420,10 +420,13 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     if issues:
         raise InvalidInput(issues)
     model_path = getattr(args, "model_config", None)
+    model_flag = "--model-config"
     if getattr(args, "launch", None) is not None:
         from solver.launchcli import merge_launch
 
         model_path = merge_launch(args, pack, sets, model_path)
+        if not getattr(args, "model_config", None):  # the command's own model: say it its way
+            model_flag = args.command_read.model_flag or "the launch command's model"
     typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
     if getattr(args, "detect", False):
@@ -435,7 +438,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     if model_path:
         from solver.modelconfig import facts_from_model_config
 
-        facts.update(facts_from_model_config(pack, model_path, skip=typed))
+        facts.update(facts_from_model_config(pack, model_path, skip=typed, flag=model_flag))
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
         facts[name] = Pin.model_construct(field=name, value=value, source="assumed")

@@ -60,9 +60,10 @@ def snapshot(repo_id: str, roots: list[Path] | None = None) -> Path | None:
     return None
 
 
-def model_path(text: str | os.PathLike[str]) -> Path:
+def model_path(text: str | os.PathLike[str], *, flag: str = "--model-config") -> Path:
     """A local path for what the user gave: the path itself when it exists (or does not look like
     a hub id, so the caller's own "no such file" applies), else the hub id's cached snapshot.
+    `flag`: the option the user gave the model with, which the error for an uncached hub id names.
 
     >>> model_path("/nonexistent/dir")
     PosixPath('/nonexistent/dir')
@@ -82,7 +83,7 @@ def model_path(text: str | os.PathLike[str]) -> Path:
                 field="model_config",
                 value=raw,
                 message=(
-                    f"--model-config {raw}: not a local path, and the Hugging Face hub id is not in the "
+                    f"{flag} {raw}: not a local path, and the Hugging Face hub id is not in the "
                     f"local cache (looked in {where}); confsolve never downloads: fetch it first (e.g. "
                     f"`huggingface-cli download {raw} config.json`) or give a local directory or config.json"
                 ),

@@ -51,6 +51,7 @@ class LaunchCommand:
     options: dict[str, Scalar] = field(default_factory=dict)  # field -> the value as typed
     spelled: dict[str, str] = field(default_factory=dict)  # field -> the flag spelling typed
     model: str | None = None
+    model_flag: str | None = None  # how the model was given (--model-path), None when positional
     model_positional: bool = False
     config: str | None = None
     passthrough: tuple[str, ...] = ()  # words the pack does not model, in order
@@ -137,6 +138,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         )
     rest = words[len(program) :]
     model: str | None = None
+    model_flag: str | None = None
     positional = False
     canonical = _canonical(launcher, program)
     if canonical in launcher.positional_model and rest and not rest[0].startswith("-"):
@@ -195,7 +197,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
                         message=(f"the model is given twice ({model!r} and {value!r}); keep one"),
                     )
                 )
-            model = str(value)
+            model, model_flag = str(value), flag
             continue
         if flag == launcher.config_flag:
             config = str(value)
@@ -219,6 +221,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         options=options,
         spelled=spelled,
         model=model,
+        model_flag=model_flag,
         model_positional=positional,
         config=config,
         passthrough=tuple(passthrough),

@@ -28,6 +28,7 @@ from solver.model import Field, Pack, Pin, Scalar
 
 __all__ = [
     "MAX_CONFIG_BYTES",
+    "MODEL_CONFIG_FLAG",
     "ModelConfigMap",
     "check_model_config_map",
     "compile_model_config_map",
@@ -37,6 +38,8 @@ __all__ = [
 # A config.json is a few kilobytes; a limit keeps a wrong path (a weights file) from being read
 # into memory. `read_bounded` enforces it, and refuses what is not a regular file (/dev/zero).
 MAX_CONFIG_BYTES = 16 * 1024 * 1024
+# The option messages name a model path by, unless the caller says the user typed another one.
+MODEL_CONFIG_FLAG = "--model-config"
 _MAX_DIR_ENTRIES = 100_000
 
 _TOP_KEYS = {"config", "nested", "files", "format", "facts"}
@@ -465,36 +468,53 @@ def _not_in_domain(target: Field, value: Any) -> str:
 # --- reading a model --------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Named:
+    """A file as messages name it: its path, and the flag the user gave the model with
+    (`--model-config`, or a launcher's `--model-path`), so an error speaks the user's words."""
+
+    flag: str
+    path: str
+
+    def says(self, text: str) -> str:
+        return f"{self.flag} {self.path}: {text}"
+
+    def at(self, path: str | Path) -> _Named:
+        return _Named(self.flag, str(path))
+
+
 @dataclass
 class _Source:
     """What a model path holds: the parsed config (if any), extra files, the weight format."""
 
-    shown: str
+    shown: _Named
     config: dict[str, Any] | None
     extra: dict[str, dict[str, Any]]
     detected: _Detect | None
 
 
 def facts_from_model_config(
-    pack: Pack, path: str | os.PathLike[str], *, skip: Collection[str] = ()
+    pack: Pack, path: str | os.PathLike[str], *, skip: Collection[str] = (), flag: str = MODEL_CONFIG_FLAG
 ) -> dict[str, Pin]:
     """The facts a model config gives, as pins with source `model-config`, in field order.
 
     `path` is a config JSON file, a model directory holding one, or a weights file / directory
     of a self-describing format (the pack's `standalone` formats, e.g. a single-file checkpoint).
     Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
-    the path for anything unreadable or unexpected, `PackError` for a broken `[model_config]`.
+    the path (after `flag`, the option the user gave it with) for anything unreadable or
+    unexpected, `PackError` for a broken `[model_config]`.
     """
     from solver.hubcache import model_path
 
     table = compile_model_config_map(pack)
     try:
-        source = _read_source(table, model_path(path))  # a hub id: its locally cached snapshot
+        # a hub id: its locally cached snapshot
+        source = _read_source(table, model_path(path, flag=flag), flag)
     except (OSError, ValueError) as exc:
         if isinstance(exc, InvalidInput):
             raise
         # A name too long, an embedded NUL byte, a loop of symlinks: still the user's input.
-        raise _invalid(os.fsdecode(path), f"cannot be used: {exc}") from None
+        raise _invalid(_Named(flag, os.fsdecode(path)), f"cannot be used: {exc}") from None
     issues: list[InputIssue] = []
     values: dict[str, Scalar] = {}
     if source.config is not None:
@@ -525,8 +545,8 @@ def facts_from_model_config(
     }
 
 
-def _read_source(table: ModelConfigMap, path: Path) -> _Source:
-    shown = str(path)
+def _read_source(table: ModelConfigMap, path: Path, flag: str) -> _Source:
+    shown = _Named(flag, str(path))
     detects = table.format.detect if table.format is not None else ()
     if not path.exists():
         raise _invalid(
@@ -542,7 +562,7 @@ def _read_source(table: ModelConfigMap, path: Path) -> _Source:
             if detected is not None and detected.standalone:
                 return _Source(shown, None, {}, detected)
             if config_path.exists():  # a directory or a device by that name: say so
-                _read_json(config_path)
+                _read_json(config_path, shown)
             hint = ""
             standalone = [d.glob for d in detects if d.standalone]
             if standalone:
@@ -561,20 +581,20 @@ def _read_source(table: ModelConfigMap, path: Path) -> _Source:
             )
         config_path = path
         directory = path.parent
-        names = _list_dir(directory, str(directory), quiet=True)
+        names = _list_dir(directory, shown.at(directory), quiet=True)
         detected = next((d for d in detects if any(fnmatch.fnmatch(n, d.glob) for n in names)), None)
     else:
         raise _invalid(shown, "not a regular file or directory")
-    config = _read_json(config_path)
+    config = _read_json(config_path, shown)
     extra: dict[str, dict[str, Any]] = {}
     for alias, name in table.files.items():
         candidate = directory / name
         if candidate.is_file():
-            extra[alias] = _read_json(candidate)
-    return _Source(str(config_path), config, extra, detected)
+            extra[alias] = _read_json(candidate, shown)
+    return _Source(shown.at(config_path), config, extra, detected)
 
 
-def _list_dir(path: Path, shown: str, *, quiet: bool = False) -> list[str]:
+def _list_dir(path: Path, shown: _Named, *, quiet: bool = False) -> list[str]:
     names: list[str] = []
     try:
         with os.scandir(path) as entries:
@@ -589,8 +609,8 @@ def _list_dir(path: Path, shown: str, *, quiet: bool = False) -> list[str]:
     return names
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    shown = str(path)
+def _read_json(path: Path, named: _Named) -> dict[str, Any]:
+    shown = named.at(path)
     try:
         text = read_bounded(path, MAX_CONFIG_BYTES).decode("utf-8-sig")
     except RefusedFile as exc:
@@ -625,10 +645,8 @@ def _read_json(path: Path) -> dict[str, Any]:
     return doc
 
 
-def _invalid(shown: str, message: str) -> InvalidInput:
-    return InvalidInput(
-        [InputIssue(field="model_config", value=shown, message=f"--model-config {shown}: {message}")]
-    )
+def _invalid(shown: _Named, message: str) -> InvalidInput:
+    return InvalidInput([InputIssue(field="model_config", value=shown.path, message=shown.says(message))])
 
 
 def _kind(value: Any) -> str:
@@ -669,14 +687,14 @@ class _Reader:
             doc = self.source.extra.get(head)
             if doc is None:  # the directory does not have that file
                 return _MISSING, path
-            return self._walk(doc, rest, head), f"{head}:{rest}"
+            return self._walk(doc, rest, self.source.shown.at(head)), f"{head}:{rest}"
         for prefix, scope in self.scopes:
             value = self._walk(scope, path, self.source.shown, prefix)
             if value is not _MISSING:
                 return value, prefix + path
         return _MISSING, path
 
-    def _walk(self, doc: Any, path: str, shown: str, prefix: str = "") -> Any:
+    def _walk(self, doc: Any, path: str, shown: _Named, prefix: str = "") -> Any:
         current = doc
         parts = path.split(".")
         for index, part in enumerate(parts):
@@ -696,15 +714,8 @@ class _Reader:
                 return _MISSING
         return _MISSING if current is None else current
 
-    def _problem(self, shown: str, where: str, value: Any, expected: str) -> None:
-        self.issues.append(
-            InputIssue(
-                field="model_config",
-                value=shown,
-                message=f"--model-config {shown}: {where} is {_kind(value)} "
-                f"({_short(value)}); expected {expected}",
-            )
-        )
+    def _problem(self, shown: _Named, where: str, value: Any, expected: str) -> None:
+        self.issues.append(_type_issue(shown, where, value, expected))
 
 
 def _short(value: Any) -> str:
@@ -713,7 +724,7 @@ def _short(value: Any) -> str:
 
 
 def _apply(
-    pack: Pack, rule: _FactRule, reader: _Reader, shown: str, issues: list[InputIssue]
+    pack: Pack, rule: _FactRule, reader: _Reader, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
     target = pack.fields[rule.fact]
     if rule.tests is None:
@@ -725,7 +736,7 @@ def _apply(
 
 
 def _read_value(
-    target: Field, rule: _FactRule, reader: _Reader, shown: str, issues: list[InputIssue]
+    target: Field, rule: _FactRule, reader: _Reader, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
     raw, where = _first(rule.keys, reader)
     if raw is _MISSING:
@@ -768,9 +779,10 @@ def _read_value(
             did_you_mean=close,
             allowed=tuple(target.domain),
             message=(
-                f"--model-config {shown}: {where} is {shown_raw!r}, which is not a value of "
-                f"{target.name}{hint} Known: {listed}. Describe the model with "
-                f"--set {target.name}=VALUE instead."
+                shown.says(
+                    f"{where} is {shown_raw!r}, which is not a value of {target.name}{hint} "
+                    f"Known: {listed}. Describe the model with --set {target.name}=VALUE instead."
+                )
             ),
         )
     )
@@ -778,7 +790,7 @@ def _read_value(
 
 
 def _largest_divisor(
-    target: Field, rule: _FactRule, raw: Any, where: str, shown: str, issues: list[InputIssue]
+    target: Field, rule: _FactRule, raw: Any, where: str, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
     """The largest value of the fact's domain that divides the config's positive integer (e.g.
     the power-of-two part of a layer width, capped at the domain's largest power of two)."""
@@ -829,7 +841,7 @@ def _match(target: Field, candidate: Any) -> Scalar | None:
     return None
 
 
-def _holds(tests: _Tests, reader: _Reader, shown: str, issues: list[InputIssue]) -> bool:
+def _holds(tests: _Tests, reader: _Reader, shown: _Named, issues: list[InputIssue]) -> bool:
     result = False
     for path in tests.present:
         value, _ = reader.get(path)
@@ -872,9 +884,9 @@ def _same(value: Any, wanted: Scalar) -> bool:
     return bool(value == wanted and isinstance(value, bool) == isinstance(wanted, bool))
 
 
-def _type_issue(shown: str, where: str, value: Any, expected: str) -> InputIssue:
+def _type_issue(shown: _Named, where: str, value: Any, expected: str) -> InputIssue:
     return InputIssue(
         field="model_config",
-        value=shown,
-        message=f"--model-config {shown}: {where} is {_kind(value)} ({_short(value)}); expected {expected}",
+        value=shown.path,
+        message=shown.says(f"{where} is {_kind(value)} ({_short(value)}); expected {expected}"),
     )

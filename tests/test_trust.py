@@ -234,7 +234,31 @@ def test_the_example_launcher_refuses_a_model_it_cannot_read(
         ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--platform", "cuda", "--gpu-arch", "sm100"]
     )
     assert code == 2
-    assert "not in the local cache" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "not in the local cache" in err
+    assert "--model-path deepseek-ai/DeepSeek-V3:" in err and "--model-config" not in err
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        (["python", "-m", "sglang.launch_server", "--model-path", "{dir}"], "--model-path {dir}:"),
+        (["python", "-m", "sglang.launch_server", "--model", "{dir}"], "--model {dir}:"),
+        (["sglang", "serve", "{dir}"], "the launch command's model {dir}:"),
+    ],
+)
+def test_a_model_path_error_names_the_flag_the_user_typed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: list[str], said: str
+) -> None:
+    """An unreadable model of a launch command is named as the user gave it, never as
+    --model-config (a flag they did not type)."""
+    empty = tmp_path / "model"
+    empty.mkdir()
+    words = [w.format(dir=empty) for w in command]
+    code, _, err = run(capsys, "check", "--", *words)
+    assert code == 2
+    assert said.format(dir=empty) in err and "--model-config" not in err
+    assert "has no config.json" in err
 
 
 def test_require_names_the_missing_fact_and_how_to_give_it() -> None:
