@@ -24,7 +24,17 @@ from typing import Any
 
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.expr import Condition, ExprError, parse, rule_condition
-from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.model import (
+    DETECTED_HOSTS,
+    DETECTED_QUANTITIES,
+    Field,
+    Launcher,
+    Pack,
+    Preference,
+    RecordInvalid,
+    Rule,
+    Scalar,
+)
 from solver.packtext import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
@@ -560,6 +570,7 @@ def _assemble(
         return None
     launcher = _collect_launcher(meta.get("launcher"), problems)
     _check_flags(fields, launcher, problems)
+    _check_detect(fields, launcher, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -622,6 +633,46 @@ def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | Non
                 )
             )
     return launcher
+
+
+def _check_detect(
+    fields: Mapping[str, Field], launcher: Launcher | None, problems: list[PackProblem]
+) -> None:
+    """`detect` maps known quantities to fact fields; `detect_platforms` known hosts to values of
+    the platform fact."""
+    if launcher is None:
+        return
+    for quantity, name in launcher.detect.items():
+        if quantity not in DETECTED_QUANTITIES:
+            known = ", ".join(DETECTED_QUANTITIES)
+            problems.append(
+                PackProblem(
+                    "pack.launcher.detect", f"{quantity!r} is not detected (known: {known})", "pack.toml"
+                )
+            )
+        elif name not in fields or fields[name].kind != "fact":
+            problems.append(
+                PackProblem("pack.launcher.detect", f"{quantity} = {name!r} is not a fact field", "pack.toml")
+            )
+    platform = fields.get(launcher.detect.get("platform", ""))
+    for host, value in launcher.detect_platforms.items():
+        if host not in DETECTED_HOSTS:
+            known = ", ".join(DETECTED_HOSTS)
+            problems.append(
+                PackProblem(
+                    "pack.launcher.detect_platforms",
+                    f"{host!r} is not a host kind (known: {known})",
+                    "pack.toml",
+                )
+            )
+        elif platform is None or value not in platform.domain:
+            problems.append(
+                PackProblem(
+                    "pack.launcher.detect_platforms",
+                    f"{host} = {value!r} is not a value of the platform fact",
+                    "pack.toml",
+                )
+            )
 
 
 def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problems: list[PackProblem]) -> None:

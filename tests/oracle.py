@@ -339,6 +339,10 @@ def inputs_for(
     facts["checkpoint_quant"] = CHECKPOINT_QUANT[kind] if kind else "none"
     facts.update(PLAIN_CHECKPOINT)
     facts.update(HARDWARE.get(platform, {}))
+    # The oracle resolves arguments and never starts a rank per GPU, so the GPU count (which
+    # only bounds tp x dp when known) is left unknown, as SGLang's resolution never reads it.
+    if "num_gpus" in pack.fields:
+        facts["num_gpus"] = 0
     extra = dict(scenario.get("facts") or {})
     driver = extra.pop("nvidia_driver", None)
     facts["nvidia_driver_ge_595"] = driver is not None and tuple(driver) >= DRIVER_595
