@@ -208,14 +208,14 @@ def test_the_server_binds_to_loopback_by_default() -> None:
     import inspect
 
     assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
-    from solver.cli import build_parser
+    from solver.cli.commands import build_parser
 
     args = build_parser("serve").parse_args(["serve"])
     assert args.host == "127.0.0.1" and args.port == 8000
 
 
 def test_serve_refuses_a_bad_port() -> None:
-    from solver.cli import main
+    from solver.cli.commands import main
 
     assert main(["serve", "--port", "70000", "--no-warm-up"]) == 2
 

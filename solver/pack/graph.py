@@ -14,8 +14,8 @@ from typing import Any
 
 import networkx as nx
 
-from solver.loader import semantics
 from solver.model import Pack
+from solver.pack.loader import semantics
 
 __all__ = ["GraphInfo", "analyse", "build", "export"]
 
