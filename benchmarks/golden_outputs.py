@@ -18,6 +18,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 import tomllib
 from collections.abc import Iterator
@@ -126,9 +127,13 @@ def collect() -> dict[str, str]:
             outputs[f"{key}/{name}"] = text
         for name, text in _api_outputs(path):
             outputs[f"{key}/{name}"] = text
-    # The repository's own path appears in some answers (a shipped pack's directory): compare two
-    # checkouts as one.
-    return {key: text.replace(str(ROOT), "<repo>") for key, text in outputs.items()}
+    return {key: _normalised(text) for key, text in outputs.items()}
+
+
+def _normalised(text: str) -> str:
+    """The repository's own path (a shipped pack's directory) as `<repo>`, so two checkouts compare
+    as one, and the seconds a command reports (`0.2 s`) as `<t> s`: they are the machine's."""
+    return re.sub(r"\b\d+\.\d+ s\b", "<t> s", text.replace(str(ROOT), "<repo>"))
 
 
 def main() -> int:
@@ -155,13 +160,14 @@ def main() -> int:
         print(f"wrote {len(outputs)} outputs under {args.out}")
         return 0
     expected_keys = json.loads((args.compare / "INDEX.json").read_text())
-    differ = [key for key in expected_keys if (args.compare / key).read_text() != outputs.get(key)]
+    before = {key: _normalised((args.compare / key).read_text()) for key in expected_keys}
+    differ = [key for key in expected_keys if before[key] != outputs.get(key)]
     extra = sorted(set(outputs) - set(expected_keys))
     for key in differ[:10]:
         print(f"DIFFERS: {key}")
         import difflib
 
-        old = (args.compare / key).read_text().splitlines(keepends=True)
+        old = before[key].splitlines(keepends=True)
         new = (outputs.get(key) or "").splitlines(keepends=True)
         sys.stdout.writelines(list(difflib.unified_diff(old, new, "before", "after"))[:40])
     for key in extra[:10]:
