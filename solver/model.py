@@ -82,7 +82,14 @@ class Record:
 
     @classmethod
     def model_validate(cls, data: Any) -> Self:
-        """Build from untrusted data, checking every type; raises `RecordInvalid`."""
+        """Build from untrusted data, checking every type; raises `RecordInvalid`.
+
+        Data whose every value already has its exact type (what a well-formed pack holds) is
+        built here; anything else, including every error, goes to pydantic, which then words the
+        problem. Importing pydantic was a third of a first `check` after an install."""
+        exact: Self | None = _exact_record(cls, data)
+        if exact is not None:
+            return exact
         from solver.validation import validate
 
         return validate(cls, data)
@@ -123,6 +130,74 @@ class Record:
 
     def model_dump_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
+
+
+_NO = object()  # "not exactly of this type": the data goes to pydantic
+_HINTS: dict[type[Any], dict[str, Any]] = {}
+
+
+def _exact_record(cls: type[Any], data: Any) -> Any:
+    """`cls(**data)` when every key is a field of `cls`, every required field is there and every
+    value has exactly its annotated type (lists for tuples); else None. Never coerces, so it
+    builds only what pydantic's validation would build from the same data."""
+    if type(data) is not dict:
+        return None
+    hints = _HINTS.get(cls)
+    if hints is None:
+        import typing
+
+        hints = _HINTS[cls] = typing.get_type_hints(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for key, value in data.items():
+        if key not in fields:
+            return None
+        made = _exact(hints[key], value)
+        if made is _NO:
+            return None
+        values[key] = made
+    for name, f in fields.items():
+        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        if required and name not in values:
+            return None
+    return cls(**values)
+
+
+def _exact(hint: Any, value: Any) -> Any:
+    """`value` as `hint` when it has exactly that type, else `_NO` (see `_exact_record`)."""
+    import types
+    import typing
+
+    origin = typing.get_origin(hint)
+    if origin is None:
+        if hint is type(None):
+            return value if value is None else _NO
+        if hint in (str, int, bool):
+            return value if type(value) is hint else _NO
+        if isinstance(hint, type) and issubclass(hint, Record):
+            made = _exact_record(hint, value)
+            return _NO if made is None else made
+        return _NO
+    args = typing.get_args(hint)
+    if origin is Literal:
+        return value if any(type(value) is type(a) and value == a for a in args) else _NO
+    if origin in (typing.Union, types.UnionType):
+        # Smart unions keep a value whose type is exactly one of the members.
+        for member in args:
+            made = _exact(member, value)
+            if made is not _NO:
+                return made
+        return _NO
+    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
+        if type(value) not in (list, tuple):
+            return _NO
+        items = [_exact(args[0], v) for v in value]
+        return _NO if any(i is _NO for i in items) else tuple(items)
+    if origin is dict and args == (str, str):
+        if type(value) is not dict or any(type(k) is not str or type(v) is not str for k, v in value.items()):
+            return _NO
+        return dict(value)
+    return _NO
 
 
 def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:

@@ -207,6 +207,7 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
             explain={"type": "string"},
         ),
         "diffed": _diffed(),
+        **_served(defs),
         "checked": _doc(
             "checked",
             ["ok", "adjustments", "warnings"],
@@ -341,6 +342,129 @@ def _diffed() -> dict[str, Any]:
 
 _PACK_REF: dict[str, Any] = _obj(["name", "version"], name={"type": "string"}, version={"type": "string"})
 
+
+def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The documents of `confsolve serve`'s JSON API (`solver.serve`): the pack as the page draws
+    it, the state of a request, the reasons of excluded values, the facts of a pasted
+    config.json. (Its errors are `error` documents.)"""
+    texts: dict[str, Any] = {"type": "object", "additionalProperties": {"type": "string"}}
+    values = _STRINGS  # the page spells every value as a string (`true`, `8`, `fa3`)
+    field = _obj(
+        ["name", "kind", "section", "group", "help", "required", "domain", "labels", "aliases"],
+        name={"type": "string"},
+        kind={"enum": ["fact", "option"]},
+        section={"enum": ["inputs", "traits", "options", "environment"]},
+        group={"type": "string"},
+        help={"type": "string"},
+        env={"type": "boolean"},
+        flag={"type": ["string", "null"]},
+        domain=values,
+        labels=texts,
+        aliases={"type": "object", "additionalProperties": _STRINGS},
+        open={"type": ["object", "null"]},
+        rules=_STRINGS,
+        preferences=_STRINGS,
+        neighbours=_STRINGS,
+    )
+    field["properties"]["required"] = {"type": "boolean"}  # (a key that `_obj` takes itself)
+    choice = _obj(
+        ["possible", "excluded", "warned"],
+        possible=values,
+        # excluded value -> "facts" (impossible on this hardware or model) or "choices"
+        excluded={"type": "object", "additionalProperties": {"enum": ["facts", "choices"]}},
+        warned={
+            "type": "object",
+            "additionalProperties": _obj(
+                ["rule", "because"], rule={"type": "string"}, because={"type": "string"}
+            ),
+        },
+    )
+    # A repair as the CLI prints it, and the fields the page asked to keep that it changes.
+    repair: dict[str, Any] = copy.deepcopy(defs["Repair"])
+    repair["properties"]["undoes"] = _STRINGS
+    repair["required"] = [*repair.get("required", []), "undoes"]
+    verdicts = {
+        "resolved": ["resolution", "choices", "command"],
+        "conflict": ["conflict", "message", "repairs", "kept"],
+        "incomplete": ["message", "needs", "choices"],
+        "error": ["error"],
+    }
+    state = _doc(
+        "state",
+        ["verdict", "set"],
+        verdict={"enum": list(verdicts)},
+        set=texts,
+        parts_ms={"type": "object", "additionalProperties": {"type": "number"}},
+        elapsed_ms={"type": "number"},
+        resolution=_obj(
+            ["values", "provenance", "adjustments", "warnings"],
+            values=texts,
+            provenance={"type": "object", "additionalProperties": _ref("Provenance")},
+            adjustments={"type": "array", "items": _ref("AdjustmentRecord")},
+            warnings={"type": "array", "items": _ref("WarningRecord")},
+            assumed={"type": "array"},
+        ),
+        choices={"type": "object", "additionalProperties": choice},
+        command=_obj(
+            ["env", "full", "minimal", "full_text", "minimal_text"],
+            env=texts,
+            full=_STRINGS,
+            minimal=_STRINGS,
+            full_text={"type": "string"},
+            minimal_text={"type": "string"},
+        ),
+        conflict=_ref("ConflictReport"),
+        message={"type": "string"},
+        repairs={"type": "array", "items": repair},
+        kept={"type": "boolean"},
+        needs=_STRINGS,
+        error=_obj(["message"], message={"type": "string"}),
+    )
+    state["allOf"] = [
+        {"if": _obj(["verdict"], verdict={"const": v}), "then": {"required": need}}
+        for v, need in verdicts.items()
+    ]
+    pin = _obj(
+        ["field", "value", "source"],
+        field={"type": "string"},
+        value={"type": ["string", "null"]},
+        source={"type": "string"},
+    )
+    rule = _obj(["id", "because", "source"], id={"type": "string"}, because={"type": "string"}, source={})
+    reason = _obj(
+        ["scope", "pins", "rules"],
+        scope={"enum": ["facts", "choices"]},
+        pins={"type": "array", "items": pin},
+        rules={"type": "array", "items": rule},
+    )
+    return {
+        "configurator": _doc(
+            "configurator",
+            ["pack", "fields", "groups", "rules", "preferences", "edges"],
+            pack=_PACK_REF,
+            fields={"type": "array", "items": field},
+            groups=_STRINGS,
+            rules={"type": "object"},
+            preferences={"type": "object"},
+            edges={"type": "array"},
+            reads_model_config={"type": "boolean"},
+            launcher={"type": ["object", "null"]},
+        ),
+        "state": state,
+        "reasons": _doc(
+            "reasons",
+            ["set", "reasons"],
+            set=texts,
+            reasons={
+                "type": "object",
+                "additionalProperties": {"type": "object", "additionalProperties": reason},
+            },
+            elapsed_ms={"type": "number"},
+        ),
+        "facts": _doc("facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}),
+    }
+
+
 # Every kind of document, told apart by "status". The document format is versioned by its
 # "schema" key (1 today): a key may be added within a version (objects allow extra keys); a key
 # renamed, removed or retyped makes version 2. README.md, "JSON documents", lists the kinds.
@@ -359,6 +483,10 @@ DOCUMENT_KINDS = (
     "pack",
     "matrix",
     "diffed",
+    "configurator",
+    "state",
+    "reasons",
+    "facts",
 )
 
 

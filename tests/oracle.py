@@ -93,6 +93,8 @@ PLAIN_CHECKPOINT = {
     "moe_intermediate_pow2": 0,
     "intermediate_pow2": 0,
     "weight_block_n": 0,
+    "weight_group_size": 0,
+    "linear_value_heads_pow2": 0,
     "checkpoint_dtype": "unknown",
     "attention_heads_pow2": 0,
     "kv_heads_pow2": 0,

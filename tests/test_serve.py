@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 import constraints
 from solver import load_pack
+from solver.schema import output_schema
 from solver.serve.api import Configurator
 from solver.serve.requests import BadRequest, parse_request
 from solver.serve.server import ConfiguratorServer, make_server
@@ -29,18 +31,28 @@ WALK = {
 }
 
 
+# Every document the API answers is one of `confsolve schema`'s kinds, like every --json output.
+VALIDATOR = jsonschema.Draft202012Validator(output_schema())
+
+
+def _valid(doc: dict[str, Any], kind: str) -> dict[str, Any]:
+    VALIDATOR.validate(doc)
+    jsonschema.validate(doc, output_schema(kind))
+    return doc
+
+
 @pytest.fixture(scope="module")
 def sglang() -> Configurator:
     return Configurator(load_pack("sglang"))
 
 
 def _state(api: Configurator, values: dict[str, Any], keep: list[str] | None = None) -> dict[str, Any]:
-    return api.answer("state", {"set": values, "keep": keep or []})
+    return _valid(api.answer("state", {"set": values, "keep": keep or []}), "state")
 
 
 def test_walk_through_on_hopper_then_blackwell(sglang: Configurator) -> None:
     hopper = _state(sglang, WALK)
-    assert hopper["status"] == "resolved"
+    assert hopper["verdict"] == "resolved"
     res = hopper["resolution"]
     assert res["values"]["attention_backend"] == "fa3"
     assert res["provenance"]["attention_backend"]["kind"] == "preference"
@@ -57,7 +69,10 @@ def test_walk_through_on_hopper_then_blackwell(sglang: Configurator) -> None:
 
 
 def test_reasons_name_the_rule_and_the_pins(sglang: Configurator) -> None:
-    doc = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}, "field": "attention_backend"})
+    doc = _valid(
+        sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}, "field": "attention_backend"}),
+        "reasons",
+    )
     fa3 = doc["reasons"]["attention_backend"]["fa3"]
     assert fa3["scope"] == "facts"
     assert "fa3-needs-sm8x-or-sm90" in [r["id"] for r in fa3["rules"]]
@@ -70,7 +85,7 @@ def test_reasons_name_the_rule_and_the_pins(sglang: Configurator) -> None:
 def test_repairs_keep_the_choice_just_made_when_they_can(sglang: Configurator) -> None:
     request = {**WALK, "ep_size": "16"}
     free = _state(sglang, request)
-    assert free["status"] == "conflict"
+    assert free["verdict"] == "conflict"
     assert any("ep_size" in r["unset"] or "ep_size" in r["set"] for r in free["repairs"])
     kept = _state(sglang, request, keep=["ep_size"])
     assert kept["kept"] is True and kept["repairs"]
@@ -83,11 +98,23 @@ def test_a_choice_no_repair_can_keep_is_reported_as_undone(sglang: Configurator)
     doc = _state(
         sglang, {**WALK, "gpu_arch": "sm120", "attention_backend": "fa3"}, keep=["attention_backend"]
     )
-    assert doc["status"] == "conflict"
+    assert doc["verdict"] == "conflict"
     assert doc["kept"] is False
     assert {p["field"] for p in doc["conflict"]["pins"]} >= {"attention_backend", "gpu_arch"}
     assert doc["repairs"] and all(r["undoes"] == ["attention_backend"] for r in doc["repairs"])
     assert "fa3-needs-sm8x-or-sm90" in [r["id"] for r in doc["conflict"]["rules"]]
+
+
+def test_the_description_lists_each_value_with_its_other_names(sglang: Configurator) -> None:
+    """A GPU is picked by name: the pack's aliases (name -> value) are shown by value."""
+    fields = {f["name"]: f for f in sglang.description()["fields"]}
+    gpu = fields["gpu_arch"]
+    assert {"H100", "H200"} <= set(gpu["aliases"]["sm90"])
+    assert "A100" in gpu["aliases"]["sm80"] and "H100" not in gpu["aliases"]["sm80"]
+    named = {name for names in gpu["aliases"].values() for name in names}
+    assert named == set(sglang.pack.fields["gpu_arch"].aliases)
+    assert set(gpu["aliases"]) <= set(gpu["domain"])
+    assert fields["tp_size"]["aliases"] == {}
 
 
 def test_answers_are_cached_by_canonical_request(sglang: Configurator) -> None:
@@ -100,7 +127,7 @@ def test_answers_are_cached_by_canonical_request(sglang: Configurator) -> None:
 
 def test_pasted_model_config_gives_facts(sglang: Configurator) -> None:
     config = json.loads((FIXTURES / "deepseek-v3-fp8" / "config.json").read_text())
-    doc = sglang.answer("model-config", {"config": config})
+    doc = _valid(sglang.answer("model-config", {"config": config}), "facts")
     assert doc["facts"]["architecture"] == "DeepseekV3ForCausalLM"
     assert doc["facts"]["checkpoint_quant"] == "fp8"
     with pytest.raises(BadRequest, match=r"architectures|config"):
@@ -193,15 +220,40 @@ def test_bad_bodies_answer_400_without_a_traceback(
 ) -> None:
     got, raw, kind = _http(server, "POST", "/api/state", body, {"Content-Type": "application/json"})
     assert got == status and kind.startswith("application/json")
-    doc = json.loads(raw)
+    doc = _valid(json.loads(raw), "error")
     assert doc["status"] == "error" and doc["error"]["message"]
     assert "Traceback" not in raw.decode("utf-8", "replace")
 
 
 def test_sizes_and_routes_are_bounded(server: ConfiguratorServer) -> None:
-    assert _http(server, "POST", "/api/state", b"", {"Content-Length": str(1 << 30)})[0] == 413
-    assert _http(server, "POST", "/api/nothing", b"{}")[0] == 404
+    too_big = _http(server, "POST", "/api/state", b"", {"Content-Length": str(1 << 30)})
+    nowhere = _http(server, "POST", "/api/nothing", b"{}")
+    assert too_big[0] == 413 and nowhere[0] == 404
     assert _http(server, "GET", "/api/state")[0] == 404
+    for _, raw, _ in (too_big, nowhere):
+        assert _valid(json.loads(raw), "error")["error"]["type"] in ("RequestEntityTooLarge", "NotFound")
+
+
+def test_every_api_answer_over_http_is_a_schema_document(server: ConfiguratorServer) -> None:
+    status, raw, _ = _http(server, "GET", "/api/pack")
+    assert status == 200 and _valid(json.loads(raw), "configurator")["pack"]["name"] == "sglang"
+    for body, kind in (
+        ({"set": WALK}, "state"),
+        ({"set": {**WALK, "ep_size": "16"}, "keep": ["ep_size"]}, "state"),
+        ({"set": {"platform": "cuda"}}, "state"),
+        ({"set": {**WALK, "gpu_arch": "sm120"}, "field": "attention_backend"}, "reasons"),
+    ):
+        route = "reasons" if kind == "reasons" else "state"
+        status, raw, _ = _http(server, "POST", f"/api/{route}", json.dumps(body).encode())
+        assert status == 200
+        _valid(json.loads(raw), kind)
+
+
+def test_a_document_of_the_wrong_shape_is_refused_by_the_schema() -> None:
+    with pytest.raises(jsonschema.ValidationError):  # a resolved state without its resolution
+        VALIDATOR.validate({"schema": 1, "status": "state", "verdict": "resolved", "set": {}})
+    with pytest.raises(jsonschema.ValidationError):
+        VALIDATOR.validate({"schema": 1, "status": "state", "verdict": "maybe", "set": {}})
 
 
 def test_the_server_binds_to_loopback_by_default() -> None:
@@ -227,7 +279,7 @@ def test_serve_refuses_a_bad_port() -> None:
 def test_every_shipped_pack_is_described_and_answers(name: str) -> None:
     pack = load_pack(name)
     api = Configurator(pack)
-    doc = api.description()
+    doc = _valid(api.description(), "configurator")
     assert [f["name"] for f in doc["fields"]] and len(doc["fields"]) == len(pack.fields)
     for field in doc["fields"]:
         assert field["domain"] and field["section"] in ("inputs", "traits", "options", "environment")
@@ -237,13 +289,13 @@ def test_every_shipped_pack_is_described_and_answers(name: str) -> None:
             assert other in pack.fields
     json.dumps(doc)
     required = {f.name: f.domain[0] for f in pack.fields.values() if f.required}
-    state = api.answer("state", {"set": {}})
-    assert state["status"] in ("resolved", "conflict", "incomplete")
-    if state["status"] != "conflict":
+    state = _state(api, {})
+    assert state["verdict"] in ("resolved", "conflict", "incomplete")
+    if state["verdict"] != "conflict":
         for fname, entry in state["choices"].items():
             assert set(entry["possible"]).isdisjoint(entry["excluded"])
             assert len(entry["possible"]) + len(entry["excluded"]) == len(pack.fields[fname].domain)
-    json.dumps(api.answer("state", {"set": {k: str(v) for k, v in required.items()}}))
+    _state(api, {k: str(v) for k, v in required.items()})
 
 
 def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Configurator) -> None:

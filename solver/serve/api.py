@@ -139,7 +139,14 @@ class Configurator:
                 parts[name] = round((time.perf_counter() - start) * 1000, 1)
 
         pins = self._pins(request.values)
-        out: dict[str, Any] = {"status": "resolved", "set": _plain(request.values), "parts_ms": parts}
+        # A `state` document (`confsolve schema --kind state`); `verdict` says which of the four.
+        out: dict[str, Any] = {
+            "schema": 1,
+            "status": "state",
+            "verdict": "resolved",
+            "set": _plain(request.values),
+            "parts_ms": parts,
+        }
         try:
             res = timed("resolve", lambda: self._resolve(pins))
         except Unsatisfiable:
@@ -149,13 +156,13 @@ class Configurator:
             # resolution, but the choices still show what each value depends on.
             return {
                 **out,
-                "status": "incomplete",
+                "verdict": "incomplete",
                 "message": str(exc),
                 "needs": [issue.field for issue in exc.issues],
                 "choices": timed("choices", lambda: self._choices(request.values)),
             }
         except SolverError as exc:
-            return {**out, "status": "error", "error": {"message": str(exc)}}
+            return {**out, "verdict": "error", "error": {"message": str(exc)}}
         out["resolution"] = _resolution(res)
         out["choices"] = timed("choices", lambda: self._choices(request.values))
         out["command"] = timed("command", lambda: self._command(res, pins))
@@ -182,7 +189,7 @@ class Configurator:
             touched = set(repair["unset"]) | set(repair["set"])
             repairs.append({**repair, "undoes": sorted(touched & kept)})
         return {
-            "status": "conflict",
+            "verdict": "conflict",
             "conflict": doc["conflict"],
             "message": doc["message"],
             "repairs": repairs,
@@ -238,6 +245,7 @@ class Configurator:
         found = self._reasons(request.values)
         names = [request.field] if request.field else list(self.pack.fields)
         return {
+            "schema": 1,
             "status": "reasons",
             "set": _plain(request.values),
             "reasons": {name: found.get(name, {}) for name in names},
@@ -277,7 +285,8 @@ class Configurator:
             except InvalidInput as exc:
                 message = str(exc).replace(os.fspath(path), "the pasted config.json")
                 raise BadRequest(message, [i.to_json() for i in exc.issues]) from None
-        return {"status": "facts", "facts": {name: value_key(pin.value) for name, pin in facts.items()}}
+        found = {name: value_key(pin.value) for name, pin in facts.items()}
+        return {"schema": 1, "status": "facts", "facts": found}
 
     # -- warm-up -------------------------------------------------------------------------------
     def warm(self, stop: threading.Event, states: Iterable[tuple[tuple[str, Scalar], ...]]) -> int:

@@ -33,7 +33,6 @@ def _section(field: Field) -> str:
 
 
 def _field(field: Field, rules: list[str], preferences: list[str], neighbours: list[str]) -> dict[str, Any]:
-    aliases = getattr(field, "aliases", None) or {}
     return {
         "name": field.name,
         "kind": field.kind,
@@ -47,7 +46,7 @@ def _field(field: Field, rules: list[str], preferences: list[str], neighbours: l
         "domain": [_key(v) for v in field.domain],
         "labels": {_key(v): field.label(v) for v in field.domain if field.label(v) != _key(v)},
         # Other names a value is typed as (e.g. GPU names for an architecture), by value.
-        "aliases": _aliases_by_value(aliases),
+        "aliases": _aliases_by_value(field),
         "auto": field.auto,
         # An integer field that also takes values outside its listed domain (the page offers a
         # box for them): {"min": N, "max": M or None}.
@@ -58,16 +57,12 @@ def _field(field: Field, rules: list[str], preferences: list[str], neighbours: l
     }
 
 
-def _aliases_by_value(aliases: Any) -> dict[str, list[str]]:
+def _aliases_by_value(field: Field) -> dict[str, list[str]]:
     """Value -> the other names it is typed as. A pack's alias table maps a name to its value
-    (`"H100" = "sm90"`); a value mapped to a list of names is read the other way round."""
+    (`"H100" = "sm90"`); the page shows them by value (and matches them ignoring case)."""
     out: dict[str, list[str]] = {}
-    if isinstance(aliases, dict):
-        for key, target in aliases.items():
-            if isinstance(target, list | tuple):
-                out.setdefault(_key(key), []).extend(str(name) for name in target)
-            else:
-                out.setdefault(_key(target), []).append(str(key))
+    for name, value in field.aliases.items():
+        out.setdefault(_key(value), []).append(name)
     return out
 
 
@@ -100,7 +95,8 @@ def describe(pack: Pack, plan: Plan) -> dict[str, Any]:
         described, key=lambda d: (sections.index(d["section"]), not d["required"], order.index(d["name"]))
     )
     return {
-        "status": "pack",
+        "schema": 1,
+        "status": "configurator",
         "pack": {"name": pack.name, "version": pack.version, "description": pack.description},
         "fields": required_first,
         "groups": list(dict.fromkeys(f.group for f in pack.fields.values())),

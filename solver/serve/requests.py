@@ -15,7 +15,7 @@ from typing import Any
 
 from solver.model import Pack, Scalar
 
-__all__ = ["MAX_BODY_BYTES", "BadRequest", "Request", "parse_body", "parse_request"]
+__all__ = ["MAX_BODY_BYTES", "BadRequest", "Request", "error_document", "parse_body", "parse_request"]
 
 # A request names at most every field of a pack once; a pasted config.json is the largest body.
 MAX_BODY_BYTES = 1 << 20
@@ -32,7 +32,13 @@ class BadRequest(ValueError):
         self.issues = list(issues)
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": "error", "error": {"message": self.message, "issues": self.issues}}
+        return error_document("BadRequest", self.message, self.issues)
+
+
+def error_document(kind: str, message: str, issues: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """An `error` document as the CLI prints one (`confsolve schema --kind error`)."""
+    error = {"type": kind, "message": message, "issues": list(issues)}
+    return {"schema": 1, "status": "error", "error": error}
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from solver.serve.api import Configurator
-from solver.serve.requests import MAX_BODY_BYTES, BadRequest, parse_body
+from solver.serve.requests import MAX_BODY_BYTES, BadRequest, error_document, parse_body
 
 __all__ = ["ConfiguratorServer", "make_server"]
 
@@ -114,7 +114,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, body, "application/json; charset=utf-8")
 
     def _error(self, status: int, message: str, issues: list[Any] | None = None) -> None:
-        self._json(status, {"status": "error", "error": {"message": message, "issues": issues or []}})
+        self._json(status, error_document(HTTPStatus(status).phrase.replace(" ", ""), message, issues or []))
 
     def do_HEAD(self) -> None:
         self.do_GET()

@@ -47,7 +47,7 @@ async function api(path, body) {
   try { response = await fetch(path, init); } catch (e) { throw new ApiError("the server does not answer: is confsolve serve still running?"); }
   let doc = null;
   try { doc = await response.json(); } catch (e) { /* not JSON: fall through */ }
-  if (!response.ok || !doc || doc.status === "error") {
+  if (!response.ok || !doc || doc.status === "error" || doc.verdict === "error") {
     const msg = doc && doc.error ? doc.error.message : `HTTP ${response.status}`;
     throw new ApiError(msg);
   }
@@ -226,11 +226,11 @@ async function update(push) {
   const drawn = performance.now();
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   const ms = performance.now() - started;
-  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, status: doc.status,
+  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, status: doc.verdict,
                                  fetch: answered - started, render: drawn - answered });
   $("#timing").textContent = `last answer: ${ms.toFixed(0)} ms (server ${doc.elapsed_ms} ms)`;
   document.body.dataset.seq = String(seq);
-  document.body.dataset.status = doc.status;
+  document.body.dataset.status = doc.verdict;
   if (doc.choices) loadReasons(seq);
 }
 
@@ -251,13 +251,13 @@ async function loadReasons(seq) {
 // --- drawing ------------------------------------------------------------------------------
 function render() {
   const doc = S.state;
-  const ok = doc.status === "resolved";
+  const ok = doc.verdict === "resolved";
   const pill = $("#status-pill");
-  pill.className = ok ? "pill ok" : doc.status === "conflict" ? "pill bad" : "pill";
-  pill.textContent = ok ? "✓ resolves" : doc.status === "conflict" ? "✗ conflict"
+  pill.className = ok ? "pill ok" : doc.verdict === "conflict" ? "pill bad" : "pill";
+  pill.textContent = ok ? "✓ resolves" : doc.verdict === "conflict" ? "✗ conflict"
     : `next: choose ${doc.needs.join(", ")}`;
   const values = ok ? doc.resolution.values : null;
-  const conflictFields = new Set(doc.status === "conflict" ? doc.conflict.pins.map((p) => p.field) : []);
+  const conflictFields = new Set(doc.verdict === "conflict" ? doc.conflict.pins.map((p) => p.field) : []);
   const focused = document.activeElement;
   const refocus = focused && focused.dataset ? [focused.dataset.field, focused.dataset.value, focused.tagName] : null;
   const changed = [];
@@ -271,7 +271,7 @@ function render() {
                                 S.unfolded.has(f.name), !!S.reasons]);
     if (row._sig !== sig) { renderValues(f, row); row._sig = sig; }
     row.classList.toggle("in-conflict", conflictFields.has(f.name));
-    row.classList.toggle("needed", doc.status === "incomplete" && doc.needs.includes(f.name));
+    row.classList.toggle("needed", doc.verdict === "incomplete" && doc.needs.includes(f.name));
     row.classList.toggle("selected-info", S.info === f.name);
     const before = S.prevValues && values ? S.prevValues[f.name] : undefined;
     const moved = before !== undefined && before !== null && before !== values[f.name];
@@ -310,7 +310,7 @@ function render() {
 function chipsFor(f) {
   const choices = S.good && S.good.choices ? S.good.choices[f.name] : null;
   const chosen = S.set[f.name];
-  const resolved = S.state.status === "resolved" ? S.state.resolution.values[f.name] : null;
+  const resolved = S.state.verdict === "resolved" ? S.state.resolution.values[f.name] : null;
   return f.domain.map((v) => {
     const scope = choices ? choices.excluded[v] : undefined;
     const warned = choices ? choices.warned[v] : undefined;
@@ -458,7 +458,7 @@ function repairWords(r) {
 function renderConflict() {
   const card = $("#conflict");
   const doc = S.state;
-  if (doc.status !== "conflict") { card.hidden = true; card.textContent = ""; return; }
+  if (doc.verdict !== "conflict") { card.hidden = true; card.textContent = ""; return; }
   card.hidden = false;
   card.textContent = "";
   card.append(el("h2", { text: "Conflict: these cannot all hold" }));
@@ -506,8 +506,8 @@ function renderCommand() {
   const doc = S.state;
   const pre = $("#command-text");
   const note = $("#command-note");
-  if (doc.status !== "resolved") {
-    pre.textContent = doc.status === "conflict" ? "(no command: the request has a conflict)"
+  if (doc.verdict !== "resolved") {
+    pre.textContent = doc.verdict === "conflict" ? "(no command: the request has a conflict)"
       : `(no command yet: choose ${doc.needs.join(", ")} first)`;
     note.textContent = "";
     $("#copy-command").disabled = true;
@@ -533,7 +533,7 @@ function renderNotes() {
   const card = $("#notes");
   card.textContent = "";
   const doc = S.state;
-  if (doc.status !== "resolved") { card.hidden = true; return; }
+  if (doc.verdict !== "resolved") { card.hidden = true; return; }
   const res = doc.resolution;
   const parts = [];
   if (res.adjustments.length) {
@@ -566,7 +566,7 @@ function renderInfo() {
   card.append(el("p", { class: "muted small", text: meta.join(" · ") }));
   const doc = S.state;
   const dl = el("dl");
-  if (doc && doc.status === "resolved") {
+  if (doc && doc.verdict === "resolved") {
     const p = doc.resolution.provenance[name];
     const dd = el("dd", {}, el("span", { class: "mono", text: doc.resolution.values[name] }), " ", badge(provenanceKind(name)));
     if (p.rule) dd.append(" ", el("span", { class: "mono small", text: p.rule }));
