@@ -72,8 +72,8 @@ class Lru(Generic[K, V]):
 class Memo:
     """The memo tables of one owner (a compiled pack), under one shared entry budget."""
 
-    def __init__(self, entries: int = MEMO_ENTRIES) -> None:
-        self.entries = entries
+    def __init__(self, entries: int | None = None) -> None:
+        self.entries = MEMO_ENTRIES if entries is None else entries
         self.stored = 0  # entries stored since the tables were last emptied (approximate under threads)
         self.flushes = 0
         self._tables: list[dict[object, object]] = []
@@ -104,4 +104,3 @@ class Memo:
         """Entries held now, over every table."""
         with self._lock:
             return sum(len(made) for made in self._tables)
-
