@@ -223,7 +223,7 @@ def check_memory(resolves: int) -> tuple[bool, str]:
     and the end the peak RSS may grow by MEMORY_GROWTH_MB at most. Every tenth of the requests
     pins an unlisted value of an open field, so widened packs come and go as well."""
     from solver import SolverError, load_pack, resolve
-    from solver.engine import compile_pack
+    from solver.engine.csp import compile_pack
 
     pack = load_pack("sglang")
     requests = _requests(pack, resolves, seed=1)

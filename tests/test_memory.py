@@ -15,7 +15,7 @@ import pytest
 import solver.bounded as bounded
 from solver import SolverError, load_pack, resolve
 from solver.bounded import Lru, Memo
-from solver.engine import compile_pack
+from solver.engine.csp import compile_pack
 from solver.model import Pack
 
 
@@ -55,7 +55,8 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
     than the budget (the first check proves the requests fill them); with it, never more."""
     pack = load_pack("sglang")
     requests = _requests(pack, 12, seed=3)
-    from solver import engine, resolution
+    from solver.engine import csp as engine
+    from solver.reasoning import resolution
 
     def run(entries: int) -> tuple[int, int]:
         monkeypatch.setattr(bounded, "MEMO_ENTRIES", entries)
@@ -81,8 +82,9 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
 def test_widened_packs_do_not_accumulate() -> None:
     """Each unlisted value of an open field makes a widened pack with a digest of its own; a
     process resolving many such requests keeps only the latest few compiled."""
-    from solver import engine, resolution
     from solver.bounded import PACKS_KEPT
+    from solver.engine import csp as engine
+    from solver.reasoning import resolution
 
     pack = load_pack("sglang")
     opened = [name for name, f in pack.fields.items() if f.open is not None]

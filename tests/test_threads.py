@@ -22,7 +22,7 @@ from hostile import ROOT
 
 import solver.bounded as bounded
 from solver import SolverError, explain, load_pack, resolve, valid_choices
-from solver.engine import compile_pack
+from solver.engine.csp import compile_pack
 from solver.model import Pack
 
 THREADS = 16
