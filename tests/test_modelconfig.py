@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from solver import InvalidInput, PackError, load_pack, resolve
-from solver.cli import main
-from solver.modelconfig import check_model_config_map, facts_from_model_config
+from solver.cli.commands import main
+from solver.inputs.modelconfig import check_model_config_map, facts_from_model_config
 
 MODELS = Path(__file__).parent / "fixtures" / "models"
 SGLANG = load_pack("sglang")
@@ -236,35 +236,37 @@ SHAPE_FACTS = (
     "kv_heads_pow2",
     "kv_heads_power_of_two",
     "moe_has_dense_layers",
+    "weight_group_size",
+    "linear_value_heads_pow2",
 )
 SHAPES: dict[str, tuple[Any, ...]] = {
-    "deepseek-r1-modelopt-nvfp4": (2048, 2048, 0, "bfloat16", 128, 128, True, True),
-    "deepseek-v2-lite-chat": (128, 64, 0, "bfloat16", 16, 16, True, True),
-    "deepseek-v3-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True),
-    "deepseek-v3.2-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True),
-    "gemma-3-27b-it": (0, 1024, 0, "bfloat16", 32, 16, True, False),
-    "glm-4.5": (512, 4096, 0, "bfloat16", 32, 8, True, True),
-    "gpt-oss-120b": (0, 64, 0, "float32", 64, 8, True, False),
-    "kimi-k2-instruct": (2048, 2048, 128, "bfloat16", 64, 64, True, True),
-    "llama-3.1-8b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False),
-    "llama-3.1-8b-instruct-awq-int4": (0, 2048, 0, "float16", 32, 8, True, False),
-    "llama-3.1-8b-instruct-gptq-int4": (0, 2048, 0, "float16", 32, 8, True, False),
-    "llama-3.1-8b-instruct-modelopt-fp8": (0, 2048, 0, "bfloat16", 32, 8, True, False),
-    "llama-3.3-70b-instruct": (0, 4096, 0, "bfloat16", 64, 8, True, False),
-    "llama-4-scout-17b-16e-instruct": (0, 8192, 0, "bfloat16", 8, 8, True, False),
-    "minimax-m2": (0, 512, 128, "bfloat16", 16, 8, True, False),
-    "mistral-7b-instruct-v0.3": (0, 2048, 0, "bfloat16", 32, 8, True, False),
-    "mixtral-8x7b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False),
-    "phi-3-mini-4k-instruct": (0, 8192, 0, "bfloat16", 32, 32, True, False),
-    "phi-4": (0, 512, 0, "bfloat16", 8, 2, False, False),
-    "qwen2.5-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False),
-    "qwen2.5-vl-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False),
-    "qwen3-235b-a22b-fp8": (512, 4096, 128, "bfloat16", 64, 4, True, False),
-    "qwen3-30b-a3b": (256, 2048, 0, "bfloat16", 32, 4, True, False),
-    "qwen3-30b-a3b-fp8": (256, 2048, 128, "bfloat16", 32, 4, True, False),
-    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": (256, 2048, 0, "bfloat16", 32, 4, True, False),
-    "qwen3-8b": (0, 4096, 0, "bfloat16", 32, 8, True, False),
-    "qwen3-next-80b-a3b": (512, 1024, 0, "bfloat16", 16, 2, True, False),
+    "deepseek-r1-modelopt-nvfp4": (2048, 2048, 0, "bfloat16", 128, 128, True, True, 16, 0),
+    "deepseek-v2-lite-chat": (128, 64, 0, "bfloat16", 16, 16, True, True, 0, 0),
+    "deepseek-v3-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True, 0, 0),
+    "deepseek-v3.2-fp8": (2048, 2048, 128, "bfloat16", 128, 128, True, True, 0, 0),
+    "gemma-3-27b-it": (0, 1024, 0, "bfloat16", 32, 16, True, False, 0, 0),
+    "glm-4.5": (512, 4096, 0, "bfloat16", 32, 8, True, True, 0, 0),
+    "gpt-oss-120b": (0, 64, 0, "float32", 64, 8, True, False, 0, 0),
+    "kimi-k2-instruct": (2048, 2048, 128, "bfloat16", 64, 64, True, True, 0, 0),
+    "llama-3.1-8b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False, 0, 0),
+    "llama-3.1-8b-instruct-awq-int4": (0, 2048, 0, "float16", 32, 8, True, False, 128, 0),
+    "llama-3.1-8b-instruct-gptq-int4": (0, 2048, 0, "float16", 32, 8, True, False, 128, 0),
+    "llama-3.1-8b-instruct-modelopt-fp8": (0, 2048, 0, "bfloat16", 32, 8, True, False, 0, 0),
+    "llama-3.3-70b-instruct": (0, 4096, 0, "bfloat16", 64, 8, True, False, 0, 0),
+    "llama-4-scout-17b-16e-instruct": (0, 8192, 0, "bfloat16", 8, 8, True, False, 0, 0),
+    "minimax-m2": (0, 512, 128, "bfloat16", 16, 8, True, False, 0, 0),
+    "mistral-7b-instruct-v0.3": (0, 2048, 0, "bfloat16", 32, 8, True, False, 0, 0),
+    "mixtral-8x7b-instruct": (0, 2048, 0, "bfloat16", 32, 8, True, False, 0, 0),
+    "phi-3-mini-4k-instruct": (0, 8192, 0, "bfloat16", 32, 32, True, False, 0, 0),
+    "phi-4": (0, 512, 0, "bfloat16", 8, 2, False, False, 0, 0),
+    "qwen2.5-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False, 0, 0),
+    "qwen2.5-vl-7b-instruct": (0, 512, 0, "bfloat16", 4, 4, True, False, 0, 0),
+    "qwen3-235b-a22b-fp8": (512, 4096, 128, "bfloat16", 64, 4, True, False, 0, 0),
+    "qwen3-30b-a3b": (256, 2048, 0, "bfloat16", 32, 4, True, False, 0, 0),
+    "qwen3-30b-a3b-fp8": (256, 2048, 128, "bfloat16", 32, 4, True, False, 0, 0),
+    "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": (256, 2048, 0, "bfloat16", 32, 4, True, False, 0, 0),
+    "qwen3-8b": (0, 4096, 0, "bfloat16", 32, 8, True, False, 0, 0),
+    "qwen3-next-80b-a3b": (512, 1024, 0, "bfloat16", 16, 2, True, False, 0, 32),
 }
 
 
@@ -390,7 +392,7 @@ def test_binary_file(tmp_path: Path) -> None:
     _bad(path, "not UTF-8")
 
 
-# The reads go through solver.loader.read_bounded, which also reads pack files: regular files
+# The reads go through solver.pack.loader.read_bounded, which also reads pack files: regular files
 # only, at most MAX_CONFIG_BYTES, never trusting stat() alone.
 
 
@@ -413,7 +415,7 @@ def test_a_config_json_that_is_a_directory_says_so(tmp_path: Path) -> None:
 
 
 def test_a_config_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
-    from solver.modelconfig import MAX_CONFIG_BYTES
+    from solver.inputs.modelconfig import MAX_CONFIG_BYTES
 
     path = tmp_path / "config.json"
     with open(path, "wb") as handle:

@@ -12,10 +12,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.engine import CompiledPack, Extra, SearchTrace, State, compile_pack
+from solver.engine.csp import CompiledPack, Extra, SearchTrace, State, compile_pack
+from solver.engine.opendomain import base_digest, widened
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-from solver.inputs import collect_pins
-from solver.loader import semantics
+from solver.inputs.pins import collect_pins
 from solver.model import (
     AdjustmentRecord,
     AssumedRecord,
@@ -30,7 +30,7 @@ from solver.model import (
     Scalar,
     WarningRecord,
 )
-from solver.opendomain import base_digest, widened
+from solver.pack.loader import semantics
 
 __all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
@@ -206,14 +206,14 @@ def plan_for(pack: Pack) -> Plan:
 def _field_order(pack: Pack) -> tuple[str, ...]:
     """The graph order, from the on-disk cache when it has it: the graph needs networkx, whose
     import alone would cost a launcher's start-up more than the whole resolution."""
-    from solver import cache
+    from solver.pack import cache
 
     # A widened copy (open domains) has the graph of its base pack: domains add no edges.
     entry = cache.read(base_digest(pack.digest)) if pack.digest else None
     order = entry.get("order") if entry is not None else None
     if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
         return tuple(order)
-    from solver.graph import analyse
+    from solver.pack.graph import analyse
 
     found = analyse(pack).order
     if pack.digest:
@@ -286,7 +286,7 @@ def resolve_pins(
     if state is None or witness is None:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict())
-        from solver.diagnose import unsatisfiable_for
+        from solver.reasoning.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
     try:
@@ -296,13 +296,13 @@ def resolve_pins(
     except ChainFailed as failed:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict()) from None
-        from solver.diagnose import chain_failure
+        from solver.reasoning.diagnose import chain_failure
 
         raise chain_failure(plan, failed.pins, failed, predict=predict) from None
     except _RequestFails as fails:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict()) from None
-        from solver.diagnose import unsatisfiable_for
+        from solver.reasoning.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, fails.pins, fails.adjustments) from None
     _check_required(plan, pins, trace)
@@ -837,7 +837,7 @@ def _rejection(
 ) -> Rejection:
     if not reasons:
         return Rejection.model_construct(value=value, because=[])
-    from solver.conflicts import minimal_reason
+    from solver.reasoning.conflicts import minimal_reason
 
     # The background is every field decided before this one (pins and earlier choices).
     position = plan.order.index(name)

@@ -24,10 +24,10 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.engine.expr import Condition
 from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
-from solver.expr import Condition
-from solver.loader import semantics
 from solver.model import Pack, Scalar
+from solver.pack.loader import semantics
 
 __all__ = [
     "BUDGET",
@@ -49,7 +49,7 @@ def default_budget() -> int:
     """The steps a solver call may take: BUDGET, else CONFSOLVE_BUDGET, else DEFAULT_BUDGET.
 
     The variable is read here only, when a search needs it (not at import: a bad value must not
-    break `import solver.engine`); one that is not a positive whole number is InvalidInput.
+    break `import solver.engine.csp`); one that is not a positive whole number is InvalidInput.
     """
     if BUDGET is not None:
         return BUDGET
@@ -822,7 +822,7 @@ class CompiledPack:
         self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
         self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = {}
         self._root_state: State | object | None = _UNSET
-        # What other modules compute once per compiled pack (e.g. solver.tracing's root state).
+        # What other modules compute once per compiled pack (e.g. solver.engine.tracing's root state).
         self.memo: dict[str, Any] = {}
 
     @property

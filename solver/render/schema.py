@@ -518,7 +518,7 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
 def cmd_schema(args: argparse.Namespace) -> int:
     # --json changes nothing: what `schema` prints is JSON (a JSON Schema, not a document).
     if args.pack_files:
-        from solver.packschema import pack_file_schema
+        from solver.pack.schema import pack_file_schema
 
         print(json.dumps(pack_file_schema(), indent=2, sort_keys=True))
         return 0
