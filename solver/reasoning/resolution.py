@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.csp import CompiledPack, Extra, SearchTrace, State, compile_pack
 from solver.engine.opendomain import base_digest, widened
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
@@ -175,7 +176,7 @@ class Plan:
         return ranked, origin
 
 
-_PLANS: dict[str, Plan] = {}
+_PLANS: Lru[str, Plan] = Lru(PACKS_KEPT)  # as the compiled packs: widened packs come and go
 _UNDECIDED = object()
 _RANKINGS_KEPT = 1 << 15
 
@@ -199,7 +200,7 @@ def plan_for(pack: Pack) -> Plan:
             warn_rules={k: tuple(v) for k, v in warn.items()},
         )
         if pack.digest:
-            _PLANS[pack.digest] = plan
+            _PLANS.put(pack.digest, plan)
     return plan
 
 
@@ -696,9 +697,12 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            if not _entailed(cp, others, sem.whens.get(rule.id)):
+            # The launcher reads its own defaults for the resources nobody gave (SGLang's
+            # --dp-size 1 turns --enable-dp-attention off): they decide the `when` too.
+            given = {**_resource_defaults(plan, others), **others}
+            if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not _violated(cp, values, rule.id):
+            if not _violated(cp, {**given, target: pin.value}, rule.id):
                 continue
             replacement = next(
                 (
@@ -720,6 +724,18 @@ def _apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
+
+
+def _resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The launcher's default (first value of its chain) of each unset option the search may not
+    choose (`search = false`: the resources and the precision), as `launcher_view` takes them."""
+    assigned = dict(values)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name not in assigned and spec.kind == "option" and not spec.search:
+            out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
 
 
 def _entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
