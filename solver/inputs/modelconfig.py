@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.errors import InputIssue, InvalidInput, PackError, PackProblem
 from solver.inputs.pins import coerce
 from solver.model import Field, Pack, Pin, Scalar
@@ -109,7 +110,7 @@ class ModelConfigMap:
     facts: tuple[_FactRule, ...] = ()
 
 
-_COMPILED: dict[str, ModelConfigMap] = {}
+_COMPILED: Lru[str, ModelConfigMap] = Lru(PACKS_KEPT)  # by pack digest
 
 
 def check_model_config_map(pack: Pack) -> list[PackProblem]:
@@ -129,7 +130,7 @@ def compile_model_config_map(pack: Pack) -> ModelConfigMap:
     if problems:
         raise PackError(problems, pack.name)
     if pack.digest:
-        _COMPILED[pack.digest] = compiled
+        _COMPILED.put(pack.digest, compiled)
     return compiled
 
 

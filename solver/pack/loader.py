@@ -22,6 +22,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.expr import Condition, ExprError, parse, rule_condition
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
@@ -65,8 +66,10 @@ class PackSemantics:
     preferences: dict[str, Condition | None]
 
 
-_SEMANTICS: dict[str, PackSemantics] = {}
-_CACHE: dict[str, Pack] = {}
+# By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
+# must not accumulate in a long-lived process).
+_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT)
+_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT)
 
 
 def semantics(pack: Pack) -> PackSemantics:
@@ -78,7 +81,7 @@ def semantics(pack: Pack) -> PackSemantics:
         if problems:
             raise PackError(problems, pack.name)
         if pack.digest:
-            _SEMANTICS[pack.digest] = found
+            _SEMANTICS.put(pack.digest, found)
     return found
 
 
@@ -96,7 +99,7 @@ def _known(digest: str, root: Path) -> Pack | None:
         pack = Pack.from_json(entry["pack"], digest=digest, directory=str(root))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    _CACHE[digest] = pack
+    _CACHE.put(digest, pack)
     return pack
 
 
@@ -145,7 +148,7 @@ def load_directory(directory: str | Path) -> Pack:
             problems, pack.name if pack else root.name
         )
     assert pack is not None
-    _CACHE[digest] = pack
+    _CACHE.put(digest, pack)
     _store(pack)
     return pack
 
@@ -584,7 +587,7 @@ def _assemble(
         _check_model_config(pack, model_config_file, problems)
     found = _parse_conditions(pack, problems)
     if not problems:
-        _SEMANTICS[digest] = found
+        _SEMANTICS.put(digest, found)
     return pack
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.csp import CompiledPack, Extra, SearchTrace, State, compile_pack
 from solver.engine.opendomain import base_digest, widened
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
@@ -175,7 +176,7 @@ class Plan:
         return ranked, origin
 
 
-_PLANS: dict[str, Plan] = {}
+_PLANS: Lru[str, Plan] = Lru(PACKS_KEPT)  # as the compiled packs: widened packs come and go
 _UNDECIDED = object()
 _RANKINGS_KEPT = 1 << 15
 
@@ -199,7 +200,7 @@ def plan_for(pack: Pack) -> Plan:
             warn_rules={k: tuple(v) for k, v in warn.items()},
         )
         if pack.digest:
-            _PLANS[pack.digest] = plan
+            _PLANS.put(pack.digest, plan)
     return plan
 
 
