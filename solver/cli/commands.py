@@ -691,12 +691,16 @@ def cmd_choices(args: argparse.Namespace) -> int:
         return EXIT_OK
     for name, possible in choices.possible.items():
         opened = choices.open.get(name)
-        shown = ", ".join(str(v) for v in possible) or (
+        warned = choices.warned.get(name, {})
+        shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
             "(none of the listed values)" if opened else "(none: the inputs conflict)"
         )
         print(
             f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
         )
+        for value, rules in warned.items():
+            because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
+            print(f"    ⚠ {value} works, with a warning ({because})")
         for value, items in choices.excluded.get(name, {}).items():
             print(f"    not {value}: " + ", ".join(i.label() for i in items))
     return EXIT_OK
