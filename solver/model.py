@@ -337,14 +337,14 @@ class Launcher(Record):
     positional_model: tuple[str, ...] = ()
     model_flags: tuple[str, ...] = ()
     config_flag: str | None = None
-    # `--detect` (solver/detect.py): the fact each detected quantity fills (a key of
+    # `--detect` (solver/inputs/detect.py): the fact each detected quantity fills (a key of
     # DETECTED_QUANTITIES; a quantity with no fact is not reported), and the value of the
     # `platform` fact for each kind of host found (a key of DETECTED_HOSTS).
     detect: dict[str, str] = dataclasses.field(default_factory=dict)
     detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-# What `--detect` can find (solver/detect.py): the accelerator kind, the GPU architecture (a compute
+# What `--detect` can find (solver/inputs/detect.py): the accelerator kind, the GPU architecture (a compute
 # capability as smXY, or a gfx target), how many GPUs, and whether the CPU has AMX tiles; and the
 # kinds of host it tells apart.
 DETECTED_QUANTITIES = ("platform", "gpu_arch", "gpu_count", "cpu_amx")

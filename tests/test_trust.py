@@ -314,6 +314,8 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         ("mi355x", "gfx950"),
         ("9.0", "sm90"),
         ("12.1", "sm121"),
+        ("T4", "sm75"),
+        ("7.5", "sm75"),
     ],
 )
 def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
@@ -335,3 +337,64 @@ def test_did_you_mean_searches_aliases(capsys: pytest.CaptureFixture[str]) -> No
         "architecture=LlamaForCausalLM",
     )
     assert code == 2 and "'sm90'" in err and "'sm100'" not in err.split("did you mean")[1][:20]
+
+
+def test_did_you_mean_searches_labels(capsys: pytest.CaptureFixture[str]) -> None:
+    """A word of a value's label (`Hopper`) is a did-you-mean, though not an alias."""
+    code, _, err = run(capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=hoper")
+    assert code == 2 and "'sm90'" in err.split("did you mean")[1][:40]
+
+
+@pytest.mark.parametrize(
+    ("typed", "offered"), [("H1", ["gpu_arch=H100"]), ("t", ["gpu_arch=T4"]), ("sm9", ["gpu_arch=sm90"])]
+)
+def test_completion_completes_gpu_names(typed: str, offered: list[str]) -> None:
+    from solver.cli.completion import complete
+
+    assert complete(["check", "--set", "platform=cuda", "--set", f"gpu_arch={typed}"]) == offered
+
+
+# --- warnings that show ------------------------------------------------------------------------
+
+CUDA_LLAMA = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+
+
+def test_choices_json_marks_warned_values_with_their_rules(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "choices", "attention_backend", *CUDA_LLAMA, "--json")
+    entry = json.loads(out)["choices"]["attention_backend"]
+    assert code == 0
+    assert entry["warned"]["wave"] == {"rules": ["wave-needs-rocm"]}
+    assert set(entry["warned"]) <= set(entry["possible"])  # warned values still work
+    assert "triton" not in entry["warned"] and "fa3" not in entry["warned"]
+
+
+def test_choices_text_shows_warned_values_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    pack = load_pack("sglang")
+    code, out, _ = run(capsys, "choices", "attention_backend", *CUDA_LLAMA)
+    assert code == 0 and "wave ⚠" in out and "triton ⚠" not in out
+    assert f"⚠ wave works, with a warning (wave-needs-rocm: {pack.rule('wave-needs-rocm').because})" in out
+
+
+def test_matrix_marks_a_working_pair_that_a_warn_rule_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(
+        capsys, "matrix", "attention_backend", "platform", "--set", "architecture=LlamaForCausalLM", "--json"
+    )
+    cells = {(c["row"], c["column"]): c for c in json.loads(out)["cells"]}
+    assert code == 0
+    assert cells[("wave", "cuda")]["ok"] and cells[("wave", "cuda")]["warned"] == {
+        "rules": ["wave-needs-rocm"]
+    }
+    assert "warned" not in cells[("triton", "cuda")]
+    code, text, _ = run(
+        capsys, "matrix", "attention_backend", "platform", "--set", "architecture=LlamaForCausalLM"
+    )
+    assert "⚠ [" in text and "works, with a warning: wave-needs-rocm" in text
+
+
+def test_completion_lists_warned_values_after_the_clean_ones() -> None:
+    from solver.cli.completion import complete
+
+    offered = [w.split("=", 1)[1] for w in complete(["check", *CUDA_LLAMA, "--set", "attention_backend="])]
+    assert "wave" in offered and "triton" in offered
+    assert offered.index("auto") < offered.index("wave")
+    assert max(offered.index(v) for v in ("triton", "fa3", "flashinfer")) < offered.index("wave")

@@ -80,8 +80,9 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     g.add_argument(
         "--detect",
         action="store_true",
-        help="detect the platform and GPU architecture with the vendor tools on PATH "
-        "(nvidia-smi, rocminfo); source 'detected', and what you --set wins",
+        help="detect the platform, GPU architecture and GPU count with the vendor tools on PATH "
+        "(nvidia-smi, rocminfo, rocm-smi) and, with platform=cpu, the CPU's AMX support; source "
+        "'detected', reported on stderr, and what you --set wins",
     )
     g.add_argument(
         "--strict",
@@ -419,6 +420,27 @@ def load(args: argparse.Namespace) -> Any:
     return load_pack(args.pack)
 
 
+def _detected(pack: Any, typed: dict[str, str]) -> dict[str, Any]:
+    """`--detect`: the detected pins, after saying on stderr what was found and how (or what was
+    not, and why), so a detected value is never a silent one."""
+    from solver.inputs.detect import detect
+    from solver.inputs.pins import _lookup, coerce
+    from solver.render.text import describe_pin
+
+    given = {}
+    for raw, text in typed.items():
+        name = _lookup(pack, raw)
+        value = coerce(pack.fields[name], text)[0] if name is not None else None
+        if name is not None and value is not None:
+            given[name] = value
+    found = detect(pack, given=given)
+    for note in found.notes:
+        print(f"confsolve: --detect: {note}", file=sys.stderr)
+    shown = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in found.pins.items()) or "nothing"
+    print(f"confsolve: --detect set {shown}", file=sys.stderr)
+    return dict(found.pins)
+
+
 def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """Options and facts from --set, --assume, --model-config, --env-from-os, --detect and a
     launch command after `--` (read into `args.command_read`).
@@ -447,9 +469,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
     if getattr(args, "detect", False):
-        from solver.inputs.detect import detect_facts
-
-        facts.update(detect_facts(pack))
+        facts.update(_detected(pack, {**assumed, **sets}))
     if getattr(args, "env_from_os", False):
         facts.update(facts_from_environ(pack))
     if model_path:
@@ -676,12 +696,16 @@ def cmd_choices(args: argparse.Namespace) -> int:
         return EXIT_OK
     for name, possible in choices.possible.items():
         opened = choices.open.get(name)
-        shown = ", ".join(str(v) for v in possible) or (
+        warned = choices.warned.get(name, {})
+        shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
             "(none of the listed values)" if opened else "(none: the inputs conflict)"
         )
         print(
             f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
         )
+        for value, rules in warned.items():
+            because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
+            print(f"    ⚠ {value} works, with a warning ({because})")
         for value, items in choices.excluded.get(name, {}).items():
             print(f"    not {value}: " + ", ".join(i.label() for i in items))
     return EXIT_OK

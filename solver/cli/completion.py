@@ -160,11 +160,23 @@ def _assignment(flag: str, prefix: str, state: _State) -> list[str]:
         from solver.reasoning.diagnose import valid_choices
 
         options, facts = _inputs(state, pack, skip=name)
-        values = valid_choices(pack, options, facts, fields=[name], reasons=False).possible[name]
+        found = valid_choices(pack, options, facts, fields=[name], reasons=False)
+        warned = list(found.warned.get(name, {}))
+        values = [v for v in found.possible[name] if v not in warned]
     except SolverError:
-        values = list(fld.domain)
-    shown = [_show(v) for v in values] + ([fld.auto] if fld.auto else [])
-    return [f"{raw}={v}" for v in shown if v.startswith(typed)]
+        values, warned = list(fld.domain), []
+    # Values a warn rule flags (the launcher takes them; they are expected to fail) come last.
+    shown = [_show(v) for v in values] + ([fld.auto] if fld.auto else []) + [_show(v) for v in warned]
+    matches = [v for v in shown if v.startswith(typed)]
+    if typed and not matches and fld.aliases:
+        # A GPU name or compute capability (`gpu_arch=H1`): complete the alias, which --set takes.
+        folded = typed.lower()
+        matches = [
+            alias
+            for alias, meant in fld.aliases.items()
+            if alias.lower().startswith(folded) and meant in values
+        ]
+    return [f"{raw}={v}" for v in matches]
 
 
 def _fields_of(state: _State) -> list[str]:

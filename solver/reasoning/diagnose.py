@@ -376,6 +376,9 @@ class Choices:
     # Open fields (`solver.engine.opendomain`): the range beyond the values listed above, in words.
     # Those values were not tried; each is checked when a request names it.
     open: dict[str, str] = field(default_factory=dict)
+    # Possible values that a warn rule flags given the other inputs (the launcher accepts them
+    # and they are expected to fail): value -> the warn rules' ids, in declaration order.
+    warned: dict[str, dict[Scalar, list[str]]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -390,7 +393,8 @@ class Choices:
                     ],
                     "rules": [i.name for i in items if i.kind == "rule"],
                 }
-            out[name] = {"possible": list(values), "excluded": excluded}
+            warned = {_key(v): {"rules": list(rules)} for v, rules in self.warned.get(name, {}).items()}
+            out[name] = {"possible": list(values), "excluded": excluded, "warned": warned}
             if name in self.open:
                 out[name]["open"] = self.open[name]
         return {"schema": 1, "status": "choices", "choices": out}
@@ -469,6 +473,7 @@ def valid_choices(
             supports.add(witness)
             last = witness
         out.possible[name] = [v for v in domain if v in possible]
+        out.warned[name] = plan.warned(name, others, out.possible[name])
         opened = pack.fields[name].open
         if opened is not None:
             out.open[name] = opened.text()

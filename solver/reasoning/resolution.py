@@ -97,20 +97,24 @@ class Plan:
         return tuple(sorted(reads))
 
     def flagged(self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]) -> dict[Scalar, str]:
+        """Those of `values` that break a warn rule (see `warned`), each with the first such rule."""
+        return {value: rules[0] for value, rules in self.warned(name, assigned, values).items()}
+
+    def warned(self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]) -> dict[Scalar, list[str]]:
         """Those of `values` that break a warn rule whatever its undecided fields will hold
-        (three-valued evaluation with `assigned`), each with the first such rule.
+        (three-valued evaluation with `assigned`), each with every such rule in declaration order.
 
         Not only once every other field of the rule is decided: the split attention backends are
         decided after `attention_backend` and follow it, so a rule over all three would never
         flag the choice that matters."""
-        out: dict[Scalar, str] = {}
+        out: dict[Scalar, list[str]] = {}
         rules = self.compiled.warn_rules
         for rid in self.warn_rules.get(name, ()):
             partial = rules[rid].partial
             for value in values:
-                if value not in out and partial({**assigned, name: value}) is False:
-                    out[value] = rid
-        return out
+                if partial({**assigned, name: value}) is False:
+                    out.setdefault(value, []).append(rid)
+        return {value: out[value] for value in values if value in out}
 
     def chain(self, name: str, assigned: Mapping[str, Scalar]) -> tuple[list[Scalar], Preference | None]:
         """The launcher's own default chain for an unset field: the values of its first

@@ -18,7 +18,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
@@ -28,13 +28,15 @@ from solver.reasoning.conflicts import Item, minimal_reason
 __all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]
 
 FORMATS = ("text", "markdown", "csv", "html")
-OK, NO = "✓", "✗"
+OK, NO, WARN = "✓", "✗", "⚠"
 DOT_TIMEOUT_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
 class Matrix:
-    """Rows × columns; `reasons[(row, col)]` is the minimal reason of each pair that fails."""
+    """Rows × columns; `reasons[(row, col)]` is the minimal reason of each pair that fails, and
+    `warned[(row, col)]` the warn rules a working pair breaks (the launcher takes it, and it is
+    expected to fail)."""
 
     pack: Pack
     row_field: str
@@ -42,6 +44,7 @@ class Matrix:
     rows: tuple[Scalar, ...]
     cols: tuple[Scalar, ...]
     reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]]
+    warned: dict[tuple[Scalar, Scalar], tuple[str, ...]] = field(default_factory=dict)
 
     def ok(self, row: Scalar, col: Scalar) -> bool:
         return (row, col) not in self.reasons
@@ -63,6 +66,17 @@ class Matrix:
                     seen.append(self.shown_reason(row, col))
         return seen
 
+    def warnings(self) -> list[tuple[str, ...]]:
+        """The distinct warn-rule sets of working cells, first seen first (numbered after the
+        footnotes of the failing cells)."""
+        seen: list[tuple[str, ...]] = []
+        for row in self.rows:
+            for col in self.cols:
+                rules = self.warned.get((row, col))
+                if rules and rules not in seen:
+                    seen.append(rules)
+        return seen
+
     def to_json(self) -> dict[str, Any]:
         cells = []
         for row in self.rows:
@@ -70,6 +84,8 @@ class Matrix:
                 cell: dict[str, Any] = {"row": row, "column": col, "ok": self.ok(row, col)}
                 if not cell["ok"]:
                     cell["reason"] = _reason_json(self.reasons[(row, col)])
+                elif (row, col) in self.warned:
+                    cell["warned"] = {"rules": list(self.warned[(row, col)])}
                 cells.append(cell)
         return {
             "schema": 1,
@@ -164,7 +180,32 @@ def compatibility(
             if cp.satisfiable({**background, row_field: row}, task="filling the matrix"):
                 continue
             reasons[(row, col)] = why(row_field, row, background)
-    return Matrix(pack, row_field, col_field, tuple(rows), tuple(cols), reasons)
+    warned = _warned(
+        pack, values, row_field, col_field, [(r, c) for c in cols for r in rows if (r, c) not in reasons]
+    )
+    return Matrix(pack, row_field, col_field, tuple(rows), tuple(cols), reasons, warned)
+
+
+def _warned(
+    pack: Pack,
+    values: Mapping[str, Scalar],
+    row_field: str,
+    col_field: str,
+    cells: list[tuple[Scalar, Scalar]],
+) -> dict[tuple[Scalar, Scalar], tuple[str, ...]]:
+    """The warn rules each working cell breaks whatever the fields left open hold."""
+    from solver.reasoning.resolution import plan_for
+
+    plan = plan_for(pack)
+    rules = dict.fromkeys([*plan.warn_rules.get(row_field, ()), *plan.warn_rules.get(col_field, ())])
+    conditions = plan.compiled.warn_rules
+    out: dict[tuple[Scalar, Scalar], tuple[str, ...]] = {}
+    for row, col in cells:
+        cell = {**values, row_field: row, col_field: col}
+        broken = tuple(rid for rid in rules if conditions[rid].partial(cell) is False)
+        if broken:
+            out[(row, col)] = broken
+    return out
 
 
 # --- renderings -----------------------------------------------------------------------------
@@ -185,21 +226,28 @@ def _grid(m: Matrix, mark: Callable[[Scalar, Scalar], str]) -> list[list[str]]:
     return [head] + [[_show(r)] + [mark(r, c) for c in m.cols] for r in m.rows]
 
 
+def _warning_text(pack: Pack, rules: Sequence[str]) -> str:
+    return "; ".join(f"{rid} ({pack.rule(rid).because.rstrip('.')})" for rid in rules)
+
+
 def _marker(m: Matrix) -> Callable[[Scalar, Scalar], str]:
-    number = {reason: i for i, reason in enumerate(m.footnotes(), 1)}
+    notes = m.footnotes()
+    number = {reason: i for i, reason in enumerate(notes, 1)}
+    warn_number = {rules: i for i, rules in enumerate(m.warnings(), len(notes) + 1)}
 
     def mark(row: Scalar, col: Scalar) -> str:
-        return OK if m.ok(row, col) else f"{NO} [{number[m.shown_reason(row, col)]}]"
+        if not m.ok(row, col):
+            return f"{NO} [{number[m.shown_reason(row, col)]}]"
+        rules = m.warned.get((row, col))
+        return f"{WARN} [{warn_number[rules]}]" if rules else OK
 
     return mark
 
 
 def _footnote_lines(m: Matrix, style: str) -> list[str]:
-    lines = []
-    for i, reason in enumerate(m.footnotes(), 1):
-        text = _reason_text(m.pack, reason)
-        lines.append(f"{i}. {text}" if style == "markdown" else f"  [{i}] {text}")
-    return lines
+    texts = [_reason_text(m.pack, reason) for reason in m.footnotes()]
+    texts += [f"{WARN} works, with a warning: {_warning_text(m.pack, rules)}" for rules in m.warnings()]
+    return [f"{i}. {text}" if style == "markdown" else f"  [{i}] {text}" for i, text in enumerate(texts, 1)]
 
 
 def render(m: Matrix, fmt: str) -> str:
@@ -212,6 +260,8 @@ def render(m: Matrix, fmt: str) -> str:
             for col in m.cols:
                 ok = m.ok(row, col)
                 reason = "" if ok else _reason_text(m.pack, m.reasons[(row, col)])
+                if ok and (row, col) in m.warned:
+                    reason = f"warning: {_warning_text(m.pack, m.warned[(row, col)])}"
                 writer.writerow([_cell(_show(row)), _cell(_show(col)), "yes" if ok else "no", _cell(reason)])
         return out.getvalue()
     if fmt == "html":
@@ -228,7 +278,8 @@ def render(m: Matrix, fmt: str) -> str:
             "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in grid
         ]
         notes = _footnote_lines(m, "text")
-        return "\n".join(lines + (["", "why not:", *notes] if notes else [])) + "\n"
+        header = "why not, and warnings:" if m.warnings() else "why not:"
+        return "\n".join(lines + (["", header, *notes] if notes else [])) + "\n"
     raise ValueError(f"unknown matrix format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
@@ -252,7 +303,8 @@ def _html(m: Matrix) -> str:
         '<html><head><meta charset="utf-8">',
         f"<title>{esc(title)}</title>",
         "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 8px;"
-        "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}</style>",
+        "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}"
+        "td.warn{background:#ffd;cursor:help}</style>",
         "</head><body>",
         f"<table><caption>{esc(title)}</caption>",
         "<tr><th>"
@@ -264,7 +316,10 @@ def _html(m: Matrix) -> str:
     for row in m.rows:
         cells = []
         for col in m.cols:
-            if m.ok(row, col):
+            if m.ok(row, col) and (row, col) in m.warned:
+                why = esc(_warning_text(m.pack, m.warned[(row, col)]), quote=True)
+                cells.append(f'<td class="warn" title="{why}">{WARN}</td>')
+            elif m.ok(row, col):
                 cells.append(f'<td class="ok">{OK}</td>')
             else:
                 why = esc(_reason_text(m.pack, m.reasons[(row, col)]), quote=True)

@@ -165,9 +165,11 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
             choices={
                 "type": "object",
                 "additionalProperties": _obj(
-                    ["possible", "excluded"],
+                    ["possible", "excluded", "warned"],
                     possible=_SCALARS,
                     excluded={"type": "object", "additionalProperties": _REASON},
+                    # a possible value a warn rule flags given the other inputs: the rules' ids
+                    warned={"type": "object", "additionalProperties": _obj(["rules"], rules=_STRINGS)},
                     # an open integer field: the range beyond the listed values, in words
                     open={"type": "string"},
                 ),
