@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from solver.budget import Budget
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
 from solver.engine.supports import Supports, supports_for
@@ -381,7 +382,14 @@ _SET_TRIALS = 8
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False, predict=predict)
+        res = resolve_pins(
+            plan.pack,
+            pins,
+            reasons=False,
+            explain_failure=False,
+            predict=predict,
+            budget=plan.compiled.budget,
+        )
     except (Unsatisfiable, InvalidInput):
         return None
     return dict(res.values)
@@ -427,15 +435,17 @@ def valid_choices(
     *,
     fields: Sequence[str] | None = None,
     reasons: bool = True,
+    budget: Budget | None = None,
 ) -> Choices:
     """The values each option (or each of `fields`) can still take given the other inputs.
 
     Exact, not just arc-consistent: a value is possible only if a whole configuration has it. A
     field's own pin is left out when its choices are computed (they answer "what else could I set").
+    `budget`: the search steps the call may spend (see `solver.budget`).
     """
     pins = collect_pins(pack, options, facts)
     pack = widened(pack, pins)
-    plan = plan_for(pack)
+    plan = plan_for(pack).within(budget)
     cp = plan.compiled
     names = list(fields) if fields is not None else pack.options
     unknown = [n for n in names if n not in pack.fields]
