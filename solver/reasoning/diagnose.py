@@ -33,7 +33,15 @@ from solver.reasoning.conflicts import (
 )
 from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
 
-__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for", "valid_choices"]
+__all__ = [
+    "Choices",
+    "chain_failure",
+    "prepare_choices",
+    "remember_solution",
+    "repairs",
+    "unsatisfiable_for",
+    "valid_choices",
+]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
@@ -480,6 +488,14 @@ def valid_choices(
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out
+
+
+def remember_solution(pack: Pack, pins: Mapping[str, Pin], values: Mapping[str, Scalar]) -> bool:
+    """Keep a complete configuration met elsewhere (a resolution of `pins`, which holds every
+    hard rule) as a known solution for later `valid_choices` on the same request: a server that
+    has just resolved a click's request then lists its choices without resolving it again.
+    False when it was known already."""
+    return supports_for(plan_for(widened(pack, pins)).compiled).add(values)
 
 
 def prepare_choices(pack: Pack) -> int:
