@@ -20,7 +20,7 @@ from typing import Any
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
 from solver.engine.supports import Supports, supports_for
-from solver.engine.tracing import traced_base
+from solver.engine.tracing import traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
@@ -168,7 +168,7 @@ class _Options:
         self.cp = cp
         self.task = task
         self.state = cp.start(pins)
-        self.traced = traced_base(cp, pins)
+        self.traced = traced_domains(cp, pins)  # (only its domains are read here)
 
     def witness(
         self,
