@@ -15,15 +15,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
+from constraints import DEFAULT_PACK
+
 if TYPE_CHECKING:
     from solver.errors import SolverError
 
 # Nothing else at module level: `confsolve --help` imports this module and argparse, and no more;
 # each command imports what it uses (pydantic, the engine) when it runs.
 
-__all__ = ["build_parser", "main"]
+__all__ = ["DEFAULT_PACK", "build_parser", "main"]
 
-DEFAULT_PACK = "sglang"  # the pack every command uses without --pack
 EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
 
@@ -97,7 +98,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         "--pack",
         default=DEFAULT_PACK,
         metavar="NAME_OR_PATH",
-        help="a shipped pack name or a pack directory (default: sglang)",
+        help=f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})",
     )
     _add_budget(g)
     _add_colour(g)
@@ -233,7 +234,7 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
-        "against a declarative rule pack (default: SGLang).",
+        f"against a declarative rule pack (default: {DEFAULT_PACK}).",
         epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
@@ -377,7 +378,7 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
     )
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
 
@@ -387,9 +388,25 @@ def _add_packs(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.set_defaults(func=cmd_packs)
 
 
+def _nothing_to_resolve(pack: Any) -> Any:
+    """The issue of an empty request, with the pack's own example request (`[pack] example`)."""
+    from solver.errors import InputIssue
+    from solver.render.text import _show
+
+    example = " ".join(f"--set {name}={_show(value)}" for name, value in pack.example.items())
+    facts = [name for name, field in pack.fields.items() if field.kind == "fact"]
+    return InputIssue(
+        field=next(iter(pack.example), facts[0] if facts else "--set"),
+        value=None,
+        message="nothing to resolve: give the facts of the machine and model, "
+        + (f"e.g. {example}, " if example else "with --set FIELD=VALUE, ")
+        + "or --model-config PATH/config.json",
+    )
+
+
 def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("show", help=_help("show"))
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
@@ -521,19 +538,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="platform",
-                    value=None,
-                    message=(
-                        "nothing to resolve: give the facts of the machine and model, e.g. "
-                        "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
-                        "or --model-config PATH/config.json"
-                    ),
-                )
-            ]
-        )
+        raise InvalidInput([_nothing_to_resolve(pack)])
     try:
         pins = collect_pins(pack, options, facts)
         res = resolve_pins(pack, pins, strict=args.strict, budget=args.command_budget)

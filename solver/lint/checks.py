@@ -30,6 +30,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from constraints import DEFAULT_PACK
 from solver import progress as _progress
 from solver.budget import Budget, CommandBudgetExceeded
 
@@ -1387,7 +1388,7 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
         description="Analyse a rule pack. Exit 1 when error findings remain that are not "
         "acknowledged; `--explain CODE` describes a finding code.",
     )
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
     p.add_argument(

@@ -711,9 +711,12 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            if not _entailed(cp, others, sem.whens.get(rule.id)):
+            # The launcher reads its own defaults for the resources nobody gave (SGLang's
+            # --dp-size 1 turns --enable-dp-attention off): they decide the `when` too.
+            given = {**_resource_defaults(plan, others), **others}
+            if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not _violated(cp, values, rule.id):
+            if not _violated(cp, {**given, target: pin.value}, rule.id):
                 continue
             replacement = next(
                 (
@@ -735,6 +738,18 @@ def _apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
+
+
+def _resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The launcher's default (first value of its chain) of each unset option the search may not
+    choose (`search = false`: the resources and the precision), as `launcher_view` takes them."""
+    assigned = dict(values)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name not in assigned and spec.kind == "option" and not spec.search:
+            out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
 
 
 def _entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
