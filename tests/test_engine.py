@@ -350,12 +350,14 @@ def test_choices_list_possible_values_and_a_reason_per_excluded_value(toy: Pack)
     assert doc["quant"] == {
         "possible": ["none", "fp8"],
         "excluded": {"fp4": {"pins": gpu_pin, "rules": ["fp4-needs-b200"]}},
+        "warned": {},
     }
     assert doc["kernel"] == {
         "possible": ["triton", "trtllm"],
         "excluded": {"cutlass": {"pins": gpu_pin, "rules": ["cutlass-not-a100"]}},
+        "warned": {},
     }
-    assert doc["fusion"] == {"possible": [False, True], "excluded": {}}
+    assert doc["fusion"] == {"possible": [False, True], "excluded": {}, "warned": {}}
     assert set(doc) == {"quant", "kernel", "fusion", "tp", "ep"}
 
 
