@@ -533,7 +533,8 @@ def packs(draw: st.DrawFn) -> PackSpec:
 
 @st.composite
 def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False) -> Case:
-    """A random pack and a random request against it. `unsearched`: about half the options are
+    """A random pack and a random request against it. `unsearched`: about half the options, and
+    about a third of the facts (a model's shape: assumed when not given, never searched), are
     `search = false`."""
     d = _Draw(draw)
     spec = _pack(d)
@@ -541,7 +542,8 @@ def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False)
         spec = replace(
             spec,
             fields=tuple(
-                replace(f, search=False) if f.kind == "option" and d.chance(2) else f for f in spec.fields
+                replace(f, search=False) if d.chance(2 if f.kind == "option" else 3) else f
+                for f in spec.fields
             ),
         )
     options, facts = _request(d, spec)
@@ -718,8 +720,9 @@ class Oracle:
 
     def predict(self, pins: Mapping[str, tuple[Scalar, str]], strict: bool) -> tuple[Expected, str | None]:
         """What the launcher does with the request as typed (`check`): every unset option takes
-        its chain (`chain_pick`); facts are decided as `expect` decides them. Second item: the
-        field whose chain fails (then `values` is None)."""
+        its chain (`chain_pick`); facts are decided as `expect` decides them (a `search = false`
+        fact: its chain, the value assumed). Second item: the field whose chain fails (then
+        `values` is None)."""
         return self._walk(pins, strict, predict=True)
 
     def _applicable(self, name: str, decided: Known) -> Iterator[tuple[PrefSpec, list[Scalar]]]:
@@ -794,7 +797,7 @@ class Oracle:
                 i = self.index[name]
                 seen = {row[i] for row in live}
                 spec = specs[name]
-                if spec.kind == "option" and (predict or not spec.search):
+                if not spec.search or (predict and spec.kind == "option"):
                     picked = self.chain_pick(name, decided, seen)
                     if picked is None:
                         failed = name

@@ -272,6 +272,36 @@ def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
 
 
 @law(150)
+@given(case=cases(unsearched=True), predict=st.booleans())
+def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) -> None:
+    """`assumed` names only facts no input gave, each with the value the answer has and a reason;
+    and every fact no input gave whose value the rules did not force (brute force: given the
+    inputs and the fields decided before it in graph order, another value has a configuration)
+    is there. A fact with `search = false` is never moved off its assumed value to make a rule
+    hold: left unset, it has its chain's value (brute force: `Oracle.chain_pick`)."""
+    try:
+        got = resolve(case.pack, case.options, case.facts, strict=case.strict, predict=predict)
+    except Unsatisfiable:
+        return
+    oracle = Oracle(case.spec)
+    given = set(case.options) | set(case.facts)
+    assumed = {a.field: a for a in got.assumed}
+    for name, record in assumed.items():
+        assert case.pack.fields[name].kind == "fact" and name not in given, name
+        assert record.value == got.values[name] and record.because
+    decided: dict[str, Scalar] = {n: got.values[n] for n in given}
+    for name in oracle.order:
+        spec = case.pack.fields[name]
+        if name not in given and spec.kind == "fact":
+            if len(oracle.possible(name, decided)) > 1:
+                assert name in assumed, (name, oracle.possible(name, decided), got.assumed)
+            if not spec.search:
+                seen = oracle.possible(name, decided)
+                assert got.values[name] == oracle.chain_pick(name, decided, seen), name
+        decided[name] = got.values[name]
+
+
+@law(150)
 @given(case=cases(unsearched=True))
 def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
     """`check` (predict mode) gives exactly what the launcher's own default chain gives (brute

@@ -398,3 +398,26 @@ def test_completion_lists_warned_values_after_the_clean_ones() -> None:
     assert "wave" in offered and "triton" in offered
     assert offered.index("auto") < offered.index("wave")
     assert max(offered.index(v) for v in ("triton", "fa3", "flashinfer")) < offered.index("wave")
+
+
+# --- model facts nobody gave: assumed, never searched ------------------------------------------
+
+
+def test_vllm_model_facts_nobody_gave_are_assumed_not_searched() -> None:
+    """Qwen2.5-7B's 28 heads (the pack's assumption when no config is read) do not split over
+    16 ranks: both commands refuse, naming the assumed fact, instead of picking a head count that
+    divides; the first repair changes the user's flag, not the model."""
+    pack = load_pack("vllm")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "Qwen2ForCausalLM", "num_gpus": 16}
+    for answer in (check, resolve):
+        with pytest.raises(Unsatisfiable) as info:
+            answer(pack, {"tensor_parallel_size": 16}, facts)
+        assert info.value.launcher_default is not None
+        assert info.value.launcher_default["field"] == "num_attention_heads"
+        pins = {(p.field, p.value, p.source) for p in info.value.conflict.pins}
+        assert ("num_attention_heads", 28, "assumed") in pins
+        assert "num_attention_heads" not in info.value.repairs[0].set
+    given = resolve(pack, {"tensor_parallel_size": 16}, {**facts, "num_attention_heads": 32})
+    assert given.values["num_attention_heads"] == 32
+    fits = check(pack, {"tensor_parallel_size": 4}, facts)
+    assert {a.field: a.value for a in fits.assumed}["num_attention_heads"] == 28

@@ -759,10 +759,8 @@ def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) ->
     """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
-    pins = ", ".join(
-        f"{p.field}={p.value}" + (" (its own default)" if p.source == "launcher-default" else "")
-        for p in exc.conflict.pins
-    )
+    said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
+    pins = ", ".join(f"{p.field}={p.value}" + said.get(p.source, "") for p in exc.conflict.pins)
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: `{render(first)}`."
@@ -773,8 +771,12 @@ def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) ->
     lead = ""
     if exc.launcher_default is not None:
         d = exc.launcher_default
+        assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
         lead = (
-            f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+            f"{d['field']} was not given and {d['field']}={d['value']} is assumed "
+            f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
+            if assumed
+            else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
     return (

@@ -286,10 +286,13 @@ def chain_failure(
     report = conflict_report(plan.compiled, core_pins, core_rules)
     ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
     for pin in core_pins:
-        if pin.source not in ("user", "adjusted", "launcher-default"):
+        # The launcher's own pick, or the assumed value of a fact the search may not choose (the
+        # failing field itself): set it; a user's value: change or drop it.
+        picked = pin.source == "launcher-default" or (pin.source == "assumed" and pin.field == name)
+        if not picked and pin.source not in ("user", "adjusted"):
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
-        if pin.source != "launcher-default":
+        if not picked:
             values = _try_resolve(plan, base, predict=predict)
             if values is not None:
                 ranked_fixes.append(
@@ -330,13 +333,24 @@ def chain_failure(
                     )
                 )
     ranked_fixes.sort(key=lambda item: item[0])
+    fact = pack.fields[name].kind == "fact"
+    if fact:  # an assumed fact is corrected only when the model differs: the user's flags first
+        ranked_fixes.sort(key=lambda item: name in item[1].set)
     fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
-    own = f"{describe_pin(pack, name, default, 'user')} is {pack.name}'s own default here" + (
-        f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref else ""
+    own = f"{describe_pin(pack, name, default, 'user')} is " + (
+        "assumed" if fact else f"{pack.name}'s own default here"
     )
-    if predict:
+    own += f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref and not fact else ""
+    own += f" (preference {pref.id}: {pref.because})" if pref and fact else ""
+    if fact:
+        lead = (
+            f"{name} was not given, and a fact is never searched to make the rules hold: {own}, and "
+            f"it cannot hold with the rest of the request. If it differs, --set {name}=VALUE (or read "
+            "it with --model-config)."
+        )
+    elif predict:
         lead = (
             f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
             "the rest of the request."

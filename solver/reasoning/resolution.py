@@ -23,6 +23,7 @@ from solver.model import (
     AdjustmentRecord,
     AssumedRecord,
     DepartureRecord,
+    Field,
     Pack,
     Pin,
     Preference,
@@ -108,7 +109,9 @@ class Plan:
         """Those of `values` that break a warn rule (see `warned`), each with the first such rule."""
         return {value: rules[0] for value, rules in self.warned(name, assigned, values).items()}
 
-    def warned(self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]) -> dict[Scalar, list[str]]:
+    def warned(
+        self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
+    ) -> dict[Scalar, list[str]]:
         """Those of `values` that break a warn rule whatever its undecided fields will hold
         (three-valued evaluation with `assigned`), each with every such rule in declaration order.
 
@@ -433,7 +436,11 @@ def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> d
                 value=value,
                 source=("launcher-default" if fields[name].kind == "option" else "assumed"),
             )
-    view[failed.field] = Pin(field=failed.field, value=failed.chain[0], source="launcher-default")
+    view[failed.field] = Pin(
+        field=failed.field,
+        value=failed.chain[0],
+        source="launcher-default" if fields[failed.field].kind == "option" else "assumed",  # a fact
+    )
     assigned = {n: p.value for n, p in view.items()}
     for name in plan.order:
         spec = fields[name]
@@ -602,7 +609,7 @@ def _decide(
         current = state.domain(name)
         trace.domains[name] = tuple(current)
         spec = fields[name]
-        if (predict or not spec.search) and name not in values and spec.kind == "option":
+        if name not in values and _chained(spec, predict):
             chain, pref = plan.chain(name, decided)
             log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
             found = _first_working(plan, state, witness, name, chain, current)
@@ -744,6 +751,13 @@ def _apply_adjustments(
     return pins, adjusted
 
 
+def _chained(spec: Field, predict: bool) -> bool:
+    """Whether an unset field takes its chain (the first applicable preference's values, else its
+    default) instead of the search's best value: an option in predict mode, and any field the
+    search may not choose (`search = false`: resources, precision, a model's shape facts)."""
+    return not spec.search or (predict and spec.kind == "option")
+
+
 def _resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
     """The launcher's default (first value of its chain) of each unset option the search may not
     choose (`search = false`: the resources and the precision), as `launcher_view` takes them."""
@@ -835,7 +849,7 @@ def _provenance(
     before = ranked[: ranked.index(value)] if value in ranked else []
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
     field = pack.fields[name]
-    chained = field.kind == "option" and (predict or not field.search)  # the launcher's chain
+    chained = _chained(field, predict)  # the launcher's chain, or a fact's assumed default
     if not chained:
         rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
     pref = origin.get(value)
