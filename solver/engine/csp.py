@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo
-from solver.engine.expr import Condition
 from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
 from solver.model import Pack, Scalar
+from solver.pack.expr import Condition
 from solver.pack.loader import semantics
 
 __all__ = [

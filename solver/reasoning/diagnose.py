@@ -33,7 +33,15 @@ from solver.reasoning.conflicts import (
 )
 from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
 
-__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for", "valid_choices"]
+__all__ = [
+    "Choices",
+    "chain_failure",
+    "conflict_text",
+    "prepare_choices",
+    "repairs",
+    "unsatisfiable_for",
+    "valid_choices",
+]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
@@ -493,3 +501,16 @@ def prepare_choices(pack: Pack) -> int:
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
     return supports_for(plan.compiled).size
+
+
+def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
+    """The text of a conflict with its repairs written by `render`, the front end's own syntax
+    (a launch command, a launcher's flags); the exception's message when it does not carry the
+    request it was raised for."""
+    if not exc.request:
+        return exc.message
+    from solver.engine.opendomain import widened
+    from solver.render.text import conflict_message
+
+    plan = plan_for(widened(pack, exc.request))
+    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)
