@@ -42,9 +42,9 @@ def cmd_count(args: argparse.Namespace) -> int:
         limit = Limit.parse(args.limit)
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
-    budget = getattr(args, "search_budget", None)
-    if budget is not None:  # --budget bounds the count too (the tighter of the two)
-        limit = Limit(steps=min(budget, limit.steps or budget), seconds=limit.seconds)
+    steps = args.command_budget.total  # the command's --budget bounds the count too (the tighter)
+    if steps is not None and (limit.steps is None or steps < limit.steps):
+        limit = Limit(steps=steps, seconds=limit.seconds, option="--budget")
     pack = load(args)
     options, facts = gather(args, pack)
     pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
@@ -60,7 +60,6 @@ def cmd_count(args: argparse.Namespace) -> int:
         _dump(result.to_json())
         return 0
     given = ", ".join(f"{n}={show(v)}" for n, v in pins.items()) or "no inputs"
-
     print(
         f"{count_text(result.count)} valid configurations ({given}; "
         f"{result.steps} steps, {result.seconds:.2f} s)"

@@ -46,6 +46,9 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
         f"default {DEFAULT_COUNT_SECONDS:g}s)",
     )
     p.add_argument("--json", action="store_true", help="print the JSON document")
+    from solver.cli.commands import _add_budget
+
+    _add_budget(p)
     p.set_defaults(func=cmd_diff)
 
 
@@ -89,7 +92,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         pins[name] = good[0]
     if issues:
         raise InvalidInput(issues)
-    result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
+    result = diff(
+        old, new, pins, samples=args.samples, seed=args.seed, limit=limit, budget=args.command_budget
+    )
     if args.json:
         from solver.cli.commands import _dump
 

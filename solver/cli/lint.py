@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import Any
 
 from constraints import DEFAULT_PACK
+from solver.budget import Budget
 from solver.lint.checks import CODES, ENUMERATE_FACTS, LINT_BUDGET, SAMPLE_FACTS, explain_code, lint
 
 
@@ -34,9 +36,10 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--budget",
         type=int,
-        default=LINT_BUDGET,
+        default=None,
         metavar="STEPS",
-        help=f"search steps per solver call (default {LINT_BUDGET})",
+        help=f"search steps for the whole lint, each question included, with exit 4 when they run "
+        f"out (default: $CONFSOLVE_BUDGET, else {LINT_BUDGET} per question and no total)",
     )
     p.set_defaults(func=cmd_lint)
 
@@ -78,7 +81,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         else:
             print(explain_code(code))
         return 0
-    if args.samples < 1 or args.budget < 1:
+    if args.samples < 1 or (args.budget is not None and args.budget < 1):
         raise InvalidInput(
             [
                 InputIssue(
@@ -88,7 +91,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         )
     from solver.cli.commands import load
 
-    report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)
+    steps = args.budget if args.budget is not None else getattr(args, "search_budget", None)
+    meter = Budget.for_command(steps) if steps is not None or os.environ.get("CONFSOLVE_BUDGET") else None
+    report = lint(load(args), samples=args.samples, seed=args.seed, budget=meter or LINT_BUDGET)
     if args.json:
         from solver.cli.commands import _dump
 

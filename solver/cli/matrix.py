@@ -19,7 +19,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     names = [_lookup(pack, raw) or raw for raw in (args.row_field, args.col_field)]
     options, facts = gather(args, pack)
     pins = collect_pins(pack, options, facts)
-    matrix = compatibility(pack, names[0], names[1], pins)
+    matrix = compatibility(pack, names[0], names[1], pins, budget=args.command_budget)
     if args.json:
         from solver.cli.commands import _dump
 
