@@ -253,7 +253,7 @@ def test_check_detect_with_fake_nvidia_smi_reports_and_bounds_the_gpus(tmp_path:
     if any(Path(d, "nvidia-smi").exists() for d in ("/bin", "/usr/bin")):
         pytest.skip("a real nvidia-smi is on the fallback PATH")
     env = _fake_tools(tmp_path, nvidia_smi=H100 * 4)
-    llama = ["--set", "architecture=LlamaForCausalLM"]
+    llama = ["--pack", "vllm", "--set", "architecture=LlamaForCausalLM"]
     done = _confsolve(env, "check", "--detect", *llama, "--json")
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
@@ -261,12 +261,11 @@ def test_check_detect_with_fake_nvidia_smi_reports_and_bounds_the_gpus(tmp_path:
     assert doc["provenance"]["num_gpus"]["source"] == "detected"
     assert "nvidia-smi: 4 x NVIDIA H100 80GB HBM3 (sm90)" in done.stderr
     assert "--detect set platform=cuda" in done.stderr
-    # Eight ranks on four GPUs: a conflict naming the bound, never a silently smaller --tp-size.
-    too_many = _confsolve(env, "check", "--detect", *llama, "--set", "tp_size=8")
-    assert too_many.returncode == 1 and "par-ranks-within-gpus" in too_many.stdout
-    searched = _confsolve(env, "resolve", "--detect", *llama, "--set", "tp_size=8")
-    assert searched.returncode == 1 and "par-ranks-within-gpus" in searched.stderr
-    assert "use --tp-size 4" in searched.stderr
+    # Eight ranks on four GPUs: a conflict naming the bound, never a silently smaller size.
+    too_many = _confsolve(env, "check", "--detect", *llama, "--set", "tensor_parallel_size=8")
+    assert too_many.returncode == 1 and "world-size-within-4-gpus" in too_many.stdout
+    searched = _confsolve(env, "resolve", "--detect", *llama, "--set", "tensor_parallel_size=8")
+    assert searched.returncode == 1 and "world-size-within-4-gpus" in searched.stderr
 
 
 def test_detect_with_no_tool_on_path_says_so(tmp_path: Path) -> None:
@@ -276,3 +275,12 @@ def test_detect_with_no_tool_on_path_says_so(tmp_path: Path) -> None:
     done = _confsolve(env, "check", "--detect", "--set", "platform=cuda", "--set", "gpu_arch=sm90")
     assert "no GPU found: nvidia-smi, rocminfo, rocm-smi not on PATH" in done.stderr
     assert "--detect set nothing" in done.stderr
+
+
+def test_a_pack_without_a_detect_table_gets_the_facts_named_like_the_quantities() -> None:
+    from solver import load_pack
+
+    pack = load_pack("sglang")
+    assert pack.launcher is not None and not pack.launcher.detect  # (the SGLang pack has no table)
+    pins = detect(pack, run=tools(nvidia_smi=H100 * 2), read_cpuinfo=lambda: None, environ={}).pins
+    assert {n: p.value for n, p in pins.items()} == {"platform": "cuda", "gpu_arch": "sm90"}

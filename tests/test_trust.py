@@ -314,8 +314,6 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         ("mi355x", "gfx950"),
         ("9.0", "sm90"),
         ("12.1", "sm121"),
-        ("T4", "sm75"),
-        ("7.5", "sm75"),
     ],
 )
 def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
@@ -346,7 +344,7 @@ def test_did_you_mean_searches_labels(capsys: pytest.CaptureFixture[str]) -> Non
 
 
 @pytest.mark.parametrize(
-    ("typed", "offered"), [("H1", ["gpu_arch=H100"]), ("t", ["gpu_arch=T4"]), ("sm9", ["gpu_arch=sm90"])]
+    ("typed", "offered"), [("H1", ["gpu_arch=H100"]), ("B3", ["gpu_arch=B300"]), ("sm9", ["gpu_arch=sm90"])]
 )
 def test_completion_completes_gpu_names(typed: str, offered: list[str]) -> None:
     from solver.cli.completion import complete

@@ -5,7 +5,8 @@ Owns asking the vendor tools that are on PATH — `nvidia-smi` (NVIDIA), then `r
 answers generically: compute capability X.Y -> `smXY`, a gfx target -> itself, how many GPUs,
 whether the CPU has AMX tiles. Which fact each answer fills, and the platform value of each kind
 of host, is pack data (`[pack.launcher] detect` / `detect_platforms`); a pack without them gets
-nothing. A value is emitted only when the fact's domain has it (or its open range admits it).
+the facts named like the quantities (`platform`, `gpu_arch`, ...), if it has any. A value is
+emitted only when the fact's domain has it (or its open range admits it).
 Never imports torch or a GPU library (seconds of start-up, and a launcher may run on a login
 node); a missing tool, a timeout or odd output means "not detected", never an error, and every
 such outcome is a line of the report: detection only fills in what nobody said, and says so.
@@ -35,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from solver.model import Field, Pack, Pin, Scalar
+from solver.model import DETECTED_QUANTITIES, Field, Pack, Pin, Scalar
 
 __all__ = [
     "TIMEOUT_SECONDS",
@@ -229,6 +230,21 @@ def probe(
     return out
 
 
+# A pack without a detect table: the facts named like the quantities, and the platforms by the
+# names their vendors' runtimes go by.
+_USUAL_PLATFORMS = {"nvidia": "cuda", "amd": "hip", "cpu": "cpu"}
+
+
+def _table(pack: Pack) -> tuple[dict[str, str], dict[str, str]]:
+    """(quantity -> fact, host kind -> platform value): the pack's `[pack.launcher] detect`
+    tables, else the facts that bear the quantities' own names."""
+    launcher = pack.launcher
+    if launcher is not None and launcher.detect:
+        return dict(launcher.detect), dict(launcher.detect_platforms)
+    named = {q: q for q in DETECTED_QUANTITIES if q in pack.fields and pack.fields[q].kind == "fact"}
+    return named, dict(_USUAL_PLATFORMS) if named else {}
+
+
 def _admits(spec: Field, value: Scalar) -> bool:
     if value in spec.domain and type(value) in {type(v) for v in spec.domain}:
         return True
@@ -247,29 +263,29 @@ def detect(
 
     `given`: the facts the user set; the CPU's features are only facts of a host whose platform
     (given or detected) is the pack's CPU platform, and a given fact is not overridden."""
-    launcher = pack.launcher
-    if launcher is None or not launcher.detect:
+    table, platforms = _table(pack)
+    if not table:
         return Detection(notes=[f"the {pack.name} pack names no fact --detect could fill"])
     found = probe(run, read_cpuinfo, environ)
     values = dict(found.found)
     if "platform" in values:
         host = str(values["platform"])
-        platform = launcher.detect_platforms.get(host)
+        platform = platforms.get(host)
         if platform is None:
             del values["platform"]
         else:
             values["platform"] = platform
     given = given or {}
-    platform_field = launcher.detect.get("platform", "")
+    platform_field = table.get("platform", "")
     platform_now = given.get(platform_field, values.get("platform"))
     out = Detection(notes=list(found.notes))
-    cpu = launcher.detect_platforms.get("cpu")
+    cpu = platforms.get("cpu")
     if "cpu_amx" in values and (platform_now is None or platform_now != cpu):
         del values["cpu_amx"]  # a CPU's matrix units are a fact of a CPU host only
-        if "cpu_amx" in launcher.detect:
-            out.notes.append(f"{launcher.detect['cpu_amx']} is set only with {platform_field}={cpu}")
+        if "cpu_amx" in table:
+            out.notes.append(f"{table['cpu_amx']} is set only with {platform_field}={cpu}")
     for quantity, value in values.items():
-        name = launcher.detect.get(quantity)
+        name = table.get(quantity)
         spec = pack.fields.get(name or "")
         if spec is None or name in given:
             continue
