@@ -396,6 +396,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         set=texts,
         parts_ms={"type": "object", "additionalProperties": {"type": "number"}},
         elapsed_ms={"type": "number"},
+        cpu_ms={"type": "number"},
         resolution=_obj(
             ["values", "provenance", "adjustments", "warnings"],
             values=texts,
@@ -460,8 +461,11 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "additionalProperties": {"type": "object", "additionalProperties": reason},
             },
             elapsed_ms={"type": "number"},
+            cpu_ms={"type": "number"},
         ),
-        "facts": _doc("facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}),
+        "facts": _doc(
+            "facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}, cpu_ms={"type": "number"}
+        ),
     }
 
 

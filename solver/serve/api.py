@@ -106,7 +106,7 @@ class Configurator:
         with self._busy_lock:
             self._busy += 1
         try:
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.thread_time()
             if route == "state":
                 out = self.state(parse_request(self.pack, doc, ("set", "keep")))
             elif route == "reasons":
@@ -116,6 +116,9 @@ class Configurator:
             else:
                 raise BadRequest(f"no API call named {route!r}")
             out["elapsed_ms"] = round((time.perf_counter() - start) * 1000, 1)
+            # This thread's CPU time: what the answer costs on a quiet machine, where the wall
+            # time on a shared one also counts the other processes' turns.
+            out["cpu_ms"] = round((time.thread_time() - start_cpu) * 1000, 1)
             return out
         finally:
             with self._busy_lock:
@@ -164,6 +167,9 @@ class Configurator:
         except SolverError as exc:
             return {**out, "verdict": "error", "error": {"message": str(exc)}}
         out["resolution"] = _resolution(res)
+        from solver.reasoning.diagnose import remember_solution
+
+        remember_solution(self.pack, pins, res.values)  # the choices below start from it
         out["choices"] = timed("choices", lambda: self._choices(request.values))
         out["command"] = timed("command", lambda: self._command(res, pins))
         return out
