@@ -126,7 +126,8 @@ def _add_budget(p: Any) -> None:
         default=argparse.SUPPRESS,
         metavar="N",
         dest="search_budget",
-        help="stop each search after N steps, with exit 4 (default: $CONFSOLVE_BUDGET, else 2000000)",
+        help="stop the command after N search steps in all (each search included), with exit 4 "
+        "(default: $CONFSOLVE_BUDGET, else 2000000 per search and no total)",
     )
 
 
@@ -136,7 +137,7 @@ def _add_deadline(p: Any) -> None:
         metavar="SECONDS",
         default=argparse.SUPPRESS,
         help="stop the whole command after SECONDS with exit 4 (default: "
-        "$CONFSOLVE_DEADLINE, else none; --budget bounds each search)",
+        "$CONFSOLVE_DEADLINE, else none; --budget counts search steps instead)",
     )
 
 
@@ -211,16 +212,16 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "packs": ("solver.cli.commands:_add_packs", "the shipped packs"),
     "show": ("solver.cli.commands:_add_show", "the fields, facts and rules of a pack"),
     "schema": ("solver.render.schema:register", "the JSON Schema of every --json document"),
-    "matrix": ("solver.render.pictures:register", "a compatibility table of two fields"),
+    "matrix": ("solver.cli.matrix:register", "a compatibility table of two fields"),
     "completion": ("solver.cli.completion:register", "a shell completion script (bash or zsh)"),
     "__complete": ("solver.cli.completion:register", None),
     "lint": (
-        "solver.lint.checks:register_cli",
+        "solver.cli.lint:register_cli",
         "analyse a pack: dead values, dead or redundant rules, unreachable preferences, totality, cycles",
     ),
-    "count": ("solver.engine.count:register_cli", "the exact number of valid configurations"),
+    "count": ("solver.cli.count:register_cli", "the exact number of valid configurations"),
     "diff": (
-        "solver.reasoning.diff:register_cli",
+        "solver.cli.diff:register_cli",
         "what changed between two packs: rules, valid configurations, resolutions",
     ),
     "serve": ("solver.serve:register", "the configurator page on a local web server"),
@@ -540,7 +541,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         raise InvalidInput([_nothing_to_resolve(pack)])
     try:
         pins = collect_pins(pack, options, facts)
-        res = resolve_pins(pack, pins, strict=args.strict)
+        res = resolve_pins(pack, pins, strict=args.strict, budget=args.command_budget)
         if getattr(args, "deny_warnings", False):
             from solver.reasoning.resolution import deny
 
@@ -623,7 +624,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     if name is None:
         raise InvalidInput([_unknown_field(pack, args.field, None)])
     options, facts = gather(args, pack)
-    res = resolve(pack, options, facts, strict=args.strict)
+    res = resolve(pack, options, facts, strict=args.strict, budget=args.command_budget)
     from solver.pack.graph import analyse
     from solver.pack.loader import semantics
 
@@ -636,7 +637,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         deps_set.update(sem.preferences[prov.rule].fields)  # type: ignore[union-attr]
     deps_set.discard(name)
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
-    choices = valid_choices(pack, options, facts, fields=[name], reasons=False)
+    choices = valid_choices(pack, options, facts, fields=[name], reasons=False, budget=args.command_budget)
     if args.json:
         _dump(
             {
@@ -667,7 +668,7 @@ def cmd_choices(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.field, None)])
         fields = [name]
     options, facts = gather(args, pack)
-    choices = valid_choices(pack, options, facts, fields=fields)
+    choices = valid_choices(pack, options, facts, fields=fields, budget=args.command_budget)
     if args.json:
         _dump(choices.to_json())
         return EXIT_OK
@@ -701,6 +702,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             reasons=False,
             predict=True,
             deny_warnings=args.deny_warnings,
+            budget=args.command_budget,
         )
     except Unsatisfiable as exc:
         if args.json:
@@ -761,7 +763,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if args.json:
         args.format = "json"
     if args.format == "svg":
-        from solver.render.pictures import dot_to_svg
+        from solver.reasoning.pictures import dot_to_svg
 
         print(dot_to_svg(export(load(args), "dot")), end="")
         return EXIT_OK
@@ -818,26 +820,6 @@ def cmd_show(args: argparse.Namespace) -> int:
         )
         print(f"  {rule.id}{tag}: {rule.because}")
     return EXIT_OK
-
-
-@contextmanager
-def _search_budget(steps: int | None) -> Iterator[None]:
-    """--budget for the duration of one command (it wins over CONFSOLVE_BUDGET); without it, a
-    malformed CONFSOLVE_BUDGET is a usage error before any work starts."""
-    if steps is None:
-        if os.environ.get("CONFSOLVE_BUDGET", "").strip():
-            from solver.engine.csp import default_budget
-
-            default_budget()
-        yield
-        return
-    from solver.engine import csp as engine
-
-    saved, engine.BUDGET = engine.BUDGET, steps
-    try:
-        yield
-    finally:
-        engine.BUDGET = saved
 
 
 # Commands that read a launch command after `--` (confsolve's own options come before it).
@@ -953,7 +935,11 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
     try:
         from solver import progress
+        from solver.budget import Budget
 
+        # The command's search budget, handed to the library calls it makes (no module global):
+        # --budget (else CONFSOLVE_BUDGET, checked here before any work) bounds the whole command.
+        args.command_budget = Budget.for_command(getattr(args, "search_budget", None))
         raw = getattr(args, "deadline", None)
         deadline = (
             progress.parse_seconds(raw, "--deadline") if raw is not None else progress.deadline_from_env()
@@ -961,7 +947,6 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
         def work() -> int:
             with (
-                _search_budget(getattr(args, "search_budget", None)),
                 _colour(getattr(args, "color", None)),
                 progress.reporting(
                     args.command, deadline=deadline, quiet=as_json or args.command not in LONG_COMMANDS

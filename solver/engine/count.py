@@ -20,18 +20,20 @@ python-constraint or networkx.
 
 from __future__ import annotations
 
-import argparse
-import sys
+import dataclasses
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from solver import progress as _progress
 from solver.errors import SolverBudgetExceeded
 
 if TYPE_CHECKING:
+    from solver.budget import Budget
     from solver.model import Pack, Scalar
+
+T = TypeVar("T")
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -42,8 +44,8 @@ __all__ = [
     "ModelCounter",
     "Progress",
     "count",
+    "metered",
     "pack_checks",
-    "register_cli",
 ]
 
 DEFAULT_LIMIT = 2_000_000
@@ -86,7 +88,7 @@ class CountLimitReached(SolverBudgetExceeded):
         self.upper: int | None = None
         self.parts: dict[Any, int] = {}  # with `count(by=...)`: the values counted exactly
         if limit.steps is not None and steps > limit.steps:
-            bound = f"--limit {limit.steps} steps"
+            bound = f"{limit.option} {limit.steps} steps"
         elif limit.seconds is not None:
             bound = f"--limit {limit.seconds:g}s"
         else:
@@ -118,6 +120,8 @@ class Limit:
     seconds: float | None = None
     deadline: float | None = None
     """An absolute `time.monotonic()` by which to stop (a command's whole budget), or None."""
+    option: str = "--limit"
+    """The option that set `steps`, for the message (`--budget` when the command's is tighter)."""
 
     @classmethod
     def parse(cls, text: str) -> Limit:
@@ -135,6 +139,30 @@ class Limit:
         except ValueError:
             pass
         raise ValueError(f"--limit {text!r}: give a positive number of steps or seconds like 30s")
+
+
+def metered(budget: Budget, counter: ModelCounter, ask: Callable[[Limit], T], limit: Limit, task: str) -> T:
+    """`ask(limit)` of `counter` within `limit` and what `budget` (a command's) has left, its
+    steps charged to `budget`. When the command's total is what ran out the error is the
+    command's `CommandBudgetExceeded` (it ends the command), not `CountLimitReached` (which a
+    caller may report as "not counted" and go on)."""
+    from solver.budget import CommandBudgetExceeded
+
+    left, total = budget.left(), budget.total
+    if left is None or total is None:
+        return ask(limit)
+    if left < 1:
+        raise CommandBudgetExceeded(task, total)
+    steps = left if limit.steps is None else min(limit.steps, left)
+    before = counter.steps
+    try:
+        return ask(Limit(steps=steps, seconds=limit.seconds, deadline=limit.deadline))
+    except CountLimitReached:
+        if steps == left and counter.steps - before >= left:  # the command's steps, not the limit's
+            raise CommandBudgetExceeded(task, total) from None
+        raise
+    finally:
+        budget.spend(counter.steps - before)
 
 
 Progress = Callable[[int, float], None]
@@ -736,7 +764,7 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        from solver.render.schema import exact_count  # counts beyond 2**53 as digits (JavaScript)
+        from solver.values import exact_count  # counts beyond 2**53 as digits (JavaScript)
 
         doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
@@ -781,7 +809,7 @@ def count(
         for t in (deadline, limit.deadline, None if limit.seconds is None else started + limit.seconds)
         if t is not None
     ]
-    limit = Limit(steps=limit.steps, seconds=limit.seconds, deadline=min(ends) if ends else None)
+    limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
         total = counter.count(pins, limit=limit, progress=progress)
@@ -805,75 +833,3 @@ def count(
     return CountResult(
         sum(parts.values()), by_field=by, by=parts, steps=counter.steps, seconds=time.monotonic() - started
     )
-
-
-# --- command line -----------------------------------------------------------------------------
-
-
-def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
-    """Add `confsolve count` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "count",
-        help="the exact number of valid configurations",
-        description="Count the complete configurations (a value for every option and every fact "
-        "not given) that satisfy the pack's hard rules and keep the inputs. A fact "
-        "you do not give is free. --by FIELD splits the count by that field's values.",
-    )
-    add_inputs(p)
-    p.add_argument("--by", metavar="FIELD", help="split the count by the values of FIELD")
-    p.add_argument(
-        "--limit",
-        metavar="N|Ns",
-        default=str(DEFAULT_LIMIT),
-        help=f"stop after N branching steps or N seconds (e.g. 30s); default {DEFAULT_LIMIT} steps",
-    )
-    p.set_defaults(func=cmd_count)
-
-
-def cmd_count(args: argparse.Namespace) -> int:
-    from solver.cli.commands import gather, load
-    from solver.errors import InputIssue, InvalidInput
-    from solver.inputs.pins import _lookup, _unknown_field, collect_pins
-
-    try:
-        limit = Limit.parse(args.limit)
-    except ValueError as exc:
-        raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
-    budget = getattr(args, "search_budget", None)
-    if budget is not None:  # --budget bounds the count too (the tighter of the two)
-        limit = Limit(steps=min(budget, limit.steps or budget), seconds=limit.seconds)
-    pack = load(args)
-    options, facts = gather(args, pack)
-    pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
-    by = None
-    if args.by is not None:
-        by = _lookup(pack, args.by)
-        if by is None:
-            raise InvalidInput([_unknown_field(pack, args.by, None)])
-    result = count(pack, pins, by=by, limit=limit)
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(result.to_json())
-        return 0
-    given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
-    from solver.render.schema import count_text
-
-    print(
-        f"{count_text(result.count)} valid configurations ({given}; "
-        f"{result.steps} steps, {result.seconds:.2f} s)"
-    )
-    if result.by is not None:
-        width = max(len(_key(v)) for v in result.by)
-        for value, number in result.by.items():
-            print(f"  {by}={_key(value):<{width}}  {count_text(number)}")
-    if result.count == 0 and pins:
-        print("the inputs conflict: `confsolve check` with the same inputs says why", file=sys.stderr)
-    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
-    if unpinned_open:  # an open range has no end: its listed values are what was counted
-        print(
-            f"open fields counted over their listed values: {', '.join(unpinned_open)} "
-            "(any other value is counted when given)",
-            file=sys.stderr,
-        )
-    return 0

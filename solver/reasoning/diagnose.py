@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from solver.budget import Budget
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
 from solver.engine.supports import Supports, supports_for
@@ -36,6 +37,7 @@ from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_f
 __all__ = [
     "Choices",
     "chain_failure",
+    "conflict_text",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -369,7 +371,14 @@ _SET_TRIALS = 8
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False, predict=predict)
+        res = resolve_pins(
+            plan.pack,
+            pins,
+            reasons=False,
+            explain_failure=False,
+            predict=predict,
+            budget=plan.compiled.budget,
+        )
     except (Unsatisfiable, InvalidInput):
         return None
     return dict(res.values)
@@ -415,15 +424,17 @@ def valid_choices(
     *,
     fields: Sequence[str] | None = None,
     reasons: bool = True,
+    budget: Budget | None = None,
 ) -> Choices:
     """The values each option (or each of `fields`) can still take given the other inputs.
 
     Exact, not just arc-consistent: a value is possible only if a whole configuration has it. A
     field's own pin is left out when its choices are computed (they answer "what else could I set").
+    `budget`: the search steps the call may spend (see `solver.budget`).
     """
     pins = collect_pins(pack, options, facts)
     pack = widened(pack, pins)
-    plan = plan_for(pack)
+    plan = plan_for(pack).within(budget)
     cp = plan.compiled
     names = list(fields) if fields is not None else pack.options
     unknown = [n for n in names if n not in pack.fields]
@@ -509,3 +520,16 @@ def prepare_choices(pack: Pack) -> int:
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
     return supports_for(plan.compiled).size
+
+
+def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
+    """The text of a conflict with its repairs written by `render`, the front end's own syntax
+    (a launch command, a launcher's flags); the exception's message when it does not carry the
+    request it was raised for."""
+    if not exc.request:
+        return exc.message
+    from solver.engine.opendomain import widened
+    from solver.render.text import conflict_message
+
+    plan = plan_for(widened(pack, exc.request))
+    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)
