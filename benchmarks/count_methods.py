@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/count_methods.py                 # default queries, 120 s cap each
     .venv/bin/python benchmarks/count_methods.py --cap 600 --whole
 
-1. confsolve's own counter (`solver.count`): propagation, independent components, component
+1. confsolve's own counter (`solver.engine.count`): propagation, independent components, component
    caching; a time limit answers with exact bounds.
 2. Ganak (`pip install pyganak`, not a dependency of confsolve), an exact #SAT counter, on a CNF
    encoding of the pack: one Boolean per field value, exactly one value per field (pairwise), and
@@ -12,7 +12,7 @@
    apart from the count's.
 
 Both must give the same number where both finish; the script says when they differ. The winner
-is what `solver.count` should use; see benchmarks/README.md for the last run. Results go to
+is what `solver.engine.count` should use; see benchmarks/README.md for the last run. Results go to
 benchmarks/results/count-methods.json with the machine's load.
 """
 
@@ -41,7 +41,7 @@ QUERIES: list[dict[str, Any]] = [
 
 def encode(pack: Any) -> tuple[dict[tuple[str, str, Any], int], list[list[int]]]:
     """The pack's hard rules as CNF over one variable per field value (see the module text)."""
-    from solver.engine import compile_pack
+    from solver.engine.csp import compile_pack
 
     cp = compile_pack(pack)
     var: dict[tuple[str, str, Any], int] = {}
@@ -120,7 +120,7 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="also count the whole pack")
     args = parser.parse_args()
     from solver import load_pack
-    from solver.count import CountLimitReached, Limit, count
+    from solver.engine.count import CountLimitReached, Limit, count
 
     pack = load_pack("sglang")
     queries = [*QUERIES, *([{}] if args.whole else [])]

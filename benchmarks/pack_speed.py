@@ -30,7 +30,7 @@ import oracle_vllm  # noqa: E402  (tests/ and benchmarks/ are not packages; the 
 import workload  # noqa: E402
 
 from solver import InvalidInput, Unsatisfiable, load_pack, resolve  # noqa: E402
-from solver.resolution import plan_for  # noqa: E402
+from solver.reasoning.resolution import plan_for  # noqa: E402
 
 Request = tuple[dict[str, Any], dict[str, Any]]
 

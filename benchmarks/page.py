@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -110,6 +111,7 @@ def run(
                         "value": value,
                         "page_ms": timing["ms"],
                         "server_ms": timing["server"],
+                        "server_cpu_ms": timing["serverCpu"],
                         "driver_ms": wall,
                         "status": timing["status"],
                     }
@@ -131,6 +133,7 @@ def run(
                                 "value": "",
                                 "page_ms": timing["ms"],
                                 "server_ms": timing["server"],
+                                "server_cpu_ms": timing["serverCpu"],
                                 "driver_ms": wall,
                                 "status": timing["status"],
                             }
@@ -172,15 +175,21 @@ def main(argv: list[str] | None = None) -> int:
     if why is not None:
         print(f"benchmarks/page.py: {why}", file=sys.stderr)
         return 2
+    load_before = os.getloadavg()
     result = run(args.pack, args.clicks, args.seed, not args.no_warm_up, args.conflict_rate, args.think_ms)
+    result["load"] = {"before": load_before, "after": os.getloadavg()}
     rows = result["clicks"]
     print(
-        f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}; "
-        f"answer cache {result['cache']}"
+        f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}, "
+        f"pause {args.think_ms:.0f} ms before each; answer cache {result['cache']}; load average "
+        f"{load_before[0]:.1f} before, {result['load']['after'][0]:.1f} after (2 cores: above ~1, "
+        "wall times count other processes' turns; the server's CPU time does not)"
     )
     print(_line("every click (page)", [r["page_ms"] for r in rows]))
     print(_line("every click (driver)", [r["driver_ms"] for r in rows]))
     print(_line("every click (server)", [r["server_ms"] for r in rows]))
+    print(_line("every click (server CPU)", [r["server_cpu_ms"] for r in rows]))
+    print(_line("  page - server (wall)", [r["page_ms"] - r["server_ms"] for r in rows]))
     for kind in ("set", "greyed", "repair"):
         print(_line(f"  {kind} (page)", [r["page_ms"] for r in rows if r["kind"] == kind]))
     p90 = percentile([r["page_ms"] for r in rows], 90) if rows else float("nan")

@@ -7,7 +7,7 @@
 Sections: `load` (pack load and compile, cold process vs cached), `resolve` (the SGLang oracle
 scenarios and case files that resolve, warm, with and without minimal reasons), `explain` (impossible
 requests: conflict and repairs), `choices` (valid choices for every option), `count` (exact
-counts, if solver/count.py exists), `cli` (whole processes against `python -c pass`), `synthetic`
+counts, if solver/engine/count.py exists), `cli` (whole processes against `python -c pass`), `synthetic`
 (seeded packs of 100 / 1,000 / 5,000 fields and the fitted growth exponents; lint on 100 / 200 /
 400 fields, `--lint-sizes`).
 
@@ -92,7 +92,7 @@ class Bench:
     def pack(self) -> Any:
         if self._pack is None:
             from solver import load_pack
-            from solver.resolution import plan_for
+            from solver.reasoning.resolution import plan_for
 
             self._pack = load_pack("sglang")
             plan_for(self._pack)
@@ -159,7 +159,7 @@ class Bench:
             "import json, time\n"
             "t0 = time.perf_counter()\n"
             "from solver import load_pack\n"
-            "from solver.resolution import plan_for\n"
+            "from solver.reasoning.resolution import plan_for\n"
             "t1 = time.perf_counter()\n"
             "p = load_pack('sglang')\n"
             "t2 = time.perf_counter()\n"
@@ -183,14 +183,14 @@ class Bench:
             for j, what in enumerate(("import solver", "load_pack('sglang')", "compile (plan_for)")):
                 self.add(Stat(f"cold process, {label}: {what}", parts[j]))
         from solver import load_pack
-        from solver.resolution import plan_for
+        from solver.reasoning.resolution import plan_for
 
         pack = self.pack()
         self.measure("load_pack, in process, cached", [lambda: load_pack("sglang")], 20)
         self.measure("plan_for, in process, cached", [lambda: plan_for(pack)], 20)
 
     def resolve(self) -> None:
-        from solver.resolution import resolve
+        from solver.reasoning.resolution import resolve
 
         pack = self.pack()
         ok, _ = self.request_sets()
@@ -219,8 +219,8 @@ class Bench:
         (what a server does once at start), a page that opens with no input, then one fact per
         value of `platform`, then click paths that add the pins of realistic requests one at a
         time, then conflicting requests with a minimal reason per excluded value."""
-        from solver.diagnose import prepare_choices, valid_choices
-        from solver.resolution import plan_for
+        from solver.reasoning.diagnose import prepare_choices, valid_choices
+        from solver.reasoning.resolution import plan_for
 
         pack = self.pack()
         cp = plan_for(pack).compiled
@@ -291,7 +291,7 @@ class Bench:
     def count(self) -> None:
         """Exact counts, each stopped at `--cap` seconds: a count cut short says so with its
         exact bounds (`CountLimitReached.lower` / `.upper`)."""
-        from solver.count import CountLimitReached, Limit, count
+        from solver.engine.count import CountLimitReached, Limit, count
 
         pack = self.pack()
         combos = [
@@ -393,10 +393,10 @@ class Bench:
         import synthetic as syn
 
         from solver.errors import SolverError
-        from solver.loader import load_directory
-        from solver.resolution import plan_for, resolve
+        from solver.pack.loader import load_directory
+        from solver.reasoning.resolution import plan_for, resolve
 
-        has_lint = importlib.util.find_spec("solver.lint") is not None
+        has_lint = importlib.util.find_spec("solver.lint.checks") is not None
         # Cold numbers: the on-disk pack cache would otherwise serve a pack seen in an earlier run.
         os.environ["CONFSOLVE_NO_CACHE"] = "1"
         sizes = [int(s) for s in self.args.sizes.split(",") if s]
@@ -448,7 +448,7 @@ class Bench:
             record("explain", size, _median(wall) if ok else None)
             # Choices: the first question on the compiled pack (no solutions kept from earlier
             # ones), as a page's first click after the pack is loaded.
-            from solver.diagnose import valid_choices
+            from solver.reasoning.diagnose import valid_choices
 
             def first_choices(p: Any = pack, o: Any = options, f: Any = facts) -> Any:
                 plan_for(p).compiled.memo.pop("supports", None)
@@ -461,7 +461,7 @@ class Bench:
         # for a growth exponent in minutes, not hours.
         lint_sizes = [int(s) for s in self.args.lint_sizes.split(",") if s] if has_lint else []
         for size in lint_sizes:
-            from solver.lint import lint
+            from solver.lint.checks import lint
 
             spec = syn.generate(size, seed=self.args.seed)
             with tempfile.TemporaryDirectory() as tmp:
@@ -472,7 +472,7 @@ class Bench:
             if wall and hasattr(report, "findings"):
                 print(f"    ({len(report.findings)} findings)")
         if not has_lint:
-            self.extra["lint"] = "skipped: solver/lint.py not found"
+            self.extra["lint"] = "skipped: solver/lint/checks.py not found"
         exponents: dict[str, float | None] = {}
         at_least: list[str] = []
         for what, by_size in table.items():

@@ -93,8 +93,8 @@ def case_requests(pack_name: str = "sglang") -> Iterator[Request]:
 def classify(pack: Any, requests: list[Request]) -> tuple[list[Request], list[Request]]:
     """Split requests into those that resolve and those that conflict (invalid ones are dropped)."""
     from solver.errors import InvalidInput, SolverBudgetExceeded
-    from solver.inputs import collect_pins
-    from solver.resolution import plan_for
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import plan_for
 
     plan = plan_for(pack)
     ok: list[Request] = []
@@ -119,8 +119,8 @@ def impossible_from(pack: Any, resolvable: list[Request], want: int) -> list[Req
     Deterministic: requests and options are taken in order, the first excluded value of each
     option (in domain order) is used, and each (option, base request) pair is used once.
     """
-    from solver.inputs import collect_pins
-    from solver.resolution import plan_for
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import plan_for
 
     cp = plan_for(pack).compiled
     out: list[Request] = []

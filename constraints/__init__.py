@@ -1,6 +1,6 @@
 """The rule packs shipped with confsolve, as data directories (TOML) next to this module.
 
-This module and `solver.cli` are the only places that know packs live on disk.
+This module and `solver.cli.commands` are the only places that know packs live on disk.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ import shlex
 import sys
 
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
-from solver.inputs import facts_from_environ
+from solver.inputs.pins import facts_from_environ
 from solver.launcher import add_arguments, explain_conflict, resolve_namespace, to_argv
 
 
@@ -29,7 +29,7 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
         if model_facts and getattr(args, "architecture", None) is None:  # else the user said it
             # A local checkpoint or a hub id already in the Hugging Face cache: its config.json
             # gives the model facts (an unreadable one is an error, never a guess).
-            from solver.modelconfig import facts_from_model_config
+            from solver.inputs.modelconfig import facts_from_model_config
 
             facts.update(facts_from_model_config(pack, args.model_path))
         # The model's architecture is never assumed: without it, no answer can be trusted.

@@ -90,7 +90,7 @@ def load_pack(name_or_path: str | Path) -> Pack:
     exist is bad input naming it (`InvalidInput`), not a broken pack.
     """
     from solver.errors import InputIssue, InvalidInput
-    from solver.loader import load_directory
+    from solver.pack.loader import load_directory
 
     if isinstance(name_or_path, str) and not looks_like_path(name_or_path):
         import constraints
@@ -151,8 +151,8 @@ def resolve(
     predict: bool = False,
     deny_warnings: bool = False,
 ) -> Resolution:
-    """Resolve a request; see `solver.resolution.resolve`."""
-    from solver.resolution import resolve as _resolve
+    """Resolve a request; see `solver.reasoning.resolution.resolve`."""
+    from solver.reasoning.resolution import resolve as _resolve
 
     return _resolve(
         pack, options, facts, strict=strict, reasons=reasons, predict=predict, deny_warnings=deny_warnings
@@ -185,16 +185,16 @@ def valid_choices(
     fields: list[str] | None = None,
     reasons: bool = True,
 ) -> Any:
-    """The values each option can still take; see `solver.diagnose.valid_choices`."""
-    from solver.diagnose import valid_choices as _valid_choices
+    """The values each option can still take; see `solver.reasoning.diagnose.valid_choices`."""
+    from solver.reasoning.diagnose import valid_choices as _valid_choices
 
     return _valid_choices(pack, options, facts, fields=fields, reasons=reasons)
 
 
 def prepare_choices(pack: Pack) -> int:
     """Do up front what every later `valid_choices` on this pack reuses (a server calls it once
-    at start); see `solver.diagnose.prepare_choices`."""
-    from solver.diagnose import prepare_choices as _prepare
+    at start); see `solver.reasoning.diagnose.prepare_choices`."""
+    from solver.reasoning.diagnose import prepare_choices as _prepare
 
     return _prepare(pack)
 
@@ -213,9 +213,9 @@ def explain(
     except Unsatisfiable as exc:
         if not keep:
             return exc
-        from solver.diagnose import unsatisfiable_for
-        from solver.inputs import collect_pins
-        from solver.resolution import plan_for
+        from solver.inputs.pins import collect_pins
+        from solver.reasoning.diagnose import unsatisfiable_for
+        from solver.reasoning.resolution import plan_for
 
         return unsatisfiable_for(plan_for(pack), collect_pins(pack, options, facts), keep=keep)
     return None

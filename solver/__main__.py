@@ -1,5 +1,5 @@
 """`python -m solver` is the `confsolve` command."""
 
-from solver.cli import main
+from solver.cli.commands import main
 
 raise SystemExit(main())

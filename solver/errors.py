@@ -184,7 +184,7 @@ class Unsatisfiable(SolverError):
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
         self.launcher_default = launcher_default
         # The request as validated pins and the lead paragraph, kept so that a front end can
-        # write the repairs in its own syntax (`solver.text.conflict_text`); not in the JSON.
+        # write the repairs in its own syntax (`solver.render.text.conflict_text`); not in the JSON.
         self.request: dict[str, Any] = {}
         self.lead: str | None = None
         super().__init__(self.message)

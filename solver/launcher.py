@@ -27,8 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-from solver.inputs import coerce, collect_pins, field_name
-from solver.launch import (
+from solver.inputs.launch import (
     flag_words,
     minimal_options,
     read_command,
@@ -36,6 +35,7 @@ from solver.launch import (
     repaired_command,
     shell_line,
 )
+from solver.inputs.pins import coerce, collect_pins, field_name
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
 
 __all__ = ["add_arguments", "explain_conflict", "resolve_namespace", "to_argv"]
@@ -199,7 +199,7 @@ def resolve_namespace(
     `InvalidInput` (a value outside a domain) or `Unsatisfiable`; `str()` of either is the text to
     show. `reasons=True` also computes why better-ranked values were rejected (slower).
     """
-    from solver.resolution import resolve_pins
+    from solver.reasoning.resolution import resolve_pins
 
     given = vars(ns) if isinstance(ns, argparse.Namespace) else dict(ns)
     typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
@@ -226,7 +226,7 @@ def resolve_namespace(
         raise InvalidInput(unknown + missing)
     res = resolve_pins(pack, pins, strict=strict, reasons=reasons)
     if deny_warnings:
-        from solver.resolution import deny
+        from solver.reasoning.resolution import deny
 
         deny(pack, pins, res)
     return res
@@ -251,9 +251,9 @@ def to_argv(
     passing the flag, like SGLang's `--quantization` for `none`).
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
     `only` limits the output to those fields (any kind). `minimal` keeps only the options that
-    differ from what the launcher would choose by itself (`solver.launch.minimal_options`).
+    differ from what the launcher would choose by itself (`solver.inputs.launch.minimal_options`).
     For the whole launch command (program, model, the user's other flags) see
-    `solver.launch.write_command`.
+    `solver.inputs.launch.write_command`.
     """
     wanted = None if only is None else {_fact_name(pack, n) for n in only}
     if minimal:
@@ -306,7 +306,7 @@ def explain_conflict(
     >>> explain_conflict(exc, Pack(name="demo", version="1", fields={})) == exc.message
     True
     """
-    from solver.text import conflict_text
+    from solver.render.text import conflict_text
 
     if render is None:
         typed = read_command(pack, list(argv))

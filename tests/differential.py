@@ -30,8 +30,8 @@ from typing import Any
 import oracle
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable
-from solver.inputs import collect_pins
-from solver.resolution import resolve_pins
+from solver.inputs.pins import collect_pins
+from solver.reasoning.resolution import resolve_pins
 
 ACCEPTS = "accepts"
 REFUSES = "refuses at start-up"

@@ -7,11 +7,11 @@ lists and sets, `not`, `or`), warn rules, adjustments, preferences (`when`, `pre
 `depends_on`, and a request (user pins on options, fact pins on facts, strict or not).
 
 Conditions are generated as trees of our own: the text the engine parses is rendered from the tree,
-and the oracle evaluates the tree itself, so `solver.expr` is never its own judge. The oracle
+and the oracle evaluates the tree itself, so `solver.engine.expr` is never its own judge. The oracle
 enumerates the whole cartesian product once per pack and answers every question from it: is a
 request satisfiable (under all rules or a subset), which adjustments fire, which configuration is
 the lexicographic optimum in graph order. Of the engine it borrows only the field order
-(`solver.graph.analyse`) and the `Pack` model it builds.
+(`solver.pack.graph.analyse`) and the `Pack` model it builds.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ from typing import Any, Literal, TypeVar
 
 from hypothesis import strategies as st
 
-from solver.graph import analyse
 from solver.model import Field, Pack, Preference, Rule, Scalar
+from solver.pack.graph import analyse
 
 __all__ = [
     "KNOWN_BUGS",
@@ -248,7 +248,7 @@ class PackSpec:
     @cached_property
     def pack(self) -> Pack:
         """The pack as the engine sees it. Its digest is its content, so the engine's caches never
-        mix two packs up; the `:` in it keeps them in memory (solver.cache writes only
+        mix two packs up; the `:` in it keeps them in memory (solver.pack.cache writes only
         alphanumeric digests to disk), so a long run leaves no files behind."""
         pack = Pack(
             name="generated",

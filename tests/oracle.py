@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
-from solver.inputs import collect_pins
-from solver.modelconfig import facts_from_model_config
-from solver.resolution import resolve_pins
+from solver.inputs.modelconfig import facts_from_model_config
+from solver.inputs.pins import collect_pins
+from solver.reasoning.resolution import resolve_pins
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oracle"
 ORACLE = FIXTURES / "sglang-0.5.23.jsonl"

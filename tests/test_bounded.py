@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from hostile import assert_clean_text, run_cli, sglang_pack, write_pack
 
-import solver.engine as engine
+import solver.engine.csp as engine
 from solver import (
     InvalidInput,
     SolverBudgetExceeded,
@@ -27,8 +27,8 @@ from solver import (
     resolve,
     valid_choices,
 )
-from solver.engine import DEFAULT_BUDGET, SearchTrace, compile_pack
-from solver.inputs import collect_pins
+from solver.engine.csp import DEFAULT_BUDGET, SearchTrace, compile_pack
+from solver.inputs.pins import collect_pins
 from solver.model import Pack
 
 SMALL_BUDGET = 5_000
@@ -110,7 +110,7 @@ def test_cli_exits_4_when_the_budget_runs_out(tmp_path: Path, json_flag: bool) -
 
 def test_the_budget_message_names_only_real_options(tmp_path: Path) -> None:
     """Every flag the budget message suggests is accepted by `confsolve resolve`."""
-    from solver.cli import build_parser
+    from solver.cli.commands import build_parser
 
     message = str(SolverBudgetExceeded("resolving the request", 10))
     assert "CONFSOLVE_BUDGET" in message
@@ -126,7 +126,7 @@ def test_the_budget_option_stops_the_search(
 ) -> None:
     """`--budget N` (given to the command, or before it) is the budget of that command only, and
     wins over CONFSOLVE_BUDGET (even a malformed one)."""
-    from solver.cli import main
+    from solver.cli.commands import main
 
     monkeypatch.setenv("CONFSOLVE_BUDGET", "not a number")
     budget = ["--budget", str(SMALL_BUDGET)]
@@ -145,7 +145,7 @@ def test_the_budget_option_stops_the_search(
 def test_a_malformed_budget_variable_is_reported_before_any_work(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from solver.cli import main
+    from solver.cli.commands import main
 
     monkeypatch.setenv("CONFSOLVE_BUDGET", "-3")
     assert main(["check", "--pack", str(pigeonhole(tmp_path, 2)), "--json"]) == 2

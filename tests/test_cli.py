@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
+from solver.cli.commands import main
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 
@@ -291,7 +291,7 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
     others as placeholders with the same names, order and help."""
     import argparse
 
-    from solver.cli import COMMANDS, _not_built, build_parser
+    from solver.cli.commands import COMMANDS, _not_built, build_parser
 
     def listing(parser: argparse.ArgumentParser) -> tuple[list[str], list[tuple[str, str | None]]]:
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -315,18 +315,18 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
 @pytest.mark.parametrize(
     ("argv", "absent"),
     [
-        (["--help"], ["pydantic", "solver.model", "solver.errors", "solver.engine", "json"]),
-        (["check", "--help"], ["pydantic", "solver.model", "solver.engine"]),
+        (["--help"], ["pydantic", "solver.model", "solver.errors", "solver.engine.csp", "json"]),
+        (["check", "--help"], ["pydantic", "solver.model", "solver.engine.csp"]),
         (
             ["check", "--pack", TOY, "--set", "gpu=b200"],
             [
-                "solver.conflicts",
-                "solver.lint",
-                "solver.count",
-                "solver.diff",
-                "solver.pictures",
-                "solver.schema",
-                "solver.completion",
+                "solver.reasoning.conflicts",
+                "solver.lint.checks",
+                "solver.engine.count",
+                "solver.reasoning.diff",
+                "solver.render.pictures",
+                "solver.render.schema",
+                "solver.cli.completion",
             ],
         ),
     ],
@@ -334,7 +334,7 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
 def test_start_up_imports_only_what_the_command_needs(argv: list[str], absent: list[str]) -> None:
     script = (
         "import sys\n"
-        "from solver.cli import main\n"
+        "from solver.cli.commands import main\n"
         "try:\n"
         f"    main({argv!r})\n"
         "except SystemExit:\n"
@@ -358,7 +358,7 @@ def test_a_check_of_a_well_typed_pack_never_imports_pydantic(tmp_path: Path) -> 
     after that, a `check` rebuilds the pack from the cache without it either."""
     script = (
         "import sys\n"
-        "from solver.cli import main\n"
+        "from solver.cli.commands import main\n"
         "try:\n"
         f"    main(['check', '--pack', {TOY!r}, '--set', 'gpu=b200'])\n"
         "except SystemExit:\n"

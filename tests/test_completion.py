@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-from solver.completion import BASH_SCRIPT, ZSH_SCRIPT
+from solver.cli.commands import main
+from solver.cli.completion import BASH_SCRIPT, ZSH_SCRIPT
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 BASH_BREAKS = "\"'><=;|&(:"

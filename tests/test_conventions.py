@@ -11,7 +11,7 @@ import pytest
 from hostile import ROOT, sglang_pack
 
 import constraints
-from solver.cli import main
+from solver.cli.commands import main
 
 FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
 ADJUSTED = [*FACTS, "--set", "attention_backend=fa3", "--set", "kv_cache_dtype=fp8_e5m2"]

@@ -2,7 +2,7 @@
 
 Brute force is `itertools.product` over the domains with every hard rule's condition evaluated (the
 toy pack), or the independent oracle of tests/generated.py (generated packs), which evaluates its
-own condition trees and never `solver.expr`.
+own condition trees and never `solver.engine.expr`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver import load_pack
-from solver.cli import main
-from solver.count import Check, CountLimitReached, Limit, ModelCounter, count, pack_checks
-from solver.engine import compile_pack
+from solver.cli.commands import main
+from solver.engine.count import Check, CountLimitReached, Limit, ModelCounter, count, pack_checks
+from solver.engine.csp import compile_pack
 from solver.model import Pack, Scalar
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"

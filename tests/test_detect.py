@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from solver import detect
-from solver.detect import arch_from_compute_cap, detect_facts, probe
+from solver.inputs import detect
+from solver.inputs.detect import arch_from_compute_cap, detect_facts, probe
 from solver.model import Field, Pack
 
 PACK = Pack(

@@ -70,7 +70,7 @@ SGLANG_QUERIES = [
 # Runs every query through the CLI's main() in one process and prints what each printed.
 SCRIPT = """
 import contextlib, io, json, sys
-from solver.cli import main
+from solver.cli.commands import main
 results = []
 for argv in json.loads(sys.argv[1]):
     out = io.StringIO()

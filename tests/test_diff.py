@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from solver import load_pack
-from solver.cli import main
-from solver.diff import PackDiff, diff
-from solver.engine import compile_pack
+from solver.cli.commands import main
+from solver.engine.csp import compile_pack
 from solver.model import Pack, Scalar
+from solver.reasoning.diff import PackDiff, diff
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"
 OLD = str(PACKS / "toy")
@@ -190,7 +190,7 @@ def test_a_value_only_the_new_pack_has_is_accepted() -> None:
 def test_a_count_over_its_budget_leaves_the_groups_with_examples() -> None:
     """With a budget too small to count anything, the diff still lists every group the full
     diff finds, each with an example, and reports every number as unknown rather than wrong."""
-    from solver.count import Limit
+    from solver.engine.count import Limit
 
     full = diff(load_pack(OLD), load_pack(NEW))
     starved = diff(load_pack(OLD), load_pack(NEW), limit=Limit(steps=1))

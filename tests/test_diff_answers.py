@@ -12,8 +12,8 @@ import pytest
 from hostile import TOY
 
 from solver import load_pack
-from solver.cli import main
-from solver.diff import diff
+from solver.cli.commands import main
+from solver.reasoning.diff import diff
 
 
 def _toy_copy(tmp_path: Path, name: str, extra_rules: str = "", drop: str = "") -> Path:
@@ -44,7 +44,7 @@ def test_identical_packs_are_said_to_be_identical(tmp_path: Path, capsys: pytest
 def test_a_side_that_adds_nothing_is_exactly_zero_without_counting(tmp_path: Path) -> None:
     """The new pack drops a rule: nothing valid before is invalid now, even when one counting
     step is all the budget there is (the other side is honestly not counted)."""
-    from solver.count import Limit
+    from solver.engine.count import Limit
 
     old, new = load_pack(TOY), load_pack(_toy_copy(tmp_path, "fewer", drop="cutlass-not-a100"))
     result = diff(old, new, limit=Limit(steps=1, seconds=None))

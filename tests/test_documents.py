@@ -21,8 +21,8 @@ from hostile import FIXTURES, ROOT, TOY
 
 import constraints
 from solver import load_pack
-from solver.cli import main
-from solver.schema import DOCUMENT_KINDS, MAX_SAFE_INTEGER, exact_count, output_schema
+from solver.cli.commands import main
+from solver.render.schema import DOCUMENT_KINDS, MAX_SAFE_INTEGER, exact_count, output_schema
 
 CASES = ROOT / "tests" / "cases"
 LINT_PROBLEMS = str(FIXTURES / "packs" / "lint-problems")
@@ -150,7 +150,7 @@ def test_lint_documents_validate_and_are_byte_identical(capsys: pytest.CaptureFi
 
 
 def test_every_finding_code_explains_itself_as_a_document(capsys: pytest.CaptureFixture[str]) -> None:
-    from solver.lint import CODES
+    from solver.lint.checks import CODES
 
     for code in CODES:
         got, doc = _run(["lint", "--explain", code.lower(), "--json"], capsys)
@@ -158,7 +158,7 @@ def test_every_finding_code_explains_itself_as_a_document(capsys: pytest.Capture
 
 
 def test_every_command_takes_json_or_says_why_not(capsys: pytest.CaptureFixture[str]) -> None:
-    from solver.cli import COMMANDS
+    from solver.cli.commands import COMMANDS
 
     for name, (_, help_line) in COMMANDS.items():
         if help_line is None:
@@ -213,7 +213,7 @@ def _wide_pack() -> str:
 def test_a_count_of_more_digits_than_python_prints_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     """A count of 5,001 digits (a pack of thousands of fields; Python converts at most 4,300 by
     default) prints in full, as text and as JSON, and the process's limit is left as it was."""
-    from solver.schema import count_text
+    from solver.render.schema import count_text
 
     limit = sys.get_int_max_str_digits()
     big = 10**5000 + 7

@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
-from solver.diagnose import valid_choices
+from solver.engine.expr import parse
 from solver.errors import DependencyCycle, InvalidInput, PackError, Unsatisfiable
-from solver.expr import parse
-from solver.loader import load_directory
 from solver.model import Pack, Resolution, Scalar
-from solver.resolution import resolve
+from solver.pack.loader import load_directory
+from solver.reasoning.diagnose import valid_choices
+from solver.reasoning.resolution import resolve
 
 TOY_DIR = Path(__file__).parent / "fixtures" / "packs" / "toy"
 FIELDS = ("gpu", "quant", "kernel", "fusion", "tp", "ep")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from solver import Unsatisfiable, load_pack
-from solver.resolution import resolve
+from solver.reasoning.resolution import resolve
 
 TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
 

@@ -62,8 +62,8 @@ from solver import (
     resolve,
     valid_choices,
 )
-from solver.cli import main
-from solver.inputs import collect_pins
+from solver.cli.commands import main
+from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Resolution
 
 LONG_EXAMPLES = int(os.environ.get("CONFSOLVE_FUZZ_EXAMPLES", "2000"))
@@ -1046,8 +1046,8 @@ def test_text_output_follows_the_current_stdout() -> None:
     its current stdout (exit 0), not an internal error about the old stream."""
     script = (
         "import io, sys\n"
-        "import solver.text\n"
-        "from solver.cli import main\n"
+        "import solver.render.text\n"
+        "from solver.cli.commands import main\n"
         "old, sys.stdout = sys.stdout, io.StringIO()\n"
         "old.close()\n"
         f"code = main(['resolve', '--pack', {str(TOY)!r}, '--set', 'gpu=b200'])\n"

@@ -1,4 +1,4 @@
-"""The field graph's order and cycles (`solver.graph.analyse`, standard library) against networkx's
+"""The field graph's order and cycles (`solver.pack.graph.analyse`, standard library) against networkx's
 condensation and lexicographic topological sort, which it replaced on the `check` path."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import networkx as nx
 import pytest
 
 import solver
-from solver.graph import _strong_components, analyse, build
 from solver.model import Pack
+from solver.pack.graph import _strong_components, analyse, build
 
 
 def _by_networkx(pack: Pack) -> tuple[tuple[str, ...], tuple[tuple[str, ...], ...]]:

@@ -19,7 +19,7 @@ import pytest
 from hostile import ROOT, TOY, assert_clean_text, sglang_pack, toml_str, write_pack
 
 from solver import PackError, load_pack
-from solver.cli import main
+from solver.cli.commands import main
 
 FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
 
@@ -248,7 +248,7 @@ def test_bash_completion_quotes_what_it_offers(tmp_path: Path, capsys: pytest.Ca
 
 def _fresh_load(root: Path) -> Any:
     """load_pack as a new process would: the in-process caches forgotten."""
-    from solver import cache, loader
+    from solver.pack import cache, loader
 
     loader._CACHE.clear()
     cache._entries.clear()
@@ -296,11 +296,11 @@ def test_an_entry_that_is_a_link_or_deeply_nested_or_huge_is_a_miss(cache_home: 
 
 
 def test_the_key_covers_every_module_of_the_solver() -> None:
-    from solver import cache
+    from solver.pack import cache
 
     cache._code_key = None
     before = cache._code()
-    validation = Path(cache.__file__).parent / "validation.py"
+    validation = Path(cache.__file__).parent.parent / "validation.py"
     original = validation.read_bytes()
     try:
         validation.write_bytes(original + b"\n# changed\n")

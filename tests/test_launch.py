@@ -12,11 +12,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
-from solver.cli import main
-from solver.diagnose import valid_choices
-from solver.launch import flag_words, read_command, shell_line, write_command
+from solver.cli.commands import main
+from solver.inputs.launch import flag_words, read_command, shell_line, write_command
 from solver.launcher import add_arguments, to_argv
-from solver.resolution import resolve
+from solver.reasoning.diagnose import valid_choices
+from solver.reasoning.resolution import resolve
 
 FACTS = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "LlamaForCausalLM"}
 SGLANG = ["python", "-m", "sglang.launch_server"]
@@ -556,7 +556,7 @@ def test_the_plain_check_path_does_not_import_yaml() -> None:
     import sys
 
     probe = (
-        "import sys; from solver.cli import main; main(['check', '--set', 'platform=cuda', "
+        "import sys; from solver.cli.commands import main; main(['check', '--set', 'platform=cuda', "
         "'--set', 'gpu_arch=sm90', '--', '--tp', '2']); print('yaml' in sys.modules)"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
@@ -566,7 +566,7 @@ def test_the_plain_check_path_does_not_import_yaml() -> None:
 def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> None:
     """tp=6 pinned: the working domain of ep is its listed values plus 6 (it shares a rule with
     tp); ep may be 1, 2, 6 or 3 (pinned) but never 4; counts match brute force over it."""
-    from solver.count import count
+    from solver.engine.count import count
 
     fields = (
         '[field.tp]\nkind = "option"\ndomain = [1, 2, 4]\nopen = { min = 1 }\n'
@@ -641,7 +641,7 @@ _OTHER_VALUE = st.text(
 def test_write_then_read_is_the_identity(
     options: dict[str, object], other: list[tuple[str, str]], model: str | None
 ) -> None:
-    from solver.launch import LaunchCommand
+    from solver.inputs.launch import LaunchCommand
 
     passthrough = tuple(w for pair in other for w in pair)
     typed = LaunchCommand(program=tuple(SGLANG), model=model, passthrough=passthrough)
@@ -660,7 +660,7 @@ def test_minimal_without_argv_is_a_usage_error(capsys: pytest.CaptureFixture[str
 
 
 def test_config_file_booleans_follow_the_flag_kind(tmp_path: Path) -> None:
-    from solver.launchconfig import read_config
+    from solver.inputs.launchconfig import read_config
     from solver.model import Field
 
     other = Pack(

@@ -16,7 +16,7 @@ import pytest
 from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
 from solver.launcher import add_arguments, resolve_namespace, to_argv
 from solver.model import Field, Scalar
-from solver.resolution import resolve
+from solver.reasoning.resolution import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 TOY = ROOT / "tests" / "fixtures" / "packs" / "toy"

@@ -23,14 +23,14 @@ from generated import KNOWN_BUGS, Case, Expected, Oracle, cases, extra_rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from solver.conflicts import Item, minimal_conflict
-from solver.diagnose import prepare_choices, valid_choices
-from solver.engine import compile_pack
+from solver.engine.csp import compile_pack
+from solver.engine.tracing import excluded, traced_base
 from solver.errors import Unsatisfiable
-from solver.loader import load_directory
 from solver.model import Pack, Pin, Resolution, Scalar
-from solver.resolution import resolve
-from solver.tracing import excluded, traced_base
+from solver.pack.loader import load_directory
+from solver.reasoning.conflicts import Item, minimal_conflict
+from solver.reasoning.diagnose import prepare_choices, valid_choices
+from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
 
@@ -430,7 +430,7 @@ def test_valid_choices_are_the_brute_force_projection(case: Case) -> None:
 @given(case=cases(), data=st.data())
 def test_choices_that_reuse_earlier_questions_stay_exact(case: Case, data: st.DataObject) -> None:
     """Questions on one pack share the solutions and refutations earlier ones found
-    (`solver.supports`): after `prepare_choices` or not, a page that adds the request's pins one
+    (`solver.engine.supports`): after `prepare_choices` or not, a page that adds the request's pins one
     per click gets at every click exactly the brute-force choices of every field, and a value
     refuted under fewer pins stays refuted."""
     oracle = Oracle(case.spec)
@@ -471,7 +471,7 @@ def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
 @law(100)
 @given(case=cases())
 def test_reasons_recorded_by_propagation_are_refutations(case: Case) -> None:
-    """Whatever propagation names as the reason a value is gone (solver.tracing, the candidates
+    """Whatever propagation names as the reason a value is gone (solver.engine.tracing, the candidates
     minimal reasons start from) is a refutation: those rules and pins, with the value, admit no
     configuration. And nothing is named for a value some configuration takes."""
     oracle = Oracle(case.spec)

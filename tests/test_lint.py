@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from solver import load_pack
-from solver.cli import main
-from solver.lint import CODES, Finding, explain_code, lint
+from solver.cli.commands import main
+from solver.lint.checks import CODES, Finding, explain_code, lint
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"
 PROBLEMS = str(PACKS / "lint-problems")

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from hostile import ROOT, TOY, assert_clean_text, run_cli, sglang_pack
 
-from solver.cli import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OUTPUT, main
+from solver.cli.commands import EXIT_CODES, EXIT_INTERRUPTED, EXIT_OUTPUT, main
 
 FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
 
@@ -80,12 +80,12 @@ def test_ctrl_c_in_the_middle_of_work_exits_130_quietly(command: str) -> None:
 def test_ctrl_c_anywhere_in_any_command_is_130(
     command: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import solver.cli
+    import solver.cli.commands
 
     def interrupted(args: object, as_json: bool) -> int:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(solver.cli, "_run", interrupted)
+    monkeypatch.setattr(solver.cli.commands, "_run", interrupted)
     argv = {
         "why": ["why", "tp_size"],
         "completion": ["completion", "bash"],
@@ -175,7 +175,7 @@ def test_an_ascii_stdout_gets_text_it_can_show_and_exact_json() -> None:
 def test_a_tool_printing_bytes_that_are_not_utf8_is_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from solver.detect import _run
+    from solver.inputs.detect import _run
 
     tool = tmp_path / "nvidia-smi"
     tool.write_bytes(b"#!/bin/sh\nprintf '9.0\\n\\377\\376 NVIDIA \\351\\n'\n")

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from solver import InvalidInput, PackError, load_pack, resolve
-from solver.cli import main
-from solver.modelconfig import check_model_config_map, facts_from_model_config
+from solver.cli.commands import main
+from solver.inputs.modelconfig import check_model_config_map, facts_from_model_config
 
 MODELS = Path(__file__).parent / "fixtures" / "models"
 SGLANG = load_pack("sglang")
@@ -392,7 +392,7 @@ def test_binary_file(tmp_path: Path) -> None:
     _bad(path, "not UTF-8")
 
 
-# The reads go through solver.loader.read_bounded, which also reads pack files: regular files
+# The reads go through solver.pack.loader.read_bounded, which also reads pack files: regular files
 # only, at most MAX_CONFIG_BYTES, never trusting stat() alone.
 
 
@@ -415,7 +415,7 @@ def test_a_config_json_that_is_a_directory_says_so(tmp_path: Path) -> None:
 
 
 def test_a_config_over_the_size_limit_is_refused_unread(tmp_path: Path) -> None:
-    from solver.modelconfig import MAX_CONFIG_BYTES
+    from solver.inputs.modelconfig import MAX_CONFIG_BYTES
 
     path = tmp_path / "config.json"
     with open(path, "wb") as handle:

@@ -15,8 +15,8 @@ from hostile import sglang_pack
 
 import constraints
 from solver import PackError, load_pack
-from solver.cli import main
-from solver.packschema import pack_file_schema
+from solver.cli.commands import main
+from solver.pack.schema import pack_file_schema
 
 
 def _copy_sglang(tmp_path: Path) -> Path:

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from solver import InvalidInput, Pack, Unsatisfiable, load_pack, pictures
-from solver.cli import main
-from solver.inputs import collect_pins
-from solver.pictures import compatibility, dot_to_svg, render
+from solver import InvalidInput, Pack, Unsatisfiable, load_pack
+from solver.cli.commands import main
+from solver.inputs.pins import collect_pins
+from solver.render import pictures
+from solver.render.pictures import compatibility, dot_to_svg, render
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 

@@ -18,8 +18,8 @@ import pytest
 from hostile import ROOT, TOY, sglang_pack
 
 from solver import progress
-from solver.cli import main
-from solver.stack import run_deep
+from solver.cli.commands import main
+from solver.cli.stack import run_deep
 
 
 def test_the_line_names_command_phase_counts_and_time_and_is_cleared(

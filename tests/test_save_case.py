@@ -12,7 +12,7 @@ import pytest
 from hostile import TOY, sglang_loads, toml_str
 from test_cases import test_case as replay
 
-from solver.cli import main
+from solver.cli.commands import main
 
 REQUESTS = {
     "resolved": (["--set", "gpu=b200", "--set", "quant=fp4"], 0),

@@ -9,8 +9,8 @@ import jsonschema
 import pytest
 
 from solver import PackError, load_pack
-from solver.cli import build_parser, main
-from solver.schema import DOCUMENT_KINDS, output_schema
+from solver.cli.commands import build_parser, main
+from solver.render.schema import DOCUMENT_KINDS, output_schema
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 SGLANG_FACTS = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]

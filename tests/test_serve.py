@@ -16,7 +16,7 @@ import pytest
 
 import constraints
 from solver import load_pack
-from solver.schema import output_schema
+from solver.render.schema import output_schema
 from solver.serve.api import Configurator
 from solver.serve.requests import BadRequest, parse_request
 from solver.serve.server import ConfiguratorServer, make_server
@@ -260,14 +260,14 @@ def test_the_server_binds_to_loopback_by_default() -> None:
     import inspect
 
     assert inspect.signature(make_server).parameters["host"].default == "127.0.0.1"
-    from solver.cli import build_parser
+    from solver.cli.commands import build_parser
 
     args = build_parser("serve").parse_args(["serve"])
     assert args.host == "127.0.0.1" and args.port == 8000
 
 
 def test_serve_refuses_a_bad_port() -> None:
-    from solver.cli import main
+    from solver.cli.commands import main
 
     assert main(["serve", "--port", "70000", "--no-warm-up"]) == 2
 

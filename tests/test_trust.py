@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from solver import check, load_pack, resolve
-from solver.cli import main
+from solver.cli.commands import main
 from solver.errors import InvalidInput, Unsatisfiable
 
 DSV3_B200 = [
@@ -191,7 +191,7 @@ def test_assumed_lists_exactly_the_facts_nobody_gave() -> None:
 def test_a_hub_id_reads_the_local_cache_and_never_downloads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from solver.modelconfig import facts_from_model_config
+    from solver.inputs.modelconfig import facts_from_model_config
 
     repo = tmp_path / "hub" / "models--deepseek-ai--DeepSeek-V3"
     (repo / "refs").mkdir(parents=True)

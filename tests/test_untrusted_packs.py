@@ -1,5 +1,5 @@
 """Packs are untrusted data: a hostile pack ends in one PackError that lists every problem, nothing
-in it ever runs, and the size limits of solver/loader.py and solver/expr.py give clear errors.
+in it ever runs, and the size limits of solver/pack/loader.py and solver/engine/expr.py give clear errors.
 
 The hostile fixture is tests/fixtures/packs/malicious/ (one rule or preference per attack, named
 after it). Absurd sizes are generated into tmp. The last section pins holes that issue #8 closed
@@ -21,11 +21,11 @@ from typing import Any
 import pytest
 from hostile import MALICIOUS, ROOT, TOY, assert_clean_text, toml_str, toml_value, write_pack
 
-import solver.expr as expr
-import solver.loader as loader
+import solver.engine.expr as expr
+import solver.pack.loader as loader
 from solver import DependencyCycle, PackError, load_pack, resolve
-from solver.cli import main
-from solver.expr import ExprError
+from solver.cli.commands import main
+from solver.engine.expr import ExprError
 from solver.model import Field
 
 MARKER = "confsolve-pwned"
@@ -51,13 +51,13 @@ def no_code_runs(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
     import solver
 
     # Import every solver module now: importing runs exec, which is refused below.
-    for module in pkgutil.iter_modules(solver.__path__):
-        if module.name != "__main__":
-            importlib.import_module(f"solver.{module.name}")
+    for module in pkgutil.walk_packages(solver.__path__, "solver."):
+        if not module.name.endswith("__main__"):
+            importlib.import_module(module.name)
     # networkx compiles its argument wrappers with exec on first use: use the graph once now, so
     # the guards see confsolve's own code whether or not the on-disk cache already holds the
     # toy pack's field order.
-    from solver.graph import analyse
+    from solver.pack.graph import analyse
 
     analyse(load_pack(TOY))
     # pydantic builds each record's validator (importing its own modules) on first use, which a

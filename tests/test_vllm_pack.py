@@ -15,7 +15,7 @@ import pytest
 
 import constraints
 from solver import load_pack, resolve
-from solver.cli import main
+from solver.cli.commands import main
 
 LLAMA = {"platform": "cuda", "architecture": "LlamaForCausalLM", "num_attention_heads": 32}
 L40S_FP8_KV = {**LLAMA, "gpu_arch": "sm89", "kv_cache_dtype": "fp8"}

@@ -18,7 +18,7 @@ __all__ = ["register"]
 
 
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
-    """Add `confsolve serve` to the command line (see `solver.cli.COMMANDS`)."""
+    """Add `confsolve serve` to the command line (see `solver.cli.commands.COMMANDS`)."""
     p = sub.add_parser(
         "serve",
         help="the configurator page on a local web server",

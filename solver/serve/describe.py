@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from solver.model import Field, Pack
-from solver.resolution import Plan
+from solver.reasoning.resolution import Plan
 
 __all__ = ["describe"]
 
@@ -67,8 +67,8 @@ def _aliases_by_value(field: Field) -> dict[str, list[str]]:
 
 
 def describe(pack: Pack, plan: Plan) -> dict[str, Any]:
-    from solver.graph import analyse
-    from solver.loader import semantics
+    from solver.pack.graph import analyse
+    from solver.pack.loader import semantics
 
     sem = semantics(pack)
     reads = {rule.id: sorted(sem.rules[rule.id].fields) for rule in pack.rules}

@@ -27,8 +27,8 @@ def _key(value: Scalar) -> str:
 
 def excluded_reasons(pack: Pack, values: Values) -> dict[str, dict[str, Any]]:
     """Field -> excluded value -> {"scope", "pins", "rules"} for the state `values`."""
-    from solver.diagnose import valid_choices
-    from solver.inputs import collect_pins
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.diagnose import valid_choices
 
     facts_only = tuple((n, v) for n, v in values if pack.fields[n].kind == "fact")
     scopes = [("choices", values), ("facts", facts_only)] if facts_only != values else [("facts", values)]

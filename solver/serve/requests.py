@@ -3,7 +3,7 @@ field names and values of the pack's types, within sizes that keep a request che
 
 Every problem raises `BadRequest` with a message a person can act on (the HTTP layer answers 400
 with it); nothing here lets a traceback reach the page. Field values themselves are checked by
-`solver.inputs.collect_pins` (domains, did-you-mean), which the API calls next.
+`solver.inputs.pins.collect_pins` (domains, did-you-mean), which the API calls next.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _known_keys(doc: Mapping[str, Any], allowed: Sequence[str]) -> None:
 
 
 def _field_name(pack: Pack, raw: Any, where: str) -> str:
-    from solver.inputs import _lookup, _unknown_field
+    from solver.inputs.pins import _lookup, _unknown_field
 
     if not isinstance(raw, str) or len(raw) > MAX_NAME_LENGTH:
         raise BadRequest(f"{where}: a field name must be a string of at most {MAX_NAME_LENGTH} characters")
@@ -95,7 +95,7 @@ def _field_name(pack: Pack, raw: Any, where: str) -> str:
 def parse_request(pack: Pack, doc: Mapping[str, Any], allowed: Sequence[str]) -> Request:
     """`{"set": {field: value}, "keep": [field], "field": name}` (the keys in `allowed`)."""
     from solver.errors import InvalidInput
-    from solver.inputs import collect_pins
+    from solver.inputs.pins import collect_pins
 
     _known_keys(doc, allowed)
     given = doc.get("set", {})

@@ -14,7 +14,7 @@ rules read from outside), so equal sub-problems are counted once (the #SAT "comp
 idea). `ModelCounter` can also count *projected* configurations (how many assignments of some
 fields extend to a solution), which `diff` needs for packs with different fields.
 
-Imports the standard library, `solver.errors` and, inside functions, `solver.engine`; never
+Imports the standard library, `solver.errors` and, inside functions, `solver.engine.csp`; never
 python-constraint or networkx.
 """
 
@@ -716,7 +716,7 @@ class ModelCounter:
 
 def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check]:
     """The hard rules of a pack (or of `rule_ids`) as counter checks."""
-    from solver.engine import compile_pack
+    from solver.engine.csp import compile_pack
 
     cp = compile_pack(pack)
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
@@ -736,7 +736,7 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        from solver.schema import exact_count  # counts beyond 2**53 as digits (JavaScript)
+        from solver.render.schema import exact_count  # counts beyond 2**53 as digits (JavaScript)
 
         doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
@@ -768,8 +768,8 @@ def count(
     it carries exact bounds, `lower <= count <= upper` (what was counted; that plus at most
     every combination of what was not), and `parts`, the values of `by` counted exactly.
     """
-    from solver.engine import compile_pack
-    from solver.opendomain import widened
+    from solver.engine.csp import compile_pack
+    from solver.engine.opendomain import widened
 
     pins = dict(pins or {})
     pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
@@ -831,9 +831,9 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    from solver.cli import gather, load
+    from solver.cli.commands import gather, load
     from solver.errors import InputIssue, InvalidInput
-    from solver.inputs import _lookup, _unknown_field, collect_pins
+    from solver.inputs.pins import _lookup, _unknown_field, collect_pins
 
     try:
         limit = Limit.parse(args.limit)
@@ -852,12 +852,12 @@ def cmd_count(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.by, None)])
     result = count(pack, pins, by=by, limit=limit)
     if args.json:
-        from solver.cli import _dump
+        from solver.cli.commands import _dump
 
         _dump(result.to_json())
         return 0
     given = ", ".join(f"{n}={_key(v)}" for n, v in pins.items()) or "no inputs"
-    from solver.schema import count_text
+    from solver.render.schema import count_text
 
     print(
         f"{count_text(result.count)} valid configurations ({given}; "

@@ -1,11 +1,11 @@
 """Read a pack directory (TOML) into a checked `Pack`, reporting every problem at once.
 
-A pack is untrusted data: nothing in it runs. Conditions are parsed by `solver.expr`; sizes are
+A pack is untrusted data: nothing in it runs. Conditions are parsed by `solver.engine.expr`; sizes are
 bounded so a hostile pack ends in a `PackError`, not in a hang or a memory blow-up: each file is
 read by `read_bounded` (regular files only, at most MAX_FILE_BYTES, once each, MAX_PACK_BYTES in
 all), TOML nesting is bounded before tomllib recurses, and no check recurses over the pack's data.
-`read_bounded` is also how `solver.modelconfig` reads a model's config files.
-Imports the standard library, `solver.model`, `solver.expr` and `solver.errors`; never networkx or
+`read_bounded` is also how `solver.inputs.modelconfig` reads a model's config files.
+Imports the standard library, `solver.model`, `solver.engine.expr` and `solver.errors`; never networkx or
 python-constraint.
 """
 
@@ -22,10 +22,11 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
+from solver.engine.expr import Condition, ExprError, parse, rule_condition
 from solver.errors import DependencyCycle, PackError, PackProblem
-from solver.expr import Condition, ExprError, parse, rule_condition
 from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
-from solver.packtext import FileIndex, did_you_mean, index_of, toml_error_line
+from solver.pack.text import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
     "MAX_DOMAIN",
@@ -65,8 +66,10 @@ class PackSemantics:
     preferences: dict[str, Condition | None]
 
 
-_SEMANTICS: dict[str, PackSemantics] = {}
-_CACHE: dict[str, Pack] = {}
+# By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
+# must not accumulate in a long-lived process).
+_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT)
+_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT)
 
 
 def semantics(pack: Pack) -> PackSemantics:
@@ -78,7 +81,7 @@ def semantics(pack: Pack) -> PackSemantics:
         if problems:
             raise PackError(problems, pack.name)
         if pack.digest:
-            _SEMANTICS[pack.digest] = found
+            _SEMANTICS.put(pack.digest, found)
     return found
 
 
@@ -87,7 +90,7 @@ def _known(digest: str, root: Path) -> Pack | None:
     pack = _CACHE.get(digest)
     if pack is not None:
         return pack
-    from solver import cache
+    from solver.pack import cache
 
     entry = cache.read(digest)
     if entry is None or not isinstance(entry.get("pack"), dict):
@@ -96,13 +99,13 @@ def _known(digest: str, root: Path) -> Pack | None:
         pack = Pack.from_json(entry["pack"], digest=digest, directory=str(root))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
-    _CACHE[digest] = pack
+    _CACHE.put(digest, pack)
     return pack
 
 
 def _store(pack: Pack) -> None:
     """Put a checked pack in the on-disk cache, if it survives the JSON round trip unchanged."""
-    from solver import cache
+    from solver.pack import cache
 
     doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
     try:
@@ -145,7 +148,7 @@ def load_directory(directory: str | Path) -> Pack:
             problems, pack.name if pack else root.name
         )
     assert pack is not None
-    _CACHE[digest] = pack
+    _CACHE.put(digest, pack)
     _store(pack)
     return pack
 
@@ -582,7 +585,7 @@ def _assemble(
         _check_model_config(pack, model_config_file, problems)
     found = _parse_conditions(pack, problems)
     if not problems:
-        _SEMANTICS[digest] = found
+        _SEMANTICS.put(digest, found)
     return pack
 
 
@@ -653,7 +656,7 @@ def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problem
 def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
     """The `[model_config]` table is checked with the pack, so a broken one fails at load (and in
     lint), not at the first `--model-config`."""
-    from solver.modelconfig import check_model_config_map
+    from solver.inputs.modelconfig import check_model_config_map
 
     problems += [
         PackProblem(p.where, p.message, p.file or file, p.line) for p in check_model_config_map(pack)

@@ -64,7 +64,7 @@ def _code() -> str:
     global _code_key
     if _code_key is None:
         digest = hashlib.sha256(str(FORMAT).encode())
-        here = Path(__file__).parent
+        here = Path(__file__).parent.parent
         # Every module: which of them decide what an entry holds changes as the code does (the
         # loader now runs the model-config checks, validation, the condition language, ...).
         for path in sorted(here.rglob("*.py")):

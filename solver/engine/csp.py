@@ -24,10 +24,11 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru, Memo
+from solver.engine.expr import Condition
 from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
-from solver.expr import Condition
-from solver.loader import semantics
 from solver.model import Pack, Scalar
+from solver.pack.loader import semantics
 
 __all__ = [
     "BUDGET",
@@ -49,7 +50,7 @@ def default_budget() -> int:
     """The steps a solver call may take: BUDGET, else CONFSOLVE_BUDGET, else DEFAULT_BUDGET.
 
     The variable is read here only, when a search needs it (not at import: a bad value must not
-    break `import solver.engine`); one that is not a positive whole number is InvalidInput.
+    break `import solver.engine.csp`); one that is not a positive whole number is InvalidInput.
     """
     if BUDGET is not None:
         return BUDGET
@@ -655,6 +656,9 @@ class _Con:
     """For one free field (by position) and the values of the others: the values that satisfy
     the constraint. Forward checking asks the same few questions again and again, within a
     query and across queries, and a set lookup per value is cheaper than evaluating it."""
+    memo: Memo | None = None
+    """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
+    tables); None for a query's own condition, whose table dies with the query."""
 
     def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
         key = (at, others)
@@ -669,7 +673,9 @@ class _Con:
                 if holds(tuple(base)):
                     ok.append(value)
             found = frozenset(ok)
-            if len(self.cuts) < _CUT_LIMIT:
+            if self.memo is not None:
+                self.memo.store(self.cuts, key, found)
+            elif len(self.cuts) < _CUT_LIMIT:
                 self.cuts[key] = found
         return found
 
@@ -795,6 +801,9 @@ class CompiledPack:
     def __init__(self, pack: Pack) -> None:
         sem = semantics(pack)
         self.pack = pack
+        # Every answer table kept for the life of the pack shares this one bound (`solver.bounded`):
+        # a process resolving distinct requests for ever must not grow.
+        self.tables = Memo()
         self.domains: dict[str, tuple[Scalar, ...]] = {n: f.domain for n, f in pack.fields.items()}
         self.rules: dict[str, _Rule] = {}
         self.warn_rules: dict[str, Condition] = {}
@@ -803,7 +812,7 @@ class CompiledPack:
             if rule.severity == "warn":
                 self.warn_rules[rule.id] = cond
                 continue
-            holds = _memoized(cond.holds)
+            holds = _memoized(cond.holds, self.tables)
             self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
@@ -811,18 +820,28 @@ class CompiledPack:
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
         self._cons = {
-            rid: _Con(rid, r.fields, r.holds, r.constraint, tuple(self.domains[f] for f in r.fields))
+            rid: _Con(
+                rid,
+                r.fields,
+                r.holds,
+                r.constraint,
+                tuple(self.domains[f] for f in r.fields),
+                self.tables.table(),
+                self.tables,
+            )
             for rid, r in self.rules.items()
         }
         self._all_by_field = self._index(list(self._cons.values()))
         # Supports found by arc consistency for the pack's rules (by rule id), shared by every
         # query on this pack: a hint only (each is re-checked against the current domains), so
         # sharing across threads is safe. Per-query conditions keep theirs per query (`_checks`).
-        self._residues: dict[Any, tuple[Scalar, ...]] = {}
+        self._residues: dict[Any, tuple[Scalar, ...]] = self.tables.table()
         self._by_constraint = {id(r.constraint): r for r in self.rules.values()}
-        self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = {}
+        self._verdict_sets: dict[tuple[int, str, tuple[tuple[str, Scalar], ...]], _Verdicts] = (
+            self.tables.table()
+        )
         self._root_state: State | object | None = _UNSET
-        # What other modules compute once per compiled pack (e.g. solver.tracing's root state).
+        # What other modules compute once per compiled pack (e.g. solver.engine.tracing's root state).
         self.memo: dict[str, Any] = {}
 
     @property
@@ -858,8 +877,7 @@ class CompiledPack:
                 frozenset(v for v, a in answers.items() if a is True),
                 frozenset(v for v, a in answers.items() if a is False),
             )
-            if len(self._verdict_sets) < _MEMO_LIMIT:
-                self._verdict_sets[key] = found
+            self.tables.store(self._verdict_sets, key, found)
         return found
 
     def verdicts(
@@ -1254,29 +1272,37 @@ def _constraint(holds: Callable[[tuple[Scalar, ...]], bool]) -> Any:
 _MEMO_LIMIT = 1 << 16
 
 
-def _memoized(holds: Callable[[tuple[Scalar, ...]], bool]) -> Callable[[tuple[Scalar, ...]], bool]:
-    """`holds` with its answers remembered per value tuple, for the life of the compiled pack.
+def _memoized(
+    holds: Callable[[tuple[Scalar, ...]], bool], memo: Memo | None = None
+) -> Callable[[tuple[Scalar, ...]], bool]:
+    """`holds` with its answers remembered per value tuple: for a rule of the pack, in a table
+    of the pack's `memo` (bounded with all the others); for a query's condition, in its own.
 
     Evaluating a condition walks a tree of closures (microseconds); searches and arc consistency
     ask the same few tuples again and again, within a query and across queries, and a rule is a
-    pure function of its fields' values, so a dict lookup can answer. The table is bounded, and
-    concurrent queries at worst compute an entry twice.
+    pure function of its fields' values, so a dict lookup can answer. Concurrent queries at worst
+    compute an entry twice.
     """
-    table: dict[tuple[Scalar, ...], bool] = {}
+    table: dict[tuple[Scalar, ...], bool] = {} if memo is None else memo.table()
     get = table.get
 
     def check(values: tuple[Scalar, ...]) -> bool:
         known = get(values)
         if known is None:
             known = bool(holds(values))
-            if len(table) < _MEMO_LIMIT:
+            if memo is not None:
+                memo.store(table, values, known)
+            elif len(table) < _MEMO_LIMIT:
                 table[values] = known
         return known
 
     return check
 
 
-_COMPILED: dict[str, CompiledPack] = {}
+# Compiled packs by digest, the most recently used kept: a widened pack (a request's unlisted
+# value of an open field) has a digest of its own, so a table that never forgets grows with
+# every distinct request of that kind.
+_COMPILED: Lru[str, CompiledPack] = Lru(PACKS_KEPT)
 
 
 def compile_pack(pack: Pack) -> CompiledPack:
@@ -1285,5 +1311,5 @@ def compile_pack(pack: Pack) -> CompiledPack:
     compiled = _COMPILED.get(key)
     if compiled is None or (compiled.pack is not pack and not pack.digest):
         compiled = CompiledPack(pack)
-        _COMPILED[key] = compiled
+        _COMPILED.put(key, compiled)
     return compiled

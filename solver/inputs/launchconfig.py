@@ -3,7 +3,7 @@
 A launcher's config file is a YAML mapping of flag names (without dashes) to values; the launcher
 turns each entry into flags placed before the command line's own, so a flag typed on the command
 line wins over the file. This module does the same turning and hands the words to
-`solver.launch.read_command`, so a file's entries are read with exactly the flag table of the
+`solver.inputs.launch.read_command`, so a file's entries are read with exactly the flag table of the
 pack: `tp-size: 8`, `tp_size: 8` and `tensor-parallel-size: 8` set one option; `true` on a bare
 flag writes the flag, `false` leaves it out (or writes `--no-flag` where the pack says the
 launcher has one); a list becomes a flag with several values; a mapping
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
-from solver.launch import LaunchCommand, flag_words, read_command
+from solver.inputs.launch import LaunchCommand, flag_words, read_command
 from solver.model import Pack
 
 __all__ = ["MAX_CONFIG_BYTES", "read_config"]

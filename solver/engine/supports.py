@@ -19,7 +19,7 @@ the engine's search, refutations proven by it), so reusing them changes no answe
 Thread-safe: one lock guards the tables; readers copy what they need. Bounded: past
 `MAX_SOLUTIONS` stored solutions (fewer for packs of many fields: `MAX_CELLS`), or `MAX_REFUTED`
 pin sets, a table starts again empty.
-Imports only the standard library and `solver.engine`.
+Imports only the standard library and `solver.engine.csp`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.engine import CompiledPack
+from solver.engine.csp import CompiledPack
 from solver.model import Scalar
 
 __all__ = ["MAX_CELLS", "MAX_REFUTED", "MAX_SOLUTIONS", "Keeping", "Supports", "supports_for"]

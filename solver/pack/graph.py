@@ -16,8 +16,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from solver.loader import semantics
 from solver.model import Pack
+from solver.pack.loader import semantics
 
 __all__ = ["GraphInfo", "analyse", "build", "export"]
 

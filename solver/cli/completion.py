@@ -109,8 +109,8 @@ def _scan(parser: argparse.ArgumentParser, words: Sequence[str]) -> _State:
 
 def _inputs(state: _State, pack: Any, skip: str | None) -> tuple[Any, Any]:
     """Options and facts from the typed inputs, leaving out what is malformed and `skip`."""
-    from solver.cli import gather
-    from solver.inputs import _lookup, coerce
+    from solver.cli.commands import gather
+    from solver.inputs.pins import _lookup, coerce
 
     def usable(item: str) -> bool:
         raw, eq, value = item.partition("=")
@@ -138,7 +138,7 @@ def _inputs(state: _State, pack: Any, skip: str | None) -> tuple[Any, Any]:
 
 def _assignment(flag: str, prefix: str, state: _State) -> list[str]:
     from solver import load_pack
-    from solver.inputs import _lookup
+    from solver.inputs.pins import _lookup
 
     try:
         pack = load_pack(state.pack)
@@ -156,7 +156,7 @@ def _assignment(flag: str, prefix: str, state: _State) -> list[str]:
         return []
     fld = pack.fields[name]
     try:
-        from solver.diagnose import valid_choices
+        from solver.reasoning.diagnose import valid_choices
 
         options, facts = _inputs(state, pack, skip=name)
         values = valid_choices(pack, options, facts, fields=[name], reasons=False).possible[name]
@@ -216,7 +216,7 @@ def _strip_wordbreaks(candidates: list[str], cur: str, wordbreaks: str) -> list[
 
 def complete(words: Sequence[str], wordbreaks: str = "") -> list[str]:
     """Candidates for the last of `words` (the words after `confsolve`; the last may be "")."""
-    from solver.cli import build_parser
+    from solver.cli.commands import build_parser
 
     words = list(words) or [""]
     cur, before = words[-1], words[:-1]

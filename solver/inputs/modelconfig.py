@@ -5,8 +5,8 @@ safely (every problem becomes an `InvalidInput` naming the file, never a traceba
 the pack's `[model_config]` table, a data mapping from config keys to facts (documented in
 constraints/README.md, "Model configs"). This module knows no launcher, device or model family:
 every key name, value spelling and file pattern lives in the pack.
-Imports the standard library, `solver.model`, `solver.errors`, `solver.inputs` and, for its
-bounded file reader, `solver.loader`.
+Imports the standard library, `solver.model`, `solver.errors`, `solver.inputs.pins` and, for its
+bounded file reader, `solver.pack.loader`.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.errors import InputIssue, InvalidInput, PackError, PackProblem
-from solver.inputs import coerce
-from solver.loader import RefusedFile, read_bounded
+from solver.inputs.pins import coerce
 from solver.model import Field, Pack, Pin, Scalar
+from solver.pack.loader import RefusedFile, read_bounded
 
 __all__ = [
     "MAX_CONFIG_BYTES",
@@ -109,7 +110,7 @@ class ModelConfigMap:
     facts: tuple[_FactRule, ...] = ()
 
 
-_COMPILED: dict[str, ModelConfigMap] = {}
+_COMPILED: Lru[str, ModelConfigMap] = Lru(PACKS_KEPT)  # by pack digest
 
 
 def check_model_config_map(pack: Pack) -> list[PackProblem]:
@@ -129,7 +130,7 @@ def compile_model_config_map(pack: Pack) -> ModelConfigMap:
     if problems:
         raise PackError(problems, pack.name)
     if pack.digest:
-        _COMPILED[pack.digest] = compiled
+        _COMPILED.put(pack.digest, compiled)
     return compiled
 
 
@@ -485,7 +486,7 @@ def facts_from_model_config(
     Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
     the path for anything unreadable or unexpected, `PackError` for a broken `[model_config]`.
     """
-    from solver.hubcache import model_path
+    from solver.inputs.hubcache import model_path
 
     table = compile_model_config_map(pack)
     try:

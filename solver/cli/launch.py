@@ -2,7 +2,7 @@
 LAUNCH COMMAND` read into the request, `--format argv [--minimal]` printed, and repairs written
 back in the syntax the request came in.
 
-Thin glue over `solver.launch`; imported only when a command line has a launch command or asks
+Thin glue over `solver.inputs.launch`; imported only when a command line has a launch command or asks
 for argv, so the plain `check` path does not pay for it.
 """
 
@@ -14,8 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-from solver.inputs import _lookup
-from solver.launch import (
+from solver.inputs.launch import (
     LaunchCommand,
     minimal_options,
     read_command,
@@ -24,8 +23,9 @@ from solver.launch import (
     shell_line,
     write_command,
 )
+from solver.inputs.pins import _lookup
 from solver.model import Pack, Repair, Resolution, Scalar
-from solver.text import conflict_text
+from solver.render.text import conflict_text
 
 __all__ = ["merge_launch", "print_argv", "repair_renderer", "rewrite_conflict"]
 
@@ -44,7 +44,7 @@ def merge_launch(
     model = command.model
     args.config_options = []
     if command.config is not None:
-        from solver.launchconfig import read_config
+        from solver.inputs.launchconfig import read_config
 
         # The launcher puts the file's flags before the command line's: a typed flag wins.
         from_file = read_config(pack, command.config)
@@ -119,7 +119,7 @@ def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str
     words = ["confsolve", str(args.command)]
     if getattr(args, "field", None):
         words.append(str(args.field))
-    from solver.cli import DEFAULT_PACK
+    from solver.cli.commands import DEFAULT_PACK
 
     if args.pack != DEFAULT_PACK:
         words += ["--pack", str(args.pack)]

@@ -21,9 +21,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver.conflicts import Item, minimal_reason
 from solver.errors import InputIssue, InvalidInput
 from solver.model import Pack, Pin, Scalar
+from solver.reasoning.conflicts import Item, minimal_reason
 
 __all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]
 
@@ -100,13 +100,13 @@ def compatibility(
     Raises `InvalidInput` when a field is unknown, both are the same, or `pins` fixes one of them
     (the matrix varies it), and `Unsatisfiable` when `pins` alone already conflict.
     """
-    from solver.resolution import plan_for, resolve_pins
+    from solver.reasoning.resolution import plan_for, resolve_pins
 
     pins = dict(pins or {})
     issues = []
     for name in (row_field, col_field):
         if name not in pack.fields:
-            from solver.inputs import _unknown_field
+            from solver.inputs.pins import _unknown_field
 
             issues.append(_unknown_field(pack, name, None))
         elif name in pins:
@@ -325,8 +325,8 @@ def dot_to_svg(dot_text: str) -> str:
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from solver.cli import gather, load
-    from solver.inputs import _lookup, collect_pins
+    from solver.cli.commands import gather, load
+    from solver.inputs.pins import _lookup, collect_pins
 
     pack = load(args)
     names = [_lookup(pack, raw) or raw for raw in (args.row_field, args.col_field)]
@@ -334,7 +334,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     pins = collect_pins(pack, options, facts)
     matrix = compatibility(pack, names[0], names[1], pins)
     if args.json:
-        from solver.cli import _dump
+        from solver.cli.commands import _dump
 
         _dump(matrix.to_json())
     else:

@@ -16,7 +16,7 @@ from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, 
 
 if TYPE_CHECKING:
     from solver.errors import Unsatisfiable
-    from solver.resolution import Plan
+    from solver.reasoning.resolution import Plan
 
 __all__ = [
     "assumed_notice",
@@ -116,8 +116,8 @@ def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str
     request it was raised for."""
     if not exc.request:
         return exc.message
-    from solver.opendomain import widened
-    from solver.resolution import plan_for
+    from solver.engine.opendomain import widened
+    from solver.reasoning.resolution import plan_for
 
     plan = plan_for(widened(pack, exc.request))
     return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)

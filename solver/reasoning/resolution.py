@@ -12,10 +12,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.engine import CompiledPack, Extra, SearchTrace, State, compile_pack
+from solver.bounded import PACKS_KEPT, Lru
+from solver.engine.csp import CompiledPack, Extra, SearchTrace, State, compile_pack
+from solver.engine.opendomain import base_digest, widened
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-from solver.inputs import collect_pins
-from solver.loader import semantics
+from solver.inputs.pins import collect_pins
 from solver.model import (
     AdjustmentRecord,
     AssumedRecord,
@@ -30,7 +31,7 @@ from solver.model import (
     Scalar,
     WarningRecord,
 )
-from solver.opendomain import base_digest, widened
+from solver.pack.loader import semantics
 
 __all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
@@ -175,7 +176,7 @@ class Plan:
         return ranked, origin
 
 
-_PLANS: dict[str, Plan] = {}
+_PLANS: Lru[str, Plan] = Lru(PACKS_KEPT)  # as the compiled packs: widened packs come and go
 _UNDECIDED = object()
 _RANKINGS_KEPT = 1 << 15
 
@@ -199,21 +200,21 @@ def plan_for(pack: Pack) -> Plan:
             warn_rules={k: tuple(v) for k, v in warn.items()},
         )
         if pack.digest:
-            _PLANS[pack.digest] = plan
+            _PLANS.put(pack.digest, plan)
     return plan
 
 
 def _field_order(pack: Pack) -> tuple[str, ...]:
     """The graph order, from the on-disk cache when it has it: the graph needs networkx, whose
     import alone would cost a launcher's start-up more than the whole resolution."""
-    from solver import cache
+    from solver.pack import cache
 
     # A widened copy (open domains) has the graph of its base pack: domains add no edges.
     entry = cache.read(base_digest(pack.digest)) if pack.digest else None
     order = entry.get("order") if entry is not None else None
     if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
         return tuple(order)
-    from solver.graph import analyse
+    from solver.pack.graph import analyse
 
     found = analyse(pack).order
     if pack.digest:
@@ -286,7 +287,7 @@ def resolve_pins(
     if state is None or witness is None:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict())
-        from solver.diagnose import unsatisfiable_for
+        from solver.reasoning.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, pins, adjustments)
     try:
@@ -296,13 +297,13 @@ def resolve_pins(
     except ChainFailed as failed:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict()) from None
-        from solver.diagnose import chain_failure
+        from solver.reasoning.diagnose import chain_failure
 
         raise chain_failure(plan, failed.pins, failed, predict=predict) from None
     except _RequestFails as fails:
         if not explain_failure:
             raise Unsatisfiable(_bare_conflict()) from None
-        from solver.diagnose import unsatisfiable_for
+        from solver.reasoning.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, fails.pins, fails.adjustments) from None
     _check_required(plan, pins, trace)
@@ -696,9 +697,12 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            if not _entailed(cp, others, sem.whens.get(rule.id)):
+            # The launcher reads its own defaults for the resources nobody gave (SGLang's
+            # --dp-size 1 turns --enable-dp-attention off): they decide the `when` too.
+            given = {**_resource_defaults(plan, others), **others}
+            if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not _violated(cp, values, rule.id):
+            if not _violated(cp, {**given, target: pin.value}, rule.id):
                 continue
             replacement = next(
                 (
@@ -720,6 +724,18 @@ def _apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
+
+
+def _resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The launcher's default (first value of its chain) of each unset option the search may not
+    choose (`search = false`: the resources and the precision), as `launcher_view` takes them."""
+    assigned = dict(values)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name not in assigned and spec.kind == "option" and not spec.search:
+            out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
 
 
 def _entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
@@ -837,7 +853,7 @@ def _rejection(
 ) -> Rejection:
     if not reasons:
         return Rejection.model_construct(value=value, because=[])
-    from solver.conflicts import minimal_reason
+    from solver.reasoning.conflicts import minimal_reason
 
     # The background is every field decided before this one (pins and earlier choices).
     position = plan.order.index(name)

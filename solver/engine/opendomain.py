@@ -13,7 +13,7 @@ of its field, and every answer holds over the working domain. What a finite work
 answer is "which unlisted values would also work"; `choices` and `count` say so (the open range is
 reported beside the listed values, never folded into a number).
 
-Imports `solver.model`, and `solver.loader` (for the rules' fields) when a value is unlisted.
+Imports `solver.model`, and `solver.pack.loader` (for the rules' fields) when a value is unlisted.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:
 
 def _neighbours(pack: Pack, name: str) -> set[str]:
     """The other fields of the rules that read `name` (conditions parsed once per pack)."""
-    from solver.loader import semantics
+    from solver.pack.loader import semantics
 
     found: set[str] = set()
     for cond in semantics(pack).rules.values():

@@ -202,24 +202,24 @@ def version_text() -> str:
 # help line, so `--help` and usage errors read the same. tests/test_cli.py checks these lines
 # against what the functions register.
 COMMANDS: dict[str, tuple[str, str | None]] = {
-    "resolve": ("solver.cli:_add_resolve", "resolve a configuration (text, or JSON with --json)"),
-    "why": ("solver.cli:_add_why", "why a field has its value"),
-    "choices": ("solver.cli:_add_choices", "the values still possible for each option"),
-    "check": ("solver.cli:_add_check", "validate only: exit code and one paragraph"),
-    "graph": ("solver.cli:_add_graph", "the field dependency graph"),
-    "packs": ("solver.cli:_add_packs", "the shipped packs"),
-    "show": ("solver.cli:_add_show", "the fields, facts and rules of a pack"),
-    "schema": ("solver.schema:register", "the JSON Schema of every --json document"),
-    "matrix": ("solver.pictures:register", "a compatibility table of two fields"),
-    "completion": ("solver.completion:register", "a shell completion script (bash or zsh)"),
-    "__complete": ("solver.completion:register", None),
+    "resolve": ("solver.cli.commands:_add_resolve", "resolve a configuration (text, or JSON with --json)"),
+    "why": ("solver.cli.commands:_add_why", "why a field has its value"),
+    "choices": ("solver.cli.commands:_add_choices", "the values still possible for each option"),
+    "check": ("solver.cli.commands:_add_check", "validate only: exit code and one paragraph"),
+    "graph": ("solver.cli.commands:_add_graph", "the field dependency graph"),
+    "packs": ("solver.cli.commands:_add_packs", "the shipped packs"),
+    "show": ("solver.cli.commands:_add_show", "the fields, facts and rules of a pack"),
+    "schema": ("solver.render.schema:register", "the JSON Schema of every --json document"),
+    "matrix": ("solver.render.pictures:register", "a compatibility table of two fields"),
+    "completion": ("solver.cli.completion:register", "a shell completion script (bash or zsh)"),
+    "__complete": ("solver.cli.completion:register", None),
     "lint": (
-        "solver.lint:register_cli",
+        "solver.lint.checks:register_cli",
         "analyse a pack: dead values, dead or redundant rules, unreachable preferences, totality, cycles",
     ),
-    "count": ("solver.count:register_cli", "the exact number of valid configurations"),
+    "count": ("solver.engine.count:register_cli", "the exact number of valid configurations"),
     "diff": (
-        "solver.diff:register_cli",
+        "solver.reasoning.diff:register_cli",
         "what changed between two packs: rules, valid configurations, resolutions",
     ),
     "serve": ("solver.serve:register", "the configurator page on a local web server"),
@@ -410,7 +410,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     (config.json, environment).
     """
     from solver.errors import InvalidInput
-    from solver.inputs import _lookup, facts_from_environ, parse_assignments
+    from solver.inputs.pins import _lookup, facts_from_environ, parse_assignments
     from solver.model import Pin
 
     args.request_pack = pack  # for writing repairs back in the syntax they were typed in
@@ -421,19 +421,19 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
         raise InvalidInput(issues)
     model_path = getattr(args, "model_config", None)
     if getattr(args, "launch", None) is not None:
-        from solver.launchcli import merge_launch
+        from solver.cli.launch import merge_launch
 
         model_path = merge_launch(args, pack, sets, model_path)
     typed = {(_lookup(pack, k) or k) for k in sets}
     facts: dict[str, Any] = {}
     if getattr(args, "detect", False):
-        from solver.detect import detect_facts
+        from solver.inputs.detect import detect_facts
 
         facts.update(detect_facts(pack))
     if getattr(args, "env_from_os", False):
         facts.update(facts_from_environ(pack))
     if model_path:
-        from solver.modelconfig import facts_from_model_config
+        from solver.inputs.modelconfig import facts_from_model_config
 
         facts.update(facts_from_model_config(pack, model_path, skip=typed))
     for raw, value in assumed.items():
@@ -448,7 +448,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
 
 
 def _assume_issues(pack: Any, raw: str, name: str, value: str) -> list[Any]:
-    from solver.inputs import _unknown_field, coerce
+    from solver.inputs.pins import _unknown_field, coerce
 
     if name not in pack.fields:
         return [_unknown_field(pack, raw, value)]
@@ -503,9 +503,9 @@ def _drop_stdout() -> None:
 
 def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-    from solver.inputs import collect_pins
-    from solver.resolution import resolve_pins
-    from solver.text import resolution_table, use_colour
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import resolve_pins
+    from solver.render.text import resolution_table, use_colour
 
     if args.minimal and args.format != "argv":
         raise InvalidInput(
@@ -537,7 +537,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         pins = collect_pins(pack, options, facts)
         res = resolve_pins(pack, pins, strict=args.strict)
         if getattr(args, "deny_warnings", False):
-            from solver.resolution import deny
+            from solver.reasoning.resolution import deny
 
             deny(pack, pins, res)
     except (Unsatisfiable, InvalidInput) as exc:
@@ -547,7 +547,7 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     if args.save_case:
         _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
     if args.format == "argv":
-        from solver.launchcli import print_argv
+        from solver.cli.launch import print_argv
 
         print_argv(args, pack, res, facts)
     elif args.json or args.format == "json":
@@ -567,9 +567,9 @@ def _save_case(
 ) -> None:
     from pathlib import Path
 
-    from solver.cases import save_case
     from solver.errors import InputIssue, InvalidInput, Unsatisfiable
-    from solver.inputs import _lookup
+    from solver.inputs.pins import _lookup
+    from solver.render.cases import save_case
 
     outcome: dict[str, Any] = {"status": "resolved", "values": values or {}}
     if isinstance(error, Unsatisfiable):
@@ -607,11 +607,11 @@ def _save_case(
 
 
 def cmd_why(args: argparse.Namespace) -> int:
-    from solver.diagnose import valid_choices
     from solver.errors import InvalidInput
-    from solver.inputs import _lookup, _unknown_field
-    from solver.resolution import plan_for, resolve
-    from solver.text import why_text
+    from solver.inputs.pins import _lookup, _unknown_field
+    from solver.reasoning.diagnose import valid_choices
+    from solver.reasoning.resolution import plan_for, resolve
+    from solver.render.text import why_text
 
     pack = load(args)
     name = _lookup(pack, args.field)
@@ -619,8 +619,8 @@ def cmd_why(args: argparse.Namespace) -> int:
         raise InvalidInput([_unknown_field(pack, args.field, None)])
     options, facts = gather(args, pack)
     res = resolve(pack, options, facts, strict=args.strict)
-    from solver.graph import analyse
-    from solver.loader import semantics
+    from solver.pack.graph import analyse
+    from solver.pack.loader import semantics
 
     sem = semantics(pack)
     deps_set = {src for src, dst, _ in analyse(pack).edges if dst == name}
@@ -650,9 +650,9 @@ def cmd_why(args: argparse.Namespace) -> int:
 
 
 def cmd_choices(args: argparse.Namespace) -> int:
-    from solver.diagnose import valid_choices
     from solver.errors import InvalidInput
-    from solver.inputs import _lookup, _unknown_field
+    from solver.inputs.pins import _lookup, _unknown_field
+    from solver.reasoning.diagnose import valid_choices
 
     pack = load(args)
     fields = None
@@ -682,8 +682,8 @@ def cmd_choices(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
-    from solver.resolution import resolve
-    from solver.text import notices
+    from solver.reasoning.resolution import resolve
+    from solver.render.text import notices
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -703,7 +703,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         else:
             render = None
             if getattr(args, "command_read", None) is not None:  # typed as a launch command
-                from solver.launchcli import repair_renderer
+                from solver.cli.launch import repair_renderer
 
                 render = repair_renderer(args, pack)
             print(_conflict_paragraph(exc, render))
@@ -751,12 +751,12 @@ def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) ->
 
 
 def cmd_graph(args: argparse.Namespace) -> int:
-    from solver.graph import export
+    from solver.pack.graph import export
 
     if args.json:
         args.format = "json"
     if args.format == "svg":
-        from solver.pictures import dot_to_svg
+        from solver.render.pictures import dot_to_svg
 
         print(dot_to_svg(export(load(args), "dot")), end="")
         return EXIT_OK
@@ -821,12 +821,12 @@ def _search_budget(steps: int | None) -> Iterator[None]:
     malformed CONFSOLVE_BUDGET is a usage error before any work starts."""
     if steps is None:
         if os.environ.get("CONFSOLVE_BUDGET", "").strip():
-            from solver.engine import default_budget
+            from solver.engine.csp import default_budget
 
             default_budget()
         yield
         return
-    from solver import engine
+    from solver.engine import csp as engine
 
     saved, engine.BUDGET = engine.BUDGET, steps
     try:
@@ -854,7 +854,7 @@ def _colour(choice: str | None) -> Iterator[None]:
     if choice is None:
         yield
         return
-    from solver import text
+    from solver.render import text
 
     saved, text.COLOUR_CHOICE = text.COLOUR_CHOICE, choice
     try:
@@ -968,7 +968,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
         if args.command in LONG_COMMANDS or deadline is not None:
             # A deep stack (the counter may recurse once per field), and a deadline the waiting
             # thread enforces even while the work is inside one long step (loading a huge pack).
-            from solver.stack import run_deep
+            from solver.cli.stack import run_deep
 
             def timed_out() -> BaseException:
                 from solver.errors import DeadlineExceeded
@@ -985,7 +985,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             from solver.errors import Unsatisfiable
 
             if isinstance(exc, Unsatisfiable):  # repairs in the syntax the request came in
-                from solver.launchcli import rewrite_conflict
+                from solver.cli.launch import rewrite_conflict
 
                 exc = rewrite_conflict(args, exc)
         code = emit_error(exc, as_json)

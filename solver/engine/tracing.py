@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from solver.engine import CompiledPack, RuleConstraint
+from solver.engine.csp import CompiledPack, RuleConstraint
 from solver.model import Scalar
 
 __all__ = ["Because", "Traced", "excluded", "traced_base"]

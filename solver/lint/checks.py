@@ -7,12 +7,12 @@ acknowledgements.
 
 Every semantic check is a satisfiability question, answered in three steps: a known solution of
 the pack, repaired by a few local-search moves, answers most "yes" questions (one solution proves
-many values and conditions alive); then the exact search of `solver.count` (its propagation
+many values and conditions alive); then the exact search of `solver.engine.count` (its propagation
 refutes case splits at once) and the engine's `CompiledPack.solve` (its arc consistency finds
 solutions behind disjunctions) each get a short try, and the first gets the whole budget. The
 "no" answers, which the findings rest on, are always proved by an exact search, and their minimal
 reasons come from QuickXplain over the rules around the fields in question
-(`solver.conflicts.relevant_rules`).
+(`solver.reasoning.conflicts.relevant_rules`).
 
 Imports only the standard library at module level (the CLI imports this module at start-up);
 the engine, the counter, the graph and the condition language are imported inside functions.
@@ -34,9 +34,9 @@ from solver import progress as _progress
 if TYPE_CHECKING:
     import random
 
-    from solver.count import Check
-    from solver.engine import CompiledPack
-    from solver.expr import Condition
+    from solver.engine.count import Check
+    from solver.engine.csp import CompiledPack
+    from solver.engine.expr import Condition
     from solver.model import Pack, Scalar
 
 __all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint", "register_cli"]
@@ -322,8 +322,8 @@ def _pins(values: Mapping[str, Scalar]) -> str:
 
 class _Linter:
     def __init__(self, pack: Pack, *, samples: int, seed: int, budget: int) -> None:
-        from solver.engine import compile_pack
-        from solver.loader import semantics
+        from solver.engine.csp import compile_pack
+        from solver.pack.loader import semantics
 
         self.pack = pack
         self.cp: CompiledPack = compile_pack(pack)
@@ -342,7 +342,7 @@ class _Linter:
 
         self.rng = random.Random(seed)
         self.repaired = 0
-        from solver.count import ModelCounter, pack_checks
+        from solver.engine.count import ModelCounter, pack_checks
 
         # The exact search for the questions local repair cannot answer: satisfiability only
         # (nothing projected), every rule a check that a query can switch on or off.
@@ -380,7 +380,7 @@ class _Linter:
         when that fails does the exact search decide (and prove the "no" answers the findings
         rest on).
         """
-        from solver.count import CountLimitReached
+        from solver.engine.count import CountLimitReached
 
         _progress.advance()
         rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
@@ -399,8 +399,8 @@ class _Linter:
         found = self.repair(pins, rule_ids, extra)
         if found is not None:
             return found
-        from solver.count import CountLimitReached, Limit
-        from solver.engine import Extra
+        from solver.engine.count import CountLimitReached, Limit
+        from solver.engine.csp import Extra
         from solver.errors import SolverBudgetExceeded
 
         self.solves += 1
@@ -440,7 +440,7 @@ class _Linter:
 
     def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
         """A question about conditions alone (no rules): a small search of its own."""
-        from solver.count import Limit, ModelCounter
+        from solver.engine.count import Limit, ModelCounter
 
         names = {n for c in extra for n in c.fields} | set(pins)
         counter = ModelCounter({n: self.cp.domains[n] for n in names}, extra, project=())
@@ -505,7 +505,7 @@ class _Linter:
         key = (cond.text, negate)
         found = self._extras.get(key)
         if found is None:
-            from solver.count import Check
+            from solver.engine.count import Check
 
             found = Check(cond.fields, cond.holds, cond.partial)
             if negate:
@@ -523,8 +523,8 @@ class _Linter:
     ) -> list[str]:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
-        from solver.conflicts import Item, quickxplain, relevant_rules
-        from solver.count import CountLimitReached
+        from solver.engine.count import CountLimitReached
+        from solver.reasoning.conflicts import Item, quickxplain, relevant_rules
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)
@@ -656,7 +656,7 @@ class _Linter:
                     )
 
     def check_rules(self) -> None:
-        from solver.expr import parse
+        from solver.engine.expr import parse
 
         for rule in self.pack.rules:
             cond = self.sem.rules[rule.id]
@@ -822,7 +822,7 @@ class _Linter:
         if any(when.evaluate(w) and not other.evaluate(w) for w in self.pool):
             self._implied[key] = False
             return False
-        from solver.count import Check
+        from solver.engine.count import Check
 
         fields = tuple(dict.fromkeys(when.fields + other.fields))
         w, o = when, other
@@ -1119,7 +1119,7 @@ def _nearest(
 
 def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> Check:
     """A check over the rule's other fields: true where `worse` passes the rule, `better` fails."""
-    from solver.count import Check
+    from solver.engine.count import Check
 
     fields = cond.fields
     position = fields.index(name)
@@ -1174,7 +1174,7 @@ def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
 def _static_checks(pack: Pack) -> list[Finding]:
     import ast
 
-    from solver.loader import semantics
+    from solver.pack.loader import semantics
 
     sem = semantics(pack)
     out: list[Finding] = []
@@ -1238,7 +1238,7 @@ def _static_checks(pack: Pack) -> list[Finding]:
 
 
 def _graph_checks(pack: Pack) -> list[Finding]:
-    from solver.graph import analyse
+    from solver.pack.graph import analyse
 
     info = analyse(pack)
     out = []
@@ -1407,7 +1407,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 ]
             )
         if args.json:
-            from solver.cli import _dump
+            from solver.cli.commands import _dump
 
             entry = CODES[code]
             _dump(
@@ -1431,11 +1431,11 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 )
             ]
         )
-    from solver.cli import load
+    from solver.cli.commands import load
 
     report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)
     if args.json:
-        from solver.cli import _dump
+        from solver.cli.commands import _dump
 
         _dump(report.to_json())
     else:

@@ -5,7 +5,7 @@ What a command looks like is data: the pack's `[pack.launcher]` table (command w
 flag or positional model, the config-file flag) and each option's `flags` and `flag_value`
 (see constraints/README.md). Words the pack does not model are kept, in order, and written out
 unchanged. Never names a launcher; imports only the standard library, `solver.model`,
-`solver.errors` and `solver.inputs` at module level.
+`solver.errors` and `solver.inputs.pins` at module level.
 
 >>> from solver.model import Field, Launcher, Pack
 >>> pack = Pack(name="demo", version="1", launcher=Launcher(commands=("serve",),
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
-from solver.inputs import shown
+from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 
 __all__ = [
@@ -281,7 +281,7 @@ def shell_line(words: Sequence[Any]) -> str:
 def _launcher_choice(pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar]) -> Any:
     """What the launcher would decide by itself for these options and facts (predict mode: each
     unset option follows the launcher's own default chain)."""
-    from solver.resolution import resolve
+    from solver.reasoning.resolution import resolve
 
     return resolve(pack, dict(options), dict(facts), reasons=False, predict=True)
 

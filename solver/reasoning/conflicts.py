@@ -2,7 +2,7 @@
 and the values still possible for each field.
 
 Everything here works on a compiled pack through `CompiledPack.solve` and the reasons
-`solver.tracing` records while propagating; it never imports python-constraint or networkx
+`solver.engine.tracing` records while propagating; it never imports python-constraint or networkx
 itself. The consistency checks are kept small by splitting the request into the parts that can
 interact (pinned fields are constants, so two rules only interact through fields left free) and,
 for an excluded value, by minimising within the few rules and pins propagation blamed for it.
@@ -14,9 +14,9 @@ import itertools
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from solver.engine import CompiledPack
+from solver.engine.csp import CompiledPack
+from solver.engine.tracing import excluded, traced_base
 from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
-from solver.tracing import excluded, traced_base
 
 __all__ = [
     "Item",
@@ -266,7 +266,7 @@ def minimal_reason(
     """Why `field` cannot be `value` given `pins`: a minimal set of pins and rules, or None if it can.
 
     `near`: a solution of `pins` (its value of `field` aside), if the caller has one.
-    `trace`: start from propagation's recorded reasons (`solver.tracing`). Its states are kept
+    `trace`: start from propagation's recorded reasons (`solver.engine.tracing`). Its states are kept
     per set of pins, which pays when many values are explained under the same pins (choices, a
     matrix); a caller whose every question has other pins (the rejected values of a resolution,
     each under the fields decided before it) costs a propagation of the whole pack per question

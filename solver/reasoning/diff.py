@@ -10,9 +10,9 @@ Configurations are compared over the fields both packs have. When the field sets
 configuration of the shared fields counts as valid in a pack when some values of that pack's own
 other fields complete it (a projection); the result says so.
 
-Imports the standard library at module level (the CLI imports it at start-up); `solver.count`,
-`solver.lint`, `solver.conflicts` and `solver.resolution` inside functions. Never imports
-python-constraint or networkx.
+Imports the standard library at module level (the CLI imports it at start-up);
+`solver.engine.count`, `solver.lint.checks`, `solver.reasoning.conflicts` and
+`solver.reasoning.resolution` inside functions. Never imports python-constraint or networkx.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from solver.schema import count_text, exact_count
+from solver.render.schema import count_text, exact_count
 
 if TYPE_CHECKING:
-    from solver.count import Check, Limit
+    from solver.engine.count import Check, Limit
     from solver.model import Pack, Scalar
 
 __all__ = ["Group", "PackDiff", "ResolutionChange", "diff", "register_cli"]
@@ -289,8 +289,8 @@ class _Side:
     """One pack as counter checks over its own domains."""
 
     def __init__(self, pack: Pack) -> None:
-        from solver.count import Check
-        from solver.engine import compile_pack
+        from solver.engine.count import Check
+        from solver.engine.csp import compile_pack
 
         self.pack = pack
         self.cp = compile_pack(pack)
@@ -315,7 +315,7 @@ def _direction(
     `accept` does not have word for word); a configuration is counted in the group of the first
     item it breaks, so the groups do not overlap and add up to at most the total.
     """
-    from solver.count import CountLimitReached, Limit, ModelCounter
+    from solver.engine.count import CountLimitReached, Limit, ModelCounter
 
     example_limit = Limit()  # the default step budget: one solution is cheap
     side = Direction(count=total)
@@ -377,7 +377,7 @@ def _direction(
 def _rejections(accept: _Side, reject: _Side, shared: list[str]) -> list[tuple[str, str, Check]]:
     """What `reject` has that `accept` lacks, in order: values it does not have, then its rules
     over shared fields that `accept` does not have word for word."""
-    from solver.count import Check
+    from solver.engine.count import Check
 
     items: list[tuple[str, str, Check]] = []
     for name in shared:
@@ -396,7 +396,7 @@ def _rejections(accept: _Side, reject: _Side, shared: list[str]) -> list[tuple[s
 
 def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
     """The check "`name` takes one of `allowed`"."""
-    from solver.count import Check
+    from solver.engine.count import Check
 
     def partial(known: Mapping[str, Any]) -> bool | None:
         return None if name not in known else known[name] in allowed
@@ -406,8 +406,8 @@ def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
 
 def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
     """Why `side` rejects this configuration of the shared fields: a minimal conflict."""
-    from solver.conflicts import minimal_conflict
     from solver.model import Pin
+    from solver.reasoning.conflicts import minimal_conflict
 
     pins = {n: Pin(field=n, value=v, source="user") for n, v in values.items() if n in side.cp.domains}
     found = minimal_conflict(side.cp, pins)
@@ -429,9 +429,9 @@ def _resolutions(
 ) -> tuple[dict[str, Any], list[ResolutionChange]]:
     """Resolve the same requests (shared facts, plus the pins) in both packs and compare."""
     from solver.errors import SolverError
-    from solver.lint import fact_combinations
+    from solver.lint.checks import fact_combinations
     from solver.model import Pin
-    from solver.resolution import resolve_pins
+    from solver.reasoning.resolution import resolve_pins
 
     facts = [
         n
@@ -546,8 +546,8 @@ def diff(
 ) -> PackDiff:
     """Compare two packs: structure, valid configurations (exact counts, grouped) and
     resolutions of the same requests."""
-    from solver.count import CountLimitReached, ModelCounter
-    from solver.count import Limit as _Limit
+    from solver.engine.count import CountLimitReached, ModelCounter
+    from solver.engine.count import Limit as _Limit
 
     pins = dict(pins or {})
     limit = limit or _Limit(steps=None, seconds=DEFAULT_COUNT_SECONDS)
@@ -655,9 +655,9 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from solver import load_pack
-    from solver.count import Limit
+    from solver.engine.count import Limit
     from solver.errors import InputIssue, InvalidInput
-    from solver.inputs import _lookup, coerce, parse_assignments
+    from solver.inputs.pins import _lookup, coerce, parse_assignments
 
     issues: list[InputIssue] = []
     limit = None
@@ -677,7 +677,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for raw, text in sets.items():
         names = [n for n in (_lookup(old, raw), _lookup(new, raw)) if n is not None]
         if not names:
-            from solver.inputs import _unknown_field
+            from solver.inputs.pins import _unknown_field
 
             issues.append(_unknown_field(new, raw, text))
             continue
@@ -695,7 +695,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         raise InvalidInput(issues)
     result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
     if args.json:
-        from solver.cli import _dump
+        from solver.cli.commands import _dump
 
         _dump(result.to_json(), default=str)
     else:

@@ -396,6 +396,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         set=texts,
         parts_ms={"type": "object", "additionalProperties": {"type": "number"}},
         elapsed_ms={"type": "number"},
+        cpu_ms={"type": "number"},
         resolution=_obj(
             ["values", "provenance", "adjustments", "warnings"],
             values=texts,
@@ -460,8 +461,11 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "additionalProperties": {"type": "object", "additionalProperties": reason},
             },
             elapsed_ms={"type": "number"},
+            cpu_ms={"type": "number"},
         ),
-        "facts": _doc("facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}),
+        "facts": _doc(
+            "facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}, cpu_ms={"type": "number"}
+        ),
     }
 
 
@@ -514,7 +518,7 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
 def cmd_schema(args: argparse.Namespace) -> int:
     # --json changes nothing: what `schema` prints is JSON (a JSON Schema, not a document).
     if args.pack_files:
-        from solver.packschema import pack_file_schema
+        from solver.pack.schema import pack_file_schema
 
         print(json.dumps(pack_file_schema(), indent=2, sort_keys=True))
         return 0

@@ -1,0 +1,7 @@
+"""Inputs: what a user or a launcher gives, turned into validated pins — `--set` and mappings, model
+configs (`config.json`, the local hub cache), hardware detection, the environment and launch
+commands (and their config files).
+
+Layer rule: imports the foundation, `solver.pack` and `solver.engine`; never reasoning, render,
+lint or cli.
+"""

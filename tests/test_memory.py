@@ -1,0 +1,100 @@
+"""Memory stays bounded in a long-lived process: every cache that requests fill has a size.
+
+Quick checks of the bounds themselves (an answer-table budget far below the default, so a few
+requests reach it); `benchmarks/hostile.py --only memory` measures 10,000 distinct resolves at the
+real sizes and asserts the process does not grow.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+import pytest
+
+import solver.bounded as bounded
+from solver import SolverError, load_pack, resolve
+from solver.bounded import Lru, Memo
+from solver.engine.csp import compile_pack
+from solver.model import Pack
+
+
+def test_an_lru_keeps_the_most_recently_used() -> None:
+    lru: Lru[str, int] = Lru(2)
+    lru.put("a", 1)
+    lru.put("b", 2)
+    assert lru.get("a") == 1  # "a" is now the most recent
+    lru.put("c", 3)
+    assert len(lru) == 2 and lru.get("b") is None and lru.get("a") == 1 and lru.get("c") == 3
+
+
+def test_memo_tables_share_one_budget_and_are_emptied_together() -> None:
+    memo = Memo(entries=10)
+    first: dict[int, int] = memo.table()
+    second: dict[int, int] = memo.table()
+    for i in range(10):
+        memo.store(first if i % 2 else second, i, i)
+    assert memo.size() == 10 and memo.flushes == 0
+    memo.store(first, 99, 99)  # past the budget: everything goes, then the new entry is kept
+    assert memo.flushes == 1 and memo.size() == 1 and first == {99: 99} and second == {}
+
+
+def _requests(pack: Pack, n: int, seed: int) -> list[tuple[dict[str, object], dict[str, object]]]:
+    rng = random.Random(seed)
+    options = [name for name, f in pack.fields.items() if f.kind == "option"]
+    out = []
+    for _ in range(n):
+        chosen = {name: rng.choice(pack.fields[name].domain) for name in rng.sample(options, 2)}
+        facts = {"platform": "cuda", "gpu_arch": rng.choice(["sm80", "sm90", "sm100"])}
+        out.append((chosen, facts))
+    return out
+
+
+def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Distinct resolves on a fresh compiled pack: without the bound its tables hold far more
+    than the budget (the first check proves the requests fill them); with it, never more."""
+    pack = load_pack("sglang")
+    requests = _requests(pack, 12, seed=3)
+    from solver.engine import csp as engine
+    from solver.reasoning import resolution
+
+    def run(entries: int) -> tuple[int, int]:
+        monkeypatch.setattr(bounded, "MEMO_ENTRIES", entries)
+        engine._COMPILED.clear()
+        resolution._PLANS.clear()
+        high = 0
+        for request in requests:
+            with contextlib.suppress(SolverError):
+                resolve(pack, *request, reasons=False)
+            high = max(high, compile_pack(pack).tables.size())
+        return high, compile_pack(pack).tables.flushes
+
+    try:
+        unbounded, _ = run(10**9)
+        assert unbounded > 3 * 2000  # the requests do fill the tables
+        high, flushes = run(2000)
+        assert high <= 2000 and flushes >= 1
+    finally:
+        engine._COMPILED.clear()
+        resolution._PLANS.clear()
+
+
+def test_widened_packs_do_not_accumulate() -> None:
+    """Each unlisted value of an open field makes a widened pack with a digest of its own; a
+    process resolving many such requests keeps only the latest few compiled."""
+    from solver.bounded import PACKS_KEPT
+    from solver.engine import csp as engine
+    from solver.reasoning import resolution
+
+    pack = load_pack("sglang")
+    opened = [name for name, f in pack.fields.items() if f.open is not None]
+    assert opened, "the SGLang pack has open fields"
+    name = opened[0]
+    field = pack.fields[name]
+    unlisted = [v for v in range(1, 400) if v not in field.domain and field.open.admits(v)][: PACKS_KEPT * 3]
+    assert len(unlisted) > PACKS_KEPT
+    for value in unlisted:
+        with contextlib.suppress(SolverError):
+            resolve(pack, {name: value}, {"platform": "cuda", "gpu_arch": "sm90"}, reasons=False)
+    # Full (so the requests did widen the pack), and no fuller.
+    assert len(engine._COMPILED) == PACKS_KEPT and len(resolution._PLANS) == PACKS_KEPT
