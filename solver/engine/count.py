@@ -744,6 +744,24 @@ class CountResult:
         return doc
 
 
+def bounded_json(stop: CountLimitReached, by: str | None = None) -> dict[str, Any]:
+    """The `bounded` document of a count cut short: exact bounds `lower <= count <= upper` and,
+    with `by`, the values counted exactly before it stopped."""
+    from solver.render.schema import exact_count
+
+    doc: dict[str, Any] = {
+        "schema": 1,
+        "status": "bounded",
+        "lower": exact_count(stop.lower),
+        "upper": exact_count(stop.upper),
+        "steps": stop.steps,
+        "message": str(stop),
+    }
+    if by is not None:
+        doc["by"] = {by: {_key(v): exact_count(n) for v, n in stop.parts.items()}}
+    return doc
+
+
 def _key(value: Scalar) -> str:
     return str(value).lower() if isinstance(value, bool) else str(value)
 
@@ -850,7 +868,15 @@ def cmd_count(args: argparse.Namespace) -> int:
         by = _lookup(pack, args.by)
         if by is None:
             raise InvalidInput([_unknown_field(pack, args.by, None)])
-    result = count(pack, pins, by=by, limit=limit)
+    try:
+        result = count(pack, pins, by=by, limit=limit)
+    except CountLimitReached as stop:
+        if not args.json:
+            raise
+        from solver.cli.commands import EXIT_BUDGET, _dump
+
+        _dump(bounded_json(stop, by))  # the exact bounds as numbers, not only in a message
+        return EXIT_BUDGET
     if args.json:
         from solver.cli.commands import _dump
 
