@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["pack_directory", "shipped_packs"]
+__all__ = ["DEFAULT_PACK", "pack_directory", "shipped_packs"]
+
+# The pack a command uses when no --pack is given: which launcher confsolve speaks for by default is
+# a fact about the shipped packs, kept here with them rather than in the generic solver/.
+DEFAULT_PACK = "sglang"
 
 
 def shipped_packs() -> list[str]:

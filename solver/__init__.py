@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Collection
 
+    from solver.budget import Budget
     from solver.errors import (
         DependencyCycle,
         InputIssue,
@@ -43,9 +44,11 @@ _LAZY = {
         "solver.errors",
     ),
     **dict.fromkeys(("Pack", "Pin", "Resolution"), "solver.model"),
+    "Budget": "solver.budget",
 }
 
 __all__ = [
+    "Budget",
     "DependencyCycle",
     "InputIssue",
     "InvalidInput",
@@ -150,12 +153,20 @@ def resolve(
     reasons: bool = True,
     predict: bool = False,
     deny_warnings: bool = False,
+    budget: Budget | None = None,
 ) -> Resolution:
-    """Resolve a request; see `solver.reasoning.resolution.resolve`."""
+    """Resolve a request; see `solver.reasoning.resolution.resolve` (`budget`: `solver.budget`)."""
     from solver.reasoning.resolution import resolve as _resolve
 
     return _resolve(
-        pack, options, facts, strict=strict, reasons=reasons, predict=predict, deny_warnings=deny_warnings
+        pack,
+        options,
+        facts,
+        strict=strict,
+        reasons=reasons,
+        predict=predict,
+        deny_warnings=deny_warnings,
+        budget=budget,
     )
 
 
@@ -167,13 +178,21 @@ def check(
     strict: bool = False,
     reasons: bool = False,
     deny_warnings: bool = False,
+    budget: Budget | None = None,
 ) -> Resolution:
     """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
 
     Unset options take the launcher's own default chain, never another value; raises
     `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
     return resolve(
-        pack, options, facts, strict=strict, reasons=reasons, predict=True, deny_warnings=deny_warnings
+        pack,
+        options,
+        facts,
+        strict=strict,
+        reasons=reasons,
+        predict=True,
+        deny_warnings=deny_warnings,
+        budget=budget,
     )
 
 
@@ -184,11 +203,12 @@ def valid_choices(
     *,
     fields: list[str] | None = None,
     reasons: bool = True,
+    budget: Budget | None = None,
 ) -> Any:
     """The values each option can still take; see `solver.reasoning.diagnose.valid_choices`."""
     from solver.reasoning.diagnose import valid_choices as _valid_choices
 
-    return _valid_choices(pack, options, facts, fields=fields, reasons=reasons)
+    return _valid_choices(pack, options, facts, fields=fields, reasons=reasons, budget=budget)
 
 
 def prepare_choices(pack: Pack) -> int:
@@ -200,7 +220,13 @@ def prepare_choices(pack: Pack) -> int:
 
 
 def explain(
-    pack: Pack, options: Any = None, facts: Any = None, *, strict: bool = False, keep: Collection[str] = ()
+    pack: Pack,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    strict: bool = False,
+    keep: Collection[str] = (),
+    budget: Budget | None = None,
 ) -> Unsatisfiable | None:
     """The conflict and repairs of an impossible request, or None when it resolves.
 
@@ -209,7 +235,7 @@ def explain(
     from solver.errors import Unsatisfiable
 
     try:
-        resolve(pack, options, facts, strict=strict, reasons=False)
+        resolve(pack, options, facts, strict=strict, reasons=False, budget=budget)
     except Unsatisfiable as exc:
         if not keep:
             return exc
@@ -217,5 +243,5 @@ def explain(
         from solver.reasoning.diagnose import unsatisfiable_for
         from solver.reasoning.resolution import plan_for
 
-        return unsatisfiable_for(plan_for(pack), collect_pins(pack, options, facts), keep=keep)
+        return unsatisfiable_for(plan_for(pack).within(budget), collect_pins(pack, options, facts), keep=keep)
     return None

@@ -372,6 +372,9 @@ class Pack(Record):
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
     acknowledged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
     launcher: Launcher | None = None
+    # `[pack] example`: the facts of a common machine and model, shown to a user who gave a command
+    # nothing to resolve (launcher knowledge lives in the pack, not in solver/).
+    example: dict[str, Scalar] = dataclasses.field(default_factory=dict)
     digest: str = ""
     directory: str | None = None
 

@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from hostile import assert_clean_text, run_cli, sglang_pack, write_pack
 
-import solver.engine.csp as engine
 from solver import (
     InvalidInput,
     SolverBudgetExceeded,
@@ -27,7 +26,8 @@ from solver import (
     resolve,
     valid_choices,
 )
-from solver.engine.csp import DEFAULT_BUDGET, SearchTrace, compile_pack
+from solver.budget import DEFAULT_STEPS, Budget, steps_from_env
+from solver.engine.csp import SearchTrace, compile_pack
 from solver.inputs.pins import collect_pins
 from solver.model import Pack
 
@@ -55,9 +55,8 @@ def test_small_pigeonhole_is_refuted_within_the_budget(
 ) -> None:
     """With 4 holes the proof takes 64 steps: under the small budget the request is an ordinary
     conflict (so the budget, not the pack, is what stops the large case below)."""
-    monkeypatch.setattr(engine, "DEFAULT_BUDGET", SMALL_BUDGET)
     with pytest.raises(Unsatisfiable) as caught:
-        resolve(load_pack(pigeonhole(tmp_path, 4)))
+        resolve(load_pack(pigeonhole(tmp_path, 4)), budget=Budget(SMALL_BUDGET))
     assert len(caught.value.conflict.rules) == 10  # every pair: the whole problem is the core
 
 
@@ -68,15 +67,15 @@ def test_large_pigeonhole_exceeds_the_budget(
     """With 8 holes (about 110,000 steps) and a budget of 5,000, `resolve` and `valid_choices`
     raise SolverBudgetExceeded: a SolverError with exit code 4, the budget, and the task in its
     message."""
-    monkeypatch.setattr(engine, "DEFAULT_BUDGET", SMALL_BUDGET)
     pack = load_pack(pigeonhole(tmp_path, 8))
+    budget = Budget(SMALL_BUDGET)
     with pytest.raises(SolverBudgetExceeded) as caught:
         if call == "resolve":
-            resolve(pack)
+            resolve(pack, budget=budget)
         elif call == "resolve-pinned":
-            resolve(pack, {"p0": 0, "p1": 1})
+            resolve(pack, {"p0": 0, "p1": 1}, budget=budget)
         else:
-            valid_choices(pack, fields=["p0"])
+            valid_choices(pack, fields=["p0"], budget=budget)
     exc = caught.value
     assert isinstance(exc, SolverError) and exc.exit_code == 4
     assert exc.budget == SMALL_BUDGET and exc.task
@@ -101,7 +100,7 @@ def test_cli_exits_4_when_the_budget_runs_out(tmp_path: Path, json_flag: bool) -
     if json_flag:
         doc = json.loads(out)
         assert doc["schema"] == 1 and doc["status"] == "error"
-        assert doc["error"]["type"] == "SolverBudgetExceeded"
+        assert doc["error"]["type"] == "CommandBudgetExceeded"  # CONFSOLVE_BUDGET bounds the command
         assert str(SMALL_BUDGET) in doc["error"]["message"]
     else:
         assert err.startswith("confsolve: ") and str(SMALL_BUDGET) in err
@@ -135,7 +134,6 @@ def test_the_budget_option_stops_the_search(
     assert main(argv) == 4
     _, err = capsys.readouterr()
     assert f"budget of {SMALL_BUDGET} steps" in err
-    assert engine.BUDGET is None
     with pytest.raises(SystemExit) as usage:  # argparse's usage error
         main(["check", "--pack", str(pigeonhole(tmp_path, 2)), "--budget", "0"])
     assert usage.value.code == 2
@@ -152,9 +150,9 @@ def test_a_malformed_budget_variable_is_reported_before_any_work(
     doc = json.loads(capsys.readouterr().out)
     assert [i["field"] for i in doc["error"]["issues"]] == ["CONFSOLVE_BUDGET"]
     monkeypatch.setenv("CONFSOLVE_BUDGET", " 2500 ")
-    assert engine.default_budget() == 2500
+    assert steps_from_env() == 2500 and Budget().per_search == 2500
     monkeypatch.setenv("CONFSOLVE_BUDGET", "")
-    assert engine.default_budget() == engine.DEFAULT_BUDGET
+    assert steps_from_env() == DEFAULT_STEPS
 
 
 # --- the shipped packs stay far below the budget ------------------------------------------------
@@ -206,12 +204,12 @@ def _known(pack: Pack, request: Mapping[str, Any]) -> dict[str, Any]:
 def test_realistic_sglang_searches_use_under_one_percent_of_the_budget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """For realistic SGLang requests: the search for each request takes < 1% of DEFAULT_BUDGET
+    """For realistic SGLang requests: the search for each request takes < 1% of DEFAULT_STEPS
     steps (SearchTrace.steps), and every search that resolve runs (refutation, ordered choice,
     conflict and repair explanations) completes with the budget cut to 1%."""
     pack = sglang_pack()
     cp = compile_pack(pack)
-    limit = DEFAULT_BUDGET // 100
+    limit = DEFAULT_STEPS // 100
     steps: dict[str, int] = {}
     for name, options, facts in REALISTIC:
         pins = collect_pins(pack, _known(pack, options), _known(pack, facts))
@@ -219,11 +217,10 @@ def test_realistic_sglang_searches_use_under_one_percent_of_the_budget(
         cp.solve({n: p.value for n, p in pins.items()}, trace=trace)
         steps[name] = trace.steps
     assert max(steps.values()) < limit, steps
-    monkeypatch.setattr(engine, "DEFAULT_BUDGET", limit)
     outcomes = {}
     for name, options, facts in REALISTIC:
         try:
-            resolve(pack, _known(pack, options), _known(pack, facts))
+            resolve(pack, _known(pack, options), _known(pack, facts), budget=Budget(limit))
             outcomes[name] = "resolved"
         except Unsatisfiable:
             outcomes[name] = "conflict"
@@ -231,7 +228,6 @@ def test_realistic_sglang_searches_use_under_one_percent_of_the_budget(
             outcomes[name] = "invalid"
     assert "resolved" in outcomes.values(), outcomes
     # The cut budget is live: one step is not enough for the same requests.
-    monkeypatch.setattr(engine, "DEFAULT_BUDGET", 1)
     with pytest.raises(SolverBudgetExceeded):
         name, options, facts = REALISTIC[0]
-        resolve(pack, _known(pack, options), _known(pack, facts))
+        resolve(pack, _known(pack, options), _known(pack, facts), budget=Budget(1))

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
-from solver.engine.tracing import excluded, traced_base
+from solver.engine.tracing import excluded, traced_base, traced_domains
 from solver.errors import Unsatisfiable
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
@@ -457,6 +457,24 @@ def test_choices_that_reuse_earlier_questions_stay_exact(case: Case, data: st.Da
             )
             for field, possible in choices.possible.items():
                 assert possible == oracle.possible(field, alone), (field, alone)
+
+
+@law(100)
+@given(case=cases(), data=st.data())
+def test_propagation_from_an_earlier_state_reaches_the_same_domains(case: Case, data: st.DataObject) -> None:
+    """`traced_domains` starts from the kept state of a subset of the pins (a page's earlier
+    click) and propagates the rest; whatever order the pins come in, and after other requests,
+    its domains and wipe-out are those of propagating every pin from the root."""
+    cp = compile_pack(case.pack)
+    given = data.draw(st.permutations(sorted(values_of(case.pins()).items())))
+    pins: dict[str, Scalar] = {}
+    for name, value in given:
+        pins[name] = value
+        for asked in (pins, {n: v for n, v in pins.items() if n != data.draw(st.sampled_from(sorted(pins)))}):
+            fast, full = traced_domains(cp, asked), traced_base(cp, asked)
+            assert (fast.failed is None) == (full.failed is None), asked
+            if full.failed is None:
+                assert fast.domains == full.domains, asked
 
 
 def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:

@@ -15,15 +15,16 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
+from constraints import DEFAULT_PACK
+
 if TYPE_CHECKING:
     from solver.errors import SolverError
 
 # Nothing else at module level: `confsolve --help` imports this module and argparse, and no more;
 # each command imports what it uses (pydantic, the engine) when it runs.
 
-__all__ = ["build_parser", "main"]
+__all__ = ["DEFAULT_PACK", "build_parser", "main"]
 
-DEFAULT_PACK = "sglang"  # the pack every command uses without --pack
 EXIT_OK, EXIT_CONFLICT, EXIT_USAGE, EXIT_PACK, EXIT_BUDGET = 0, 1, 2, 3, 4
 EXIT_INTERNAL, EXIT_OUTPUT, EXIT_INTERRUPTED = 70, 74, 130
 
@@ -97,7 +98,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         "--pack",
         default=DEFAULT_PACK,
         metavar="NAME_OR_PATH",
-        help="a shipped pack name or a pack directory (default: sglang)",
+        help=f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})",
     )
     _add_budget(g)
     _add_colour(g)
@@ -125,7 +126,8 @@ def _add_budget(p: Any) -> None:
         default=argparse.SUPPRESS,
         metavar="N",
         dest="search_budget",
-        help="stop each search after N steps, with exit 4 (default: $CONFSOLVE_BUDGET, else 2000000)",
+        help="stop the command after N search steps in all (each search included), with exit 4 "
+        "(default: $CONFSOLVE_BUDGET, else 2000000 per search and no total)",
     )
 
 
@@ -135,7 +137,7 @@ def _add_deadline(p: Any) -> None:
         metavar="SECONDS",
         default=argparse.SUPPRESS,
         help="stop the whole command after SECONDS with exit 4 (default: "
-        "$CONFSOLVE_DEADLINE, else none; --budget bounds each search)",
+        "$CONFSOLVE_DEADLINE, else none; --budget counts search steps instead)",
     )
 
 
@@ -232,7 +234,7 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
-        "against a declarative rule pack (default: SGLang).",
+        f"against a declarative rule pack (default: {DEFAULT_PACK}).",
         epilog="Exit codes: " + "; ".join(f"{c} {t}" for c, t in EXIT_CODES.items()) + ".",
     )
     _add_budget(parser)
@@ -376,7 +378,7 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
     )
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.set_defaults(func=cmd_graph)
 
 
@@ -386,9 +388,25 @@ def _add_packs(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.set_defaults(func=cmd_packs)
 
 
+def _nothing_to_resolve(pack: Any) -> Any:
+    """The issue of an empty request, with the pack's own example request (`[pack] example`)."""
+    from solver.errors import InputIssue
+    from solver.render.text import _show
+
+    example = " ".join(f"--set {name}={_show(value)}" for name, value in pack.example.items())
+    facts = [name for name, field in pack.fields.items() if field.kind == "fact"]
+    return InputIssue(
+        field=next(iter(pack.example), facts[0] if facts else "--set"),
+        value=None,
+        message="nothing to resolve: give the facts of the machine and model, "
+        + (f"e.g. {example}, " if example else "with --set FIELD=VALUE, ")
+        + "or --model-config PATH/config.json",
+    )
+
+
 def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("show", help=_help("show"))
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_show)
 
@@ -520,22 +538,10 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="platform",
-                    value=None,
-                    message=(
-                        "nothing to resolve: give the facts of the machine and model, e.g. "
-                        "--set platform=cuda --set gpu_arch=sm90 --set architecture=LlamaForCausalLM, "
-                        "or --model-config PATH/config.json"
-                    ),
-                )
-            ]
-        )
+        raise InvalidInput([_nothing_to_resolve(pack)])
     try:
         pins = collect_pins(pack, options, facts)
-        res = resolve_pins(pack, pins, strict=args.strict)
+        res = resolve_pins(pack, pins, strict=args.strict, budget=args.command_budget)
         if getattr(args, "deny_warnings", False):
             from solver.reasoning.resolution import deny
 
@@ -618,7 +624,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     if name is None:
         raise InvalidInput([_unknown_field(pack, args.field, None)])
     options, facts = gather(args, pack)
-    res = resolve(pack, options, facts, strict=args.strict)
+    res = resolve(pack, options, facts, strict=args.strict, budget=args.command_budget)
     from solver.pack.graph import analyse
     from solver.pack.loader import semantics
 
@@ -631,7 +637,7 @@ def cmd_why(args: argparse.Namespace) -> int:
         deps_set.update(sem.preferences[prov.rule].fields)  # type: ignore[union-attr]
     deps_set.discard(name)
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
-    choices = valid_choices(pack, options, facts, fields=[name], reasons=False)
+    choices = valid_choices(pack, options, facts, fields=[name], reasons=False, budget=args.command_budget)
     if args.json:
         _dump(
             {
@@ -662,7 +668,7 @@ def cmd_choices(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.field, None)])
         fields = [name]
     options, facts = gather(args, pack)
-    choices = valid_choices(pack, options, facts, fields=fields)
+    choices = valid_choices(pack, options, facts, fields=fields, budget=args.command_budget)
     if args.json:
         _dump(choices.to_json())
         return EXIT_OK
@@ -696,6 +702,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             reasons=False,
             predict=True,
             deny_warnings=args.deny_warnings,
+            budget=args.command_budget,
         )
     except Unsatisfiable as exc:
         if args.json:
@@ -815,26 +822,6 @@ def cmd_show(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-@contextmanager
-def _search_budget(steps: int | None) -> Iterator[None]:
-    """--budget for the duration of one command (it wins over CONFSOLVE_BUDGET); without it, a
-    malformed CONFSOLVE_BUDGET is a usage error before any work starts."""
-    if steps is None:
-        if os.environ.get("CONFSOLVE_BUDGET", "").strip():
-            from solver.engine.csp import default_budget
-
-            default_budget()
-        yield
-        return
-    from solver.engine import csp as engine
-
-    saved, engine.BUDGET = engine.BUDGET, steps
-    try:
-        yield
-    finally:
-        engine.BUDGET = saved
-
-
 # Commands that read a launch command after `--` (confsolve's own options come before it).
 LAUNCH_COMMANDS = ("resolve", "why", "choices", "check")
 
@@ -948,7 +935,11 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
     try:
         from solver import progress
+        from solver.budget import Budget
 
+        # The command's search budget, handed to the library calls it makes (no module global):
+        # --budget (else CONFSOLVE_BUDGET, checked here before any work) bounds the whole command.
+        args.command_budget = Budget.for_command(getattr(args, "search_budget", None))
         raw = getattr(args, "deadline", None)
         deadline = (
             progress.parse_seconds(raw, "--deadline") if raw is not None else progress.deadline_from_env()
@@ -956,7 +947,6 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
 
         def work() -> int:
             with (
-                _search_budget(getattr(args, "search_budget", None)),
                 _colour(getattr(args, "color", None)),
                 progress.reporting(
                     args.command, deadline=deadline, quiet=as_json or args.command not in LONG_COMMANDS

@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from constraints import DEFAULT_PACK
 from solver.errors import SolverError
 
 __all__ = ["BASH_SCRIPT", "ZSH_SCRIPT", "complete", "register"]
@@ -76,7 +77,7 @@ class _State:
 
     @property
     def pack(self) -> str:
-        return self.last("pack") or "sglang"
+        return self.last("pack") or DEFAULT_PACK
 
 
 def _scan(parser: argparse.ArgumentParser, words: Sequence[str]) -> _State:

@@ -119,7 +119,7 @@ def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str
     words = ["confsolve", str(args.command)]
     if getattr(args, "field", None):
         words.append(str(args.field))
-    from solver.cli.commands import DEFAULT_PACK
+    from constraints import DEFAULT_PACK
 
     if args.pack != DEFAULT_PACK:
         words += ["--pack", str(args.pack)]

@@ -21,17 +21,21 @@ python-constraint or networkx.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from solver import progress as _progress
 from solver.errors import SolverBudgetExceeded
 
 if TYPE_CHECKING:
+    from solver.budget import Budget
     from solver.model import Pack, Scalar
+
+T = TypeVar("T")
 
 __all__ = [
     "DEFAULT_LIMIT",
@@ -42,6 +46,7 @@ __all__ = [
     "ModelCounter",
     "Progress",
     "count",
+    "metered",
     "pack_checks",
     "register_cli",
 ]
@@ -86,7 +91,7 @@ class CountLimitReached(SolverBudgetExceeded):
         self.upper: int | None = None
         self.parts: dict[Any, int] = {}  # with `count(by=...)`: the values counted exactly
         if limit.steps is not None and steps > limit.steps:
-            bound = f"--limit {limit.steps} steps"
+            bound = f"{limit.option} {limit.steps} steps"
         elif limit.seconds is not None:
             bound = f"--limit {limit.seconds:g}s"
         else:
@@ -118,6 +123,8 @@ class Limit:
     seconds: float | None = None
     deadline: float | None = None
     """An absolute `time.monotonic()` by which to stop (a command's whole budget), or None."""
+    option: str = "--limit"
+    """The option that set `steps`, for the message (`--budget` when the command's is tighter)."""
 
     @classmethod
     def parse(cls, text: str) -> Limit:
@@ -135,6 +142,30 @@ class Limit:
         except ValueError:
             pass
         raise ValueError(f"--limit {text!r}: give a positive number of steps or seconds like 30s")
+
+
+def metered(budget: Budget, counter: ModelCounter, ask: Callable[[Limit], T], limit: Limit, task: str) -> T:
+    """`ask(limit)` of `counter` within `limit` and what `budget` (a command's) has left, its
+    steps charged to `budget`. When the command's total is what ran out the error is the
+    command's `CommandBudgetExceeded` (it ends the command), not `CountLimitReached` (which a
+    caller may report as "not counted" and go on)."""
+    from solver.budget import CommandBudgetExceeded
+
+    left, total = budget.left(), budget.total
+    if left is None or total is None:
+        return ask(limit)
+    if left < 1:
+        raise CommandBudgetExceeded(task, total)
+    steps = left if limit.steps is None else min(limit.steps, left)
+    before = counter.steps
+    try:
+        return ask(Limit(steps=steps, seconds=limit.seconds, deadline=limit.deadline))
+    except CountLimitReached:
+        if steps == left and counter.steps - before >= left:  # the command's steps, not the limit's
+            raise CommandBudgetExceeded(task, total) from None
+        raise
+    finally:
+        budget.spend(counter.steps - before)
 
 
 Progress = Callable[[int, float], None]
@@ -799,7 +830,7 @@ def count(
         for t in (deadline, limit.deadline, None if limit.seconds is None else started + limit.seconds)
         if t is not None
     ]
-    limit = Limit(steps=limit.steps, seconds=limit.seconds, deadline=min(ends) if ends else None)
+    limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
     counter = ModelCounter(cp.domains, pack_checks(pack))
     if by is None:
         total = counter.count(pins, limit=limit, progress=progress)
@@ -857,9 +888,9 @@ def cmd_count(args: argparse.Namespace) -> int:
         limit = Limit.parse(args.limit)
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
-    budget = getattr(args, "search_budget", None)
-    if budget is not None:  # --budget bounds the count too (the tighter of the two)
-        limit = Limit(steps=min(budget, limit.steps or budget), seconds=limit.seconds)
+    steps = args.command_budget.total  # the command's --budget bounds the count too (the tighter)
+    if steps is not None and (limit.steps is None or steps < limit.steps):
+        limit = Limit(steps=steps, seconds=limit.seconds, option="--budget")
     pack = load(args)
     options, facts = gather(args, pack)
     pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}

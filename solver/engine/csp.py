@@ -18,64 +18,27 @@ Condition answers, supports and three-valued verdicts are remembered per compile
 
 from __future__ import annotations
 
+import copy
 import itertools
-import os
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo
+from solver.budget import Budget
 from solver.engine.expr import Condition
-from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
+from solver.errors import SolverBudgetExceeded
 from solver.model import Pack, Scalar
 from solver.pack.loader import semantics
 
 __all__ = [
-    "BUDGET",
-    "DEFAULT_BUDGET",
     "CompiledPack",
     "Extra",
     "RuleConstraint",
     "SearchTrace",
     "State",
     "compile_pack",
-    "default_budget",
 ]
-
-DEFAULT_BUDGET = 2_000_000  # search steps per solver call, unless --budget or CONFSOLVE_BUDGET
-BUDGET: int | None = None  # the command line's --budget: wins over CONFSOLVE_BUDGET
-
-
-def default_budget() -> int:
-    """The steps a solver call may take: BUDGET, else CONFSOLVE_BUDGET, else DEFAULT_BUDGET.
-
-    The variable is read here only, when a search needs it (not at import: a bad value must not
-    break `import solver.engine.csp`); one that is not a positive whole number is InvalidInput.
-    """
-    if BUDGET is not None:
-        return BUDGET
-    raw = os.environ.get("CONFSOLVE_BUDGET", "")
-    if not raw.strip():
-        return DEFAULT_BUDGET
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="CONFSOLVE_BUDGET",
-                    value=raw,
-                    message=(
-                        f"CONFSOLVE_BUDGET={raw!r} is not a positive whole number of search steps; "
-                        f"unset it for the default ({DEFAULT_BUDGET}) or give --budget N"
-                    ),
-                )
-            ]
-        )
-    return value
-
 
 Assignment = dict[str, Scalar]
 Ranker = Callable[[str, Mapping[str, Scalar], Sequence[Scalar]], Sequence[Scalar]]
@@ -500,8 +463,10 @@ def _redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) ->
     }
 
     def fits(name: str) -> bool:
+        # (`isdisjoint` and a list made into a tuple: the same tests in C, not a generator per
+        # rule; this function was a third of listing a page's choices.)
         for con, inside in rules_of[name]:
-            if not any(f in pending for f in inside) and not con.holds(tuple(values[f] for f in con.fields)):
+            if pending.isdisjoint(inside) and not con.holds(tuple([values[f] for f in con.fields])):
                 return False
         return True
 
@@ -847,6 +812,9 @@ class CompiledPack:
         self._root_state: State | object | None = _UNSET
         # What other modules compute once per compiled pack (e.g. solver.engine.tracing's root state).
         self.memo: dict[str, Any] = {}
+        # The budget searches are charged to: None here (each search gets a fresh `Budget()`, the
+        # per-search bound); a command's or a call's own on the copies `within` makes.
+        self.budget: Budget | None = None
 
     @property
     def constraints(self) -> Mapping[str, RuleConstraint]:
@@ -1037,6 +1005,13 @@ class CompiledPack:
         state = State(domains, dict(root.open), self._all_by_field)
         return state if state._propagate(changed) else None
 
+    def within(self, budget: Budget) -> CompiledPack:
+        """This compiled pack charging its searches to `budget` (one command's, or one call's):
+        a shallow copy sharing everything else, so it costs nothing to make per request."""
+        bound = copy.copy(self)
+        bound.budget = budget
+        return bound
+
     def search(
         self,
         state: State,
@@ -1056,22 +1031,41 @@ class CompiledPack:
         solved request changes, only the group around that field is searched again.
         `around`: the fields whose domains changed since `hint` was a complete solution (see
         `State.assign`); the hint is then only checked there.
+        `budget`: steps for this search (at most its `Budget`'s, see `within`); the steps used are
+        charged to that `Budget`, and running out raises `SolverBudgetExceeded` (or the command's
+        `CommandBudgetExceeded` when the command's total is what ran out).
         """
+        meter = self.budget if self.budget is not None else Budget()
+        allowed = meter.allowance(budget)
+        counter = trace if trace is not None else SearchTrace()
+        found = self._search(state, meter, allowed, task, counter, hint, around)
+        meter.spend(counter.steps)
+        return found
+
+    def _search(
+        self,
+        state: State,
+        meter: Budget,
+        allowed: int,
+        task: str,
+        trace: SearchTrace,
+        hint: Mapping[str, Scalar] | None,
+        around: Sequence[str] | None,
+    ) -> Assignment | None:
         domains = state.domains
         steps = 0
         if hint is not None:
             # The hint (usually the last witness with one value changed) is often a solution
             # already, or one after a few fields around the change are decided again.
             repaired, steps = _repair(state, hint, around)
-            if steps > (budget or default_budget()):
-                raise SolverBudgetExceeded(task, budget or default_budget())
+            if steps > allowed:
+                raise meter.exhausted(task, allowed)
             if repaired is not None:
-                if trace is not None:
-                    trace.steps = steps
+                trace.steps = steps
                 return repaired
         groups = _independent_groups(state)
         solution = _starting_values(domains, hint)
-        remaining = (budget or default_budget()) - steps
+        remaining = allowed - steps
         query_residues: dict[Any, tuple[Scalar, ...]] = {}
         for cons in groups:
             if hint is not None and _fits(hint, domains, cons):
@@ -1089,13 +1083,12 @@ class CompiledPack:
             steps += used
             remaining -= used
             if remaining < 0:
-                raise SolverBudgetExceeded(task, budget or default_budget())
+                raise meter.exhausted(task, allowed)
             if dived is not None:
                 solution.update(dived)
                 continue
             if refuted:
-                if trace is not None:
-                    trace.steps = steps
+                trace.steps = steps
                 return None
             local = {n: _pc().Domain(_hint_first(domains[n], hint, n)) for n in names}
             vcons: dict[str, list[tuple[Any, tuple[str, ...]]]] = {n: [] for n in names}
@@ -1110,16 +1103,14 @@ class CompiledPack:
                 )
             except SolverBudgetExceeded:
                 # Name the whole budget, not what was left of it for this group.
-                raise SolverBudgetExceeded(task, budget or default_budget()) from None
+                raise meter.exhausted(task, allowed) from None
             steps += counter.steps
             remaining -= counter.steps
             if found is None:
-                if trace is not None:
-                    trace.steps = steps
+                trace.steps = steps
                 return None
             solution.update(found)
-        if trace is not None:
-            trace.steps = steps
+        trace.steps = steps
         return solution
 
     def mend(
@@ -1252,7 +1243,9 @@ class CompiledPack:
                 for name in rule.fields:
                     vconstraints[name].append((rule.constraint, rule.fields))
         holds = self._checks(self._cons.values(), {})
-        solver = _new_search(budget or default_budget(), "enumerating solutions", None, holds, self._verdicts)
+        # An iterator: its steps are bounded (by `budget`, else the pack's Budget), not charged.
+        steps = (self.budget if self.budget is not None else Budget()).allowance(budget)
+        solver = _new_search(steps, "enumerating solutions", None, holds, self._verdicts)
         found: Iterator[Assignment] = solver.getSolutionIter(domains, None, vconstraints)
         return found
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from solver.engine.csp import CompiledPack, RuleConstraint
 from solver.model import Scalar
 
-__all__ = ["Because", "Traced", "excluded", "traced_base"]
+__all__ = ["Because", "Traced", "excluded", "traced_base", "traced_domains"]
 
 Because = frozenset[tuple[str, str]]
 """Reasons as ("rule", rule id) and ("pin", field name) pairs."""
@@ -84,8 +84,38 @@ def traced_base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
     return found
 
 
-def _base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
-    state = _root(cp).copy()
+def traced_domains(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
+    """The domains and the wipe-out of `traced_base(cp, pins)`, for callers that read nothing
+    else: made from the kept state of the largest subset of `pins` asked before, propagating
+    only the pins it lacks (a page adds one pin per click; from the root, each of the click's
+    states propagated every pin again).
+
+    Propagation narrows to one fixpoint whatever order the pins come in, so the domains and
+    whether a field is wiped out are `traced_base`'s; the reasons recorded on the way depend on
+    the order, and are not for explanations (they stay apart from `traced_base`'s)."""
+    key = tuple(sorted(pins.items(), key=lambda item: item[0]))
+    kept: dict[tuple[tuple[str, Scalar], ...], Traced] = cp.memo.setdefault("traced-domains", {})
+    found = kept.get(key)
+    if found is not None:
+        return found
+    start: Traced | None = None
+    have: tuple[tuple[str, Scalar], ...] = ()
+    for other, state in list(kept.items()):
+        if len(have) < len(other) < len(key) and all(
+            name in pins and pins[name] == value and type(pins[name]) is type(value) for name, value in other
+        ):
+            start, have = state, other
+    given = dict(have)
+    found = _base(cp, {n: v for n, v in pins.items() if n not in given}, start)
+    if len(kept) >= _BASES_KEPT * 2:
+        kept.clear()
+    kept[key] = found
+    return found
+
+
+def _base(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = None) -> Traced:
+    """`start` (default: the root) with `pins` fixed and propagated."""
+    state = (start or _root(cp)).copy()
     if state.failed is not None:
         return state
     changed = []

@@ -23,18 +23,21 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from constraints import DEFAULT_PACK
 from solver import progress as _progress
+from solver.budget import Budget, CommandBudgetExceeded
 
 if TYPE_CHECKING:
     import random
 
-    from solver.engine.count import Check
+    from solver.engine.count import Check, Limit
     from solver.engine.csp import CompiledPack
     from solver.engine.expr import Condition
     from solver.model import Pack, Scalar
@@ -321,16 +324,19 @@ def _pins(values: Mapping[str, Scalar]) -> str:
 
 
 class _Linter:
-    def __init__(self, pack: Pack, *, samples: int, seed: int, budget: int) -> None:
+    def __init__(self, pack: Pack, *, samples: int, seed: int, budget: Budget) -> None:
         from solver.engine.csp import compile_pack
         from solver.pack.loader import semantics
 
         self.pack = pack
-        self.cp: CompiledPack = compile_pack(pack)
+        # Every search is charged to the lint's Budget: its per-search steps bound each question,
+        # its total (when --budget gave one) the whole lint.
+        self.meter = budget
+        self.cp: CompiledPack = compile_pack(pack).within(budget)
         self.sem = semantics(pack)
         self.samples = samples
         self.seed = seed
-        self.budget = budget
+        self.budget = budget.per_search
         self.findings: list[Finding] = []
         self.pool: list[dict[str, Scalar]] = []  # solutions of the whole pack, found on the way
         self.proven: dict[str, set[Scalar]] = {n: set() for n in pack.fields}
@@ -399,7 +405,7 @@ class _Linter:
         found = self.repair(pins, rule_ids, extra)
         if found is not None:
             return found
-        from solver.engine.count import CountLimitReached, Limit
+        from solver.engine.count import CountLimitReached
         from solver.engine.csp import Extra
         from solver.errors import SolverBudgetExceeded
 
@@ -414,9 +420,10 @@ class _Linter:
             )
 
         def counter(steps: int) -> dict[str, Scalar] | None:
-            return self.oracle.solution(
-                pins, only=only, extra=indices, limit=Limit(steps=steps), rank=self.rank
-            )
+            def ask(limit: Limit) -> dict[str, Scalar] | None:
+                return self.oracle.solution(pins, only=only, extra=indices, limit=limit, rank=self.rank)
+
+            return self.counted(self.oracle, ask, steps)
 
         # Two searches with different strengths: the engine's arc consistency, started from a
         # known solution, finds solutions hidden behind disjunctions and refutes most questions
@@ -426,6 +433,8 @@ class _Linter:
         quick = min(QUICK_STEPS, self.budget)
         try:
             return engine(quick, self.pool[-1] if self.pool else None)
+        except CommandBudgetExceeded:
+            raise
         except SolverBudgetExceeded:
             pass
         try:
@@ -434,17 +443,27 @@ class _Linter:
             pass
         try:
             return engine(self.budget, None)
+        except CommandBudgetExceeded:
+            raise
         except SolverBudgetExceeded:
             pass
         return counter(self.budget)
 
+    def counted(
+        self, counter: Any, ask: Callable[[Limit], dict[str, Scalar] | None], steps: int
+    ) -> dict[str, Scalar] | None:
+        """`ask(limit)` of an exact counter within `steps`, charged to the lint's Budget."""
+        from solver.engine.count import Limit, metered
+
+        return metered(self.meter, counter, ask, Limit(steps=steps), "linting")
+
     def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
         """A question about conditions alone (no rules): a small search of its own."""
-        from solver.engine.count import Limit, ModelCounter
+        from solver.engine.count import ModelCounter
 
         names = {n for c in extra for n in c.fields} | set(pins)
         counter = ModelCounter({n: self.cp.domains[n] for n in names}, extra, project=())
-        found = counter.solution(pins, limit=Limit(steps=self.budget))
+        found = self.counted(counter, lambda limit: counter.solution(pins, limit=limit), self.budget)
         if found is None:
             return None
         return {**{n: d[0] for n, d in self.cp.domains.items()}, **found}
@@ -1334,12 +1353,17 @@ def lint(
     *,
     samples: int = SAMPLE_FACTS,
     seed: int = 0,
-    budget: int = LINT_BUDGET,
+    budget: int | Budget = LINT_BUDGET,
     totality: bool = True,
 ) -> LintReport:
-    """Analyse `pack` and return every finding, acknowledged ones marked, errors first."""
+    """Analyse `pack` and return every finding, acknowledged ones marked, errors first.
+
+    `budget`: the search steps of each question (a question that runs out is a CS190 finding),
+    or a `Budget` whose per-search steps are that and whose total, when set, bounds the whole
+    lint (running out raises `CommandBudgetExceeded`)."""
     started = time.monotonic()
-    linter = _Linter(pack, samples=samples, seed=seed, budget=budget)
+    meter = budget if isinstance(budget, Budget) else Budget(budget)
+    linter = _Linter(pack, samples=samples, seed=seed, budget=meter)
     linter.run(totality)
     findings = linter.findings + _graph_checks(pack) + _static_checks(pack)
     findings = _acknowledge(pack, findings)
@@ -1364,7 +1388,7 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
         description="Analyse a rule pack. Exit 1 when error findings remain that are not "
         "acknowledged; `--explain CODE` describes a finding code.",
     )
-    p.add_argument("--pack", default="sglang", metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
     p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
     p.add_argument(
@@ -1379,9 +1403,10 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--budget",
         type=int,
-        default=LINT_BUDGET,
+        default=None,
         metavar="STEPS",
-        help=f"search steps per solver call (default {LINT_BUDGET})",
+        help=f"search steps for the whole lint, each question included, with exit 4 when they run "
+        f"out (default: $CONFSOLVE_BUDGET, else {LINT_BUDGET} per question and no total)",
     )
     p.set_defaults(func=cmd_lint)
 
@@ -1423,7 +1448,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
         else:
             print(explain_code(code))
         return 0
-    if args.samples < 1 or args.budget < 1:
+    if args.samples < 1 or (args.budget is not None and args.budget < 1):
         raise InvalidInput(
             [
                 InputIssue(
@@ -1433,7 +1458,9 @@ def cmd_lint(args: argparse.Namespace) -> int:
         )
     from solver.cli.commands import load
 
-    report = lint(load(args), samples=args.samples, seed=args.seed, budget=args.budget)
+    steps = args.budget if args.budget is not None else getattr(args, "search_budget", None)
+    meter = Budget.for_command(steps) if steps is not None or os.environ.get("CONFSOLVE_BUDGET") else None
+    report = lint(load(args), samples=args.samples, seed=args.seed, budget=meter or LINT_BUDGET)
     if args.json:
         from solver.cli.commands import _dump
 

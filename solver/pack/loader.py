@@ -563,6 +563,7 @@ def _assemble(
         return None
     launcher = _collect_launcher(meta.get("launcher"), problems)
     _check_flags(fields, launcher, problems)
+    example = _collect_example(meta.get("example", {}), fields, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -575,6 +576,7 @@ def _assemble(
         model_config_map=model_config,
         acknowledged=acknowledged,
         launcher=launcher,
+        example=example,
         digest=digest,
         directory=str(root),
     )
@@ -587,6 +589,28 @@ def _assemble(
     if not problems:
         _SEMANTICS.put(digest, found)
     return pack
+
+
+def _collect_example(
+    table: Any, fields: Mapping[str, Field], problems: list[PackProblem]
+) -> dict[str, Scalar]:
+    """`[pack] example`: fields of the pack, each with a value of its domain."""
+    if not isinstance(table, dict):
+        problems.append(PackProblem("pack.example", "must be a table of field = value", "pack.toml"))
+        return {}
+    example: dict[str, Scalar] = {}
+    for name, value in table.items():
+        field = fields.get(name)
+        if field is None:
+            meant = did_you_mean(name, fields)
+            problems.append(PackProblem("pack.example", f"names no field: {name!r}{meant}", "pack.toml"))
+        elif value not in field.domain or type(value) is not type(field.domain[0]):
+            problems.append(
+                PackProblem("pack.example", f"{name} = {value!r} is not a value of {name}", "pack.toml")
+            )
+        else:
+            example[name] = value
+    return example
 
 
 def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:

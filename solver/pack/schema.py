@@ -55,6 +55,11 @@ def pack_file_schema() -> dict[str, Any]:
             "files": strings,
             # how the launcher is called (command words, model and config flags): constraints/README.md
             "launcher": {"$ref": "#/$defs/Launcher"},
+            "example": {
+                "type": "object",
+                "description": "a request to suggest when a command is given nothing: FIELD = value",
+                "additionalProperties": _SCALAR,
+            },
         },
     }
     return {

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from solver.budget import Budget
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
 from solver.engine.supports import Supports, supports_for
-from solver.engine.tracing import traced_base
+from solver.engine.tracing import traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
@@ -33,7 +34,15 @@ from solver.reasoning.conflicts import (
 )
 from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
 
-__all__ = ["Choices", "chain_failure", "prepare_choices", "repairs", "unsatisfiable_for", "valid_choices"]
+__all__ = [
+    "Choices",
+    "chain_failure",
+    "prepare_choices",
+    "remember_solution",
+    "repairs",
+    "unsatisfiable_for",
+    "valid_choices",
+]
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
@@ -160,7 +169,7 @@ class _Options:
         self.cp = cp
         self.task = task
         self.state = cp.start(pins)
-        self.traced = traced_base(cp, pins)
+        self.traced = traced_domains(cp, pins)  # (only its domains are read here)
 
     def witness(
         self,
@@ -361,7 +370,14 @@ _SET_TRIALS = 8
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(plan.pack, pins, reasons=False, explain_failure=False, predict=predict)
+        res = resolve_pins(
+            plan.pack,
+            pins,
+            reasons=False,
+            explain_failure=False,
+            predict=predict,
+            budget=plan.compiled.budget,
+        )
     except (Unsatisfiable, InvalidInput):
         return None
     return dict(res.values)
@@ -407,15 +423,17 @@ def valid_choices(
     *,
     fields: Sequence[str] | None = None,
     reasons: bool = True,
+    budget: Budget | None = None,
 ) -> Choices:
     """The values each option (or each of `fields`) can still take given the other inputs.
 
     Exact, not just arc-consistent: a value is possible only if a whole configuration has it. A
     field's own pin is left out when its choices are computed (they answer "what else could I set").
+    `budget`: the search steps the call may spend (see `solver.budget`).
     """
     pins = collect_pins(pack, options, facts)
     pack = widened(pack, pins)
-    plan = plan_for(pack)
+    plan = plan_for(pack).within(budget)
     cp = plan.compiled
     names = list(fields) if fields is not None else pack.options
     unknown = [n for n in names if n not in pack.fields]
@@ -480,6 +498,14 @@ def valid_choices(
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out
+
+
+def remember_solution(pack: Pack, pins: Mapping[str, Pin], values: Mapping[str, Scalar]) -> bool:
+    """Keep a complete configuration met elsewhere (a resolution of `pins`, which holds every
+    hard rule) as a known solution for later `valid_choices` on the same request: a server that
+    has just resolved a click's request then lists its choices without resolving it again.
+    False when it was known already."""
+    return supports_for(plan_for(widened(pack, pins)).compiled).add(values)
 
 
 def prepare_choices(pack: Pack) -> int:

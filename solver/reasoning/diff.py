@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from solver.render.schema import count_text, exact_count
 
 if TYPE_CHECKING:
+    from solver.budget import Budget
     from solver.engine.count import Check, Limit
     from solver.model import Pack, Scalar
 
@@ -288,12 +289,13 @@ def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str
 class _Side:
     """One pack as counter checks over its own domains."""
 
-    def __init__(self, pack: Pack) -> None:
+    def __init__(self, pack: Pack, budget: Budget) -> None:
         from solver.engine.count import Check
         from solver.engine.csp import compile_pack
 
         self.pack = pack
-        self.cp = compile_pack(pack)
+        self.budget = budget  # the diff's: every search and count on either side is charged to it
+        self.cp = compile_pack(pack).within(budget)
         self.checks = [
             Check(r.fields, r.condition.holds, r.condition.partial) for r in self.cp.rules.values()
         ]
@@ -315,7 +317,7 @@ def _direction(
     `accept` does not have word for word); a configuration is counted in the group of the first
     item it breaks, so the groups do not overlap and add up to at most the total.
     """
-    from solver.engine.count import CountLimitReached, Limit, ModelCounter
+    from solver.engine.count import CountLimitReached, Limit, ModelCounter, metered
 
     example_limit = Limit()  # the default step budget: one solution is cheap
     side = Direction(count=total)
@@ -344,7 +346,12 @@ def _direction(
         try:
             # An example needs one solution, not all: its own budget (the default count
             # budget, in steps), so a tight --limit on counting still lists every group.
-            example = counter.solution(pins, extra=[*held, broken], limit=example_limit)
+            wanted = [*held, broken]
+
+            def find(bound: Limit, extra: list[int] = wanted) -> dict[str, Scalar] | None:
+                return counter.solution(pins, extra=extra, limit=bound)
+
+            example = metered(accept.budget, counter, find, example_limit, "comparing the packs")
         except CountLimitReached:
             example, exact = None, False
         held.append(counter.add(check))
@@ -353,7 +360,12 @@ def _direction(
         number: int | None = None
         if counting:
             try:
-                number = counter.count(pins, extra=[*held[:-1], broken], limit=limit)
+                broken_only = [*held[:-1], broken]
+
+                def tally(bound: Limit, extra: list[int] = broken_only) -> int:
+                    return counter.count(pins, extra=extra, limit=bound)
+
+                number = metered(accept.budget, counter, tally, limit, "counting configurations")
             except CountLimitReached:
                 number, exact, counting = None, False, False
         shown = {n: example[n] for n in shared}
@@ -428,7 +440,7 @@ def _resolutions(
     seed: int,
 ) -> tuple[dict[str, Any], list[ResolutionChange]]:
     """Resolve the same requests (shared facts, plus the pins) in both packs and compare."""
-    from solver.errors import SolverError
+    from solver.errors import SolverBudgetExceeded, SolverError
     from solver.lint.checks import fact_combinations
     from solver.model import Pin
     from solver.reasoning.resolution import resolve_pins
@@ -453,7 +465,9 @@ def _resolutions(
             if n in side.pack.fields
         }
         try:
-            return resolve_pins(side.pack, given, reasons=False, explain_failure=False)
+            return resolve_pins(side.pack, given, reasons=False, explain_failure=False, budget=side.budget)
+        except SolverBudgetExceeded:
+            raise  # undecided is not "does not resolve": the diff ends with exit 4
         except SolverError:
             return None
 
@@ -543,11 +557,16 @@ def diff(
     samples: int = SAMPLES,
     seed: int = 0,
     limit: Limit | None = None,
+    budget: Budget | None = None,
 ) -> PackDiff:
     """Compare two packs: structure, valid configurations (exact counts, grouped) and
-    resolutions of the same requests."""
-    from solver.engine.count import CountLimitReached, ModelCounter
+    resolutions of the same requests. `limit` bounds each count (one over it is "not counted");
+    `budget` the whole diff (`solver.budget`: running out raises `CommandBudgetExceeded`)."""
+    from solver.budget import Budget as _Budget
+    from solver.engine.count import CountLimitReached, ModelCounter, metered
     from solver.engine.count import Limit as _Limit
+
+    meter = budget or _Budget()
 
     pins = dict(pins or {})
     limit = limit or _Limit(steps=None, seconds=DEFAULT_COUNT_SECONDS)
@@ -570,15 +589,21 @@ def diff(
             changes=[],
             identical=True,
         )
-    a, b = _Side(old), _Side(new)
+    a, b = _Side(old, meter), _Side(new, meter)
     shared = [n for n in old.fields if n in new.fields]
     projected = set(old.fields) != set(new.fields)
     project = shared if projected else None
 
     def counted(domains: Mapping[str, Sequence[Scalar]], checks: Sequence[Check]) -> int | None:
+        counter = ModelCounter(domains, checks, project=project)
+        given = {n: v for n, v in pins.items() if n in domains}
         try:
-            return ModelCounter(domains, checks, project=project).count(
-                {n: v for n, v in pins.items() if n in domains}, limit=limit
+            return metered(
+                meter,
+                counter,
+                lambda bound: counter.count(given, limit=bound),
+                limit,
+                "counting configurations",
             )
         except CountLimitReached:
             return None
@@ -650,6 +675,9 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
         f"default {DEFAULT_COUNT_SECONDS:g}s)",
     )
     p.add_argument("--json", action="store_true", help="print the JSON document")
+    from solver.cli.commands import _add_budget
+
+    _add_budget(p)
     p.set_defaults(func=cmd_diff)
 
 
@@ -693,7 +721,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
         pins[name] = good[0]
     if issues:
         raise InvalidInput(issues)
-    result = diff(old, new, pins, samples=args.samples, seed=args.seed, limit=limit)
+    result = diff(
+        old, new, pins, samples=args.samples, seed=args.seed, limit=limit, budget=args.command_budget
+    )
     if args.json:
         from solver.cli.commands import _dump
 

@@ -8,11 +8,13 @@ finds exactly that configuration (the lexicographically best one), so no value i
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru
+from solver.budget import Budget
 from solver.engine.csp import CompiledPack, Extra, SearchTrace, State, compile_pack
 from solver.engine.opendomain import base_digest, widened
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
@@ -55,6 +57,12 @@ class Plan:
     @property
     def pack(self) -> Pack:
         return self.compiled.pack
+
+    def within(self, budget: Budget | None) -> Plan:
+        """This plan with its searches charged to `budget` (None: this plan); the caches shared."""
+        if budget is None:
+            return self
+        return dataclasses.replace(self, compiled=self.compiled.within(budget))
 
     def ranking(
         self, name: str, assigned: Mapping[str, Scalar]
@@ -231,6 +239,7 @@ def resolve(
     reasons: bool = True,
     predict: bool = False,
     deny_warnings: bool = False,
+    budget: Budget | None = None,
 ) -> Resolution:
     """Resolve a configuration: user choices kept, auto options filled by preference.
 
@@ -246,9 +255,12 @@ def resolve(
     that chain fails the error is `Unsatisfiable` naming the default that fails
     (`.launcher_default`). Without it the search finds the best working configuration and lists
     where it departs from the launcher's own picks (`Resolution.departures`).
+
+    `budget`: the search steps this call may spend (`solver.budget.Budget`; default: each
+    search bounded on its own); running out raises `SolverBudgetExceeded`.
     """
     pins = collect_pins(pack, options, facts)
-    res = resolve_pins(pack, pins, strict=strict, reasons=reasons, predict=predict)
+    res = resolve_pins(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
     if deny_warnings:
         deny(pack, pins, res)
     return res
@@ -262,10 +274,12 @@ def resolve_pins(
     reasons: bool = True,
     explain_failure: bool = True,
     predict: bool = False,
+    budget: Budget | None = None,
 ) -> Resolution:
-    """Resolve already validated pins (see `resolve`); `predict`: the launcher's own choices."""
+    """Resolve already validated pins (see `resolve`); `predict`: the launcher's own choices;
+    `budget`: the steps its searches may spend."""
     pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
-    plan = plan_for(pack)
+    plan = plan_for(pack).within(budget)
     cp = plan.compiled
     pins = dict(pins)
     adjustments: dict[str, tuple[Scalar, str]] = {}

@@ -21,6 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from solver.budget import Budget
 from solver.errors import InputIssue, InvalidInput
 from solver.model import Pack, Pin, Scalar
 from solver.reasoning.conflicts import Item, minimal_reason
@@ -93,13 +94,20 @@ def _show(value: Scalar) -> str:
 
 
 def compatibility(
-    pack: Pack, row_field: str, col_field: str, pins: Mapping[str, Pin] | None = None
+    pack: Pack,
+    row_field: str,
+    col_field: str,
+    pins: Mapping[str, Pin] | None = None,
+    *,
+    budget: Budget | None = None,
 ) -> Matrix:
     """Which (row value, column value) pairs hold under the rules with `pins`; why the others fail.
 
     Raises `InvalidInput` when a field is unknown, both are the same, or `pins` fixes one of them
-    (the matrix varies it), and `Unsatisfiable` when `pins` alone already conflict.
+    (the matrix varies it), and `Unsatisfiable` when `pins` alone already conflict; `budget`: the
+    search steps the whole matrix may spend (`solver.budget`), else `SolverBudgetExceeded`.
     """
+    from solver import progress
     from solver.reasoning.resolution import plan_for, resolve_pins
 
     pins = dict(pins or {})
@@ -130,10 +138,11 @@ def compatibility(
         )
     if issues:
         raise InvalidInput(issues)
-    cp = plan_for(pack).compiled
+    cp = plan_for(pack).within(budget).compiled
     values = {n: p.value for n, p in pins.items()}
     if cp.satisfiable(values, task="checking the matrix inputs") is None:
-        resolve_pins(pack, pins, reasons=False)  # raises Unsatisfiable with the full explanation
+        # raises Unsatisfiable with the full explanation
+        resolve_pins(pack, pins, reasons=False, budget=cp.budget)
     sources = {n: p.source for n, p in pins.items()}
     kind = {n: "fact" if pack.fields[n].kind == "fact" else "user" for n in (row_field, col_field)}
     rows, cols = cp.domains[row_field], cp.domains[col_field]
@@ -144,20 +153,19 @@ def compatibility(
 
     # A value the inputs exclude on its own fails its whole row or column, for its own reason
     # (the other axis plays no part in it, so a per-cell reason would not find it).
-    dead_rows = {
-        r: why(row_field, r, values)
-        for r in rows
-        if cp.satisfiable({**values, row_field: r}, task="filling the matrix") is None
-    }
-    dead_cols = {
-        c: why(col_field, c, values)
-        for c in cols
-        if cp.satisfiable({**values, col_field: c}, task="filling the matrix") is None
-    }
+    def dead(name: str, value: Scalar) -> bool:
+        progress.advance()
+        return cp.satisfiable({**values, name: value}, task="filling the matrix") is None
+
+    progress.phase("rows and columns", len(rows) + len(cols))  # a terminal's progress line
+    dead_rows = {r: why(row_field, r, values) for r in rows if dead(row_field, r)}
+    dead_cols = {c: why(col_field, c, values) for c in cols if dead(col_field, c)}
     reasons: dict[tuple[Scalar, Scalar], tuple[Item, ...]] = {}
+    progress.phase("cells", len(rows) * len(cols))
     for col in cols:
         background = {**values, col_field: col}
         for row in rows:
+            progress.advance()
             if row in dead_rows or col in dead_cols:
                 reasons[(row, col)] = dead_rows.get(row) or dead_cols[col]
                 continue
@@ -332,7 +340,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     names = [_lookup(pack, raw) or raw for raw in (args.row_field, args.col_field)]
     options, facts = gather(args, pack)
     pins = collect_pins(pack, options, facts)
-    matrix = compatibility(pack, names[0], names[1], pins)
+    matrix = compatibility(pack, names[0], names[1], pins, budget=args.command_budget)
     if args.json:
         from solver.cli.commands import _dump
 

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
+from constraints import DEFAULT_PACK
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
 
 if TYPE_CHECKING:
@@ -61,7 +62,7 @@ def _source_words(source: str) -> str:
 def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
     """The `confsolve resolve` command for these pins, ready to paste."""
     parts = ["confsolve resolve"]
-    if pack.name != "sglang":
+    if pack.name != DEFAULT_PACK:
         parts.append(f"--pack {pack.directory or pack.name}")
     parts += [f"--set {n}={_show(v)}" for n, v in pins.items()]
     return " ".join(parts)

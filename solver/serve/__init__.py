@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from constraints import DEFAULT_PACK
+
 __all__ = ["register"]
 
 
@@ -30,9 +32,9 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     )
     p.add_argument(
         "--pack",
-        default="sglang",
+        default=DEFAULT_PACK,
         metavar="NAME_OR_PATH",
-        help="a shipped pack name or a pack directory (default: sglang)",
+        help=f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})",
     )
     p.add_argument(
         "--host", default="127.0.0.1", help="the address to listen on (default: 127.0.0.1, this machine only)"

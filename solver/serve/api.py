@@ -167,6 +167,9 @@ class Configurator:
         except SolverError as exc:
             return {**out, "verdict": "error", "error": {"message": str(exc)}}
         out["resolution"] = _resolution(res)
+        from solver.reasoning.diagnose import remember_solution
+
+        remember_solution(self.pack, pins, res.values)  # the choices below start from it
         out["choices"] = timed("choices", lambda: self._choices(request.values))
         out["command"] = timed("command", lambda: self._command(res, pins))
         return out

@@ -1,0 +1,134 @@
+"""`--budget N` bounds one command, every search it makes included (exit 4), and the budget is an
+argument passed down (`solver.budget.Budget`), never a module global.
+
+The packs are all-different problems: n fields over 0..n-1, one `pi != pj` rule per pair. Each
+search on them takes a few dozen steps, so a bound on each search alone never stops a command;
+`matrix`, `lint`, `choices` and `diff` make many searches, and only the command's total can.
+The slow cases (the SGLang pack, a 5,000-field pack) are in `benchmarks/hostile.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hostile import write_pack
+
+from solver import Budget, SolverBudgetExceeded, load_pack, resolve, valid_choices
+from solver.budget import CommandBudgetExceeded
+from solver.cli.commands import main
+from solver.lint.checks import lint
+from solver.model import Pack
+from solver.reasoning.diff import diff
+from solver.render.pictures import compatibility
+
+
+def all_different(root: Path, n: int, skip: str | None = None, tag: str = "") -> Path:
+    """The pack (`tag` makes its name, and so its digest, its own: nothing cached is shared)."""
+    fields = "".join(f'[field.p{i}]\nkind = "option"\ndomain = {list(range(n))}\n' for i in range(n))
+    rules = "".join(
+        f'[[rule]]\nid = "p{i}-ne-p{j}"\nrequire = "p{i} != p{j}"\nbecause = "b"\nsource = "s"\n'
+        for i in range(n)
+        for j in range(n)
+        if i < j and f"p{i}-ne-p{j}" != skip
+    )
+    name = f"alldiff-{n}{tag}" + (f"-without-{skip}" if skip else "")
+    return write_pack(root / name, {"f.toml": fields + rules}, name=name)
+
+
+WORK: dict[str, Callable[[Pack, Budget], Any]] = {
+    "matrix": lambda pack, budget: compatibility(pack, "p0", "p1", budget=budget),
+    "lint": lambda pack, budget: lint(pack, budget=budget),
+    "choices": lambda pack, budget: valid_choices(pack, budget=budget),
+}
+
+
+@pytest.mark.parametrize("command", sorted(WORK))
+def test_a_command_total_stops_what_each_search_alone_would_not(tmp_path: Path, command: str) -> None:
+    # A fresh pack (a digest of its own) for each run: what a compiled pack keeps between calls
+    # (solutions for `choices`) would make a later run search less.
+    def fresh(run: str) -> Pack:
+        return load_pack(all_different(tmp_path, 8, tag=run))
+
+    unbounded = Budget(10**9, total=10**12)
+    WORK[command](fresh("unbounded"), unbounded)
+    spent = unbounded.spent
+    assert spent > 20, "the work makes searches"
+    steps = spent // 2
+    alone = Budget(steps)  # each search bounded, no total: the work completes
+    WORK[command](fresh("alone"), alone)
+    with pytest.raises(CommandBudgetExceeded) as caught:
+        WORK[command](fresh("total"), Budget(steps, total=steps))
+    assert caught.value.exit_code == 4 and f"budget of {steps} steps" in str(caught.value)
+
+
+@pytest.mark.parametrize("command", ["matrix", "lint", "choices", "diff", "count"])
+def test_the_command_line_budget_ends_the_command_with_exit_4(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    pack = str(all_different(tmp_path, 8))
+    argv = {
+        "matrix": ["matrix", "p0", "p1", "--pack", pack],
+        "lint": ["lint", "--pack", pack],
+        "choices": ["choices", "--pack", pack],
+        "diff": ["diff", pack, str(all_different(tmp_path, 8, skip="p0-ne-p1"))],
+        "count": ["count", "--pack", pack],
+    }[command]
+    assert main([*argv, "--json"]) in (0, 1)  # (lint may find the pack's redundancies)
+    capsys.readouterr()
+    again = str(all_different(tmp_path, 8, tag="again"))  # nothing kept from the first run
+    argv = [again if word == pack else word for word in argv]
+    assert main([*argv, "--budget", "10", "--json"]) == 4
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "error" and "budget" in doc["error"]["message"]
+    if command == "count":  # the best exact partial answer: bounds on the count
+        assert "--budget 10 steps" in doc["error"]["message"] and "at least" in doc["error"]["message"]
+
+
+def test_a_budget_is_an_argument_not_shared_state(tmp_path: Path) -> None:
+    """Two threads, one with a tiny budget and one with none: only the first runs out (a
+    module global written by one would bound the other)."""
+    pack = load_pack(all_different(tmp_path, 8))
+    outcomes: dict[str, str] = {}
+
+    def run(name: str, budget: Budget | None) -> None:
+        try:
+            for _ in range(20):
+                compatibility(pack, "p0", "p1", budget=budget)
+            outcomes[name] = "done"
+        except SolverBudgetExceeded:
+            outcomes[name] = "budget"
+
+    threads = [
+        threading.Thread(target=run, args=("tiny", Budget(5, total=5))),
+        threading.Thread(target=run, args=("none", None)),
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes == {"tiny": "budget", "none": "done"}
+    import solver.engine.csp as csp
+
+    assert not hasattr(csp, "BUDGET")
+
+
+def test_a_diff_counts_a_search_that_ran_out_as_undecided_not_as_a_change(tmp_path: Path) -> None:
+    old = load_pack(all_different(tmp_path, 8))
+    new = load_pack(all_different(tmp_path, 8, skip="p0-ne-p1"))
+    with pytest.raises(SolverBudgetExceeded):
+        diff(old, new, budget=Budget(10, total=10))
+    assert diff(old, new).requests["compared"] > 0
+
+
+def test_resolve_charges_its_searches_to_the_budget_given(tmp_path: Path) -> None:
+    pack = load_pack(all_different(tmp_path, 8))
+    budget = Budget(10**6, total=10**6)
+    resolve(pack, {"p0": 1}, budget=budget)
+    first = budget.spent
+    resolve(pack, {"p0": 2}, budget=budget)
+    assert 0 < first < budget.spent
