@@ -21,6 +21,7 @@ __all__ = [
     "InvalidInput",
     "PackError",
     "PackProblem",
+    "RecordInvalid",
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
@@ -184,7 +185,7 @@ class Unsatisfiable(SolverError):
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
         self.launcher_default = launcher_default
         # The request as validated pins and the lead paragraph, kept so that a front end can
-        # write the repairs in its own syntax (`solver.render.text.conflict_text`); not in the JSON.
+        # write the repairs in its own syntax (`solver.reasoning.diagnose.conflict_text`); not in the JSON.
         self.request: dict[str, Any] = {}
         self.lead: str | None = None
         super().__init__(self.message)
@@ -228,3 +229,15 @@ def _jsonable(value: Any) -> Any:
 # Ints up to this many bits (about 3,000 digits) stay numbers: below Python's default limit of
 # 4,300 digits for int <-> str conversion, which json.dumps and repr are subject to.
 _INT_BITS = 10_000
+
+
+class RecordInvalid(ValueError):
+    """Data that does not fit a record: `errors()` lists each problem as
+    `{"loc": (...), "msg": "..."}` (pydantic's shape, so messages read the same)."""
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(str(p.get("msg", "")) for p in problems))
+        self._problems = problems
+
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self._problems)
