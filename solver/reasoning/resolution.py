@@ -711,9 +711,11 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            # The launcher reads its own defaults for the resources nobody gave (SGLang's
-            # --dp-size 1 turns --enable-dp-attention off): they decide the `when` too.
-            given = {**_resource_defaults(plan, others), **others}
+            # The launcher reads its own defaults for the resources nobody gave (a default
+            # --dp-size 1 can turn DP attention off): they decide the `when` too. The target
+            # itself is typed, so it is never defaulted (its default must not decide its rule).
+            defaults = _resource_defaults(plan, values)
+            given = {**defaults, **others}
             if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
             if not _violated(cp, {**given, target: pin.value}, rule.id):
