@@ -228,3 +228,21 @@ def _jsonable(value: Any) -> Any:
 # Ints up to this many bits (about 3,000 digits) stay numbers: below Python's default limit of
 # 4,300 digits for int <-> str conversion, which json.dumps and repr are subject to.
 _INT_BITS = 10_000
+
+
+def digits(n: int) -> str:
+    """The decimal digits of an integer, however many: a pack of thousands of fields has counts
+    (and bounds on counts) of more digits than Python converts by default (4,300, a guard against
+    parsing untrusted numbers, which these are not: they were computed here). Converted in
+    pieces of 1,000 digits, so no process-wide setting is changed (threads may be converting)."""
+    if n < 0:
+        return "-" + digits(-n)
+    if n < 10**1000:
+        return str(n)
+    piece = 10**1000
+    parts: list[str] = []
+    while n >= piece:
+        n, low = divmod(n, piece)
+        parts.append(f"{low:01000d}")
+    parts.append(str(n))
+    return "".join(reversed(parts))

@@ -63,20 +63,10 @@ def exact_count(n: int | None) -> int | str | None:
 
 
 def count_text(n: int) -> str:
-    """The decimal digits of a count, however many: a pack of thousands of fields has counts of
-    more digits than Python converts by default (4,300, a guard against parsing untrusted
-    numbers, which this is not: the count was computed here)."""
-    import sys
+    """The decimal digits of a count, however many (`solver.errors.digits`)."""
+    from solver.errors import digits
 
-    try:
-        return str(n)
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            return str(n)
-        finally:
-            sys.set_int_max_str_digits(limit)
+    return digits(n)
 
 
 def _obj(required: list[str], **properties: Any) -> dict[str, Any]:
