@@ -29,8 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from solver import InvalidInput, Unsatisfiable, load_pack  # noqa: E402
-from solver.inputs.launch import minimal_options, read_command, write_command  # noqa: E402
+from solver.inputs.launch import read_command, write_command  # noqa: E402
 from solver.model import Pack, Scalar  # noqa: E402
+from solver.reasoning.minimal import minimal_options  # noqa: E402
 from solver.reasoning.resolution import resolve  # noqa: E402
 
 DEFAULT_VENV = os.environ.get("ORACLE_VENV", "/work/oracles/sglang-venv")

@@ -21,6 +21,7 @@ __all__ = [
     "InvalidInput",
     "PackError",
     "PackProblem",
+    "RecordInvalid",
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
@@ -184,7 +185,7 @@ class Unsatisfiable(SolverError):
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
         self.launcher_default = launcher_default
         # The request as validated pins and the lead paragraph, kept so that a front end can
-        # write the repairs in its own syntax (`solver.render.text.conflict_text`); not in the JSON.
+        # write the repairs in its own syntax (`solver.reasoning.diagnose.conflict_text`); not in the JSON.
         self.request: dict[str, Any] = {}
         self.lead: str | None = None
         super().__init__(self.message)
@@ -230,19 +231,13 @@ def _jsonable(value: Any) -> Any:
 _INT_BITS = 10_000
 
 
-def digits(n: int) -> str:
-    """The decimal digits of an integer, however many: a pack of thousands of fields has counts
-    (and bounds on counts) of more digits than Python converts by default (4,300, a guard against
-    parsing untrusted numbers, which these are not: they were computed here). Converted in
-    pieces of 1,000 digits, so no process-wide setting is changed (threads may be converting)."""
-    if n < 0:
-        return "-" + digits(-n)
-    if n < 10**1000:
-        return str(n)
-    piece = 10**1000
-    parts: list[str] = []
-    while n >= piece:
-        n, low = divmod(n, piece)
-        parts.append(f"{low:01000d}")
-    parts.append(str(n))
-    return "".join(reversed(parts))
+class RecordInvalid(ValueError):
+    """Data that does not fit a record: `errors()` lists each problem as
+    `{"loc": (...), "msg": "..."}` (pydantic's shape, so messages read the same)."""
+
+    def __init__(self, problems: list[dict[str, Any]]) -> None:
+        super().__init__("; ".join(str(p.get("msg", "")) for p in problems))
+        self._problems = problems
+
+    def errors(self) -> list[dict[str, Any]]:
+        return list(self._problems)

@@ -29,7 +29,6 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
 from solver.inputs.launch import (
     flag_words,
-    minimal_options,
     read_command,
     repair_fact_changes,
     repaired_command,
@@ -37,6 +36,7 @@ from solver.inputs.launch import (
 )
 from solver.inputs.pins import coerce, collect_pins, field_name
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
+from solver.reasoning.minimal import minimal_options
 
 __all__ = ["add_arguments", "explain_conflict", "resolve_namespace", "to_argv"]
 
@@ -251,7 +251,7 @@ def to_argv(
     passing the flag, like SGLang's `--quantization` for `none`).
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
     `only` limits the output to those fields (any kind). `minimal` keeps only the options that
-    differ from what the launcher would choose by itself (`solver.inputs.launch.minimal_options`).
+    differ from what the launcher would choose by itself (`solver.reasoning.minimal.minimal_options`).
     For the whole launch command (program, model, the user's other flags) see
     `solver.inputs.launch.write_command`.
     """
@@ -306,7 +306,7 @@ def explain_conflict(
     >>> explain_conflict(exc, Pack(name="demo", version="1", fields={})) == exc.message
     True
     """
-    from solver.render.text import conflict_text
+    from solver.reasoning.diagnose import conflict_text
 
     if render is None:
         typed = read_command(pack, list(argv))

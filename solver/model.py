@@ -20,6 +20,8 @@ import json
 from collections.abc import Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
+from solver.errors import RecordInvalid
+
 __all__ = [
     "AdjustmentRecord",
     "AssumedRecord",
@@ -54,18 +56,6 @@ FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
 # conflicts name it; only explanations carry it, never a request).
 PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected", "launcher-default"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
-
-
-class RecordInvalid(ValueError):
-    """Data that does not fit a record: `errors()` lists each problem as
-    `{"loc": (...), "msg": "..."}` (pydantic's shape, so messages read the same)."""
-
-    def __init__(self, problems: list[dict[str, Any]]) -> None:
-        super().__init__("; ".join(str(p.get("msg", "")) for p in problems))
-        self._problems = problems
-
-    def errors(self) -> list[dict[str, Any]]:
-        return list(self._problems)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

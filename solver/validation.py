@@ -8,15 +8,18 @@ validated, cached pack never pays for importing pydantic.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from pydantic import TypeAdapter, ValidationError
 
-from solver.model import Record, RecordInvalid
+from solver.errors import RecordInvalid
+
+if TYPE_CHECKING:
+    from solver.model import Record
 
 __all__ = ["json_schema", "validate"]
 
-R = TypeVar("R", bound=Record)
+R = TypeVar("R", bound="Record")
 
 _ADAPTERS: dict[type[Record], TypeAdapter[Any]] = {}
 # Dataclass validation words two problems as calls; pack authors read them as keys of a table.

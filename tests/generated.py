@@ -7,7 +7,7 @@ lists and sets, `not`, `or`), warn rules, adjustments, preferences (`when`, `pre
 `depends_on`, and a request (user pins on options, fact pins on facts, strict or not).
 
 Conditions are generated as trees of our own: the text the engine parses is rendered from the tree,
-and the oracle evaluates the tree itself, so `solver.engine.expr` is never its own judge. The oracle
+and the oracle evaluates the tree itself, so `solver.pack.expr` is never its own judge. The oracle
 enumerates the whole cartesian product once per pack and answers every question from it: is a
 request satisfiable (under all rules or a subset), which adjustments fire, which configuration is
 the lexicographic optimum in graph order. Of the engine it borrows only the field order

@@ -22,9 +22,9 @@ from solver import Budget, SolverBudgetExceeded, load_pack, resolve, valid_choic
 from solver.budget import CommandBudgetExceeded
 from solver.cli.commands import main
 from solver.lint.checks import lint
+from solver.lint.diff import diff
 from solver.model import Pack
-from solver.reasoning.diff import diff
-from solver.render.pictures import compatibility
+from solver.reasoning.pictures import compatibility
 
 
 def all_different(root: Path, n: int, skip: str | None = None, tag: str = "") -> Path:

@@ -2,7 +2,7 @@
 
 Brute force is `itertools.product` over the domains with every hard rule's condition evaluated (the
 toy pack), or the independent oracle of tests/generated.py (generated packs), which evaluates its
-own condition trees and never `solver.engine.expr`.
+own condition trees and never `solver.pack.expr`.
 """
 
 from __future__ import annotations

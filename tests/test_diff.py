@@ -14,8 +14,8 @@ import pytest
 from solver import load_pack
 from solver.cli.commands import main
 from solver.engine.csp import compile_pack
+from solver.lint.diff import PackDiff, diff
 from solver.model import Pack, Scalar
-from solver.reasoning.diff import PackDiff, diff
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"
 OLD = str(PACKS / "toy")

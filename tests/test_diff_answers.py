@@ -13,7 +13,7 @@ from hostile import TOY
 
 from solver import load_pack
 from solver.cli.commands import main
-from solver.reasoning.diff import diff
+from solver.lint.diff import diff
 
 
 def _toy_copy(tmp_path: Path, name: str, extra_rules: str = "", drop: str = "") -> Path:

@@ -22,7 +22,8 @@ from hostile import FIXTURES, ROOT, TOY
 import constraints
 from solver import load_pack
 from solver.cli.commands import main
-from solver.render.schema import DOCUMENT_KINDS, MAX_SAFE_INTEGER, exact_count, output_schema
+from solver.render.schema import DOCUMENT_KINDS, output_schema
+from solver.values import MAX_SAFE_INTEGER, exact_count
 
 CASES = ROOT / "tests" / "cases"
 LINT_PROBLEMS = str(FIXTURES / "packs" / "lint-problems")
@@ -213,7 +214,7 @@ def _wide_pack() -> str:
 def test_a_count_of_more_digits_than_python_prints_by_default(capsys: pytest.CaptureFixture[str]) -> None:
     """A count of 5,001 digits (a pack of thousands of fields; Python converts at most 4,300 by
     default) prints in full, as text and as JSON, and the process's limit is left as it was."""
-    from solver.render.schema import count_text
+    from solver.values import count_text
 
     limit = sys.get_int_max_str_digits()
     big = 10**5000 + 7

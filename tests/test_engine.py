@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from solver.engine.expr import parse
 from solver.errors import DependencyCycle, InvalidInput, PackError, Unsatisfiable
 from solver.model import Pack, Resolution, Scalar
+from solver.pack.expr import parse
 from solver.pack.loader import load_directory
 from solver.reasoning.diagnose import valid_choices
 from solver.reasoning.resolution import resolve

@@ -15,7 +15,8 @@ import pytest
 
 from solver import InvalidInput, PackError, load_pack, resolve
 from solver.cli.commands import main
-from solver.inputs.modelconfig import check_model_config_map, facts_from_model_config
+from solver.inputs.modelconfig import facts_from_model_config
+from solver.pack.modelconfig import check_model_config_map
 
 MODELS = Path(__file__).parent / "fixtures" / "models"
 SGLANG = load_pack("sglang")

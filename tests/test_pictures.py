@@ -14,8 +14,8 @@ import pytest
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
 from solver.cli.commands import main
 from solver.inputs.pins import collect_pins
-from solver.render import pictures
-from solver.render.pictures import compatibility, dot_to_svg, render
+from solver.reasoning import pictures
+from solver.reasoning.pictures import compatibility, dot_to_svg, render
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 

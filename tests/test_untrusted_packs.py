@@ -1,5 +1,5 @@
 """Packs are untrusted data: a hostile pack ends in one PackError that lists every problem, nothing
-in it ever runs, and the size limits of solver/pack/loader.py and solver/engine/expr.py give clear errors.
+in it ever runs, and the size limits of solver/pack/loader.py and solver/pack/expr.py give clear errors.
 
 The hostile fixture is tests/fixtures/packs/malicious/ (one rule or preference per attack, named
 after it). Absurd sizes are generated into tmp. The last section pins holes that issue #8 closed
@@ -21,12 +21,12 @@ from typing import Any
 import pytest
 from hostile import MALICIOUS, ROOT, TOY, assert_clean_text, toml_str, toml_value, write_pack
 
-import solver.engine.expr as expr
+import solver.pack.expr as expr
 import solver.pack.loader as loader
 from solver import DependencyCycle, PackError, load_pack, resolve
 from solver.cli.commands import main
-from solver.engine.expr import ExprError
 from solver.model import Field
+from solver.pack.expr import ExprError
 
 MARKER = "confsolve-pwned"
 

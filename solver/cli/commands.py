@@ -212,16 +212,16 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "packs": ("solver.cli.commands:_add_packs", "the shipped packs"),
     "show": ("solver.cli.commands:_add_show", "the fields, facts and rules of a pack"),
     "schema": ("solver.render.schema:register", "the JSON Schema of every --json document"),
-    "matrix": ("solver.render.pictures:register", "a compatibility table of two fields"),
+    "matrix": ("solver.cli.matrix:register", "a compatibility table of two fields"),
     "completion": ("solver.cli.completion:register", "a shell completion script (bash or zsh)"),
     "__complete": ("solver.cli.completion:register", None),
     "lint": (
-        "solver.lint.checks:register_cli",
+        "solver.cli.lint:register_cli",
         "analyse a pack: dead values, dead or redundant rules, unreachable preferences, totality, cycles",
     ),
-    "count": ("solver.engine.count:register_cli", "the exact number of valid configurations"),
+    "count": ("solver.cli.count:register_cli", "the exact number of valid configurations"),
     "diff": (
-        "solver.reasoning.diff:register_cli",
+        "solver.cli.diff:register_cli",
         "what changed between two packs: rules, valid configurations, resolutions",
     ),
     "serve": ("solver.serve:register", "the configurator page on a local web server"),
@@ -763,7 +763,7 @@ def cmd_graph(args: argparse.Namespace) -> int:
     if args.json:
         args.format = "json"
     if args.format == "svg":
-        from solver.render.pictures import dot_to_svg
+        from solver.reasoning.pictures import dot_to_svg
 
         print(dot_to_svg(export(load(args), "dot")), end="")
         return EXIT_OK

@@ -16,7 +16,6 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
 from solver.inputs.launch import (
     LaunchCommand,
-    minimal_options,
     read_command,
     repair_fact_changes,
     repaired_command,
@@ -25,7 +24,8 @@ from solver.inputs.launch import (
 )
 from solver.inputs.pins import _lookup
 from solver.model import Pack, Repair, Resolution, Scalar
-from solver.render.text import conflict_text
+from solver.reasoning.diagnose import conflict_text
+from solver.reasoning.minimal import minimal_options
 
 __all__ = ["merge_launch", "print_argv", "repair_renderer", "rewrite_conflict"]
 

@@ -26,9 +26,9 @@ from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo
 from solver.budget import Budget
-from solver.engine.expr import Condition
 from solver.errors import SolverBudgetExceeded
 from solver.model import Pack, Scalar
+from solver.pack.expr import Condition
 from solver.pack.loader import semantics
 
 __all__ = [

@@ -34,7 +34,6 @@ from solver.model import Field, Launcher, Pack, Repair, Scalar
 __all__ = [
     "LaunchCommand",
     "flag_words",
-    "minimal_options",
     "read_command",
     "repair_fact_changes",
     "repaired_command",
@@ -276,36 +275,6 @@ def write_command(
 def shell_line(words: Sequence[Any]) -> str:
     """The words as one line a POSIX shell reads back as the same words."""
     return shlex.join(str(w) for w in words)
-
-
-def _launcher_choice(pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar]) -> Any:
-    """What the launcher would decide by itself for these options and facts (predict mode: each
-    unset option follows the launcher's own default chain)."""
-    from solver.reasoning.resolution import resolve
-
-    return resolve(pack, dict(options), dict(facts), reasons=False, predict=True)
-
-
-def minimal_options(pack: Pack, values: Mapping[str, Scalar]) -> list[str]:
-    """The options to write so that the launcher, left to decide the rest itself, ends at
-    `values` (a resolution's): start from those that differ from its own choice with none given,
-    and add any that still differ once those are given, until nothing differs. Falls back to
-    every option when the launcher's own choice cannot be predicted (the request conflicts
-    without them)."""
-    from solver.errors import SolverError
-
-    options = [n for n, f in pack.fields.items() if f.kind == "option"]
-    facts = {n: v for n, v in values.items() if pack.fields[n].kind == "fact"}
-    needed: list[str] = []
-    while True:
-        try:
-            own = _launcher_choice(pack, {n: values[n] for n in needed}, facts).values
-        except SolverError:
-            return options
-        differ = [n for n in options if n not in needed and own[n] != values[n]]
-        if not differ:
-            return [n for n in options if n in needed]
-        needed += differ
 
 
 def repaired_command(pack: Pack, command: LaunchCommand, repair: Repair) -> list[str]:

@@ -21,16 +21,13 @@ Never imports python-constraint or networkx directly.
 
 from __future__ import annotations
 
-import argparse
 import itertools
-import os
 import re
 import time
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from constraints import DEFAULT_PACK
 from solver import progress as _progress
 from solver.budget import Budget, CommandBudgetExceeded
 
@@ -39,10 +36,10 @@ if TYPE_CHECKING:
 
     from solver.engine.count import Check, Limit
     from solver.engine.csp import CompiledPack
-    from solver.engine.expr import Condition
     from solver.model import Pack, Scalar
+    from solver.pack.expr import Condition
 
-__all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint", "register_cli"]
+__all__ = ["CODES", "Finding", "LintReport", "explain_code", "fact_combinations", "lint"]
 
 SEVERITIES = ("error", "warning", "info")
 LINT_BUDGET = 300_000
@@ -675,7 +672,7 @@ class _Linter:
                     )
 
     def check_rules(self) -> None:
-        from solver.engine.expr import parse
+        from solver.pack.expr import parse
 
         for rule in self.pack.rules:
             cond = self.sem.rules[rule.id]
@@ -1377,94 +1374,3 @@ def lint(
         "seconds": round(time.monotonic() - started, 3),
     }
     return LintReport({"name": pack.name, "version": pack.version}, findings, stats)
-
-
-def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
-    """Add `confsolve lint` to the CLI's subparsers."""
-    p = sub.add_parser(
-        "lint",
-        help="analyse a pack: dead values, dead or redundant rules, unreachable "
-        "preferences, totality, cycles",
-        description="Analyse a rule pack. Exit 1 when error findings remain that are not "
-        "acknowledged; `--explain CODE` describes a finding code.",
-    )
-    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
-    p.add_argument("--json", action="store_true", help="print the contract's JSON document")
-    p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
-    p.add_argument(
-        "--samples",
-        type=int,
-        default=SAMPLE_FACTS,
-        metavar="N",
-        help=f"fact combinations to sample for the totality check when there are "
-        f"more than {ENUMERATE_FACTS} (default {SAMPLE_FACTS})",
-    )
-    p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
-    p.add_argument(
-        "--budget",
-        type=int,
-        default=None,
-        metavar="STEPS",
-        help=f"search steps for the whole lint, each question included, with exit 4 when they run "
-        f"out (default: $CONFSOLVE_BUDGET, else {LINT_BUDGET} per question and no total)",
-    )
-    p.set_defaults(func=cmd_lint)
-
-
-def cmd_lint(args: argparse.Namespace) -> int:
-    from solver.errors import InputIssue, InvalidInput
-
-    if args.explain is not None:
-        code = args.explain.strip().upper()
-        if code not in CODES:
-            import difflib
-
-            close = tuple(difflib.get_close_matches(code, list(CODES), n=3))
-            raise InvalidInput(
-                [
-                    InputIssue(
-                        field="explain",
-                        value=args.explain,
-                        did_you_mean=close,
-                        allowed=tuple(CODES),
-                        message=f"unknown finding code {args.explain!r}; codes: {', '.join(CODES)}",
-                    )
-                ]
-            )
-        if args.json:
-            from solver.cli.commands import _dump
-
-            entry = CODES[code]
-            _dump(
-                {
-                    "schema": 1,
-                    "status": "explained",
-                    "code": code,
-                    "severity": entry.severity,
-                    "title": entry.title,
-                    "explain": entry.explain,
-                }
-            )
-        else:
-            print(explain_code(code))
-        return 0
-    if args.samples < 1 or (args.budget is not None and args.budget < 1):
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="samples", value=args.samples, message="--samples and --budget must be positive"
-                )
-            ]
-        )
-    from solver.cli.commands import load
-
-    steps = args.budget if args.budget is not None else getattr(args, "search_budget", None)
-    meter = Budget.for_command(steps) if steps is not None or os.environ.get("CONFSOLVE_BUDGET") else None
-    report = lint(load(args), samples=args.samples, seed=args.seed, budget=meter or LINT_BUDGET)
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(report.to_json())
-    else:
-        print(report.text())
-    return 1 if report.errors else 0

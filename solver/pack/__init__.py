@@ -2,5 +2,5 @@
 in its file, the JSON Schema of the files, the field dependency graph and the on-disk cache.
 
 Layer rule: imports the foundation (`solver.model`, `solver.errors`, `solver.validation`) and the
-condition language (`solver.engine.expr`); never inputs, reasoning, render, lint or cli.
+condition language (`solver.pack.expr`); never inputs, reasoning, render, lint or cli.
 """

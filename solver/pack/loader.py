@@ -1,11 +1,11 @@
 """Read a pack directory (TOML) into a checked `Pack`, reporting every problem at once.
 
-A pack is untrusted data: nothing in it runs. Conditions are parsed by `solver.engine.expr`; sizes are
+A pack is untrusted data: nothing in it runs. Conditions are parsed by `solver.pack.expr`; sizes are
 bounded so a hostile pack ends in a `PackError`, not in a hang or a memory blow-up: each file is
 read by `read_bounded` (regular files only, at most MAX_FILE_BYTES, once each, MAX_PACK_BYTES in
 all), TOML nesting is bounded before tomllib recurses, and no check recurses over the pack's data.
 `read_bounded` is also how `solver.inputs.modelconfig` reads a model's config files.
-Imports the standard library, `solver.model`, `solver.engine.expr` and `solver.errors`; never networkx or
+Imports the standard library, `solver.model`, `solver.pack.expr` and `solver.errors`; never networkx or
 python-constraint.
 """
 
@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.engine.expr import Condition, ExprError, parse, rule_condition
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.model import Field, Launcher, Pack, Preference, RecordInvalid, Rule, Scalar
+from solver.pack.expr import Condition, ExprError, parse, rule_condition
 from solver.pack.text import FileIndex, did_you_mean, index_of, toml_error_line
 
 __all__ = [
@@ -680,7 +680,7 @@ def _check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problem
 def _check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
     """The `[model_config]` table is checked with the pack, so a broken one fails at load (and in
     lint), not at the first `--model-config`."""
-    from solver.inputs.modelconfig import check_model_config_map
+    from solver.pack.modelconfig import check_model_config_map
 
     problems += [
         PackProblem(p.where, p.message, p.file or file, p.line) for p in check_model_config_map(pack)

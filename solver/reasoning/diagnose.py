@@ -37,6 +37,7 @@ from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_f
 __all__ = [
     "Choices",
     "chain_failure",
+    "conflict_text",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -519,3 +520,16 @@ def prepare_choices(pack: Pack) -> int:
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
     return supports_for(plan.compiled).size
+
+
+def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
+    """The text of a conflict with its repairs written by `render`, the front end's own syntax
+    (a launch command, a launcher's flags); the exception's message when it does not carry the
+    request it was raised for."""
+    if not exc.request:
+        return exc.message
+    from solver.engine.opendomain import widened
+    from solver.render.text import conflict_message
+
+    plan = plan_for(widened(pack, exc.request))
+    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)

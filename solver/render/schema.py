@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from solver.model import ConflictReport, Pack, Provenance, Repair, Resolution
+from solver.values import MAX_SAFE_INTEGER
 
 __all__ = ["DOCUMENT_KINDS", "output_schema", "register"]
 
@@ -40,7 +41,6 @@ _REASON: dict[str, Any] = {  # a minimal reason as `choices` and `matrix` print 
 
 # An exact count: a JSON number up to 2**53 (what a JavaScript parser reads exactly), a string of
 # decimal digits beyond it; null where a count ran out of its budget ("not counted").
-MAX_SAFE_INTEGER = 2**53
 _COUNT: dict[str, Any] = {
     "anyOf": [
         {"type": "integer", "minimum": 0, "maximum": MAX_SAFE_INTEGER},
@@ -48,25 +48,6 @@ _COUNT: dict[str, Any] = {
     ]
 }
 _MAYBE_COUNT: dict[str, Any] = {"anyOf": [*_COUNT["anyOf"], {"type": "null"}]}
-
-
-def exact_count(n: int | None) -> int | str | None:
-    """`n` as a JSON document carries a count (see _COUNT): a number when a JavaScript parser
-    reads it exactly, else its decimal digits as a string.
-
-    >>> exact_count(7), exact_count(2**60)
-    (7, '1152921504606846976')
-    """
-    if n is None or n <= MAX_SAFE_INTEGER:
-        return n
-    return count_text(n)
-
-
-def count_text(n: int) -> str:
-    """The decimal digits of a count, however many (`solver.errors.digits`)."""
-    from solver.errors import digits
-
-    return digits(n)
 
 
 def _obj(required: list[str], **properties: Any) -> dict[str, Any]:

@@ -16,13 +16,11 @@ from constraints import DEFAULT_PACK
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
 
 if TYPE_CHECKING:
-    from solver.errors import Unsatisfiable
     from solver.reasoning.resolution import Plan
 
 __all__ = [
     "assumed_notice",
     "conflict_message",
-    "conflict_text",
     "departure_lines",
     "describe_pin",
     "notices",
@@ -109,19 +107,6 @@ def conflict_message(
     else:
         lines.append("No change of the given inputs makes this request solvable.")
     return "\n".join(lines)
-
-
-def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
-    """The text of a conflict with its repairs written by `render`, the front end's own syntax
-    (a launch command, a launcher's flags); the exception's message when it does not carry the
-    request it was raised for."""
-    if not exc.request:
-        return exc.message
-    from solver.engine.opendomain import widened
-    from solver.reasoning.resolution import plan_for
-
-    plan = plan_for(widened(pack, exc.request))
-    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)
 
 
 def _repair_words(pack: Pack, repair: Repair) -> str:

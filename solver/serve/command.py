@@ -3,7 +3,7 @@ re-decides nothing), minimal (only the options the launcher would not pick by it
 environment variables to set before it.
 
 The words come from `solver.inputs.launch` (the pack's `[pack.launcher]` table and each option's flags);
-which options the minimal command needs, from `solver.inputs.launch.minimal_options`. The model is the
+which options the minimal command needs, from `solver.reasoning.minimal.minimal_options`. The model is the
 placeholder word `MODEL_PATH`, which the page replaces with the path typed. Environment variables:
 those the request sets, and those the resolution gives another value than their first (unset)
 one, which the launcher would otherwise not see.
@@ -23,7 +23,8 @@ MODEL_PLACEHOLDER = "MODEL_PATH"
 
 
 def launch_command(pack: Pack, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
-    from solver.inputs.launch import LaunchCommand, minimal_options, shell_line, write_command
+    from solver.inputs.launch import LaunchCommand, shell_line, write_command
+    from solver.reasoning.minimal import minimal_options
 
     launcher = pack.launcher
     # The first command is the one written out; it takes the model as a word of its own when

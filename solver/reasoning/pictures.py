@@ -10,7 +10,6 @@ the reason. Uses the public API; must not import networkx or python-constraint.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import html
 import io
@@ -26,7 +25,7 @@ from solver.errors import InputIssue, InvalidInput
 from solver.model import Pack, Pin, Scalar
 from solver.reasoning.conflicts import Item, minimal_reason
 
-__all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "register", "render"]
+__all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "render"]
 
 FORMATS = ("text", "markdown", "csv", "html")
 OK, NO = "✓", "✗"
@@ -327,45 +326,3 @@ def dot_to_svg(dot_text: str) -> str:
             ]
         )
     return done.stdout
-
-
-# --- the command ----------------------------------------------------------------------------
-
-
-def cmd_matrix(args: argparse.Namespace) -> int:
-    from solver.cli.commands import gather, load
-    from solver.inputs.pins import _lookup, collect_pins
-
-    pack = load(args)
-    names = [_lookup(pack, raw) or raw for raw in (args.row_field, args.col_field)]
-    options, facts = gather(args, pack)
-    pins = collect_pins(pack, options, facts)
-    matrix = compatibility(pack, names[0], names[1], pins, budget=args.command_budget)
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(matrix.to_json())
-    else:
-        print(render(matrix, args.format), end="")
-    return 0
-
-
-def register(sub: Any, add_inputs: Callable[..., None]) -> None:
-    """`confsolve matrix ROW_FIELD COL_FIELD [inputs] [--format F] [--json]`."""
-    p = sub.add_parser(
-        "matrix",
-        help="a compatibility table of two fields",
-        description="For every value of ROW_FIELD and COL_FIELD, whether the request with both "
-        "pinned holds under the rules (✓/✗), and for each ✗ its minimal reason. "
-        "A pair that works only because an adjustment would replace a value shows ✗.",
-    )
-    p.add_argument("row_field", metavar="ROW_FIELD")
-    p.add_argument("col_field", metavar="COL_FIELD")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text (default), markdown, csv (one row per pair) or html (reasons on hover)",
-    )
-    add_inputs(p)
-    p.set_defaults(func=cmd_matrix)

@@ -1,0 +1,80 @@
+"""`confsolve count`: the exact number of valid configurations, on the command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from solver.engine.count import DEFAULT_LIMIT, Limit, count
+from solver.values import count_text, show
+
+# --- command line -----------------------------------------------------------------------------
+
+
+def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
+    """Add `confsolve count` to the CLI's subparsers."""
+    p = sub.add_parser(
+        "count",
+        help="the exact number of valid configurations",
+        description="Count the complete configurations (a value for every option and every fact "
+        "not given) that satisfy the pack's hard rules and keep the inputs. A fact "
+        "you do not give is free. --by FIELD splits the count by that field's values.",
+    )
+    add_inputs(p)
+    p.add_argument("--by", metavar="FIELD", help="split the count by the values of FIELD")
+    p.add_argument(
+        "--limit",
+        metavar="N|Ns",
+        default=str(DEFAULT_LIMIT),
+        help=f"stop after N branching steps or N seconds (e.g. 30s); default {DEFAULT_LIMIT} steps",
+    )
+    p.set_defaults(func=cmd_count)
+
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from solver.cli.commands import gather, load
+    from solver.errors import InputIssue, InvalidInput
+    from solver.inputs.pins import _lookup, _unknown_field, collect_pins
+
+    try:
+        limit = Limit.parse(args.limit)
+    except ValueError as exc:
+        raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
+    steps = args.command_budget.total  # the command's --budget bounds the count too (the tighter)
+    if steps is not None and (limit.steps is None or steps < limit.steps):
+        limit = Limit(steps=steps, seconds=limit.seconds, option="--budget")
+    pack = load(args)
+    options, facts = gather(args, pack)
+    pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
+    by = None
+    if args.by is not None:
+        by = _lookup(pack, args.by)
+        if by is None:
+            raise InvalidInput([_unknown_field(pack, args.by, None)])
+    result = count(pack, pins, by=by, limit=limit)
+    if args.json:
+        from solver.cli.commands import _dump
+
+        _dump(result.to_json())
+        return 0
+    given = ", ".join(f"{n}={show(v)}" for n, v in pins.items()) or "no inputs"
+    print(
+        f"{count_text(result.count)} valid configurations ({given}; "
+        f"{result.steps} steps, {result.seconds:.2f} s)"
+    )
+    if result.by is not None:
+        width = max(len(show(v)) for v in result.by)
+        for value, number in result.by.items():
+            print(f"  {by}={show(value):<{width}}  {count_text(number)}")
+    if result.count == 0 and pins:
+        print("the inputs conflict: `confsolve check` with the same inputs says why", file=sys.stderr)
+    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
+    if unpinned_open:  # an open range has no end: its listed values are what was counted
+        print(
+            f"open fields counted over their listed values: {', '.join(unpinned_open)} "
+            "(any other value is counted when given)",
+            file=sys.stderr,
+        )
+    return 0
