@@ -105,9 +105,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
         self.send_header("X-Content-Type-Options", "nosniff")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
+        try:
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            # The page went away (a reload, a closed tab) before its answer: nothing to tell it.
+            self.close_connection = True
 
     def _json(self, status: int, doc: Any) -> None:
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
