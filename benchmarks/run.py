@@ -129,7 +129,7 @@ class Bench:
         print(
             f"  {stat.name:<44} n={s['n']:<4} median {fmt_ms(s.get('median')):>8} "
             f"p10 {fmt_ms(s.get('p10')):>8} p90 {fmt_ms(s.get('p90')):>8} "
-            f"cpu {fmt_ms(s.get('cpu_median')):>8}"
+            f"cpu {fmt_ms(s.get('cpu_median')):>8} p90 {fmt_ms(s.get('cpu_p90')):>8}"
             + (f"  timeouts {stat.timeouts}" if stat.timeouts else ""),
             flush=True,
         )

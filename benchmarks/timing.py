@@ -73,6 +73,7 @@ class Stat:
             )
         if self.cpu:
             out["cpu_median"] = statistics.median(self.cpu)
+            out["cpu_p90"] = percentile(self.cpu, 90)
         if self.note:
             out["note"] = self.note
         return out

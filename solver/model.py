@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
 from solver.errors import RecordInvalid
@@ -123,7 +123,9 @@ class Record:
 
 
 _NO = object()  # "not exactly of this type": the data goes to pydantic
-_HINTS: dict[type[Any], dict[str, Any]] = {}
+Exact = Callable[[Any], Any]
+# Per record class: a converter per field and the names that must be given (built once).
+_PLANS: dict[type[Any], tuple[dict[str, Exact], frozenset[str]]] = {}
 
 
 def _exact_record(cls: type[Any], data: Any) -> Any:
@@ -132,62 +134,79 @@ def _exact_record(cls: type[Any], data: Any) -> Any:
     builds only what pydantic's validation would build from the same data."""
     if type(data) is not dict:
         return None
-    hints = _HINTS.get(cls)
-    if hints is None:
+    plan = _PLANS.get(cls)
+    if plan is None:
         import typing
 
-        hints = _HINTS[cls] = typing.get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}
+        hints = typing.get_type_hints(cls)
+        fields = dataclasses.fields(cls)
+        plan = _PLANS[cls] = (
+            {f.name: _converter(hints[f.name]) for f in fields},
+            frozenset(
+                f.name
+                for f in fields
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+            ),
+        )
+    converters, required = plan
     values: dict[str, Any] = {}
     for key, value in data.items():
-        if key not in fields:
+        convert = converters.get(key)
+        if convert is None:
             return None
-        made = _exact(hints[key], value)
+        made = convert(value)
         if made is _NO:
             return None
         values[key] = made
-    for name, f in fields.items():
-        required = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if required and name not in values:
-            return None
+    if not required.issubset(values):
+        return None
     return cls(**values)
 
 
-def _exact(hint: Any, value: Any) -> Any:
-    """`value` as `hint` when it has exactly that type, else `_NO` (see `_exact_record`)."""
+def _converter(hint: Any) -> Exact:
+    """A function that gives a value as `hint` when it has exactly that type, else `_NO`."""
     import types
     import typing
 
     origin = typing.get_origin(hint)
-    if origin is None:
-        if hint is type(None):
-            return value if value is None else _NO
-        if hint in (str, int, bool):
-            return value if type(value) is hint else _NO
-        if isinstance(hint, type) and issubclass(hint, Record):
-            made = _exact_record(hint, value)
-            return _NO if made is None else made
-        return _NO
     args = typing.get_args(hint)
     if origin is Literal:
-        return value if any(type(value) is type(a) and value == a for a in args) else _NO
+        return lambda v: v if any(type(v) is type(a) and v == a for a in args) else _NO
     if origin in (typing.Union, types.UnionType):
         # Smart unions keep a value whose type is exactly one of the members.
-        for member in args:
-            made = _exact(member, value)
-            if made is not _NO:
-                return made
-        return _NO
+        members = [_converter(a) for a in args]
+
+        def union(v: Any) -> Any:
+            for member in members:
+                made = member(v)
+                if made is not _NO:
+                    return made
+            return _NO
+
+        return union
     if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        if type(value) not in (list, tuple):
-            return _NO
-        items = [_exact(args[0], v) for v in value]
-        return _NO if any(i is _NO for i in items) else tuple(items)
+        item = _converter(args[0])
+
+        def items(v: Any) -> Any:
+            if type(v) is not list and type(v) is not tuple:
+                return _NO
+            made = tuple(item(x) for x in v)
+            return _NO if _NO in made else made
+
+        return items
     if origin is dict and args == (str, str):
-        if type(value) is not dict or any(type(k) is not str or type(v) is not str for k, v in value.items()):
-            return _NO
-        return dict(value)
-    return _NO
+        return lambda v: (
+            dict(v)
+            if type(v) is dict and all(type(k) is str and type(x) is str for k, x in v.items())
+            else _NO
+        )
+    if hint is type(None):
+        return lambda v: v if v is None else _NO
+    if hint in (str, int, bool):
+        return lambda v: v if type(v) is hint else _NO
+    if isinstance(hint, type) and issubclass(hint, Record):
+        return lambda v: _NO if (made := _exact_record(hint, v)) is None else made
+    return lambda v: _NO
 
 
 def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:

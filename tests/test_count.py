@@ -350,3 +350,19 @@ def test_sglang_deepseek_on_sm100_is_counted_exactly() -> None:
     assert time.monotonic() - started < 30
     split = count(pack, pins, by="quantization")
     assert total.count > 0 and split.count == total.count
+
+
+def test_a_count_cut_short_prints_its_exact_bounds_as_a_bounded_document(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`count --json` over its limit: the bounds as numbers (exit 4), and they hold the count."""
+    from solver.cli.commands import main
+
+    toy = TOY
+    assert main(["count", "--pack", toy, "--json"]) == 0
+    total = int(json.loads(capsys.readouterr().out)["count"])
+    for steps in (1, 2, 3):
+        assert main(["count", "--pack", toy, "--limit", str(steps), "--json"]) == 4
+        doc = json.loads(capsys.readouterr().out)
+        assert doc["status"] == "bounded" and doc["steps"] > steps
+        assert int(doc["lower"]) <= total <= int(doc["upper"])

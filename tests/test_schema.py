@@ -63,6 +63,8 @@ def toy_runs() -> list[tuple[list[str], str, int]]:
     if "count" in available:
         runs.append((["count", *p, "--set", "gpu=b200"], "counted", 0))
         runs.append((["count", *p, "--by", "kernel"], "counted", 0))
+        runs.append((["count", *p, "--limit", "1"], "bounded", 4))  # cut short: bounds
+        runs.append((["count", *p, "--by", "kernel", "--limit", "2"], "bounded", 4))
     if "lint" in available:
         runs.append((["lint", *p], "linted", 0))
     return runs

@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from solver.engine.count import DEFAULT_LIMIT, Limit, count
-from solver.values import count_text, show
+from solver.engine.count import DEFAULT_LIMIT, CountLimitReached, Limit, count
+from solver.values import count_text, exact_count, show
 
 # --- command line -----------------------------------------------------------------------------
 
@@ -53,7 +53,15 @@ def cmd_count(args: argparse.Namespace) -> int:
         by = _lookup(pack, args.by)
         if by is None:
             raise InvalidInput([_unknown_field(pack, args.by, None)])
-    result = count(pack, pins, by=by, limit=limit)
+    try:
+        result = count(pack, pins, by=by, limit=limit)
+    except CountLimitReached as stop:
+        if not args.json:
+            raise
+        from solver.cli.commands import EXIT_BUDGET, _dump
+
+        _dump(bounded_json(stop, by))  # the exact bounds as numbers, not only in a message
+        return EXIT_BUDGET
     if args.json:
         from solver.cli.commands import _dump
 
@@ -78,3 +86,19 @@ def cmd_count(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def bounded_json(stop: CountLimitReached, by: str | None = None) -> dict[str, Any]:
+    """The `bounded` document of a count cut short: exact bounds `lower <= count <= upper` and,
+    with `by`, the values counted exactly before it stopped."""
+    doc: dict[str, Any] = {
+        "schema": 1,
+        "status": "bounded",
+        "lower": exact_count(stop.lower),
+        "upper": exact_count(stop.upper),
+        "steps": stop.steps,
+        "message": str(stop),
+    }
+    if by is not None:
+        doc["by"] = {by: {show(v): exact_count(n) for v, n in stop.parts.items()}}
+    return doc

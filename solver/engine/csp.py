@@ -725,21 +725,25 @@ class State:
                     continue
                 target: str | None = None
                 at = 0
-                for i, f in enumerate(con.fields):
-                    if len(domains[f]) > 1:
+                fixed: list[Scalar] = []  # the fixed fields' values in the rule's order (one pass)
+                for f in con.fields:
+                    dom = domains[f]
+                    if len(dom) > 1:
                         if target is not None:
                             break  # two free fields: still open
-                        target, at = f, i
+                        target, at = f, len(fixed)
+                    else:
+                        fixed.append(dom[0])
                 else:
                     if trail is not None:
                         trail.append((open_, key, con))
                     del open_[key]
                     if target is None:
-                        if not con.holds(tuple([domains[f][0] for f in con.fields])):
+                        if not con.holds(tuple(fixed)):
                             return False
                         continue
                     current = domains[target]
-                    allowed = con.allowed(at, tuple([domains[f][0] for f in con.fields if f != target]))
+                    allowed = con.allowed(at, tuple(fixed))
                     kept = [v for v in current if v in allowed]
                     if not kept:
                         return False

@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import stat
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +121,8 @@ def write(digest: str, **parts: Any) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         if _directory() is None:  # made by someone else meanwhile, or made open: not ours to use
             return
+        import tempfile  # only when writing (it brings shutil, random and the compressors)
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w") as out:
             # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)

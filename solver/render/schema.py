@@ -150,6 +150,17 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
             count=_COUNT,
             by={"type": "object", "additionalProperties": {"type": "object", "additionalProperties": _COUNT}},
         ),
+        # A count cut short by --limit or a deadline (exit 4): exact bounds on the number, the
+        # upper one null if nothing bounds it yet; `by` holds the values counted exactly.
+        "bounded": _doc(
+            "bounded",
+            ["lower", "upper", "steps", "message"],
+            lower=_COUNT,
+            upper=_MAYBE_COUNT,
+            steps={"type": "integer", "minimum": 0},
+            message={"type": "string"},
+            by={"type": "object", "additionalProperties": {"type": "object", "additionalProperties": _COUNT}},
+        ),
         "linted": _doc(
             "linted",
             ["pack", "findings"],
@@ -449,6 +460,7 @@ DOCUMENT_KINDS = (
     "error",
     "choices",
     "counted",
+    "bounded",
     "linted",
     "explained",
     "checked",
