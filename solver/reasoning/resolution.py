@@ -34,6 +34,7 @@ from solver.model import (
     WarningRecord,
 )
 from solver.pack.loader import semantics
+from solver.values import show as _show
 
 __all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
@@ -909,10 +910,6 @@ def _flagged_rejections(
         ]
         out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
     return out
-
-
-def _show(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:
