@@ -24,7 +24,6 @@ import json
 import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -34,38 +33,15 @@ sys.path.insert(0, str(ROOT / "tests"))
 import differential  # noqa: E402  (tests/ is not a package; the path is set just above)
 import oracle  # noqa: E402
 
-from solver import load_pack  # noqa: E402
+from solver import load_pack, progress  # noqa: E402
 
 HARNESS = Path(os.environ.get("SGL_ORACLE_HARNESS", "/work/shared/tools/sglang-oracle"))
 
 
-class Progress:
-    """One status line on a terminal (rewritten in place), a line per 500 scenarios otherwise."""
-
-    def __init__(self, total: int) -> None:
-        self.total, self.done, self.agree = total, 0, 0
-        self.start = time.monotonic()
-        self.tty = sys.stderr.isatty()
-        self.last = 0.0
-
-    def __call__(self, case: differential.Case) -> None:
-        self.done += 1
-        self.agree += case.agrees
-        now = time.monotonic()
-        if self.tty and (now - self.last > 0.2 or self.done == self.total):
-            self.last = now
-            print(
-                f"\r  {self.done}/{self.total} scenarios, {self.agree} agree, {now - self.start:.0f} s",
-                end="",
-                file=sys.stderr,
-                flush=True,
-            )
-        elif not self.tty and self.done % 500 == 0:
-            print(f"  {self.done}/{self.total} scenarios", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.tty:
-            print(file=sys.stderr)
+def _scenario_done(case: differential.Case) -> None:
+    """One scenario replayed: the progress line counts it (drawn on a terminal's stderr only,
+    by `solver.progress`, so piped output and the JSON report are untouched)."""
+    progress.advance()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     pack = load_pack("sglang")
     with tempfile.TemporaryDirectory(prefix="confsolve-diff-") as tmp:
         store = oracle.ConfigStore(Path(tmp), configs, None if configs else args.harness)
-        progress = Progress(len(records))
-        summary = differential.run(pack, records, store, explain=not args.no_explain, progress=progress)
-        progress.close()
+        with progress.reporting("differential"):
+            progress.phase("scenarios", len(records))
+            summary = differential.run(
+                pack, records, store, explain=not args.no_explain, progress=_scenario_done
+            )
         if args.fixture:
             _write_fixture(args.fixture, records, summary, store)
     doc = summary.to_json()

@@ -22,6 +22,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import oracle_vllm  # noqa: E402  (tests/ is not a package; the path is set just above)
 
+from solver import load_pack, progress  # noqa: E402
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -36,7 +38,15 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     records = [r for path in args.files for r in oracle_vllm.load_records(path)]
-    report = oracle_vllm.run(records)
+    pack = load_pack("vllm")
+    outcomes = []
+    # A progress line on a terminal's stderr (solver.progress: nothing when piped).
+    with progress.reporting("differential_vllm"):
+        progress.phase("records", len(records))
+        for record in records:
+            outcomes.append(oracle_vllm.replay(pack, record))
+            progress.advance()
+    report = oracle_vllm.Report(outcomes)
     doc = report.to_json()
     va, vt = report.verdict_agree
     fa, ft = report.field_agree

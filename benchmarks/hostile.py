@@ -136,7 +136,17 @@ def hostile_packs(tmp: Path) -> list[tuple[str, list[str], set[int]]]:
             {4},
         ),
         ("5,000-field count, --deadline 5", ["count", "--pack", str(wide), "--deadline", "5"], {4}),
+        ("5,000-field count, --budget 5000", ["count", "--pack", str(wide), "--budget", "5000"], {4}),
+        ("5,000-field choices, --budget 20000", ["choices", "--pack", str(wide), "--budget", "20000"], {4}),
         ("SGLang count, no facts, --deadline 5", ["count", "--deadline", "5"], {4}),
+        ("SGLang count, no facts, --budget 20000", ["count", "--budget", "20000"], {4}),
+        ("SGLang lint, --budget 20000", ["lint", "--budget", "20000"], {4}),
+        (
+            "SGLang matrix, --budget 20000",
+            ["matrix", "attention_backend", "moe_runner_backend", "--budget", "20000"],
+            {4},
+        ),
+        ("SGLang vs vLLM diff, --budget 20000", ["diff", "sglang", "vllm", "--budget", "20000"], {4}),
         ("SGLang lint, --deadline 5", ["lint", "--deadline", "5"], {4}),
         (
             "SGLang matrix, --deadline 5",
@@ -223,7 +233,7 @@ def check_memory(resolves: int) -> tuple[bool, str]:
     and the end the peak RSS may grow by MEMORY_GROWTH_MB at most. Every tenth of the requests
     pins an unlisted value of an open field, so widened packs come and go as well."""
     from solver import SolverError, load_pack, resolve
-    from solver.engine.csp import compile_pack
+    from solver.reasoning.resolution import plan_for
 
     pack = load_pack("sglang")
     requests = _requests(pack, resolves, seed=1)
@@ -244,7 +254,7 @@ def check_memory(resolves: int) -> tuple[bool, str]:
             marks.append(round(rss()))
     growth = marks[-1] - marks[0]
     ok = growth <= MEMORY_GROWTH_MB
-    tables = compile_pack(pack).tables
+    tables = plan_for(pack).compiled.tables  # the compiled pack the resolves used
     return ok, (
         f"{resolves} distinct resolves: peak RSS by tenth {marks} MB (growth {growth} MB, "
         f"bound {MEMORY_GROWTH_MB} MB); answer tables {tables.size()} entries, emptied {tables.flushes}x"

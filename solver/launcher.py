@@ -37,16 +37,13 @@ from solver.inputs.launch import (
 from solver.inputs.pins import coerce, collect_pins, field_name
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
 from solver.reasoning.minimal import minimal_options
+from solver.values import show as _show
 
 __all__ = ["add_arguments", "explain_conflict", "resolve_namespace", "to_argv"]
 
 # A long domain makes an unreadable `{a,b,...}` usage line; past this many values the metavar is
 # the field's name and the values are listed in the help text instead.
 _MAX_INLINE_CHOICES = 10
-
-
-def _show(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _converter(field: Field) -> Any:

@@ -36,17 +36,18 @@ def exact_count(n: int | None) -> int | str | None:
 
 
 def count_text(n: int) -> str:
-    """The decimal digits of a count, however many: a pack of thousands of fields has counts of
-    more digits than Python converts by default (4,300, a guard against parsing untrusted
-    numbers, which this is not: the count was computed here)."""
-    import sys
-
-    try:
+    """The decimal digits of a count (or a bound on one), however many: a pack of thousands of
+    fields has counts of more digits than Python converts by default (4,300, a guard against
+    parsing untrusted numbers, which these are not: they were computed here). Converted in
+    pieces of 1,000 digits, so no process-wide setting changes while other threads convert."""
+    if n < 0:
+        return "-" + count_text(-n)
+    piece = 10**1000
+    if n < piece:
         return str(n)
-    except ValueError:
-        limit = sys.get_int_max_str_digits()
-        sys.set_int_max_str_digits(0)
-        try:
-            return str(n)
-        finally:
-            sys.set_int_max_str_digits(limit)
+    parts: list[str] = []
+    while n >= piece:
+        n, low = divmod(n, piece)
+        parts.append(f"{low:01000d}")
+    parts.append(str(n))
+    return "".join(reversed(parts))

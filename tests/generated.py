@@ -655,9 +655,10 @@ class Oracle:
         self, pins: dict[str, tuple[Scalar, str]]
     ) -> tuple[dict[str, tuple[Scalar, str]], dict[str, tuple[Scalar, str]]]:
         """Apply declared adjustments to a fixpoint, as constraints/README.md describes: while the
-        request fails, the first adjustment (declaration order) whose `when` the other inputs make
-        certain and whose rule the user's value breaks replaces that value by its first working
-        `adjust_to` value, or unsets it."""
+        request fails, the first adjustment (declaration order) whose `when` the other inputs (with
+        the launcher's defaults of unset `search = false` options) make certain and whose rule the
+        user's value breaks replaces that value by its first working `adjust_to` value, or unsets
+        it."""
         pins = dict(pins)
         adjusted: dict[str, tuple[Scalar, str]] = {}
         while not self.sat({n: v for n, (v, _) in pins.items()}):
@@ -667,7 +668,10 @@ class Oracle:
                     continue
                 values = {n: v for n, (v, _) in pins.items()}
                 others = {n: v for n, v in values.items() if n != target}
-                if not self._certain(rule.when, others) or not self._violates(rule, values):
+                given = {**self.unsearched_defaults(values), **others}
+                if not self._certain(rule.when, given):
+                    continue
+                if not self._violates(rule, {**given, target: values[target]}):
                     continue
                 adjusted[target] = (values[target], rule.id)
                 del pins[target]
@@ -679,6 +683,17 @@ class Oracle:
             else:
                 break
         return pins, adjusted
+
+    def unsearched_defaults(self, values: Known) -> dict[str, Scalar]:
+        """The launcher's default (its chain's first value) of each unset option marked
+        `search = false`, in graph order: the launcher reads these when it adjusts a typed value."""
+        specs = {f.name: f for f in self.spec.fields}
+        assigned = dict(values)
+        out: dict[str, Scalar] = {}
+        for name in self.order:
+            if name not in assigned and specs[name].kind == "option" and not specs[name].search:
+                out[name] = assigned[name] = self.chain(name, assigned)[0][0]
+        return out
 
     # -- preferences and the optimum ----------------------------------------------------------
     def ranking(self, name: str, decided: Known) -> tuple[list[Scalar], dict[Scalar, str]]:
@@ -823,10 +838,8 @@ class Oracle:
                 view.setdefault(name, (value, "launcher-default"))
             view[failed] = (self.chain(failed, decided)[0][0], "launcher-default")
             assigned = {n: v for n, (v, _) in view.items()}
-            for name in self.order:
-                if name not in view and specs[name].kind == "option" and not specs[name].search:
-                    assigned[name] = self.chain(name, assigned)[0][0]
-                    view[name] = (assigned[name], "launcher-default")
+            for name, value in self.unsearched_defaults(assigned).items():
+                view[name] = (value, "launcher-default")
             changed, more = self.adjust(view)
             if not more:
                 return Expected(final, adjusted, None), failed

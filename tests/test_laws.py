@@ -19,8 +19,20 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 import pytest
-from generated import KNOWN_BUGS, Case, Expected, Oracle, cases, extra_rules
-from hypothesis import HealthCheck, given, settings
+from generated import (
+    KNOWN_BUGS,
+    Case,
+    Cond,
+    Expected,
+    FieldSpec,
+    Oracle,
+    PackSpec,
+    PrefSpec,
+    RuleSpec,
+    cases,
+    extra_rules,
+)
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
@@ -249,8 +261,34 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
             assert not oracle.sat({**pins, name: rejection.value}, rules), (name, rejection)
 
 
+def _f0_is(value: str) -> Cond:
+    return Cond("cmp", op="==", name="f0", value=value, flipped=True)
+
+
+# Found by this law after adjustments began reading the launcher's defaults for unset resources:
+# the adjusted field's own default (here 'q', first in p0's chain) decided its rule's `when`.
+_OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q"), search=False),
+            FieldSpec("f1", "fact", (False, True), depends_on=("f0",)),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r1", Cond("not", parts=(_f0_is("p"),)), when=_f0_is("q"), forbid=True, adjusts="f0"),
+            RuleSpec("r3", _f0_is("p")),
+        ),
+        prefs=(PrefSpec("p0", "f0", prefer=("q", "p")),),
+    ),
+    options={"f0": "q"},
+    facts={},
+    strict=False,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True))
+@example(case=_OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT)
 def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
     """An option marked `search = false` keeps its typed value (or loses it only to a reported
     adjustment) and, left unset, takes the launcher's own chain (`Oracle.chain_pick`), never a

@@ -90,11 +90,9 @@ MAX_LINES = 600
 # Modules still over MAX_LINES, to be split (issue #15): each listed one must still be over it (then
 # it leaves the list), and no other may pass it.
 OVERSIZE = {
-    "solver.cli.commands",
     "solver.engine.count",
     "solver.engine.csp",
     "solver.lint.checks",
-    "solver.lint.diff",
     "solver.pack.loader",
     "solver.reasoning.resolution",
 }

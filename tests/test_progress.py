@@ -165,3 +165,39 @@ def test_a_5000_field_count_does_not_hit_the_recursion_limit(tmp_path: object) -
     code, err, _ = _timed(["count", "--pack", str(root), "--limit", "2000"], timeout=1200)
     assert code == 4 and "too many configurations to count" in err, err
     assert "nested too deeply" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (["matrix", "gpu", "quant", "--pack", str(TOY)], "confsolve matrix: cells "),
+        (["matrix", "gpu", "quant", "--pack", str(TOY), "--json"], None),
+    ],
+)
+def test_matrix_counts_its_cells_on_a_terminal(
+    argv: list[str], line: str | None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(progress, "_is_terminal", lambda stream: True)
+    monkeypatch.setattr(progress, "_REDRAW_SECONDS", 0.0)
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    if line is None:
+        assert "confsolve matrix" not in err
+    else:
+        assert line in err and "/" in err.split(line, 1)[1], err[-300:]
+
+
+@pytest.mark.parametrize("terminal", [True, False])
+def test_the_vllm_differential_command_shows_progress_on_a_terminal_only(
+    terminal: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import differential_vllm
+
+    monkeypatch.setattr(progress, "_is_terminal", lambda stream: terminal)
+    monkeypatch.setattr(progress, "_REDRAW_SECONDS", 0.0)
+    records = ROOT / "tests" / "fixtures" / "oracle_vllm" / "public-0.33.0.jsonl.gz"
+    assert differential_vllm.main([str(records)]) == 0
+    out, err = capsys.readouterr()
+    assert ("confsolve differential_vllm: records " in err) is terminal, err[-300:]
+    assert "confsolve differential_vllm" not in out and "verdict agreement" in out

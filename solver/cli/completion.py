@@ -18,6 +18,7 @@ from typing import Any
 
 from constraints import DEFAULT_PACK
 from solver.errors import SolverError
+from solver.values import show as _show
 
 __all__ = ["BASH_SCRIPT", "ZSH_SCRIPT", "complete", "register"]
 
@@ -55,10 +56,6 @@ compdef _confsolve confsolve
 """
 
 _ASSIGNMENT_FLAGS = ("--set", "--assume")
-
-
-def _show(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 @dataclass
@@ -110,7 +107,7 @@ def _scan(parser: argparse.ArgumentParser, words: Sequence[str]) -> _State:
 
 def _inputs(state: _State, pack: Any, skip: str | None) -> tuple[Any, Any]:
     """Options and facts from the typed inputs, leaving out what is malformed and `skip`."""
-    from solver.cli.commands import gather
+    from solver.cli.queries import gather
     from solver.inputs.pins import _lookup, coerce
 
     def usable(item: str) -> bool:

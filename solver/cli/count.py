@@ -34,7 +34,7 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    from solver.cli.commands import gather, load
+    from solver.cli.queries import gather, load
     from solver.errors import InputIssue, InvalidInput
     from solver.inputs.pins import _lookup, _unknown_field, collect_pins
 

@@ -23,9 +23,10 @@ from solver.inputs.launch import (
     write_command,
 )
 from solver.inputs.pins import _lookup
-from solver.model import Pack, Repair, Resolution, Scalar
+from solver.model import Pack, Repair, Resolution
 from solver.reasoning.diagnose import conflict_text
 from solver.reasoning.minimal import minimal_options
+from solver.values import show as _spelled
 
 __all__ = ["merge_launch", "print_argv", "repair_renderer", "rewrite_conflict"]
 
@@ -143,10 +144,6 @@ def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str
         if getattr(args, flag, False):
             words.append("--" + flag.replace("_", "-"))
     return shell_line(words)
-
-
-def _spelled(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def rewrite_conflict(args: argparse.Namespace, exc: Unsatisfiable) -> Unsatisfiable:

@@ -89,7 +89,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                 )
             ]
         )
-    from solver.cli.commands import load
+    from solver.cli.queries import load
 
     steps = args.budget if args.budget is not None else getattr(args, "search_budget", None)
     meter = Budget.for_command(steps) if steps is not None or os.environ.get("CONFSOLVE_BUDGET") else None

@@ -12,7 +12,7 @@ from solver.reasoning.pictures import FORMATS, compatibility, render
 
 
 def cmd_matrix(args: argparse.Namespace) -> int:
-    from solver.cli.commands import gather, load
+    from solver.cli.queries import gather, load
     from solver.inputs.pins import _lookup, collect_pins
 
     pack = load(args)

@@ -2,6 +2,6 @@
 configs (`config.json`, the local hub cache), hardware detection, the environment and launch
 commands (and their config files).
 
-Layer rule: imports the foundation, `solver.pack` and `solver.engine`; never reasoning, render,
+Layer rule: imports the foundation, `solver.pack` and `solver.engine`; never render, reasoning,
 lint or cli.
 """

@@ -30,6 +30,7 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
+from solver.values import show as _spelled
 
 __all__ = [
     "LaunchCommand",
@@ -296,7 +297,3 @@ def repair_fact_changes(pack: Pack, repair: Repair) -> list[str]:
     gpu_arch` for a fact to leave unknown."""
     changes = [f"{n}={_spelled(v)}" for n, v in repair.set.items() if pack.fields[n].kind == "fact"]
     return changes + [f"not {n}" for n in repair.unset if pack.fields[n].kind == "fact"]
-
-
-def _spelled(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)

@@ -1,6 +1,6 @@
-"""Lint: rule-base analysis of a pack (`confsolve lint`) — finding codes, their explanations and
-the checks behind them.
+"""Pack analyses: `confsolve lint` (finding codes, their explanations and the checks behind them)
+and the semantic diff of two packs (`confsolve diff`), which reuses lint's fact sampling.
 
-Layer rule: imports the foundation, `solver.pack`, `solver.engine`, `solver.reasoning` and
-`solver.render`; never cli.
+Layer rule: imports every layer below (foundation, pack, engine, inputs, render, reasoning); never
+cli.
 """

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver import progress as _progress
 from solver.budget import Budget, CommandBudgetExceeded
+from solver.values import show as _show
 
 if TYPE_CHECKING:
     import random
@@ -307,10 +308,6 @@ def explain_code(code: str) -> str:
     """The `--explain` text of a finding code."""
     entry = CODES[code.upper()]
     return f"{code.upper()} ({entry.severity}): {entry.title}\n\n{entry.explain}"
-
-
-def _show(value: Scalar | None) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _pins(values: Mapping[str, Scalar]) -> str:

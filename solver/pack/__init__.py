@@ -1,6 +1,8 @@
-"""Packs: the only code that reads pack files (TOML) — loading and checking them, where a problem is
-in its file, the JSON Schema of the files, the field dependency graph and the on-disk cache.
+"""Packs: the only code that reads pack files (TOML) — loading and checking them, the condition
+language, where a problem is in its file, the `[model_config]` table, the JSON Schema of the
+files, the field dependency graph and the on-disk cache.
 
-Layer rule: imports the foundation (`solver.model`, `solver.errors`, `solver.validation`) and the
-condition language (`solver.pack.expr`); never inputs, reasoning, render, lint or cli.
+Layer rule: imports the foundation (`solver.errors`, `solver.values`, `solver.model`,
+`solver.validation`, `solver.bounded`) and itself; never engine, inputs, reasoning, render, lint
+or cli (solver/README.md; tests/test_layers.py checks it).
 """

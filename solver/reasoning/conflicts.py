@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from solver.engine.csp import CompiledPack
 from solver.engine.tracing import excluded, traced_base
 from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
+from solver.values import show as _show
 
 __all__ = [
     "Item",
@@ -39,10 +40,6 @@ class Item:
 
     def label(self) -> str:
         return f"{self.name}={_show(self.value)}" if self.kind == "pin" else self.name
-
-
-def _show(value: Scalar | None) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def quickxplain(consistent: Callable[[Sequence[Item]], bool], items: Sequence[Item]) -> list[Item]:

@@ -33,6 +33,7 @@ from solver.reasoning.conflicts import (
     minimal_reason,
 )
 from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
+from solver.values import show as _key
 
 __all__ = [
     "Choices",
@@ -429,10 +430,6 @@ class Choices:
             if name in self.open:
                 out[name]["open"] = self.open[name]
         return {"schema": 1, "status": "choices", "choices": out}
-
-
-def _key(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def valid_choices(

@@ -24,6 +24,7 @@ from solver.budget import Budget
 from solver.errors import InputIssue, InvalidInput
 from solver.model import Pack, Pin, Scalar
 from solver.reasoning.conflicts import Item, minimal_reason
+from solver.values import show as _show
 
 __all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "render"]
 
@@ -102,10 +103,6 @@ def _reason_json(items: Sequence[Item]) -> dict[str, Any]:
         "pins": [{"field": i.name, "value": i.value, "source": i.source} for i in items if i.kind == "pin"],
         "rules": [i.name for i in items if i.kind == "rule"],
     }
-
-
-def _show(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def compatibility(

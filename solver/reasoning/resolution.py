@@ -35,6 +35,7 @@ from solver.model import (
     WarningRecord,
 )
 from solver.pack.loader import semantics
+from solver.values import show as _show
 
 __all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
 
@@ -722,9 +723,11 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            # The launcher reads its own defaults for the resources nobody gave (SGLang's
-            # --dp-size 1 turns --enable-dp-attention off): they decide the `when` too.
-            given = {**_resource_defaults(plan, others), **others}
+            # The launcher reads its own defaults for the resources nobody gave (a default
+            # --dp-size 1 can turn DP attention off): they decide the `when` too. The target
+            # itself is typed, so it is never defaulted (its default must not decide its rule).
+            defaults = _resource_defaults(plan, values)
+            given = {**defaults, **others}
             if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
             if not _violated(cp, {**given, target: pin.value}, rule.id):
@@ -925,10 +928,6 @@ def _flagged_rejections(
         ]
         out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
     return out
-
-
-def _show(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:

@@ -1,6 +1,7 @@
-"""Render: every writer of answers — human text, JSON documents and their schema, pictures (matrix,
-DOT/SVG) and scenario case files.
+"""Render: writers of answers that are already computed — human text (tables, conflicts, repairs),
+the JSON Schema of every document, and scenario case files. They know the records, not how the
+records were reached.
 
-Layer rule: imports the foundation and the layers below (`solver.pack`, `solver.engine`,
-`solver.inputs`, `solver.reasoning`); never cli.
+Layer rule: imports the foundation, `solver.pack`, `solver.engine` and `solver.inputs`; never
+reasoning, lint or cli.
 """

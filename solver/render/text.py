@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from constraints import DEFAULT_PACK
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
+from solver.values import show as _show
 
 if TYPE_CHECKING:
     from solver.reasoning.resolution import Plan
@@ -28,10 +29,6 @@ __all__ = [
     "use_colour",
     "why_text",
 ]
-
-
-def _show(value: Scalar | None) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:

@@ -1,0 +1,524 @@
+"""The commands that answer a request or describe a pack: `resolve`, `why`, `choices`, `check`,
+`graph`, `packs` and `show`, and how every command gathers its inputs (`--set`, `--assume`,
+`--model-config`, `--env-from-os`, `--detect`, a launch command after `--`).
+
+Registered through `solver.cli.commands.COMMANDS` (each module a command's home, imported only
+when that command runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from constraints import DEFAULT_PACK
+from solver.cli.commands import EXIT_CONFLICT, EXIT_OK, _dump, _help
+
+if TYPE_CHECKING:
+    from solver.errors import SolverError
+
+
+def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser(
+        "resolve",
+        help=_help("resolve"),
+        description="Resolve a configuration: your choices kept, the rest chosen "
+        "by the pack's preferences, every value with its provenance.",
+    )
+    add_inputs(p)
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "argv"],
+        default=None,
+        help="text (default), json (= --json), or argv: the launch command to run, "
+        "one shell-quoted line (with a launch command after --: yours, completed)",
+    )
+    p.add_argument(
+        "--minimal",
+        action="store_true",
+        help="with --format argv: only the options that differ from what the launcher would choose by itself",
+    )
+    p.add_argument(
+        "--save-case",
+        metavar="FILE",
+        help="also write the request and its outcome as a test case file (tests/cases/)",
+    )
+    p.set_defaults(func=cmd_resolve)
+
+
+def _add_why(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser(
+        "why",
+        help=_help("why"),
+        description="Who decided FIELD, which rule or preference, why each "
+        "better-ranked value was rejected, and what else it could be.",
+    )
+    p.add_argument("field", metavar="FIELD")
+    add_inputs(p)
+    p.set_defaults(func=cmd_why)
+
+
+def _add_choices(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser(
+        "choices",
+        help=_help("choices"),
+        description="For each option (or FIELD), the values still possible given "
+        "the inputs, and for each excluded value its minimal reason.",
+    )
+    p.add_argument("field", metavar="FIELD", nargs="?")
+    add_inputs(p)
+    p.set_defaults(func=cmd_choices)
+
+
+def _add_check(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser(
+        "check",
+        help=_help("check"),
+        description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
+        "2 on bad input; one paragraph of text.",
+    )
+    add_inputs(p)
+    p.set_defaults(func=cmd_check)
+
+
+def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser(
+        "graph",
+        help=_help("graph"),
+        description="The order in which fields are decided, as DOT, Mermaid, JSON "
+        "or SVG (SVG needs Graphviz's dot on PATH).",
+    )
+    p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
+    p.add_argument(
+        "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
+    )
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
+    p.set_defaults(func=cmd_graph)
+
+
+def _add_packs(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("packs", help=_help("packs"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_packs)
+
+
+def _nothing_to_resolve(pack: Any) -> Any:
+    """The issue of an empty request, with the pack's own example request (`[pack] example`)."""
+    from solver.errors import InputIssue
+    from solver.values import show as _show
+
+    example = " ".join(f"--set {name}={_show(value)}" for name, value in pack.example.items())
+    facts = [name for name, field in pack.fields.items() if field.kind == "fact"]
+    return InputIssue(
+        field=next(iter(pack.example), facts[0] if facts else "--set"),
+        value=None,
+        message="nothing to resolve: give the facts of the machine and model, "
+        + (f"e.g. {example}, " if example else "with --set FIELD=VALUE, ")
+        + "or --model-config PATH/config.json",
+    )
+
+
+def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
+    p = sub.add_parser("show", help=_help("show"))
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_show)
+
+
+# --- input gathering ------------------------------------------------------------------------
+
+
+def load(args: argparse.Namespace) -> Any:
+    from solver import load_pack
+
+    return load_pack(args.pack)
+
+
+def _detected(pack: Any, typed: dict[str, str]) -> dict[str, Any]:
+    """`--detect`: the detected pins, after saying on stderr what was found and how (or what was
+    not, and why), so a detected value is never a silent one."""
+    from solver.inputs.detect import detect
+    from solver.inputs.pins import _lookup, coerce
+    from solver.render.text import describe_pin
+
+    given = {}
+    for raw, text in typed.items():
+        name = _lookup(pack, raw)
+        value = coerce(pack.fields[name], text)[0] if name is not None else None
+        if name is not None and value is not None:
+            given[name] = value
+    found = detect(pack, given=given)
+    for note in found.notes:
+        print(f"confsolve: --detect: {note}", file=sys.stderr)
+    shown = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in found.pins.items()) or "nothing"
+    print(f"confsolve: --detect set {shown}", file=sys.stderr)
+    return dict(found.pins)
+
+
+def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Options and facts from --set, --assume, --model-config, --env-from-os, --detect and a
+    launch command after `--` (read into `args.command_read`).
+
+    What the user typed (--set, --assume, the launch command's flags) wins over what was read
+    (config.json, environment).
+    """
+    from solver.errors import InvalidInput
+    from solver.inputs.pins import _lookup, facts_from_environ, parse_assignments
+    from solver.model import Pin
+
+    args.request_pack = pack  # for writing repairs back in the syntax they were typed in
+    sets, issues = parse_assignments(args.set)
+    assumed, more = parse_assignments(args.assume)
+    issues += more
+    if issues:
+        raise InvalidInput(issues)
+    model_path = getattr(args, "model_config", None)
+    model_flag = "--model-config"
+    if getattr(args, "launch", None) is not None:
+        from solver.cli.launch import merge_launch
+
+        model_path = merge_launch(args, pack, sets, model_path)
+        if not getattr(args, "model_config", None):  # the command's own model: say it its way
+            model_flag = args.command_read.model_flag or "the launch command's model"
+    typed = {(_lookup(pack, k) or k) for k in sets}
+    facts: dict[str, Any] = {}
+    if getattr(args, "detect", False):
+        facts.update(_detected(pack, {**assumed, **sets}))
+    if getattr(args, "env_from_os", False):
+        facts.update(facts_from_environ(pack))
+    if model_path:
+        from solver.inputs.modelconfig import facts_from_model_config
+
+        facts.update(facts_from_model_config(pack, model_path, skip=typed, flag=model_flag))
+    for raw, value in assumed.items():
+        name = _lookup(pack, raw) or raw
+        facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
+        if name in typed:  # --set wins, but a wrong --assume is still reported
+            issues += _assume_issues(pack, raw, name, value)
+    if issues:
+        raise InvalidInput(issues)
+    facts = {k: v for k, v in facts.items() if k not in typed}
+    return sets, facts
+
+
+def _assume_issues(pack: Any, raw: str, name: str, value: str) -> list[Any]:
+    from solver.inputs.pins import _unknown_field, coerce
+
+    if name not in pack.fields:
+        return [_unknown_field(pack, raw, value)]
+    _, issue = coerce(pack.fields[name], value)
+    return [issue] if issue is not None else []
+
+
+def cmd_resolve(args: argparse.Namespace) -> int:
+    from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import resolve_pins
+    from solver.render.text import resolution_table, use_colour
+
+    if args.minimal and args.format != "argv":
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--minimal",
+                    value=None,
+                    message=("--minimal applies to --format argv (the launch command); add --format argv"),
+                )
+            ]
+        )
+    pack = load(args)
+    options, facts = gather(args, pack)
+    if not options and not facts:
+        raise InvalidInput([_nothing_to_resolve(pack)])
+    try:
+        pins = collect_pins(pack, options, facts)
+        res = resolve_pins(pack, pins, strict=args.strict, budget=args.command_budget)
+        if getattr(args, "deny_warnings", False):
+            from solver.reasoning.resolution import deny
+
+            deny(pack, pins, res)
+    except (Unsatisfiable, InvalidInput) as exc:
+        if args.save_case:
+            _save_case(args, pack, options, facts, exc)
+        raise
+    if args.save_case:
+        _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
+    if args.format == "argv":
+        from solver.cli.launch import print_argv
+
+        print_argv(args, pack, res, facts)
+    elif args.json or args.format == "json":
+        _dump(res.to_json())
+    else:
+        print(resolution_table(pack, res, colour=use_colour()))
+    return EXIT_OK
+
+
+def _save_case(
+    args: argparse.Namespace,
+    pack: Any,
+    options: dict[str, Any],
+    facts: dict[str, Any],
+    error: SolverError | None,
+    values: dict[str, Any] | None = None,
+) -> None:
+    from pathlib import Path
+
+    from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+    from solver.inputs.pins import _lookup
+    from solver.render.cases import save_case
+
+    outcome: dict[str, Any] = {"status": "resolved", "values": values or {}}
+    if isinstance(error, Unsatisfiable):
+        outcome = {"status": "conflict", "conflict_rules": [r.id for r in error.conflict.rules]}
+    elif isinstance(error, InvalidInput):
+        outcome = {"status": "invalid", "invalid_fields": [i.field for i in error.issues]}
+    request = {(_lookup(pack, k) or k): v for k, v in {**facts, **options}.items()}
+    try:
+        ref = args.pack if args.pack == pack.name else str(Path(args.pack).resolve())
+        save_case(args.save_case, pack, request, args.strict, outcome, ref)
+    except FileExistsError:
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--save-case",
+                    value=args.save_case,
+                    message=(
+                        f"{args.save_case} exists (or is a link): a case is written to a new file only; "
+                        "choose another name"
+                    ),
+                )
+            ]
+        ) from None
+    except OSError as exc:
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="--save-case",
+                    value=args.save_case,
+                    message=f"cannot write {args.save_case}: {exc.strerror}",
+                )
+            ]
+        ) from None
+    print(f"confsolve: saved the case to {args.save_case}", file=sys.stderr)
+
+
+def cmd_why(args: argparse.Namespace) -> int:
+    from solver.errors import InvalidInput
+    from solver.inputs.pins import _lookup, _unknown_field
+    from solver.reasoning.diagnose import valid_choices
+    from solver.reasoning.resolution import plan_for, resolve
+    from solver.render.text import why_text
+
+    pack = load(args)
+    name = _lookup(pack, args.field)
+    if name is None:
+        raise InvalidInput([_unknown_field(pack, args.field, None)])
+    options, facts = gather(args, pack)
+    res = resolve(pack, options, facts, strict=args.strict, budget=args.command_budget)
+    from solver.pack.graph import analyse
+    from solver.pack.loader import semantics
+
+    sem = semantics(pack)
+    deps_set = {src for src, dst, _ in analyse(pack).edges if dst == name}
+    prov = res.provenance[name]
+    if prov.rule in sem.rules:
+        deps_set.update(sem.rules[prov.rule].fields)
+    elif prov.rule in sem.preferences and sem.preferences[prov.rule] is not None:
+        deps_set.update(sem.preferences[prov.rule].fields)  # type: ignore[union-attr]
+    deps_set.discard(name)
+    deps = sorted(deps_set, key=list(plan_for(pack).order).index)
+    choices = valid_choices(pack, options, facts, fields=[name], reasons=False, budget=args.command_budget)
+    if args.json:
+        _dump(
+            {
+                "schema": 1,
+                "status": "why",
+                "field": name,
+                "value": res.values[name],
+                "provenance": res.provenance[name].model_dump(mode="json"),
+                "depends_on": {d: res.values[d] for d in deps},
+                "possible": choices.possible[name],
+            }
+        )
+    else:
+        print(why_text(pack, res, name, deps, choices.possible[name]))
+    return EXIT_OK
+
+
+def cmd_choices(args: argparse.Namespace) -> int:
+    from solver.errors import InvalidInput
+    from solver.inputs.pins import _lookup, _unknown_field
+    from solver.reasoning.diagnose import valid_choices
+
+    pack = load(args)
+    fields = None
+    if args.field is not None:
+        name = _lookup(pack, args.field)
+        if name is None:
+            raise InvalidInput([_unknown_field(pack, args.field, None)])
+        fields = [name]
+    options, facts = gather(args, pack)
+    choices = valid_choices(pack, options, facts, fields=fields, budget=args.command_budget)
+    if args.json:
+        _dump(choices.to_json())
+        return EXIT_OK
+    for name, possible in choices.possible.items():
+        opened = choices.open.get(name)
+        warned = choices.warned.get(name, {})
+        shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
+            "(none of the listed values)" if opened else "(none: the inputs conflict)"
+        )
+        print(
+            f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
+        )
+        for value, rules in warned.items():
+            because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
+            print(f"    ⚠ {value} works, with a warning ({because})")
+        for value, items in choices.excluded.get(name, {}).items():
+            print(f"    not {value}: " + ", ".join(i.label() for i in items))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    """Predict what the launcher does with the request as typed (`solver.check`)."""
+    from solver.errors import Unsatisfiable
+    from solver.reasoning.resolution import resolve
+    from solver.render.text import notices
+
+    pack = load(args)
+    options, facts = gather(args, pack)
+    try:
+        res = resolve(
+            pack,
+            options,
+            facts,
+            strict=args.strict,
+            reasons=False,
+            predict=True,
+            deny_warnings=args.deny_warnings,
+            budget=args.command_budget,
+        )
+    except Unsatisfiable as exc:
+        if args.json:
+            _dump(exc.to_json())
+        else:
+            render = None
+            if getattr(args, "command_read", None) is not None:  # typed as a launch command
+                from solver.cli.launch import repair_renderer
+
+                render = repair_renderer(args, pack)
+            print(_conflict_paragraph(exc, render))
+        return EXIT_CONFLICT
+    if args.json:
+        _dump(res.to_json())
+        return EXIT_OK
+    print(
+        f"ok: {pack.name} takes the request as typed"
+        + (" (with the warnings below)" if res.warnings else "")
+        + "."
+    )
+    for line in notices(pack, res):
+        print(line)
+    return EXIT_OK
+
+
+def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) -> str:
+    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
+    first = exc.repairs[0] if exc.repairs else None
+    rules = ", ".join(r.id for r in exc.conflict.rules)
+    said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
+    pins = ", ".join(f"{p.field}={p.value}" + said.get(p.source, "") for p in exc.conflict.pins)
+    fix = ""
+    if first is not None and render is not None:
+        fix = f" Try: `{render(first)}`."
+    elif first is not None:
+        changes = [f"unset {n}" for n in first.unset]
+        changes += [f"set {n}={v}" for n, v in first.set.items()]
+        fix = " Try: " + "; ".join(changes) + "."
+    lead = ""
+    if exc.launcher_default is not None:
+        d = exc.launcher_default
+        assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
+        lead = (
+            f"{d['field']} was not given and {d['field']}={d['value']} is assumed "
+            f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
+            if assumed
+            else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+            f"({d['preference'] or 'its default'}), and it fails. "
+        )
+    return (
+        f"conflict: {lead}{pins} cannot hold together under {rules}. "
+        f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+        f"Run `confsolve resolve` with the same inputs for the full explanation."
+    )
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from solver.pack.graph import export
+
+    if args.json:
+        args.format = "json"
+    if args.format == "svg":
+        from solver.reasoning.pictures import dot_to_svg
+
+        print(dot_to_svg(export(load(args), "dot")), end="")
+        return EXIT_OK
+    print(export(load(args), args.format), end="")
+    return EXIT_OK
+
+
+def cmd_packs(args: argparse.Namespace) -> int:
+    import constraints
+    from solver import load_pack
+
+    rows = []
+    for name in constraints.shipped_packs():
+        pack = load_pack(name)
+        rows.append({"name": name, "version": pack.version, "description": pack.description})
+    if args.json:
+        _dump({"schema": 1, "status": "packs", "packs": rows})
+    else:
+        for row in rows:
+            print(f"{row['name']:<12} {row['version']:<12} {row['description']}")
+    return EXIT_OK
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    pack = load(args)
+    if args.json:
+        _dump(
+            {
+                "schema": 1,
+                "status": "pack",
+                **pack.model_dump(mode="json", exclude={"model_config_map", "directory", "digest"}),
+            }
+        )
+        return EXIT_OK
+    print(f"{pack.name} {pack.version}: {pack.description}")
+    print(f"{len(pack.fields)} fields, {len(pack.rules)} rules, {len(pack.preferences)} preferences")
+    for kind in ("fact", "option"):
+        print(f"\n{kind}s:")
+        for name, field in pack.fields.items():
+            if field.kind == kind:
+                values = ", ".join(str(v) for v in field.domain[:10])
+                more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
+                if field.open is not None:
+                    more += f" (open: {field.open.text()})"
+                print(f"  {name}: {values}{more}")
+    print("\nrules:")
+    for rule in pack.rules:
+        tag = (
+            " [warn]"
+            if rule.severity == "warn"
+            else " [adjusts " + rule.adjusts + "]"
+            if rule.adjusts
+            else ""
+        )
+        print(f"  {rule.id}{tag}: {rule.because}")
+    return EXIT_OK
+
+
+# Commands that read a launch command after `--` (confsolve's own options come before it).
