@@ -442,12 +442,8 @@ def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> d
         value=failed.chain[0],
         source="launcher-default" if fields[failed.field].kind == "option" else "assumed",  # a fact
     )
-    assigned = {n: p.value for n, p in view.items()}
-    for name in plan.order:
-        spec = fields[name]
-        if name not in view and spec.kind == "option" and not spec.search:
-            assigned[name] = plan.chain(name, assigned)[0][0]
-            view[name] = Pin(field=name, value=assigned[name], source="launcher-default")
+    for name, value in _resource_defaults(plan, {n: p.value for n, p in view.items()}).items():
+        view[name] = Pin(field=name, value=value, source="launcher-default")
     return view
 
 
@@ -715,6 +711,10 @@ def _apply_adjustments(
         values = {n: p.value for n, p in pins.items()}
         if cp.satisfiable(values, task="checking the request") is not None:
             break
+        # The launcher reads its own defaults for the resources nobody gave (a default
+        # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
+        # values are never defaulted, so a target's own default never decides its rule.
+        given_all = {**_resource_defaults(plan, values), **values}
         for rule in plan.pack.rules:
             target = rule.adjusts
             if target is None or target in adjusted:
@@ -723,14 +723,10 @@ def _apply_adjustments(
             if pin is None or pin.source != "user":
                 continue
             others = {n: v for n, v in values.items() if n != target}
-            # The launcher reads its own defaults for the resources nobody gave (a default
-            # --dp-size 1 can turn DP attention off): they decide the `when` too. The target
-            # itself is typed, so it is never defaulted (its default must not decide its rule).
-            defaults = _resource_defaults(plan, values)
-            given = {**defaults, **others}
+            given = {n: v for n, v in given_all.items() if n != target}
             if not _entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not _violated(cp, {**given, target: pin.value}, rule.id):
+            if not _violated(cp, given_all, rule.id):
                 continue
             replacement = next(
                 (
