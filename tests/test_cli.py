@@ -9,16 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from solver.cli.commands import main
+from clirun import run
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_resolve_json_has_schema_status_values_and_provenance(capsys: pytest.CaptureFixture[str]) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
+from clirun import run
 from generated import Oracle, packs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -281,12 +282,6 @@ def test_solution_respects_pins_and_only() -> None:
 # --- command line ----------------------------------------------------------------------------
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_json(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "count", "--pack", TOY, "--set", "gpu=h100", "--json")
     assert code == 0
@@ -356,7 +351,6 @@ def test_a_count_cut_short_prints_its_exact_bounds_as_a_bounded_document(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`count --json` over its limit: the bounds as numbers (exit 4), and they hold the count."""
-    from solver.cli.commands import main
 
     toy = TOY
     assert main(["count", "--pack", toy, "--json"]) == 0

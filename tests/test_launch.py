@@ -8,11 +8,11 @@ import shlex
 from pathlib import Path
 
 import pytest
+from clirun import run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver import InvalidInput, Pack, PackError, Unsatisfiable, load_pack
-from solver.cli.commands import main
 from solver.inputs.launch import flag_words, read_command, shell_line, write_command
 from solver.launcher import add_arguments, to_argv
 from solver.reasoning.diagnose import valid_choices
@@ -33,12 +33,6 @@ def model(tmp_path: Path) -> str:
         json.dumps({"architectures": ["LlamaForCausalLM"], "torch_dtype": "bfloat16"})
     )
     return str(tmp_path)
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- reading ---------------------------------------------------------------------------------

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import pytest
+from clirun import run
 
 from solver import check, load_pack, resolve
-from solver.cli.commands import main
 from solver.errors import InvalidInput, Unsatisfiable
 
 DSV3_B200 = [
@@ -22,12 +22,6 @@ DSV3_B200 = [
     "--set",
     "checkpoint_quant=fp8",
 ]
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 # --- check predicts; resolve searches and says where it departs ----------------------------------
