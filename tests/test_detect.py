@@ -278,9 +278,26 @@ def test_detect_with_no_tool_on_path_says_so(tmp_path: Path) -> None:
 
 
 def test_a_pack_without_a_detect_table_gets_the_facts_named_like_the_quantities() -> None:
-    from solver import load_pack
-
-    pack = load_pack("sglang")
-    assert pack.launcher is not None and not pack.launcher.detect  # (the SGLang pack has no table)
-    pins = detect(pack, run=tools(nvidia_smi=H100 * 2), read_cpuinfo=lambda: None, environ={}).pins
+    bare = Pack(
+        name="x", version="1", fields={n: f for n, f in PACK.fields.items() if n in ("platform", "gpu_arch")}
+    )
+    pins = detect(bare, run=tools(nvidia_smi=H100 * 2), read_cpuinfo=lambda: None, environ={}).pins
     assert {n: p.value for n, p in pins.items()} == {"platform": "cuda", "gpu_arch": "sm90"}
+
+
+def test_the_sglang_pack_bounds_tp_times_dp_by_the_detected_gpus(tmp_path: Path) -> None:
+    if any(Path(d, "nvidia-smi").exists() for d in ("/bin", "/usr/bin")):
+        pytest.skip("a real nvidia-smi is on the fallback PATH")
+    env = _fake_tools(tmp_path, nvidia_smi=H100 * 4)
+    llama = ["--set", "architecture=LlamaForCausalLM"]
+    done = _confsolve(env, "check", "--detect", *llama, "--json")
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["values"]["num_gpus"] == 4 and doc["provenance"]["num_gpus"]["source"] == "detected"
+    # Eight ranks on four GPUs: a conflict naming the bound, never a silently smaller --tp-size.
+    too_many = _confsolve(env, "check", "--detect", *llama, "--set", "tp_size=4", "--set", "dp_size=2")
+    assert too_many.returncode == 1 and "par-ranks-within-gpus" in too_many.stdout
+    searched = _confsolve(env, "resolve", "--detect", *llama, "--set", "tp_size=8")
+    assert searched.returncode == 1 and "par-ranks-within-gpus" in searched.stderr
+    amx = _confsolve(env, "check", "--detect", "--set", "platform=cpu", *llama)
+    assert "cpu_has_amx=" in amx.stderr or "not readable" in amx.stderr  # read, or said why not

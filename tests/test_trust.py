@@ -308,6 +308,8 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         ("mi355x", "gfx950"),
         ("9.0", "sm90"),
         ("12.1", "sm121"),
+        ("T4", "sm75"),
+        ("7.5", "sm75"),
     ],
 )
 def test_gpu_names_and_compute_capabilities_are_gpu_arch_values(typed: str, meant: str) -> None:
