@@ -27,6 +27,7 @@ from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.model import (
     DETECTED_HOSTS,
     DETECTED_QUANTITIES,
+    AssumedGroup,
     Field,
     Launcher,
     Pack,
@@ -575,6 +576,7 @@ def _assemble(
     _check_flags(fields, launcher, problems)
     _check_detect(fields, launcher, problems)
     example = _collect_example(meta.get("example", {}), fields, problems)
+    assumed_groups = _collect_assumed_groups(meta.get("assumed_groups", {}), fields, prefs, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -588,6 +590,7 @@ def _assemble(
         acknowledged=acknowledged,
         launcher=launcher,
         example=example,
+        assumed_groups=assumed_groups,
         digest=digest,
         directory=str(root),
     )
@@ -622,6 +625,45 @@ def _collect_example(
         else:
             example[name] = value
     return example
+
+
+def _collect_assumed_groups(
+    table: Any, fields: Mapping[str, Field], prefs: Iterable[Preference], problems: list[PackProblem]
+) -> dict[str, AssumedGroup]:
+    """`[pack.assumed_groups]`: each member a preference that fills a fact, in one group at most."""
+    where = "pack.assumed_groups"
+    if not isinstance(table, dict):
+        problems.append(PackProblem(where, "must be a table of [pack.assumed_groups.NAME]", "pack.toml"))
+        return {}
+    of_fact = {p.id: p for p in prefs if p.field in fields and fields[p.field].kind == "fact"}
+    groups: dict[str, AssumedGroup] = {}
+    seen: dict[str, str] = {}
+    for name, body in table.items():
+        try:
+            group = AssumedGroup.model_validate(body)
+        except RecordInvalid as exc:
+            text = _validation_text(exc, AssumedGroup)[0]
+            problems.append(PackProblem(f"{where}.{name}", text, "pack.toml"))
+            continue
+        for pref_id in group.members:
+            if pref_id not in of_fact:
+                meant = did_you_mean(pref_id, of_fact)
+                problems.append(
+                    PackProblem(
+                        f"{where}.{name}",
+                        f"{pref_id!r} is not a preference that fills a fact{meant}",
+                        "pack.toml",
+                    )
+                )
+            elif pref_id in seen:
+                problems.append(
+                    PackProblem(
+                        f"{where}.{name}", f"{pref_id!r} is already in group {seen[pref_id]!r}", "pack.toml"
+                    )
+                )
+            seen[pref_id] = name
+        groups[name] = group
+    return groups
 
 
 def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:
