@@ -445,6 +445,15 @@ def _quiet_exit() -> None:
     if active is not None:
         with suppress(Exception):
             active.close()  # the progress line of the interrupted command
+    _remove_scratch()
+
+
+def _remove_scratch() -> None:
+    """The files an interrupted worker would have removed itself (`diff --models` archives)."""
+    models = sys.modules.get("solver.inputs.modelset")
+    if models is not None:
+        with suppress(Exception):
+            models.remove_scratch()
 
 
 def _flush() -> None:
@@ -509,6 +518,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             _flush()
             with suppress(Exception):
                 sys.stderr.flush()
+            _remove_scratch()
             os._exit(code)
         return code
     except RecursionError:
