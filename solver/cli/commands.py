@@ -397,6 +397,10 @@ def _main(argv: Sequence[str] | None) -> int:
     _IN_PROCESS_OF_ITS_OWN = argv is None
     words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
     argv = words
+    if sys.stdout is None:  # started with stdout closed (`>&-`): no answer could be written
+        with suppress(AttributeError, OSError, ValueError):
+            print("confsolve: cannot write the output: stdout is closed", file=sys.stderr)
+        return EXIT_OUTPUT
     _tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
