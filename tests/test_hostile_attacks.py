@@ -334,6 +334,38 @@ def test_an_entry_that_is_a_link_or_deeply_nested_or_huge_is_a_miss(cache_home: 
     assert _fresh_load(root).fields["a"].domain == (1, 2)
 
 
+def test_a_full_cache_directory_is_ignored_and_left_clean(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fills while an entry is written (ENOSPC): the pack still loads, and no half
+    written temporary file is left behind to pile up run after run."""
+    import errno
+
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = real_fdopen(fd, mode, *args, **kwargs)
+        return Full(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    root = write_pack(tmp_path / "p", {"f.toml": '[field.a]\nkind = "option"\ndomain = [1, 2]\n'})
+    assert _fresh_load(root).fields["a"].domain == (1, 2)
+    assert cache_home.is_dir() and list(cache_home.iterdir()) == []
+
+
 def test_the_key_covers_every_module_of_the_solver() -> None:
     from solver.pack import cache
 
