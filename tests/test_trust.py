@@ -182,6 +182,98 @@ def test_assumed_lists_exactly_the_facts_nobody_gave() -> None:
     assert set(assumed) == facts_by_kind and not (set(assumed) & given)
 
 
+GROUPED_PACK = """
+[pack]
+name = "p"
+version = "1"
+[pack.assumed_groups.shape]
+reason = "shape unknown without a config"
+then = "no split check applies"
+members = { "width-unknown" = "the width", "heads-unknown" = "the heads" }
+[field.heads]
+kind = "fact"
+domain = [0, 8]
+[field.width]
+kind = "fact"
+domain = [0, 32, 64]
+[field.tp]
+kind = "option"
+domain = [1, 2]
+[[preference]]
+id = "heads-unknown"
+field = "heads"
+prefer = [0]
+because = "heads unknown"
+source = "x"
+[[preference]]
+id = "width-unknown"
+field = "width"
+prefer = [0, 64]
+because = "width unknown"
+source = "x"
+[[rule]]
+id = "wide-split"
+forbid = "width == 0 and tp == 2"
+because = "a split needs a known width"
+source = "x"
+"""
+
+
+def test_assumed_facts_that_share_a_pack_reason_are_one_line(tmp_path: Path) -> None:
+    """The ASSUMED notice names facts one pack group covers on one line, in the group's order;
+    JSON `assumed` still has one entry per fact."""
+    from solver.render.text import assumed_notice
+
+    (tmp_path / "pack.toml").write_text(GROUPED_PACK)
+    pack = load_pack(str(tmp_path))
+    res = resolve(pack, {}, {})
+    assert [a.field for a in res.assumed] == ["heads", "width"]
+    assert assumed_notice(pack, res)[1:] == [
+        "  shape unknown without a config: the width, the heads — no split check applies"
+    ]
+
+
+def test_a_fact_its_group_preference_did_not_fill_first_keeps_its_own_line(tmp_path: Path) -> None:
+    """tp=2 rules out width=0: the preference falls back to its next value, 64, which the
+    group's reason ("unknown") would misdescribe, so that fact keeps its own line and value."""
+    from solver.render.text import assumed_notice
+
+    (tmp_path / "pack.toml").write_text(GROUPED_PACK)
+    pack = load_pack(str(tmp_path))
+    res = resolve(pack, {"tp": 2}, {})
+    assert {a.field: a.value for a in res.assumed} == {"heads": 0, "width": 64}
+    notice = assumed_notice(pack, res)
+    assert "  shape unknown without a config: the heads — no split check applies" in notice
+    assert any(line.startswith("  width=64") for line in notice)
+
+
+def test_an_assumed_group_naming_no_fact_preference_is_a_pack_error(tmp_path: Path) -> None:
+    from solver.errors import PackError
+
+    bad = GROUPED_PACK.replace('"heads-unknown" = "the heads"', '"heads-unknwn" = "the heads"')
+    (tmp_path / "pack.toml").write_text(bad)
+    with pytest.raises(PackError) as info:
+        load_pack(str(tmp_path))
+    assert "'heads-unknwn' is not a preference that fills a fact" in str(info.value)
+    assert "heads-unknown" in str(info.value)  # did you mean
+
+
+def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain request assumes ~26 facts; the notice groups the model's shape, the installed
+    packages and the environment, so it stays under ten lines and still names every one."""
+    argv = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", *argv)
+    notice = out.split("\n\n")[0].splitlines()[1:]
+    assert code == 0 and notice[0].startswith("ASSUMED") and len(notice) <= 10
+    shape = "  model shape unknown without --model-config: attention heads, KV heads"
+    assert any(line.startswith(shape) for line in notice)
+    assert any("has_flashinfer, has_deep_gemm, has_triton_kernels" in line for line in notice)
+    code, out, _ = run(capsys, "resolve", *argv, "--json")
+    assumed = [a["field"] for a in json.loads(out)["assumed"]]
+    assert len(assumed) == len(set(assumed))
+    assert {"attention_heads_pow2", "has_flashinfer", "num_gpus"} <= set(assumed)
+
+
 def test_a_hub_id_reads_the_local_cache_and_never_downloads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

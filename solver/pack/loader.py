@@ -13,13 +13,14 @@ at its line (`_Locator`); the checks across tables and the conditions are in
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
 from solver.errors import DependencyCycle, PackError, PackProblem
 from solver.model import (
+    AssumedGroup,
     Field,
     Launcher,
     Pack,
@@ -50,6 +51,9 @@ from solver.pack.files import (
     read_files,
 )
 from solver.pack.text import FileIndex, did_you_mean, index_of
+
+if TYPE_CHECKING:
+    from solver.budget import Budget
 
 __all__ = [
     "MAX_DOMAIN",
@@ -125,14 +129,21 @@ def _store(pack: Pack) -> None:
         cache.write(pack.digest, pack=doc)
 
 
-def load_directory(directory: str | Path) -> Pack:
-    """Load and check the pack in `directory`; raise one `PackError` listing every problem."""
+def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pack:
+    """Load and check the pack in `directory`; raise one `PackError` listing every problem.
+
+    `budget` is charged a step per `LOAD_BYTES_PER_STEP` bytes of the pack's files once they are
+    read (bounded) and before anything is parsed, cached or not: a command's total that runs out
+    here ends it before the expensive part (`CommandBudgetExceeded`)."""
     root = Path(directory)
     problems: list[PackProblem] = []
     found = read_files(root, problems)
     if found is None:
         raise PackError(problems, root.name)
     manifest, files = found
+    if budget is not None:
+        size = sum(len(raw) for _, raw in files)
+        budget.charge_loading(size, str(manifest.get("pack", {}).get("name") or root.name))
     # The digest covers the name and bytes of every file, so a pack seen before (in this process,
     # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
     # file that could not be read is never looked up: the cache must not hide a broken file.
@@ -270,6 +281,7 @@ def _assemble(
     check_flags(fields, launcher, problems)
     check_detect(fields, launcher, problems)
     example = _collect_example(meta.get("example", {}), fields, problems)
+    assumed_groups = _collect_assumed_groups(meta.get("assumed_groups", {}), fields, prefs, problems)
     # Every part was validated on its own above; the pack itself adds no types to check.
     pack = Pack(
         name=name,
@@ -283,6 +295,7 @@ def _assemble(
         acknowledged=acknowledged,
         launcher=launcher,
         example=example,
+        assumed_groups=assumed_groups,
         digest=digest,
         directory=str(root),
     )
@@ -317,6 +330,45 @@ def _collect_example(
         else:
             example[name] = value
     return example
+
+
+def _collect_assumed_groups(
+    table: Any, fields: Mapping[str, Field], prefs: Iterable[Preference], problems: list[PackProblem]
+) -> dict[str, AssumedGroup]:
+    """`[pack.assumed_groups]`: each member a preference that fills a fact, in one group at most."""
+    where = "pack.assumed_groups"
+    if not isinstance(table, dict):
+        problems.append(PackProblem(where, "must be a table of [pack.assumed_groups.NAME]", "pack.toml"))
+        return {}
+    of_fact = {p.id: p for p in prefs if p.field in fields and fields[p.field].kind == "fact"}
+    groups: dict[str, AssumedGroup] = {}
+    seen: dict[str, str] = {}
+    for name, body in table.items():
+        try:
+            group = AssumedGroup.model_validate(body)
+        except RecordInvalid as exc:
+            text = _validation_text(exc, AssumedGroup)[0]
+            problems.append(PackProblem(f"{where}.{name}", text, "pack.toml"))
+            continue
+        for pref_id in group.members:
+            if pref_id not in of_fact:
+                meant = did_you_mean(pref_id, of_fact)
+                problems.append(
+                    PackProblem(
+                        f"{where}.{name}",
+                        f"{pref_id!r} is not a preference that fills a fact{meant}",
+                        "pack.toml",
+                    )
+                )
+            elif pref_id in seen:
+                problems.append(
+                    PackProblem(
+                        f"{where}.{name}", f"{pref_id!r} is already in group {seen[pref_id]!r}", "pack.toml"
+                    )
+                )
+            seen[pref_id] = name
+        groups[name] = group
+    return groups
 
 
 def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:
