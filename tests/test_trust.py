@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import run
@@ -274,6 +275,54 @@ def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture
     assert {"attention_heads_pow2", "has_flashinfer", "num_gpus"} <= set(assumed)
 
 
+def test_env_from_os_reads_unset_variables_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --env-from-os the environment was looked at: a variable that is not set is known to be
+    unset (its default), not assumed, and the notice no longer asks for --env-from-os."""
+    pack = load_pack("sglang")
+    for name, field in pack.fields.items():
+        if field.env:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SGLANG_CUTLASS_MOE", "true")
+    argv = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", "--env-from-os", *argv, "--json")
+    doc = json.loads(out)
+    assert code == 0 and not [a for a in doc["assumed"] if pack.fields[a["field"]].env]
+    assert doc["values"]["SGLANG_CUTLASS_MOE"] == "1" and doc["values"]["SGLANG_USE_AITER"] == "0"
+    assert doc["provenance"]["SGLANG_USE_AITER"]["source"] == "env"
+    code, out, _ = run(capsys, "resolve", "--env-from-os", *argv)
+    assert "--env-from-os" not in out
+    code, out, _ = run(capsys, "resolve", *argv)  # not read: assumed, and the notice says how to read
+    assert "(pass --env-from-os to read them)" in out
+
+
+def _example_launcher() -> Any:
+    """examples/launch.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py"
+    )
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
+def test_the_example_launcher_tells_what_it_assumed_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """examples/launch.py prints the command on stdout and, on stderr, the facts it assumed
+    (here the checkpoint's quantization: --architecture alone says nothing about it)."""
+    example = _example_launcher()
+    facts = ["--platform", "cuda", "--gpu-arch", "sm90", "--architecture", "LlamaForCausalLM"]
+    assert example.main(["--model-path", "m", *facts]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("python -m sglang.launch_server") and "ASSUMED" not in out
+    assert "ASSUMED" in err and "checkpoint_quant=none" in err
+
+
 def test_a_hub_id_reads_the_local_cache_and_never_downloads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -307,15 +356,8 @@ def test_the_example_launcher_refuses_a_model_it_cannot_read(
 ) -> None:
     """Issue #13's first example: a hub id with no readable config.json is an error, not an MHA
     kernel guessed for an MLA model."""
-    import importlib.util
-
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    spec = importlib.util.spec_from_file_location(
-        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py"
-    )
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = _example_launcher()
     code = example.main(
         ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--platform", "cuda", "--gpu-arch", "sm100"]
     )
