@@ -519,6 +519,61 @@ def test_matrix_marks_a_working_pair_that_a_warn_rule_flags(capsys: pytest.Captu
     assert "⚠ [" in text and "works, with a warning: wave-needs-rocm" in text
 
 
+def test_choices_and_matrix_mark_the_issues_own_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """Warn rules that read a fact the rules derive (has_aiter from the platform, is_mla and
+    is_dsa from the architecture) flag values in choices and matrix too, as `check` warns."""
+    code, out, _ = run(capsys, "choices", "attention_backend", *CUDA_LLAMA, "--json")
+    warned = json.loads(out)["choices"]["attention_backend"]["warned"]
+    assert warned["aiter"] == {"rules": ["aiter-attention-needs-aiter"]}
+    assert warned["flashmla"] == {"rules": ["mla-backends-need-mla-model"]}
+    assert warned["dsa"] == {"rules": ["dsa-needs-dsa-model"]}
+    code, out, _ = run(capsys, "matrix", "attention_backend", "kv_cache_dtype", *CUDA_LLAMA, "--json")
+    cells = {(c["row"], c["column"]): c for c in json.loads(out)["cells"]}
+    assert code == 0 and cells[("aiter", "auto")]["warned"] == {"rules": ["aiter-attention-needs-aiter"]}
+
+
+def test_the_configurator_page_flags_aiter_on_cuda() -> None:
+    from solver.serve.api import Configurator
+
+    page = Configurator(load_pack("sglang"))
+    try:
+        facts = (("architecture", "LlamaForCausalLM"), ("gpu_arch", "sm90"), ("platform", "cuda"))
+        warned = page._choices(facts)["attention_backend"]["warned"]
+    finally:
+        page.close()
+    assert warned["aiter"]["rule"] == "aiter-attention-needs-aiter"
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
+        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8"},  # noqa: E501
+        {"platform": "hip", "gpu_arch": "gfx942", "architecture": "LlamaForCausalLM"},
+        {"platform": "cpu", "gpu_arch": "none", "architecture": "Qwen3MoeForCausalLM"},
+    ],
+    ids=["llama-h100", "dsv3-b200", "llama-mi300x", "qwen3moe-cpu"],
+)
+def test_a_value_choices_warns_about_gets_that_warning_from_check(facts: dict[str, str]) -> None:
+    """Law: every rule choices gives for a warned value is among the warnings `check` prints for
+    the request with that value typed (check may add warnings from the flags it then decides)."""
+    from solver import valid_choices
+
+    pack = load_pack("sglang")
+    fields = ["attention_backend", "moe_runner_backend", "kv_cache_dtype"]
+    found = valid_choices(pack, {}, facts, fields=fields)
+    seen = 0
+    for name in fields:
+        for value, rules in found.warned[name].items():
+            try:
+                said = {w.rule for w in check(pack, {name: value}, facts).warnings}
+            except Unsatisfiable:
+                continue  # the launcher's own chain fails with it: check refuses it outright
+            assert set(rules) <= said, (name, value, rules, said)
+            seen += 1
+    assert seen >= 3
+
+
 def test_completion_lists_warned_values_after_the_clean_ones() -> None:
     from solver.cli.completion import complete
 
