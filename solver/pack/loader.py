@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
 from solver.errors import DependencyCycle, PackError, PackProblem
@@ -51,6 +51,9 @@ from solver.pack.files import (
     read_files,
 )
 from solver.pack.text import FileIndex, did_you_mean, index_of
+
+if TYPE_CHECKING:
+    from solver.budget import Budget
 
 __all__ = [
     "MAX_DOMAIN",
@@ -126,14 +129,21 @@ def _store(pack: Pack) -> None:
         cache.write(pack.digest, pack=doc)
 
 
-def load_directory(directory: str | Path) -> Pack:
-    """Load and check the pack in `directory`; raise one `PackError` listing every problem."""
+def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pack:
+    """Load and check the pack in `directory`; raise one `PackError` listing every problem.
+
+    `budget` is charged a step per `LOAD_BYTES_PER_STEP` bytes of the pack's files once they are
+    read (bounded) and before anything is parsed, cached or not: a command's total that runs out
+    here ends it before the expensive part (`CommandBudgetExceeded`)."""
     root = Path(directory)
     problems: list[PackProblem] = []
     found = read_files(root, problems)
     if found is None:
         raise PackError(problems, root.name)
     manifest, files = found
+    if budget is not None:
+        size = sum(len(raw) for _, raw in files)
+        budget.charge_loading(size, str(manifest.get("pack", {}).get("name") or root.name))
     # The digest covers the name and bytes of every file, so a pack seen before (in this process,
     # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
     # file that could not be read is never looked up: the cache must not hide a broken file.
