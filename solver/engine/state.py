@@ -1,0 +1,220 @@
+"""The propagation state of one query: constraints over fields, and forward checking to a fixpoint.
+
+`Constraint` is one rule (or a query's ad-hoc condition) over the fields it reads, with its table of
+allowed values; `State` holds each field's remaining values and the constraints still open, and
+`State.propagate` is the engine's forward checking (the one loop `CompiledPack.start`, the cheap
+descent of `solver.engine.localsearch` and every resolution step run). Knows no pack: the compiled
+pack (`solver.engine.csp`) builds these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.bounded import Memo
+from solver.model import Scalar
+
+__all__ = ["MEMO_LIMIT", "Check", "Constraint", "RuleConstraint", "State", "memoized", "spread", "undo_trail"]
+
+# The bound of a query's own answer tables (a pack's rules share the compiled pack's `Memo`).
+MEMO_LIMIT = 1 << 16
+
+
+# What arc consistency needs of a constraint: its check, a name for it that stays valid as long
+# as the residue table it goes with, and that table.
+Check = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
+
+
+@dataclass
+class Constraint:
+    """One constraint of a query: a rule (or an ad-hoc condition) over its fields."""
+
+    key: str
+    fields: tuple[str, ...]
+    holds: Callable[[tuple[Scalar, ...]], bool]
+    constraint: Any
+    full: tuple[tuple[Scalar, ...], ...] = ()
+    """Each field's whole domain (in the pack's order)."""
+    cuts: dict[tuple[int, tuple[Scalar, ...]], frozenset[Scalar]] = field(default_factory=dict)
+    """For one free field (by position) and the values of the others: the values that satisfy
+    the constraint. Forward checking asks the same few questions again and again, within a
+    query and across queries, and a set lookup per value is cheaper than evaluating it."""
+    memo: Memo | None = None
+    """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
+    tables); None for a query's own condition, whose table dies with the query."""
+
+    def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
+        key = (at, others)
+        found = self.cuts.get(key)
+        if found is None:
+            base: list[Any] = list(others)
+            base.insert(at, None)
+            holds = self.holds
+            ok = []
+            for value in self.full[at]:
+                base[at] = value
+                if holds(tuple(base)):
+                    ok.append(value)
+            found = frozenset(ok)
+            if self.memo is not None:
+                self.memo.store(self.cuts, key, found)
+            elif len(self.cuts) < _CUT_LIMIT:
+                self.cuts[key] = found
+        return found
+
+
+_CUT_LIMIT = 4096
+
+RuleConstraint = Constraint
+"""One rule as queries see it (its fields, `holds`, `allowed`); `CompiledPack.constraints`."""
+
+
+class State:
+    """Domains after propagation, and the constraints still open (two or more free fields).
+
+    Copy-on-write: `assign` returns a new state, so a resolution can fix one field after another
+    and each step propagates only what the new value touches. `fix` / `undo` do the same in
+    place, for callers that walk many fields: a copy costs a pass over every field and rule.
+    """
+
+    __slots__ = ("_trails", "by_field", "domains", "open")
+
+    def __init__(
+        self,
+        domains: dict[str, list[Scalar]],
+        open_: dict[str, Constraint],
+        by_field: dict[str, list[Constraint]],
+    ) -> None:
+        self.domains = domains
+        self.open = open_
+        self.by_field = by_field
+        self._trails: list[list[tuple[Any, str, Any]]] = []
+
+    def fix(self, name: str, value: Scalar, changed: list[str] | None = None) -> bool:
+        """`assign` in place: True when `name = value` propagates without wiping out a field (then
+        `undo` takes it back), False with the state unchanged. `changed` as in `assign`."""
+        if value not in self.domains[name]:
+            return False
+        trail: list[tuple[Any, str, Any]] = [(self.domains, name, self.domains[name])]
+        self.domains[name] = [value]
+        if not self.propagate([name], trail):
+            undo_trail(trail, 0)
+            return False
+        self._trails.append(trail)
+        if changed is not None:
+            changed.append(name)
+            changed.extend(key for table, key, _ in trail[1:] if table is self.domains)
+        return True
+
+    def undo(self) -> None:
+        """Take back the last `fix` that succeeded."""
+        undo_trail(self._trails.pop(), 0)
+
+    def domain(self, name: str) -> list[Scalar]:
+        return self.domains[name]
+
+    def assign(self, name: str, value: Scalar, changed: list[str] | None = None) -> State | None:
+        """A new state with `name` fixed to `value`, propagated; None when that wipes out a field.
+
+        `changed`, when given, receives the fields whose domains this narrowed (`name` first):
+        a solution of the old state can only break at rules reading them (see `search`).
+        """
+        if value not in self.domains[name]:
+            return None
+        new = State(dict(self.domains), dict(self.open), self.by_field)
+        new.domains[name] = [value]
+        trail: list[tuple[Any, str, Any]] | None = None if changed is None else []
+        if not new.propagate([name], trail):
+            return None
+        if changed is not None and trail is not None:
+            changed.append(name)
+            changed.extend(key for table, key, _ in trail if table is new.domains)
+        return new
+
+    def propagate(self, changed: list[str], trail: list[tuple[Any, str, Any]] | None = None) -> bool:
+        """Fold fixed fields into the open constraints until nothing changes (forward checking
+        to a fixpoint): a constraint with no free field is checked, one with a single free field
+        filters that field's domain. With a `trail`, every change is logged there so that
+        `undo_trail` can take it back (a probe that tries values in place, without copying)."""
+        domains, open_, by_field = self.domains, self.open, self.by_field
+        queue = list(changed)
+        while queue:
+            name = queue.pop()
+            for con in by_field.get(name, ()):
+                key = con.key
+                if key not in open_:
+                    continue
+                target: str | None = None
+                at = 0
+                fixed: list[Scalar] = []  # the fixed fields' values in the rule's order (one pass)
+                for f in con.fields:
+                    dom = domains[f]
+                    if len(dom) > 1:
+                        if target is not None:
+                            break  # two free fields: still open
+                        target, at = f, len(fixed)
+                    else:
+                        fixed.append(dom[0])
+                else:
+                    if trail is not None:
+                        trail.append((open_, key, con))
+                    del open_[key]
+                    if target is None:
+                        if not con.holds(tuple(fixed)):
+                            return False
+                        continue
+                    current = domains[target]
+                    allowed = con.allowed(at, tuple(fixed))
+                    kept = [v for v in current if v in allowed]
+                    if not kept:
+                        return False
+                    if len(kept) != len(current):
+                        if trail is not None:
+                            trail.append((domains, target, current))
+                        domains[target] = kept
+                        queue.append(target)
+        return True
+
+
+def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:
+    while len(trail) > mark:
+        table, key, old = trail.pop()
+        table[key] = old
+
+
+def spread(holds: Callable[..., bool]) -> Callable[[tuple[Scalar, ...]], bool]:
+    """An ad-hoc condition (called with one argument per field) as a check over a value tuple."""
+
+    def check(values: tuple[Scalar, ...]) -> bool:
+        return bool(holds(*values))
+
+    return check
+
+
+def memoized(
+    holds: Callable[[tuple[Scalar, ...]], bool], memo: Memo | None = None
+) -> Callable[[tuple[Scalar, ...]], bool]:
+    """`holds` with its answers remembered per value tuple: for a rule of the pack, in a table
+    of the pack's `memo` (bounded with all the others); for a query's condition, in its own.
+
+    Evaluating a condition walks a tree of closures (microseconds); searches and arc consistency
+    ask the same few tuples again and again, within a query and across queries, and a rule is a
+    pure function of its fields' values, so a dict lookup can answer. Concurrent queries at worst
+    compute an entry twice.
+    """
+    table: dict[tuple[Scalar, ...], bool] = {} if memo is None else memo.table()
+    get = table.get
+
+    def check(values: tuple[Scalar, ...]) -> bool:
+        known = get(values)
+        if known is None:
+            known = bool(holds(values))
+            if memo is not None:
+                memo.store(table, values, known)
+            elif len(table) < MEMO_LIMIT:
+                table[values] = known
+        return known
+
+    return check
