@@ -239,11 +239,14 @@ def _sweep(
         return {}
     walk = dict(start)
     proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
+    # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
+    # (and a failed mend costs several times a working one).
+    refuted = supports.refuted(values)
     for name in names:
         known = proven[name]
         known.update(supports.proven(name, cp.domains[name], keeping))
         for value in state.domains[name]:
-            if value in known:
+            if value in known or (name, supports.tag(value)) in refuted:
                 continue
             changed = cp.mend_in_place(state, walk, name, value)
             for other in changed or ():
