@@ -39,6 +39,16 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     )
     p.add_argument("--seed", type=int, default=0, help="seed of that sample (default 0)")
     p.add_argument(
+        "--models",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="compare resolutions on real models: a model directory or config file, a directory "
+        "of model directories, or a config archive (*.json.gz: {model: {file: JSON}}, as "
+        "tests/fixtures keeps them); each pack reads each model's facts with its own "
+        "[model_config], and the machine facts are drawn for it (repeatable)",
+    )
+    p.add_argument(
         "--limit",
         metavar="N|Ns",
         default=None,
@@ -71,7 +81,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     issues += more
     if issues:
         raise InvalidInput(issues)
-    old, new = load_pack(args.old_pack), load_pack(args.new_pack)
+    budget = args.command_budget  # charged for loading both packs, then for every search
+    old, new = load_pack(args.old_pack, budget=budget), load_pack(args.new_pack, budget=budget)
     pins: dict[str, Scalar] = {}
     for raw, text in sets.items():
         names = [n for n in (_lookup(old, raw), _lookup(new, raw)) if n is not None]
@@ -92,9 +103,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
         pins[name] = good[0]
     if issues:
         raise InvalidInput(issues)
-    result = diff(
-        old, new, pins, samples=args.samples, seed=args.seed, limit=limit, budget=args.command_budget
-    )
+    from solver.inputs.modelset import models_at
+
+    with models_at(args.models) as models:
+        result = diff(
+            old,
+            new,
+            pins,
+            samples=args.samples,
+            seed=args.seed,
+            limit=limit,
+            budget=args.command_budget,
+            models=models if args.models else None,
+        )
     if args.json:
         from solver.cli.commands import _dump
 

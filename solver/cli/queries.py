@@ -133,7 +133,8 @@ def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
 def load(args: argparse.Namespace) -> Any:
     from solver import load_pack
 
-    return load_pack(args.pack)
+    # Loading is charged to the command's budget too (a step per KB of pack files).
+    return load_pack(args.pack, budget=getattr(args, "command_budget", None))
 
 
 def _detected(pack: Any, typed: dict[str, str]) -> dict[str, Any]:

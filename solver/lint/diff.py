@@ -18,9 +18,11 @@ Imports the standard library at module level (the CLI imports it at start-up);
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.lint.diffreport import Direction, Group, PackDiff, ResolutionChange
+from solver.lint.diffrequests import ENUMERATE_REQUESTS, SAMPLES
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -28,10 +30,8 @@ if TYPE_CHECKING:
     from solver.engine.count import Check, Limit
     from solver.model import Pack, Scalar
 
-__all__ = ["Group", "PackDiff", "ResolutionChange", "diff"]
+__all__ = ["ENUMERATE_REQUESTS", "SAMPLES", "Group", "PackDiff", "ResolutionChange", "Side", "diff"]
 
-SAMPLES = 200
-ENUMERATE_REQUESTS = 512
 MAX_GROUPS = 40
 # Without --limit, each count gets this many seconds: counting the configurations of two whole
 # packs projected onto their shared fields is #P-hard, and a diff of the seed pack against the
@@ -80,7 +80,7 @@ def _structure(old: Pack, new: Pack) -> tuple[dict[str, Any], dict[str, list[str
 # --- configurations ---------------------------------------------------------------------------
 
 
-class _Side:
+class Side:
     """One pack as counter checks over its own domains."""
 
     def __init__(self, pack: Pack, budget: Budget) -> None:
@@ -97,8 +97,8 @@ class _Side:
 
 
 def _direction(
-    accept: _Side,
-    reject: _Side,
+    accept: Side,
+    reject: Side,
     shared: list[str],
     pins: Mapping[str, Scalar],
     total: int | None,
@@ -180,7 +180,7 @@ def _direction(
     return side
 
 
-def _rejections(accept: _Side, reject: _Side, shared: list[str]) -> list[tuple[str, str, Check]]:
+def _rejections(accept: Side, reject: Side, shared: list[str]) -> list[tuple[str, str, Check]]:
     """What `reject` has that `accept` lacks, in order: values it does not have, then its rules
     over shared fields that `accept` does not have word for word."""
     from solver.engine.count import Check
@@ -210,7 +210,7 @@ def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
     return Check((name,), lambda values: values[0] in allowed, partial)
 
 
-def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
+def _reason(side: Side, values: Mapping[str, Scalar]) -> list[str]:
     """Why `side` rejects this configuration of the shared fields: a minimal conflict."""
     from solver.model import Pin
     from solver.reasoning.conflicts import minimal_conflict
@@ -221,123 +221,6 @@ def _reason(side: _Side, values: Mapping[str, Scalar]) -> list[str]:
         return []
     core_pins, core_rules = found
     return [f"{p.field}={_show(p.value)}" for p in core_pins] + list(core_rules)
-
-
-# --- resolutions ------------------------------------------------------------------------------
-
-
-def _resolutions(
-    old: _Side,
-    new: _Side,
-    pins: Mapping[str, Scalar],
-    samples: int,
-    seed: int,
-) -> tuple[dict[str, Any], list[ResolutionChange]]:
-    """Resolve the same requests (shared facts, plus the pins) in both packs and compare."""
-    from solver.errors import SolverBudgetExceeded, SolverError
-    from solver.lint.checks import fact_combinations
-    from solver.model import Pin
-    from solver.reasoning.resolution import resolve_pins
-
-    facts = [
-        n
-        for n, f in old.pack.fields.items()
-        if f.kind == "fact" and n in new.pack.fields and new.pack.fields[n].kind == "fact" and n not in pins
-    ]
-    allowed = {n: [v for v in old.cp.domains[n] if v in new.cp.domains[n]] for n in facts}
-    # Machines are drawn as the new pack describes them (the version being adopted; its rules
-    # over facts are usually the tighter ones), so the sample is not spent on impossible ones.
-    world = [r for r in new.cp.rule_ids if set(new.cp.rules[r].fields) <= set(facts)]
-    combos, enumerated = fact_combinations(
-        new.cp, facts, world, samples=samples, seed=seed, allowed=allowed, enumerate_up_to=ENUMERATE_REQUESTS
-    )
-
-    def resolved(side: _Side, request: Mapping[str, Scalar]) -> Any:
-        given = {
-            n: Pin(field=n, value=v, source="user" if side.pack.fields[n].kind == "option" else "fact")
-            for n, v in request.items()
-            if n in side.pack.fields
-        }
-        try:
-            return resolve_pins(side.pack, given, reasons=False, explain_failure=False, budget=side.budget)
-        except SolverBudgetExceeded:
-            raise  # undecided is not "does not resolve": the diff ends with exit 4
-        except SolverError:
-            return None
-
-    # With the pins, either pack may still rule a drawn machine out by a rule over facts (its
-    # fact-consistency rules: an architecture's traits, a GPU's platform): such a request is not
-    # a machine under that pack, so its resolutions are not compared (not "only resolves
-    # before" or "only now").
-    def fact_rules(side: _Side) -> list[Any]:
-        fact_set = set(facts) | {
-            n for n in pins if n in side.pack.fields and side.pack.fields[n].kind == "fact"
-        }
-        return [side.cp.rules[r] for r in side.cp.rule_ids if set(side.cp.rules[r].fields) <= fact_set]
-
-    new_world, old_world = fact_rules(new), fact_rules(old)
-
-    def impossible(rules: list[Any], request: Mapping[str, Scalar]) -> bool:
-        return any(not rule.condition.evaluate(request) for rule in rules if set(rule.fields) <= set(request))
-
-    shared = [n for n in old.pack.fields if n in new.pack.fields]
-    found: dict[tuple[str, Scalar, Scalar], list[tuple[dict[str, Scalar], str | None, str | None]]] = {}
-    tally = {
-        "compared": 0,
-        "old_only": 0,
-        "new_only": 0,
-        "machines_ruled_out": 0,
-        "machines_ruled_out_before": 0,
-    }
-    for combo in combos:
-        request = {**combo, **pins}
-        if impossible(new_world, request):
-            tally["machines_ruled_out"] += 1
-            continue
-        if impossible(old_world, request):
-            tally["machines_ruled_out_before"] += 1
-            continue
-        before, after = resolved(old, request), resolved(new, request)
-        if before is None or after is None:
-            if before is not None:
-                tally["old_only"] += 1
-            elif after is not None:
-                tally["new_only"] += 1
-            continue
-        tally["compared"] += 1
-        for name in shared:
-            a, b = before.values[name], after.values[name]
-            if name in request or a == b:
-                continue
-            found.setdefault((name, a, b), []).append(
-                (combo, before.provenance[name].rule, after.provenance[name].rule)
-            )
-    stats: dict[str, Any] = {
-        "requests": len(combos),
-        **tally,
-        "enumerated": enumerated,
-        "seed": None if enumerated else seed,
-    }
-    changes = []
-    for (name, a, b), members in sorted(found.items(), key=lambda item: -len(item[1])):
-        where = {
-            n: v
-            for n, v in members[0][0].items()
-            if all(m[0][n] == v for m in members) and any(c[n] != v for c in combos)
-        }
-        changes.append(
-            ResolutionChange(
-                name,
-                a,
-                b,
-                len(members),
-                where if len(members) > 1 else {},
-                {**members[0][0], **pins},
-                members[0][1],
-                members[0][2],
-            )
-        )
-    return stats, changes
 
 
 # --- entry points -----------------------------------------------------------------------------
@@ -352,10 +235,14 @@ def diff(
     seed: int = 0,
     limit: Limit | None = None,
     budget: Budget | None = None,
+    models: Mapping[str, Path] | None = None,
 ) -> PackDiff:
     """Compare two packs: structure, valid configurations (exact counts, grouped) and
     resolutions of the same requests. `limit` bounds each count (one over it is "not counted");
-    `budget` the whole diff (`solver.budget`: running out raises `CommandBudgetExceeded`)."""
+    `budget` the whole diff (`solver.budget`: running out raises `CommandBudgetExceeded`).
+    `models` (name -> model path, see `solver.inputs.modelset`) makes the requests real models,
+    each read by each pack's own `[model_config]`, on machines drawn for them; without it the
+    requests are machines drawn over all the shared facts."""
     from solver.budget import Budget as _Budget
     from solver.engine.count import CountLimitReached, ModelCounter, metered
     from solver.engine.count import Limit as _Limit
@@ -383,7 +270,7 @@ def diff(
             changes=[],
             identical=True,
         )
-    a, b = _Side(old, meter), _Side(new, meter)
+    a, b = Side(old, meter), Side(new, meter)
     shared = [n for n in old.fields if n in new.fields]
     projected = set(old.fields) != set(new.fields)
     project = shared if projected else None
@@ -414,7 +301,9 @@ def diff(
 
     invalidated = _direction(a, b, shared, pins, minus(old_count, common), limit, "new")
     validated = _direction(b, a, shared, pins, minus(new_count, common), limit, "old")
-    requests, changes = _resolutions(a, b, pins, samples, seed)
+    from solver.lint.diffrequests import resolutions
+
+    requests, changes = resolutions(a, b, pins, samples, seed, models)
     return PackDiff(
         old={"name": old.name, "version": old.version},
         new={"name": new.name, "version": new.version},

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from dataclasses import field as _field  # ResolutionChange has an attribute named `field`
 from typing import TYPE_CHECKING, Any
 
 from solver.values import count_text, exact_count
@@ -75,9 +76,11 @@ class ResolutionChange:
     example: dict[str, Scalar]
     old_by: str | None
     new_by: str | None
+    models: list[str] = _field(default_factory=list)  # the real models it happens on, if any
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "models": self.models,
             "field": self.field,
             "old": self.old,
             "new": self.new,
@@ -91,9 +94,15 @@ class ResolutionChange:
     def text(self) -> str:
         where = f"with {_pins(self.where)}, " if self.where else ""
         why = f" ({self.old_by or 'default'} -> {self.new_by or 'default'})"
+        on = ","
+        if self.models:
+            shown = ", ".join(self.models[:5]) + (
+                f" and {len(self.models) - 5} more" if len(self.models) > 5 else ""
+            )
+            on = f" on {len(self.models)} model(s): {shown};"
         return (
             f"{where}{self.field} now resolves to {_show(self.new)} instead of "
-            f"{_show(self.old)} [{self.count} request(s), e.g. {_pins(self.example)}]{why}"
+            f"{_show(self.old)} [{self.count} request(s){on} e.g. {_pins(self.example)}]{why}"
         )
 
 
@@ -141,11 +150,95 @@ class PackDiff:
 
     def comparable(self) -> dict[str, bool]:
         """What the diff could compare: both packs' valid configurations (counted within the
-        budget), and resolutions (at least one request resolves under both)."""
-        return {
+        budget), resolutions (at least one request resolves under both) and, when models were
+        given, models (at least one is read by both packs)."""
+        out = {
             "configurations": self.identical or (self.old_count is not None and self.new_count is not None),
             "resolutions": self.identical or bool(self.requests.get("compared")),
         }
+        if "models" in self.requests:
+            out["models"] = self.identical or bool(self.requests["models"]["read_by_both"])
+        return out
+
+    def _configuration_lines(self) -> list[str]:
+        if self.old_count is None or self.new_count is None:
+            sides = [s for s, c in (("old", self.old_count), ("new", self.new_count)) if c is None]
+            lines = [
+                f"valid configurations: not comparable: counting the {' and '.join(sides)} pack's "
+                "ran over its budget (--set a few facts to narrow it, or raise --limit)"
+            ]
+        else:
+            lines = [f"valid configurations: {count_text(self.old_count)} -> {count_text(self.new_count)}"]
+        for title, side, rejects in (
+            ("valid before, invalid now", self.invalidated, "new"),
+            ("invalid before, valid now", self.validated, "old"),
+        ):
+            if side.count is None:
+                head = f"{title}: not counted" + (
+                    f"; the {rejects} pack's changes that reject some of them:" if side.groups else ""
+                )
+            else:
+                head = f"{title}: {count_text(side.count)}"
+            lines.append(head)
+            for g in side.groups:
+                label = (
+                    f"rule {g.id} ({rejects})"
+                    if g.kind == "rule"
+                    else f"{g.id} (values the {rejects} pack does not have)"
+                )
+                eg = f"; e.g. {_pins(g.example)}" if g.example else ""
+                why = f"; because {', '.join(g.reason)}" if g.reason else ""
+                lines.append(f"  {_num(g.count)}: {label}{eg}{why}")
+            if side.other:
+                lines.append(f"  {_num(side.other)}: other ({side.note or 'fields one pack lacks'})")
+        return lines
+
+    def _resolution_lines(self) -> list[str]:
+        r = self.requests
+        lines = []
+        models = r.get("models")
+        if models is not None:
+            lines.append(
+                f"models: {models['given']} given, {models['read_by_both']} read by both packs"
+                + (
+                    f", {len(models['without_machine'])} with no machine under the new pack's rules"
+                    if models["without_machine"]
+                    else ""
+                )
+            )
+            for miss in models["not_read"]:
+                lines.append(f"  not read by the {miss['pack']} pack: {miss['model']}: {miss['message']}")
+            for d in models["read_differently"]:
+                lines.append(
+                    f"  read differently: {d['model']}: {d['field']} {_maybe(d['old'])} -> {_maybe(d['new'])}"
+                )
+            how = "real models on machines drawn for them"
+        else:
+            how = (
+                "every combination of the shared facts"
+                if r.get("enumerated")
+                else "a seeded sample of the shared facts"
+            )
+        lines.append(
+            f"resolutions of {r.get('requests', 0)} requests ({how}): "
+            f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
+            f"{r.get('new_only', 0)} only now; not machines under the new pack's rules "
+            f"over facts: {r.get('machines_ruled_out', 0)}, under the old pack's: "
+            f"{r.get('machines_ruled_out_before', 0)}"
+        )
+        if models is not None and not models["read_by_both"]:
+            lines.append(
+                "  not comparable: no model is read by both packs, so nothing is said about "
+                "resolutions (see why each was not read above)"
+            )
+        elif not r.get("compared"):
+            lines.append(
+                "  not comparable: no request resolves in both packs, so nothing is "
+                "said about resolutions (give facts with --set to compare a machine)"
+            )
+        else:
+            lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
+        return lines
 
     def text(self) -> str:
         o, n = self.old, self.new
@@ -180,40 +273,13 @@ class PackDiff:
                 f"configurations compared over the {len(self.shared)} shared fields "
                 "(the packs have different fields)"
             )
-        lines.append(f"valid configurations: {_num(self.old_count)} -> {_num(self.new_count)}")
-        for title, side, rejects in (
-            ("valid before, invalid now", self.invalidated, "new"),
-            ("invalid before, valid now", self.validated, "old"),
-        ):
-            lines.append(f"{title}: {_num(side.count)}")
-            for g in side.groups:
-                label = (
-                    f"rule {g.id} ({rejects})"
-                    if g.kind == "rule"
-                    else f"{g.id} (values the {rejects} pack does not have)"
-                )
-                eg = f"; e.g. {_pins(g.example)}" if g.example else ""
-                why = f"; because {', '.join(g.reason)}" if g.reason else ""
-                lines.append(f"  {_num(g.count)}: {label}{eg}{why}")
-            if side.other:
-                lines.append(f"  {_num(side.other)}: other ({side.note or 'fields one pack lacks'})")
-        r = self.requests
-        how = "every combination" if r.get("enumerated") else "a seeded sample"
-        lines.append(
-            f"resolutions of {r.get('requests', 0)} requests ({how} of the shared facts): "
-            f"{r.get('compared', 0)} resolve in both, {r.get('old_only', 0)} only before, "
-            f"{r.get('new_only', 0)} only now; not machines under the new pack's rules "
-            f"over facts: {r.get('machines_ruled_out', 0)}, under the old pack's: "
-            f"{r.get('machines_ruled_out_before', 0)}"
-        )
-        if not r.get("compared"):
-            lines.append(
-                "  not comparable: no request resolves in both packs, so nothing is "
-                "said about resolutions (give facts with --set to compare a machine)"
-            )
-        else:
-            lines += [f"  {c.text()}" for c in self.changes] or ["  no resolution changed"]
+        lines += self._configuration_lines()
+        lines += self._resolution_lines()
         return "\n".join(lines)
+
+
+def _maybe(value: Scalar | None) -> str:
+    return "(not read)" if value is None else _show(value)
 
 
 def _num(value: int | None) -> str:

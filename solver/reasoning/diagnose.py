@@ -475,6 +475,7 @@ def valid_choices(
             supports.add(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, _Options] = {}
+    settled: dict[str | None, dict[str, Scalar]] = {}  # the other inputs and what they force
     last: Mapping[str, Scalar] | None = supports.last
     swept = _sweep(cp, supports, bases, [n for n in names if n not in values], values)
     for name in names:
@@ -503,7 +504,9 @@ def valid_choices(
             supports.add(witness)
             last = witness
         out.possible[name] = [v for v in domain if v in possible]
-        out.warned[name] = plan.warned(name, others, out.possible[name])
+        if key not in settled:
+            settled[key] = plan.settled(others)
+        out.warned[name] = plan.warned(name, settled[key], out.possible[name])
         opened = pack.fields[name].open
         if opened is not None:
             out.open[name] = opened.text()

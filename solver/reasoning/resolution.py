@@ -128,6 +128,17 @@ class Plan:
                     out.setdefault(value, []).append(rid)
         return {value: out[value] for value in values if value in out}
 
+    def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
+        """`assigned` and every value the rules force from it (propagation leaves one value): what
+        a warn rule may read of a request whose other fields are not decided yet (choices, matrix).
+        A warn rule over a derived fact (`has_aiter`, forced by the platform) flags a value then,
+        as `check` of the same request warns."""
+        state = self.compiled.start(dict(assigned))
+        if state is None:
+            return dict(assigned)
+        forced = {n: d[0] for n, d in state.domains.items() if len(d) == 1}
+        return {**forced, **assigned}
+
     def chain(self, name: str, assigned: Mapping[str, Scalar]) -> tuple[list[Scalar], Preference | None]:
         """The launcher's own default chain for an unset field: the values of its first
         applicable preference (pack authors keep that list equal to the launcher's real

@@ -290,6 +290,45 @@ def _diffed() -> dict[str, Any]:
         example={"type": "object"},
         old_by={"type": ["string", "null"]},
         new_by={"type": ["string", "null"]},
+        models=_STRINGS,
+    )
+    # `diff --models`: how each pack read the real models the requests describe.
+    models = _obj(
+        ["given", "read_by_both", "without_machine", "not_read", "read_differently"],
+        given={"type": "integer", "minimum": 0},
+        read_by_both={"type": "integer", "minimum": 0},
+        without_machine=_STRINGS,
+        not_read={
+            "type": "array",
+            "items": _obj(
+                ["model", "pack", "message"],
+                model={"type": "string"},
+                pack={"enum": ["old", "new"]},
+                message={"type": "string"},
+            ),
+        },
+        read_differently={
+            "type": "array",
+            "items": _obj(
+                ["model", "field", "old", "new"],
+                model={"type": "string"},
+                field={"type": "string"},
+                old={"type": ["string", "integer", "boolean", "null"]},
+                new={"type": ["string", "integer", "boolean", "null"]},
+            ),
+        },
+    )
+    requests = _obj(
+        ["requests", "compared"],
+        requests={"type": "integer", "minimum": 0},
+        compared={"type": "integer", "minimum": 0},
+        models=models,
+    )
+    comparable = _obj(
+        ["configurations", "resolutions"],
+        configurations={"type": "boolean"},
+        resolutions={"type": "boolean"},
+        models={"type": "boolean"},
     )
     return _doc(
         "diffed",
@@ -318,9 +357,9 @@ def _diffed() -> dict[str, Any]:
         new_count=_MAYBE_COUNT,
         invalidated=direction,
         validated=direction,
-        requests={"type": "object"},
+        requests=requests,
         resolution_changes={"type": "array", "items": change},
-        comparable={"type": "object"},
+        comparable=comparable,
     )
 
 

@@ -214,7 +214,9 @@ class Configurator:
         out: dict[str, Any] = {}
         for name, possible in full.items():
             others = {n: v for n, v in pinned.items() if n != name}
-            flagged = self.plan.flagged(name, others, list(possible))
+            # What the rules force from the other inputs counts (has_aiter from the platform):
+            # the page flags what `check` warns about.
+            flagged = self.plan.flagged(name, self.plan.settled(others), list(possible))
             excluded = {
                 value_key(v): "facts" if v not in by_facts[name] else "choices"
                 for v in self.pack.fields[name].domain
