@@ -106,12 +106,16 @@ def run(
                 rows.append(
                     {
                         "parts": page.page.evaluate("S.state.parts_ms"),
+                        "set": page.page.evaluate("S.set"),
                         "kind": kind,
                         "field": field["name"],
                         "value": value,
                         "page_ms": timing["ms"],
                         "server_ms": timing["server"],
                         "server_cpu_ms": timing["serverCpu"],
+                        "helper_cpu_ms": timing["helperCpu"],
+                        "fetch_ms": timing["fetch"],
+                        "render_ms": timing["render"],
                         "driver_ms": wall,
                         "status": timing["status"],
                     }
@@ -128,12 +132,17 @@ def run(
                         timing = page.page.evaluate("window.confsolveTimings.at(-1)")
                         rows.append(
                             {
+                                "parts": page.page.evaluate("S.state.parts_ms"),
+                                "set": page.page.evaluate("S.set"),
                                 "kind": "repair",
                                 "field": "",
                                 "value": "",
                                 "page_ms": timing["ms"],
                                 "server_ms": timing["server"],
                                 "server_cpu_ms": timing["serverCpu"],
+                                "helper_cpu_ms": timing["helperCpu"],
+                                "fetch_ms": timing["fetch"],
+                                "render_ms": timing["render"],
                                 "driver_ms": wall,
                                 "status": timing["status"],
                             }
@@ -189,7 +198,12 @@ def main(argv: list[str] | None = None) -> int:
     print(_line("every click (driver)", [r["driver_ms"] for r in rows]))
     print(_line("every click (server)", [r["server_ms"] for r in rows]))
     print(_line("every click (server CPU)", [r["server_cpu_ms"] for r in rows]))
+    print(_line("  helper process CPU", [r["helper_cpu_ms"] for r in rows]))
+    print(_line("  both processes CPU", [r["server_cpu_ms"] + r["helper_cpu_ms"] for r in rows]))
     print(_line("  page - server (wall)", [r["page_ms"] - r["server_ms"] for r in rows]))
+    print(_line("    HTTP and JSON", [r["fetch_ms"] - r["server_ms"] for r in rows]))
+    print(_line("    drawing the state", [r["render_ms"] for r in rows]))
+    print(_line("    to the next frame", [r["page_ms"] - r["fetch_ms"] - r["render_ms"] for r in rows]))
     for kind in ("set", "greyed", "repair"):
         print(_line(f"  {kind} (page)", [r["page_ms"] for r in rows if r["kind"] == kind]))
     p90 = percentile([r["page_ms"] for r in rows], 90) if rows else float("nan")

@@ -128,6 +128,8 @@ def _read_source(table: ModelConfigMap, path: Path, flag: str) -> _Source:
     shown = _Named(flag, str(path))
     detects = table.format.detect if table.format is not None else ()
     if not path.exists():
+        if path.is_symlink():
+            raise _invalid(shown, "a symbolic link that leads nowhere (a loop of links, or a missing target)")
         raise _invalid(
             shown,
             "no such file or directory (give a local config.json or model "

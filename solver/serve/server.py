@@ -66,6 +66,7 @@ class ConfiguratorServer(ThreadingHTTPServer):
 
                 # What every later question on this pack reuses (known solutions), then the
                 # states a session starts from.
+                self.configurator.start_helper()
                 prepare_choices(self.configurator.pack)
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)

@@ -226,7 +226,8 @@ async function update(push) {
   const drawn = performance.now();
   await new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
   const ms = performance.now() - started;
-  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, serverCpu: doc.cpu_ms, status: doc.verdict,
+  window.confsolveTimings.push({ ms, server: doc.elapsed_ms, serverCpu: doc.cpu_ms,
+                                 helperCpu: doc.helper_cpu_ms || 0, status: doc.verdict,
                                  fetch: answered - started, render: drawn - answered });
   $("#timing").textContent = `last answer: ${ms.toFixed(0)} ms (server ${doc.elapsed_ms} ms)`;
   document.body.dataset.seq = String(seq);
