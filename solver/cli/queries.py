@@ -131,10 +131,12 @@ def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 
 def load(args: argparse.Namespace) -> Any:
-    from solver import load_pack
+    from solver import load_pack, progress
 
-    # Loading is charged to the command's budget too (a step per KB of pack files).
-    return load_pack(args.pack, budget=getattr(args, "command_budget", None))
+    # Loading is charged to the command's budget too (a step per 64 bytes of pack files).
+    pack = load_pack(args.pack, budget=getattr(args, "command_budget", None))
+    progress.phase("searching")  # no longer "loading the pack" (a --deadline message names it)
+    return pack
 
 
 def _detected(pack: Any, typed: dict[str, str]) -> dict[str, Any]:
