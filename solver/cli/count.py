@@ -43,6 +43,9 @@ def cmd_count(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
     pack = load(args)  # charged to the command's budget: the count gets what is left of it
+    from solver import progress
+
+    progress.phase("counting")
     budget = args.command_budget
     steps = budget.left()  # the command's --budget bounds the count too (the tighter)
     if steps is not None and (limit.steps is None or steps < limit.steps):

@@ -32,7 +32,9 @@ from solver.reasoning.conflicts import (
     minimal_conflict,
     minimal_reason,
 )
-from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
+from solver.reasoning.decide import ChainFailed, launcher_view
+from solver.reasoning.plan import Plan, plan_for
+from solver.reasoning.provenance import resolve_unexplained
 from solver.values import show as _key
 
 __all__ = [
@@ -389,13 +391,8 @@ _SET_TRIALS = 8
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(
-            plan.pack,
-            pins,
-            reasons=False,
-            explain_failure=False,
-            predict=predict,
-            budget=plan.compiled.budget,
+        res = resolve_unexplained(
+            plan.pack, pins, reasons=False, predict=predict, budget=plan.compiled.budget
         )
     except (Unsatisfiable, InvalidInput):
         return None
