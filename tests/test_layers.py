@@ -90,7 +90,6 @@ MAX_LINES = 600
 # Modules still over MAX_LINES, to be split (issue #15): each listed one must still be over it (then
 # it leaves the list), and no other may pass it.
 OVERSIZE = {
-    "solver.engine.count",
     "solver.lint.checks",
     "solver.pack.loader",
     "solver.reasoning.resolution",
