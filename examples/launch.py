@@ -14,6 +14,7 @@ import sys
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
 from solver.inputs.pins import facts_from_environ
 from solver.launcher import add_arguments, explain_conflict, resolve_namespace, to_argv
+from solver.render.text import notices
 
 
 def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
@@ -41,6 +42,10 @@ def main(argv: list[str] | None = None, pack: Pack | None = None) -> int:
     except InvalidInput as exc:
         print(exc, file=sys.stderr)
         return exc.exit_code
+    # What qualifies the answer goes to stderr, so the command on stdout stays runnable: facts
+    # nobody gave (the answer holds only if they are so), warnings, adjusted flags.
+    for line in notices(pack, resolution):
+        print(line, file=sys.stderr)
     server = [
         "python",
         "-m",

@@ -84,8 +84,12 @@ def __dir__() -> list[str]:
     return sorted({*globals(), *__all__})
 
 
-def load_pack(name_or_path: str | Path) -> Pack:
+def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack:
     """A shipped pack by name (`"sglang"`) or a pack directory by path; cached by content.
+
+    `budget` (a command's, see `solver.budget`) is charged for loading, a step per
+    `LOAD_BYTES_PER_STEP` bytes of pack files whether or not the pack is cached, before any
+    parsing: a total that this runs out raises `CommandBudgetExceeded` (exit 4).
 
     A string is a path only when it looks like one (it holds a path separator, or starts with
     `.` or `~`): a bare name always means a shipped pack, so a `./sglang` directory in the working
@@ -116,7 +120,7 @@ def load_pack(name_or_path: str | Path) -> Pack:
                     )
                 ]
             )
-        return load_directory(directory)
+        return load_directory(directory, budget=budget)
     path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
     try:
         exists = path.exists()
@@ -132,7 +136,7 @@ def load_pack(name_or_path: str | Path) -> Pack:
                 )
             ]
         )
-    return load_directory(path)
+    return load_directory(path, budget=budget)
 
 
 def looks_like_path(text: str) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "DETECTED_HOSTS",
     "DETECTED_QUANTITIES",
     "AdjustmentRecord",
+    "AssumedGroup",
     "AssumedRecord",
     "ConflictReport",
     "DepartureRecord",
@@ -353,6 +354,19 @@ class Launcher(Record):
     detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class AssumedGroup(Record):
+    """`[pack.assumed_groups.NAME]`: facts nobody gave that one reason covers, named together on
+    one line of the ASSUMED notice instead of one line each (JSON `assumed` keeps one entry per
+    fact). `members` maps a preference id to how the line names the fact it fills; a fact joins
+    the line only when that preference filled it with its first value, so the line's `reason`
+    (and `then`, what follows from it) is the one that applied."""
+
+    reason: str
+    members: dict[str, str]
+    then: str = ""
+
+
 # What `--detect` can find (solver/inputs/detect.py): the accelerator kind, the GPU architecture (a compute
 # capability as smXY, or a gfx target), how many GPUs, and whether the CPU has AMX tiles; and the
 # kinds of host it tells apart.
@@ -379,6 +393,8 @@ class Pack(Record):
     # `[pack] example`: the facts of a common machine and model, shown to a user who gave a command
     # nothing to resolve (launcher knowledge lives in the pack, not in solver/).
     example: dict[str, Scalar] = dataclasses.field(default_factory=dict)
+    # `[pack.assumed_groups]`: how the ASSUMED notice groups facts that share a reason.
+    assumed_groups: dict[str, AssumedGroup] = dataclasses.field(default_factory=dict)
     digest: str = ""
     directory: str | None = None
 
@@ -398,12 +414,10 @@ class Pack(Record):
             return made if opened is None else dataclasses.replace(made, open=OpenRange(**opened))
 
         launcher = doc.get("launcher")
+        nested = ("fields", "rules", "preferences", "sets", "acknowledged", "launcher", "assumed_groups")
         return cls(
-            **{
-                k: v
-                for k, v in doc.items()
-                if k not in ("fields", "rules", "preferences", "sets", "acknowledged", "launcher")
-            },
+            **{k: v for k, v in doc.items() if k not in nested},
+            assumed_groups={n: AssumedGroup(**g) for n, g in doc.get("assumed_groups", {}).items()},
             fields={n: field(f) for n, f in doc["fields"].items()},
             launcher=None if launcher is None else record(Launcher, launcher),
             rules=tuple(record(Rule, r) for r in doc["rules"]),

@@ -77,7 +77,8 @@ _OPS: dict[str, Callable[[Any, Any], bool]] = {
 
 @dataclass(frozen=True)
 class Cond:
-    """A condition tree: `cmp` (field op literal / field / list / set), `flag`, `const`, `not`,
+    """A condition tree: `cmp` (field op literal / field / list / set), `prod` (`name * other op
+    third`, three integer fields: the shape of a GPU-count bound), `flag`, `const`, `not`,
     `and`, `or`. Evaluated two-valued on full rows and three-valued (None = unknown) on partial
     assignments, with Kleene's `and`/`or`."""
 
@@ -89,8 +90,11 @@ class Cond:
     set_name: str = ""
     flipped: bool = False  # render the literal on the left (`'p' == f`)
     parts: tuple[Cond, ...] = ()
+    third: str = ""  # `prod`: the field the product is compared with
 
     def text(self) -> str:
+        if self.kind == "prod":
+            return f"{self.name} * {self.other} {self.op} {self.third}"
         if self.kind == "cmp":
             if self.other:
                 right = self.other
@@ -117,7 +121,7 @@ class Cond:
         )
 
     def reads(self) -> set[str]:
-        own = {n for n in (self.name, self.other) if n}
+        own = {n for n in (self.name, self.other, self.third) if n}
         return own.union(*(p.reads() for p in self.parts))
 
     def eval3(self, known: Known) -> bool | None:
@@ -125,6 +129,10 @@ class Cond:
             return bool(self.value)
         if self.kind == "flag":
             return None if self.name not in known else known[self.name] is True
+        if self.kind == "prod":
+            if not {self.name, self.other, self.third} <= set(known):
+                return None
+            return _OPS[self.op](known[self.name] * known[self.other], known[self.third])
         if self.kind == "cmp":
             if self.name not in known or (self.other and self.other not in known):
                 return None
@@ -147,6 +155,9 @@ class Cond:
         if self.kind == "flag":
             i = index[self.name]
             return lambda row: row[i] is True
+        if self.kind == "prod":
+            i, j, k, fn = index[self.name], index[self.other], index[self.third], _OPS[self.op]
+            return lambda row: fn(row[i] * row[j], row[k])
         if self.kind == "cmp":
             i, fn = index[self.name], _OPS[self.op]
             if self.other:

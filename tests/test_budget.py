@@ -82,13 +82,57 @@ def test_the_command_line_budget_ends_the_command_with_exit_4(
     capsys.readouterr()
     again = str(all_different(tmp_path, 8, tag="again"))  # nothing kept from the first run
     argv = [again if word == pack else word for word in argv]
-    assert main([*argv, "--budget", "10", "--json"]) == 4
+    # Loading is charged first (a step per LOAD_BYTES_PER_STEP bytes; diff loads two packs):
+    # 10 steps more than that are what the searches get.
+    loading = sum(_loading_steps(Path(word)) for word in argv if word.startswith(str(tmp_path)))
+    steps = loading + 10
+    assert main([*argv, "--budget", str(steps), "--json"]) == 4
     doc = json.loads(capsys.readouterr().out)
     if command == "count":  # the best exact partial answer: a `bounded` document, bounds on the count
         assert doc["status"] == "bounded" and int(doc["lower"]) <= int(doc["upper"])
-        assert "--budget 10 steps" in doc["message"] and "at least" in doc["message"]
+        assert f"what --budget {steps} left after loading the pack, 10 steps" in doc["message"]
+        assert "at least" in doc["message"]
     else:
         assert doc["status"] == "error" and "budget" in doc["error"]["message"]
+        assert "loading" not in doc["error"]["message"]
+
+
+def _loading_steps(pack: Path) -> int:
+    from solver.budget import LOAD_BYTES_PER_STEP
+
+    return sum(f.stat().st_size for f in pack.iterdir()) // LOAD_BYTES_PER_STEP
+
+
+@pytest.mark.parametrize("command", ["show", "resolve", "count", "lint", "matrix", "diff"])
+def test_a_budget_smaller_than_loading_the_pack_ends_before_it_is_parsed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Loading is charged before anything is parsed: a pack whose files cost more steps than the
+    command has ends with exit 4 and a message naming the pack and the loading, even when a file
+    of it is broken (nothing was parsed to find out), cached or not. One step more loads it."""
+    pack = all_different(tmp_path, 8)
+    loading = _loading_steps(pack)
+    assert loading > 20
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    for f in pack.iterdir():
+        (broken / f.name).write_bytes(f.read_bytes())
+    with (broken / "f.toml").open("a") as tail:
+        tail.write("\n[[rule]\nthis is not TOML\n")
+    argv = {
+        "show": ["show", "--pack"],
+        "resolve": ["resolve", "--pack"],
+        "count": ["count", "--pack"],
+        "lint": ["lint", "--pack"],
+        "matrix": ["matrix", "p0", "p1", "--pack"],
+        "diff": ["diff", str(pack)],
+    }[command]
+    for target in (pack, broken):
+        assert main(["--budget", str(loading // 2), *argv, str(target)]) == 4
+        err = capsys.readouterr().err
+        assert "ran out while loading pack" in err and f"budget of {loading // 2} steps" in err
+    assert main(["--budget", str(loading * 2), "show", "--pack", str(broken)]) == 3  # then it is parsed
+    capsys.readouterr()
 
 
 def test_a_budget_is_an_argument_not_shared_state(tmp_path: Path) -> None:

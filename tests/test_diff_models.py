@@ -300,3 +300,36 @@ def test_pinned_facts_shape_the_drawn_machines(packs: tuple[Path, Path]) -> None
     result = diff(old, new, {"arch": "MixtralForCausalLM"})
     assert result.requests["machines_ruled_out"] == 0 == result.requests["machines_ruled_out_before"]
     assert result.requests["compared"] == result.requests["requests"] == 6  # 3 GPUs x is_mla
+
+
+@pytest.mark.parametrize("how", ["ctrl-c", "deadline"])
+def test_an_interrupted_diff_leaves_no_archive_behind(tmp_path: Path, how: str) -> None:
+    """The archive's configs are written to a private directory: a diff ended while its worker
+    is still busy (Ctrl-C, which leaves the worker behind; a --deadline) removes it all the same."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from hostile import ROOT, sglang_pack
+
+    sglang_pack()
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONFSOLVE_")}
+    env.update(PYTHONPATH=str(ROOT), TMPDIR=str(scratch))
+    archive = ROOT / "tests" / "fixtures" / "differential" / "configs.json.gz"
+    seed = ROOT / "tests" / "fixtures" / "packs" / "sglang-seed"
+    argv = [sys.executable, "-m", "solver", "diff", "sglang", str(seed), "--models", str(archive)]
+    if how == "deadline":
+        argv += ["--deadline", "5"]
+    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if how == "ctrl-c":
+        time.sleep(3.0)
+        if proc.poll() is not None:
+            pytest.skip("the diff finished within 3 s on this machine")
+        proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=120)
+    assert proc.returncode == (130 if how == "ctrl-c" else 4), err.decode()[-2000:]
+    assert b"Traceback" not in err
+    assert list(scratch.iterdir()) == []

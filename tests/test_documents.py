@@ -77,6 +77,16 @@ def _two_options(pack: str) -> tuple[str, str]:
     return small[0], small[1]
 
 
+def _past_loading(pack: str) -> str:
+    """A --budget that loading the pack leaves one step of (a step per LOAD_BYTES_PER_STEP bytes)."""
+    from solver.budget import LOAD_BYTES_PER_STEP
+
+    directory = ROOT / "constraints" / pack
+    listed = tomllib.loads((directory / "pack.toml").read_text(encoding="utf-8"))["pack"]["files"]
+    size = sum((directory / name).stat().st_size for name in ["pack.toml", *listed])
+    return str(size // LOAD_BYTES_PER_STEP + 1)
+
+
 # (command words after the pack's request, the exit code, the status) for each document kind
 def _scenarios(pack: str) -> list[tuple[str, list[str], int, str]]:
     ok, conflict = _request(pack, "resolved"), _request(pack, "conflict")
@@ -99,7 +109,10 @@ def _scenarios(pack: str) -> list[tuple[str, list[str], int, str]]:
             ("choices", ["choices", row, *p, *ok, "--json"], 0, "choices"),
             ("matrix", ["matrix", row, col, *p, *ok, "--json"], 0, "matrix"),
             ("count", ["count", *p, *ok, "--json"], 0, "counted"),
-            ("budget", ["resolve", *p, *ok, "--budget", "1", "--json"], 4, "error"),
+            ("budget", ["resolve", *p, *ok, "--budget", "1", "--json"], 4, "error"),  # while loading
+            ("budget in search", ["resolve", *p, *ok, "--budget", _past_loading(pack), "--json"], 4, "error"),
+            ("count bounded", ["count", *p, "--limit", "1", "--json"], 4, "bounded"),
+            ("diff", ["diff", pack, pack, "--json"], 0, "diffed"),
         ]
     if conflict is not None:
         out += [

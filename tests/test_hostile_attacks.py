@@ -74,6 +74,45 @@ def test_an_invalid_assume_is_reported_when_the_field_is_also_set(capsys: pytest
     assert "no_such_fact" in capsys.readouterr().err
 
 
+def _hostile_config(tmp_path: Path, kind: str) -> Path:
+    path = tmp_path / f"{kind}.json"
+    if kind == "nested":
+        path.write_text("[" * 200_000 + "]" * 200_000)
+    elif kind == "huge":  # over the 16 MB a config may have, sparse: nothing is written
+        with path.open("wb") as out:
+            out.truncate(17 * 1024 * 1024)
+    elif kind == "loop":
+        path.symlink_to(path)
+    elif kind == "nul":
+        path.write_bytes(b'{"architectures": ["Llama\\u0000ForCausalLM"]}')
+    return path
+
+
+@pytest.mark.parametrize(
+    ("kind", "needle"),
+    [
+        ("nested", "nested too deeply"),
+        ("huge", "bytes; a model config is at most"),
+        ("loop", "a symbolic link that leads nowhere"),
+        ("nul", "LlamaForCausalLM"),
+    ],
+)
+def test_hostile_model_configs_are_bad_input_naming_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], kind: str, needle: str
+) -> None:
+    """(Malformed JSON, a FIFO and /dev/zero are in test_modelconfig.py; at full size, with
+    time and memory bounds, in benchmarks/hostile.py.)"""
+    path = _hostile_config(tmp_path, kind)
+    code = main(["check", "--set", "platform=cuda", "--set", "gpu_arch=sm90", "--model-config", str(path)])
+    err = capsys.readouterr().err
+    if kind == "nul":  # a NUL inside a class name: an unlisted architecture, read as `other`
+        assert code in (0, 1) and "Traceback" not in err
+        return
+    assert code == 2, err
+    assert f"--model-config {path}" in err and needle in err
+    assert_clean_text(err)
+
+
 def test_non_utf8_argv_is_bad_input_not_a_crash() -> None:
     done = subprocess.run(
         [
@@ -293,6 +332,38 @@ def test_an_entry_that_is_a_link_or_deeply_nested_or_huge_is_a_miss(cache_home: 
     entry.unlink()
     entry.symlink_to(elsewhere)
     assert _fresh_load(root).fields["a"].domain == (1, 2)
+
+
+def test_a_full_cache_directory_is_ignored_and_left_clean(
+    cache_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A disk that fills while an entry is written (ENOSPC): the pack still loads, and no half
+    written temporary file is left behind to pile up run after run."""
+    import errno
+
+    real_fdopen = os.fdopen
+
+    class Full:
+        def __init__(self, handle: Any) -> None:
+            self.handle = handle
+
+        def __enter__(self) -> Full:
+            return self
+
+        def __exit__(self, *exc: object) -> None:
+            self.handle.close()
+
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+    def fdopen(fd: int, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = real_fdopen(fd, mode, *args, **kwargs)
+        return Full(handle) if "w" in mode else handle
+
+    monkeypatch.setattr(os, "fdopen", fdopen)
+    root = write_pack(tmp_path / "p", {"f.toml": '[field.a]\nkind = "option"\ndomain = [1, 2]\n'})
+    assert _fresh_load(root).fields["a"].domain == (1, 2)
+    assert cache_home.is_dir() and list(cache_home.iterdir()) == []
 
 
 def test_the_key_covers_every_module_of_the_solver() -> None:

@@ -286,9 +286,83 @@ _OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT = Case(
 )
 
 
+# The SGLang pack's parallel layout in miniature (constraints/sglang/parallel.toml): a GPU count
+# `gpus` (0 = unknown, assumed by a preference) bounds tp x dp, or tp alone with DP attention;
+# tp and dp are resources the search may not choose; DP attention stays off unless passed, and
+# SGLang turns it off with dp 1 (an adjustment); with it on, dp must divide tp (tp >= dp here).
+_GPUS_KNOWN = Cond("cmp", op=">", name="gpus", value=0)
+_DPA = Cond("flag", name="dpa")
+_PARALLEL = PackSpec(
+    fields=(
+        FieldSpec("gpus", "fact", (0, 1, 2, 4)),
+        FieldSpec("tp", "option", (1, 2, 4), search=False),
+        FieldSpec("dp", "option", (1, 2), search=False),
+        FieldSpec("dpa", "option", (False, True)),
+    ),
+    sets=(),
+    rules=(
+        RuleSpec(
+            "ranks-within-gpus",
+            Cond("prod", op="<=", name="tp", other="dp", third="gpus"),
+            when=Cond("and", parts=(_GPUS_KNOWN, Cond("not", parts=(_DPA,)))),
+        ),
+        RuleSpec(
+            "dpa-ranks-within-gpus",
+            Cond("cmp", op="<=", name="tp", other="gpus"),
+            when=Cond("and", parts=(_GPUS_KNOWN, _DPA)),
+        ),
+        RuleSpec(
+            "dpa-needs-dp",
+            _DPA,
+            when=Cond("cmp", op="==", name="dp", value=1),
+            forbid=True,
+            adjusts="dpa",
+            adjust_to=(False,),
+        ),
+        RuleSpec("dpa-dp-divides-tp", Cond("cmp", op=">=", name="tp", other="dp"), when=_DPA),
+    ),
+    prefs=(
+        PrefSpec("gpus-unknown", "gpus", prefer=(0,)),
+        PrefSpec("dpa-off-unless-passed", "dpa", prefer=(False,)),
+        PrefSpec("dp-default", "dp", prefer=(1,)),
+    ),
+)
+# The issue's examples on it: DP attention alone (turned off, one GPU, no dp chosen); tp beyond
+# a known GPU count (a conflict, never a smaller tp); DP attention on two GPUs; tp with the
+# count unknown (assumed, no bound); the GPU count alone (DP attention stays off).
+_PARALLEL_CASES = [
+    Case(_PARALLEL, options, facts, strict)
+    for options, facts, strict in (
+        ({"dpa": True}, {}, False),
+        ({"dpa": True}, {}, True),
+        ({"tp": 4}, {"gpus": 2}, False),
+        ({"tp": 2, "dp": 2, "dpa": True}, {"gpus": 2}, False),
+        ({"tp": 4, "dp": 2}, {}, False),
+        ({}, {"gpus": 4}, False),
+        ({"dp": 2}, {"gpus": 1}, False),
+    )
+]
+
+
+def _parallel_examples(test: F) -> F:
+    """The law also holds on the parallel layout's examples (every one tried on each run)."""
+    for case in reversed(_PARALLEL_CASES):
+        test = example(case=case)(test)
+    return test
+
+
+def _parallel_examples_predicting(test: F) -> F:
+    """`_parallel_examples` for a law that also draws `predict`: each case both ways."""
+    for case in reversed(_PARALLEL_CASES):
+        for predict in (True, False):
+            test = example(case=case, predict=predict)(test)
+    return test
+
+
 @law(150)
 @given(case=cases(unsearched=True))
 @example(case=_OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT)
+@_parallel_examples
 def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
     """An option marked `search = false` keeps its typed value (or loses it only to a reported
     adjustment) and, left unset, takes the launcher's own chain (`Oracle.chain_pick`), never a
@@ -311,6 +385,7 @@ def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
 
 @law(150)
 @given(case=cases(unsearched=True), predict=st.booleans())
+@_parallel_examples_predicting
 def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) -> None:
     """`assumed` names only facts no input gave, each with the value the answer has and a reason;
     and every fact no input gave whose value the rules did not force (brute force: given the
@@ -341,6 +416,7 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
 
 @law(150)
 @given(case=cases(unsearched=True))
+@_parallel_examples
 def test_check_predicts_the_launcher_default_chain(case: Case) -> None:
     """`check` (predict mode) gives exactly what the launcher's own default chain gives (brute
     force, `Oracle.predict`): every unset option the first working value of its first

@@ -120,6 +120,26 @@ def test_a_full_disk_is_exit_74_with_one_line(argv: list[str]) -> None:
     assert len(err.strip().splitlines()) == 1, err
 
 
+@pytest.mark.parametrize(
+    "argv", [["packs"], ["check", "--pack", str(TOY), "--set", "gpu=b200"], ["--version"]]
+)
+def test_a_closed_stdout_is_exit_74_with_one_line(argv: list[str]) -> None:
+    """Started with stdout closed (`confsolve check >&-`): no answer can be written, so the
+    command says so and ends with 74 instead of "succeeding" with nothing printed."""
+    done = subprocess.run(
+        [sys.executable, "-m", "solver", *argv],
+        cwd=ROOT,
+        env=_env(),
+        stderr=subprocess.PIPE,
+        timeout=120,
+        check=False,
+        preexec_fn=lambda: os.close(1),  # after the child's stdio is set up: fd 1 closed at exec
+    )
+    err = done.stderr.decode()
+    assert done.returncode == EXIT_OUTPUT, err
+    assert err.strip() == "confsolve: cannot write the output: stdout is closed"
+
+
 @pytest.mark.parametrize("argv", [["show", "--pack", str(TOY)], ["schema"], ["packs", "--json"]])
 def test_a_reader_that_goes_away_ends_quietly_with_the_commands_code(argv: list[str]) -> None:
     read, write = os.pipe()

@@ -56,12 +56,12 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
     pack = load_pack("sglang")
     requests = _requests(pack, 12, seed=3)
     from solver.engine import csp as engine
-    from solver.reasoning import resolution
+    from solver.reasoning import plan
 
     def run(entries: int) -> tuple[int, int]:
         monkeypatch.setattr(bounded, "MEMO_ENTRIES", entries)
         engine._COMPILED.clear()
-        resolution._PLANS.clear()
+        plan._PLANS.clear()
         high = 0
         for request in requests:
             with contextlib.suppress(SolverError):
@@ -76,7 +76,7 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
         assert high <= 2000 and flushes >= 1
     finally:
         engine._COMPILED.clear()
-        resolution._PLANS.clear()
+        plan._PLANS.clear()
 
 
 def test_widened_packs_do_not_accumulate() -> None:
@@ -84,7 +84,7 @@ def test_widened_packs_do_not_accumulate() -> None:
     process resolving many such requests keeps only the latest few compiled."""
     from solver.bounded import PACKS_KEPT
     from solver.engine import csp as engine
-    from solver.reasoning import resolution
+    from solver.reasoning import plan
 
     pack = load_pack("sglang")
     opened = [name for name, f in pack.fields.items() if f.open is not None]
@@ -97,4 +97,4 @@ def test_widened_packs_do_not_accumulate() -> None:
         with contextlib.suppress(SolverError):
             resolve(pack, {name: value}, {"platform": "cuda", "gpu_arch": "sm90"}, reasons=False)
     # Full (so the requests did widen the pack), and no fuller.
-    assert len(engine._COMPILED) == PACKS_KEPT and len(resolution._PLANS) == PACKS_KEPT
+    assert len(engine._COMPILED) == PACKS_KEPT and len(plan._PLANS) == PACKS_KEPT

@@ -102,6 +102,15 @@ def test_a_deadline_bounds_the_whole_command(argv: list[str]) -> None:
     assert seconds < 2 + 30
 
 
+def test_a_deadline_names_the_phase_the_command_was_in() -> None:
+    """Past loading, the phase is the command's own ("counting"), not "loading the pack" (which
+    the message said for count, diff and the queries before they named their phases)."""
+    sglang_pack()
+    code, err, _seconds = _timed(["count", "--set", "platform=cuda", "--deadline", "4"])
+    assert code == 4, err
+    assert "ran out during counting" in err, err
+
+
 @pytest.mark.long
 @pytest.mark.parametrize(
     "argv",
@@ -116,6 +125,7 @@ def test_a_deadline_bounds_matrix_diff_and_count(argv: list[str]) -> None:
     code, err, seconds = _timed([*argv, "--deadline", "3"])
     assert code == 4, err
     assert seconds < 3 + 30
+    assert "during loading the pack" not in err, err
 
 
 def test_count_honours_budget(capsys: pytest.CaptureFixture[str]) -> None:

@@ -17,7 +17,7 @@ import pytest
 import constraints
 from solver import load_pack
 from solver.render.schema import output_schema
-from solver.serve.api import Configurator
+from solver.serve.api import Configurator, halves
 from solver.serve.requests import BadRequest, parse_request
 from solver.serve.server import ConfiguratorServer, make_server
 
@@ -249,6 +249,22 @@ def test_every_api_answer_over_http_is_a_schema_document(server: ConfiguratorSer
         _valid(json.loads(raw), kind)
 
 
+def test_a_prefetch_fills_the_cache_and_answers_no_content(server: ConfiguratorServer) -> None:
+    body = {"set": {**WALK, "ep_size": "1"}, "keep": ["ep_size"]}
+    api = server.configurator
+    request = parse_request(api.pack, body, ("set", "keep"))
+    key = ("state", request.values, request.keep)
+    assert not api._answers.known(key)
+    status, raw, _ = _http(server, "POST", "/api/prefetch", json.dumps(body).encode())
+    assert status == 204 and raw == b""
+    assert api._answers.known(key)
+    hits = api.cache_stats["hits"]
+    status, raw, _ = _http(server, "POST", "/api/state", json.dumps(body).encode())
+    assert status == 200 and api.cache_stats["hits"] > hits
+    bad = _http(server, "POST", "/api/prefetch", json.dumps({"set": {"tp_size": "seven"}}).encode())
+    assert bad[0] == 400 and _valid(json.loads(bad[1]), "error")
+
+
 def test_a_document_of_the_wrong_shape_is_refused_by_the_schema() -> None:
     with pytest.raises(jsonschema.ValidationError):  # a resolved state without its resolution
         VALIDATOR.validate({"schema": 1, "status": "state", "verdict": "resolved", "set": {}})
@@ -305,7 +321,37 @@ def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Confi
     values = parse(sglang.pack, {"set": {**WALK, "gpu_arch": "sm120"}}, ("set",)).values
     served = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}})["reasons"]
     assert served == excluded_reasons(sglang.pack, values)
-    assert sglang._reason_worker._pool is not None  # answered by the worker process
+    assert sglang._reason_worker.process._pool is not None  # answered by the worker process
+
+
+def test_choices_split_with_the_helper_process_equal_those_listed_here() -> None:
+    """Half of each state's choices come from the helper process once it is ready: the answer is
+    the one this process lists alone, field for field (resolved, incomplete and open values)."""
+    import time
+
+    pack = load_pack("sglang")
+    far, near = halves(pack)
+    assert set(far) | set(near) == set(pack.fields) and not set(far) & set(near) and far and near
+    alone, split = Configurator(pack), Configurator(pack)
+    split.start_helper()
+    try:
+        deadline = time.monotonic() + 120
+        while not split._helper.ready and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert split._helper.ready
+        for values in (
+            {"platform": "cuda"},
+            WALK,
+            {**WALK, "gpu_arch": "sm120", "tp_size": "12"},
+            {"platform": "hip", "gpu_arch": "gfx942", "kv_cache_dtype": "fp8_e4m3"},
+        ):
+            want, got = _state(alone, values), _state(split, values)
+            assert got["verdict"] == want["verdict"]
+            assert got["choices"] == want["choices"], values
+        assert split._helper._pool is not None  # the helper took part
+    finally:
+        split.close()
+        alone.close()
 
 
 def test_a_missing_browser_fails_when_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import run
@@ -182,6 +183,146 @@ def test_assumed_lists_exactly_the_facts_nobody_gave() -> None:
     assert set(assumed) == facts_by_kind and not (set(assumed) & given)
 
 
+GROUPED_PACK = """
+[pack]
+name = "p"
+version = "1"
+[pack.assumed_groups.shape]
+reason = "shape unknown without a config"
+then = "no split check applies"
+members = { "width-unknown" = "the width", "heads-unknown" = "the heads" }
+[field.heads]
+kind = "fact"
+domain = [0, 8]
+[field.width]
+kind = "fact"
+domain = [0, 32, 64]
+[field.tp]
+kind = "option"
+domain = [1, 2]
+[[preference]]
+id = "heads-unknown"
+field = "heads"
+prefer = [0]
+because = "heads unknown"
+source = "x"
+[[preference]]
+id = "width-unknown"
+field = "width"
+prefer = [0, 64]
+because = "width unknown"
+source = "x"
+[[rule]]
+id = "wide-split"
+forbid = "width == 0 and tp == 2"
+because = "a split needs a known width"
+source = "x"
+"""
+
+
+def test_assumed_facts_that_share_a_pack_reason_are_one_line(tmp_path: Path) -> None:
+    """The ASSUMED notice names facts one pack group covers on one line, in the group's order;
+    JSON `assumed` still has one entry per fact."""
+    from solver.render.text import assumed_notice
+
+    (tmp_path / "pack.toml").write_text(GROUPED_PACK)
+    pack = load_pack(str(tmp_path))
+    res = resolve(pack, {}, {})
+    assert [a.field for a in res.assumed] == ["heads", "width"]
+    assert assumed_notice(pack, res)[1:] == [
+        "  shape unknown without a config: the width, the heads — no split check applies"
+    ]
+
+
+def test_a_fact_its_group_preference_did_not_fill_first_keeps_its_own_line(tmp_path: Path) -> None:
+    """tp=2 rules out width=0: the preference falls back to its next value, 64, which the
+    group's reason ("unknown") would misdescribe, so that fact keeps its own line and value."""
+    from solver.render.text import assumed_notice
+
+    (tmp_path / "pack.toml").write_text(GROUPED_PACK)
+    pack = load_pack(str(tmp_path))
+    res = resolve(pack, {"tp": 2}, {})
+    assert {a.field: a.value for a in res.assumed} == {"heads": 0, "width": 64}
+    notice = assumed_notice(pack, res)
+    assert "  shape unknown without a config: the heads — no split check applies" in notice
+    assert any(line.startswith("  width=64") for line in notice)
+
+
+def test_an_assumed_group_naming_no_fact_preference_is_a_pack_error(tmp_path: Path) -> None:
+    from solver.errors import PackError
+
+    bad = GROUPED_PACK.replace('"heads-unknown" = "the heads"', '"heads-unknwn" = "the heads"')
+    (tmp_path / "pack.toml").write_text(bad)
+    with pytest.raises(PackError) as info:
+        load_pack(str(tmp_path))
+    assert "'heads-unknwn' is not a preference that fills a fact" in str(info.value)
+    assert "heads-unknown" in str(info.value)  # did you mean
+
+
+def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
+    """A plain request assumes ~26 facts; the notice groups the model's shape, the installed
+    packages and the environment, so it stays under ten lines and still names every one."""
+    argv = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", *argv)
+    notice = out.split("\n\n")[0].splitlines()[1:]
+    assert code == 0 and notice[0].startswith("ASSUMED") and len(notice) <= 10
+    shape = "  model shape unknown without --model-config: attention heads, KV heads"
+    assert any(line.startswith(shape) for line in notice)
+    assert any("has_flashinfer, has_deep_gemm, has_triton_kernels" in line for line in notice)
+    code, out, _ = run(capsys, "resolve", *argv, "--json")
+    assumed = [a["field"] for a in json.loads(out)["assumed"]]
+    assert len(assumed) == len(set(assumed))
+    assert {"attention_heads_pow2", "has_flashinfer", "num_gpus"} <= set(assumed)
+
+
+def test_env_from_os_reads_unset_variables_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --env-from-os the environment was looked at: a variable that is not set is known to be
+    unset (its default), not assumed, and the notice no longer asks for --env-from-os."""
+    pack = load_pack("sglang")
+    for name, field in pack.fields.items():
+        if field.env:
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SGLANG_CUTLASS_MOE", "true")
+    argv = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", "--env-from-os", *argv, "--json")
+    doc = json.loads(out)
+    assert code == 0 and not [a for a in doc["assumed"] if pack.fields[a["field"]].env]
+    assert doc["values"]["SGLANG_CUTLASS_MOE"] == "1" and doc["values"]["SGLANG_USE_AITER"] == "0"
+    assert doc["provenance"]["SGLANG_USE_AITER"]["source"] == "env"
+    code, out, _ = run(capsys, "resolve", "--env-from-os", *argv)
+    assert "--env-from-os" not in out
+    code, out, _ = run(capsys, "resolve", *argv)  # not read: assumed, and the notice says how to read
+    assert "(pass --env-from-os to read them)" in out
+
+
+def _example_launcher() -> Any:
+    """examples/launch.py as a module (it is a script, not part of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py"
+    )
+    assert spec is not None and spec.loader is not None
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    return example
+
+
+def test_the_example_launcher_tells_what_it_assumed_on_stderr(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """examples/launch.py prints the command on stdout and, on stderr, the facts it assumed
+    (here the checkpoint's quantization: --architecture alone says nothing about it)."""
+    example = _example_launcher()
+    facts = ["--platform", "cuda", "--gpu-arch", "sm90", "--architecture", "LlamaForCausalLM"]
+    assert example.main(["--model-path", "m", *facts]) == 0
+    out, err = capsys.readouterr()
+    assert out.startswith("python -m sglang.launch_server") and "ASSUMED" not in out
+    assert "ASSUMED" in err and "checkpoint_quant=none" in err
+
+
 def test_a_hub_id_reads_the_local_cache_and_never_downloads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -215,15 +356,8 @@ def test_the_example_launcher_refuses_a_model_it_cannot_read(
 ) -> None:
     """Issue #13's first example: a hub id with no readable config.json is an error, not an MHA
     kernel guessed for an MLA model."""
-    import importlib.util
-
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
-    spec = importlib.util.spec_from_file_location(
-        "launch_example", Path(__file__).parent.parent / "examples" / "launch.py"
-    )
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)
+    example = _example_launcher()
     code = example.main(
         ["--model-path", "deepseek-ai/DeepSeek-V3", "--tp", "8", "--platform", "cuda", "--gpu-arch", "sm100"]
     )
@@ -279,8 +413,12 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         "--set",
         "attention_backend=aiter",
     ]
+    because = load_pack("sglang").rule("aiter-attention-needs-aiter").because
     code, out, _ = run(capsys, "check", *facts)
-    assert code == 0 and "WARNING (" in out  # the full text, not only the id
+    assert code == 0 and f"WARNING (aiter-attention-needs-aiter): {because}" in out  # in full
+    code, out, _ = run(capsys, "check", *facts, "--deny-warnings")
+    assert code == 1 and out.startswith("conflict (--deny-warnings): sglang takes the request as typed")
+    assert f"WARNING (aiter-attention-needs-aiter): {because}" in out
     code, out, _ = run(capsys, "check", *facts, "--deny-warnings", "--json")
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "conflict" and doc["conflict"]["rules"]
@@ -385,6 +523,66 @@ def test_matrix_marks_a_working_pair_that_a_warn_rule_flags(capsys: pytest.Captu
     assert "⚠ [" in text and "works, with a warning: wave-needs-rocm" in text
 
 
+def test_choices_and_matrix_mark_the_issues_own_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """Warn rules that read a fact the rules derive (has_aiter from the platform, is_mla and
+    is_dsa from the architecture) flag values in choices and matrix too, as `check` warns."""
+    code, out, _ = run(capsys, "choices", "attention_backend", *CUDA_LLAMA, "--json")
+    warned = json.loads(out)["choices"]["attention_backend"]["warned"]
+    assert warned["aiter"] == {"rules": ["aiter-attention-needs-aiter"]}
+    assert warned["flashmla"] == {"rules": ["mla-backends-need-mla-model"]}
+    assert warned["dsa"] == {"rules": ["dsa-needs-dsa-model"]}
+    code, out, _ = run(capsys, "matrix", "attention_backend", "kv_cache_dtype", *CUDA_LLAMA, "--json")
+    cells = {(c["row"], c["column"]): c for c in json.loads(out)["cells"]}
+    assert code == 0 and cells[("aiter", "auto")]["warned"] == {"rules": ["aiter-attention-needs-aiter"]}
+
+
+def test_the_configurator_page_flags_aiter_on_cuda() -> None:
+    from solver.serve.api import Configurator
+
+    page = Configurator(load_pack("sglang"))
+    try:
+        facts = (("architecture", "LlamaForCausalLM"), ("gpu_arch", "sm90"), ("platform", "cuda"))
+        warned = page._choices(facts)["attention_backend"]["warned"]
+    finally:
+        page.close()
+    assert warned["aiter"]["rule"] == "aiter-attention-needs-aiter"
+
+
+@pytest.mark.parametrize(
+    "facts",
+    [
+        {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
+        {
+            "platform": "cuda",
+            "gpu_arch": "sm100",
+            "architecture": "DeepseekV3ForCausalLM",
+            "checkpoint_quant": "fp8",
+        },
+        {"platform": "hip", "gpu_arch": "gfx942", "architecture": "LlamaForCausalLM"},
+        {"platform": "cpu", "gpu_arch": "none", "architecture": "Qwen3MoeForCausalLM"},
+    ],
+    ids=["llama-h100", "dsv3-b200", "llama-mi300x", "qwen3moe-cpu"],
+)
+def test_a_value_choices_warns_about_gets_that_warning_from_check(facts: dict[str, str]) -> None:
+    """Law: every rule choices gives for a warned value is among the warnings `check` prints for
+    the request with that value typed (check may add warnings from the flags it then decides)."""
+    from solver import valid_choices
+
+    pack = load_pack("sglang")
+    fields = ["attention_backend", "moe_runner_backend", "kv_cache_dtype"]
+    found = valid_choices(pack, {}, facts, fields=fields)
+    seen = 0
+    for name in fields:
+        for value, rules in found.warned[name].items():
+            try:
+                said = {w.rule for w in check(pack, {name: value}, facts).warnings}
+            except Unsatisfiable:
+                continue  # the launcher's own chain fails with it: check refuses it outright
+            assert set(rules) <= said, (name, value, rules, said)
+            seen += 1
+    assert seen >= 3
+
+
 def test_completion_lists_warned_values_after_the_clean_ones() -> None:
     from solver.cli.completion import complete
 
@@ -415,3 +613,62 @@ def test_vllm_model_facts_nobody_gave_are_assumed_not_searched() -> None:
     assert given.values["num_attention_heads"] == 32
     fits = check(pack, {"tensor_parallel_size": 4}, facts)
     assert {a.field: a.value for a in fits.assumed}["num_attention_heads"] == 28
+
+
+# --- the README walk-through is what the CLI prints ------------------------------------------------
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def _walk_through() -> list[tuple[str, list[str]]]:
+    """The `$ command` / output pairs of the README's console blocks in "Two questions, two
+    commands" (continuation lines joined)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Two questions, two commands")
+    section = text[start : text.index("\n## ", start + 1)]
+    pairs: list[tuple[str, list[str]]] = []
+    for block in section.split("```console\n")[1:]:
+        lines = block.split("```", 1)[0].splitlines()
+        while lines:
+            command = lines.pop(0)[2:]
+            while command.endswith("\\"):
+                command = command[:-1] + " " + lines.pop(0).strip()
+            said = []
+            while lines and not lines[0].startswith("$ "):
+                said.append(lines.pop(0))
+            pairs.append((command, said))
+    return pairs
+
+
+def test_the_walk_through_has_its_commands() -> None:
+    commands = [c for c, _ in _walk_through()]
+    assert len(commands) >= 10 and any("--deny-warnings" in c for c in commands)
+
+
+@pytest.mark.parametrize(("command", "said"), _walk_through(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_walk_through_shows_what_the_cli_prints(
+    command: str,
+    said: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Each README line is a line the command prints, in order; `...` stands for text left out."""
+    import re
+    import shlex
+
+    words = shlex.split(command)
+    if words[0] == "confsolve":
+        _, out, err = run(capsys, *words[1:])
+    else:  # python examples/launch.py ...
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+        _example_launcher().main(words[2:])
+        out, err = capsys.readouterr()
+    printed = (out + err).splitlines()
+    at = 0
+    for line in said:
+        pattern = re.compile(".*?".join(re.escape(part) for part in line.split("...")) + "$")
+        while at < len(printed) and not pattern.match(printed[at]):
+            at += 1
+        assert at < len(printed), (line, out + err)
+        at += 1

@@ -22,6 +22,7 @@ import pytest
 from hostile import MALICIOUS, ROOT, TOY, assert_clean_text, toml_str, toml_value, write_pack
 
 import solver.pack.expr as expr
+import solver.pack.files as packfiles
 import solver.pack.loader as loader
 from solver import DependencyCycle, PackError, load_pack, resolve
 from solver.cli.commands import main
@@ -420,7 +421,7 @@ def test_read_bounded_refuses_a_file_that_grows_past_its_stat_size(
         def __init__(self, info: os.stat_result) -> None:
             self.st_mode, self.st_size = info.st_mode, 10
 
-    monkeypatch.setattr(loader.os, "fstat", lambda fd: Small(real_fstat(fd)))
+    monkeypatch.setattr(packfiles.os, "fstat", lambda fd: Small(real_fstat(fd)))
     with pytest.raises(loader.RefusedFile) as caught:
         loader.read_bounded(path, 50)
     assert caught.value.size is None and "larger than 50 bytes" in str(caught.value)
@@ -447,7 +448,7 @@ def test_one_file_under_two_names_is_refused(tmp_path: Path, listed: list[str], 
 def test_the_files_of_a_pack_are_bounded_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each file under MAX_FILE_BYTES, all of them over MAX_PACK_BYTES: a PackError naming the
     file that went over and the limit; the files after it are not read."""
-    monkeypatch.setattr(loader, "MAX_PACK_BYTES", 1000)
+    monkeypatch.setattr(packfiles, "MAX_PACK_BYTES", 1000)
     files = {f"{n}.toml": f"# {n}\n" + "#" * 400 + "\n" for n in "abcd"}
     with pytest.raises(PackError) as caught:
         load_pack(write_pack(tmp_path / "p", files))
@@ -456,7 +457,7 @@ def test_the_files_of_a_pack_are_bounded_together(tmp_path: Path, monkeypatch: p
 
 
 def test_too_many_files_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(loader, "MAX_FILES", 3)
+    monkeypatch.setattr(packfiles, "MAX_FILES", 3)
     root = write_pack(tmp_path / "p", {f"{n}.toml": "" for n in "abcd"})
     with pytest.raises(PackError, match="lists 4 files; at most 3"):
         load_pack(root)

@@ -397,6 +397,10 @@ def _main(argv: Sequence[str] | None) -> int:
     _IN_PROCESS_OF_ITS_OWN = argv is None
     words, launch = _split_launch(sys.argv[1:] if argv is None else list(argv))
     argv = words
+    if sys.stdout is None:  # started with stdout closed (`>&-`): no answer could be written
+        with suppress(AttributeError, OSError, ValueError):
+            print("confsolve: cannot write the output: stdout is closed", file=sys.stderr)
+        return EXIT_OUTPUT
     _tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
@@ -445,6 +449,15 @@ def _quiet_exit() -> None:
     if active is not None:
         with suppress(Exception):
             active.close()  # the progress line of the interrupted command
+    _remove_scratch()
+
+
+def _remove_scratch() -> None:
+    """The files an interrupted worker would have removed itself (`diff --models` archives)."""
+    models = sys.modules.get("solver.inputs.modelset")
+    if models is not None:
+        with suppress(Exception):
+            models.remove_scratch()
 
 
 def _flush() -> None:
@@ -509,6 +522,7 @@ def _run(args: argparse.Namespace, as_json: bool) -> int:
             _flush()
             with suppress(Exception):
                 sys.stderr.flush()
+            _remove_scratch()
             os._exit(code)
         return code
     except RecursionError:

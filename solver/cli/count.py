@@ -42,10 +42,17 @@ def cmd_count(args: argparse.Namespace) -> int:
         limit = Limit.parse(args.limit)
     except ValueError as exc:
         raise InvalidInput([InputIssue(field="limit", value=args.limit, message=str(exc))]) from None
-    steps = args.command_budget.total  # the command's --budget bounds the count too (the tighter)
+    pack = load(args)  # charged to the command's budget: the count gets what is left of it
+    from solver import progress
+
+    progress.phase("counting")
+    budget = args.command_budget
+    steps = budget.left()  # the command's --budget bounds the count too (the tighter)
     if steps is not None and (limit.steps is None or steps < limit.steps):
-        limit = Limit(steps=steps, seconds=limit.seconds, option="--budget")
-    pack = load(args)
+        option = "--budget"
+        if budget.spent:
+            option = f"what --budget {budget.total} left after loading the pack,"
+        limit = Limit(steps=steps, seconds=limit.seconds, option=option)
     options, facts = gather(args, pack)
     pins = {n: p.value for n, p in collect_pins(pack, options, facts).items()}
     by = None

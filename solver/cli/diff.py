@@ -81,7 +81,8 @@ def cmd_diff(args: argparse.Namespace) -> int:
     issues += more
     if issues:
         raise InvalidInput(issues)
-    old, new = load_pack(args.old_pack), load_pack(args.new_pack)
+    budget = args.command_budget  # charged for loading both packs, then for every search
+    old, new = load_pack(args.old_pack, budget=budget), load_pack(args.new_pack, budget=budget)
     pins: dict[str, Scalar] = {}
     for raw, text in sets.items():
         names = [n for n in (_lookup(old, raw), _lookup(new, raw)) if n is not None]

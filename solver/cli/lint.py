@@ -93,6 +93,8 @@ def cmd_lint(args: argparse.Namespace) -> int:
 
     steps = args.budget if args.budget is not None else getattr(args, "search_budget", None)
     meter = Budget.for_command(steps) if steps is not None or os.environ.get("CONFSOLVE_BUDGET") else None
+    if meter is not None:
+        args.command_budget = meter  # the one budget of the command: loading the pack, then lint
     report = lint(load(args), samples=args.samples, seed=args.seed, budget=meter or LINT_BUDGET)
     if args.json:
         from solver.cli.commands import _dump

@@ -131,9 +131,12 @@ def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
 
 
 def load(args: argparse.Namespace) -> Any:
-    from solver import load_pack
+    from solver import load_pack, progress
 
-    return load_pack(args.pack)
+    # Loading is charged to the command's budget too (a step per 64 bytes of pack files).
+    pack = load_pack(args.pack, budget=getattr(args, "command_budget", None))
+    progress.phase("searching")  # no longer "loading the pack" (a --deadline message names it)
+    return pack
 
 
 def _detected(pack: Any, typed: dict[str, str]) -> dict[str, Any]:
@@ -410,7 +413,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                 from solver.cli.launch import repair_renderer
 
                 render = repair_renderer(args, pack)
-            print(_conflict_paragraph(exc, render))
+            denied = bool(exc.conflict.rules) and all(
+                pack.rule(r.id).severity == "warn" for r in exc.conflict.rules
+            )
+            if denied:  # it works as typed: only --deny-warnings refuses it
+                print(f"conflict (--deny-warnings): {pack.name} takes the request as typed, but warns:")
+                for r in exc.conflict.rules:
+                    print(f"WARNING ({r.id}): {r.because}")
+            else:
+                print(_conflict_paragraph(exc, render))
         return EXIT_CONFLICT
     if args.json:
         _dump(res.to_json())

@@ -20,21 +20,24 @@ naming the PATH. Standard library, `solver.errors` and `solver.pack.loader` (bou
 from __future__ import annotations
 
 import contextlib
+import functools
 import gzip
 import json
 import os
 import re
+import shutil
 import stat
 import tempfile
+import threading
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
 from solver.pack.loader import RefusedFile, read_bounded
 
-__all__ = ["MAX_ARCHIVE_BYTES", "MAX_MODELS", "models_at"]
+__all__ = ["MAX_ARCHIVE_BYTES", "MAX_MODELS", "models_at", "remove_scratch"]
 
 MAX_MODELS = 10_000
 MAX_ARCHIVE_BYTES = 64 * 1024 * 1024  # decompressed; the repo's largest archive is ~1 MB
@@ -46,16 +49,54 @@ def _issue(source: str, message: str) -> InvalidInput:
     return InvalidInput([InputIssue(field="models", value=source, message=f"--models {source}: {message}")])
 
 
+class _Scratch:
+    """The private directory archives are written to, made on first use (a directory of models
+    needs none). Listed in `_LIVE` while it exists, so that a command ended while its worker is
+    still inside the diff (Ctrl-C, a deadline) can remove it (`remove_scratch`)."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+
+    def under(self, index: int) -> Path:
+        if self.path is None:
+            self.path = Path(tempfile.mkdtemp(prefix="confsolve-models-"))
+            with _LIVE_LOCK:
+                _LIVE.add(self.path)
+        return self.path / str(index)
+
+    def remove(self) -> None:
+        if self.path is not None:
+            shutil.rmtree(self.path, ignore_errors=True)
+            with _LIVE_LOCK:
+                _LIVE.discard(self.path)
+
+
+_LIVE: set[Path] = set()
+_LIVE_LOCK = threading.Lock()
+
+
+def remove_scratch() -> None:
+    """Remove every archive's directory still in use (the command line calls this when it ends
+    a command whose worker it leaves behind)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+        _LIVE.clear()
+    for path in live:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def models_at(sources: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, Path]]:
     """The models under `sources`, by name (a directory's or the archive's; a repeated name gets
     `#2`, `#3`), in the order given and sorted within a directory or archive. Raises
     `InvalidInput` for a PATH that holds no model or cannot be read."""
-    with tempfile.TemporaryDirectory(prefix="confsolve-models-") as scratch:
+    scratch = _Scratch()
+    try:
         found: dict[str, Path] = {}
         for index, source in enumerate(sources):
             shown = os.fsdecode(source)
-            for found_name, path in _models(Path(source), shown, Path(scratch) / str(index)):
+            where = functools.partial(scratch.under, index)
+            for found_name, path in _models(Path(source), shown, where):
                 # Printed by diff: no control characters (a terminal escape), a bounded length.
                 name = "".join(c if c.isprintable() else "?" for c in found_name[:120])
                 label, n = name, 1
@@ -66,9 +107,11 @@ def models_at(sources: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, P
                 if len(found) > MAX_MODELS:
                     raise _issue(shown, f"more than {MAX_MODELS} models")
         yield found
+    finally:
+        scratch.remove()
 
 
-def _models(path: Path, shown: str, scratch: Path) -> list[tuple[str, Path]]:
+def _models(path: Path, shown: str, scratch: Callable[[], Path]) -> list[tuple[str, Path]]:
     try:
         try:
             mode = path.stat().st_mode
@@ -146,16 +189,19 @@ def _is_archive(parsed: Any) -> bool:
     )
 
 
-def _archive(parsed: dict[str, dict[str, Any]], shown: str, scratch: Path) -> list[tuple[str, Path]]:
+def _archive(
+    parsed: dict[str, dict[str, Any]], shown: str, scratch: Callable[[], Path]
+) -> list[tuple[str, Path]]:
     """Write each model's files under `scratch` (one numbered directory per model: names from the
     archive never become paths) and list them."""
     out: list[tuple[str, Path]] = []
+    root = scratch()
     for number, name in enumerate(sorted(parsed)):
         files = parsed[name]
         bad = [f for f in files if not _FILE_NAME.fullmatch(f)]
         if bad:
             raise _issue(shown, f"model {name[:80]!r}: {bad[0][:80]!r} is not a plain file name")
-        directory = scratch / f"{number:05d}"
+        directory = root / f"{number:05d}"
         directory.mkdir(parents=True)
         for file_name, content in files.items():
             (directory / file_name).write_text(json.dumps(content), encoding="utf-8")

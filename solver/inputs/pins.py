@@ -317,12 +317,18 @@ def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue
 def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> dict[str, Pin]:
     """The pack's environment facts as set in `environ` (default: this process's environment).
 
-    Values are normalised the way launchers read them: "true"/"yes"/"on" count as "1".
+    Values are normalised the way launchers read them: "true"/"yes"/"on" count as "1". A
+    variable that is not set is read too, as its unset value (the field's `absent`, else its
+    first domain value): the environment was looked at, so nothing about it is assumed.
     """
     env = os.environ if environ is None else environ
     out: dict[str, Pin] = {}
     for name, field in pack.fields.items():
-        if not field.env or name not in env:
+        if not field.env:
+            continue
+        if name not in env:
+            unset = field.domain[0] if field.absent is None else field.absent
+            out[name] = Pin(field=name, value=unset, source="env")
             continue
         raw = env[name].strip()
         value: Any = raw

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solver import progress as _progress
 from solver.lint.diffreport import Direction, Group, PackDiff, ResolutionChange
 from solver.lint.diffrequests import ENUMERATE_REQUESTS, SAMPLES
 from solver.values import show as _show
@@ -292,6 +293,7 @@ def diff(
     both = {**a.cp.domains, **b.cp.domains}
     for name in shared:
         both[name] = tuple(v for v in a.cp.domains[name] if v in b.cp.domains[name])
+    _progress.phase("counting configurations")  # the command's progress line (nothing in a library call)
     old_count = counted(a.cp.domains, a.checks)
     new_count = counted(b.cp.domains, b.checks)
     common = counted(both, [*a.checks, *b.checks])
@@ -299,6 +301,7 @@ def diff(
     def minus(x: int | None, y: int | None) -> int | None:
         return None if x is None or y is None else x - y
 
+    _progress.phase("grouping the differences")
     invalidated = _direction(a, b, shared, pins, minus(old_count, common), limit, "new")
     validated = _direction(b, a, shared, pins, minus(new_count, common), limit, "old")
     from solver.lint.diffrequests import resolutions

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solver import progress as _progress
 from solver.lint.diffreport import ResolutionChange
 
 if TYPE_CHECKING:
@@ -237,7 +238,9 @@ def resolutions(
         "machines_ruled_out": 0,
         "machines_ruled_out_before": 0,
     }
+    _progress.phase("resolving requests in both packs", len(requests))
     for request in requests:
+        _progress.advance()
         if impossible(new, request.new):
             tally["machines_ruled_out"] += 1
             continue

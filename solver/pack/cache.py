@@ -21,6 +21,7 @@ neither read nor write. At most `MAX_ENTRIES` entries are kept. Imports only the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -124,10 +125,16 @@ def write(digest: str, **parts: Any) -> None:
         import tempfile  # only when writing (it brings shutil, random and the compressors)
 
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as out:
-            # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)
-            out.write(json.dumps(entry, separators=(",", ":")))
-        os.replace(tmp, path)  # readers see the old entry or the new one, never half of one
+        try:
+            with os.fdopen(fd, "w") as out:
+                # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)
+                out.write(json.dumps(entry, separators=(",", ":")))
+            os.replace(tmp, path)  # readers see the old entry or the new one, never half of one
+        except BaseException:
+            # A full disk (or a failed rename) must not leave half an entry behind, run after run.
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
         _evict(path.parent)
     except (OSError, TypeError, ValueError):
         return

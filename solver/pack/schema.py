@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from solver.model import Field, Launcher, Preference, Rule
+from solver.model import AssumedGroup, Field, Launcher, Preference, Rule
 
 __all__ = ["PACK_FILES_SCHEMA_ID", "pack_file_schema"]
 
@@ -38,7 +38,7 @@ def pack_file_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) every file of a pack (pack.toml and the files it lists)
     validates against, once parsed from TOML."""
     defs: dict[str, Any] = {}
-    for model in (Field, Rule, Preference, Launcher):
+    for model in (Field, Rule, Preference, Launcher, AssumedGroup):
         schema, more = _record(model)
         defs.update(more)
         defs[model.__name__] = schema
@@ -59,6 +59,12 @@ def pack_file_schema() -> dict[str, Any]:
                 "type": "object",
                 "description": "a request to suggest when a command is given nothing: FIELD = value",
                 "additionalProperties": _SCALAR,
+            },
+            # how the ASSUMED notice groups facts nobody gave that share a reason: constraints/README.md
+            "assumed_groups": {
+                "type": "object",
+                "description": "[pack.assumed_groups.NAME]: reason, members (preference id = name), then",
+                "additionalProperties": {"$ref": "#/$defs/AssumedGroup"},
             },
         },
     }

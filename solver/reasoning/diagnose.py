@@ -32,7 +32,9 @@ from solver.reasoning.conflicts import (
     minimal_conflict,
     minimal_reason,
 )
-from solver.reasoning.resolution import ChainFailed, Plan, launcher_view, plan_for, resolve_pins
+from solver.reasoning.decide import ChainFailed, launcher_view
+from solver.reasoning.plan import Plan, plan_for
+from solver.reasoning.provenance import resolve_unexplained
 from solver.values import show as _key
 
 __all__ = [
@@ -237,11 +239,14 @@ def _sweep(
         return {}
     walk = dict(start)
     proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
+    # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
+    # (and a failed mend costs several times a working one).
+    refuted = supports.refuted(values)
     for name in names:
         known = proven[name]
         known.update(supports.proven(name, cp.domains[name], keeping))
         for value in state.domains[name]:
-            if value in known:
+            if value in known or (name, supports.tag(value)) in refuted:
                 continue
             changed = cp.mend_in_place(state, walk, name, value)
             for other in changed or ():
@@ -386,13 +391,8 @@ _SET_TRIALS = 8
 def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve."""
     try:
-        res = resolve_pins(
-            plan.pack,
-            pins,
-            reasons=False,
-            explain_failure=False,
-            predict=predict,
-            budget=plan.compiled.budget,
+        res = resolve_unexplained(
+            plan.pack, pins, reasons=False, predict=predict, budget=plan.compiled.budget
         )
     except (Unsatisfiable, InvalidInput):
         return None
@@ -475,6 +475,7 @@ def valid_choices(
             supports.add(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, _Options] = {}
+    settled: dict[str | None, dict[str, Scalar]] = {}  # the other inputs and what they force
     last: Mapping[str, Scalar] | None = supports.last
     swept = _sweep(cp, supports, bases, [n for n in names if n not in values], values)
     for name in names:
@@ -503,7 +504,9 @@ def valid_choices(
             supports.add(witness)
             last = witness
         out.possible[name] = [v for v in domain if v in possible]
-        out.warned[name] = plan.warned(name, others, out.possible[name])
+        if key not in settled:
+            settled[key] = plan.settled(others)
+        out.warned[name] = plan.warned(name, settled[key], out.possible[name])
         opened = pack.fields[name].open
         if opened is not None:
             out.open[name] = opened.text()

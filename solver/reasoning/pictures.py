@@ -203,9 +203,10 @@ def _warned(
     plan = plan_for(pack)
     rules = dict.fromkeys([*plan.warn_rules.get(row_field, ()), *plan.warn_rules.get(col_field, ())])
     conditions = plan.compiled.warn_rules
+    settled = plan.settled({n: v for n, v in values.items() if n not in (row_field, col_field)})
     out: dict[tuple[Scalar, Scalar], tuple[str, ...]] = {}
     for row, col in cells:
-        cell = {**values, row_field: row, col_field: col}
+        cell = {**settled, row_field: row, col_field: col}
         broken = tuple(rid for rid in rules if conditions[rid].partial(cell) is False)
         if broken:
             out[(row, col)] = broken

@@ -420,6 +420,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         parts_ms={"type": "object", "additionalProperties": {"type": "number"}},
         elapsed_ms={"type": "number"},
         cpu_ms={"type": "number"},
+        helper_cpu_ms={"type": "number"},
         resolution=_obj(
             ["values", "provenance", "adjustments", "warnings"],
             values=texts,

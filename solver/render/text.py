@@ -204,15 +204,26 @@ def _paint(text: str, code: str, colour: bool) -> str:
 
 
 def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
-    """The facts nobody gave, one line each, environment variables grouped on one line: the
-    answer holds only if they are so."""
+    """The facts nobody gave: the answer holds only if they are so. One line per fact, except
+    those one reason covers: a pack group (`[pack.assumed_groups]`) whose preference filled
+    the fact with its first value, and the environment variables, each set on one line."""
     if not res.assumed:
         return []
     lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
+    grouped: dict[str, list[str]] = {}
     env = [a for a in res.assumed if pack.fields[a.field].env]
     for item in res.assumed:
-        if not pack.fields[item.field].env:
+        if pack.fields[item.field].env:
+            continue
+        group = _assumed_group(pack, res, item.field, item.value)
+        if group is None:
             lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
+        else:
+            grouped.setdefault(group[0], []).append(group[1])
+    for name, members in grouped.items():
+        spec = pack.assumed_groups[name]
+        named = [m for m in spec.members.values() if m in members]  # in the pack's order
+        lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     if env:
         lines.append(
             "  environment: "
@@ -220,6 +231,21 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
             + " (pass --env-from-os to read them)"
         )
     return lines
+
+
+def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tuple[str, str] | None:
+    """The pack group (name, how it names the fact) whose preference filled `field` with its
+    first value; None when none did, so the fact keeps its own line and reason."""
+    prov = res.provenance.get(field)
+    if prov is None or prov.kind != "preference" or prov.rule is None:
+        return None
+    for name, spec in pack.assumed_groups.items():
+        if prov.rule in spec.members:
+            pref = pack.preference(prov.rule)
+            first = pref.prefer[0] if pref.prefer else None
+            same = first == value and type(first) is type(value)
+            return (name, spec.members[prov.rule]) if same else None
+    return None
 
 
 def departure_lines(res: Resolution) -> list[str]:

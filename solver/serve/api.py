@@ -16,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,8 +24,9 @@ from solver.errors import InvalidInput, SolverError, Unsatisfiable
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.serve.reasons import ReasonWorker
 from solver.serve.requests import BadRequest, Request, parse_request
+from solver.serve.workers import PackProcess
 
-__all__ = ["Configurator", "value_key"]
+__all__ = ["Configurator", "Listed", "halves", "list_choices", "value_key"]
 
 CACHE_ENTRIES = 512
 MAX_CONFIG_BYTES = 512 * 1024
@@ -34,6 +36,56 @@ _FACT_SOURCES = ("fact", "env", "model-config", "assumed", "detected")
 def value_key(value: Scalar) -> str:
     """How the page and JSON object keys spell a value (`true`, `8`, `fa3`)."""
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+Values = tuple[tuple[str, Scalar], ...]
+
+
+@dataclass(frozen=True)
+class Listed:
+    """The choices of some fields for one state: the values possible (in domain order) and, of
+    those, each one a warn rule flags with the first such rule."""
+
+    possible: dict[str, list[Scalar]]
+    warned: dict[str, dict[Scalar, str]]
+    cpu_ms: float = 0.0  # the CPU time it took, in the process that listed it
+
+
+def list_choices(
+    pack: Pack, values: Values, fields: tuple[str, ...], solution: Mapping[str, Scalar] | None = None
+) -> Listed:
+    """`valid_choices` of `fields` for the state `values` (no reasons); `solution`: a known
+    solution of `values` to start from. Module level: the helper process runs it too."""
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.diagnose import remember_solution, valid_choices
+
+    start = time.thread_time()
+    pins = collect_pins(pack, dict(values))
+    if solution is not None:
+        remember_solution(pack, pins, solution)
+    found = valid_choices(pack, pins, fields=list(fields), reasons=False)
+    first = {n: {v: rules[0] for v, rules in w.items()} for n, w in found.warned.items()}
+    return Listed(found.possible, first, (time.thread_time() - start) * 1000)
+
+
+def halves(pack: Pack) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields split in two of about equal work (a field's values, the largest first, each to
+    the lighter half): the first half for the helper process, the second for the server's."""
+    loads = [0, 0]
+    parts: list[list[str]] = [[], []]
+    for name in sorted(pack.fields, key=lambda n: -len(pack.fields[n].domain)):
+        at = 0 if loads[0] <= loads[1] else 1
+        parts[at].append(name)
+        loads[at] += len(pack.fields[name].domain)
+    order = {n: i for i, n in enumerate(pack.fields)}
+    far, near = (tuple(sorted(p, key=order.__getitem__)) for p in parts)
+    return far, near
+
+
+def _prepare(pack: Pack) -> None:
+    from solver.reasoning.diagnose import prepare_choices
+
+    prepare_choices(pack)
 
 
 class _Answers:
@@ -87,9 +139,15 @@ class Configurator:
         self.plan = plan_for(pack)
         self._answers = _Answers(CACHE_ENTRIES)
         self._busy = 0  # requests being answered now: the warm-up waits while any is
+        self._clicks = 0  # states being answered now: a prefetch gives way to them
         self._busy_lock = threading.Lock()
         self._description: dict[str, Any] | None = None
         self._reason_worker = ReasonWorker(pack)
+        # Half of each click's choices are listed in this process beside the server's thread.
+        self._helper = PackProcess(pack, lower_priority=False)
+        self._halves = halves(pack)
+        self._prefetching = threading.Lock()
+        self._helped = threading.local()  # the helper's CPU time for the answer of this thread
 
     # -- the pack ------------------------------------------------------------------------------
     def description(self) -> dict[str, Any]:
@@ -105,8 +163,10 @@ class Configurator:
         """The answer to one API call (`state`, `reasons`, `model-config`); raises BadRequest."""
         with self._busy_lock:
             self._busy += 1
+            self._clicks += route == "state"
         try:
             start, start_cpu = time.perf_counter(), time.thread_time()
+            self._helped.cpu_ms = 0.0
             if route == "state":
                 out = self.state(parse_request(self.pack, doc, ("set", "keep")))
             elif route == "reasons":
@@ -119,10 +179,28 @@ class Configurator:
             # This thread's CPU time: what the answer costs on a quiet machine, where the wall
             # time on a shared one also counts the other processes' turns.
             out["cpu_ms"] = round((time.thread_time() - start_cpu) * 1000, 1)
+            if self._helped.cpu_ms:  # and the helper process's, for the half it listed
+                out["helper_cpu_ms"] = round(self._helped.cpu_ms, 1)
             return out
         finally:
             with self._busy_lock:
                 self._busy -= 1
+                self._clicks -= route == "state"
+
+    def prefetch(self, doc: Mapping[str, Any]) -> bool:
+        """Compute the state of `doc` (a `state` request) into the cache, as the page asks when a
+        person rests the pointer on a value: a click on it then finds its answer done or under
+        way. Only when no other request is being answered and no other prefetch runs, so that a
+        guess never delays a click (the reasons, loading meanwhile, are no click); True when it
+        was computed (or known already)."""
+        request = parse_request(self.pack, doc, ("set", "keep"))
+        if self._clicks or not self._prefetching.acquire(blocking=False):
+            return False
+        try:
+            self.state(request)
+            return True
+        finally:
+            self._prefetching.release()
 
     def state(self, request: Request) -> dict[str, Any]:
         """Resolution (or conflict and repairs), choices, warnings and the launch command."""
@@ -170,7 +248,7 @@ class Configurator:
         from solver.reasoning.diagnose import remember_solution
 
         remember_solution(self.pack, pins, res.values)  # the choices below start from it
-        out["choices"] = timed("choices", lambda: self._choices(request.values))
+        out["choices"] = timed("choices", lambda: self._choices(request.values, res.values))
         out["command"] = timed("command", lambda: self._command(res, pins))
         return out
 
@@ -202,21 +280,21 @@ class Configurator:
             "kept": bool(repairs) and not any(r["undoes"] for r in repairs),
         }
 
-    def _choices(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, Any]:
+    def _choices(
+        self, values: tuple[tuple[str, Scalar], ...], solution: Mapping[str, Scalar] | None = None
+    ) -> dict[str, Any]:
         """Per field: possible values, excluded ones with their scope, warned ones with the rule.
 
         Scope `facts`: excluded by the facts alone (impossible on this hardware or model);
-        `choices`: possible with the facts, excluded by the options set."""
-        full = self._possible(values)
+        `choices`: possible with the facts, excluded by the options set. `solution`: a solution
+        of `values` (the resolution), where the search for witnesses starts."""
+        full = self._possible(values, solution)
         facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
         by_facts = full if facts_only == values else self._possible(facts_only)
-        pinned = dict(values)
         out: dict[str, Any] = {}
-        for name, possible in full.items():
-            others = {n: v for n, v in pinned.items() if n != name}
-            flagged = self.plan.flagged(name, others, list(possible))
+        for name, possible in full.possible.items():
             excluded = {
-                value_key(v): "facts" if v not in by_facts[name] else "choices"
+                value_key(v): "facts" if v not in by_facts.possible[name] else "choices"
                 for v in self.pack.fields[name].domain
                 if v not in possible
             }
@@ -225,19 +303,35 @@ class Configurator:
                 "excluded": excluded,
                 "warned": {
                     value_key(v): {"rule": rid, "because": self.pack.rule(rid).because}
-                    for v, rid in flagged.items()
+                    for v, rid in full.warned[name].items()
                 },
             }
         return out
 
-    def _possible(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, list[Scalar]]:
-        from solver.reasoning.diagnose import valid_choices
+    def _possible(
+        self, values: tuple[tuple[str, Scalar], ...], solution: Mapping[str, Scalar] | None = None
+    ) -> Listed:
+        """The values each field can take given the others (exact), and the first warn rule of
+        each warned one: half of the fields in the helper process when it is ready (both halves
+        at once: a click waits for the longer one), the other half here."""
 
-        def compute() -> dict[str, list[Scalar]]:
-            found = valid_choices(self.pack, self._pins(values), fields=list(self.pack.fields), reasons=False)
-            return found.possible
+        def compute() -> Listed:
+            far, near = self._halves
+            given = dict(solution) if solution is not None else None
+            future = self._helper.submit(list_choices, values, far, given) if self._helper.ready else None
+            mine = list_choices(self.pack, values, near if future is not None else tuple(self.pack.fields))
+            theirs = self._helper.result(future) if future is not None else None
+            if future is not None and theirs is None:  # the helper died: its half is done here
+                theirs = list_choices(self.pack, values, far)
+            if theirs is None:
+                return mine
+            self._helped.cpu_ms = getattr(self._helped, "cpu_ms", 0.0) + theirs.cpu_ms
+            return Listed(
+                {n: mine.possible.get(n, theirs.possible.get(n, [])) for n in self.pack.fields},
+                {n: mine.warned.get(n, theirs.warned.get(n, {})) for n in self.pack.fields},
+            )
 
-        result: dict[str, list[Scalar]] = self._answers.get(("possible", values), compute)
+        result: Listed = self._answers.get(("possible", values), compute)
         return result
 
     def _command(self, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
@@ -263,9 +357,15 @@ class Configurator:
         )
         return result
 
+    def start_helper(self) -> None:
+        """Start the process that lists half of each click's choices (the pack loaded and the
+        no-input choices prepared there); until it is ready, this process lists them all."""
+        self._helper.start(_prepare)
+
     def close(self) -> None:
-        """Stop the reasons' worker process (the server calls it when it closes)."""
+        """Stop the worker processes (the server calls it when it closes)."""
         self._reason_worker.close()
+        self._helper.close()
 
     def model_config(self, doc: Mapping[str, Any]) -> dict[str, Any]:
         """The facts a pasted `config.json` gives (`{"config": {...}}`), as the CLI reads them."""
@@ -318,7 +418,7 @@ class Configurator:
         for name in required[:2]:
             nxt = []
             for base in frontier:
-                possible = self._possible(base).get(name, [])
+                possible = self._possible(base).possible.get(name, [])
                 for value in possible:
                     nxt.append((*base, (name, value)))
             states += nxt

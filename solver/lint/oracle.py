@@ -1,0 +1,438 @@
+"""Satisfiability questions about one pack, for lint's semantic checks (`PackOracle`).
+
+Every semantic check is a question "is there a configuration with ...", answered in three steps: a
+known solution of the pack, repaired by a few min-conflicts moves, answers most "yes" questions
+(one solution proves many values and conditions alive); then the exact search of
+`solver.engine.count` and the engine's `CompiledPack.solve` each get a short try, and the first
+the whole budget. The "no" answers, which the findings rest on, are always proved by an exact
+search, and their minimal reasons come from QuickXplain (`PackOracle.reason`).
+
+Imports only the standard library at module level; the engine, the counter and the reasoning are
+imported inside functions (the CLI imports lint at start-up).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from solver import progress as _progress
+from solver.budget import Budget, CommandBudgetExceeded
+from solver.lint.codes import Finding
+from solver.values import show as _show
+
+if TYPE_CHECKING:
+    import random
+
+    from solver.engine.count import Check, Limit
+    from solver.engine.csp import CompiledPack
+    from solver.model import Pack, Scalar
+    from solver.pack.expr import Condition
+
+__all__ = ["PackOracle", "pins_text"]
+
+REPAIR_STEPS = 4
+NEAREST_PAIRS = 2000
+QUICK_STEPS = 2000
+
+
+def pins_text(values: Mapping[str, Scalar]) -> str:
+    return ", ".join(f"{n}={_show(v)}" for n, v in values.items())
+
+
+class PackOracle:
+    """A pack's satisfiability questions, the solutions met on the way, and the findings so far."""
+
+    def __init__(self, pack: Pack, *, samples: int, seed: int, budget: Budget) -> None:
+        from solver.engine.csp import compile_pack
+        from solver.pack.loader import semantics
+
+        self.pack = pack
+        # Every search is charged to the lint's Budget: its per-search steps bound each question,
+        # its total (when --budget gave one) the whole lint.
+        self.meter = budget
+        self.cp: CompiledPack = compile_pack(pack).within(budget)
+        self.sem = semantics(pack)
+        self.samples = samples
+        self.seed = seed
+        self.budget = budget.per_search
+        self.findings: list[Finding] = []
+        self.pool: list[dict[str, Scalar]] = []  # solutions of the whole pack, found on the way
+        self.proven: dict[str, set[Scalar]] = {n: set() for n in pack.fields}
+        self.dead: set[tuple[str, Scalar]] = set()
+        self.solves = 0
+        self.stats: dict[str, Any] = {}
+        self._dominance: dict[tuple[str, Scalar, Scalar], bool] = {}
+        import random
+
+        self.rng = random.Random(seed)
+        self.repaired = 0
+        from solver.engine.count import ModelCounter, pack_checks
+
+        # The exact search for the questions local repair cannot answer: satisfiability only
+        # (nothing projected), every rule a check that a query can switch on or off.
+        self.oracle = ModelCounter(self.cp.domains, pack_checks(pack), project=())
+        self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
+        self.fact_names = set(pack.facts)
+        # The hard rules over facts alone: what the world can be.
+        self.world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= self.fact_names]
+        self._added: dict[int, tuple[int, Check]] = {}
+        self._extras: dict[tuple[str, bool], Check] = {}
+        self._implied: dict[tuple[str, str], bool] = {}
+        # Each rule as (fields, holds), by its index in pack order, and the rules reading a field.
+        self._checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in self.cp.rule_ids]
+        self._reading: dict[str, list[int]] = {}
+        for index, (names, _) in enumerate(self._checks):
+            for name in names:
+                self._reading.setdefault(name, []).append(index)
+
+    # -- solver access ---------------------------------------------------------------------
+    def add(self, code: str, ids: Sequence[str], message: str, **extra: Any) -> None:
+        self.findings.append(Finding(code, list(ids), message, **extra))
+
+    def solve(
+        self,
+        pins: Mapping[str, Scalar],
+        *,
+        extra: Sequence[Check] = (),
+        rules: Iterable[str] | None = None,
+        what: str,
+        ids: Sequence[str],
+    ) -> dict[str, Scalar] | bool | None:
+        """A solution, None when there is none, False when the budget ran out (reported).
+
+        A known solution, repaired by a short local search, answers most of these questions; only
+        when that fails does the exact search decide (and prove the "no" answers the findings
+        rest on).
+        """
+        from solver.engine.count import CountLimitReached
+
+        _progress.advance()
+        rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
+        try:
+            found = self.query(pins, rule_ids, extra) if rule_ids else self.alone(pins, extra)
+        except CountLimitReached:
+            self.add("CS190", ids, f"{what}: the search budget of {self.budget} steps ran out")
+            return False
+        if found is not None and rules is None:
+            self.learn(found)
+        return found
+
+    def query(
+        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Check]
+    ) -> dict[str, Scalar] | None:
+        found = self.repair(pins, rule_ids, extra)
+        if found is not None:
+            return found
+        from solver.engine.count import CountLimitReached
+        from solver.engine.csp import Extra
+        from solver.errors import SolverBudgetExceeded
+
+        self.solves += 1
+        only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
+        indices = [self.oracle_index(c) for c in extra]
+        conditions = [Extra(c.fields, lambda *a, h=c.holds: bool(h(a))) for c in extra]
+
+        def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
+            return self.cp.solve(
+                pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=conditions
+            )
+
+        def counter(steps: int) -> dict[str, Scalar] | None:
+            def ask(limit: Limit) -> dict[str, Scalar] | None:
+                return self.oracle.solution(pins, only=only, extra=indices, limit=limit, rank=self.rank)
+
+            return self.counted(self.oracle, ask, steps)
+
+        # Two searches with different strengths: the engine's arc consistency, started from a
+        # known solution, finds solutions hidden behind disjunctions and refutes most questions
+        # by propagation; the counter's propagation refutes case splits at once. Each gets a
+        # short try (the engine first: on the synthetic 300-field pack that made the totality
+        # check 14 s -> 1 s), then each the whole budget.
+        quick = min(QUICK_STEPS, self.budget)
+        try:
+            return engine(quick, self.pool[-1] if self.pool else None)
+        except CommandBudgetExceeded:
+            raise
+        except SolverBudgetExceeded:
+            pass
+        try:
+            return counter(quick)
+        except CountLimitReached:
+            pass
+        try:
+            return engine(self.budget, None)
+        except CommandBudgetExceeded:
+            raise
+        except SolverBudgetExceeded:
+            pass
+        return counter(self.budget)
+
+    def counted(
+        self, counter: Any, ask: Callable[[Limit], dict[str, Scalar] | None], steps: int
+    ) -> dict[str, Scalar] | None:
+        """`ask(limit)` of an exact counter within `steps`, charged to the lint's Budget."""
+        from solver.engine.count import Limit, metered
+
+        return metered(self.meter, counter, ask, Limit(steps=steps), "linting")
+
+    def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
+        """A question about conditions alone (no rules): a small search of its own."""
+        from solver.engine.count import ModelCounter
+
+        names = {n for c in extra for n in c.fields} | set(pins)
+        counter = ModelCounter({n: self.cp.domains[n] for n in names}, extra, project=())
+        found = self.counted(counter, lambda limit: counter.solution(pins, limit=limit), self.budget)
+        if found is None:
+            return None
+        return {**{n: d[0] for n, d in self.cp.domains.items()}, **found}
+
+    def oracle_index(self, check: Check) -> int:
+        key = id(check)
+        if key not in self._added:
+            self._added[key] = (self.oracle.add(check), check)
+        return self._added[key][0]
+
+    def repair(
+        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Check]
+    ) -> dict[str, Scalar] | None:
+        """A solution made from a known one, or None: pins applied, each ad-hoc condition met by
+        changing as few of its fields as possible, then a few min-conflicts steps.
+
+        Sound by construction: an answer is returned only when every check holds on it. A known
+        solution satisfies every rule, so only the rules reading a field it no longer holds need
+        a look, not the whole pack (which made each question cost the pack's size).
+        """
+        if not self.pool:
+            return None
+        wanted = None if len(rule_ids) == len(self.index) else {self.index[r] for r in rule_ids}
+        starts = sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
+        for start in starts[:2]:
+            current = {**start, **pins}
+            for check in extra:
+                if not check.holds(tuple(current[n] for n in check.fields)):
+                    near = _nearest(check, current, pins, self.cp.domains)
+                    if near is None:
+                        return None  # the condition cannot hold with these pins at all
+                    current.update(near)
+            changed = [n for n, v in current.items() if start[n] != v]
+            found = _min_conflicts(
+                self.cp.domains,
+                self._checks,
+                self._reading,
+                wanted,
+                extra,
+                pins,
+                current,
+                changed,
+                self.rng,
+                REPAIR_STEPS,
+            )
+            if found is not None:
+                self.repaired += 1
+                return found
+        return None
+
+    def learn(self, solution: dict[str, Scalar]) -> None:
+        self.pool.append(solution)
+        for name, value in solution.items():
+            self.proven[name].add(value)
+
+    def extra(self, cond: Condition, *, negate: bool = False) -> Check:
+        """A condition as a check (cached, so the exact search sees each condition once)."""
+        key = (cond.text, negate)
+        found = self._extras.get(key)
+        if found is None:
+            from solver.engine.count import Check
+
+            found = Check(cond.fields, cond.holds, cond.partial)
+            if negate:
+                found = found.negated()
+            self._extras[key] = found
+        return found
+
+    def reason(
+        self,
+        pins: Mapping[str, Scalar],
+        extras: Sequence[Check],
+        rules: Sequence[str],
+        *,
+        blame_pins: bool = False,
+    ) -> list[str]:
+        """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
+        with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
+        from solver.engine.count import CountLimitReached
+        from solver.reasoning.conflicts import Item, quickxplain, relevant_rules
+
+        start = [*pins, *(n for e in extras for n in e.fields)]
+        fixed = {} if blame_pins else dict(pins)
+        # Most exclusions are one or two rules away: grow the rules outwards from the fields in
+        # question and explain within the first layer that already has no solution.
+        local = relevant_rules(self.cp, fixed, start, rules)
+        for layer in self._layers(start, fixed, rules):
+            if len(layer) >= len(local):
+                break
+            if self.query(pins, layer, extras) is None:
+                local = layer
+                break
+        items = [Item("rule", r) for r in local]
+        if blame_pins:
+            items += [Item("pin", n, v) for n, v in pins.items()]
+
+        def consistent(chosen: Sequence[Item]) -> bool:
+            given = dict(fixed)
+            for item in chosen:
+                if item.kind == "pin":
+                    given[item.name] = item.value  # type: ignore[assignment]
+            names = [i.name for i in chosen if i.kind == "rule"]
+            return self.query(given, names, extras) is not None
+
+        try:
+            core = quickxplain(consistent, items)
+        except CountLimitReached:
+            return ["(not minimised: search budget)", *local]
+        return [i.label() for i in core]
+
+    def _layers(
+        self, start: Sequence[str], pins: Mapping[str, Scalar], rules: Sequence[str]
+    ) -> Iterable[list[str]]:
+        """Ever larger sets of `rules` around the `start` fields, reached through free fields."""
+        pool = set(rules)
+        chosen: set[str] = set()
+        seen = set(start)
+        frontier = list(dict.fromkeys(start))
+        while frontier:
+            fresh = list(
+                dict.fromkeys(
+                    rid
+                    for name in frontier
+                    for rid in self.cp.rules_reading(name)
+                    if rid in pool and rid not in chosen
+                )
+            )
+            if not fresh:
+                return
+            chosen.update(fresh)
+            yield sorted(chosen, key=self.index.__getitem__)
+            frontier = []
+            for rid in fresh:
+                for other in self.cp.rules[rid].fields:
+                    if other not in seen and other not in pins:
+                        seen.add(other)
+                        frontier.append(other)
+
+    def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
+        """Values not yet seen in a solution first, so each new solution proves more values."""
+        known = self.proven[name]
+        return sorted(values, key=lambda v: v in known)
+
+    def others(self, rule_id: str) -> list[str]:
+        return [r for r in self.cp.rule_ids if r != rule_id]
+
+
+def _min_conflicts(
+    domains: Mapping[str, Sequence[Scalar]],
+    rules: Sequence[tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]],
+    reading: Mapping[str, Sequence[int]],
+    wanted: Collection[int] | None,
+    extra: Sequence[Check],
+    fixed: Mapping[str, Scalar],
+    current: dict[str, Scalar],
+    changed: Sequence[str],
+    rng: random.Random,
+    steps: int,
+) -> dict[str, Scalar] | None:
+    """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
+    but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
+    checks must hold. Changed in place; a solution or None.
+
+    Checks are numbered: the rules by their index, the extras after them."""
+    base = len(rules)
+    checks = list(rules) + [(c.fields, c.holds) for c in extra]
+    extra_reading: dict[str, list[int]] = {}
+    for offset, check in enumerate(extra):
+        for name in check.fields:
+            extra_reading.setdefault(name, []).append(base + offset)
+
+    def around(name: str) -> list[int]:
+        mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
+        return mine + extra_reading.get(name, [])
+
+    def fails(index: int) -> bool:
+        names, holds = checks[index]
+        return not holds(tuple(current[n] for n in names))
+
+    bad = {j for name in changed for j in around(name) if fails(j)}
+    bad |= {base + i for i in range(len(extra)) if fails(base + i)}
+    for _ in range(steps):
+        if not bad:
+            return current
+        names = checks[rng.choice(sorted(bad))][0]
+        free = [n for n in names if n not in fixed]
+        if not free:
+            break
+        moves: list[tuple[str, Scalar]] = []
+        best = 0
+        for name in free:
+            was = current[name]
+            near = around(name)
+            before = sum(1 for j in near if j in bad)
+            for value in domains[name]:
+                if value == was:
+                    continue
+                current[name] = value
+                score = sum(1 for j in near if fails(j)) - before
+                if not moves or score < best:
+                    best, moves = score, [(name, value)]
+                elif score == best:
+                    moves.append((name, value))
+            current[name] = was
+        if not moves:
+            break
+        # Mostly greedy; now and then a random move, so plateaus do not trap the search.
+        if rng.random() > 0.1:
+            name, value = rng.choice(moves)
+        else:
+            name = rng.choice(free)
+            value = rng.choice(list(domains[name]))
+        current[name] = value
+        for j in around(name):
+            if fails(j):
+                bad.add(j)
+            else:
+                bad.discard(j)
+    return current if not bad else None
+
+
+def _nearest(
+    check: Check,
+    current: Mapping[str, Scalar],
+    fixed: Mapping[str, Scalar],
+    domains: Mapping[str, Sequence[Scalar]],
+) -> dict[str, Scalar] | None:
+    """Values for one or two of the check's free fields that make it hold, or None."""
+    free = [n for n in check.fields if n not in fixed]
+    trial = dict(current)
+
+    def holds() -> bool:
+        return bool(check.holds(tuple(trial[n] for n in check.fields)))
+
+    for name in free:
+        for value in domains[name]:
+            trial[name] = value
+            if holds():
+                return {name: value}
+        trial[name] = current[name]
+    pairs = list(itertools.combinations(free, 2))
+    if sum(len(domains[a]) * len(domains[b]) for a, b in pairs) > NEAREST_PAIRS:
+        return None
+    for first, second in pairs:
+        for value in domains[first]:
+            trial[first] = value
+            for other in domains[second]:
+                trial[second] = other
+                if holds():
+                    return {first: value, second: other}
+        trial[first], trial[second] = current[first], current[second]
+    return None

@@ -1,0 +1,376 @@
+"""The decisions of one request: adjustments, then each auto field in graph order.
+
+`settle` takes a request that has a solution and decides every field the user did not pin, in the
+plan's order, each to the best-ranked value that keeps the request solvable (or, in predict mode,
+the launcher's own default chain, `ChainFailed` when none of it works); declared adjustments replace
+user pins only when the request as given has no solution (`apply_adjustments`), or when the
+launcher's own picks trigger them (`launcher_view`). Failures are raised as data (`RequestFails`,
+`ChainFailed`): explaining them is `solver.reasoning.diagnose`'s job, one layer up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from solver.engine.csp import CompiledPack, Extra, SearchTrace, State
+from solver.errors import InputIssue, InvalidInput
+from solver.model import (
+    Field,
+    Pin,
+    Preference,
+    Scalar,
+)
+from solver.pack.loader import semantics
+from solver.reasoning.plan import Plan
+
+__all__ = [
+    "ChainFailed",
+    "RequestFails",
+    "apply_adjustments",
+    "bare_conflict",
+    "launcher_view",
+    "likely_values",
+    "settle",
+]
+
+
+def settle(
+    plan: Plan,
+    pins: dict[str, Pin],
+    adjustments: dict[str, tuple[Scalar, str]],
+    state: State,
+    witness: Mapping[str, Scalar],
+    *,
+    strict: bool,
+    predict: bool,
+) -> tuple[
+    dict[str, Pin],
+    dict[str, tuple[Scalar, str]],
+    dict[str, Scalar],
+    SearchTrace,
+    dict[str, tuple[list[Scalar], dict[Scalar, Preference]]],
+]:
+    """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
+    fails, its own picks may be what makes it override a user value (SGLang's FORCE:
+    --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
+    applied and the decisions start over. Raises `ChainFailed` (with `.pins`) when none helps,
+    `RequestFails` when the adjusted request has no solution."""
+    cp = plan.compiled
+    adjustments = dict(adjustments)
+    while True:
+        values = {name: pin.value for name, pin in pins.items()}
+        try:
+            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
+            return pins, adjustments, solution, trace, log
+        except ChainFailed as failed:
+            more = None if strict else _launcher_adjustments(plan, pins, failed)
+            if more is None:
+                failed.pins = pins
+                raise
+            pins, fired = more
+            adjustments.update(fired)
+            values = {name: pin.value for name, pin in pins.items()}
+            started = cp.start(values)
+            found = cp.search(started, task="checking the request") if started is not None else None
+            if started is None or found is None:
+                raise RequestFails(pins, adjustments) from None
+            state, witness = started, found
+
+
+class RequestFails(Exception):
+    def __init__(self, pins: dict[str, Pin], adjustments: dict[str, tuple[Scalar, str]]) -> None:
+        super().__init__("the adjusted request has no solution")
+        self.pins = pins
+        self.adjustments = adjustments
+
+
+class ChainFailed(Exception):
+    """Predict mode: no value of the launcher's own default chain for `field` works, given the
+    request and the launcher's earlier picks (`decided`). Internal: `resolve_pins` turns it into
+    `Unsatisfiable`."""
+
+    def __init__(
+        self, field: str, chain: list[Scalar], preference: Preference | None, decided: dict[str, Scalar]
+    ) -> None:
+        super().__init__(field)
+        self.field = field
+        self.chain = chain
+        self.preference = preference
+        self.decided = decided
+        self.pins: dict[str, Pin] = {}  # the request when it failed (after any adjustments)
+
+
+def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> dict[str, Pin]:
+    """The request as the launcher sees it when its chain for `failed.field` fails: what was
+    given, its own earlier picks, its default for the field, and the launcher defaults of the
+    other unset options the search may not choose (source `launcher-default`; facts decided on
+    the way: `assumed`)."""
+    fields = plan.pack.fields
+    view = dict(pins)
+    for name, value in failed.decided.items():
+        if name not in view:
+            view[name] = Pin(
+                field=name,
+                value=value,
+                source=("launcher-default" if fields[name].kind == "option" else "assumed"),
+            )
+    view[failed.field] = Pin(
+        field=failed.field,
+        value=failed.chain[0],
+        source="launcher-default" if fields[failed.field].kind == "option" else "assumed",  # a fact
+    )
+    for name, value in resource_defaults(plan, {n: p.value for n, p in view.items()}).items():
+        view[name] = Pin(field=name, value=value, source="launcher-default")
+    return view
+
+
+def _launcher_adjustments(
+    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]] | None:
+    """User pins the launcher overrides because of its own picks (adjustments that fire on
+    `launcher_view`); None when none does."""
+    adjusted_pins, fired = apply_adjustments(plan, launcher_view(plan, pins, failed))
+    if not fired:
+        return None
+    return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
+
+
+def likely_values(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """Each free field's best-ranked value given only the request: a guess at the resolution that
+    the first search tries first, so its witness mostly agrees with the greedy decisions (each
+    agreement saves a search) and packs whose preferences point at working values need no
+    backtracking to find it."""
+    return {name: plan.ranking(name, values)[0][0] for name in plan.order if name not in values}
+
+
+def _decide(
+    plan: Plan,
+    values: Mapping[str, Scalar],
+    state: State,
+    witness: Mapping[str, Scalar],
+    *,
+    predict: bool = False,
+) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
+    """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
+    of its ranking that keeps the request solvable. Never dead-ends, and gives the
+    lexicographically best configuration. The last witness is reused: when a field's best value is
+    the one the witness already has, no check is needed; otherwise only the part of the witness
+    the new value touches is searched again.
+
+    `predict`: an unset option takes the first value of the launcher's own default chain
+    (`Plan.chain`) that works. When none does, the only value the rules leave possible is taken
+    if no preference applies or an adjustment sets the field here (the pack states SGLang's own
+    derivations as rules); otherwise `ChainFailed` (the launcher would pick a value that fails).
+    """
+    fields = plan.pack.fields
+    trace = SearchTrace()
+    log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
+    decided: dict[str, Scalar] = dict(values)
+    for name in plan.order:
+        current = state.domain(name)
+        trace.domains[name] = tuple(current)
+        spec = fields[name]
+        if name not in values and follows_chain(spec, predict):
+            chain, pref = plan.chain(name, decided)
+            log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
+            found = _first_working(plan, state, witness, name, chain, current)
+            replacing = plan.replacements(name, decided, chain[0]) if found is None else None
+            if replacing is not None:  # the launcher's own override of its default
+                if not replacing:
+                    replacing = plan.ranking(name, decided)[0]
+                found = _first_working(plan, state, witness, name, replacing, current)
+            if found is None and pref is None:
+                # The field's default fails: the pack states the launcher's derivation of
+                # it as rules, which here leave one value (else there is no telling).
+                found = _only_working(plan, state, witness, name, current)
+                if found is not None:
+                    trace.domains[name] = (found[0],)
+            if found is None:
+                raise ChainFailed(name, chain, pref, dict(decided))
+        elif len(current) == 1:
+            decided[name] = current[0]
+            continue
+        else:
+            ranked, origin = plan.ranking(name, decided)
+            log[name] = (ranked, origin)
+            found = _first_working(plan, state, witness, name, ranked, current)
+            if found is None:  # pragma: no cover - a satisfiable state always has a working value
+                raise RuntimeError(f"no value of {name} keeps the request solvable")
+        decided[name], witness = found
+    return {n: decided[n] for n in plan.pack.fields}, trace, log
+
+
+def _first_working(
+    plan: Plan,
+    state: State,
+    witness: Mapping[str, Scalar],
+    name: str,
+    ranked: list[Scalar],
+    current: list[Scalar],
+) -> tuple[Scalar, Mapping[str, Scalar]] | None:
+    """The first of `ranked` that keeps the request solvable, fixed in `state`, with a solution
+    that has it; None (state unchanged) when none does."""
+    allowed = set(current)
+    for value in ranked:
+        if value not in allowed:
+            continue
+        changed: list[str] = []
+        if not state.fix(name, value, changed):
+            continue
+        # The witness satisfies every decision so far; if it already has this value, it proves
+        # the value works.
+        if witness.get(name) != value:
+            # The old witness with the new value is often still a solution, or one after a few
+            # fields around the change are redone: then no search of the whole pack.
+            found = plan.compiled.search(
+                state, task="resolving the request", hint={**witness, name: value}, around=changed
+            )
+            if found is None:
+                state.undo()
+                continue
+            witness = found
+        return value, witness
+    return None
+
+
+def _only_working(
+    plan: Plan,
+    state: State,
+    witness: Mapping[str, Scalar],
+    name: str,
+    current: list[Scalar],
+) -> tuple[Scalar, Mapping[str, Scalar]] | None:
+    """The value of `name` when exactly one keeps the request solvable (fixed in `state`)."""
+    working = []
+    for value in current:
+        found = _first_working(plan, state, witness, name, [value], current)
+        if found is not None:
+            state.undo()
+            working.append(value)
+    if len(working) != 1:
+        return None
+    return _first_working(plan, state, witness, name, working, current)
+
+
+def bare_conflict() -> Any:
+    from solver.model import ConflictReport
+
+    return ConflictReport(pins=[], rules=[])
+
+
+def apply_adjustments(
+    plan: Plan, pins: dict[str, Pin]
+) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]]:
+    """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
+
+    An adjustment fires when the user's value breaks the rule while the other inputs make the
+    rule's `when` certain. The new value is the first `adjust_to` value that works, else auto.
+    """
+    cp = plan.compiled
+    sem = semantics(plan.pack)
+    adjusted: dict[str, tuple[Scalar, str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        values = {n: p.value for n, p in pins.items()}
+        if cp.satisfiable(values, task="checking the request") is not None:
+            break
+        # The launcher reads its own defaults for the resources nobody gave (a default
+        # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
+        # values are never defaulted, so a target's own default never decides its rule.
+        given_all = {**resource_defaults(plan, values), **values}
+        for rule in plan.pack.rules:
+            target = rule.adjusts
+            if target is None or target in adjusted:
+                continue
+            pin = pins.get(target)
+            if pin is None or pin.source != "user":
+                continue
+            others = {n: v for n, v in values.items() if n != target}
+            given = {n: v for n, v in given_all.items() if n != target}
+            if not entailed(cp, given, sem.whens.get(rule.id)):
+                continue
+            if not violated(cp, given_all, rule.id):
+                continue
+            replacement = next(
+                (
+                    w
+                    for w in rule.adjust_to
+                    if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None
+                ),
+                None,
+            )
+            del pins[target]
+            if replacement is not None:
+                pins[target] = Pin(field=target, value=replacement, source="user")
+            adjusted[target] = (pin.value, rule.id)
+            changed = True
+            break
+    if adjusted:
+        # An adjusted value is no longer the user's own choice; keep its pin, marked as such.
+        pins = {
+            n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
+        }
+    return pins, adjusted
+
+
+def follows_chain(spec: Field, predict: bool) -> bool:
+    """Whether an unset field takes its chain (the first applicable preference's values, else its
+    default) instead of the search's best value: an option in predict mode, and any field the
+    search may not choose (`search = false`: resources, precision, a model's shape facts)."""
+    return not spec.search or (predict and spec.kind == "option")
+
+
+def resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The launcher's default (first value of its chain) of each unset option the search may not
+    choose (`search = false`: the resources and the precision), as `launcher_view` takes them."""
+    assigned = dict(values)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name not in assigned and spec.kind == "option" and not spec.search:
+            out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
+
+
+def entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
+    if cond is None:
+        return True
+    known = cond.partial(pins)
+    if known is not None:
+        return bool(known)
+    negated = Extra(cond.fields, lambda *a: not cond.holds(a))
+    return cp.satisfiable(pins, extra=[negated], task="testing an adjustment") is None
+
+
+def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool:
+    cond = cp.rules[rule_id].condition
+    known = cond.partial(pins)
+    if known is not None:
+        return not known
+    return (
+        cp.satisfiable(pins, task="testing an adjustment") is None
+        and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None
+    )
+
+
+def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
+    issues = []
+    for name, spec in plan.pack.fields.items():
+        if not spec.required or name in pins or len(trace.domains.get(name, ())) <= 1:
+            continue
+        shown = ", ".join(str(v) for v in trace.domains[name][:16])
+        issues.append(
+            InputIssue(
+                field=name,
+                value=None,
+                allowed=tuple(trace.domains[name]),
+                message=(
+                    f"{name} is not given and the other inputs do not decide it: "
+                    f"pass --set {name}=VALUE (one of {shown}) or --detect"
+                ),
+            )
+        )
+    if issues:
+        raise InvalidInput(issues)

@@ -1,0 +1,239 @@
+"""What resolution needs that depends only on the pack (`Plan`), computed once per pack digest.
+
+The compiled pack, the decision order (the field graph's, from the on-disk cache when it has it),
+the preferences by field and their rankings under the values decided so far, the warn rules by
+field, and the launcher's default chain of each option (`Plan.chain`). `plan_for` keeps the
+latest few plans (widened packs come and go).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from solver.bounded import PACKS_KEPT, Lru
+from solver.budget import Budget
+from solver.engine.csp import CompiledPack, compile_pack
+from solver.engine.opendomain import base_digest
+from solver.model import (
+    Pack,
+    Preference,
+    Rule,
+    Scalar,
+)
+from solver.pack.loader import semantics
+
+__all__ = ["Plan", "plan_for"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything resolution needs that depends only on the pack, computed once."""
+
+    compiled: CompiledPack
+    order: tuple[str, ...]
+    preferences: dict[str, tuple[Preference, ...]]
+    # Warn rules by the fields they read: an auto value that breaks one ranks last (see `flagged`).
+    warn_rules: dict[str, tuple[str, ...]]
+    # Rankings already computed, by field and the values of the fields its ranking reads.
+    _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def pack(self) -> Pack:
+        return self.compiled.pack
+
+    def within(self, budget: Budget | None) -> Plan:
+        """This plan with its searches charged to `budget` (None: this plan); the caches shared."""
+        if budget is None:
+            return self
+        return dataclasses.replace(self, compiled=self.compiled.within(budget))
+
+    def ranking(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
+        """The field's values, best first, given the decided fields; and which preference ranked each.
+
+        Values a warn rule flags come last, whatever the preferences say: a warn rule marks a
+        combination SGLang accepts but that is expected to fail, which a user may choose and then
+        gets the warning, but which auto never takes while another value works.
+
+        Depends only on the decided values of the fields the field's preferences and warn rules
+        read, so it is remembered by those (a resolution asks for each field several times).
+        """
+        reads = self._reads.get(name)
+        if reads is None:
+            reads = self._reads[name] = self._ranking_reads(name)
+        key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
+        found = self._rankings.get(key)
+        if found is None:
+            ranked, origin = self.preferred(name, assigned)
+            flagged = self.flagged(name, assigned, ranked)
+            if flagged:
+                ranked = [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged]
+            found = (ranked, origin)
+            if len(self._rankings) < _RANKINGS_KEPT:
+                self._rankings[key] = found
+        return list(found[0]), dict(found[1])
+
+    def _ranking_reads(self, name: str) -> tuple[str, ...]:
+        sem = semantics(self.pack)
+        reads: set[str] = set()
+        for pref in self.preferences.get(name, ()):
+            cond = sem.preferences[pref.id]
+            if cond is not None:
+                reads.update(cond.fields)
+            if pref.same_as is not None:
+                reads.add(pref.same_as)
+        for rid in self.warn_rules.get(name, ()):
+            reads.update(self.compiled.warn_rules[rid].fields)
+        return tuple(sorted(reads))
+
+    def flagged(self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]) -> dict[Scalar, str]:
+        """Those of `values` that break a warn rule (see `warned`), each with the first such rule."""
+        return {value: rules[0] for value, rules in self.warned(name, assigned, values).items()}
+
+    def warned(
+        self, name: str, assigned: Mapping[str, Scalar], values: list[Scalar]
+    ) -> dict[Scalar, list[str]]:
+        """Those of `values` that break a warn rule whatever its undecided fields will hold
+        (three-valued evaluation with `assigned`), each with every such rule in declaration order.
+
+        Not only once every other field of the rule is decided: the split attention backends are
+        decided after `attention_backend` and follow it, so a rule over all three would never
+        flag the choice that matters."""
+        out: dict[Scalar, list[str]] = {}
+        rules = self.compiled.warn_rules
+        for rid in self.warn_rules.get(name, ()):
+            partial = rules[rid].partial
+            for value in values:
+                if partial({**assigned, name: value}) is False:
+                    out.setdefault(value, []).append(rid)
+        return {value: out[value] for value in values if value in out}
+
+    def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
+        """`assigned` and every value the rules force from it (propagation leaves one value): what
+        a warn rule may read of a request whose other fields are not decided yet (choices, matrix).
+        A warn rule over a derived fact (`has_aiter`, forced by the platform) flags a value then,
+        as `check` of the same request warns."""
+        state = self.compiled.start(dict(assigned))
+        if state is None:
+            return dict(assigned)
+        forced = {n: d[0] for n, d in state.domains.items() if len(d) == 1}
+        return {**forced, **assigned}
+
+    def chain(self, name: str, assigned: Mapping[str, Scalar]) -> tuple[list[Scalar], Preference | None]:
+        """The launcher's own default chain for an unset field: the values of its first
+        applicable preference (pack authors keep that list equal to the launcher's real
+        fallback chain), or, when no preference applies, the field's default (its first value).
+        Warn rules are not applied: the launcher does not avoid what it only warns about."""
+        values, pref = self._first_preference(name, assigned)
+        return values or [self.pack.fields[name].domain[0]], pref
+
+    def replacements(self, name: str, assigned: Mapping[str, Scalar], value: Scalar) -> list[Scalar] | None:
+        """What the launcher's own overrides (adjustment rules, SGLang's FORCE) put in place of
+        its pick `value` when that breaks one of them given `assigned`: their `adjust_to`
+        values in declaration order, `[]` when one names none (then: the best value that
+        works); None when no adjustment rule fires."""
+        adjusters = self._adjusters.get(name)
+        if adjusters is None:
+            adjusters = self._adjusters[name] = tuple(r for r in self.pack.rules if r.adjusts == name)
+        out: list[Scalar] | None = None
+        for rule in adjusters:
+            if self.compiled.rules[rule.id].condition.partial({**assigned, name: value}) is False:
+                out = out or []
+                out += [v for v in rule.adjust_to if v not in out]
+        return out
+
+    def _first_preference(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], Preference | None]:
+        domain = self.compiled.domains[name]
+        for pref, values in self._applicable(name, assigned):
+            values = [v for v in dict.fromkeys(values) if v in domain]
+            if values:
+                return values, pref
+        return [], None
+
+    def _applicable(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> Iterator[tuple[Preference, list[Scalar]]]:
+        """The field's preferences whose `when` holds, in declaration order, with their values
+        (a `same_as` field's value first)."""
+        sem = semantics(self.pack)
+        for pref in self.preferences.get(name, ()):
+            cond = sem.preferences[pref.id]
+            if cond is not None and cond.partial(assigned) is not True:
+                continue
+            values: list[Scalar] = []
+            if pref.same_as is not None and pref.same_as in assigned:
+                values.append(assigned[pref.same_as])
+            yield pref, values + list(pref.prefer)
+
+    def preferred(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
+        """The ranking the preferences give, then the rest of the domain (warn rules not applied)."""
+        ranked: list[Scalar] = []
+        origin: dict[Scalar, Preference] = {}
+        for pref, values in self._applicable(name, assigned):
+            for value in values:
+                if value not in origin and value in self.compiled.domains[name]:
+                    origin[value] = pref
+                    ranked.append(value)
+        seen = set(ranked)
+        ranked += [v for v in self.compiled.domains[name] if v not in seen]
+        return ranked, origin
+
+
+_PLANS: Lru[str, Plan] = Lru(PACKS_KEPT)  # as the compiled packs: widened packs come and go
+
+_UNDECIDED = object()
+
+_RANKINGS_KEPT = 1 << 15
+
+
+def plan_for(pack: Pack) -> Plan:
+    """The cached plan of a pack (compiled CSP, field order, preferences per field)."""
+    plan = _PLANS.get(pack.digest) if pack.digest else None
+    if plan is None:
+        prefs: dict[str, list[Preference]] = {}
+        for pref in pack.preferences:
+            prefs.setdefault(pref.field, []).append(pref)
+        compiled = compile_pack(pack)
+        warn: dict[str, list[str]] = {}
+        for rid, cond in compiled.warn_rules.items():
+            for name in cond.fields:
+                warn.setdefault(name, []).append(rid)
+        plan = Plan(
+            compiled=compiled,
+            order=_field_order(pack),
+            preferences={k: tuple(v) for k, v in prefs.items()},
+            warn_rules={k: tuple(v) for k, v in warn.items()},
+        )
+        if pack.digest:
+            _PLANS.put(pack.digest, plan)
+    return plan
+
+
+def _field_order(pack: Pack) -> tuple[str, ...]:
+    """The graph order, from the on-disk cache when it has it: the graph needs networkx, whose
+    import alone would cost a launcher's start-up more than the whole resolution."""
+    from solver.pack import cache
+
+    # A widened copy (open domains) has the graph of its base pack: domains add no edges.
+    entry = cache.read(base_digest(pack.digest)) if pack.digest else None
+    order = entry.get("order") if entry is not None else None
+    if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
+        return tuple(order)
+    from solver.pack.graph import analyse
+
+    found = analyse(pack).order
+    if pack.digest:
+        cache.write(base_digest(pack.digest), order=list(found))
+    return found

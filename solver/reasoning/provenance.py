@@ -1,0 +1,357 @@
+"""A decided request written up as a `Resolution` (`resolve_planned`): each field's provenance (who
+decided it and why, the preferred values rejected with their minimal reasons), the adjustments,
+the warnings, the facts assumed, and where the search departs from the launcher's own picks.
+
+`resolve_unexplained` is resolution without the diagnosis of a failure (a bare `Unsatisfiable`):
+what verifying a repair needs, so that `solver.reasoning.diagnose` does not import the resolver
+that imports it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from solver.budget import Budget
+from solver.engine.csp import CompiledPack, SearchTrace
+from solver.engine.opendomain import widened
+from solver.errors import Unsatisfiable
+from solver.model import (
+    AdjustmentRecord,
+    AssumedRecord,
+    DepartureRecord,
+    Pack,
+    Pin,
+    Preference,
+    Provenance,
+    Rejection,
+    Resolution,
+    Scalar,
+    WarningRecord,
+)
+from solver.reasoning.decide import (
+    ChainFailed,
+    RequestFails,
+    apply_adjustments,
+    bare_conflict,
+    check_required,
+    follows_chain,
+    likely_values,
+    settle,
+)
+from solver.reasoning.plan import Plan, plan_for
+from solver.values import show as _show
+
+__all__ = ["resolve_planned", "resolve_unexplained"]
+
+
+def assumed_facts(
+    plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance]
+) -> list[AssumedRecord]:
+    """Facts nobody gave that a preference or the domain's order filled (not those the rules
+    force: those follow from what was given)."""
+    out = []
+    for name, spec in plan.pack.fields.items():
+        prov = provenance[name]
+        if spec.kind != "fact" or name in pins or prov.kind not in ("preference", "default"):
+            continue
+        out.append(
+            AssumedRecord.model_construct(field=name, value=solution[name], because=prov.because or "")
+        )
+    return out
+
+
+def departures_of(
+    plan: Plan,
+    pins: dict[str, Pin],
+    adjustments: dict[str, tuple[Scalar, str]],
+    strict: bool,
+    solution: Mapping[str, Scalar],
+    provenance: Mapping[str, Provenance],
+) -> list[DepartureRecord]:
+    """The options the launcher decides by itself (predict mode over the same request) where the
+    searched `solution` differs from its own picks, in graph order up to the first whose chain
+    fails, each with why."""
+    pack = plan.pack
+    cp = plan.compiled
+    state = cp.start({n: p.value for n, p in pins.items()})
+    if state is None:
+        return []
+    # The searched solution keeps every final pin, so it is already a witness for them: no
+    # second search for one.
+    witness = solution
+    failed: ChainFailed | None = None
+    try:
+        own, _, predicted, _, _ = settle(
+            plan, dict(pins), adjustments, state, witness, strict=strict, predict=True
+        )
+    except ChainFailed as exc:
+        failed, predicted, own = exc, exc.decided, exc.pins
+    except RequestFails:
+        return []
+    out = []
+    for name in plan.order:
+        if name in own or pack.fields[name].kind != "option":
+            continue
+        resolved = solution[name]
+        if failed is not None and name == failed.field:
+            value = failed.chain[0]
+            why = _rejected_because(provenance[name], value)
+            out.append(
+                DepartureRecord.model_construct(
+                    field=name,
+                    launcher=None,
+                    resolved=resolved,
+                    rule=failed.preference.id if failed.preference else None,
+                    because=(
+                        f"{pack.name}'s own default {_show(value)} fails here"
+                        + (f" ({why})" if why else "")
+                        + f"; chose {_show(resolved)}"
+                    ),
+                )
+            )
+            break
+        if name not in predicted or predicted[name] == resolved:
+            continue
+        value = predicted[name]
+        why = _rejected_because(provenance[name], value)
+        out.append(
+            DepartureRecord.model_construct(
+                field=name,
+                launcher=value,
+                resolved=resolved,
+                rule=None,
+                because=(
+                    f"{pack.name} would pick {_show(value)} by itself"
+                    + (f" ({why})" if why else "")
+                    + f"; chose {_show(resolved)}"
+                ),
+            )
+        )
+    return out
+
+
+def _rejected_because(prov: Provenance, value: Scalar) -> str:
+    for rej in prov.rejected:
+        if rej.value == value:
+            return ", ".join(rej.because)
+    return ""
+
+
+def provenance_of(
+    plan: Plan,
+    name: str,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    adjustments: Mapping[str, tuple[Scalar, str]],
+    trace: SearchTrace,
+    log: Mapping[str, tuple[list[Scalar], dict[Scalar, Preference]]],
+    reasons: bool,
+    predict: bool = False,
+) -> Provenance:
+    pack = plan.pack
+    if name in adjustments:
+        rule = pack.rule(adjustments[name][1])
+        return Provenance.model_construct(
+            kind="adjusted", source="user", rule=rule.id, because=rule.because, rejected=[]
+        )
+    pin = pins.get(name)
+    if pin is not None:
+        kind = "user" if pin.source == "user" else "fact"
+        return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
+    value = solution[name]
+    if len(trace.domains.get(name, ())) <= 1:
+        forcing = _forcing_rules(plan.compiled, name, solution)
+        models = plan.compiled.models
+        because = (
+            "; ".join(dict.fromkeys(models[r].because for r in forcing))
+            if forcing
+            else "the only value the rules allow"
+        )
+        return Provenance.model_construct(
+            kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
+        )
+    ranked, origin = log.get(name, ([value], {}))
+    before = ranked[: ranked.index(value)] if value in ranked else []
+    rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
+    field = pack.fields[name]
+    chained = follows_chain(field, predict)  # the launcher's chain, or a fact's assumed default
+    if not chained:
+        rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
+    pref = origin.get(value)
+    if pref is not None:
+        return Provenance.model_construct(
+            kind="preference", source=None, rule=pref.id, because=pref.because, rejected=rejected
+        )
+    if chained:
+        return Provenance.model_construct(
+            kind="default",
+            source=None,
+            rule=None,
+            rejected=rejected,
+            because=f"{pack.name}'s default when the flag is not given",
+        )
+    because = (
+        "not given; the first value of the domain that works — set it if it differs"
+        if field.kind == "fact"
+        else "the first value of the domain that works"
+    )
+    return Provenance.model_construct(
+        kind="default", source=None, rule=None, because=because, rejected=rejected
+    )
+
+
+def _rejection(
+    plan: Plan,
+    name: str,
+    value: Scalar,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    reasons: bool,
+) -> Rejection:
+    if not reasons:
+        return Rejection.model_construct(value=value, because=[])
+    from solver.reasoning.conflicts import minimal_reason
+
+    # The background is every field decided before this one (pins and earlier choices).
+    position = plan.order.index(name)
+    earlier = set(plan.order[:position]) | set(pins)
+    fixed = {n: solution[n] for n in earlier if n != name}
+    sources = {n: (pins[n].source if n in pins else "preference") for n in fixed}
+    items = minimal_reason(plan.compiled, name, value, fixed, sources, trace=False)
+    return Rejection.model_construct(value=value, because=[it.label() for it in items or []])
+
+
+def _flagged_rejections(
+    plan: Plan,
+    name: str,
+    value: Scalar,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    ranked: list[Scalar],
+) -> list[Rejection]:
+    """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
+    warn rule and the decided values it read are the reason."""
+    if not plan.warn_rules.get(name):
+        return []  # no warn rule reads the field: nothing can have been moved
+    position = plan.order.index(name)
+    assigned = {n: solution[n] for n in set(plan.order[:position]) | set(pins) if n != name}
+    preferred, _ = plan.preferred(name, assigned)
+    better = preferred[: preferred.index(value)] if value in preferred else []
+    flagged = plan.flagged(name, assigned, better)
+    out = []
+    for v in better:
+        rid = flagged.get(v)
+        if rid is None or v in ranked[: ranked.index(value)]:
+            continue
+        reads = [
+            f"{f}={_show(assigned[f])}"
+            for f in plan.compiled.warn_rules[rid].fields
+            if f != name and f in assigned
+        ]
+        out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
+    return out
+
+
+def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:
+    """Rules that, with the other fields as resolved, exclude the field's other values.
+
+    A greedy cover: the rule excluding the most values first, until every other value is
+    accounted for (or no rule alone excludes what is left: propagation through several rules).
+    """
+    value = solution[name]
+    left = {v for v in cp.domains[name] if v != value}
+    excluded_by: dict[str, set[Scalar]] = {}
+    for rid in cp.rules_reading(name):
+        excluded_by[rid] = left - cp.allowed(rid, name, solution)
+    chosen: list[str] = []
+    while left:
+        best = max(excluded_by, key=lambda r: len(excluded_by[r] & left), default=None)
+        if best is None or not excluded_by[best] & left:
+            break
+        chosen.append(best)
+        left -= excluded_by.pop(best)
+    return chosen
+
+
+def warnings_of(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
+    out = []
+    for rid, cond in plan.compiled.warn_rules.items():
+        if not cond.evaluate(solution):
+            out.append(WarningRecord.model_construct(rule=rid, message=plan.compiled.models[rid].because))
+    return out
+
+
+def resolve_planned(
+    pack: Pack, plan: Plan, pins: Mapping[str, Pin], *, strict: bool, reasons: bool, predict: bool
+) -> Resolution:
+    """Resolve validated pins of `pack` (already widened by them) with its `plan`: the
+    `Resolution`, or `RequestFails` / `ChainFailed` (data, explained one layer up)."""
+    cp = plan.compiled
+    pins = dict(pins)
+    adjustments: dict[str, tuple[Scalar, str]] = {}
+    values = {name: pin.value for name, pin in pins.items()}
+    # One check serves three purposes: whether adjustments are needed (only when the request as
+    # given has no solution), whether it resolves, and the start of the greedy decisions.
+    state = cp.start(values)
+    witness = (
+        cp.search(state, task="checking the request", hint=likely_values(plan, values))
+        if state is not None
+        else None
+    )
+    if witness is None and not strict:
+        pins, adjustments = apply_adjustments(plan, pins)
+        if adjustments:
+            values = {name: pin.value for name, pin in pins.items()}
+            state = cp.start(values)
+            witness = cp.search(state, task="checking the request") if state is not None else None
+    if state is None or witness is None:
+        raise RequestFails(pins, adjustments)
+    pins, adjustments, solution, trace, log = settle(
+        plan, pins, adjustments, state, witness, strict=strict, predict=predict
+    )
+    check_required(plan, pins, trace)
+    provenance = {
+        name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
+        for name in pack.fields
+    }
+    departures: list[DepartureRecord] = []
+    if not predict:
+        departures = departures_of(plan, pins, adjustments, strict, solution, provenance)
+    return Resolution.model_construct(
+        pack={"name": pack.name, "version": pack.version},
+        values={name: solution[name] for name in pack.fields},
+        provenance=provenance,
+        adjustments=[
+            AdjustmentRecord.model_construct(
+                field=name,
+                requested=requested,
+                resolved=solution[name],
+                rule=rule_id,
+                because=pack.rule(rule_id).because,
+            )
+            for name, (requested, rule_id) in adjustments.items()
+        ],
+        warnings=warnings_of(plan, solution),
+        mode="predict" if predict else "search",
+        assumed=assumed_facts(plan, pins, solution, provenance),
+        departures=departures,
+    )
+
+
+def resolve_unexplained(
+    pack: Pack,
+    pins: Mapping[str, Pin],
+    *,
+    strict: bool = False,
+    reasons: bool = True,
+    predict: bool = False,
+    budget: Budget | None = None,
+) -> Resolution:
+    """`resolve_pins` without explaining a failure: a bare `Unsatisfiable` (no conflict, no
+    repairs) when the request has no resolution."""
+    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
+    plan = plan_for(pack).within(budget)
+    try:
+        return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict)
+    except (ChainFailed, RequestFails):
+        raise Unsatisfiable(bare_conflict()) from None
