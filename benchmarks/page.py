@@ -7,7 +7,8 @@ greys out (a conflict), followed by applying the first repair, as a person would
 timed by the page itself, from the click to the new state drawn (`window.confsolveTimings`), and by
 the driver (click to the page's state counter moving). Prints p50/p90 per click, split by kind.
 
-    python benchmarks/page.py [--pack sglang] [--clicks 50] [--seed 1] [--think-ms 1000] [--no-warm-up]
+    python benchmarks/page.py [--pack sglang] [--clicks 50] [--seed 1] [--think-ms 1000]
+        [--dwell-ms 0] [--no-warm-up] [--json PATH]
 
 Needs the test extra (`pip install -e '.[test]'`) and /usr/bin/chromium.
 """
@@ -43,16 +44,25 @@ def _choices(p: Page) -> dict[str, Any]:
     return doc
 
 
-def _click(p: Page, field: dict[str, Any], value: str) -> None:
-    before = p.seq()
-    if p.page.locator(f'select[data-field="{field["name"]}"]').count():
-        p.page.select_option(f'select[data-field="{field["name"]}"]', value)
+def _click(p: Page, field: dict[str, Any], value: str, dwell_ms: float) -> float:
+    """Choose `value`; the time from the click to its state drawn (ms, by the driver). With
+    `dwell_ms`, the pointer rests on the value that long first, as a person's does before a
+    click (the page asks for that state meanwhile); a drop-down list gets no such head start."""
+    select = f'select[data-field="{field["name"]}"]'
+    if p.page.locator(select).count():
+        before, t0 = p.seq(), time.perf_counter()
+        p.page.select_option(select, value)
     else:
         selector = f'button[data-field="{field["name"]}"][data-value="{value}"]'
         if not p.page.locator(selector).count():  # folded behind "+N excluded"
             p.page.click(f'button[data-unfold="{field["name"]}"]')
+        if dwell_ms:
+            p.page.hover(selector)
+            p.page.wait_for_timeout(dwell_ms)
+        before, t0 = p.seq(), time.perf_counter()
         p.page.click(selector)
     p.wait_after(before, timeout=120_000)
+    return (time.perf_counter() - t0) * 1000
 
 
 def _session_order(fields: list[dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
@@ -66,7 +76,13 @@ def _session_order(fields: list[dict[str, Any]], rng: random.Random) -> list[dic
 
 
 def run(
-    pack: str, clicks: int, seed: int, warm_up: bool, conflict_rate: float, think_ms: float
+    pack: str,
+    clicks: int,
+    seed: int,
+    warm_up: bool,
+    conflict_rate: float,
+    think_ms: float,
+    dwell_ms: float = 0.0,
 ) -> dict[str, Any]:
     rng = random.Random(seed)
     rows: list[dict[str, Any]] = []
@@ -99,9 +115,7 @@ def run(
                     value = rng.choice(possible)
                     if page.page.evaluate(f"S.set[{json.dumps(field['name'])}]") == value:
                         continue
-                t0 = time.perf_counter()
-                _click(page, field, value)
-                wall = (time.perf_counter() - t0) * 1000
+                wall = _click(page, field, value, dwell_ms)
                 timing = page.page.evaluate("window.confsolveTimings.at(-1)")
                 rows.append(
                     {
@@ -124,6 +138,9 @@ def run(
                     repair = page.page.locator("#conflict [data-repair]")
                     if repair.count():
                         page.page.wait_for_timeout(think_ms)
+                        if dwell_ms:
+                            repair.first.hover()
+                            page.page.wait_for_timeout(dwell_ms)
                         t0 = time.perf_counter()
                         before = page.seq()
                         repair.first.click()
@@ -177,6 +194,13 @@ def main(argv: list[str] | None = None) -> int:
         default=1000.0,
         help="the pause before each click, as a person reads the page (default 1000)",
     )
+    parser.add_argument(
+        "--dwell-ms",
+        type=float,
+        default=0.0,
+        help="how long the pointer rests on a value before clicking it (default 0: the click "
+        "comes with no head start; a person's pointer rests on a value a few hundred ms)",
+    )
     parser.add_argument("--no-warm-up", action="store_true")
     parser.add_argument("--json", metavar="PATH", help="also write every click to this file")
     args = parser.parse_args(argv)
@@ -185,12 +209,21 @@ def main(argv: list[str] | None = None) -> int:
         print(f"benchmarks/page.py: {why}", file=sys.stderr)
         return 2
     load_before = os.getloadavg()
-    result = run(args.pack, args.clicks, args.seed, not args.no_warm_up, args.conflict_rate, args.think_ms)
+    result = run(
+        args.pack,
+        args.clicks,
+        args.seed,
+        not args.no_warm_up,
+        args.conflict_rate,
+        args.think_ms,
+        args.dwell_ms,
+    )
     result["load"] = {"before": load_before, "after": os.getloadavg()}
     rows = result["clicks"]
     print(
         f"{args.pack}: {len(rows)} clicks in {result['sessions']} sessions, seed {args.seed}, "
-        f"pause {args.think_ms:.0f} ms before each; answer cache {result['cache']}; load average "
+        f"pause {args.think_ms:.0f} ms before each, pointer resting {args.dwell_ms:.0f} ms; "
+        f"answer cache {result['cache']}; load average "
         f"{load_before[0]:.1f} before, {result['load']['after'][0]:.1f} after (2 cores: above ~1, "
         "wall times count other processes' turns; the server's CPU time does not)"
     )

@@ -481,14 +481,32 @@ def test_unknown_modelopt_algorithm_falls_back_to_the_generic_spelling(tmp_path:
     assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt"
 
 
-def test_mixed_precision_modelopt(tmp_path: Path) -> None:
-    path = _config(
-        tmp_path,
-        {
-            "architectures": ["Qwen3MoeForCausalLM"],
-            "num_experts": 128,
-            "quantization_config": {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"},
-        },
+# SGLang 0.5.23 (model_config.py::_parse_modelopt_quant_config) serves a ModelOpt MIXED_PRECISION
+# checkpoint as modelopt_mixed only when one of its layers is NVFP4 (or W4A16_NVFP4); the
+# W4A8_AWQ + FP8 exports (DeepSeek-R1-W4AFP8) and a checkpoint listing no layers are w4afp8.
+@pytest.mark.parametrize(
+    ("layers", "expected"),
+    [
+        (None, "w4afp8"),
+        ({"mlp.experts.0.down_proj": {"quant_algo": "W4A8_AWQ"}, "o_proj": {"quant_algo": "FP8"}}, "w4afp8"),
+        ({"experts.0": {"quant_algo": "NVFP4"}, "o_proj": {"quant_algo": "FP8"}}, "modelopt_mixed"),
+        ({"mlp.experts.0.down_proj": {"quant_algo": "w4a16_nvfp4"}}, "modelopt_mixed"),
+    ],
+)
+def test_mixed_precision_modelopt(tmp_path: Path, layers: dict[str, Any] | None, expected: str) -> None:
+    quant: dict[str, Any] = {"quant_method": "modelopt", "quant_algo": "MIXED_PRECISION"}
+    if layers is not None:
+        quant["quantized_layers"] = layers
+    doc = {"architectures": ["Qwen3MoeForCausalLM"], "num_experts": 128, "quantization_config": quant}
+    assert facts_from_model_config(SGLANG, _config(tmp_path, doc))["checkpoint_quant"].value == expected
+
+
+def test_mixed_precision_modelopt_in_hf_quant_config(tmp_path: Path) -> None:
+    path = _config(tmp_path, {"architectures": ["DeepseekV3ForCausalLM"], "n_routed_experts": 256})
+    layers = {"model.layers.3.mlp.experts.0.down_proj": {"quant_algo": "NVFP4"}}
+    quantization = {"quant_algo": "MIXED_PRECISION", "quantized_layers": layers}
+    (tmp_path / "hf_quant_config.json").write_text(
+        json.dumps({"producer": {"name": "modelopt"}, "quantization": quantization})
     )
     assert facts_from_model_config(SGLANG, path)["checkpoint_quant"].value == "modelopt_mixed"
 
@@ -718,3 +736,44 @@ present = ["x"]
         assert needle in text, (needle, text)
     assert len(exc.value.problems) == 8
     assert all(p.file == "model.toml" and p.line for p in exc.value.problems), exc.value.problems
+
+
+@pytest.mark.parametrize(
+    "parts",
+    [
+        '{ tables = ["layers"] }',
+        '{ tables = ["layers"], key = "a.b" }',
+        '{ tables = [], key = "algo" }',
+        '"layers"',
+    ],
+)
+def test_a_malformed_parts_entry_is_a_pack_error(tmp_path: Path, parts: str) -> None:
+    table = f'[model_config.facts.arch]\nvalue = ["architectures.0"]\nparts = {parts}\n'
+    with pytest.raises(PackError, match="parts"):
+        facts_from_model_config(_tiny_pack(tmp_path, table), tmp_path)
+
+
+def test_parts_qualify_the_map_by_any_parts_key(tmp_path: Path) -> None:
+    # "method/detail/part" is tried for each part's own value (sorted), then "method/detail",
+    # then "method"; a parts table that is absent or holds no such key changes nothing.
+    pack = _tiny_pack(
+        tmp_path,
+        """
+[model_config.facts.arch]
+value = ["architectures.0"]
+detail = ["kind"]
+parts = { tables = ["layers"], key = "algo" }
+map = { "mixed/all" = "Dense", "mixed/all/x" = "Sparse" }
+fallback = "other"
+""",
+    )
+    cases = [
+        ({"layers": {"a": {"algo": "Y"}, "b": {"algo": "X"}}}, "Sparse"),
+        ({"layers": {"a": {"algo": "Y"}}}, "Dense"),
+        ({"layers": {"a": "X"}}, "Dense"),
+        ({}, "Dense"),
+    ]
+    for index, (extra, expected) in enumerate(cases):
+        doc = {"architectures": ["mixed"], "kind": "all", **extra}
+        path = _config(tmp_path / f"m{index}", doc)
+        assert facts_from_model_config(pack, path)["arch"].value == expected

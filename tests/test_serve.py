@@ -249,6 +249,22 @@ def test_every_api_answer_over_http_is_a_schema_document(server: ConfiguratorSer
         _valid(json.loads(raw), kind)
 
 
+def test_a_prefetch_fills_the_cache_and_answers_no_content(server: ConfiguratorServer) -> None:
+    body = {"set": {**WALK, "ep_size": "1"}, "keep": ["ep_size"]}
+    api = server.configurator
+    request = parse_request(api.pack, body, ("set", "keep"))
+    key = ("state", request.values, request.keep)
+    assert not api._answers.known(key)
+    status, raw, _ = _http(server, "POST", "/api/prefetch", json.dumps(body).encode())
+    assert status == 204 and raw == b""
+    assert api._answers.known(key)
+    hits = api.cache_stats["hits"]
+    status, raw, _ = _http(server, "POST", "/api/state", json.dumps(body).encode())
+    assert status == 200 and api.cache_stats["hits"] > hits
+    bad = _http(server, "POST", "/api/prefetch", json.dumps({"set": {"tp_size": "seven"}}).encode())
+    assert bad[0] == 400 and _valid(json.loads(bad[1]), "error")
+
+
 def test_a_document_of_the_wrong_shape_is_refused_by_the_schema() -> None:
     with pytest.raises(jsonschema.ValidationError):  # a resolved state without its resolution
         VALIDATOR.validate({"schema": 1, "status": "state", "verdict": "resolved", "set": {}})

@@ -138,6 +138,30 @@ def test_a_repair_keeps_the_choice_just_made(browser: Any, sglang_url: str) -> N
     assert all("tp-size" in label for label in labels)
 
 
+def test_resting_on_a_value_computes_its_state_before_the_click(browser: Any) -> None:
+    import time
+
+    from solver.serve.requests import parse_request
+
+    with served("sglang") as server:
+        api = server.configurator
+        p = _page(browser)
+        p.open(server.url + "?platform=cuda&gpu_arch=sm90")
+        body = {"set": {"platform": "cuda", "gpu_arch": "sm90", "tp_size": "4"}, "keep": ["tp_size"]}
+        request = parse_request(api.pack, body, ("set", "keep"))
+        key = ("state", request.values, request.keep)
+        assert not api._answers.known(key)
+        p.page.hover('button[data-field="tp_size"][data-value="4"]')
+        deadline = time.monotonic() + 60
+        while not api._answers.known(key) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert api._answers.known(key), "hovering the value did not prefetch its state"
+        hits = api.cache_stats["hits"]
+        p.click_value("tp_size", "4")
+        assert api.cache_stats["hits"] > hits
+        assert "user" in p.now("tp_size") and not p.errors, p.errors
+
+
 def test_keyboard_and_narrow_window(browser: Any, sglang_url: str) -> None:
     p = _page(browser, width=600, height=900)
     p.open(sglang_url + "?platform=cuda")

@@ -220,6 +220,20 @@ source = "x"
 """
 
 
+def test_a_cpu_without_amx_information_is_assumed_loudly(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #13's second example: `intel_amx` rests on an assumed AMX Xeon, and the text says so
+    above the table, with how to say otherwise; saying otherwise gives torch_native."""
+    argv = ["--set", "platform=cpu", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", *argv)
+    notice, table = out.split("\n\n", 1)
+    assert code == 0 and "intel_amx" in table
+    assert "  cpu_has_amx=true: SGLang's CPU target is Xeon with AMX; set --set cpu_has_amx=false" in notice
+    code, out, _ = run(capsys, "check", *argv, "--set", "cpu_has_amx=false", "--json")
+    doc = json.loads(out)
+    assert doc["values"]["attention_backend"] == "torch_native"
+    assert "cpu_has_amx" not in {a["field"] for a in doc["assumed"]}
+
+
 def test_assumed_facts_that_share_a_pack_reason_are_one_line(tmp_path: Path) -> None:
     """The ASSUMED notice names facts one pack group covers on one line, in the group's order;
     JSON `assumed` still has one entry per fact."""
@@ -413,8 +427,12 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
         "--set",
         "attention_backend=aiter",
     ]
+    because = load_pack("sglang").rule("aiter-attention-needs-aiter").because
     code, out, _ = run(capsys, "check", *facts)
-    assert code == 0 and "WARNING (" in out  # the full text, not only the id
+    assert code == 0 and f"WARNING (aiter-attention-needs-aiter): {because}" in out  # in full
+    code, out, _ = run(capsys, "check", *facts, "--deny-warnings")
+    assert code == 1 and out.startswith("conflict (--deny-warnings): sglang takes the request as typed")
+    assert f"WARNING (aiter-attention-needs-aiter): {because}" in out
     code, out, _ = run(capsys, "check", *facts, "--deny-warnings", "--json")
     doc = json.loads(out)
     assert code == 1 and doc["status"] == "conflict" and doc["conflict"]["rules"]
@@ -548,7 +566,12 @@ def test_the_configurator_page_flags_aiter_on_cuda() -> None:
     "facts",
     [
         {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"},
-        {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8"},  # noqa: E501
+        {
+            "platform": "cuda",
+            "gpu_arch": "sm100",
+            "architecture": "DeepseekV3ForCausalLM",
+            "checkpoint_quant": "fp8",
+        },
         {"platform": "hip", "gpu_arch": "gfx942", "architecture": "LlamaForCausalLM"},
         {"platform": "cpu", "gpu_arch": "none", "architecture": "Qwen3MoeForCausalLM"},
     ],
@@ -604,3 +627,62 @@ def test_vllm_model_facts_nobody_gave_are_assumed_not_searched() -> None:
     assert given.values["num_attention_heads"] == 32
     fits = check(pack, {"tensor_parallel_size": 4}, facts)
     assert {a.field: a.value for a in fits.assumed}["num_attention_heads"] == 28
+
+
+# --- the README walk-through is what the CLI prints ------------------------------------------------
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def _walk_through() -> list[tuple[str, list[str]]]:
+    """The `$ command` / output pairs of the README's console blocks in "Two questions, two
+    commands" (continuation lines joined)."""
+    text = README.read_text(encoding="utf-8")
+    start = text.index("## Two questions, two commands")
+    section = text[start : text.index("\n## ", start + 1)]
+    pairs: list[tuple[str, list[str]]] = []
+    for block in section.split("```console\n")[1:]:
+        lines = block.split("```", 1)[0].splitlines()
+        while lines:
+            command = lines.pop(0)[2:]
+            while command.endswith("\\"):
+                command = command[:-1] + " " + lines.pop(0).strip()
+            said = []
+            while lines and not lines[0].startswith("$ "):
+                said.append(lines.pop(0))
+            pairs.append((command, said))
+    return pairs
+
+
+def test_the_walk_through_has_its_commands() -> None:
+    commands = [c for c, _ in _walk_through()]
+    assert len(commands) >= 10 and any("--deny-warnings" in c for c in commands)
+
+
+@pytest.mark.parametrize(("command", "said"), _walk_through(), ids=lambda x: x if isinstance(x, str) else "")
+def test_the_walk_through_shows_what_the_cli_prints(
+    command: str,
+    said: list[str],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    """Each README line is a line the command prints, in order; `...` stands for text left out."""
+    import re
+    import shlex
+
+    words = shlex.split(command)
+    if words[0] == "confsolve":
+        _, out, err = run(capsys, *words[1:])
+    else:  # python examples/launch.py ...
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path))
+        _example_launcher().main(words[2:])
+        out, err = capsys.readouterr()
+    printed = (out + err).splitlines()
+    at = 0
+    for line in said:
+        pattern = re.compile(".*?".join(re.escape(part) for part in line.split("...")) + "$")
+        while at < len(printed) and not pattern.match(printed[at]):
+            at += 1
+        assert at < len(printed), (line, out + err)
+        at += 1

@@ -413,7 +413,15 @@ def cmd_check(args: argparse.Namespace) -> int:
                 from solver.cli.launch import repair_renderer
 
                 render = repair_renderer(args, pack)
-            print(_conflict_paragraph(exc, render))
+            denied = bool(exc.conflict.rules) and all(
+                pack.rule(r.id).severity == "warn" for r in exc.conflict.rules
+            )
+            if denied:  # it works as typed: only --deny-warnings refuses it
+                print(f"conflict (--deny-warnings): {pack.name} takes the request as typed, but warns:")
+                for r in exc.conflict.rules:
+                    print(f"WARNING ({r.id}): {r.because}")
+            else:
+                print(_conflict_paragraph(exc, render))
         return EXIT_CONFLICT
     if args.json:
         _dump(res.to_json())

@@ -332,12 +332,13 @@ def _read_value(
         issues.append(_type_issue(shown, detail_where, detail, "a single value"))
         return None
     text = _text(raw)
-    qualified = f"{text}/{_text(detail)}" if detail is not _MISSING else None
+    qualified = f"{text}/{_text(detail)}" if detail is not _MISSING else text
+    spellings = [f"{qualified}/{part}" for part in _part_values(rule, reader)]
+    spellings += [qualified, text]
     candidate: Any = raw
-    if qualified is not None and qualified in rule.mapping:
-        candidate = rule.mapping[qualified]
-    elif text in rule.mapping:
-        candidate = rule.mapping[text]
+    mapped = next((s for s in spellings if s in rule.mapping), None)
+    if mapped is not None:
+        candidate = rule.mapping[mapped]
     else:
         expected = _expected_type(target, raw)
         if expected is not None:  # a number where a name belongs is malformed, not unknown
@@ -399,6 +400,20 @@ def _expected_type(target: Field, raw: Any) -> str | None:
         )
         return None if fits else "an integer"
     return None
+
+
+def _part_values(rule: _FactRule, reader: _Reader) -> list[str]:
+    """The distinct `part_key` values of the parts table (e.g. each layer's own quantization in a
+    mixed-precision checkpoint), lower-cased and sorted; none when the table is absent."""
+    table, _where = _first(rule.part_tables, reader)
+    if not isinstance(table, dict):
+        return []
+    found = {
+        _text(part[rule.part_key])
+        for part in table.values()
+        if isinstance(part, dict) and isinstance(part.get(rule.part_key), str | int | float | bool)
+    }
+    return sorted(found)
 
 
 def _first(paths: tuple[str, ...], reader: _Reader) -> tuple[Any, str]:

@@ -24,7 +24,7 @@ _TOP_KEYS = {"config", "nested", "files", "format", "facts"}
 _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
 _TEST_KEYS = ("present", "above", "equals", "contains", "differ")
-_VALUE_KEYS = {"value", "detail", "map", "fallback", "absent", "divides"}
+_VALUE_KEYS = {"value", "detail", "parts", "map", "fallback", "absent", "divides"}
 _FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "unless", "then", "otherwise"}
 
 _MISSING: Any = object()
@@ -54,6 +54,10 @@ class _FactRule:
     fact: str
     keys: tuple[str, ...] = ()
     detail: tuple[str, ...] = ()
+    # `parts`: a table of per-part objects (the first of `part_tables` found) whose `part_key`
+    # values qualify `map` further ("method/detail/part"), e.g. a mixed checkpoint's layers.
+    part_tables: tuple[str, ...] = ()
+    part_key: str = ""
     mapping: dict[str, Scalar] = field(default_factory=dict)
     fallback: Scalar | None = None
     absent: Scalar | None = None
@@ -265,6 +269,7 @@ def _compile_value_fact(
             bad(where, f"`{key}` belongs to test entries, not to `value` entries")
     keys = _paths(body.get("value"), f"{where}.value", bad)
     detail = _paths(body.get("detail", []), f"{where}.detail", bad)
+    part_tables, part_key = _parts(body.get("parts"), f"{where}.parts", bad)
     mapping: dict[str, Scalar] = {}
     raw_map = body.get("map", {})
     if not isinstance(raw_map, dict):
@@ -284,13 +289,17 @@ def _compile_value_fact(
     if not isinstance(divides, bool):
         bad(f"{where}.divides", "must be true or false")
         divides = False
-    if divides and (mapping or detail or not any(type(v) is int and v > 0 for v in target.domain)):
-        bad(f"{where}.divides", "needs a fact with positive integer values, and no map or detail")
+    if divides and (
+        mapping or detail or part_tables or not any(type(v) is int and v > 0 for v in target.domain)
+    ):
+        bad(f"{where}.divides", "needs a fact with positive integer values, and no map, detail or parts")
         divides = False
     return _FactRule(
         fact=name,
         keys=keys,
         detail=detail,
+        part_tables=part_tables,
+        part_key=part_key,
         mapping=mapping,
         fallback=checked["fallback"],
         absent=checked["absent"],
@@ -308,7 +317,7 @@ def _compile_test_fact(
 ) -> _FactRule | None:
     """A test entry: the fact is `then` when the tests hold (and `unless` does not), else
     `otherwise`."""
-    for key in ("detail", "map", "fallback", "absent", "divides"):
+    for key in ("detail", "parts", "map", "fallback", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")
     tests = _compile_tests(body, where, bad)
@@ -397,6 +406,23 @@ def _str_list(raw: Any, where: str, bad: _Bad) -> list[str]:
         bad(where, "must be a list of strings")
         return []
     return list(raw)
+
+
+def _parts(raw: Any, where: str, bad: _Bad) -> tuple[tuple[str, ...], str]:
+    """`parts = { tables = ["key.path", ...], key = "name" }`: (table paths, the key read in each part)."""
+    if raw is None:
+        return (), ""
+    if not isinstance(raw, dict) or set(raw) != {"tables", "key"}:
+        bad(where, 'must be { tables = ["key.path", ...], key = "name" }')
+        return (), ""
+    key = raw["key"]
+    if not isinstance(key, str) or not key or "." in key:
+        bad(f"{where}.key", "must be one key name (no dots)")
+        return (), ""
+    tables = _paths(raw["tables"], f"{where}.tables", bad)
+    if not tables:
+        bad(f"{where}.tables", "needs at least one key path")
+    return tables, key
 
 
 def _paths(raw: Any, where: str, bad: _Bad) -> tuple[str, ...]:

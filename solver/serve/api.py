@@ -139,12 +139,14 @@ class Configurator:
         self.plan = plan_for(pack)
         self._answers = _Answers(CACHE_ENTRIES)
         self._busy = 0  # requests being answered now: the warm-up waits while any is
+        self._clicks = 0  # states being answered now: a prefetch gives way to them
         self._busy_lock = threading.Lock()
         self._description: dict[str, Any] | None = None
         self._reason_worker = ReasonWorker(pack)
         # Half of each click's choices are listed in this process beside the server's thread.
         self._helper = PackProcess(pack, lower_priority=False)
         self._halves = halves(pack)
+        self._prefetching = threading.Lock()
         self._helped = threading.local()  # the helper's CPU time for the answer of this thread
 
     # -- the pack ------------------------------------------------------------------------------
@@ -161,6 +163,7 @@ class Configurator:
         """The answer to one API call (`state`, `reasons`, `model-config`); raises BadRequest."""
         with self._busy_lock:
             self._busy += 1
+            self._clicks += route == "state"
         try:
             start, start_cpu = time.perf_counter(), time.thread_time()
             self._helped.cpu_ms = 0.0
@@ -182,6 +185,22 @@ class Configurator:
         finally:
             with self._busy_lock:
                 self._busy -= 1
+                self._clicks -= route == "state"
+
+    def prefetch(self, doc: Mapping[str, Any]) -> bool:
+        """Compute the state of `doc` (a `state` request) into the cache, as the page asks when a
+        person rests the pointer on a value: a click on it then finds its answer done or under
+        way. Only when no other request is being answered and no other prefetch runs, so that a
+        guess never delays a click (the reasons, loading meanwhile, are no click); True when it
+        was computed (or known already)."""
+        request = parse_request(self.pack, doc, ("set", "keep"))
+        if self._clicks or not self._prefetching.acquire(blocking=False):
+            return False
+        try:
+            self.state(request)
+            return True
+        finally:
+            self._prefetching.release()
 
     def state(self, request: Request) -> dict[str, Any]:
         """Resolution (or conflict and repairs), choices, warnings and the launch command."""

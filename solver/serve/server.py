@@ -2,9 +2,10 @@
 (package data, no network needed) and the JSON API of `solver.serve.api`.
 
 Routes: `GET /` (the page), `GET /static/NAME`, `GET /api/pack`, `POST /api/state`,
-`POST /api/reasons`, `POST /api/model-config`. Bad input answers 400 with a message; a bug answers
-500 with a one-line message; neither carries a traceback. Bodies are bounded
-(`requests.MAX_BODY_BYTES`), and the server binds to loopback unless told otherwise.
+`POST /api/reasons`, `POST /api/model-config`, and `POST /api/prefetch` (a state's request, to be
+answered into the cache when the server is idle; no content back). Bad input answers 400 with a
+message; a bug answers 500 with a one-line message; neither carries a traceback. Bodies are
+bounded (`requests.MAX_BODY_BYTES`), and the server binds to loopback unless told otherwise.
 """
 
 from __future__ import annotations
@@ -146,7 +147,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         path = urlsplit(self.path).path
         route = path.removeprefix("/api/")
-        if not path.startswith("/api/") or route not in ("state", "reasons", "model-config"):
+        if not path.startswith("/api/") or route not in ("state", "reasons", "model-config", "prefetch"):
             self._error(HTTPStatus.NOT_FOUND, f"no API call at {path[:200]!r}")
             return
         length_text = self.headers.get("Content-Length")
@@ -169,6 +170,10 @@ class _Handler(BaseHTTPRequestHandler):
 
         def answer() -> None:
             doc = parse_body(raw)
+            if route == "prefetch":
+                self.server.configurator.prefetch(doc)
+                self._send(HTTPStatus.NO_CONTENT, b"", "text/plain")
+                return
             self._json(200, self.server.configurator.answer(route, doc))
 
         self._guarded(answer)

@@ -675,6 +675,12 @@ function wire() {
     const select = e.target.closest("select[data-field]");
     if (select) choose(select.dataset.field, select.value === "" ? null : select.value);
   });
+  // A person rests the pointer on a value (or tabs to it) before choosing it: the state it would
+  // make is asked for then, so that the click finds it computed or under way.
+  for (const id of ["#fields", "#conflict"]) {
+    $(id).addEventListener("pointerover", (e) => hovered(e.target));
+    $(id).addEventListener("focusin", (e) => hovered(e.target));
+  }
   $("#fields").addEventListener("mouseover", (e) => {
     const target = e.target.closest("[data-excluded]");
     if (target && S.info !== target.dataset.field) openInfo(target.dataset.field, true);
@@ -695,6 +701,48 @@ function wire() {
     if (e.altKey && e.key.toLowerCase() === "z") { e.preventDefault(); undo(); }
     if (e.key === "Escape" && S.info) { S.info = null; renderInfoEmpty(); render(); }
   });
+}
+
+const PREFETCH_AFTER_MS = 40;  // a pointer passing over a value is not resting on it
+let prefetchTimer = null;
+let prefetching = false;
+let prefetchNext = null;
+
+function hovered(target) {
+  clearTimeout(prefetchTimer);
+  const chip = target.closest && target.closest("button[data-field]");
+  const repair = target.closest && target.closest("[data-repair]");
+  if (S.seq === 0 || !(chip || repair)) return;
+  // The request a click on it would send (`choose`, `applyRepair`).
+  const set = { ...S.set };
+  let keep = [];
+  if (chip) {
+    const name = chip.dataset.field;
+    const value = chip.dataset.value === "" ? null : chip.dataset.value;
+    if (value === (S.set[name] ?? null)) return;
+    if (value === null) delete set[name]; else { set[name] = value; keep = [name]; }
+  } else {
+    const r = S.state && S.state.repairs && S.state.repairs[Number(repair.dataset.repair)];
+    if (!r) return;
+    for (const name of r.unset) delete set[name];
+    for (const [name, value] of Object.entries(r.set)) set[name] = String(value);
+  }
+  prefetchTimer = setTimeout(() => prefetch({ set, keep }), PREFETCH_AFTER_MS);
+}
+
+async function prefetch(request) {
+  // Answered into the server's cache: one at a time, and only the latest one wanted waits.
+  prefetchNext = request;
+  if (prefetching) return;
+  prefetching = true;
+  while (prefetchNext) {
+    const body = JSON.stringify(prefetchNext);
+    prefetchNext = null;
+    try {
+      await fetch("/api/prefetch", { method: "POST", headers: { "Content-Type": "application/json" }, body });
+    } catch (e) { /* only a head start: the click asks again */ }
+  }
+  prefetching = false;
 }
 
 function openInfo(name, quiet) {
