@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from solver.engine.groups import connected_groups
 from solver.engine.state import Constraint, State, undo_trail
 from solver.model import Scalar
 
@@ -46,29 +47,11 @@ def fits_hint(
 
 
 def independent_groups(state: State) -> list[list[Constraint]]:
-    """The open constraints split into groups that share no free field (a union-find over the
-    free fields of each constraint): each group can be searched on its own."""
+    """The open constraints split into groups that share no free field (`connected_groups`):
+    each group can be searched on its own."""
     domains = state.domains
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        while parent.get(x, x) != x:
-            parent[x] = parent.get(parent[x], parent[x])
-            x = parent[x]
-        return x
-
-    for con in state.open.values():
-        free = [f for f in con.fields if len(domains[f]) > 1]
-        root = find(free[0])
-        for other in free[1:]:
-            r = find(other)
-            if r != root:
-                parent[r] = root
-    groups: dict[str, list[Constraint]] = {}
-    for con in state.open.values():
-        first = next(f for f in con.fields if len(domains[f]) > 1)
-        groups.setdefault(find(first), []).append(con)
-    return list(groups.values())
+    cons = list(state.open.values())
+    return connected_groups(cons, [[f for f in con.fields if len(domains[f]) > 1] for con in cons])
 
 
 def starting_values(domains: Mapping[str, Sequence[Scalar]], hint: Mapping[str, Scalar] | None) -> Assignment:

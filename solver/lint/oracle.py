@@ -263,14 +263,14 @@ class PackOracle:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.engine.count import CountLimitReached
-        from solver.reasoning.conflicts import Item, quickxplain, relevant_rules
+        from solver.reasoning.conflicts import Item, quickxplain, relevant_rules, rule_layers
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)
         # Most exclusions are one or two rules away: grow the rules outwards from the fields in
         # question and explain within the first layer that already has no solution.
         local = relevant_rules(self.cp, fixed, start, rules)
-        for layer in self._layers(start, fixed, rules):
+        for layer in rule_layers(self.cp, start, fixed, rules):
             if len(layer) >= len(local):
                 break
             if self.query(pins, layer, extras) is None:
@@ -293,34 +293,6 @@ class PackOracle:
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
         return [i.label() for i in core]
-
-    def _layers(
-        self, start: Sequence[str], pins: Mapping[str, Scalar], rules: Sequence[str]
-    ) -> Iterable[list[str]]:
-        """Ever larger sets of `rules` around the `start` fields, reached through free fields."""
-        pool = set(rules)
-        chosen: set[str] = set()
-        seen = set(start)
-        frontier = list(dict.fromkeys(start))
-        while frontier:
-            fresh = list(
-                dict.fromkeys(
-                    rid
-                    for name in frontier
-                    for rid in self.cp.rules_reading(name)
-                    if rid in pool and rid not in chosen
-                )
-            )
-            if not fresh:
-                return
-            chosen.update(fresh)
-            yield sorted(chosen, key=self.index.__getitem__)
-            frontier = []
-            for rid in fresh:
-                for other in self.cp.rules[rid].fields:
-                    if other not in seen and other not in pins:
-                        seen.add(other)
-                        frontier.append(other)
 
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first, so each new solution proves more values."""

@@ -15,6 +15,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from solver.engine.csp import CompiledPack
+from solver.engine.groups import connected_groups
 from solver.engine.tracing import excluded, traced_base
 from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
 from solver.values import show as _show
@@ -26,6 +27,8 @@ __all__ = [
     "quickxplain",
     "relevant_rules",
     "render_reason",
+    "rule_layers",
+    "rule_rings",
 ]
 
 
@@ -68,58 +71,67 @@ def quickxplain(consistent: Callable[[Sequence[Item]], bool], items: Sequence[It
 def relevant_rules(
     cp: CompiledPack, pins: Mapping[str, Scalar], start: Sequence[str], rules: Sequence[str] | None = None
 ) -> list[str]:
-    """Rules that can interact with the fields in `start`: reachable through unpinned fields."""
-    pool = None if rules is None else set(rules)
-    seen_fields = set(start)
-    frontier = list(start)
+    """Rules that can interact with the fields in `start`: reachable through unpinned fields (the
+    rules of every ring of `rule_rings`), in pack order."""
     chosen: set[str] = set()
-    while frontier:
-        name = frontier.pop()
-        for rid in cp.rules_reading(name):
-            if rid in chosen or (pool is not None and rid not in pool):
-                continue
-            chosen.add(rid)
-            for other in cp.rules[rid].fields:
-                if other not in seen_fields and other not in pins:
-                    seen_fields.add(other)
-                    frontier.append(other)
+    for ring in rule_rings(cp, start, pins, rules):
+        chosen.update(ring)
     return [rid for rid in cp.rule_ids if rid in chosen]
+
+
+def rule_layers(
+    cp: CompiledPack, start: Sequence[str], pins: Mapping[str, Scalar], rules: Sequence[str] | None = None
+) -> Iterator[list[str]]:
+    """Ever larger sets of rules around the `start` fields (each the rings so far, in pack order):
+    most exclusions are one or two rules away, so an explanation searches the first layer that
+    already has no solution instead of every rule that could interact."""
+    order = cp.rule_index
+    chosen: list[str] = []
+    for ring in rule_rings(cp, start, pins, rules):
+        chosen += ring
+        yield sorted(chosen, key=order.__getitem__)
+
+
+def rule_rings(
+    cp: CompiledPack, start: Sequence[str], pins: Mapping[str, Scalar], rules: Sequence[str] | None = None
+) -> Iterator[list[str]]:
+    """The one walk of "the rules around a field, layer by layer": first the rules reading a
+    `start` field, then those reading a field the previous ring reads that is not pinned, and so
+    on; each rule once, only those in `rules` (default: all)."""
+    pool = None if rules is None else set(rules)
+    chosen: set[str] = set()
+    seen = set(start)
+    frontier = list(dict.fromkeys(start))
+    while frontier:
+        fresh = list(
+            dict.fromkeys(
+                rid
+                for name in frontier
+                for rid in cp.rules_reading(name)
+                if rid not in chosen and (pool is None or rid in pool)
+            )
+        )
+        if not fresh:
+            return
+        chosen.update(fresh)
+        yield fresh
+        frontier = []
+        for rid in fresh:
+            for other in cp.rules[rid].fields:
+                if other not in seen and other not in pins:
+                    seen.add(other)
+                    frontier.append(other)
 
 
 def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]:
     """Groups of rules that interact (share a free field); each group is checked on its own.
 
-    Union-find over the free fields, so one pass over the rules (not one search per rule); the
-    groups come in the order of their first rule, and each lists its rules in pack order.
+    One pass over the rules (`connected_groups`), not one search per rule; the groups come in
+    the order of their first rule, and each lists its rules in pack order.
     """
-    parent: dict[str, str] = {}
-
-    def find(name: str) -> str:
-        root = name
-        while parent.get(root, root) != root:
-            root = parent[root]
-        while name != root:
-            parent[name], name = root, parent[name]
-        return root
-
-    free_of = {rid: [f for f in cp.rules[rid].fields if f not in pins] for rid in cp.rule_ids}
-    for free in free_of.values():
-        for other in free[1:]:
-            a, b = find(free[0]), find(other)
-            if a != b:
-                parent[b] = a
-    groups: dict[str, list[str]] = {}
-    out: list[list[str]] = []
-    for rid, free in free_of.items():
-        if not free:
-            out.append([rid])
-            continue
-        root = find(free[0])
-        if root not in groups:
-            groups[root] = []
-            out.append(groups[root])
-        groups[root].append(rid)
-    return out
+    rule_ids = list(cp.rule_ids)
+    free = [[f for f in cp.rules[rid].fields if f not in pins] for rid in rule_ids]
+    return connected_groups(rule_ids, free)
 
 
 class _Checks:
@@ -295,7 +307,7 @@ def minimal_reason(
     # their free fields, ...) and stop at the first layer that already excludes the value: most
     # exclusions are one or two rules away, and QuickXplain then works on a few rules, not all.
     rules: list[str] | None = None
-    for layer in _layers(cp, others, field):
+    for layer in rule_layers(cp, [field], others):
         if not checks(check, layer):
             rules = layer
             break
@@ -321,27 +333,6 @@ def _tiers(pins: Mapping[str, Scalar], sources: Mapping[str, str]) -> list[dict[
     if pins:
         out.append(dict(pins))
     return out
-
-
-def _layers(cp: CompiledPack, pins: Mapping[str, Scalar], field: str) -> Iterator[list[str]]:
-    """Ever larger sets of rules around `field`, each reached through fields left free."""
-    order = cp.rule_index
-    chosen: set[str] = set()
-    seen = {field}
-    frontier = [field]
-    while frontier:
-        fresh = [rid for name in frontier for rid in cp.rules_reading(name) if rid not in chosen]
-        if not fresh:
-            return
-        chosen.update(fresh)
-        yield sorted(chosen, key=order.__getitem__)
-        nxt = []
-        for rid in fresh:
-            for other in cp.rules[rid].fields:
-                if other not in seen and other not in pins:
-                    seen.add(other)
-                    nxt.append(other)
-        frontier = nxt
 
 
 def render_reason(items: Sequence[Item]) -> list[str]:
