@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 import differential  # noqa: E402  (tests/ is not a package; the path is set just above)
 import oracle  # noqa: E402
+import recordfiles  # noqa: E402
 
 from solver import load_pack, progress  # noqa: E402
 
@@ -115,13 +116,13 @@ def _print(summary: differential.Summary, records: Path, show: int, with_configs
         f"{records}: {total} scenarios, replayed with {oracle.MODE}"
         f"{'' if with_configs else ' (no config.json found: architecture names only)'}"
     )
-    print(f"  verdict agreement  {differential.pct(agree, total):5.1f} %  ({agree}/{total})")
+    print(f"  verdict agreement  {recordfiles.share(agree, total)}")
     for kind, (a, t) in summary.by_class().items():
-        print(f"    SGLang {kind:<20} {differential.pct(a, t):5.1f} %  ({a}/{t})")
-    print(f"  field agreement    {differential.pct(fagree, ftotal):5.1f} %  ({fagree}/{ftotal})")
+        print(f"    SGLang {kind:<20} {recordfiles.share(a, t)}")
+    print(f"  field agreement    {recordfiles.share(fagree, ftotal)}")
     for name, (a, t) in summary.per_field().items():
         if a != t:
-            print(f"    {name:<32} {differential.pct(a, t):5.1f} %  ({a}/{t})")
+            print(f"    {name:<32} {recordfiles.share(a, t)}")
     crashes = summary.crashes()
     print(f"  confsolve crashes  {len(crashes)}")
     for case in crashes[:show]:

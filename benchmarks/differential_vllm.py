@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
 import oracle_vllm  # noqa: E402  (tests/ is not a package; the path is set just above)
+import recordfiles  # noqa: E402
 
 from solver import load_pack, progress  # noqa: E402
 
@@ -54,10 +55,10 @@ def main(argv: list[str] | None = None) -> int:
         f"vLLM 0.33.0 oracle, {', '.join(p.name for p in args.files)}: {len(records)} records, "
         f"{doc['skipped']} outside the contract (skipped), {doc['seconds']:.1f} s of resolving"
     )
-    print(f"  verdict agreement  {oracle_vllm.pct(va, vt):5.1f} %  ({va}/{vt})")
-    print(f"  field agreement    {oracle_vllm.pct(fa, ft):5.1f} %  ({fa}/{ft})")
+    print(f"  verdict agreement  {recordfiles.share(va, vt)}")
+    print(f"  field agreement    {recordfiles.share(fa, ft)}")
     for name, (a, t) in report.per_field().items():
-        print(f"    {name:<20} {oracle_vllm.pct(a, t):5.1f} %  ({a}/{t})")
+        print(f"    {name:<20} {recordfiles.share(a, t)}")
     print(f"  tracebacks         {len(report.tracebacks)}")
     for outcome in report.tracebacks:
         print(f"    {outcome.scenario}: {outcome.detail.strip().splitlines()[-1]}")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import oracle
+import recordfiles
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable
 from solver.inputs.pins import collect_pins
@@ -47,11 +48,7 @@ _SHARED_FUSION = oracle._SHARED_FUSION_OFF
 
 def read_records(path: Path) -> Iterator[dict[str, Any]]:
     """The records of a `.jsonl` or `.jsonl.gz` file, in order (blank lines skipped)."""
-    opener: Callable[..., Any] = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                yield json.loads(line)
+    return recordfiles.read_jsonl(path)
 
 
 def sglang_class(record: Mapping[str, Any]) -> str:
@@ -307,8 +304,7 @@ class Summary:
         }
 
 
-def pct(agree: int, total: int) -> float:
-    return round(100.0 * agree / total, 1) if total else 100.0
+pct = recordfiles.pct
 
 
 def run(

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import recordfiles
+
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
 from solver.inputs.modelconfig import facts_from_model_config
 from solver.inputs.pins import collect_pins
@@ -194,8 +196,7 @@ class ConfigStore:
 
 
 def load_scenarios(path: Path = ORACLE) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return list(recordfiles.read_jsonl(path))
 
 
 @dataclass(frozen=True)

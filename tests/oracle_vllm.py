@@ -10,8 +10,6 @@ and benchmarks/differential_vllm.py (any record file, e.g. a fresh random draw).
 
 from __future__ import annotations
 
-import gzip
-import json
 import re
 import time
 import traceback
@@ -20,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import recordfiles
 
 from solver import InvalidInput, Pack, SolverBudgetExceeded, Unsatisfiable, load_pack, resolve
 
@@ -81,9 +81,7 @@ DTYPE_SPELLING = {"half": "float16", "float": "float32"}
 
 def load_records(path: Path) -> list[dict[str, Any]]:
     """Oracle records, one JSON object a line; `.gz` files are read compressed."""
-    opener: Any = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
+    return list(recordfiles.read_jsonl(path))
 
 
 def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
@@ -237,8 +235,7 @@ class Report:
         }
 
 
-def pct(agree: int, total: int) -> float:
-    return round(100.0 * agree / total, 1) if total else 100.0
+pct = recordfiles.pct
 
 
 def _resolve(pack: Pack, options: dict[str, Any], facts: dict[str, Any]) -> Any:

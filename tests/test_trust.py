@@ -220,6 +220,20 @@ source = "x"
 """
 
 
+def test_a_cpu_without_amx_information_is_assumed_loudly(capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue #13's second example: `intel_amx` rests on an assumed AMX Xeon, and the text says so
+    above the table, with how to say otherwise; saying otherwise gives torch_native."""
+    argv = ["--set", "platform=cpu", "--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "resolve", *argv)
+    notice, table = out.split("\n\n", 1)
+    assert code == 0 and "intel_amx" in table
+    assert "  cpu_has_amx=true: SGLang's CPU target is Xeon with AMX; set --set cpu_has_amx=false" in notice
+    code, out, _ = run(capsys, "check", *argv, "--set", "cpu_has_amx=false", "--json")
+    doc = json.loads(out)
+    assert doc["values"]["attention_backend"] == "torch_native"
+    assert "cpu_has_amx" not in {a["field"] for a in doc["assumed"]}
+
+
 def test_assumed_facts_that_share_a_pack_reason_are_one_line(tmp_path: Path) -> None:
     """The ASSUMED notice names facts one pack group covers on one line, in the group's order;
     JSON `assumed` still has one entry per fact."""
