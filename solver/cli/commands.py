@@ -34,9 +34,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_CONFLICT: "conflict (or lint/diff found errors)",
     EXIT_USAGE: "bad input or usage",
     EXIT_PACK: "broken pack",
-    EXIT_BUDGET: "search budget exceeded",
+    EXIT_BUDGET: "budget exceeded (--budget steps, loading the pack included, or --deadline)",
     EXIT_INTERNAL: "internal error (a bug: please report it)",
-    EXIT_OUTPUT: "the output could not be written (disk full, I/O error); a reader that goes "
+    EXIT_OUTPUT: "the output could not be written (disk full, stdout closed, I/O error); a reader that goes "
     "away (| head) ends quietly with the command's own code",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
