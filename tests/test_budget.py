@@ -178,3 +178,23 @@ def test_resolve_charges_its_searches_to_the_budget_given(tmp_path: Path) -> Non
     first = budget.spent
     resolve(pack, {"p0": 2}, budget=budget)
     assert 0 < first < budget.spent
+
+
+def test_a_search_step_on_a_large_problem_costs_a_step_per_64_open_fields() -> None:
+    """A backtracking step saves and restores every open field's domain: on a problem of a few
+    dozen fields it is one step (the shipped packs' problems), on hundreds it costs a step per
+    64 open fields, so that a number of steps bounds the time of a search at any size."""
+    from solver.engine.backtrack import SearchTrace, domain, new_search
+
+    def steps(n: int, budget: int = 10**6) -> int:
+        trace = SearchTrace()
+        domains = {f"x{i}": domain([0, 1]) for i in range(n)}
+        unconstrained: dict[str, list[Any]] = {name: [] for name in domains}
+        found = new_search(budget, "searching", trace).getSolution(domains, None, unconstrained)
+        assert found is not None and len(found) == n
+        return trace.steps
+
+    assert steps(50) == 50  # one step per assignment, as before
+    assert steps(200) > 250  # 200 assignments, most of them with more than 128 fields open
+    with pytest.raises(SolverBudgetExceeded):
+        steps(200, budget=220)

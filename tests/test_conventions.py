@@ -86,3 +86,25 @@ def test_adjustments_and_warnings_come_before_the_table(capsys: pytest.CaptureFi
     first_group = next(i for i, line in enumerate(lines) if line.startswith("["))
     assert first_note < first_group
     assert any(line.startswith("ADJUSTED --attention-backend: fa3 -> triton") for line in lines[:first_group])
+
+
+def test_the_oracle_report_outside_the_projects_environment_says_which_interpreter() -> None:
+    """`python benchmarks/oracle_report.py` with an interpreter that lacks the dependencies (here:
+    no site-packages at all) ends with one line naming the interpreter to use, not a traceback
+    in the middle of the replay; and it writes nothing (the tracked results file is rewritten
+    only with --write)."""
+    import subprocess
+    import sys
+
+    results = ROOT / "benchmarks" / "results" / "oracle.json"
+    before = results.stat().st_mtime_ns if results.exists() else None
+    done = subprocess.run(
+        [sys.executable, "-S", str(ROOT / "benchmarks" / "oracle_report.py")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "lacks constraint" in done.stderr and ".venv/bin/python benchmarks/oracle_report.py" in done.stderr
+    assert (results.stat().st_mtime_ns if results.exists() else None) == before
