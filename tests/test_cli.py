@@ -316,6 +316,8 @@ def test_placeholders_read_like_the_commands_they_stand_for() -> None:
                 "solver.reasoning.conflicts",
                 "solver.lint.checks",
                 "solver.engine.count",
+                "solver.engine.modelcounter",
+                "solver.engine.countlimit",
                 "solver.lint.diff",
                 "solver.reasoning.pictures",
                 "solver.render.schema",

@@ -152,6 +152,24 @@ def test_a_total_equals_the_sum_of_its_split(spec, data) -> None:  # type: ignor
 @pytest.mark.property
 @FEW
 @given(spec=packs(), data=st.data())
+def test_a_counter_conditioned_in_turn_equals_fresh_counts(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """One counter conditioned on a drawn sequence of pins (its component cache, keyed by what
+    each rule still says once the values it reads are known, shared between the queries) gives
+    for each what a fresh counter gives, and what the oracle accepts."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    cp = compile_pack(spec.pack)
+    shared = ModelCounter(cp.domains, pack_checks(spec.pack))
+    for _ in range(data.draw(st.integers(2, 5))):
+        chosen = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
+        pins = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in chosen}
+        fresh = ModelCounter(cp.domains, pack_checks(spec.pack)).count(pins)
+        assert shared.count(pins) == fresh == sum(1 for _ in oracle.solutions(pins)), pins
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
 def test_a_count_cut_short_brackets_the_exact_count(spec, data) -> None:  # type: ignore[no-untyped-def]
     """Whatever step limit stops a count (with or without `--by`), its bounds hold the exact
     number: lower <= count <= upper, and the parts it reports are exact."""

@@ -1,0 +1,600 @@
+"""The exact model counter behind `confsolve count`, `lint` and `diff` (`ModelCounter`).
+
+Never a product loop over the domains. Pins and one-field rules shrink domains first (unit
+propagation); rules only interact through fields left free, so the fields split into independent
+components whose counts multiply; a component is counted by branching on its busiest field, after
+which it often splits again, and every component count is cached by what its rules still say
+(their residuals once the values they read from outside are known) and its fields' domains, so
+equal sub-problems are counted once (the #SAT "component caching" idea). It can also count
+*projected* configurations (how many assignments of some fields extend to a solution), which
+`diff` needs for packs with different fields.
+
+Imports the standard library and `solver.engine.countlimit` only.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+from solver.engine.countlimit import FIELDS_PER_STEP, Check, CountLimitReached, Limit, Progress, StepMeter
+
+if TYPE_CHECKING:
+    from solver.model import Scalar
+
+__all__ = ["ModelCounter"]
+
+_TABLE_CELLS = 4096  # a residual check up to this many free combinations is keyed by its truth table
+_FREE = object()  # a field a residual check leaves free
+
+
+class ModelCounter:
+    """Counts the assignments of `domains` that satisfy every check, reusing work across calls.
+
+    With `project`, counts the assignments of the projected fields that extend to a full solution
+    (the other fields are existential; `project=()` makes `count` a 0/1 satisfiability test).
+    One counter answers many queries: its caches hold component counts and propagation results,
+    which do not depend on the pins that led to them. `only` restricts a query to some checks
+    and `extra` adds more (`add` appends a check, such as an ad-hoc condition, for later use).
+
+    >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
+    ...                  [Check(("a", "b"), lambda v: v[0] <= v[1])])
+    >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3}), c.count({"a": 3}, only=[])
+    (12, 6, 2, 6)
+    >>> c.solution({"a": 3})
+    {'a': 3, 'b': 3, 'c': 'x'}
+    """
+
+    def __init__(
+        self,
+        domains: Mapping[str, Sequence[Scalar]],
+        checks: Sequence[Check],
+        *,
+        project: Collection[str] | None = None,
+    ) -> None:
+        self.domains = {name: tuple(values) for name, values in domains.items()}
+        self.project = None if project is None else frozenset(project)
+        self.checks: list[Check] = []
+        self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
+        # Per check and field: the values that make the check true (`entails`: once a domain lies
+        # inside, the check drops out, so the rest can split apart) or false (`refutes`: a query
+        # removes them up front) on their own, e.g. every value but `fa3` for "when x == 'fa3'".
+        self.entails: list[dict[str, frozenset[Any]]] = []
+        self.refutes: list[dict[str, frozenset[Any]]] = []
+        for check in checks:
+            self.add(check)
+        self._base = len(self.checks)  # what `only=None` means: the checks given here
+        self._cache: dict[tuple[Any, ...], int] = {}
+        self._residuals: dict[tuple[int, tuple[Any, ...]], Any] = {}  # see `_residual`
+        self._tables: dict[tuple[Any, ...], int] = {}
+        self._units: dict[tuple[Any, ...], frozenset[Any]] = {}
+        self._revised: dict[tuple[Any, ...], Any] = {}
+        self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
+        self._roots: dict[
+            frozenset[int] | None, tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None
+        ] = {}
+        self._budget = StepMeter(Limit())
+        self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
+        self.steps = 0
+
+    def add(self, check: Check) -> int:
+        """Append a check; its index, for `only`."""
+        index = len(self.checks)
+        self.checks.append(check)
+        sure: dict[str, frozenset[Any]] = {}
+        dead: dict[str, frozenset[Any]] = {}
+        for name in check.fields:
+            self.by_field[name].append(index)
+            if check.partial is not None:
+                verdicts = {v: check.partial({name: v}) for v in self.domains[name]}
+                sure[name] = frozenset(v for v, ok in verdicts.items() if ok is True)
+                dead[name] = frozenset(v for v, ok in verdicts.items() if ok is False)
+        self.entails.append(sure)
+        self.refutes.append(dead)
+        return index
+
+    def count(
+        self,
+        pins: Mapping[str, Scalar] | None = None,
+        *,
+        allowed: Mapping[str, Collection[Scalar]] | None = None,
+        only: Collection[int] | None = None,
+        extra: Collection[int] = (),
+        limit: Limit | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """The number of (projected) solutions with `pins` fixed and fields kept within `allowed`.
+
+        Raises `CountLimitReached` when `limit` runs out, with exact `lower` and `upper` bounds on
+        the number; `progress(steps, seconds)` is called now and then."""
+        start = self._start(pins, allowed, only, extra, limit, progress)
+        if start is None:
+            return 0
+        checks, pending, doms, values = start
+        try:
+            return self._solve(checks, pending, doms, values)
+        finally:
+            self.steps += self._budget.steps
+
+    def solution(
+        self,
+        pins: Mapping[str, Scalar] | None = None,
+        *,
+        allowed: Mapping[str, Collection[Scalar]] | None = None,
+        only: Collection[int] | None = None,
+        extra: Collection[int] = (),
+        limit: Limit | None = None,
+        rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] | None = None,
+    ) -> dict[str, Scalar] | None:
+        """One assignment of every field that satisfies the checks (in use), or None.
+
+        `rank(field, values)` orders the values tried for a field (default: domain order); a
+        caller that wants varied solutions puts the values it has not seen yet first.
+        """
+        start = self._start(pins, allowed, only, extra, limit)
+        if start is None:
+            return None
+        checks, pending, doms, values = start
+        self._rank = rank or (lambda name, values: values)
+        try:
+            found = self._find(checks, pending, doms, values)
+        finally:
+            self.steps += self._budget.steps
+        return None if found is None else {n: found[n] for n in self.domains}
+
+    # -- the search ------------------------------------------------------------------------
+    def _start(
+        self,
+        pins: Mapping[str, Scalar] | None,
+        allowed: Mapping[str, Collection[Scalar]] | None,
+        only: Collection[int] | None,
+        extra: Collection[int],
+        limit: Limit | None,
+        progress: Progress | None = None,
+    ) -> tuple[list[int], list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        """The checks, the checks to look at, the free domains and the fixed values of a query.
+
+        Propagating a set of checks with nothing pinned gives the same fixpoint every time, so it
+        is kept per set (`only`); a query starts from it and re-examines only what its pins,
+        `allowed` sets and `extra` checks touch.
+        """
+        self._budget = StepMeter(limit or Limit(), progress)
+        root = self._root(None if only is None else frozenset(only))
+        if root is None:
+            return None
+        live, root_doms, root_values = root
+        doms, values = dict(root_doms), dict(root_values)
+        extra = [c for c in sorted(set(extra)) if c not in set(live)]
+        restrict: dict[str, None] = {}
+        for index in extra:
+            for name, refuted in self.refutes[index].items():
+                if refuted:
+                    restrict[name] = None
+        changed: list[str] = []
+        for name in {*(pins or {}), *(allowed or {}), *restrict}:
+            domain = (values[name],) if name in values else doms[name]
+            kept = domain
+            if pins and name in pins:
+                pin = pins[name]
+                kept = tuple(v for v in kept if v == pin and type(v) is type(pin))
+            if allowed is not None and name in allowed:
+                kept = tuple(v for v in kept if v in allowed[name])
+            for index in extra:
+                dead = self.refutes[index].get(name)
+                if dead:
+                    kept = tuple(v for v in kept if v not in dead)
+            if not kept:
+                return None
+            if kept != domain:
+                changed.append(name)
+                if len(kept) == 1:
+                    values[name] = kept[0]
+                    doms.pop(name, None)
+                else:
+                    doms[name] = kept
+        alive = set(live)
+        pending = extra + list(
+            dict.fromkeys(c for name in changed for c in self.by_field[name] if c in alive)
+        )
+        return live + extra, pending, doms, values
+
+    def _root(
+        self, only: frozenset[int] | None
+    ) -> tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        if only in self._roots:
+            return self._roots[only]
+        checks = list(range(self._base)) if only is None else sorted(only)
+        dead: dict[str, set[Any]] = {}
+        for index in checks:
+            for name, values in self.refutes[index].items():
+                dead.setdefault(name, set()).update(values)
+        doms: dict[str, tuple[Scalar, ...]] = {}
+        fixed: dict[str, Scalar] = {}
+        root: tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None = None
+        for name, domain in self.domains.items():
+            domain = tuple(v for v in domain if v not in dead.get(name, ()))
+            if not domain:
+                break
+            if len(domain) == 1:
+                fixed[name] = domain[0]
+            else:
+                doms[name] = domain
+        else:
+            live = self._propagate(checks, list(checks), doms, fixed)
+            root = None if live is None else (live, doms, fixed)
+        if len(self._roots) >= 64:
+            self._roots.pop(next(iter(self._roots)))
+        self._roots[only] = root
+        return root
+
+    def _weight(self, name: str, size: int) -> int:  # a field outside the projection counts once
+        return size if self.project is None or name in self.project else 1
+
+    def _split(
+        self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]
+    ) -> tuple[list[tuple[list[int], list[str]]], list[str]]:
+        """Components (open checks, free fields), smallest first; the fields no check reads."""
+        parent: dict[str, str] = {}
+
+        def find(x: str) -> str:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        firsts: list[str] = []
+        for index in live:
+            free = [n for n in self.checks[index].fields if n in doms]
+            for name in free:
+                parent.setdefault(name, name)
+            root = find(free[0])
+            firsts.append(free[0])
+            for name in free[1:]:
+                other = find(name)
+                if other != root:
+                    parent[other] = root
+        groups: dict[str, list[int]] = {}
+        for index, first in zip(live, firsts, strict=True):
+            groups.setdefault(find(first), []).append(index)
+        members: dict[str, list[str]] = {}
+        for name in parent:
+            members.setdefault(find(name), []).append(name)
+        # Smaller components first: a zero there saves counting the big ones.
+        parts = sorted(((groups[r], members[r]) for r in groups), key=lambda p: len(p[1]))
+        return parts, [n for n in doms if n not in parent]
+
+    def _solve(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> int:
+        """Count the sub-problem `checks` over the free fields `doms` (both owned by this call).
+
+        `pending` are the checks to look at again: the others were at a fixpoint already.
+        """
+        live = self._propagate(checks, pending, doms, values)
+        if live is None:
+            return 0
+        parts, loose = self._split(live, doms)
+        total = 1
+        for name in loose:  # read by no open check: any of its values will do
+            total *= self._weight(name, len(doms[name]))
+        for at, (part_checks, names) in enumerate(parts):
+            try:
+                sub = self._component(part_checks, names, doms, values)
+            except CountLimitReached as stop:
+                # The components after this one are not counted: each holds at most every
+                # combination of its fields, and may hold none.
+                rest = 1
+                for _, others in parts[at + 1 :]:
+                    rest *= self._size(others, doms)
+                raise stop.bounded(
+                    total * stop.lower if rest == 1 and at == len(parts) - 1 else 0,
+                    total * (stop.upper or 0) * rest,
+                ) from None
+            if sub == 0:
+                return 0
+            total *= sub
+        return total
+
+    def _size(self, names: Iterable[str], doms: Mapping[str, tuple[Scalar, ...]]) -> int:
+        """The number of (projected) combinations of these fields' values: an upper bound."""
+        size = 1
+        for name in names:
+            size *= self._weight(name, len(doms[name]))
+        return size
+
+    def _find(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> dict[str, Scalar] | None:
+        """Like `_solve`, but the first solution (values of `doms` and `values`) or None."""
+        live = self._propagate(checks, pending, doms, values)
+        if live is None:
+            return None
+        parts, loose = self._split(live, doms)
+        found = {**values, **{name: self._rank(name, doms[name])[0] for name in loose}}
+        for part_checks, names in parts:
+            key, outside = self._key(part_checks, names, doms, values)
+            if self._cache.get(key) == 0:  # a count of zero holds in every mode
+                return None
+            branch = self._branch(part_checks, names, doms)
+            touching = [c for c in self.by_field[branch] if c in set(part_checks)]
+            for value in self._rank(branch, doms[branch]):
+                self._budget.tick(1 + len(names) // FIELDS_PER_STEP)  # by size, as `_component`
+                sub_doms = {n: doms[n] for n in names if n != branch}
+                sub = self._find(part_checks, list(touching), sub_doms, {**outside, branch: value})
+                if sub is not None:
+                    found.update(sub)
+                    break
+            else:
+                self._cache[key] = 0
+                return None
+        return found
+
+    def _propagate(
+        self,
+        checks: list[int],
+        pending: list[int],
+        doms: dict[str, tuple[Scalar, ...]],
+        values: dict[str, Scalar],
+    ) -> list[int] | None:
+        """Unit propagation and entailment to a fixpoint: the checks still open, or None."""
+        live = set(checks)
+        while pending:
+            index = pending.pop()
+            if index not in live:
+                continue
+            check = self.checks[index]
+            names = check.fields
+            free = [n for n in names if n in doms]
+            if len(free) > 1:
+                sure = self.entails[index]
+                if any(n in sure and sure[n].issuperset(doms[n]) for n in free):
+                    live.discard(index)
+                    continue
+                settled = None if check.partial is None else check.partial(values)
+                if settled is True:
+                    live.discard(index)
+                elif settled is False:
+                    return None
+                elif len(free) > 2:
+                    narrowed = self._narrow(index, free, doms, values)
+                    if narrowed is None:
+                        return None
+                    for name in narrowed:
+                        if len(doms[name]) == 1:
+                            values[name] = doms.pop(name)[0]
+                        pending += [c for c in self.by_field[name] if c in live]
+                else:
+                    changed = self._revise(index, free[0], free[1], doms, values)
+                    if changed is None:
+                        return None
+                    if changed is True:
+                        live.discard(index)
+                    else:
+                        for name in changed:
+                            if len(doms[name]) == 1:
+                                values[name] = doms.pop(name)[0]
+                            pending += [c for c in self.by_field[name] if c in live]
+                continue
+            live.discard(index)
+            if not free:
+                if not check.holds(tuple(values[n] for n in names)):
+                    return None
+                continue
+            target = free[0]
+            allowed = self._supported(index, target, values)
+            kept = tuple(v for v in doms[target] if v in allowed)
+            if not kept:
+                return None
+            if len(kept) == len(doms[target]):
+                continue
+            if len(kept) == 1:
+                values[target] = kept[0]
+                del doms[target]
+            else:
+                doms[target] = kept
+            pending += [c for c in self.by_field[target] if c in live]
+        return [c for c in checks if c in live]
+
+    def _narrow(
+        self, index: int, free: list[str], doms: dict[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]
+    ) -> list[str] | None:
+        """Drop the values that make a check with three or more free fields false on their own
+        (three-valued evaluation with the fixed fields known): weaker than arc consistency but
+        cheap, and it catches `when` cases such as "x in [...] is forced once y is fixed".
+        None when a domain empties; else the fields whose domains shrank."""
+        partial = self.checks[index].partial
+        if partial is None:
+            return []
+        names = self.checks[index].fields
+        known = {n: values[n] for n in names if n in values}
+        outside = tuple(known.items())
+        changed = []
+        for name in free:
+            key = (index, name, doms[name], outside)
+            kept = self._narrowed.get(key)
+            if kept is None:
+                kept = self._narrowed[key] = tuple(
+                    v for v in doms[name] if partial({**known, name: v}) is not False
+                )
+            if not kept:
+                return None
+            if len(kept) != len(doms[name]):
+                doms[name] = kept
+                changed.append(name)
+        return changed
+
+    def _revise(
+        self, index: int, a: str, b: str, doms: dict[str, tuple[Scalar, ...]], values: Mapping[str, Scalar]
+    ) -> list[str] | Literal[True] | None:
+        """Arc consistency on a check with two free fields `a` and `b`.
+
+        Removes the values with no support on the other side. Returns True when the check holds
+        for every remaining pair (it can be dropped), None when a domain empties, else the fields
+        whose domains shrank.
+        """
+        dom_a, dom_b = doms[a], doms[b]
+        outside = tuple(values[n] for n in self.checks[index].fields if n != a and n != b)
+        # Both field names belong in the key: the outside values are listed without names, so
+        # (a, b free, c fixed) and (a, c free, b fixed) would otherwise share an entry whenever
+        # b and c have equal domains.
+        key = (index, a, b, dom_a, dom_b, outside)
+        found = self._revised.get(key)
+        if found is None:
+            found = self._revised[key] = self._revise_new(index, a, b, dom_a, dom_b, values)
+        if found is True or found is None:
+            return found
+        new_a, new_b = found
+        changed = []
+        if new_a != dom_a:
+            doms[a] = new_a
+            changed.append(a)
+        if new_b != dom_b:
+            doms[b] = new_b
+            changed.append(b)
+        return changed
+
+    def _revise_new(
+        self,
+        index: int,
+        a: str,
+        b: str,
+        dom_a: tuple[Scalar, ...],
+        dom_b: tuple[Scalar, ...],
+        values: Mapping[str, Scalar],
+    ) -> tuple[tuple[Scalar, ...], tuple[Scalar, ...]] | Literal[True] | None:
+        keep_a: list[Scalar] = []
+        seen_b: set[Any] = set()
+        entailed = True
+        for value in dom_a:
+            allowed = self._supported(index, b, values, (a, value))
+            hits = [w for w in dom_b if w in allowed]
+            if hits:
+                keep_a.append(value)
+                seen_b.update(hits)
+            if len(hits) != len(dom_b):
+                entailed = False
+        if entailed:
+            return True
+        if not keep_a:
+            return None
+        return tuple(keep_a), tuple(w for w in dom_b if w in seen_b)
+
+    def _supported(
+        self, index: int, target: str, values: Mapping[str, Scalar], also: tuple[str, Scalar] | None = None
+    ) -> frozenset[Any]:
+        """The values of `target` that satisfy check `index` given the values of its other fields
+        (from `values`, and `also` = one more field and its value).
+
+        Memoised: the same check meets the same outside values in many branches.
+        """
+        names = self.checks[index].fields
+        known = values if also is None else {**values, also[0]: also[1]}
+        key = (index, target, tuple(known[n] for n in names if n != target))
+        found = self._units.get(key)
+        if found is None:
+            holds = self.checks[index].holds
+            found = frozenset(
+                v for v in self.domains[target] if holds(tuple(v if n == target else known[n] for n in names))
+            )
+            self._units[key] = found
+        return found
+
+    def _key(
+        self,
+        checks: list[int],
+        names: list[str],
+        doms: Mapping[str, tuple[Scalar, ...]],
+        values: Mapping[str, Scalar],
+    ) -> tuple[tuple[Any, ...], dict[str, Scalar]]:
+        """A component's cache key (residual checks, domains) and the values its checks read."""
+        read = sorted({n for c in checks for n in self.checks[c].fields if n not in doms})
+        outside = {n: values[n] for n in read}
+        residuals = frozenset(self._residual(c, doms, values) for c in checks)
+        key = (residuals, tuple(sorted((n, doms[n]) for n in names)))
+        return key, outside
+
+    def _residual(self, index: int, doms: Mapping[str, Any], values: Mapping[str, Scalar]) -> Any:
+        """What check `index` still says about its free fields given its fixed ones: equal residuals
+        count alike, so they share a cache entry (as #SAT counters key on the residual formula).
+        A small one is its interned truth table; a large one, the check and its fixed values."""
+        names = self.checks[index].fields
+        fixed = tuple(values[n] if n not in doms else _FREE for n in names)
+        found = self._residuals.get((index, fixed))
+        if found is not None:
+            return found
+        free = [n for n, v in zip(names, fixed, strict=True) if v is _FREE]
+        size = 1
+        for name in free:
+            size *= len(self.domains[name])
+        if size > _TABLE_CELLS:
+            found = (index, fixed)
+        else:
+            holds, rows = self.checks[index].holds, []
+            for combo in itertools.product(*(self.domains[n] for n in free)):
+                it = iter(combo)
+                rows.append(holds(tuple(next(it) if v is _FREE else v for v in fixed)))
+            table = (tuple(free), tuple(rows))
+            found = self._tables.setdefault(table, len(self._tables))
+        self._residuals[(index, fixed)] = found
+        return found
+
+    def _branch(self, checks: list[int], names: list[str], doms: Mapping[str, tuple[Scalar, ...]]) -> str:
+        """The field to branch on: projected fields first, then the most rules per value."""
+        projected = [n for n in names if self.project is None or n in self.project]
+        pool = projected or names
+        degree = dict.fromkeys(pool, 0)
+        for c in checks:
+            for n in self.checks[c].fields:
+                if n in degree:
+                    degree[n] += 1
+        return max(pool, key=lambda n: (degree[n] / len(doms[n]), degree[n]))
+
+    def _component(
+        self,
+        checks: list[int],
+        names: list[str],
+        doms: Mapping[str, tuple[Scalar, ...]],
+        values: Mapping[str, Scalar],
+    ) -> int:
+        key, outside = self._key(checks, names, doms, values)
+        cached = self._cache.get(key)
+        if cached is not None:
+            return cached
+        exists_only = self.project is not None and not any(n in self.project for n in names)
+        branch = self._branch(checks, names, doms)
+        touching = [c for c in self.by_field[branch] if c in set(checks)]
+        total = 0
+        options = doms[branch]
+        for at, value in enumerate(options):
+            sub_doms = {n: doms[n] for n in names if n != branch}
+            span = self._size(sub_doms, sub_doms)  # measured now: _solve narrows sub_doms in place
+            try:
+                # Charged by size (a branch copies and keys its fields), a step budget bounds
+                # time and memory on packs of thousands of fields too (a 5,000-field count ran
+                # minutes and 2.5 GB within "20,000 steps"); a shipped pack's cost one step.
+                self._budget.tick(1 + len(names) // FIELDS_PER_STEP)
+                total += self._solve(checks, list(touching), sub_doms, {**outside, branch: value})
+            except CountLimitReached as stop:
+                # Exact so far: the branches counted, the bounds of the one cut short (none if
+                # it had not started), and at most every combination for each branch left.
+                started = stop.upper is not None
+                left = span * (len(options) - at - started)
+                lower = total + (stop.lower if started else 0)
+                upper = total + (stop.upper or 0) + left
+                if exists_only:
+                    lower, upper = min(lower, 1), min(upper, 1)
+                raise stop.bounded(lower, upper) from None
+            if exists_only and total:
+                total = 1
+                break
+        self._cache[key] = total
+        return total
