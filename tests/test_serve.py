@@ -354,6 +354,47 @@ def test_choices_split_with_the_helper_process_equal_those_listed_here() -> None
         alone.close()
 
 
+def test_serve_stops_on_sigterm_with_its_worker_processes() -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    def children_of(pid: int) -> list[str]:
+        found = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(stat.parent.name)
+            except (OSError, IndexError, ValueError):
+                continue
+        return found
+
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "confsolve"), "serve", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None and "configurator is at" in proc.stdout.readline()
+        children: list[str] = []
+        deadline = time.monotonic() + 60
+        while len(children) < 2 and time.monotonic() < deadline:  # the helper and its tracker
+            children = children_of(proc.pid)
+            time.sleep(0.1)
+        assert children
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 143
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and any(Path(f"/proc/{pid}").exists() for pid in children):
+            time.sleep(0.1)
+        assert not [pid for pid in children if Path(f"/proc/{pid}").exists()]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
 def test_a_missing_browser_fails_when_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import browser
 

@@ -76,6 +76,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
             "confsolve serve: note: listening beyond this machine; anyone who can reach it can use the page",
             file=sys.stderr,
         )
+    import contextlib
+    import signal
+
+    def _terminated(signum: int, frame: object) -> None:
+        # As Ctrl-C: close the server, and with it its worker processes (idle, they would
+        # outlive it), then exit 143 (128 + SIGTERM).
+        raise SystemExit(143)
+
+    with contextlib.suppress(ValueError):  # (only the main thread may; a caller's thread goes on)
+        signal.signal(signal.SIGTERM, _terminated)
     if args.open:
         import webbrowser
 
