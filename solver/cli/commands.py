@@ -34,9 +34,9 @@ EXIT_CODES: dict[int, str] = {
     EXIT_CONFLICT: "conflict (or lint/diff found errors)",
     EXIT_USAGE: "bad input or usage",
     EXIT_PACK: "broken pack",
-    EXIT_BUDGET: "search budget exceeded",
+    EXIT_BUDGET: "budget exceeded (--budget steps, loading the pack included, or --deadline)",
     EXIT_INTERNAL: "internal error (a bug: please report it)",
-    EXIT_OUTPUT: "the output could not be written (disk full, I/O error); a reader that goes "
+    EXIT_OUTPUT: "the output could not be written (disk full, stdout closed, I/O error); a reader that goes "
     "away (| head) ends quietly with the command's own code",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
 }
@@ -205,10 +205,10 @@ def version_text() -> str:
 # help line, so `--help` and usage errors read the same. tests/test_cli.py checks these lines
 # against what the functions register.
 COMMANDS: dict[str, tuple[str, str | None]] = {
-    "resolve": ("solver.cli.queries:_add_resolve", "resolve a configuration (text, or JSON with --json)"),
+    "resolve": ("solver.cli.queries:_add_resolve", "the best configuration that works, explained"),
     "why": ("solver.cli.queries:_add_why", "why a field has its value"),
     "choices": ("solver.cli.queries:_add_choices", "the values still possible for each option"),
-    "check": ("solver.cli.queries:_add_check", "validate only: exit code and one paragraph"),
+    "check": ("solver.cli.queries:_add_check", "what the launcher does with the request as typed"),
     "graph": ("solver.cli.queries:_add_graph", "the field dependency graph"),
     "packs": ("solver.cli.queries:_add_packs", "the shipped packs"),
     "show": ("solver.cli.queries:_add_show", "the fields, facts and rules of a pack"),

@@ -76,8 +76,11 @@ def _add_check(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser(
         "check",
         help=_help("check"),
-        description="Validate a request: exit 0 when it resolves, 1 on a conflict, "
-        "2 on bad input; one paragraph of text.",
+        description="Predict what the launcher does with the request as typed: every flag "
+        "left unset takes the launcher's own default chain, never another value. Exit 0 when it "
+        "takes the request (then its warnings and the facts assumed), 1 on a conflict (naming "
+        "the launcher default that fails and the flag to set), 2 on bad input. `resolve` "
+        "searches for the best configuration instead.",
     )
     add_inputs(p)
     p.set_defaults(func=cmd_check)

@@ -206,7 +206,7 @@ def dive(
     the group was refuted: the search is complete, so running out of values proves there is no
     solution. Most groups of a satisfiable request are solved in about one step per field, a few
     dict operations each; when the step limit is hit, the search that maintains arc consistency
-    (`_Search`) takes over, which is what the hard refutations need.
+    (`solver.engine.backtrack`) takes over, which is what the hard refutations need.
     """
     probe = State({n: state.domains[n] for n in names}, {c.key: c for c in cons}, state.by_field)
     domains = probe.domains
