@@ -28,7 +28,7 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
         "any option; impossible values are greyed with their reason, "
         "conflicts come with repairs, and the launch command is one "
         "click to copy. No --json: the page's JSON API (/api/pack, /api/state, "
-        "/api/reasons, /api/model-config) is what it serves.",
+        "/api/reasons, /api/model-config, /api/prefetch) is what it serves.",
     )
     p.add_argument(
         "--pack",
