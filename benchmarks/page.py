@@ -109,7 +109,9 @@ def run(
                 possible = entry.get("possible", field["domain"])
                 excluded = list(entry.get("excluded", {}))
                 kind = "set"
-                if excluded and rng.random() < conflict_rate:
+                if not possible and not excluded:
+                    continue
+                if excluded and (not possible or rng.random() < conflict_rate):
                     value, kind = rng.choice(excluded), "greyed"
                 else:
                     value = rng.choice(possible)
