@@ -392,7 +392,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.reasoning.resolution import resolve
-    from solver.render.text import notices
+    from solver.render.text import launcher_picks, notices, terminal_width
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -434,7 +434,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         + (" (with the warnings below)" if res.warnings else "")
         + "."
     )
-    for line in notices(pack, res):
+    for line in launcher_picks(pack, res, terminal_width()) + notices(pack, res):
         print(line)
     return EXIT_OK
 
