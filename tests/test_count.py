@@ -338,6 +338,15 @@ def test_cli_limit_exits_4_with_advice(capsys: pytest.CaptureFixture[str]) -> No
     assert code == 4 and "--limit" in err and "--set" in err
 
 
+def test_a_count_stopped_by_the_budget_names_the_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    """When the command's --budget is the tighter bound, the advice is to raise --budget (raising
+    --limit would change nothing); over --limit it stays --limit."""
+    code, _, err = run(capsys, "count", "--pack", TOY, "--budget", "45")
+    assert code == 4 and "raise --budget" in err and "raise --limit" not in err
+    code, _, err = run(capsys, "count", "--pack", TOY, "--limit", "2")
+    assert code == 4 and "raise --limit" in err and "raise --budget" not in err
+
+
 def test_a_conflicting_request_counts_zero(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "count", "--pack", TOY, "--set", "gpu=a100", "--set", "quant=fp4")
     assert code == 0 and out.startswith("0 valid configurations") and "confsolve check" in err

@@ -9,7 +9,8 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 *projected* configurations (how many assignments of some fields extend to a solution), which
 `diff` needs for packs with different fields.
 
-Imports the standard library and `solver.engine.countlimit` only.
+Imports the standard library, `solver.engine.countlimit` and `solver.engine.groups` (the one
+union-find) only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countlimit import FIELDS_PER_STEP, Check, CountLimitReached, Limit, Progress, StepMeter
+from solver.engine.groups import connected_groups
 
 if TYPE_CHECKING:
     from solver.model import Scalar
@@ -235,34 +237,16 @@ class ModelCounter:
         self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]
     ) -> tuple[list[tuple[list[int], list[str]]], list[str]]:
         """Components (open checks, free fields), smallest first; the fields no check reads."""
-        parent: dict[str, str] = {}
-
-        def find(x: str) -> str:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        firsts: list[str] = []
-        for index in live:
-            free = [n for n in self.checks[index].fields if n in doms]
-            for name in free:
-                parent.setdefault(name, name)
-            root = find(free[0])
-            firsts.append(free[0])
-            for name in free[1:]:
-                other = find(name)
-                if other != root:
-                    parent[other] = root
-        groups: dict[str, list[int]] = {}
-        for index, first in zip(live, firsts, strict=True):
-            groups.setdefault(find(first), []).append(index)
-        members: dict[str, list[str]] = {}
-        for name in parent:
-            members.setdefault(find(name), []).append(name)
+        groups = connected_groups(live, [[n for n in self.checks[c].fields if n in doms] for c in live])
+        parts: list[tuple[list[int], list[str]]] = []
+        read: set[str] = set()
+        for group in groups:
+            names = list(dict.fromkeys(n for c in group for n in self.checks[c].fields if n in doms))
+            read.update(names)
+            parts.append((group, names))
         # Smaller components first: a zero there saves counting the big ones.
-        parts = sorted(((groups[r], members[r]) for r in groups), key=lambda p: len(p[1]))
-        return parts, [n for n in doms if n not in parent]
+        parts.sort(key=lambda p: len(p[1]))
+        return parts, [n for n in doms if n not in read]
 
     def _solve(
         self,

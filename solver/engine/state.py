@@ -11,12 +11,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from solver.bounded import Memo
 from solver.model import Scalar
 
-__all__ = ["MEMO_LIMIT", "Check", "Constraint", "RuleConstraint", "State", "memoized", "spread", "undo_trail"]
+__all__ = [
+    "MEMO_LIMIT",
+    "Check",
+    "Constraint",
+    "Observer",
+    "RuleConstraint",
+    "State",
+    "memoized",
+    "spread",
+    "undo_trail",
+]
 
 # The bound of a query's own answer tables (a pack's rules share the compiled pack's `Memo`).
 MEMO_LIMIT = 1 << 16
@@ -133,15 +143,30 @@ class State:
             changed.extend(key for table, key, _ in trail if table is new.domains)
         return new
 
-    def propagate(self, changed: list[str], trail: list[tuple[Any, str, Any]] | None = None) -> bool:
+    def propagate(
+        self,
+        changed: list[str],
+        trail: list[tuple[Any, str, Any]] | None = None,
+        observer: Observer | None = None,
+    ) -> bool:
         """Fold fixed fields into the open constraints until nothing changes (forward checking
         to a fixpoint): a constraint with no free field is checked, one with a single free field
         filters that field's domain. With a `trail`, every change is logged there so that
-        `undo_trail` can take it back (a probe that tries values in place, without copying)."""
+        `undo_trail` can take it back (a probe that tries values in place, without copying).
+
+        With an `observer` (`Observer`: the reason recorder of `solver.engine.tracing`), each
+        narrowing and wipe-out is shown to it first, and a constraint with several free fields
+        also loses the values the observer says break it whatever those fields hold (its
+        stronger revise step). Without one (every resolution step) the loop does only forward
+        checking: the observer costs a test where a constraint stays open or a domain changes."""
         domains, open_, by_field = self.domains, self.open, self.by_field
+        # Last in, first out, each field queued once: a field narrowed again while it waits is
+        # revised once, with its latest domain (the recorder's reasons are those of that order).
         queue = list(changed)
+        queued = set(queue)
         while queue:
             name = queue.pop()
+            queued.discard(name)
             for con in by_field.get(name, ()):
                 key = con.key
                 if key not in open_:
@@ -163,19 +188,78 @@ class State:
                     del open_[key]
                     if target is None:
                         if not con.holds(tuple(fixed)):
+                            if observer is not None:
+                                observer.wiped_out(con, 0)  # read as: its first field's value broke it
                             return False
                         continue
                     current = domains[target]
                     allowed = con.allowed(at, tuple(fixed))
                     kept = [v for v in current if v in allowed]
                     if not kept:
+                        if observer is not None:
+                            observer.wiped_out(con, at)
                         return False
                     if len(kept) != len(current):
+                        if observer is not None:
+                            observer.narrowing(con, at, kept)
                         if trail is not None:
                             trail.append((domains, target, current))
                         domains[target] = kept
-                        queue.append(target)
+                        if target not in queued:
+                            queue.append(target)
+                            queued.add(target)
+                    continue
+                if observer is not None and not self._revise_open(con, observer, queue, queued, trail):
+                    return False
         return True
+
+    def _revise_open(
+        self,
+        con: Constraint,
+        observer: Observer,
+        queue: list[str],
+        queued: set[str],
+        trail: list[tuple[Any, str, Any]] | None,
+    ) -> bool:
+        """The observer's revise step for a constraint with several free fields: each free field
+        loses the values `observer.never` names (the constraint stays open). False on a wipe-out.
+        A narrowing is written out here as in `propagate`, not shared through a call: there it is
+        the hot path of every resolution step."""
+        domains = self.domains
+        for at, target in enumerate(con.fields):
+            current = domains[target]
+            if len(current) <= 1:
+                continue
+            never = observer.never(con, at)
+            kept = [v for v in current if v not in never]
+            if not kept:
+                observer.wiped_out(con, at)
+                return False
+            if len(kept) != len(current):
+                observer.narrowing(con, at, kept)
+                if trail is not None:
+                    trail.append((domains, target, current))
+                domains[target] = kept
+                if target not in queued:
+                    queue.append(target)
+                    queued.add(target)
+        return True
+
+
+class Observer(Protocol):
+    """What `State.propagate` shows a reason recorder, and the stronger revise step it adds."""
+
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        """`con` is about to narrow its field `at` to `kept` (a shorter, non-empty list); the
+        state's domains are still those before."""
+
+    def wiped_out(self, con: Constraint, at: int) -> None:
+        """`con` leaves its field `at` no value (propagation then stops and answers False)."""
+
+    def never(self, con: Constraint, at: int) -> frozenset[Scalar]:
+        """For a constraint with several free fields: the values of field `at` that break it
+        whatever its other free fields hold."""
+        ...
 
 
 def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:
