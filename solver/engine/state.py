@@ -1,7 +1,8 @@
 """The propagation state of one query: constraints over fields, and forward checking to a fixpoint.
 
-`Constraint` is one rule (or a query's ad-hoc condition) over the fields it reads, with its table of
-allowed values; `State` holds each field's remaining values and the constraints still open, and
+`Constraint` is one `Condition` (a rule of the pack, or a query's own condition) with the tables the
+engine keeps for it: its remembered answers, its allowed values per question, its python-constraint
+object; `State` holds each field's remaining values and the constraints still open, and
 `State.propagate` is the engine's forward checking (the one loop `CompiledPack.start`, the cheap
 descent of `solver.engine.localsearch` and every resolution step run). Knows no pack: the compiled
 pack (`solver.engine.csp`) builds these.
@@ -15,6 +16,7 @@ from typing import Any, Protocol
 
 from solver.bounded import Memo
 from solver.model import Scalar
+from solver.pack.expr import Condition
 
 __all__ = [
     "MEMO_LIMIT",
@@ -24,7 +26,6 @@ __all__ = [
     "RuleConstraint",
     "State",
     "memoized",
-    "spread",
     "undo_trail",
 ]
 
@@ -39,12 +40,17 @@ Check = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar,
 
 @dataclass
 class Constraint:
-    """One constraint of a query: a rule (or an ad-hoc condition) over its fields."""
+    """A `Condition` as the engine uses it: a rule of the pack (`key`: its id) or a query's own
+    condition, with the engine's tables for it. Not a second predicate type: the predicate is
+    `condition`, and `fields` and `holds` are its fields and its remembered answers (read on
+    every step of propagation, so kept here rather than looked up through it)."""
 
     key: str
-    fields: tuple[str, ...]
+    condition: Condition
     holds: Callable[[tuple[Scalar, ...]], bool]
+    """`condition.holds`, remembered (`memoized`)."""
     constraint: Any
+    """The python-constraint object the backtracking search is given (`LazyConstraint`)."""
     full: tuple[tuple[Scalar, ...], ...] = ()
     """Each field's whole domain (in the pack's order)."""
     cuts: dict[tuple[int, tuple[Scalar, ...]], frozenset[Scalar]] = field(default_factory=dict)
@@ -54,6 +60,10 @@ class Constraint:
     memo: Memo | None = None
     """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
     tables); None for a query's own condition, whose table dies with the query."""
+    fields: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.fields = self.condition.fields
 
     def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
         key = (at, others)
@@ -78,7 +88,7 @@ class Constraint:
 _CUT_LIMIT = 4096
 
 RuleConstraint = Constraint
-"""One rule as queries see it (its fields, `holds`, `allowed`); `CompiledPack.constraints`."""
+"""The same class, under the name callers outside the engine use for a pack's rule."""
 
 
 class State:
@@ -266,15 +276,6 @@ def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:
     while len(trail) > mark:
         table, key, old = trail.pop()
         table[key] = old
-
-
-def spread(holds: Callable[..., bool]) -> Callable[[tuple[Scalar, ...]], bool]:
-    """An ad-hoc condition (called with one argument per field) as a check over a value tuple."""
-
-    def check(values: tuple[Scalar, ...]) -> bool:
-        return bool(holds(*values))
-
-    return check
 
 
 def memoized(

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from solver.engine.csp import CompiledPack, RuleConstraint
-from solver.engine.state import State
+from solver.engine.csp import CompiledPack
+from solver.engine.state import Constraint, State
 from solver.model import Scalar
 
 __all__ = ["Because", "Traced", "excluded", "traced_base", "traced_domains"]
@@ -68,16 +68,16 @@ class Traced:
         return self.state.propagate(changed, observer=self)
 
     # -- the observer (`solver.engine.state.Observer`) -------------------------------------
-    def narrowing(self, con: RuleConstraint, at: int, kept: list[Scalar]) -> None:
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
         target = con.fields[at]
         gone = {v: _gone(self.cp, con, self, at, v) for v in self.state.domains[target] if v not in kept}
         self.removed[target] = {**self.removed[target], **gone}
         self.total[target] = self.total[target].union(*gone.values())
 
-    def wiped_out(self, con: RuleConstraint, at: int) -> None:
+    def wiped_out(self, con: Constraint, at: int) -> None:
         self.failed = _wiped_out(self.cp, con, self, at)
 
-    def never(self, con: RuleConstraint, at: int) -> frozenset[Scalar]:
+    def never(self, con: Constraint, at: int) -> frozenset[Scalar]:
         # Several free fields: the values that break the rule whatever the other free fields
         # hold (three-valued evaluation, remembered per rule by the engine). Searching supports
         # among the free fields as well (full arc consistency) removed next to nothing more on
@@ -225,7 +225,7 @@ def _shortest(cp: CompiledPack, state: Traced, name: str, value: Scalar) -> Beca
     return best
 
 
-def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: Scalar) -> Because:
+def _gone(cp: CompiledPack, con: Constraint, state: Traced, at: int, value: Scalar) -> Because:
     """Why the rule has no support left for `fields[at] = value`: the rule, and the reasons of the
     removed values of its other fields that could have been part of one.
 
@@ -256,7 +256,7 @@ def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: 
     return frozenset(out)
 
 
-def _wiped_out(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int) -> Because:
+def _wiped_out(cp: CompiledPack, con: Constraint, state: Traced, at: int) -> Because:
     """Why `fields[at]` has no value left: each of its values went for its own reason."""
     target = con.fields[at]
     out = {("rule", con.key)}
