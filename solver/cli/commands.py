@@ -214,7 +214,7 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
     "show": ("solver.cli.queries:_add_show", "the fields, facts and rules of a pack"),
     "schema": ("solver.render.schema:register", "the JSON Schema of every --json document"),
     "matrix": ("solver.cli.matrix:register", "a compatibility table of two fields"),
-    "completion": ("solver.cli.completion:register", "a shell completion script (bash or zsh)"),
+    "completion": ("solver.cli.completion:register", "a shell completion script (bash, zsh or fish)"),
     "__complete": ("solver.cli.completion:register", None),
     "lint": (
         "solver.cli.lint:register_cli",

@@ -40,8 +40,9 @@ DEFAULT_LIMIT = 2_000_000
 
 @dataclass(frozen=True)
 class Check:
-    """A rule as the counter sees it: the fields it reads, a predicate over their values (in that
-    order) and, optionally, a three-valued evaluation over a partial assignment (None = unknown).
+    """A rule as the counter sees it: the fields it reads (distinct names), a predicate over their
+    values (in that order) and, optionally, a three-valued evaluation over a partial assignment
+    (None = unknown).
 
     The partial form lets a rule that is already settled drop out early: `when` false makes a rule
     true whatever its other fields are, and dropping it is what lets the rest split apart.

@@ -145,6 +145,19 @@ class ModelCounter:
             self.steps += self._budget.steps
         return None if found is None else {n: found[n] for n in self.domains}
 
+    def residual(
+        self, pins: Mapping[str, Scalar] | None = None
+    ) -> tuple[list[Check], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        """What a count with `pins` starts from once propagation is done: the checks still open,
+        the free fields' domains and the fixed values (None: no solution). For other methods of
+        counting the same query (benchmarks/count_methods.py) and measuring its primal graph."""
+        start = self._start(pins, None, None, (), None)
+        if start is None:
+            return None
+        checks, pending, doms, values = start
+        live = self._propagate(checks, pending, doms, values)
+        return None if live is None else ([self.checks[c] for c in live], doms, values)
+
     # -- the search ------------------------------------------------------------------------
     def _start(
         self,
@@ -482,14 +495,13 @@ class ModelCounter:
         """
         names = self.checks[index].fields
         known = values if also is None else {**values, also[0]: also[1]}
-        key = (index, target, tuple(known[n] for n in names if n != target))
+        at = names.index(target)  # a check's fields are distinct names
+        head, tail = tuple(known[n] for n in names[:at]), tuple(known[n] for n in names[at + 1 :])
+        key = (index, target, head + tail)
         found = self._units.get(key)
-        if found is None:
+        if found is None:  # rows by concatenation: a generator per row cost 10-15 % of a count
             holds = self.checks[index].holds
-            found = frozenset(
-                v for v in self.domains[target] if holds(tuple(v if n == target else known[n] for n in names))
-            )
-            self._units[key] = found
+            found = self._units[key] = frozenset(v for v in self.domains[target] if holds((*head, v, *tail)))
         return found
 
     def _key(
@@ -522,11 +534,13 @@ class ModelCounter:
         if size > _TABLE_CELLS:
             found = (index, fixed)
         else:
-            holds, rows = self.checks[index].holds, []
-            for combo in itertools.product(*(self.domains[n] for n in free)):
-                it = iter(combo)
-                rows.append(holds(tuple(next(it) if v is _FREE else v for v in fixed)))
-            table = (tuple(free), tuple(rows))
+            # The product over every position (a fixed one has its one value) yields the rows in
+            # the order of the free fields' product, already as the check's argument tuples.
+            holds = self.checks[index].holds
+            cells = itertools.product(
+                *(self.domains[n] if v is _FREE else (v,) for n, v in zip(names, fixed, strict=True))
+            )
+            table = (tuple(free), tuple(map(holds, cells)))
             found = self._tables.setdefault(table, len(self._tables))
         self._residuals[(index, fixed)] = found
         return found

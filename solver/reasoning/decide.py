@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from solver.engine.csp import CompiledPack, Extra, SearchTrace, State
+from solver.engine.csp import CompiledPack, SearchTrace, State
 from solver.errors import InputIssue, InvalidInput
 from solver.model import (
     Field,
@@ -376,8 +376,7 @@ def entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
     known = cond.partial(pins)
     if known is not None:
         return bool(known)
-    negated = Extra(cond.fields, lambda *a: not cond.holds(a))
-    return cp.satisfiable(pins, extra=[negated], task="testing an adjustment") is None
+    return cp.satisfiable(pins, extra=[cond.negated()], task="testing an adjustment") is None
 
 
 def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool:
