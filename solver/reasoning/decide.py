@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from solver.engine.csp import CompiledPack, Extra, SearchTrace, State
+from solver.engine.csp import CompiledPack, SearchTrace, State
 from solver.errors import InputIssue, InvalidInput
 from solver.model import (
     Field,
@@ -136,12 +136,33 @@ def _launcher_adjustments(
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
 
 
-def likely_values(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Scalar]:
-    """Each free field's best-ranked value given only the request: a guess at the resolution that
-    the first search tries first, so its witness mostly agrees with the greedy decisions (each
-    agreement saves a search) and packs whose preferences point at working values need no
-    backtracking to find it."""
-    return {name: plan.ranking(name, values)[0][0] for name in plan.order if name not in values}
+def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None = None) -> dict[str, Scalar]:
+    """Each free field's best-ranked value, a guess at the resolution that the first search tries
+    first, so its witness mostly agrees with the greedy decisions (each agreement saves a search)
+    and packs whose preferences point at working values need no backtracking to find it.
+
+    With the request's propagated `state`, the guess follows the decisions more closely: fields in
+    graph order, each ranked with the values the rules force and the guesses before it (as
+    `_decide` ranks it with the decided values), and only values the state still allows. A
+    preference that reads a derived fact (SM100's TensorRT-LLM MHA for a model the architecture
+    makes MHA) then points the witness at its value, where a guess from the request alone missed
+    it and the decision of that field needed the backtracking search."""
+    if state is None:
+        return {name: plan.ranking(name, values)[0][0] for name in plan.order if name not in values}
+    guess: dict[str, Scalar] = dict(values)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        current = state.domain(name)
+        if name in values:
+            continue
+        if len(current) == 1:
+            guess[name] = current[0]
+            continue
+        spec = plan.pack.fields[name]
+        ranked = plan.chain(name, guess)[0] if follows_chain(spec, False) else plan.ranking(name, guess)[0]
+        allowed = set(current)
+        out[name] = guess[name] = next((v for v in ranked if v in allowed), current[0])
+    return out
 
 
 def _decide(
@@ -341,8 +362,7 @@ def entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
     known = cond.partial(pins)
     if known is not None:
         return bool(known)
-    negated = Extra(cond.fields, lambda *a: not cond.holds(a))
-    return cp.satisfiable(pins, extra=[negated], task="testing an adjustment") is None
+    return cp.satisfiable(pins, extra=[cond.negated()], task="testing an adjustment") is None
 
 
 def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool:

@@ -72,9 +72,16 @@ def departures_of(
     searched `solution` differs from its own picks, in graph order up to the first whose chain
     fails, each with why."""
     pack = plan.pack
-    cp = plan.compiled
-    state = cp.start({n: p.value for n, p in pins.items()})
-    if state is None:
+    values = {n: p.value for n, p in pins.items()}
+    agreed = _agreed_prefix(plan, values, solution)
+    if agreed == len(plan.order):
+        return []  # the launcher's own picks are the resolution's: nothing departs
+    # Up to the first option whose chain does not start with the resolved value, predict mode
+    # decides what the search decided (the solution proves each of those values works), so
+    # its decisions start from that point: the agreed values folded in with the pins (the
+    # same fixpoint as fixing them one by one), then the rest decided as before.
+    state = plan.compiled.start({**{n: solution[n] for n in plan.order[:agreed]}, **values})
+    if state is None:  # pragma: no cover - the solution holds every agreed value and pin
         return []
     # The searched solution keeps every final pin, so it is already a witness for them: no
     # second search for one.
@@ -128,6 +135,21 @@ def departures_of(
             )
         )
     return out
+
+
+def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[str, Scalar]) -> int:
+    """How many fields of the plan's order predict mode decides as the search did: up to the first
+    unset option (or chain-following fact) whose launcher chain does not start with the resolved
+    value. Every field before it is decided alike: pinned, forced, ranked by the same decided
+    values, or its chain's first value, which the solution proves works."""
+    fields = plan.pack.fields
+    decided = dict(values)
+    for at, name in enumerate(plan.order):
+        chained = name not in values and follows_chain(fields[name], True)
+        if chained and plan.chain(name, decided)[0][0] != solution[name]:
+            return at
+        decided[name] = solution[name]
+    return len(plan.order)
 
 
 def _rejected_because(prov: Provenance, value: Scalar) -> str:
@@ -235,9 +257,8 @@ def _flagged_rejections(
         return []  # no warn rule reads the field: nothing can have been moved
     position = plan.order.index(name)
     assigned = {n: solution[n] for n in set(plan.order[:position]) | set(pins) if n != name}
-    preferred, _ = plan.preferred(name, assigned)
+    preferred, flagged = plan.preferred_flagged(name, assigned)
     better = preferred[: preferred.index(value)] if value in preferred else []
-    flagged = plan.flagged(name, assigned, better)
     out = []
     for v in better:
         rid = flagged.get(v)
@@ -275,8 +296,8 @@ def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) 
 
 def warnings_of(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
     out = []
-    for rid, cond in plan.compiled.warn_rules.items():
-        if not cond.evaluate(solution):
+    for rid, (fields, holds) in plan.warn_checks.items():
+        if not holds(tuple([solution[f] for f in fields])):
             out.append(WarningRecord.model_construct(rule=rid, message=plan.compiled.models[rid].because))
     return out
 
@@ -294,7 +315,7 @@ def resolve_planned(
     # given has no solution), whether it resolves, and the start of the greedy decisions.
     state = cp.start(values)
     witness = (
-        cp.search(state, task="checking the request", hint=likely_values(plan, values))
+        cp.search(state, task="checking the request", hint=likely_values(plan, values, state))
         if state is not None
         else None
     )
