@@ -13,8 +13,14 @@
 3. `--encoding compact`: the same counter on a smaller CNF: the branching groups a field's values
    whose sub-branches forbid the same things, and one clause per group says "this field is one of
    the other values, or ..." (a few thousand clauses instead of hundreds of thousands).
+4. Variable elimination (`benchmarks/count_ve.py`): sparse bucket elimination on a min-fill order,
+   from the same propagated start as confsolve's counter; skipped (with its dense estimate) where
+   the largest table is above 10^`--ve-cap` cells.
 
-Both must give the same number where both finish; the script says when they differ. The winner
+Every row also gives the query's primal graph (free fields linked by an open rule): its induced
+width and the largest table of a dense elimination on the min-fill order (log10 cells).
+
+All must give the same number where they finish; the script says when they differ. The winner
 is what `solver.engine.count` should use; see benchmarks/README.md for the last run. Results go to
 benchmarks/results/count-methods.json with the machine's load.
 """
@@ -164,21 +170,30 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per count and method")
     parser.add_argument("--whole", action="store_true", help="also count the whole pack")
     parser.add_argument("--encoding", choices=("pairs", "compact"), default="pairs", help="Ganak's CNF")
-    parser.add_argument("--only", choices=("all", "ganak"), default="all", help="skip confsolve's counter")
+    parser.add_argument(
+        "--only", choices=("all", "ganak", "confsolve", "ve"), default="all", help="time one method"
+    )
+    parser.add_argument(
+        "--ve-cap", type=float, default=7.0, help="skip elimination above 10^this dense cells (default 7)"
+    )
     args = parser.parse_args()
+    from count_ve import ve_count, width_report
+
     from solver import load_pack
-    from solver.engine.count import CountLimitReached, Limit, count
+    from solver.engine.count import CountLimitReached, Limit, ModelCounter, count, pack_checks
+    from solver.engine.csp import compile_pack
 
     pack = load_pack("sglang")
+    shape = ModelCounter(compile_pack(pack).domains, pack_checks(pack))
     queries = [*QUERIES, *([{}] if args.whole else [])]
     rows: list[dict[str, Any]] = []
     try:
         import pyganak  # noqa: F401
 
-        has_ganak = True
+        has_ganak = args.only in ("all", "ganak")
     except ImportError:
         has_ganak = False
-        print("pyganak is not installed: only confsolve's counter is timed")
+        print("pyganak is not installed: Ganak is not timed")
     if has_ganak:
         start = time.perf_counter()
         var, clauses = (encode_compact if args.encoding == "compact" else encode)(pack)
@@ -186,8 +201,8 @@ def main() -> None:
         print(f"CNF: {len(var)} variables, {len(clauses)} clauses, encoded in {encoded:.1f} s")
     load = os.getloadavg()
     for pins in queries:
-        row: dict[str, Any] = {"pins": pins}
-        if args.only == "all":
+        row: dict[str, Any] = {"pins": pins, "primal": width_report(shape, pins)}
+        if args.only in ("all", "confsolve"):
             start, cpu = time.perf_counter(), time.process_time()
             try:
                 row["confsolve"] = count(pack, pins, limit=Limit(steps=None, seconds=args.cap)).count
@@ -196,6 +211,12 @@ def main() -> None:
                 row["confsolve_bounds"] = [str(stop.lower), str(stop.upper)]
             row["confsolve_s"] = time.perf_counter() - start
             row["confsolve_cpu_s"] = time.process_time() - cpu
+        if args.only in ("all", "ve"):
+            ve = ve_count(shape, pins, args.ve_cap)
+            row.update({f"ve_{k}" if k != "count" else "ve": v for k, v in ve.items()})
+            both = ve["count"] is not None and row.get("confsolve") is not None
+            if both and ve["count"] != row["confsolve"]:
+                row["disagree"] = True
         if has_ganak:
             units = [var[(n, type(v).__name__, v)] for n, v in pins.items()]
             number, wall, ganak_cpu = ganak_count(clauses, len(var), units, args.cap)

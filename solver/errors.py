@@ -8,13 +8,16 @@ Must not import the solver: front ends depend on this module and `model` alone.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from solver.model import ConflictReport, Repair
 
 __all__ = [
+    "Collector",
     "DeadlineExceeded",
     "DependencyCycle",
     "InputIssue",
@@ -25,6 +28,7 @@ __all__ = [
     "SolverBudgetExceeded",
     "SolverError",
     "Unsatisfiable",
+    "input_issues",
 ]
 
 
@@ -131,6 +135,58 @@ class PackError(SolverError, ValueError):
 
 class DependencyCycle(PackError):
     """`depends_on` edges form a cycle; the message shows the whole chain."""
+
+
+P = TypeVar("P")
+
+
+class Collector(Generic[P]):
+    """Problems found one check at a time and reported together (packaging's `_ErrorCollector`
+    idea), so that a user fixes every one in one round instead of one per run.
+
+    Checks `add` what they find, or run under `collect()`, which keeps the problems of the error
+    this collector makes (`parts` reads them out of it) and goes on; `check()` then raises one
+    error listing all of them, after `finish` (which may drop cascades or place each one). The
+    one home of "report every problem at once": pack files (`solver.pack.loader`, `PackProblem`s)
+    and a request's inputs (`input_issues()`: `solver.inputs.pins`, the command line's `gather`).
+    """
+
+    def __init__(
+        self, error: Callable[[list[P]], Exception], parts: Callable[[Exception], list[P] | None]
+    ) -> None:
+        self.problems: list[P] = []
+        self._error = error
+        self._parts = parts
+
+    def add(self, *problems: P) -> None:
+        self.problems.extend(problems)
+
+    def __bool__(self) -> bool:
+        return bool(self.problems)
+
+    @contextmanager
+    def collect(self) -> Iterator[None]:
+        """Run a step that may raise this collector's error: its problems are kept, and the
+        caller goes on with the next step (any other exception passes through)."""
+        try:
+            yield
+        except SolverError as exc:
+            found = self._parts(exc)
+            if found is None:
+                raise
+            self.problems.extend(found)
+
+    def check(self, finish: Callable[[list[P]], list[P]] | None = None) -> None:
+        """Raise the one error listing every problem collected (after `finish`), if any."""
+        if self.problems:
+            if finish is not None:
+                self.problems[:] = finish(self.problems)
+            raise self._error(self.problems)
+
+
+def input_issues() -> Collector[InputIssue]:
+    """A collector of bad inputs, raising one `InvalidInput`."""
+    return Collector(InvalidInput, lambda exc: exc.issues if isinstance(exc, InvalidInput) else None)
 
 
 class SolverBudgetExceeded(SolverError, RuntimeError):

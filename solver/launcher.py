@@ -35,6 +35,7 @@ from solver.inputs.launch import (
     shell_line,
 )
 from solver.inputs.pins import coerce, collect_pins, field_name
+from solver.inputs.precedence import read_values
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
 from solver.reasoning.minimal import minimal_options
 from solver.values import show as _show
@@ -199,8 +200,7 @@ def resolve_namespace(
     from solver.reasoning.resolution import resolve_pins
 
     given = vars(ns) if isinstance(ns, argparse.Namespace) else dict(ns)
-    typed = {_fact_name(pack, raw) for raw, value in given.items() if value is not None}
-    read = {k: v for k, v in (facts or {}).items() if _fact_name(pack, k) not in typed}
+    read = read_values(pack, [raw for raw, value in given.items() if value is not None], facts or {})
     pins: dict[str, Pin] = collect_pins(pack, given, read, ignore_unknown=True)
     missing = [
         InputIssue(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -10,10 +11,11 @@ from pathlib import Path
 import pytest
 
 from solver.cli.commands import main
-from solver.cli.completion import BASH_SCRIPT, ZSH_SCRIPT
+from solver.cli.completion import BASH_SCRIPT, FISH_SCRIPT, ZSH_SCRIPT
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 BASH_BREAKS = "\"'><=;|&(:"
+TOY_ASSIGNMENTS = ["gpu=", "quant=", "kernel=", "fusion=", "tp=", "ep="]  # the toy pack's fields
 
 
 def complete(
@@ -38,14 +40,7 @@ def test_commands_are_offered_and_the_hidden_one_is_not(capsys: pytest.CaptureFi
 
 
 def test_set_offers_field_names_then_only_still_valid_values(capsys: pytest.CaptureFixture[str]) -> None:
-    assert complete(capsys, "resolve", "--pack", TOY, "--set", "") == [
-        "gpu=",
-        "quant=",
-        "kernel=",
-        "fusion=",
-        "tp=",
-        "ep=",
-    ]
+    assert complete(capsys, "resolve", "--pack", TOY, "--set", "") == TOY_ASSIGNMENTS
     assert complete(capsys, "resolve", "--pack", TOY, "--set", "gpu=a100", "--set", "") == [
         "quant=",
         "kernel=",
@@ -114,7 +109,7 @@ def test_options_choices_positional_fields_and_packs(capsys: pytest.CaptureFixtu
         "csv",
         "html",
     ]
-    assert complete(capsys, "completion", "") == ["bash", "zsh"]
+    assert complete(capsys, "completion", "") == ["bash", "zsh", "fish"]
     assert "sglang" in complete(capsys, "resolve", "--pack", "")
     assert complete(capsys, "resolve", "--model-config", "") == []  # the shell completes paths
 
@@ -124,13 +119,36 @@ def test_completion_prints_the_scripts(capsys: pytest.CaptureFixture[str]) -> No
     assert capsys.readouterr().out == BASH_SCRIPT
     assert main(["completion", "zsh"]) == 0
     assert capsys.readouterr().out == ZSH_SCRIPT
+    assert main(["completion", "fish"]) == 0
+    assert capsys.readouterr().out == FISH_SCRIPT
 
 
-@pytest.mark.parametrize(("shell", "script"), [("bash", BASH_SCRIPT), ("zsh", ZSH_SCRIPT)])
-def test_the_scripts_parse(shell: str, script: str) -> None:
-    exe = shutil.which(shell)
+# .ci/run installs zsh and fish (Debian packages), and sets CONFSOLVE_REQUIRE_SHELLS=1 so that a
+# missing shell fails there instead of skipping.
+def _shell(name: str) -> str:
+    exe = shutil.which(name)
     if exe is None:
-        pytest.skip(f"{shell} is not installed")
+        if os.environ.get("CONFSOLVE_REQUIRE_SHELLS"):
+            pytest.fail(f"{name} is not installed (apt-get install {name})")
+        pytest.skip(f"{name} is not installed")
+    return exe
+
+
+def _installed_confsolve() -> Path:
+    """The `confsolve` of the environment running the tests (.venv, or CI's .venv-ci)."""
+    import sys
+
+    found = Path(sys.executable).parent / "confsolve"
+    if not found.exists():
+        pytest.skip("needs the installed confsolve")
+    return found
+
+
+@pytest.mark.parametrize(
+    ("shell", "script"), [("bash", BASH_SCRIPT), ("zsh", ZSH_SCRIPT), ("fish", FISH_SCRIPT)]
+)
+def test_the_scripts_parse(shell: str, script: str) -> None:
+    exe = _shell(shell)
     done = subprocess.run([exe, "-n"], input=script, capture_output=True, text=True, timeout=20, check=False)
     assert done.returncode == 0, done.stderr
 
@@ -138,9 +156,9 @@ def test_the_scripts_parse(shell: str, script: str) -> None:
 def test_the_bash_function_fills_compreply() -> None:
     """End to end: bash runs the function with a fake command line and gets the values."""
     bash = shutil.which("bash")
-    confsolve = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "confsolve"
-    if bash is None or not confsolve.exists():
-        pytest.skip("needs bash and the installed confsolve")
+    confsolve = _installed_confsolve()
+    if bash is None:
+        pytest.skip("needs bash")
     line = f"{confsolve} resolve --pack {TOY} --set gpu=a100 --set quant="
     program = (
         f"complete() {{ :; }}; compopt() {{ :; }}\n{BASH_SCRIPT}\n"
@@ -155,10 +173,8 @@ def test_the_bash_function_fills_compreply() -> None:
 
 def test_the_zsh_function_adds_the_values() -> None:
     """End to end: zsh runs the function (compadd stubbed) and gets the values, `=` unspaced."""
-    zsh = shutil.which("zsh")
-    confsolve = Path(__file__).resolve().parents[1] / ".venv" / "bin" / "confsolve"
-    if zsh is None or not confsolve.exists():
-        pytest.skip("needs zsh and the installed confsolve")
+    zsh = _shell("zsh")
+    confsolve = _installed_confsolve()
     words = " ".join(shlex.quote(w) for w in [str(confsolve), "resolve", "--pack", TOY, "--set"])
     program = (
         'compadd() { print -r -- "compadd $*" }; _files() { print _files }; compdef() { : }\n'
@@ -171,3 +187,54 @@ def test_the_zsh_function_adds_the_values() -> None:
         "compadd -- quant=none quant=fp8",
         "compadd -S  -- gpu= quant= kernel= fusion= tp= ep=",
     ], done.stderr
+
+
+def _fish_complete(line: str) -> list[str]:
+    """What fish offers for `line` with the script loaded (`complete -C`, fish's own completion
+    of a command line), `confsolve` found on PATH as a user has it."""
+    fish = _shell("fish")
+    bin_dir = _installed_confsolve().parent
+    program = f"{FISH_SCRIPT}\ncomplete -C {shlex.quote(line)}\n"
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        [fish, "--no-config", "-c", program],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env=env,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_fish_function_offers_the_values_in_order() -> None:
+    """End to end: fish completes a command line through the script: still-possible values only,
+    in the completer's order (not fish's alphabetical one), field names, commands, GPU names."""
+    assert _fish_complete(f"confsolve resolve --pack {TOY} --set gpu=a100 --set quant=") == [
+        "quant=none",
+        "quant=fp8",
+    ]
+    assert _fish_complete(f"confsolve resolve --pack {TOY} --set ") == TOY_ASSIGNMENTS
+    assert _fish_complete("confsolve completion ") == ["bash", "zsh", "fish"]
+    assert _fish_complete("confsolve resolve --set gpu_arch=H1") == ["gpu_arch=H100"]
+
+
+def test_the_fish_function_warned_values_last() -> None:
+    """A value a warn rule flags is offered after the clean ones, as bash and zsh have it."""
+    line = (
+        "confsolve check --set platform=cuda --set gpu_arch=H100 "
+        "--set architecture=LlamaForCausalLM --set attention_backend="
+    )
+    offered = [c.split("=", 1)[1] for c in _fish_complete(line)]
+    assert offered[0] == "triton" and "aiter" in offered
+    assert offered.index("aiter") > offered.index("fa3")
+
+
+def test_the_fish_function_falls_back_to_paths(tmp_path: Path) -> None:
+    """Where confsolve has nothing to offer (a path), fish completes files."""
+    (tmp_path / "model-config.json").write_text("{}")
+    assert _fish_complete(f"confsolve resolve --model-config {tmp_path}/mod") == [
+        f"{tmp_path}/model-config.json"
+    ]

@@ -290,6 +290,27 @@ def test_equal_domains_are_not_confused_in_a_pack(tmp_path: Path) -> None:
             assert split.by == {v: brute(pack, {**pins, by: v}) for v in split.by}, (pins, by)
 
 
+@pytest.mark.parametrize("pins", [{}, {"gpu": "a100"}, {"quant": "fp4", "gpu": "a100"}, {"kernel": "trtllm"}])
+def test_the_residual_of_a_query_counts_like_the_query(pins: dict[str, Scalar]) -> None:
+    """What a query starts from after propagation (the open checks over the free domains, the
+    rest fixed), counted by brute force, is the query's count: propagation lost nothing."""
+    pack = load_pack(TOY)
+    counter = ModelCounter(compile_pack(pack).domains, pack_checks(pack))
+    residual = counter.residual(pins)
+    exact = brute(pack, pins)
+    if residual is None:
+        assert exact == 0
+        return
+    checks, doms, values = residual
+    assert all(values[n] == v for n, v in pins.items()) and not set(doms) & set(values)
+    names = list(doms)
+    total = 0
+    for combo in itertools.product(*doms.values()):
+        row = {**values, **dict(zip(names, combo, strict=True))}
+        total += all(c.holds(tuple(row[n] for n in c.fields)) for c in checks)
+    assert total == exact
+
+
 def test_solution_respects_pins_and_only() -> None:
     counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)}, [Check(("a", "b"), lambda v: v[0] < v[1])])
     assert counter.solution({"a": 3}) is None
@@ -336,6 +357,15 @@ def test_cli_bad_input_exits_2_without_traceback(
 def test_cli_limit_exits_4_with_advice(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "count", "--pack", TOY, "--limit", "1")
     assert code == 4 and "--limit" in err and "--set" in err
+
+
+def test_a_count_stopped_by_the_budget_names_the_budget(capsys: pytest.CaptureFixture[str]) -> None:
+    """When the command's --budget is the tighter bound, the advice is to raise --budget (raising
+    --limit would change nothing); over --limit it stays --limit."""
+    code, _, err = run(capsys, "count", "--pack", TOY, "--budget", "45")
+    assert code == 4 and "raise --budget" in err and "raise --limit" not in err
+    code, _, err = run(capsys, "count", "--pack", TOY, "--limit", "2")
+    assert code == 4 and "raise --limit" in err and "raise --budget" not in err
 
 
 def test_a_conflicting_request_counts_zero(capsys: pytest.CaptureFixture[str]) -> None:

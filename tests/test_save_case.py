@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import tomllib
 from pathlib import Path
+from typing import Any
 
+import hypothesis
+import hypothesis.strategies as st
 import pytest
 from hostile import TOY, sglang_loads, toml_str
 from test_cases import test_case as replay
@@ -112,3 +115,40 @@ def test_toml_str_helper_is_the_fix() -> None:
     round-trips every hostile input above."""
     for _, item in HOSTILE_INPUT:
         assert tomllib.loads(f"v = {toml_str(item)}")["v"] == item
+
+
+@pytest.mark.property
+@hypothesis.settings(max_examples=300, deadline=None)
+@hypothesis.given(
+    keys=st.lists(st.text(min_size=1, max_size=12), min_size=1, max_size=4, unique=True),
+    texts=st.lists(st.text(max_size=40), min_size=4, max_size=4),
+    number=st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    flag=st.booleans(),
+    ref=st.text(min_size=1, max_size=20),
+)
+def test_the_case_writer_round_trips_any_text(
+    keys: list[str], texts: list[str], number: int, flag: bool, ref: str
+) -> None:
+    """The case writer stays hand-written (README, "Conventions and libraries": tomli-w writes
+    the same values as tables instead of the one-line request, cannot write the comment, and
+    raises on a lone surrogate, which a non-UTF-8 command line gives). Any key and value reads
+    back with tomllib as it went in, a lone surrogate as U+FFFD."""
+    from solver import load_pack
+    from solver.render.cases import case_text
+
+    pack = load_pack(str(TOY))
+    request: dict[str, Any] = {k: v for k, v in zip(keys, [*texts, number, flag], strict=False)}
+    outcome = {"status": texts[0], "values": {keys[0]: number, "x": flag}, "conflict_rules": texts[1:3]}
+    doc = tomllib.loads(case_text(pack, request, flag, outcome, pack_ref=ref))
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, str):
+            return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in value)
+        return value
+
+    read = {**doc["request"]["facts"], **doc["request"]["options"]}
+    assert read == {clean(k): clean(v) for k, v in request.items()}
+    assert doc["expect"]["status"] == clean(texts[0])
+    assert doc["expect"]["values"] == {clean(keys[0]): number, "x": flag}
+    assert doc["expect"]["conflict_rules"] == [clean(t) for t in texts[1:3]]
+    assert doc["pack"] == clean(ref) and doc["request"]["strict"] is flag

@@ -672,6 +672,7 @@ def test_the_walk_through_shows_what_the_cli_prints(
     import shlex
 
     words = shlex.split(command)
+    monkeypatch.setenv("COLUMNS", "80")  # the README shows `check` at 80 columns
     if words[0] == "confsolve":
         _, out, err = run(capsys, *words[1:])
     else:  # python examples/launch.py ...

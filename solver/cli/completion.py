@@ -1,10 +1,13 @@
-"""Shell completion: `confsolve completion bash|zsh` and the hidden `confsolve __complete`.
+"""Shell completion: `confsolve completion bash|zsh|fish` and the hidden `confsolve __complete`.
 
-Owns the two shell scripts and the completer they call. The scripts are thin: they hand the words
-typed so far to `confsolve __complete`, which knows the commands and flags (from the real parser,
-so they never drift) and, for `--set FIELD=`, offers only the values still possible given the
-other inputs already typed (`valid_choices(..., reasons=False)`: exact, each value backed by a
-whole configuration). Completion never fails loudly: a bad or half-typed input is skipped.
+Owns the three shell scripts and the completer they call (hand-written rather than shtab's static
+scripts, which cannot offer solver-computed values and have no fish, or argcomplete, which needs
+the whole parser built and its import on every TAB; README, "Conventions and libraries").
+The scripts are thin: they hand the words typed so far to `confsolve __complete`, which knows the
+commands and flags (from the real parser, so they never drift) and, for `--set FIELD=`, offers
+only the values still possible given the other inputs already typed (`valid_choices(...,
+reasons=False)`: exact, each value backed by a whole configuration). Completion never fails
+loudly: a bad or half-typed input is skipped.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from constraints import DEFAULT_PACK
 from solver.errors import SolverError
 from solver.values import show as _show
 
-__all__ = ["BASH_SCRIPT", "ZSH_SCRIPT", "complete", "register"]
+__all__ = ["BASH_SCRIPT", "FISH_SCRIPT", "SCRIPTS", "ZSH_SCRIPT", "complete", "register"]
 
 BASH_SCRIPT = r"""# bash completion for confsolve; load it with:  source <(confsolve completion bash)
 _confsolve_complete() {
@@ -54,6 +57,25 @@ _confsolve() {
 }
 compdef _confsolve confsolve
 """
+
+FISH_SCRIPT = r"""# fish completion for confsolve; load it with:  confsolve completion fish | source
+function __confsolve_complete
+    # The words before the cursor, the program's own first, and the word under it.
+    set -l words (commandline -opc)
+    set -l program $words[1]
+    set -e words[1]
+    set -l found ($program __complete -- $words (commandline -ct) 2>/dev/null)
+    if test (count $found) -eq 0
+        __fish_complete_path (commandline -ct)  # a path, or nothing to offer: files
+        return
+    end
+    printf '%s\n' $found
+end
+# -f: only what the function offers; -k: in its order (values a warn rule flags come last).
+complete -c confsolve -f -k -a '(__confsolve_complete)'
+"""
+
+SCRIPTS = {"bash": BASH_SCRIPT, "zsh": ZSH_SCRIPT, "fish": FISH_SCRIPT}
 
 _ASSIGNMENT_FLAGS = ("--set", "--assume")
 
@@ -266,7 +288,7 @@ def cmd_complete(args: argparse.Namespace) -> int:
         found = []
     if found and args.line is not None:  # bash inserts a candidate as it is: quote it here
         found = [_bash_quoted(word) for word in found]
-    if found:  # (zsh's compadd quotes what it inserts itself)
+    if found:  # (zsh's compadd and fish quote what they insert themselves)
         print("\n".join(found))
     return 0
 
@@ -281,23 +303,24 @@ def _bash_quoted(word: str) -> str:
 
 
 def cmd_completion(args: argparse.Namespace) -> int:
-    print(BASH_SCRIPT if args.shell == "bash" else ZSH_SCRIPT, end="")
+    print(SCRIPTS[args.shell], end="")
     return 0
 
 
 def register(sub: Any, add_inputs: Callable[..., None]) -> None:
-    """`confsolve completion bash|zsh` and the hidden `confsolve __complete`."""
+    """`confsolve completion bash|zsh|fish` and the hidden `confsolve __complete`."""
     p = sub.add_parser(
         "completion",
-        help="a shell completion script (bash or zsh)",
+        help="a shell completion script (bash, zsh or fish)",
         description="Print a completion script. bash: source <(confsolve "
         "completion bash); zsh (after compinit): source <(confsolve "
-        "completion zsh). --set FIELD=<TAB> offers only the values "
+        "completion zsh); fish: confsolve completion fish | source (or save it "
+        "as ~/.config/fish/completions/confsolve.fish). --set FIELD=<TAB> offers only the values "
         "still possible given the inputs already typed. No --json: "
         "the output is a shell script for the shell to source, not a "
         "document (`confsolve choices --json` gives the values).",
     )
-    p.add_argument("shell", choices=["bash", "zsh"])
+    p.add_argument("shell", choices=list(SCRIPTS))
     p.set_defaults(func=cmd_completion)
     # No help= keeps it out of `confsolve --help`: it is the scripts' interface, not a user's.
     p = sub.add_parser("__complete", add_help=False)

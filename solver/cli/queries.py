@@ -167,45 +167,55 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     """Options and facts from --set, --assume, --model-config, --env-from-os, --detect and a
     launch command after `--` (read into `args.command_read`).
 
-    What the user typed (--set, --assume, the launch command's flags) wins over what was read
-    (config.json, environment).
+    What the user typed (--set, the launch command's flags) wins over what was read, detected or
+    assumed (`solver.inputs.precedence.read_values`: --assume over config.json over the
+    environment over --detect).
     """
-    from solver.errors import InvalidInput
-    from solver.inputs.pins import _lookup, facts_from_environ, parse_assignments
+    from solver.errors import input_issues
+    from solver.inputs.pins import _lookup, collect_pins, facts_from_environ, parse_assignments
+    from solver.inputs.precedence import read_values, typed_fields
     from solver.model import Pin
 
     args.request_pack = pack  # for writing repairs back in the syntax they were typed in
-    sets, issues = parse_assignments(args.set)
+    # Every bad input of the command at once: each source is read even when an earlier one failed.
+    issues = input_issues()
+    sets, bad = parse_assignments(args.set)
     assumed, more = parse_assignments(args.assume)
-    issues += more
-    if issues:
-        raise InvalidInput(issues)
+    issues.add(*bad, *more)
     model_path = getattr(args, "model_config", None)
     model_flag = "--model-config"
     if getattr(args, "launch", None) is not None:
         from solver.cli.launch import merge_launch
 
-        model_path = merge_launch(args, pack, sets, model_path)
-        if not getattr(args, "model_config", None):  # the command's own model: say it its way
-            model_flag = args.command_read.model_flag or "the launch command's model"
-    typed = {(_lookup(pack, k) or k) for k in sets}
-    facts: dict[str, Any] = {}
-    if getattr(args, "detect", False):
-        facts.update(_detected(pack, {**assumed, **sets}))
+        with issues.collect():
+            model_path = merge_launch(args, pack, sets, model_path)
+            if not getattr(args, "model_config", None):  # the command's own model: say it its way
+                model_flag = args.command_read.model_flag or "the launch command's model"
+    typed = typed_fields(pack, sets)
+    detected = _detected(pack, {**assumed, **sets}) if getattr(args, "detect", False) else {}
+    environ: dict[str, Any] = {}
     if getattr(args, "env_from_os", False):
-        facts.update(facts_from_environ(pack))
+        with issues.collect():
+            environ = facts_from_environ(pack)
+    model: dict[str, Any] = {}
     if model_path:
         from solver.inputs.modelconfig import facts_from_model_config
 
-        facts.update(facts_from_model_config(pack, model_path, skip=typed, flag=model_flag))
+        with issues.collect():
+            model = facts_from_model_config(pack, model_path, skip=typed, flag=model_flag)
+    assumed_pins: dict[str, Any] = {}
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw
-        facts[name] = Pin.model_construct(field=name, value=value, source="assumed")
+        assumed_pins[name] = Pin.model_construct(field=name, value=value, source="assumed")
         if name in typed:  # --set wins, but a wrong --assume is still reported
-            issues += _assume_issues(pack, raw, name, value)
+            issues.add(*_assume_issues(pack, raw, name, value))
+    # Lowest precedence first; what was typed (--set, the launch command's flags) wins over all.
+    facts = read_values(pack, sets, detected, environ, model, assumed_pins)
     if issues:
-        raise InvalidInput(issues)
-    facts = {k: v for k, v in facts.items() if k not in typed}
+        # The values themselves too (the command checks them again when nothing else failed).
+        with issues.collect():
+            collect_pins(pack, sets, facts)
+    issues.check()
     return sets, facts
 
 
@@ -392,7 +402,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.reasoning.resolution import resolve
-    from solver.render.text import notices
+    from solver.render.text import launcher_picks, notices, terminal_width
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -434,7 +444,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         + (" (with the warnings below)" if res.warnings else "")
         + "."
     )
-    for line in notices(pack, res):
+    for line in launcher_picks(pack, res, terminal_width()) + notices(pack, res):
         print(line)
     return EXIT_OK
 

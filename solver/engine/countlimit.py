@@ -40,8 +40,9 @@ DEFAULT_LIMIT = 2_000_000
 
 @dataclass(frozen=True)
 class Check:
-    """A rule as the counter sees it: the fields it reads, a predicate over their values (in that
-    order) and, optionally, a three-valued evaluation over a partial assignment (None = unknown).
+    """A rule as the counter sees it: the fields it reads (distinct names), a predicate over their
+    values (in that order) and, optionally, a three-valued evaluation over a partial assignment
+    (None = unknown).
 
     The partial form lets a rule that is already settled drop out early: `when` false makes a rule
     true whatever its other fields are, and dropping it is what lets the rest split apart.
@@ -74,17 +75,23 @@ class CountLimitReached(SolverBudgetExceeded):
         self.lower = 0
         self.upper: int | None = None
         self.parts: dict[Any, int] = {}  # with `count(by=...)`: the values counted exactly
+        # Name what ran out, and the option that raises it: the command's --budget when that was
+        # the tighter bound, else --limit (steps or seconds); a deadline set by a caller (a
+        # command's time budget) is raised with --deadline.
+        raise_limit = "raise --limit (a number of steps, or seconds such as 60s)"
         if limit.steps is not None and steps > limit.steps:
             bound = f"{limit.option} {limit.steps} steps"
+            if "--budget" in limit.option:
+                raise_limit = "raise --budget (or CONFSOLVE_BUDGET)"
         elif limit.seconds is not None:
             bound = f"--limit {limit.seconds:g}s"
         else:
             bound = "its deadline"
+            raise_limit = "raise --deadline (or CONFSOLVE_DEADLINE)"
         Exception.__init__(
             self,
             f"too many configurations to count exactly within {bound} "
-            f"({steps} branching steps done): narrow the request with --set FIELD=VALUE "
-            "or raise --limit (a number of steps, or seconds such as 60s)",
+            f"({steps} branching steps done): narrow the request with --set FIELD=VALUE or {raise_limit}",
         )
 
     def __str__(self) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo
@@ -41,7 +40,7 @@ from solver.engine.localsearch import (
     repair,
     starting_values,
 )
-from solver.engine.state import Check, Constraint, RuleConstraint, State, memoized, spread
+from solver.engine.state import Check, Constraint, RuleConstraint, State, memoized
 from solver.errors import SolverBudgetExceeded
 from solver.model import Pack, Scalar
 from solver.pack.expr import Condition
@@ -49,7 +48,7 @@ from solver.pack.loader import semantics
 
 __all__ = [
     "CompiledPack",
-    "Extra",
+    "Constraint",
     "RuleConstraint",
     "SearchTrace",
     "State",
@@ -57,23 +56,6 @@ __all__ = [
 ]
 
 Assignment = dict[str, Scalar]
-
-
-@dataclass(frozen=True)
-class Extra:
-    """An ad-hoc condition added to one query (e.g. "not when" to test an entailment)."""
-
-    fields: tuple[str, ...]
-    holds: Callable[..., bool]
-
-
-@dataclass(frozen=True)
-class _Rule:
-    id: str
-    fields: tuple[str, ...]
-    constraint: Any
-    condition: Condition
-    holds: Callable[[tuple[Scalar, ...]], bool]
 
 
 _UNSET = object()
@@ -89,7 +71,8 @@ class CompiledPack:
         # a process resolving distinct requests for ever must not grow.
         self.tables = Memo()
         self.domains: dict[str, tuple[Scalar, ...]] = {n: f.domain for n, f in pack.fields.items()}
-        self.rules: dict[str, _Rule] = {}
+        # The hard rules, each its `Condition` with the engine's tables (`Constraint`), by id.
+        self.rules: dict[str, Constraint] = {}
         self.warn_rules: dict[str, Condition] = {}
         for rule in pack.rules:
             cond = sem.rules[rule.id]
@@ -97,24 +80,21 @@ class CompiledPack:
                 self.warn_rules[rule.id] = cond
                 continue
             holds = memoized(cond.holds, self.tables)
-            self.rules[rule.id] = _Rule(rule.id, cond.fields, _constraint(holds), cond, holds)
+            self.rules[rule.id] = Constraint(
+                rule.id,
+                cond,
+                holds,
+                _constraint(holds),
+                tuple(self.domains[f] for f in cond.fields),
+                self.tables.table(),
+                self.tables,
+            )
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
-        self._cons = {
-            rid: Constraint(
-                rid,
-                r.fields,
-                r.holds,
-                r.constraint,
-                tuple(self.domains[f] for f in r.fields),
-                self.tables.table(),
-                self.tables,
-            )
-            for rid, r in self.rules.items()
-        }
+        self._cons = self.rules
         self._all_by_field = self._index(list(self._cons.values()))
         # Supports found by arc consistency for the pack's rules (by rule id), shared by every
         # query on this pack: a hint only (each is re-checked against the current domains), so
@@ -132,12 +112,12 @@ class CompiledPack:
         self.budget: Budget | None = None
 
     @property
-    def constraints(self) -> Mapping[str, RuleConstraint]:
+    def constraints(self) -> Mapping[str, Constraint]:
         """The hard rules as constraints, by rule id (read-only: shared by every query)."""
         return self._cons
 
     @property
-    def constraints_by_field(self) -> Mapping[str, Sequence[RuleConstraint]]:
+    def constraints_by_field(self) -> Mapping[str, Sequence[Constraint]]:
         """The constraints reading each field."""
         return self._all_by_field
 
@@ -178,7 +158,7 @@ class CompiledPack:
         """Each constraint's check for arc consistency, by the id of its python-constraint object.
 
         The supports found for the pack's own rules are kept for the life of the pack under the
-        rule id; those of a query's ad-hoc conditions (`Extra`, built per query) only in `local`,
+        rule id; those of a query's own conditions (`extra`, built per query) only in `local`,
         for that query: keyed by anything shared, a later query's condition could be served a
         support found for another one."""
         shared = self._cons
@@ -211,7 +191,7 @@ class CompiledPack:
         *,
         rules: Collection[str] | None = None,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
-        extra: Sequence[Extra] = (),
+        extra: Sequence[Condition] = (),
     ) -> State | None:
         """The propagated state of a query, or None when propagation alone refutes it."""
         wanted: set[str] | None = None
@@ -247,19 +227,15 @@ class CompiledPack:
         state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
         return state if state.propagate(list(by_field)) else None
 
-    def _extra_cons(self, extra: Sequence[Extra]) -> list[Constraint]:
-        return [
-            Constraint(
-                f"#extra{i}",
-                item.fields,
-                memoized(spread(item.holds)),
-                LazyConstraint(item.holds),
-                tuple(self.domains[f] for f in item.fields),
-            )
-            for i, item in enumerate(extra)
-        ]
+    def _extra_cons(self, extra: Sequence[Condition]) -> list[Constraint]:
+        out = []
+        for i, item in enumerate(extra):
+            holds = memoized(item.holds)  # in a table of its own, which dies with the query
+            domains = tuple(self.domains[f] for f in item.fields)
+            out.append(Constraint(f"#extra{i}", item, holds, _constraint(holds), domains))
+        return out
 
-    def _with_extra(self, state: State, extra: Sequence[Extra]) -> State | None:
+    def _with_extra(self, state: State, extra: Sequence[Condition]) -> State | None:
         """`state` (every rule, propagated) with ad-hoc conditions added and propagated: the
         same state as propagating all of them from scratch (the fixpoint does not depend on the
         order), with the conditions after the rules, as `start` orders them."""
@@ -502,7 +478,7 @@ class CompiledPack:
         *,
         rules: Collection[str] | None = None,
         allowed: Mapping[str, Collection[Scalar]] | None = None,
-        extra: Sequence[Extra] = (),
+        extra: Sequence[Condition] = (),
         trace: SearchTrace | None = None,
         budget: int | None = None,
         task: str = "checking a request",
@@ -524,7 +500,7 @@ class CompiledPack:
         pins: Mapping[str, Scalar],
         *,
         without_rules: Collection[str] = (),
-        extra: Sequence[Extra] = (),
+        extra: Sequence[Condition] = (),
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         task: str = "checking a request",
     ) -> Assignment | None:

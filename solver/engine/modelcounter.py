@@ -9,7 +9,8 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 *projected* configurations (how many assignments of some fields extend to a solution), which
 `diff` needs for packs with different fields.
 
-Imports the standard library and `solver.engine.countlimit` only.
+Imports the standard library, `solver.engine.countlimit` and `solver.engine.groups` (the one
+union-find) only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countlimit import FIELDS_PER_STEP, Check, CountLimitReached, Limit, Progress, StepMeter
+from solver.engine.groups import connected_groups
 
 if TYPE_CHECKING:
     from solver.model import Scalar
@@ -143,6 +145,19 @@ class ModelCounter:
             self.steps += self._budget.steps
         return None if found is None else {n: found[n] for n in self.domains}
 
+    def residual(
+        self, pins: Mapping[str, Scalar] | None = None
+    ) -> tuple[list[Check], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+        """What a count with `pins` starts from once propagation is done: the checks still open,
+        the free fields' domains and the fixed values (None: no solution). For other methods of
+        counting the same query (benchmarks/count_methods.py) and measuring its primal graph."""
+        start = self._start(pins, None, None, (), None)
+        if start is None:
+            return None
+        checks, pending, doms, values = start
+        live = self._propagate(checks, pending, doms, values)
+        return None if live is None else ([self.checks[c] for c in live], doms, values)
+
     # -- the search ------------------------------------------------------------------------
     def _start(
         self,
@@ -235,34 +250,16 @@ class ModelCounter:
         self, live: list[int], doms: Mapping[str, tuple[Scalar, ...]]
     ) -> tuple[list[tuple[list[int], list[str]]], list[str]]:
         """Components (open checks, free fields), smallest first; the fields no check reads."""
-        parent: dict[str, str] = {}
-
-        def find(x: str) -> str:
-            while parent[x] != x:
-                parent[x] = parent[parent[x]]
-                x = parent[x]
-            return x
-
-        firsts: list[str] = []
-        for index in live:
-            free = [n for n in self.checks[index].fields if n in doms]
-            for name in free:
-                parent.setdefault(name, name)
-            root = find(free[0])
-            firsts.append(free[0])
-            for name in free[1:]:
-                other = find(name)
-                if other != root:
-                    parent[other] = root
-        groups: dict[str, list[int]] = {}
-        for index, first in zip(live, firsts, strict=True):
-            groups.setdefault(find(first), []).append(index)
-        members: dict[str, list[str]] = {}
-        for name in parent:
-            members.setdefault(find(name), []).append(name)
+        groups = connected_groups(live, [[n for n in self.checks[c].fields if n in doms] for c in live])
+        parts: list[tuple[list[int], list[str]]] = []
+        read: set[str] = set()
+        for group in groups:
+            names = list(dict.fromkeys(n for c in group for n in self.checks[c].fields if n in doms))
+            read.update(names)
+            parts.append((group, names))
         # Smaller components first: a zero there saves counting the big ones.
-        parts = sorted(((groups[r], members[r]) for r in groups), key=lambda p: len(p[1]))
-        return parts, [n for n in doms if n not in parent]
+        parts.sort(key=lambda p: len(p[1]))
+        return parts, [n for n in doms if n not in read]
 
     def _solve(
         self,
@@ -498,14 +495,13 @@ class ModelCounter:
         """
         names = self.checks[index].fields
         known = values if also is None else {**values, also[0]: also[1]}
-        key = (index, target, tuple(known[n] for n in names if n != target))
+        at = names.index(target)  # a check's fields are distinct names
+        head, tail = tuple(known[n] for n in names[:at]), tuple(known[n] for n in names[at + 1 :])
+        key = (index, target, head + tail)
         found = self._units.get(key)
-        if found is None:
+        if found is None:  # rows by concatenation: a generator per row cost 10-15 % of a count
             holds = self.checks[index].holds
-            found = frozenset(
-                v for v in self.domains[target] if holds(tuple(v if n == target else known[n] for n in names))
-            )
-            self._units[key] = found
+            found = self._units[key] = frozenset(v for v in self.domains[target] if holds((*head, v, *tail)))
         return found
 
     def _key(
@@ -538,11 +534,13 @@ class ModelCounter:
         if size > _TABLE_CELLS:
             found = (index, fixed)
         else:
-            holds, rows = self.checks[index].holds, []
-            for combo in itertools.product(*(self.domains[n] for n in free)):
-                it = iter(combo)
-                rows.append(holds(tuple(next(it) if v is _FREE else v for v in fixed)))
-            table = (tuple(free), tuple(rows))
+            # The product over every position (a fixed one has its one value) yields the rows in
+            # the order of the free fields' product, already as the check's argument tuples.
+            holds = self.checks[index].holds
+            cells = itertools.product(
+                *(self.domains[n] if v is _FREE else (v,) for n, v in zip(names, fixed, strict=True))
+            )
+            table = (tuple(free), tuple(map(holds, cells)))
             found = self._tables.setdefault(table, len(self._tables))
         self._residuals[(index, fixed)] = found
         return found

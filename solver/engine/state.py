@@ -1,7 +1,8 @@
 """The propagation state of one query: constraints over fields, and forward checking to a fixpoint.
 
-`Constraint` is one rule (or a query's ad-hoc condition) over the fields it reads, with its table of
-allowed values; `State` holds each field's remaining values and the constraints still open, and
+`Constraint` is one `Condition` (a rule of the pack, or a query's own condition) with the tables the
+engine keeps for it: its remembered answers, its allowed values per question, its python-constraint
+object; `State` holds each field's remaining values and the constraints still open, and
 `State.propagate` is the engine's forward checking (the one loop `CompiledPack.start`, the cheap
 descent of `solver.engine.localsearch` and every resolution step run). Knows no pack: the compiled
 pack (`solver.engine.csp`) builds these.
@@ -11,12 +12,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from solver.bounded import Memo
 from solver.model import Scalar
+from solver.pack.expr import Condition
 
-__all__ = ["MEMO_LIMIT", "Check", "Constraint", "RuleConstraint", "State", "memoized", "spread", "undo_trail"]
+__all__ = [
+    "MEMO_LIMIT",
+    "Check",
+    "Constraint",
+    "Observer",
+    "RuleConstraint",
+    "State",
+    "memoized",
+    "undo_trail",
+]
 
 # The bound of a query's own answer tables (a pack's rules share the compiled pack's `Memo`).
 MEMO_LIMIT = 1 << 16
@@ -29,12 +40,17 @@ Check = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar,
 
 @dataclass
 class Constraint:
-    """One constraint of a query: a rule (or an ad-hoc condition) over its fields."""
+    """A `Condition` as the engine uses it: a rule of the pack (`key`: its id) or a query's own
+    condition, with the engine's tables for it. Not a second predicate type: the predicate is
+    `condition`, and `fields` and `holds` are its fields and its remembered answers (read on
+    every step of propagation, so kept here rather than looked up through it)."""
 
     key: str
-    fields: tuple[str, ...]
+    condition: Condition
     holds: Callable[[tuple[Scalar, ...]], bool]
+    """`condition.holds`, remembered (`memoized`)."""
     constraint: Any
+    """The python-constraint object the backtracking search is given (`LazyConstraint`)."""
     full: tuple[tuple[Scalar, ...], ...] = ()
     """Each field's whole domain (in the pack's order)."""
     cuts: dict[tuple[int, tuple[Scalar, ...]], frozenset[Scalar]] = field(default_factory=dict)
@@ -44,6 +60,10 @@ class Constraint:
     memo: Memo | None = None
     """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
     tables); None for a query's own condition, whose table dies with the query."""
+    fields: tuple[str, ...] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.fields = self.condition.fields
 
     def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
         key = (at, others)
@@ -68,7 +88,7 @@ class Constraint:
 _CUT_LIMIT = 4096
 
 RuleConstraint = Constraint
-"""One rule as queries see it (its fields, `holds`, `allowed`); `CompiledPack.constraints`."""
+"""The same class, under the name callers outside the engine use for a pack's rule."""
 
 
 class State:
@@ -133,15 +153,30 @@ class State:
             changed.extend(key for table, key, _ in trail if table is new.domains)
         return new
 
-    def propagate(self, changed: list[str], trail: list[tuple[Any, str, Any]] | None = None) -> bool:
+    def propagate(
+        self,
+        changed: list[str],
+        trail: list[tuple[Any, str, Any]] | None = None,
+        observer: Observer | None = None,
+    ) -> bool:
         """Fold fixed fields into the open constraints until nothing changes (forward checking
         to a fixpoint): a constraint with no free field is checked, one with a single free field
         filters that field's domain. With a `trail`, every change is logged there so that
-        `undo_trail` can take it back (a probe that tries values in place, without copying)."""
+        `undo_trail` can take it back (a probe that tries values in place, without copying).
+
+        With an `observer` (`Observer`: the reason recorder of `solver.engine.tracing`), each
+        narrowing and wipe-out is shown to it first, and a constraint with several free fields
+        also loses the values the observer says break it whatever those fields hold (its
+        stronger revise step). Without one (every resolution step) the loop does only forward
+        checking: the observer costs a test where a constraint stays open or a domain changes."""
         domains, open_, by_field = self.domains, self.open, self.by_field
+        # Last in, first out, each field queued once: a field narrowed again while it waits is
+        # revised once, with its latest domain (the recorder's reasons are those of that order).
         queue = list(changed)
+        queued = set(queue)
         while queue:
             name = queue.pop()
+            queued.discard(name)
             for con in by_field.get(name, ()):
                 key = con.key
                 if key not in open_:
@@ -163,34 +198,84 @@ class State:
                     del open_[key]
                     if target is None:
                         if not con.holds(tuple(fixed)):
+                            if observer is not None:
+                                observer.wiped_out(con, 0)  # read as: its first field's value broke it
                             return False
                         continue
                     current = domains[target]
                     allowed = con.allowed(at, tuple(fixed))
                     kept = [v for v in current if v in allowed]
                     if not kept:
+                        if observer is not None:
+                            observer.wiped_out(con, at)
                         return False
                     if len(kept) != len(current):
+                        if observer is not None:
+                            observer.narrowing(con, at, kept)
                         if trail is not None:
                             trail.append((domains, target, current))
                         domains[target] = kept
-                        queue.append(target)
+                        if target not in queued:
+                            queue.append(target)
+                            queued.add(target)
+                    continue
+                if observer is not None and not self._revise_open(con, observer, queue, queued, trail):
+                    return False
         return True
+
+    def _revise_open(
+        self,
+        con: Constraint,
+        observer: Observer,
+        queue: list[str],
+        queued: set[str],
+        trail: list[tuple[Any, str, Any]] | None,
+    ) -> bool:
+        """The observer's revise step for a constraint with several free fields: each free field
+        loses the values `observer.never` names (the constraint stays open). False on a wipe-out.
+        A narrowing is written out here as in `propagate`, not shared through a call: there it is
+        the hot path of every resolution step."""
+        domains = self.domains
+        for at, target in enumerate(con.fields):
+            current = domains[target]
+            if len(current) <= 1:
+                continue
+            never = observer.never(con, at)
+            kept = [v for v in current if v not in never]
+            if not kept:
+                observer.wiped_out(con, at)
+                return False
+            if len(kept) != len(current):
+                observer.narrowing(con, at, kept)
+                if trail is not None:
+                    trail.append((domains, target, current))
+                domains[target] = kept
+                if target not in queued:
+                    queue.append(target)
+                    queued.add(target)
+        return True
+
+
+class Observer(Protocol):
+    """What `State.propagate` shows a reason recorder, and the stronger revise step it adds."""
+
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        """`con` is about to narrow its field `at` to `kept` (a shorter, non-empty list); the
+        state's domains are still those before."""
+
+    def wiped_out(self, con: Constraint, at: int) -> None:
+        """`con` leaves its field `at` no value (propagation then stops and answers False)."""
+
+    def never(self, con: Constraint, at: int) -> frozenset[Scalar]:
+        """For a constraint with several free fields: the values of field `at` that break it
+        whatever its other free fields hold."""
+        ...
 
 
 def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:
     while len(trail) > mark:
         table, key, old = trail.pop()
         table[key] = old
-
-
-def spread(holds: Callable[..., bool]) -> Callable[[tuple[Scalar, ...]], bool]:
-    """An ad-hoc condition (called with one argument per field) as a check over a value tuple."""
-
-    def check(values: tuple[Scalar, ...]) -> bool:
-        return bool(holds(*values))
-
-    return check
 
 
 def memoized(

@@ -1,12 +1,12 @@
 """Propagation that remembers why: which rules and pins removed each value.
 
-Propagation over a compiled pack's rules (forward checking, plus, for rules with several free
-fields, the values three-valued evaluation says break them whatever those fields hold), where
-every narrowing of a field records the rule that did it and the removals it rested on. When a
-value is wiped out, the reasons collected are a set of rules and pins that alone reproduce the
-wipe-out: an inconsistent subset, usually a handful of items out of hundreds. Explanations then
-make it minimal with QuickXplain, which needs few checks on so few items (a minimal conflict
-within a subset is a minimal conflict of the whole).
+The engine's own propagation (`State.propagate`, forward checking) with a `Traced` state as its
+observer: for rules with several free fields it adds the values three-valued evaluation says break
+them whatever those fields hold, and every narrowing of a field records the rule that did it and
+the removals it rested on. When a value is wiped out, the reasons collected are a set of rules and
+pins that alone reproduce the wipe-out: an inconsistent subset, usually a handful of items out of
+hundreds. Explanations then make it minimal with QuickXplain, which needs few checks on so few
+items (a minimal conflict within a subset is a minimal conflict of the whole).
 
 Sound but incomplete: when propagation does not refute a value (a search is needed), `excluded`
 answers None and the caller looks for a reason the general way. Never imports python-constraint
@@ -16,9 +16,9 @@ or networkx; every list it stores is replaced, never changed in place, so states
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
-from solver.engine.csp import CompiledPack, RuleConstraint
+from solver.engine.csp import CompiledPack
+from solver.engine.state import Constraint, State
 from solver.model import Scalar
 
 __all__ = ["Because", "Traced", "excluded", "traced_base", "traced_domains"]
@@ -30,22 +30,62 @@ _NONE: Because = frozenset()
 _BASES_KEPT = 32
 
 
-@dataclass
 class Traced:
-    """Domains after propagation, why each removed value was removed, and the open rules.
+    """Domains after propagation, why each removed value was removed, and the open rules: the
+    observer of `State.propagate` (`solver.engine.state.Observer`) that records reasons.
 
     `removed[f]` maps each value no longer in `f`'s domain to the rules and pins that removed it;
     `total[f]` is the union of those (why the domain is what it is). Both tables are replaced
     per field when it narrows, never changed in place, so copies share them."""
 
-    domains: dict[str, list[Scalar]]
-    removed: dict[str, dict[Scalar, Because]]
-    total: dict[str, Because]
-    open: set[str]
-    failed: Because | None = None
+    __slots__ = ("cp", "failed", "removed", "state", "total")
+
+    def __init__(
+        self,
+        cp: CompiledPack,
+        state: State,
+        removed: dict[str, dict[Scalar, Because]],
+        total: dict[str, Because],
+        failed: Because | None = None,
+    ) -> None:
+        self.cp = cp
+        self.state = state
+        self.removed = removed
+        self.total = total
+        self.failed = failed
+
+    @property
+    def domains(self) -> dict[str, list[Scalar]]:
+        return self.state.domains
 
     def copy(self) -> Traced:
-        return Traced(dict(self.domains), dict(self.removed), dict(self.total), set(self.open), self.failed)
+        state = State(dict(self.state.domains), dict(self.state.open), self.state.by_field)
+        return Traced(self.cp, state, dict(self.removed), dict(self.total), self.failed)
+
+    def propagate(self, changed: list[str]) -> bool:
+        """The engine's propagation from the `changed` fields, recording why; False on a wipe-out
+        (then `failed` holds its reasons)."""
+        return self.state.propagate(changed, observer=self)
+
+    # -- the observer (`solver.engine.state.Observer`) -------------------------------------
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        target = con.fields[at]
+        gone = {v: _gone(self.cp, con, self, at, v) for v in self.state.domains[target] if v not in kept}
+        self.removed[target] = {**self.removed[target], **gone}
+        self.total[target] = self.total[target].union(*gone.values())
+
+    def wiped_out(self, con: Constraint, at: int) -> None:
+        self.failed = _wiped_out(self.cp, con, self, at)
+
+    def never(self, con: Constraint, at: int) -> frozenset[Scalar]:
+        # Several free fields: the values that break the rule whatever the other free fields
+        # hold (three-valued evaluation, remembered per rule by the engine). Searching supports
+        # among the free fields as well (full arc consistency) removed next to nothing more on
+        # the SGLang pack and cost a quarter of the time of listing choices with their reasons.
+        domains = self.state.domains
+        target = con.fields[at]
+        known = tuple((f, domains[f][0]) for f in con.fields if f != target and len(domains[f]) == 1)
+        return self.cp.verdicts(con.key, target, known)[1]
 
 
 def _root(cp: CompiledPack) -> Traced:
@@ -54,16 +94,20 @@ def _root(cp: CompiledPack) -> Traced:
     if found is None:
         cons = cp.constraints
         state = Traced(
-            {n: list(v) for n, v in cp.domains.items()},
+            cp,
+            State(
+                {n: list(v) for n, v in cp.domains.items()},
+                {key: con for key, con in cons.items() if con.fields},
+                {n: list(cons) for n, cons in cp.constraints_by_field.items()},
+            ),
             {n: {} for n in cp.domains},
             dict.fromkeys(cp.domains, _NONE),
-            {key for key, con in cons.items() if con.fields},
         )
         constant = [key for key, con in cons.items() if not con.fields and not con.holds(())]
         if constant:
             state.failed = frozenset(("rule", key) for key in constant)
         else:
-            _propagate(cp, state, list(cp.domains))
+            state.propagate(list(cp.domains))
         found = cp.memo["traced-root"] = state
     return found
 
@@ -129,7 +173,7 @@ def _base(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = N
         if len(current) > 1:
             _fix(state, name, value, frozenset({("pin", name)}))
             changed.append(name)
-    _propagate(cp, state, changed)
+    state.propagate(changed)
     return state
 
 
@@ -149,7 +193,7 @@ def excluded(
     state = base.copy()
     # The other values go because of the value explained, which is no reason to give.
     _fix(state, name, value, _NONE)
-    if _propagate(cp, state, [name]):
+    if state.propagate([name]):
         return None
     return state.failed
 
@@ -181,81 +225,7 @@ def _shortest(cp: CompiledPack, state: Traced, name: str, value: Scalar) -> Beca
     return best
 
 
-def _propagate(cp: CompiledPack, state: Traced, changed: list[str]) -> bool:
-    """Revise the open rules reading changed fields until nothing changes; False on a wipe-out
-    (then `state.failed` holds its reasons)."""
-    by_field = cp.constraints_by_field
-    queue = list(changed)
-    queued = set(queue)
-    while queue:
-        name = queue.pop()
-        queued.discard(name)
-        for con in by_field.get(name, ()):
-            if con.key not in state.open:
-                continue
-            narrowed = _revise(cp, con, state)
-            if narrowed is None:
-                return False
-            for target in narrowed:
-                if target not in queued:
-                    queue.append(target)
-                    queued.add(target)
-    return True
-
-
-def _revise(cp: CompiledPack, con: RuleConstraint, state: Traced) -> list[str] | None:
-    """Narrow the fields of one rule; the fields narrowed, or None on a wipe-out."""
-    domains = state.domains
-    fields = con.fields
-    free = [i for i, f in enumerate(fields) if len(domains[f]) > 1]
-    if not free:
-        if con.holds(tuple([domains[f][0] for f in fields])):
-            state.open.discard(con.key)
-            return []
-        # Read as a wipe-out of the first field: its one value broke the rule.
-        state.failed = _wiped_out(cp, con, state, 0)
-        return None
-    if len(free) == 1:
-        at = free[0]
-        target = fields[at]
-        allowed = con.allowed(at, tuple([domains[f][0] for f in fields if f != target]))
-        state.open.discard(con.key)
-        return _narrow(cp, con, state, at, [v for v in domains[target] if v in allowed])
-    # Several free fields: drop the values that break the rule whatever the other free fields
-    # hold (three-valued evaluation, remembered per rule by the engine). Searching supports
-    # among the free fields as well (full arc consistency) removed next to nothing more on the
-    # SGLang pack and cost a quarter of the time of listing choices with their reasons.
-    out: list[str] = []
-    for i in free:
-        target = fields[i]
-        known = tuple((f, domains[f][0]) for f in fields if f != target and len(domains[f]) == 1)
-        never = cp.verdicts(con.key, target, known)[1]
-        result = _narrow(cp, con, state, i, [v for v in domains[target] if v not in never])
-        if result is None:
-            return None
-        out += result
-    return out
-
-
-def _narrow(
-    cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, kept: list[Scalar]
-) -> list[str] | None:
-    """Narrow `fields[at]` to `kept` (None: that wipes it out, and `state.failed` says why)."""
-    target = con.fields[at]
-    current = state.domains[target]
-    if not kept:
-        state.failed = _wiped_out(cp, con, state, at)
-        return None
-    if len(kept) == len(current):
-        return []
-    gone = {v: _gone(cp, con, state, at, v) for v in current if v not in kept}
-    state.domains[target] = kept
-    state.removed[target] = {**state.removed[target], **gone}
-    state.total[target] = state.total[target].union(*gone.values())
-    return [target]
-
-
-def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: Scalar) -> Because:
+def _gone(cp: CompiledPack, con: Constraint, state: Traced, at: int, value: Scalar) -> Because:
     """Why the rule has no support left for `fields[at] = value`: the rule, and the reasons of the
     removed values of its other fields that could have been part of one.
 
@@ -286,7 +256,7 @@ def _gone(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int, value: 
     return frozenset(out)
 
 
-def _wiped_out(cp: CompiledPack, con: RuleConstraint, state: Traced, at: int) -> Because:
+def _wiped_out(cp: CompiledPack, con: Constraint, state: Traced, at: int) -> Because:
     """Why `fields[at]` has no value left: each of its values went for its own reason."""
     target = con.fields[at]
     out = {("rule", con.key)}

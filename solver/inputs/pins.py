@@ -14,8 +14,9 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput
+from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.model import Field, Pack, Pin, Scalar
+from solver.values import show
 
 __all__ = [
     "coerce",
@@ -158,7 +159,7 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
 
 
 def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
-    domain = [str(v).lower() if isinstance(v, bool) else str(v) for v in field.domain]
+    domain = [show(v) for v in field.domain]
     text = _suggestion_text(value)
     # Did-you-mean also searches the labels' words and the aliases (ignoring case), and
     # suggests the value they name.
@@ -240,7 +241,7 @@ def collect_pins(
     A fact's pin has source `fact` (or the source of a `Pin` passed in); an option's `user`.
     `ignore_unknown` skips names the pack does not know (a launcher's own flags in a Namespace).
     """
-    issues: list[InputIssue] = []
+    issues = input_issues()
     found: dict[str, Pin] = {}
     for default_source, given in (
         ("user", _as_mapping(options, "options")),
@@ -255,12 +256,12 @@ def collect_pins(
             name = _lookup(pack, raw)
             if name is None:
                 if not ignore_unknown:
-                    issues.append(_unknown_field(pack, raw, value))
+                    issues.add(_unknown_field(pack, raw, value))
                 continue
             field = pack.fields[name]
             coerced, issue = coerce(field, value)
             if issue is not None:
-                issues.append(issue)
+                issues.add(issue)
                 continue
             if coerced is None:
                 continue
@@ -270,7 +271,7 @@ def collect_pins(
                 source = "fact"
             previous = found.get(name)
             if previous is not None and previous.value != coerced:
-                issues.append(
+                issues.add(
                     InputIssue(
                         field=name,
                         value=value,
@@ -282,8 +283,7 @@ def collect_pins(
                 )
                 continue
             found[name] = Pin(field=name, value=coerced, source=source)  # type: ignore[arg-type]
-    if issues:
-        raise InvalidInput(issues)
+    issues.check()
     return {name: found[name] for name in pack.fields if name in found}
 
 
@@ -322,6 +322,7 @@ def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> 
     first domain value): the environment was looked at, so nothing about it is assumed.
     """
     env = os.environ if environ is None else environ
+    issues = input_issues()  # every badly set variable at once
     out: dict[str, Pin] = {}
     for name, field in pack.fields.items():
         if not field.env:
@@ -338,7 +339,8 @@ def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> 
             value = "0"
         coerced, issue = coerce(field, value)
         if issue is not None:
-            raise InvalidInput([issue])
-        if coerced is not None:
+            issues.add(issue)
+        elif coerced is not None:
             out[name] = Pin(field=name, value=coerced, source="env")
+    issues.check()
     return out

@@ -145,13 +145,13 @@ class PackOracle:
             found = self.repair(pins, rule_ids, extra)
             if found is not None:
                 return found
-        from solver.engine.csp import Extra
         from solver.errors import SolverBudgetExceeded
+        from solver.pack import expr
 
         self.solves += 1
         only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
         indices = [self.oracle_index(c) for c in extra]
-        conditions = [Extra(c.fields, lambda *a, h=c.holds: bool(h(a))) for c in extra]
+        conditions = [expr.Condition.over(c.fields, c.holds, c.partial) for c in extra]
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
             return self.cp.solve(

@@ -63,6 +63,33 @@ class Condition:
     def evaluate(self, values: Mapping[str, Any]) -> bool:
         return bool(self.holds(tuple(values[name] for name in self.fields)))
 
+    @classmethod
+    def over(
+        cls,
+        fields: Sequence[str],
+        holds: Callable[[Values], bool],
+        partial: Callable[[Mapping[str, Any]], bool | None] | None = None,
+    ) -> Condition:
+        """A predicate made in code rather than parsed from a pack (a query's own condition, a
+        check of lint's): no text, no literals, and, without `partial`, undecided until every
+        field is known."""
+        return cls("", tuple(fields), holds, partial or _undecided, ())
+
+    def negated(self) -> Condition:
+        """The condition that holds exactly where this one fails (three-valued too)."""
+        holds, partial = self.holds, self.partial
+        return Condition(
+            f"not ({self.text})" if self.text else "",
+            self.fields,
+            lambda values: not holds(values),
+            lambda known: None if (answer := partial(known)) is None else not answer,
+            self.literals,
+        )
+
+
+def _undecided(known: Mapping[str, Any]) -> bool | None:
+    return None
+
 
 _CMP = {
     ast.Eq: "==",

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.errors import DependencyCycle, PackError, PackProblem
+from solver.errors import Collector, DependencyCycle, PackError, PackProblem
 from solver.model import (
     AssumedGroup,
     Field,
@@ -136,7 +136,17 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
     read (bounded) and before anything is parsed, cached or not: a command's total that runs out
     here ends it before the expensive part (`CommandBudgetExceeded`)."""
     root = Path(directory)
-    problems: list[PackProblem] = []
+    name = root.name
+    # Every problem of every file, reported at once (one `PackError`, or `DependencyCycle` when
+    # cycles are all there is, named by `name` as it is when raised: the manifest's name once
+    # the pack is assembled); the checks below append to `collector.problems`.
+    collector: Collector[PackProblem] = Collector(
+        lambda found: (DependencyCycle if all(p.where == "depends_on cycle" for p in found) else PackError)(
+            found, name
+        ),
+        lambda exc: exc.problems if isinstance(exc, PackError) else None,
+    )
+    problems = collector.problems
     found = read_files(root, problems)
     if found is None:
         raise PackError(problems, root.name)
@@ -161,12 +171,8 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
         else:  # its names are declared, only broken: their uses elsewhere are not problems too
             where.broken.update(where.index(name).declared())
     pack = _assemble(root, docs, digest, problems, where)
-    if problems:
-        problems[:] = where.finish(problems, pack)
-        cycles = [p for p in problems if p.where == "depends_on cycle"]
-        raise (DependencyCycle if cycles and len(cycles) == len(problems) else PackError)(
-            problems, pack.name if pack else root.name
-        )
+    name = pack.name if pack else root.name
+    collector.check(lambda found: where.finish(found, pack))
     assert pack is not None
     _CACHE.put(digest, pack)
     _store(pack)

@@ -9,14 +9,15 @@ latest few plans (widened packs come and go).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru
 from solver.budget import Budget
-from solver.engine.csp import CompiledPack, compile_pack
+from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.opendomain import base_digest
+from solver.engine.state import memoized
 from solver.model import (
     Pack,
     Preference,
@@ -28,6 +29,14 @@ from solver.pack.loader import semantics
 __all__ = ["Plan", "plan_for"]
 
 
+_Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
+"""A field's ranking, which preference ranked each value, the preferences' order (`preferred`),
+and the values of it a warn rule flags (`flagged`)."""
+
+_Reading = tuple[str, RuleConstraint, int, tuple[str, ...]]
+"""A rule reading a field: its id, its constraint, the field's position in its fields, the others."""
+
+
 @dataclass(frozen=True)
 class Plan:
     """Everything resolution needs that depends only on the pack, computed once."""
@@ -37,11 +46,25 @@ class Plan:
     preferences: dict[str, tuple[Preference, ...]]
     # Warn rules by the fields they read: an auto value that breaks one ranks last (see `flagged`).
     warn_rules: dict[str, tuple[str, ...]]
-    # Rankings already computed, by field and the values of the fields its ranking reads.
-    _rankings: dict[tuple[str, tuple[Any, ...]], tuple[list[Scalar], dict[Scalar, Preference]]] = field(
+    # Each warn rule's check over its fields' values, answers remembered under the compiled
+    # pack's entry budget (every resolution checks every warn rule on its answer).
+    warn_checks: dict[str, tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]] = field(
+        compare=False, repr=False
+    )
+    # Rankings already computed, by field and the values of the fields its ranking reads: the
+    # ranking, which preference ranked each value, the preferences' own order and the values a
+    # warn rule flags (what provenance asks again for the same decided values).
+    _rankings: dict[tuple[str, tuple[Any, ...]], _Ranking] = field(
         default_factory=dict, compare=False, repr=False
     )
     _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    # Default chains already computed, by field and the values its preferences read.
+    _chains: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Scalar, ...], Preference | None]] = field(
+        default_factory=dict, compare=False, repr=False
+    )
+    _chain_reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _reading: dict[str, tuple[_Reading, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _position: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -66,22 +89,60 @@ class Plan:
         Depends only on the decided values of the fields the field's preferences and warn rules
         read, so it is remembered by those (a resolution asks for each field several times).
         """
-        reads = self._reads.get(name)
-        if reads is None:
-            reads = self._reads[name] = self._ranking_reads(name)
+        found = self._ranked(name, assigned)
+        return list(found[0]), dict(found[1])
+
+    def preferred_flagged(
+        self, name: str, assigned: Mapping[str, Scalar]
+    ) -> tuple[Sequence[Scalar], Mapping[Scalar, str]]:
+        """`preferred` (its ranking) and `flagged` over all of it, as `ranking` computed them for
+        the same decided values (read-only: shared with later calls)."""
+        found = self._ranked(name, assigned)
+        return found[2], found[3]
+
+    def _ranked(self, name: str, assigned: Mapping[str, Scalar]) -> _Ranking:
+        reads = self.ranking_reads(name)
         key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
         found = self._rankings.get(key)
         if found is None:
-            ranked, origin = self.preferred(name, assigned)
-            flagged = self.flagged(name, assigned, ranked)
+            preferred, origin = self.preferred(name, assigned)
+            flagged = self.flagged(name, assigned, preferred)
+            ranked = preferred
             if flagged:
-                ranked = [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged]
-            found = (ranked, origin)
+                ranked = [v for v in preferred if v not in flagged] + [v for v in preferred if v in flagged]
+            found = (ranked, origin, preferred, flagged)
             if len(self._rankings) < _RANKINGS_KEPT:
                 self._rankings[key] = found
-        return list(found[0]), dict(found[1])
+        return found
 
-    def _ranking_reads(self, name: str) -> tuple[str, ...]:
+    def reading(self, name: str) -> tuple[_Reading, ...]:
+        """The hard rules that read `name`, each as (rule id, its constraint, the position of
+        `name` in its fields, its other fields): what asking which values of `name` a rule allows
+        given the others needs, without finding the position each time."""
+        found = self._reading.get(name)
+        if found is None:
+            cons = self.compiled.constraints
+            found = self._reading[name] = tuple(
+                (rid, con, con.fields.index(name), tuple(f for f in con.fields if f != name))
+                for rid, con in ((r, cons[r]) for r in self.compiled.rules_reading(name))
+            )
+        return found
+
+    def position(self, name: str) -> int:
+        """Where `name` is in the decision order."""
+        if not self._position:
+            self._position.update({n: i for i, n in enumerate(self.order)})
+        return self._position[name]
+
+    def ranking_reads(self, name: str) -> tuple[str, ...]:
+        """The fields a field's ranking reads: its preferences' and its warn rules' fields."""
+        reads = self._reads.get(name)
+        if reads is None:
+            reads = self._reads[name] = self._ranking_reads(name)
+        return reads
+
+    def _preference_reads(self, name: str) -> set[str]:
+        """The fields the field's preferences read (their `when` and `same_as`)."""
         sem = semantics(self.pack)
         reads: set[str] = set()
         for pref in self.preferences.get(name, ()):
@@ -90,6 +151,10 @@ class Plan:
                 reads.update(cond.fields)
             if pref.same_as is not None:
                 reads.add(pref.same_as)
+        return reads
+
+    def _ranking_reads(self, name: str) -> tuple[str, ...]:
+        reads = self._preference_reads(name)
         for rid in self.warn_rules.get(name, ()):
             reads.update(self.compiled.warn_rules[rid].fields)
         return tuple(sorted(reads))
@@ -132,8 +197,17 @@ class Plan:
         applicable preference (pack authors keep that list equal to the launcher's real
         fallback chain), or, when no preference applies, the field's default (its first value).
         Warn rules are not applied: the launcher does not avoid what it only warns about."""
-        values, pref = self._first_preference(name, assigned)
-        return values or [self.pack.fields[name].domain[0]], pref
+        reads = self._chain_reads.get(name)
+        if reads is None:
+            reads = self._chain_reads[name] = tuple(sorted(self._preference_reads(name)))
+        key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
+        found = self._chains.get(key)
+        if found is None:
+            values, pref = self._first_preference(name, assigned)
+            found = (tuple(values or [self.pack.fields[name].domain[0]]), pref)
+            if len(self._chains) < _RANKINGS_KEPT:
+                self._chains[key] = found
+        return list(found[0]), found[1]
 
     def replacements(self, name: str, assigned: Mapping[str, Scalar], value: Scalar) -> list[Scalar] | None:
         """What the launcher's own overrides (adjustment rules, SGLang's FORCE) put in place of
@@ -215,6 +289,10 @@ def plan_for(pack: Pack) -> Plan:
             order=_field_order(pack),
             preferences={k: tuple(v) for k, v in prefs.items()},
             warn_rules={k: tuple(v) for k, v in warn.items()},
+            warn_checks={
+                rid: (cond.fields, memoized(cond.holds, compiled.tables))
+                for rid, cond in compiled.warn_rules.items()
+            },
         )
         if pack.digest:
             _PLANS.put(pack.digest, plan)

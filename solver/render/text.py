@@ -24,8 +24,10 @@ __all__ = [
     "conflict_message",
     "departure_lines",
     "describe_pin",
+    "launcher_picks",
     "notices",
     "resolution_table",
+    "terminal_width",
     "use_colour",
     "why_text",
 ]
@@ -199,6 +201,23 @@ def use_colour(stream: TextIO | None = None) -> bool:
         return False
 
 
+def terminal_width(stream: TextIO | None = None, fallback: int = 80) -> int:
+    """The columns to fill: `$COLUMNS` when it is a number (the shell's, or a caller's), else the
+    width of the terminal `stream` (default: the current stdout) is, else `fallback` (output piped
+    to a file or another program). `shutil.get_terminal_size`'s order, without importing shutil
+    (and the compressors it brings) on `check`'s path."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    stream = sys.stdout if stream is None else stream
+    try:
+        if stream.isatty():
+            return os.get_terminal_size(stream.fileno()).columns or fallback
+    except (AttributeError, ValueError, OSError):
+        pass
+    return fallback
+
+
 def _paint(text: str, code: str, colour: bool) -> str:
     return f"\033[{code}m{text}\033[0m" if colour else text
 
@@ -246,6 +265,54 @@ def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tu
             same = first == value and type(first) is type(value)
             return (name, spec.members[prov.rule]) if same else None
     return None
+
+
+def launcher_picks(pack: Pack, res: Resolution, width: int = 100) -> list[str]:
+    """`check`'s summary of what the launcher sets by itself for the options the request left
+    unset (each decided by a preference, a rule or its default), in the pack's order, wrapped to
+    `width` columns. Left out, because they tell a reader nothing to act on: a value the launcher
+    spells by leaving its flag out (`absent`, e.g. `--quantization` for none), a feature left off
+    (a false bool), and a value that only follows another field's (a `same_as` preference, e.g.
+    the prefill backend that follows the attention backend). The whole list is `resolve`'s table
+    and `check --json`'s `values`."""
+    picks: list[str] = []
+    for name, field in pack.fields.items():
+        prov = res.provenance.get(name)
+        value = res.values.get(name)
+        if field.kind != "option" or prov is None or value is None:
+            continue
+        if prov.kind not in ("preference", "rule", "default") or value is False:
+            continue
+        if field.absent is not None and value == field.absent and type(value) is type(field.absent):
+            continue
+        if prov.kind == "preference" and prov.rule is not None and _follows(pack, res, prov.rule, value):
+            continue
+        picks.append(f"{name}={_show(value)}")
+    return _wrapped(f"{pack.name} picks by itself:", picks, width)
+
+
+def _follows(pack: Pack, res: Resolution, pref_id: str, value: Scalar) -> bool:
+    """Whether the preference `pref_id` copied `value` from another field (`same_as`)."""
+    try:
+        other = pack.preference(pref_id).same_as
+    except KeyError:
+        return False
+    return other is not None and res.values.get(other) == value
+
+
+def _wrapped(head: str, items: Sequence[str], width: int) -> list[str]:
+    """`head item, item, ...` in lines of at most `width` columns (an item longer than a line
+    gets one of its own), the lines after the first indented by two spaces."""
+    if not items:
+        return []
+    lines = [head]
+    for i, item in enumerate(items):
+        piece = item + ("," if i < len(items) - 1 else "")
+        if len(lines[-1]) + 1 + len(piece) > width and lines[-1].strip() != head.strip():
+            lines.append("  " + piece)
+        else:
+            lines[-1] += " " + piece
+    return lines
 
 
 def departure_lines(res: Resolution) -> list[str]:
