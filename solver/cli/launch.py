@@ -55,7 +55,7 @@ def merge_launch(
     issues: list[InputIssue] = []
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
     for name, value in options.items():
-        shown = str(value).lower() if isinstance(value, bool) else str(value)
+        shown = _spelled(value)
         if name in typed and typed[name][1] != shown:
             issues.append(
                 InputIssue(

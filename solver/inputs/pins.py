@@ -16,6 +16,7 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.model import Field, Pack, Pin, Scalar
+from solver.values import show
 
 __all__ = [
     "coerce",
@@ -158,7 +159,7 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
 
 
 def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
-    domain = [str(v).lower() if isinstance(v, bool) else str(v) for v in field.domain]
+    domain = [show(v) for v in field.domain]
     text = _suggestion_text(value)
     # Did-you-mean also searches the labels' words and the aliases (ignoring case), and
     # suggests the value they name.

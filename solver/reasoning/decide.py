@@ -11,7 +11,7 @@ launcher's own picks trigger them (`launcher_view`). Failures are raised as data
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from solver.engine.csp import CompiledPack, SearchTrace, State
 from solver.errors import InputIssue, InvalidInput
@@ -27,12 +27,29 @@ from solver.reasoning.plan import Plan
 __all__ = [
     "ChainFailed",
     "RequestFails",
+    "Settled",
     "apply_adjustments",
     "bare_conflict",
     "launcher_view",
     "likely_values",
     "settle",
 ]
+
+
+class Settled(NamedTuple):
+    """The decisions of a request (`settle`), and the state they were fixed in."""
+
+    pins: dict[str, Pin]
+    adjustments: dict[str, tuple[Scalar, str]]
+    solution: dict[str, Scalar]
+    trace: SearchTrace
+    log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]
+    state: State
+    """The request's state (its final pins) with every decision in it: one `State.fix` per name
+    of `fixed`, so `State.undo` takes the last ones back."""
+    fixed: list[str]
+    """The fields whose decision was fixed in `state`, in the plan's order (not the fields that
+    had one value left when their turn came)."""
 
 
 def settle(
@@ -44,13 +61,7 @@ def settle(
     *,
     strict: bool,
     predict: bool,
-) -> tuple[
-    dict[str, Pin],
-    dict[str, tuple[Scalar, str]],
-    dict[str, Scalar],
-    SearchTrace,
-    dict[str, tuple[list[Scalar], dict[Scalar, Preference]]],
-]:
+) -> Settled:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
     --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
@@ -60,9 +71,10 @@ def settle(
     adjustments = dict(adjustments)
     while True:
         values = {name: pin.value for name, pin in pins.items()}
+        fixed: list[str] = []
         try:
-            solution, trace, log = _decide(plan, values, state, witness, predict=predict)
-            return pins, adjustments, solution, trace, log
+            solution, trace, log = _decide(plan, values, state, witness, fixed, predict=predict)
+            return Settled(pins, adjustments, solution, trace, log, state, fixed)
         except ChainFailed as failed:
             more = None if strict else _launcher_adjustments(plan, pins, failed)
             if more is None:
@@ -170,6 +182,7 @@ def _decide(
     values: Mapping[str, Scalar],
     state: State,
     witness: Mapping[str, Scalar],
+    fixed: list[str],
     *,
     predict: bool = False,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
@@ -177,7 +190,8 @@ def _decide(
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
     lexicographically best configuration. The last witness is reused: when a field's best value is
     the one the witness already has, no check is needed; otherwise only the part of the witness
-    the new value touches is searched again.
+    the new value touches is searched again. Each decision stays fixed in `state`; `fixed`
+    receives the fields that took one `State.fix` (every field not already down to one value).
 
     `predict`: an unset option takes the first value of the launcher's own default chain
     (`Plan.chain`) that works. When none does, the only value the rules leave possible is taken
@@ -219,6 +233,7 @@ def _decide(
             if found is None:  # pragma: no cover - a satisfiable state always has a working value
                 raise RuntimeError(f"no value of {name} keeps the request solvable")
         decided[name], witness = found
+        fixed.append(name)
     return {n: decided[n] for n in plan.pack.fields}, trace, log
 
 
@@ -308,17 +323,18 @@ def apply_adjustments(
             pin = pins.get(target)
             if pin is None or pin.source != "user":
                 continue
-            others = {n: v for n, v in values.items() if n != target}
             given = {n: v for n, v in given_all.items() if n != target}
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
             if not violated(cp, given_all, rule.id):
                 continue
+            # A replacement must work under the launcher's defaults for the resources nobody
+            # gave too (the search may not pick another -tp to make it work).
             replacement = next(
                 (
                     w
                     for w in rule.adjust_to
-                    if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None
+                    if cp.satisfiable({**given, target: w}, task="adjusting a value") is not None
                 ),
                 None,
             )

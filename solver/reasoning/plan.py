@@ -15,7 +15,7 @@ from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru
 from solver.budget import Budget
-from solver.engine.csp import CompiledPack, compile_pack
+from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.opendomain import base_digest
 from solver.engine.state import memoized
 from solver.model import (
@@ -32,6 +32,9 @@ __all__ = ["Plan", "plan_for"]
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
 """A field's ranking, which preference ranked each value, the preferences' order (`preferred`),
 and the values of it a warn rule flags (`flagged`)."""
+
+_Reading = tuple[str, RuleConstraint, int, tuple[str, ...]]
+"""A rule reading a field: its id, its constraint, the field's position in its fields, the others."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,8 @@ class Plan:
         default_factory=dict, compare=False, repr=False
     )
     _chain_reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _reading: dict[str, tuple[_Reading, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _position: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
@@ -96,9 +101,7 @@ class Plan:
         return found[2], found[3]
 
     def _ranked(self, name: str, assigned: Mapping[str, Scalar]) -> _Ranking:
-        reads = self._reads.get(name)
-        if reads is None:
-            reads = self._reads[name] = self._ranking_reads(name)
+        reads = self.ranking_reads(name)
         key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
         found = self._rankings.get(key)
         if found is None:
@@ -111,6 +114,32 @@ class Plan:
             if len(self._rankings) < _RANKINGS_KEPT:
                 self._rankings[key] = found
         return found
+
+    def reading(self, name: str) -> tuple[_Reading, ...]:
+        """The hard rules that read `name`, each as (rule id, its constraint, the position of
+        `name` in its fields, its other fields): what asking which values of `name` a rule allows
+        given the others needs, without finding the position each time."""
+        found = self._reading.get(name)
+        if found is None:
+            cons = self.compiled.constraints
+            found = self._reading[name] = tuple(
+                (rid, con, con.fields.index(name), tuple(f for f in con.fields if f != name))
+                for rid, con in ((r, cons[r]) for r in self.compiled.rules_reading(name))
+            )
+        return found
+
+    def position(self, name: str) -> int:
+        """Where `name` is in the decision order."""
+        if not self._position:
+            self._position.update({n: i for i, n in enumerate(self.order)})
+        return self._position[name]
+
+    def ranking_reads(self, name: str) -> tuple[str, ...]:
+        """The fields a field's ranking reads: its preferences' and its warn rules' fields."""
+        reads = self._reads.get(name)
+        if reads is None:
+            reads = self._reads[name] = self._ranking_reads(name)
+        return reads
 
     def _preference_reads(self, name: str) -> set[str]:
         """The fields the field's preferences read (their `when` and `same_as`)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from solver.budget import Budget
-from solver.engine.csp import CompiledPack, SearchTrace
+from solver.engine.csp import SearchTrace
 from solver.engine.opendomain import widened
 from solver.errors import Unsatisfiable
 from solver.model import (
@@ -31,6 +31,7 @@ from solver.model import (
 from solver.reasoning.decide import (
     ChainFailed,
     RequestFails,
+    Settled,
     apply_adjustments,
     bare_conflict,
     check_required,
@@ -61,36 +62,36 @@ def assumed_facts(
 
 
 def departures_of(
-    plan: Plan,
-    pins: dict[str, Pin],
-    adjustments: dict[str, tuple[Scalar, str]],
-    strict: bool,
-    solution: Mapping[str, Scalar],
-    provenance: Mapping[str, Provenance],
+    plan: Plan, settled: Settled, strict: bool, provenance: Mapping[str, Provenance]
 ) -> list[DepartureRecord]:
     """The options the launcher decides by itself (predict mode over the same request) where the
-    searched `solution` differs from its own picks, in graph order up to the first whose chain
-    fails, each with why."""
+    searched solution differs from its own picks, in graph order up to the first whose chain
+    fails, each with why. Takes back decisions from `settled.state`."""
     pack = plan.pack
+    pins, solution = settled.pins, settled.solution
     values = {n: p.value for n, p in pins.items()}
     agreed = _agreed_prefix(plan, values, solution)
     if agreed == len(plan.order):
         return []  # the launcher's own picks are the resolution's: nothing departs
     # Up to the first option whose chain does not start with the resolved value, predict mode
-    # decides what the search decided (the solution proves each of those values works), so
-    # its decisions start from that point: the agreed values folded in with the pins (the
-    # same fixpoint as fixing them one by one), then the rest decided as before.
-    state = plan.compiled.start({**{n: solution[n] for n in plan.order[:agreed]}, **values})
-    if state is None:  # pragma: no cover - the solution holds every agreed value and pin
-        return []
+    # decides what the search decided (the solution proves each of those values works), so its
+    # decisions start from the search's state with the later decisions taken back: the same
+    # fixpoint as the pins and the agreed values propagated, without propagating them again.
+    state = settled.state
+    later = set(plan.order[agreed:])
+    for name in reversed(settled.fixed):
+        if name not in later:
+            break
+        state.undo()
     # The searched solution keeps every final pin, so it is already a witness for them: no
     # second search for one.
     witness = solution
     failed: ChainFailed | None = None
     try:
-        own, _, predicted, _, _ = settle(
-            plan, dict(pins), adjustments, state, witness, strict=strict, predict=True
+        predicting = settle(
+            plan, dict(pins), settled.adjustments, state, witness, strict=strict, predict=True
         )
+        own, predicted = predicting.pins, predicting.solution
     except ChainFailed as exc:
         failed, predicted, own = exc, exc.decided, exc.pins
     except RequestFails:
@@ -182,7 +183,7 @@ def provenance_of(
         return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
     value = solution[name]
     if len(trace.domains.get(name, ())) <= 1:
-        forcing = _forcing_rules(plan.compiled, name, solution)
+        forcing = _forcing_rules(plan, name, solution)
         models = plan.compiled.models
         because = (
             "; ".join(dict.fromkeys(models[r].because for r in forcing))
@@ -255,8 +256,11 @@ def _flagged_rejections(
     warn rule and the decided values it read are the reason."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
-    position = plan.order.index(name)
-    assigned = {n: solution[n] for n in set(plan.order[:position]) | set(pins) if n != name}
+    # The decided values the ranking read (fields before this one and pins): the same ranking
+    # as `_decide`'s, which read only these of its decided values.
+    here = plan.position(name)
+    read = plan.ranking_reads(name)
+    assigned = {f: solution[f] for f in read if f != name and (plan.position(f) < here or f in pins)}
     preferred, flagged = plan.preferred_flagged(name, assigned)
     better = preferred[: preferred.index(value)] if value in preferred else []
     out = []
@@ -273,17 +277,22 @@ def _flagged_rejections(
     return out
 
 
-def _forcing_rules(cp: CompiledPack, name: str, solution: Mapping[str, Scalar]) -> list[str]:
+def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
     """Rules that, with the other fields as resolved, exclude the field's other values.
 
     A greedy cover: the rule excluding the most values first, until every other value is
     accounted for (or no rule alone excludes what is left: propagation through several rules).
+    A rule that excludes nothing is never chosen, so it is not kept.
     """
     value = solution[name]
-    left = {v for v in cp.domains[name] if v != value}
+    left = {v for v in plan.compiled.domains[name] if v != value}
+    if not left:
+        return []
     excluded_by: dict[str, set[Scalar]] = {}
-    for rid in cp.rules_reading(name):
-        excluded_by[rid] = left - cp.allowed(rid, name, solution)
+    for rid, con, at, others in plan.reading(name):
+        excluded = left - con.allowed(at, tuple([solution[f] for f in others]))
+        if excluded:
+            excluded_by[rid] = excluded
     chosen: list[str] = []
     while left:
         best = max(excluded_by, key=lambda r: len(excluded_by[r] & left), default=None)
@@ -327,8 +336,13 @@ def resolve_planned(
             witness = cp.search(state, task="checking the request") if state is not None else None
     if state is None or witness is None:
         raise RequestFails(pins, adjustments)
-    pins, adjustments, solution, trace, log = settle(
-        plan, pins, adjustments, state, witness, strict=strict, predict=predict
+    settled = settle(plan, pins, adjustments, state, witness, strict=strict, predict=predict)
+    pins, adjustments, solution, trace, log = (
+        settled.pins,
+        settled.adjustments,
+        settled.solution,
+        settled.trace,
+        settled.log,
     )
     check_required(plan, pins, trace)
     provenance = {
@@ -337,7 +351,7 @@ def resolve_planned(
     }
     departures: list[DepartureRecord] = []
     if not predict:
-        departures = departures_of(plan, pins, adjustments, strict, solution, provenance)
+        departures = departures_of(plan, settled, strict, provenance)
     return Resolution.model_construct(
         pack={"name": pack.name, "version": pack.version},
         values={name: solution[name] for name in pack.fields},
