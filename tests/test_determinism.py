@@ -223,3 +223,21 @@ def test_the_hash_seed_reaches_the_child() -> None:
         )
     }
     assert len(hashes) == 2
+
+
+def test_why_names_a_rejections_pins_in_one_order_whatever_the_hash_seed() -> None:
+    """`why` lists the pins that cost a better-ranked value its place; they were gathered from a
+    set, so the order changed with PYTHONHASHSEED (seed 5 of 1-6 printed another order)."""
+    why = [
+        "why",
+        "--pack",
+        "vllm",
+        *["--set", "platform=cuda", "--set", "gpu_arch=sm89", "--set", "architecture=LlamaForCausalLM"],
+        *["--set", "num_attention_heads=32", "--set", "kv_cache_dtype=fp8", "attention_backend"],
+    ]
+    seeds = [str(seed) for seed in range(8)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        runs = list(pool.map(lambda seed: run_queries([why, [*why, "--json"]], seed), seeds))
+    assert "rejected because: fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell" in runs[0][0]["stdout"]
+    for seed, run in zip(seeds[1:], runs[1:], strict=True):
+        assert run == runs[0], f"PYTHONHASHSEED={seed} changed the output of `why`"

@@ -236,8 +236,11 @@ def _rejection(
     from solver.reasoning.conflicts import minimal_reason
 
     # The background is every field decided before this one (pins and earlier choices).
+    # In the plan's order, then the pins': a set's order changes with the process's hash seed, and
+    # the reason's pins come out in the order they go in (the same request printed them in two
+    # orders in two processes).
     position = plan.order.index(name)
-    earlier = set(plan.order[:position]) | set(pins)
+    earlier = dict.fromkeys([*plan.order[:position], *pins])
     fixed = {n: solution[n] for n in earlier if n != name}
     sources = {n: (pins[n].source if n in pins else "preference") for n in fixed}
     items = minimal_reason(plan.compiled, name, value, fixed, sources, trace=False)
