@@ -68,7 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     configs = _fixture_configs(args.records, args.configs)
     pack = load_pack("sglang")
     with tempfile.TemporaryDirectory(prefix="confsolve-diff-") as tmp:
-        store = oracle.ConfigStore(Path(tmp), configs, None if configs else args.harness)
+        # A fixture's records name their configs; records without one (new oracle records appended
+        # to a fixture) get theirs from the harness, as a plain records file does.
+        store = oracle.ConfigStore(Path(tmp), configs, args.harness)
         with progress.reporting("differential"):
             progress.phase("scenarios", len(records))
             summary = differential.run(

@@ -62,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  tracebacks         {len(report.tracebacks)}")
     for outcome in report.tracebacks:
         print(f"    {outcome.scenario}: {outcome.detail.strip().splitlines()[-1]}")
+    print(f"  silent changes     {len(report.silent)}  (unreported changes, unlisted assumptions)")
+    for sid, finding in report.silent[: args.show]:
+        print(f"    {sid}: {finding}")
     known = oracle_vllm.known_differences() if args.known else {}
     groups = report.by_cause()
     if groups:

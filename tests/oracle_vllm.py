@@ -161,6 +161,7 @@ class Outcome:
     compared: dict[str, bool] = field(default_factory=dict)
     differences: list[Difference] = field(default_factory=list)
     seconds: float = 0.0
+    silent: list[str] = field(default_factory=list)  # what `audit` found said nowhere
 
     @property
     def scored(self) -> bool:
@@ -205,6 +206,11 @@ class Report:
     def tracebacks(self) -> list[Outcome]:
         return [o for o in self.outcomes if o.ours == "traceback"]
 
+    @property
+    def silent(self) -> list[tuple[str, str]]:
+        """(scenario, finding) for every silent change or unlisted assumption `audit` found."""
+        return [(o.scenario, finding) for o in self.outcomes for finding in o.silent]
+
     def by_cause(self) -> list[tuple[str, int, list[str]]]:
         """Disagreements grouped by cause, largest group first: (cause, count, scenario ids)."""
         groups: dict[str, list[str]] = {}
@@ -229,6 +235,7 @@ class Report:
                 },
             },
             "tracebacks": [{"scenario": o.scenario, "detail": o.detail} for o in self.tracebacks],
+            "silent": [{"scenario": sid, "finding": finding} for sid, finding in self.silent],
             "by_cause": [{"cause": c, "count": n, "scenarios": ids} for c, n, ids in self.by_cause()],
             "differences": [vars(d) for d in self.differences],
             "seconds": round(sum(o.seconds for o in self.outcomes), 3),
@@ -242,6 +249,28 @@ def _resolve(pack: Pack, options: dict[str, Any], facts: dict[str, Any]) -> Any:
     # Predict mode: what vLLM itself does with the request as typed (each unset option takes
     # vLLM's own default chain, never another value), which is what the oracle measured.
     return resolve(pack, options, facts, reasons=False, predict=True)
+
+
+def audit(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any], resolution: Any) -> list[str]:
+    """What a resolution would leave unsaid, whatever vLLM answered: a value the user set that
+    changed with no reported adjustment, and a fact nobody gave that was filled by a preference
+    or the domain's order without being listed as assumed (facts the rules force from the
+    request are derived, not assumed)."""
+    found = []
+    adjusted = {a.field: a for a in resolution.adjustments}
+    for name, given in options.items():
+        if given == "auto" and "auto" not in pack.fields[name].domain:
+            continue  # `auto` where it is no value means unset (contract-vllm.md)
+        now = resolution.values.get(name)
+        if now != given and not (name in adjusted and adjusted[name].requested == given):
+            found.append(f"{name}={given} became {now} with no adjustment reported")
+    assumed = {a.field for a in resolution.assumed}
+    for name, spec in pack.fields.items():
+        if spec.kind != "fact" or name in facts or name in assumed:
+            continue
+        if resolution.provenance[name].kind in ("default", "preference"):
+            found.append(f"fact {name}={resolution.values.get(name)} filled but not listed as assumed")
+    return found
 
 
 def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:
@@ -264,7 +293,7 @@ def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:
     except Exception:  # a traceback is a measured miss, not a crash of the replay
         outcome = Outcome(sid, ok, "traceback", traceback.format_exc(limit=3))
     else:
-        outcome = Outcome(sid, ok, "resolved")
+        outcome = Outcome(sid, ok, "resolved", silent=audit(pack, options, facts, resolution))
         if ok:
             ours = resolution.values
             for name, theirs in vllm_fields(result).items():

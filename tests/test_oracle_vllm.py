@@ -8,6 +8,7 @@ reason, in constraints/vllm/KNOWN_DIFFERENCES.md, and every row there must still
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -90,6 +91,33 @@ def test_long_fixtures_disagree_only_where_known(long_reports: dict[str, oracle_
     missing = [d for r in long_reports.values() for d in r.differences if d.key not in known]
     assert not missing, [vars(d) for d in missing]
     assert not [o.scenario for r in long_reports.values() for o in r.tracebacks]
+
+
+def test_nothing_changes_or_is_assumed_in_silence(reports: dict[str, oracle_vllm.Report]) -> None:
+    # Whatever vLLM answered: a user value is kept or its replacement reported, and a fact the
+    # request did not give is listed as assumed (oracle_vllm.audit).
+    silent = [f for r in reports.values() for f in r.silent]
+    assert not silent, silent[:10]
+
+
+@pytest.mark.long
+def test_long_fixtures_change_nothing_in_silence(long_reports: dict[str, oracle_vllm.Report]) -> None:
+    silent = [f for r in long_reports.values() for f in r.silent]
+    assert not silent, silent[:10]
+
+
+def test_the_audit_sees_an_unreported_change() -> None:
+    # The audit itself can fail: a resolution that dropped a user value without saying so.
+    pack = oracle_vllm.load_pack("vllm")
+    base = {"platform": "cuda", "sm": 90, "architecture": "LlamaForCausalLM", "args": {"block_size": 32}}
+    options, facts = oracle_vllm.request_for(base) or ({}, {})
+    resolution = oracle_vllm.resolve(pack, options, facts, reasons=False, predict=True)
+    assert oracle_vllm.audit(pack, options, facts, resolution) == []
+    changed = dataclasses.replace(resolution, values={**resolution.values, "block_size": 64})
+    found = oracle_vllm.audit(pack, options, facts, changed)
+    assert found == ["block_size=32 became 64 with no adjustment reported"]
+    unlisted = dataclasses.replace(resolution, assumed=[])
+    assert any("not listed as assumed" in f for f in oracle_vllm.audit(pack, options, facts, unlisted))
 
 
 def test_no_tracebacks(reports: dict[str, oracle_vllm.Report]) -> None:

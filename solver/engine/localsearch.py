@@ -6,16 +6,24 @@ hint) is kept where it still holds and the few fields around the rules it breaks
 checking (`dive`) before the backtracking search of `solver.engine.backtrack` is tried. The open
 rules split into groups that share no free field (`independent_groups`). The one home of the
 engine's local search: `CompiledPack.search`, `mend` and `mend_in_place` call it.
+
+`min_conflicts` is the other local search kept here, for questions that are not a propagated
+`State`: lint asks for solutions of the pack with one rule left out and its negation added, and a
+walk that may move any field of a broken rule finds those where `repair`, which re-decides a
+region with every other field fixed, does not (measured in solver/README.md's one-home table).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from solver.engine.groups import connected_groups
 from solver.engine.state import Constraint, State, undo_trail
 from solver.model import Scalar
+
+if TYPE_CHECKING:
+    import random
 
 __all__ = [
     "SWEEP_FIELDS",
@@ -23,6 +31,7 @@ __all__ = [
     "fits_hint",
     "hint_first",
     "independent_groups",
+    "min_conflicts",
     "redecide",
     "repair",
     "starting_values",
@@ -247,3 +256,84 @@ def hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: st
     if hint is None or name not in hint or hint[name] not in values or values[0] == hint[name]:
         return values
     return [hint[name], *(v for v in values if v != hint[name])]
+
+
+Predicate = tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]
+"""A check as the min-conflicts walk sees it: the fields it reads, and whether their values pass."""
+
+
+def min_conflicts(
+    domains: Mapping[str, Sequence[Scalar]],
+    rules: Sequence[Predicate],
+    reading: Mapping[str, Sequence[int]],
+    wanted: Collection[int] | None,
+    extra: Sequence[Predicate],
+    fixed: Mapping[str, Scalar],
+    current: dict[str, Scalar],
+    changed: Sequence[str],
+    rng: random.Random,
+    steps: int,
+) -> dict[str, Scalar] | None:
+    """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
+    but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
+    checks must hold. Changed in place; a solution or None. `reading`: the indices of the rules
+    that read each field.
+
+    Checks are numbered: the rules by their index, the extras after them. Only the checks
+    around a moved field are looked at, never the whole pack.
+    """
+    base = len(rules)
+    checks = list(rules) + list(extra)
+    extra_reading: dict[str, list[int]] = {}
+    for offset, (names, _) in enumerate(extra):
+        for name in names:
+            extra_reading.setdefault(name, []).append(base + offset)
+
+    def around(name: str) -> list[int]:
+        mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
+        return mine + extra_reading.get(name, [])
+
+    def fails(index: int) -> bool:
+        names, holds = checks[index]
+        return not holds(tuple(current[n] for n in names))
+
+    bad = {j for name in changed for j in around(name) if fails(j)}
+    bad |= {base + i for i in range(len(extra)) if fails(base + i)}
+    for _ in range(steps):
+        if not bad:
+            return current
+        names = checks[rng.choice(sorted(bad))][0]
+        free = [n for n in names if n not in fixed]
+        if not free:
+            break
+        moves: list[tuple[str, Scalar]] = []
+        best = 0
+        for name in free:
+            was = current[name]
+            near = around(name)
+            before = sum(1 for j in near if j in bad)
+            for value in domains[name]:
+                if value == was:
+                    continue
+                current[name] = value
+                score = sum(1 for j in near if fails(j)) - before
+                if not moves or score < best:
+                    best, moves = score, [(name, value)]
+                elif score == best:
+                    moves.append((name, value))
+            current[name] = was
+        if not moves:
+            break
+        # Mostly greedy; now and then a random move, so plateaus do not trap the search.
+        if rng.random() > 0.1:
+            name, value = rng.choice(moves)
+        else:
+            name = rng.choice(free)
+            value = rng.choice(list(domains[name]))
+        current[name] = value
+        for j in around(name):
+            if fails(j):
+                bad.add(j)
+            else:
+                bad.discard(j)
+    return current if not bad else None

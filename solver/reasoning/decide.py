@@ -323,17 +323,18 @@ def apply_adjustments(
             pin = pins.get(target)
             if pin is None or pin.source != "user":
                 continue
-            others = {n: v for n, v in values.items() if n != target}
             given = {n: v for n, v in given_all.items() if n != target}
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
             if not violated(cp, given_all, rule.id):
                 continue
+            # A replacement must work under the launcher's defaults for the resources nobody
+            # gave too (the search may not pick another -tp to make it work).
             replacement = next(
                 (
                     w
                     for w in rule.adjust_to
-                    if cp.satisfiable({**others, target: w}, task="adjusting a value") is not None
+                    if cp.satisfiable({**given, target: w}, task="adjusting a value") is not None
                 ),
                 None,
             )

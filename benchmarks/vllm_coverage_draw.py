@@ -1,0 +1,141 @@
+"""Draw vLLM oracle scenarios over the parts of contract-vllm.md the harness's make_random.py never draws.
+
+make_random.py draws five GPUs, eight GPUs per node, each model with its usual checkpoints and the
+option values people usually type. This draws uniformly over the whole contract instead: every
+compute capability the harness mocks (sm70 ... sm121), every node size, any checkpoint format on
+any model template, and every value of every option's domain (all KV-cache dtypes, attention
+backends, quantization methods, all-to-all and MoE backends, odd block and parallel sizes). The
+output is the harness's input format (JSON lines for its oracle.py), so a draw runs with
+
+    python benchmarks/vllm_coverage_draw.py --seed N --count 500 > draw.jsonl
+    ORACLE_VLLM_MODELS=... venv/bin/python oracle.py < draw.jsonl > results.jsonl
+
+and pairs up with the scenarios as `{"scenario", "vllm"}` records for differential_vllm.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+import oracle_vllm  # tests/ is not a package; the path is set just above
+
+from solver import load_pack
+
+SMS = [70, 75, 80, 86, 89, 90, 100, 103, 110, 120, 121]
+NUM_GPUS = [1, 2, 4, 8, 16]
+ARCHS = [
+    "LlamaForCausalLM",
+    "Qwen2ForCausalLM",
+    "Qwen3ForCausalLM",
+    "MixtralForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Glm4MoeForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
+    "GptOssForCausalLM",
+    "Qwen3NextForCausalLM",
+    "Llama4ForConditionalGeneration",
+]
+# The harness's checkpoint formats (its models.py), None for an unquantized checkpoint.
+CHECKPOINTS: list[str | None] = [
+    None,
+    "fp8",
+    "fp8_tensor",
+    "awq",
+    "gptq",
+    "compressed_tensors_fp8",
+    "compressed_tensors_w4a16",
+    "modelopt_fp8",
+    "modelopt_fp4",
+    "mxfp8",
+    "w4afp8_mixed",
+    "mxfp4",
+    "bitsandbytes",
+]
+# The options drawn: contract-vllm.md's, with the pack's domains (which spell the contract's) except
+# where noted; auto values are drawn too (vLLM cannot tell them from an unset option).
+# The contract's options as the replay reads them (tests/oracle_vllm.py), and the FA version.
+OPTIONS = sorted(oracle_vllm.OPTIONS | {"flash_attn_version"})
+OVERRIDES: dict[str, list[Any]] = {
+    # every multiple of 16 is a pack value (hybrid alignment); draw the sizes users type, odd ones too
+    "block_size": [1, 8, 16, 32, 48, 64, 128, 256, 272, 544, 1024],
+    # `none` is a resolved value only: vLLM has no --quantization none
+    "quantization": [],
+    "dtype": ["auto"],
+    "attention_backend": ["auto"],
+}
+
+
+def domains() -> dict[str, list[Any]]:
+    """Each drawn option's values: the pack's domain, adjusted by OVERRIDES."""
+    pack = load_pack("vllm")
+    out: dict[str, list[Any]] = {}
+    for name in OPTIONS:
+        values = list(pack.fields[name].domain)
+        if name == "block_size":
+            values = OVERRIDES[name]
+        elif name == "quantization":
+            values = [v for v in values if v != "none"]
+        else:
+            values += [v for v in OVERRIDES.get(name, []) if v not in values]
+        out[name] = values
+    return out
+
+
+def draw(rng: random.Random, values: dict[str, list[Any]]) -> dict[str, Any]:
+    """One scenario: a uniform GPU, node, model and checkpoint, and 1-4 options with uniform values."""
+    sc: dict[str, Any] = {
+        "section": "V",
+        "platform": "cuda",
+        "sm": rng.choice(SMS),
+        "architecture": rng.choice(ARCHS),
+        "args": {},
+    }
+    ckpt = rng.choice(CHECKPOINTS)
+    if ckpt is not None:
+        sc["checkpoint_quant"] = ckpt
+    if rng.random() < 0.4:
+        sc["num_gpus"] = rng.choice(NUM_GPUS)
+    if rng.random() < 0.1:
+        sc["facts"] = {"has_flashinfer": False}
+    for name in rng.sample(OPTIONS, rng.randint(1, 4)):
+        value = rng.choice(values[name])
+        if name == "flash_attn_version":
+            sc["args"]["attention_config"] = {"flash_attn_version": value}
+        else:
+            sc["args"][name] = value
+    return sc
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--count", type=int, default=500)
+    args = parser.parse_args(argv)
+    rng = random.Random(args.seed)
+    values = domains()
+    seen: set[str] = set()
+    out: list[dict[str, Any]] = []
+    while len(out) < args.count:
+        sc = draw(rng, values)
+        key = json.dumps(sc, sort_keys=True)
+        if key in seen:
+            continue
+        seen.add(key)
+        sc["id"] = f"V{args.seed}-{len(out):04d}"
+        out.append(sc)
+    for sc in out:
+        print(json.dumps(sc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

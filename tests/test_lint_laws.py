@@ -1,0 +1,78 @@
+"""Lint's shortcuts never change a finding: laws on small generated packs.
+
+Lint answers most of its questions from solutions it met earlier (a kept solution that already
+has the property, or one repaired by local search) and only then searches. The reference here is
+the same linter with nothing kept (`_Exact`: every question is an exact search of its own), and
+brute force over the cartesian product (tests/generated.py's `Oracle`, which evaluates its own
+condition trees) judges what the findings claim.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from generated import Oracle, PackSpec, packs
+from hypothesis import HealthCheck, given, settings
+
+from solver.budget import Budget
+from solver.lint.checks import LINT_BUDGET, SAMPLE_FACTS, _Linter
+from solver.model import Scalar
+from solver.values import show
+
+pytestmark = pytest.mark.property
+
+LAW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+class _Exact(_Linter):
+    """The linter with no solution kept: no shortcut from earlier answers, no local repair."""
+
+    def learn(self, solution: dict[str, Scalar]) -> None:
+        pass
+
+
+def findings(linter_type: type[_Linter], spec: PackSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    linter = linter_type(spec.pack, samples=SAMPLE_FACTS, seed=0, budget=Budget(LINT_BUDGET))
+    linter.run(totality=True)
+    stats = {k: v for k, v in linter.stats.items() if k != "timings"}
+    return [f.to_json() for f in linter.findings], stats
+
+
+@LAW
+@given(spec=packs())
+def test_the_findings_are_those_of_an_exact_search_per_question(spec: PackSpec) -> None:
+    """Every finding, its ids, message, reason and witness, and the totality stats, equal those
+    of the linter that keeps no solution and searches for every answer."""
+    assert findings(_Linter, spec) == findings(_Exact, spec)
+
+
+@LAW
+@given(spec=packs())
+def test_dead_values_and_implied_rules_agree_with_brute_force(spec: PackSpec) -> None:
+    """CS100 exactly when no configuration exists; CS101 names exactly the values no
+    configuration holds; each CS104's reason, with the rule broken, has no configuration."""
+    oracle = Oracle(spec)
+    found, _ = findings(_Linter, spec)
+    codes = {f["code"] for f in found}
+    if not oracle.sat({}):
+        assert "CS100" in codes
+        return
+    assert "CS100" not in codes
+    dead = {
+        f"{name}={show(value)}"
+        for name, values in oracle.domains.items()
+        for value in values
+        if not oracle.sat({name: value})
+    }
+    assert {f["ids"][0] for f in found if f["code"] == "CS101"} == dead
+    hard = {r.id: r for r in oracle.hard}
+    for finding in found:
+        subject = finding["ids"][0]
+        if finding["code"] != "CS104" or subject not in hard:
+            continue
+        rule = hard[subject]
+        assert not any(
+            not oracle.holds(rule, dict(zip(oracle.names, row, strict=True)))
+            for row in oracle.solutions({}, finding["reason"])
+        ), f"{subject} is broken by a configuration of {finding['reason']}"
