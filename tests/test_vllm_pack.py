@@ -79,6 +79,27 @@ def test_conflict_names_the_rule_and_a_repair_that_resolves(capsys: pytest.Captu
     assert resolve(load_pack("vllm"), options, facts).values["tensor_parallel_size"] != 3
 
 
+@pytest.mark.parametrize("command", ["check", "resolve"])
+def test_an_unknown_gpu_count_bounds_nothing_and_is_never_chosen(
+    command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # -tp 16 with the GPU count not given: the count is assumed unknown (0) and said so; it is
+    # never a count picked to fit the request (it was 16, "the first value that works").
+    code, doc = run(
+        [command, "--pack", "vllm", *sets(**LLAMA, gpu_arch="sm90", tensor_parallel_size=16)], capsys
+    )
+    assert code == 0 and doc["values"]["tensor_parallel_size"] == 16
+    assert doc["values"]["num_gpus"] == 0
+    assert {"field": "num_gpus", "value": 0} in [
+        {k: a[k] for k in ("field", "value")} for a in doc["assumed"]
+    ]
+    # A known count bounds the world size: a conflict naming the rule, -tp kept as typed.
+    argv = [command, "--pack", "vllm", *sets(**LLAMA, gpu_arch="sm90", tensor_parallel_size=16, num_gpus=8)]
+    code, doc = run(argv, capsys)
+    assert code == 1 and doc["status"] == "conflict"
+    assert "world-size-within-8-gpus" in conflict_rules(doc)
+
+
 def test_choices_list_the_backends_an_fp8_kv_cache_leaves(capsys: pytest.CaptureFixture[str]) -> None:
     code, doc = run(["choices", "--pack", "vllm", *sets(**L40S_FP8_KV)], capsys)
     assert code == 0
