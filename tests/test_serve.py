@@ -325,8 +325,9 @@ def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Confi
 
 
 def test_choices_split_with_the_helper_process_equal_those_listed_here() -> None:
-    """Half of each state's choices come from the helper process once it is ready: the answer is
-    the one this process lists alone, field for field (resolved, incomplete and open values)."""
+    """Half of each state's choices come from the helper process once it is ready, and so do a
+    conflict's repairs (found there without the minimal conflict as a hint, beside it here): the
+    answer is the one this process computes alone, field for field and repair for repair."""
     import time
 
     pack = load_pack("sglang")
@@ -349,6 +350,19 @@ def test_choices_split_with_the_helper_process_equal_those_listed_here() -> None
             assert got["verdict"] == want["verdict"]
             assert got["choices"] == want["choices"], values
         assert split._helper._pool is not None  # the helper took part
+        for values, keep in (
+            ({**WALK, "ep_size": "16"}, ["ep_size"]),
+            ({**WALK, "ep_size": "16"}, []),
+            ({**WALK, "gpu_arch": "sm120", "attention_backend": "fa3"}, ["attention_backend"]),
+            ({**WALK, "platform": "hip"}, ["platform"]),
+            ({**WALK, "dtype": "float"}, ["dtype"]),
+            ({**WALK, "num_gpus": "4"}, ["num_gpus"]),
+            ({**WALK, "checkpoint_quant": "modelslim"}, ["checkpoint_quant"]),
+        ):
+            want, got = _state(alone, values, keep), _state(split, values, keep)
+            assert want["verdict"] == "conflict" and got.get("helper_cpu_ms", 0) > 0, values
+            for part in ("conflict", "message", "repairs", "kept"):
+                assert got[part] == want[part], (values, part)
     finally:
         split.close()
         alone.close()

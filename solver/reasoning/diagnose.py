@@ -58,17 +58,21 @@ def unsatisfiable_for(
     adjustments: Mapping[str, tuple[Scalar, str]] | None = None,
     *,
     keep: Collection[str] = (),
+    repairs_given: Callable[[], list[Repair] | None] | None = None,
 ) -> Unsatisfiable:
     """The error for a request with no solution: minimal conflict, repairs, and the text.
-    `keep`: user pins the repairs leave alone when they can (see `repairs`)."""
+    `keep`: user pins the repairs leave alone when they can (see `repairs`). `repairs_given`:
+    the result of `repairs(plan, pins, keep=keep)` computed elsewhere meanwhile (the configurator
+    asks its helper process, beside the minimal conflict here), or None to compute them here."""
     from solver.render.text import conflict_message
 
     found = minimal_conflict(plan.compiled, pins)
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs(
-        plan, pins, conflict=[p.field for p in core_pins] if found is not None else None, keep=keep
-    )
+    fixes = repairs_given() if repairs_given is not None else None
+    if fixes is None:
+        hint = [p.field for p in core_pins] if found is not None else None
+        fixes = repairs(plan, pins, conflict=hint, keep=keep)
     message = conflict_message(plan, pins, report, fixes)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
