@@ -164,9 +164,9 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
     guess: dict[str, Scalar] = dict(values)
     out: dict[str, Scalar] = {}
     for name in plan.order:
-        current = state.domain(name)
         if name in values:
             continue
+        current = state.domain(name)
         if len(current) == 1:
             guess[name] = current[0]
             continue
