@@ -9,10 +9,8 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 *projected* configurations (how many assignments of some fields extend to a solution), which
 `diff` needs for packs with different fields.
 
-A rule reaches it as a `solver.pack.expr.Condition` (the one predicate type): its three-valued
-`partial` lets a settled rule drop out early, and a condition without one (`Condition.over` with no
-`partial`) is only ever evaluated whole. Imports the standard library, `solver.engine.countlimit`,
-`solver.engine.groups` (the one union-find) and `solver.pack.expr` only.
+Imports the standard library, `solver.engine.countlimit`, `solver.engine.groups` (the one
+union-find) and `solver.pack.expr` (a rule is counted as its `Condition`) only.
 """
 
 from __future__ import annotations
@@ -23,12 +21,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.engine.groups import connected_groups
+from solver.pack.expr import Condition
 
 if TYPE_CHECKING:
     from solver.model import Scalar
-    from solver.pack.expr import Condition
-
-Partial = Callable[[Mapping[str, Any]], "bool | None"]
 
 __all__ = ["ModelCounter"]
 
@@ -45,7 +41,6 @@ class ModelCounter:
     which do not depend on the pins that led to them. `only` restricts a query to some checks
     and `extra` adds more (`add` appends a check, such as an ad-hoc condition, for later use).
 
-    >>> from solver.pack.expr import Condition
     >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
     ...                  [Condition.over(("a", "b"), lambda v: v[0] <= v[1])])
     >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3}), c.count({"a": 3}, only=[])
@@ -64,9 +59,7 @@ class ModelCounter:
         self.domains = {name: tuple(values) for name, values in domains.items()}
         self.project = None if project is None else frozenset(project)
         self.checks: list[Condition] = []
-        # Per check: its three-valued evaluation, or None when it has none (asked on every
-        # propagation step, so the test is one list look-up, not a call that answers None).
-        self.partials: list[Partial | None] = []
+        self.partials: list[Callable[[Mapping[str, Any]], bool | None] | None] = []  # None: no 3-valued form
         self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
         # Per check and field: the values that make the check true (`entails`: once a domain lies
         # inside, the check drops out, so the rest can split apart) or false (`refutes`: a query
@@ -93,8 +86,7 @@ class ModelCounter:
         """Append a check; its index, for `only`."""
         index = len(self.checks)
         self.checks.append(check)
-        partial = check.partial if check.three_valued else None
-        self.partials.append(partial)
+        self.partials.append(partial := check.partial if check.three_valued else None)
         sure: dict[str, frozenset[Any]] = {}
         dead: dict[str, frozenset[Any]] = {}
         for name in check.fields:
@@ -367,8 +359,7 @@ class ModelCounter:
                 if any(n in sure and sure[n].issuperset(doms[n]) for n in free):
                     live.discard(index)
                     continue
-                partial = self.partials[index]
-                settled = None if partial is None else partial(values)
+                settled = None if (partial := self.partials[index]) is None else partial(values)
                 if settled is True:
                     live.discard(index)
                 elif settled is False:
@@ -420,8 +411,7 @@ class ModelCounter:
         (three-valued evaluation with the fixed fields known): weaker than arc consistency but
         cheap, and it catches `when` cases such as "x in [...] is forced once y is fixed".
         None when a domain empties; else the fields whose domains shrank."""
-        partial = self.partials[index]
-        if partial is None:
+        if (partial := self.partials[index]) is None:
             return []
         names = self.checks[index].fields
         known = {n: values[n] for n in names if n in values}
