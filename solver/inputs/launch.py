@@ -240,8 +240,7 @@ def flag_words(f: Field, value: Scalar) -> list[str]:
             return [] if value else [f.cli_flag]
         if f.flag_value == "boolean_optional":
             return [f.cli_flag] if value else ["--no-" + f.cli_flag.lstrip("-")]
-        return [f.cli_flag, "true" if value else "false"]
-    return [f.cli_flag, str(value)]
+    return [f.cli_flag, _spelled(value)]
 
 
 def write_command(
