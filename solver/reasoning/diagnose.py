@@ -20,6 +20,7 @@ from typing import Any
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
+from solver.engine.state import State
 from solver.engine.supports import Supports, supports_for
 from solver.engine.tracing import traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
@@ -199,11 +200,10 @@ class _Options:
             and len(near) == len(base)
             and all(near[n] in values for n, values in base.items())
         )
-        if not self.state.fix(name, value):
-            # Propagating the value refutes it (in place and taken back: no copy of the state);
-            # cheaper than a mend that cannot work, which was most of a platform's choices.
+        if _refutes(self.state, name, value):
+            # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
+            # which was most of a platform's choices.
             return None
-        self.state.undo()
         if solves and near is not None:
             mended = self.cp.mend(self.state, near, name, value)
             if mended is not None:
@@ -258,6 +258,17 @@ def _sweep(
                     proven[other].add(walk[other])
     supports.add(walk)
     return proven
+
+
+def _refutes(state: State, name: str, value: Scalar) -> bool:
+    """Whether propagating `name = value` in `state` (in place, taken back), then one step past
+    it (`State.dead_end`), proves that no solution of the state has it."""
+    changed: list[str] = []
+    if not state.fix(name, value, changed):
+        return True
+    dead = state.dead_end(changed)
+    state.undo()
+    return dead
 
 
 def _search_start(
