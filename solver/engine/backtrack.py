@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.engine.state import MEMO_LIMIT, Check
+from solver.engine.state import MEMO_LIMIT, ResidueCheck
 from solver.errors import SolverBudgetExceeded
 from solver.model import Scalar
 
@@ -85,7 +85,7 @@ class _Search:
         budget: int,
         task: str,
         trace: SearchTrace | None,
-        holds: Mapping[int, Check] | None = None,
+        holds: Mapping[int, ResidueCheck] | None = None,
         verdicts: Callable[[Any, str, tuple[tuple[str, Scalar], ...]], Verdicts] | None = None,
     ) -> None:
         self._verdicts = verdicts or no_verdicts

@@ -8,7 +8,8 @@ parts add up to the total). Warning rules never restrict, so they are not counte
 
 How: `ModelCounter` (`solver.engine.modelcounter`): propagation, independent components and
 component caching, never a product loop over the domains; `solver.engine.countlimit` holds the
-limits, the bounds of a count cut short and `Check` (all re-exported here).
+limits and the bounds of a count cut short (re-exported here). A rule is counted as its
+`solver.pack.expr.Condition`, the one predicate type.
 
 Imports the standard library, the two modules above and, inside functions, `solver.engine.csp`;
 never python-constraint or networkx.
@@ -24,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from solver.engine.countlimit import (
     DEFAULT_LIMIT,
-    Check,
     CountLimitReached,
     Limit,
     Progress,
@@ -34,10 +34,10 @@ from solver.engine.modelcounter import ModelCounter
 
 if TYPE_CHECKING:
     from solver.model import Pack, Scalar
+    from solver.pack.expr import Condition
 
 __all__ = [
     "DEFAULT_LIMIT",
-    "Check",
     "CountLimitReached",
     "CountResult",
     "Limit",
@@ -51,15 +51,13 @@ __all__ = [
 # --- packs ------------------------------------------------------------------------------------
 
 
-def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check]:
-    """The hard rules of a pack (or of `rule_ids`) as counter checks."""
+def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Condition]:
+    """The hard rules of a pack (or of `rule_ids`): their conditions, for the counter."""
     from solver.engine.csp import compile_pack
 
     cp = compile_pack(pack)
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
-    return [
-        Check(cp.rules[r].fields, cp.rules[r].condition.holds, cp.rules[r].condition.partial) for r in ids
-    ]
+    return [cp.rules[r].condition for r in ids]
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,9 @@ from solver.pack.expr import Condition
 
 __all__ = [
     "MEMO_LIMIT",
-    "Check",
     "Constraint",
     "Observer",
+    "ResidueCheck",
     "RuleConstraint",
     "State",
     "memoized",
@@ -34,8 +34,9 @@ MEMO_LIMIT = 1 << 16
 
 
 # What arc consistency needs of a constraint: its check, a name for it that stays valid as long
-# as the residue table it goes with, and that table.
-Check = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
+# as the residue table it goes with, and that table (the last support found per value, so a
+# revision tries it first). Not a predicate type: the predicate is the constraint's `Condition`.
+ResidueCheck = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
 
 
 @dataclass
