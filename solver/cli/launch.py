@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+from solver.errors import InputIssue, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
     read_command,
@@ -57,22 +57,24 @@ def merge_launch(
     # options under --set. Both are the user's words, so they must agree where both set a field.
     options = {name: _spelled(value) for name, value in read_values(pack, (), *sources).items()}
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
-    issues = [
-        InputIssue(
-            field=name,
-            value=shown,
-            message=(
-                f"--set {typed[name][0]}={typed[name][1]} and "
-                f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
-                "launch command disagree; keep one"
-            ),
+    issues = input_issues()
+    issues.add(
+        *(
+            InputIssue(
+                field=name,
+                value=shown,
+                message=(
+                    f"--set {typed[name][0]}={typed[name][1]} and "
+                    f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
+                    "launch command disagree; keep one"
+                ),
+            )
+            for name, shown in options.items()
+            if name in typed and typed[name][1] != shown
         )
-        for name, shown in options.items()
-        if name in typed and typed[name][1] != shown
-    ]
+    )
     sets.update(read_values(pack, sets, options))  # before raising: the caller goes on collecting
-    if issues:
-        raise InvalidInput(issues)
+    issues.check()
     if model_path or model is None:
         return model_path
     # Read like --model-config: a local path, or a hub id found in the local Hugging Face cache.
