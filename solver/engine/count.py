@@ -6,12 +6,16 @@ not give is free, exactly as in `resolve`, so `count --set platform=cuda` counts
 every CUDA GPU and every model; `--by FIELD` splits the same number by that field's value (the
 parts add up to the total). Warning rules never restrict, so they are not counted against.
 
-How: `ModelCounter` (`solver.engine.modelcounter`): propagation, independent components and
-component caching, never a product loop over the domains; `solver.engine.countlimit` holds the
-limits and the bounds of a count cut short (re-exported here). A rule is counted as its
-`solver.pack.expr.Condition`, the one predicate type.
+How: `DiagramCounter` (`solver.engine.diagrams`): each rule compiled once per pack into a
+decision diagram, and a search over their residuals with independent components and component
+caching; kept per pack digest, so later counts in a process reuse its components. A pack it does
+not compile (past `diagrams.MAX_FIELDS` fields, or a rule past its expansion budget) is counted by
+`ModelCounter` (`solver.engine.modelcounter`: propagation, components and caching over condition
+evaluation), which `lint` and `diff` use for projected counts. Never a product loop over the
+domains. `solver.engine.countlimit` holds the limits and the bounds of a count cut short
+(re-exported here). A rule is counted as its `solver.pack.expr.Condition`, the one predicate type.
 
-Imports the standard library, the two modules above and, inside functions, `solver.engine.csp`;
+Imports the standard library, the modules above and, inside functions, `solver.engine.csp`;
 never python-constraint or networkx.
 """
 
@@ -23,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.countlimit import (
     DEFAULT_LIMIT,
     CountLimitReached,
@@ -30,6 +35,7 @@ from solver.engine.countlimit import (
     Progress,
     metered,
 )
+from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
 
 if TYPE_CHECKING:
@@ -113,7 +119,7 @@ def count(
         if t is not None
     ]
     limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
-    counter = ModelCounter(cp.domains, pack_checks(pack))
+    counter = _counter(pack)
     if by is None:
         total = counter.count(pins, limit=limit, progress=progress)
         return CountResult(total, steps=counter.steps, seconds=time.monotonic() - started)
@@ -134,5 +140,35 @@ def count(
                 done + stop.lower, done + (stop.upper or 0) + free * (len(values) - at - 1)
             ) from None
     return CountResult(
-        sum(parts.values()), by_field=by, by=parts, steps=counter.steps, seconds=time.monotonic() - started
+        sum(parts.values()),
+        by_field=by,
+        by=parts,
+        steps=counter.steps,
+        seconds=time.monotonic() - started,
     )
+
+
+_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled
+MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
+
+
+def _counter(pack: Pack) -> DiagramCounter | ModelCounter:
+    """The pack's diagram counter (kept per digest, with its component counts), or a fresh
+    `ModelCounter` when the pack is not compiled to diagrams."""
+    from solver.engine.csp import compile_pack
+
+    kept = _COUNTERS.get(pack.digest) if pack.digest else None
+    if kept is None:
+        try:
+            kept = DiagramCounter(
+                compile_pack(pack).domains, pack_checks(pack), fields=pack.fields, sets=pack.sets
+            )
+        except TooLarge:
+            kept = False
+        if pack.digest:
+            _COUNTERS.put(pack.digest, kept)
+    if isinstance(kept, DiagramCounter):
+        if len(kept.diagrams.nodes) > MAX_NODES:  # restrictions made since: start again next time
+            _COUNTERS.pop(pack.digest)
+        return kept.fresh()
+    return ModelCounter(compile_pack(pack).domains, pack_checks(pack))
