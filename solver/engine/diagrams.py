@@ -282,7 +282,7 @@ class DiagramCounter:
         try:
             if 0 in residuals:
                 return 0
-            return self._product(residuals, (1 << len(self.sizes)) - 1)
+            return self._product(self._split(residuals), (1 << len(self.sizes)) - 1)
         finally:
             self.steps += self._meter.steps
 
@@ -296,27 +296,42 @@ class DiagramCounter:
             bits ^= low
         return total
 
-    def _split(self, residuals: list[int]) -> list[tuple[int, list[int]]]:
-        """The residuals grouped into independent components (fields read, residuals)."""
+    def _split(self, residuals: list[int], base: dict[int, list[int]] | None = None) -> dict[int, list[int]]:
+        """The residuals grouped into independent components (fields read -> residuals), joined
+        to the components `base` already holds (whose lists are left as they are)."""
         support = self.diagrams.support
-        groups: list[tuple[int, list[int]]] = []
+        groups: dict[int, list[int]] = {}
         for u in residuals:
-            bits, members = support[u], [u]
-            apart = []
-            for group in groups:
-                if group[0] & bits:
-                    bits |= group[0]
-                    members += group[1]
+            bits = support[u]
+            members = groups.get(bits)
+            if members is not None:  # most residuals read what another already reads
+                members.append(u)
+                continue
+            members = [u]
+            for other in [g for g in groups if g & bits]:
+                members += groups.pop(other)
+                bits |= other
+            groups[bits] = members
+        if base:
+            read = 0
+            for bits in groups:
+                read |= bits
+            for bits, members in base.items():
+                if bits & read:  # joins the new residuals' groups it shares a field with
+                    joined = list(members)
+                    for other in [g for g in groups if g & bits]:
+                        joined += groups.pop(other)
+                        bits |= other
+                    groups[bits] = joined
+                    read |= bits
                 else:
-                    apart.append(group)
-            apart.append((bits, members))
-            groups = apart
-        groups.sort(key=lambda g: g[0].bit_count())  # small first: a zero there ends the product
+                    groups[bits] = members
         return groups
 
-    def _product(self, residuals: list[int], fields: int) -> int:
-        """The count of `residuals` over the fields `fields` (those no residual reads are free)."""
-        groups = self._split(residuals)
+    def _product(self, components: dict[int, list[int]], fields: int) -> int:
+        """The count of independent `components` (`_split`) over the fields `fields` (those no
+        residual reads are free)."""
+        groups = sorted(components.items(), key=lambda g: g[0].bit_count())  # a zero ends it: small first
         read = 0
         for bits, _ in groups:
             read |= bits
@@ -359,23 +374,29 @@ class DiagramCounter:
         level = self._choose(residuals, fields)
         bit = 1 << level
         rest = fields & ~bit
-        touching = [u for u in residuals if support[u] & bit]
-        apart = [u for u in residuals if not support[u] & bit]
+        nodes, restrict = dd.nodes, dd.restrict
+        rows = [nodes[u][1] for u in residuals if nodes[u][0] == level]  # branch at their top
+        deep = [u for u in residuals if nodes[u][0] != level and support[u] & bit]
+        apart = self._split([u for u in residuals if not support[u] & bit])  # the same for every value
         cost = 1 + fields.bit_count() // FIELDS_PER_STEP  # by size, as ModelCounter's branches
         total = 0
         size = self.sizes[level]
+        counted: dict[tuple[int, ...], int] = {}  # values that leave the same residuals count alike
         for index in range(size):
             try:
                 self._meter.tick(cost)
-                sub = list(apart)
-                for u in touching:
-                    kid = dd.restrict(u, level, index)
-                    if kid == 0:
-                        break
-                    if kid != 1:
-                        sub.append(kid)
-                else:
-                    total += self._product(sub, rest)
+                kids = [row[index] for row in rows]
+                if deep:
+                    kids += [restrict(u, level, index) for u in deep]
+                if 0 in kids:
+                    continue
+                same = tuple(kids)
+                found = counted.get(same)
+                if found is None:
+                    found = counted[same] = self._product(
+                        self._split([k for k in kids if k != 1], apart), rest
+                    )
+                total += found
             except CountLimitReached as stop:
                 # Exact so far: the values counted, the bounds of the one cut short (every
                 # combination if it had not started), and every combination for each value left.
