@@ -50,14 +50,21 @@ class TooLarge(Exception):
     """The pack is not compiled here: a rule's diagram, or the pack, is past the budget."""
 
 
-def elimination_order(fields: Sequence[str], scopes: Sequence[Sequence[str]]) -> list[str]:
-    """A min-fill elimination order of the primal graph (fields linked when a scope holds both);
-    ties go to fewer neighbours, then to the earlier field."""
-    links: dict[str, set[str]] = {name: set() for name in fields}
+def elimination_order(domains: Mapping[str, Sequence[Any]], scopes: Sequence[Sequence[str]]) -> list[str]:
+    """A min-fill elimination order of the primal graph (fields linked when a scope holds both).
+
+    Ties go to the field with the fewest rules per value, then to the earlier field: the last
+    dozen fields eliminated form one clique, which min-fill leaves in any order, and the count
+    branches on them first. Measured on the SGLang pack (CPU, load 4-5): ties by neighbours
+    then position, 6.1 s for cuda + sm90, 52 s for `platform=cuda`; by rules per value 1.4 s
+    and 6.3 s (random tie-breaks ranged from 0.9 to 10.6 s on cuda + sm90)."""
+    links: dict[str, set[str]] = {name: set() for name in domains}
+    uses: dict[str, int] = dict.fromkeys(domains, 0)
     for scope in scopes:
         for name in scope:
             links[name].update(n for n in scope if n != name)
-    rank = {name: at for at, name in enumerate(fields)}
+            uses[name] += 1
+    rank = {name: (uses[name] / max(len(domains[name]), 1), at) for at, name in enumerate(domains)}
     order: list[str] = []
 
     def fill(name: str) -> int:
@@ -65,7 +72,7 @@ def elimination_order(fields: Sequence[str], scopes: Sequence[Sequence[str]]) ->
         return sum(1 for i, a in enumerate(near) for b in near[i + 1 :] if b not in links[a])
 
     while links:
-        name = min(links, key=lambda n: (fill(n), len(links[n]), rank[n]))
+        name = min(links, key=lambda n: (fill(n), rank[n]))
         near = links.pop(name)
         for other in near:
             links[other].discard(name)
@@ -132,7 +139,7 @@ class Diagrams:
         order = sorted(fields, key=self.level.__getitem__)
         at_arg = [fields.index(name) for name in order]
         levels = [self.level[name] for name in order]
-        holds, partial = check.holds, check.partial
+        holds, partial, three_valued = check.holds, check.partial, check.three_valued
         known: dict[str, Any] = {}
         row: list[Any] = [None] * len(fields)
         spent = 0
@@ -142,7 +149,7 @@ class Diagrams:
             spent += 1
             if spent > budget:
                 raise TooLarge(f"a rule over {', '.join(fields)} has too many combinations to compile")
-            if partial is not None and depth:
+            if three_valued and depth:
                 verdict = partial(known)
                 if verdict is not None:
                     return int(verdict)
@@ -234,8 +241,7 @@ class DiagramCounter:
     ) -> None:
         if len(domains) > MAX_FIELDS:
             raise TooLarge(f"{len(domains)} fields")
-        names = list(domains)
-        order = elimination_order(names, [c.fields for c in checks])
+        order = elimination_order(domains, [c.fields for c in checks])
         order.reverse()  # the fields eliminated last tie the most together: branch on them first
         self.diagrams = Diagrams(order, domains)
         dd = self.diagrams
