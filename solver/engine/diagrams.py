@@ -318,26 +318,25 @@ class DiagramCounter:
                 members += groups.pop(other)
                 bits |= other
             groups[bits] = members
-        if base:
-            read = 0
-            for bits in groups:
-                read |= bits
-            for bits, members in base.items():
-                if bits & read:  # joins the new residuals' groups it shares a field with
-                    joined = list(members)
-                    for other in [g for g in groups if g & bits]:
-                        joined += groups.pop(other)
-                        bits |= other
-                    groups[bits] = joined
-                    read |= bits
-                else:
-                    groups[bits] = members
-        return groups
+        if not base:
+            return groups
+        read = 0
+        for bits in groups:
+            read |= bits
+        joined = dict(base)
+        for bits in [b for b in base if b & read]:  # the others stay as they are
+            members = list(joined.pop(bits))
+            for other in [g for g in groups if g & bits]:
+                members += groups.pop(other)
+                bits |= other
+            groups[bits] = members
+        joined.update(groups)
+        return joined
 
     def _product(self, components: dict[int, list[int]], fields: int) -> int:
         """The count of independent `components` (`_split`) over the fields `fields` (those no
         residual reads are free)."""
-        groups = sorted(components.items(), key=lambda g: g[0].bit_count())  # a zero ends it: small first
+        groups = list(components.items())
         read = 0
         for bits, _ in groups:
             read |= bits
