@@ -71,16 +71,12 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        from solver.values import exact_count  # counts beyond 2**53 as digits (JavaScript)
+        from solver.values import exact_count, show  # counts beyond 2**53 as digits (JavaScript)
 
         doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
-            doc["by"] = {self.by_field: {_key(v): exact_count(n) for v, n in self.by.items()}}
+            doc["by"] = {self.by_field: {show(v): exact_count(n) for v, n in self.by.items()}}
         return doc
-
-
-def _key(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def count(
