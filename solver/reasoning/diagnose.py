@@ -112,16 +112,23 @@ def repairs(
     candidates: list[tuple[tuple[int, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
-        auto = _try_resolve(plan, base)
+        # (Only values are read: no departures, half of a verification on a large pack.)
+        auto = _try_resolve(plan, base, departures=False)
         if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
         # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
         given = {n: p.value for n, p in base.items()}
         open_to = _Options(cp, given, "looking for repairs")
+        witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
         for name in diagnosis:
             ranked, _ = plan.ranking(name, auto or given)
-            alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
+            alternatives[name] = []
+            for v in ranked:
+                proof = open_to.witness(name, v, auto)
+                if proof is not None:
+                    alternatives[name].append(v)
+                    witnesses[name, v] = proof
         if tier == "user" and auto is not None:
             candidates.append(
                 (
@@ -143,7 +150,10 @@ def repairs(
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
             values = _try_resolve(
-                plan, {**base, name: Pin(field=name, value=value, source=pins[name].source)}
+                plan,
+                {**base, name: Pin(field=name, value=value, source=pins[name].source)},
+                witness=witnesses[name, value],
+                departures=False,
             )
             if values is None:
                 continue
@@ -403,11 +413,26 @@ def chain_failure(
 _SET_TRIALS = 8
 
 
-def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
-    """Verify a repair by resolving it; None when it does not resolve."""
+def _try_resolve(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    *,
+    predict: bool = False,
+    witness: Mapping[str, Scalar] | None = None,
+    departures: bool = True,
+) -> dict[str, Scalar] | None:
+    """Verify a repair by resolving it; None when it does not resolve. Only the values are
+    read: `departures=False` leaves out the launcher's own picks (a second pass of decisions);
+    `witness`: a solution of `pins` already found (it spares the first search)."""
     try:
         res = resolve_unexplained(
-            plan.pack, pins, reasons=False, predict=predict, budget=plan.compiled.budget
+            plan.pack,
+            pins,
+            reasons=False,
+            predict=predict,
+            budget=plan.compiled.budget,
+            departures=departures,
+            witness=witness,
         )
     except (Unsatisfiable, InvalidInput):
         return None
