@@ -36,12 +36,16 @@ if TYPE_CHECKING:
 
 __all__ = ["DiagramCounter", "Diagrams", "TooLarge", "elimination_order"]
 
-# A rule whose diagram takes more expansion steps than this is not compiled (the caller counts
-# with `ModelCounter`): the SGLang pack's largest rule takes ~40,000.
+# Expansion steps (condition evaluations) a diagram may take before the pack is left to
+# `ModelCounter` (`TooLarge`): a whole condition (one without text) of the SGLang pack takes up to
+# ~1 million; a leaf of one built from text (a comparison over one to three fields) a few dozen,
+# so a leaf gets far less: a hostile product of wide fields stops within ~0.5 s.
 RULE_EXPANSION_BUDGET = 4_000_000
-# Fields beyond which the order (min-fill, quadratic) is not computed: synthetic packs of
-# thousands of fields are counted by `ModelCounter`, whose bounds `tests/hostile.py` pins.
-MAX_FIELDS = 400
+LEAF_EXPANSION_BUDGET = 200_000
+# Fields beyond which the pack is not compiled (min-fill is quadratic and not metered: 0.8 s at
+# 200 synthetic fields, 3.1 s at 300): bigger packs, the synthetic ones of thousands of fields
+# among them, are counted by `ModelCounter`, whose bounds benchmarks/hostile.py pins.
+MAX_FIELDS = 200
 # Component counts kept per counter; past it the table is emptied (entries are pure functions of
 # their keys, so only time is lost). ~0.5 KB each.
 CACHE_ENTRIES = 2_000_000
@@ -223,7 +227,7 @@ class Diagrams:
                 return out
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 return self.negate(build(node.operand))
-            return self.rule(parse(ast.unparse(node), fields, sets))
+            return self.rule(parse(ast.unparse(node), fields, sets), LEAF_EXPANSION_BUDGET)
 
         return build(ast.parse(cond.text, mode="eval").body)
 
