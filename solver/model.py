@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
 from solver.errors import RecordInvalid
+from solver.values import show
 
 __all__ = [
     "DETECTED_HOSTS",
@@ -297,7 +298,7 @@ class Field(Record):
 
     def label(self, value: Scalar) -> str:
         """How explanations name a value: its label when the pack gives one."""
-        key = str(value).lower() if isinstance(value, bool) else str(value)
+        key = show(value)
         return self.labels.get(key, key)
 
 
