@@ -167,6 +167,8 @@ def check_references(pack: Pack, problems: Collector[PackProblem]) -> None:
         if rule.adjusts is None:
             if rule.adjust_to:
                 problems.add(PackProblem(where, "adjust_to without adjusts", rule.file))
+            if rule.typed_only:
+                problems.add(PackProblem(where, "typed_only without adjusts", rule.file))
             continue
         target = fields.get(rule.adjusts)
         if target is None:
