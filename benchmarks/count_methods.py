@@ -3,8 +3,12 @@
     .venv/bin/python benchmarks/count_methods.py                 # default queries, 120 s cap each
     .venv/bin/python benchmarks/count_methods.py --cap 600 --whole
 
-1. confsolve's own counter (`solver.engine.count`): propagation, independent components, component
-   caching; a time limit answers with exact bounds.
+1. confsolve's `count` (`solver.engine.count`, since round countfast `solver.engine.diagrams`):
+   each rule compiled once per pack to a decision diagram (timed apart, "rules compiled"), then a
+   search over the rules' residual diagrams with independent components and component caching;
+   a time limit answers with exact bounds.
+1b. `--only modelcounter` or `all`: `ModelCounter` (`solver.engine.modelcounter`), the counter
+   `count` used before (propagation and components over condition evaluation), same limit.
 2. Ganak (`pip install pyganak`, not a dependency of confsolve), an exact #SAT counter, on a CNF
    encoding of the pack: one Boolean per field value, exactly one value per field (pairwise), and
    per hard rule one clause per smallest partial assignment that three-valued evaluation finds
@@ -171,7 +175,10 @@ def main() -> None:
     parser.add_argument("--whole", action="store_true", help="also count the whole pack")
     parser.add_argument("--encoding", choices=("pairs", "compact"), default="pairs", help="Ganak's CNF")
     parser.add_argument(
-        "--only", choices=("all", "ganak", "confsolve", "ve"), default="all", help="time one method"
+        "--only",
+        choices=("all", "ganak", "confsolve", "modelcounter", "ve"),
+        default="all",
+        help="time one method",
     )
     parser.add_argument(
         "--ve-cap", type=float, default=7.0, help="skip elimination above 10^this dense cells (default 7)"
@@ -200,6 +207,12 @@ def main() -> None:
         encoded = time.perf_counter() - start
         print(f"CNF: {len(var)} variables, {len(clauses)} clauses, encoded in {encoded:.1f} s")
     load = os.getloadavg()
+    from solver.engine import count as count_module
+
+    cpu = time.process_time()
+    count_module._counter(pack)  # what the first count in a process compiles: every rule's diagram
+    compiled = time.process_time() - cpu
+    print(f"rules compiled to diagrams in {compiled:.2f} s CPU (load {load[0]:.1f})")
     for pins in queries:
         row: dict[str, Any] = {"pins": pins, "primal": width_report(shape, pins)}
         if args.only in ("all", "confsolve"):
@@ -211,6 +224,22 @@ def main() -> None:
                 row["confsolve_bounds"] = [str(stop.lower), str(stop.upper)]
             row["confsolve_s"] = time.perf_counter() - start
             row["confsolve_cpu_s"] = time.process_time() - cpu
+        if args.only in ("all", "modelcounter"):
+            counter = ModelCounter(compile_pack(pack).domains, pack_checks(pack))
+            start, cpu = time.perf_counter(), time.process_time()
+            try:
+                row["modelcounter"] = counter.count(pins, limit=Limit(steps=None, seconds=args.cap))
+            except CountLimitReached as stop:
+                row["modelcounter"] = None
+                row["modelcounter_bounds"] = [str(stop.lower), str(stop.upper)]
+            row["modelcounter_s"] = time.perf_counter() - start
+            row["modelcounter_cpu_s"] = time.process_time() - cpu
+            if (
+                None not in (row["modelcounter"], row.get("confsolve"))
+                and row["modelcounter"] != row["confsolve"]
+            ):
+                row["disagree"] = True
+        row["load"] = os.getloadavg()[0]
         if args.only in ("all", "ve"):
             ve = ve_count(shape, pins, args.ve_cap)
             row.update({f"ve_{k}" if k != "count" else "ve": v for k, v in ve.items()})
@@ -239,6 +268,7 @@ def main() -> None:
         "loadavg_start": load,
         "loadavg_end": os.getloadavg(),
         "cap_s": args.cap,
+        "rules_compiled_cpu_s": compiled,
         "cpus": os.cpu_count(),
         "cnf": {
             "encoding": args.encoding,

@@ -65,6 +65,15 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, ValueError) as exc:
         print(f"differential: cannot read {args.records}: {exc}", file=sys.stderr)
         return 2
+    if args.fixture:
+        twice = differential.repeated_ids(records)
+        if twice:
+            print(
+                f"differential: scenario ids occur twice in {args.records} (a fixture's ids must be "
+                f"unique; give the records of each seed a prefix, e.g. S31337-): {', '.join(twice[:5])}",
+                file=sys.stderr,
+            )
+            return 2
     configs = _fixture_configs(args.records, args.configs)
     pack = load_pack("sglang")
     with tempfile.TemporaryDirectory(prefix="confsolve-diff-") as tmp:

@@ -54,6 +54,9 @@ TARGETS = {
     "valid_choices: click path, reasons=False": 150.0,
     "valid_choices: conflict, reasons": 300.0,
     "synthetic 1000: resolve": 500.0,
+    # (issue #18's scale rows: CPU time, and growth <= n^1.3 for choices over 100 / 1,000 / 5,000)
+    "synthetic 5000: explain + repairs": 2000.0,
+    "synthetic 5000: valid_choices, reasons": 5000.0,
 }
 CHECK_ARGS = [
     "--set",
@@ -401,17 +404,27 @@ class Bench:
         os.environ["CONFSOLVE_NO_CACHE"] = "1"
         sizes = [int(s) for s in self.args.sizes.split(",") if s]
         print(f"synthetic packs: {sizes}")
+        # Per row and size: CPU time where it was measured (the machine is shared: CPU is what
+        # the growth is fitted on), else wall; wall times and the load beside them.
         table: dict[str, dict[int, float | None]] = {}
+        walls: dict[str, dict[int, float | None]] = {}
+        loads: dict[int, tuple[float, float, float]] = {}
 
-        def record(what: str, size: int, value: float | None) -> None:
-            table.setdefault(what, {})[size] = value
+        def record(what: str, size: int, value: float | None, cpu: float | None = None) -> None:
+            table.setdefault(what, {})[size] = cpu if cpu is not None else value
+            walls.setdefault(what, {})[size] = value
             self.add(
                 Stat(
-                    f"synthetic {size}: {what}", [] if value is None else [value], timeouts=int(value is None)
+                    f"synthetic {size}: {what}",
+                    [] if value is None else [value],
+                    [] if cpu is None else [cpu],
+                    timeouts=int(value is None),
                 )
             )
 
         for size in sizes:
+            loads[size] = os.getloadavg()
+            print(f"  load average at {size} fields: {loads[size][0]:.1f}")
             spec = syn.generate(size, seed=self.args.seed)
             with tempfile.TemporaryDirectory() as tmp:
                 directory = syn.write(spec, Path(tmp) / f"syn{size}")
@@ -430,22 +443,22 @@ class Bench:
             bad_options, bad_facts = syn.impossible_request(spec, self.args.seed)
             repeat = 3 if size <= 1000 else 1
             for reasons in (False, True):
-                wall, _, result = time_call(
+                wall, cpu, result = time_call(
                     lambda p=pack, o=options, f=facts, r=reasons: resolve(p, o, f, reasons=r),
                     repeat=repeat,
                     cap=self.args.cap,
                 )
                 if isinstance(result, SolverError):
                     print(f"  resolve failed: {result}")
-                    wall = None
-                record(f"resolve, reasons={reasons}", size, _median(wall))
-            wall, _, result = time_call(
+                    wall = cpu = None
+                record(f"resolve, reasons={reasons}", size, _median(wall), _median(cpu))
+            wall, cpu, result = time_call(
                 lambda p=pack, o=bad_options, f=bad_facts: API_EXPLAIN(p, o, f),
                 repeat=repeat,
                 cap=self.args.cap,
             )
-            ok = isinstance(result, solver.Unsatisfiable)
-            record("explain", size, _median(wall) if ok else None)
+            ok = isinstance(result, solver.Unsatisfiable) and bool(result.repairs)
+            record("explain + repairs", size, _median(wall) if ok else None, _median(cpu) if ok else None)
             # Choices: the first question on the compiled pack (no solutions kept from earlier
             # ones), as a page's first click after the pack is loaded.
             from solver.reasoning.diagnose import valid_choices
@@ -454,8 +467,10 @@ class Bench:
                 plan_for(p).compiled.memo.pop("supports", None)
                 return valid_choices(p, o, f)
 
-            wall, _, result = time_call(first_choices, repeat=1, warmup=0, cap=self.args.cap * 4)
-            record("valid_choices", size, _median(wall) if hasattr(result, "possible") else None)
+            wall, cpu, result = time_call(first_choices, repeat=1, warmup=0, cap=self.args.cap * 4)
+            ok = hasattr(result, "possible")
+            cpu_ms = _median(cpu) if ok else None
+            record("valid_choices, reasons", size, _median(wall) if ok else None, cpu_ms)
         # Lint answers thousands of questions (one or more per value, rule and preference, each
         # a search over the pack), so it is measured on its own, smaller sizes: enough points
         # for a growth exponent in minutes, not hours.
@@ -486,11 +501,13 @@ class Bench:
             "sizes": sizes,
             "lint_sizes": lint_sizes,
             "ms": table,
+            "ms_wall": walls,
+            "loadavg": loads,
             "growth_exponent": exponents,
             "exponent_is_lower_bound": at_least,
         }
         print(
-            "  growth exponents (log-log least squares; >= where a size hit the cap): "
+            "  growth exponents (CPU where measured; log-log least squares; >= where a size hit the cap): "
             + ", ".join(
                 f"{k} {'>=' if k in at_least else ''}{v:.2f}" for k, v in exponents.items() if v is not None
             )

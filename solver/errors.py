@@ -29,6 +29,7 @@ __all__ = [
     "SolverError",
     "Unsatisfiable",
     "input_issues",
+    "pack_problems",
 ]
 
 
@@ -187,6 +188,18 @@ class Collector(Generic[P]):
 def input_issues() -> Collector[InputIssue]:
     """A collector of bad inputs, raising one `InvalidInput`."""
     return Collector(InvalidInput, lambda exc: exc.issues if isinstance(exc, InvalidInput) else None)
+
+
+def pack_problems(pack: str | Callable[[], str] = "") -> Collector[PackProblem]:
+    """A collector of a pack's problems, raising one `PackError` (`DependencyCycle` when cycles
+    are all there is) for the pack named `pack`, or `pack()` when it raises (a loader learns the
+    name from the manifest). The checks of `solver.pack` take one and `add` what they find."""
+
+    def error(found: list[PackProblem]) -> PackError:
+        kind = DependencyCycle if all(p.where == "depends_on cycle" for p in found) else PackError
+        return kind(found, pack if isinstance(pack, str) else pack())
+
+    return Collector(error, lambda exc: exc.problems if isinstance(exc, PackError) else None)
 
 
 class SolverBudgetExceeded(SolverError, RuntimeError):

@@ -21,6 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
 from solver.errors import RecordInvalid
+from solver.values import show
 
 __all__ = [
     "DETECTED_HOSTS",
@@ -297,7 +298,7 @@ class Field(Record):
 
     def label(self, value: Scalar) -> str:
         """How explanations name a value: its label when the pack gives one."""
-        key = str(value).lower() if isinstance(value, bool) else str(value)
+        key = show(value)
         return self.labels.get(key, key)
 
 
@@ -314,6 +315,11 @@ class Rule(Record):
     severity: Literal["error", "warn"] = "error"
     adjusts: str | None = None
     adjust_to: tuple[Scalar, ...] = ()
+    # An adjustment of a value the user typed because of another value the request gives (an
+    # alias of the launcher: `--moe-runner-backend megamoe` means `--moe-a2a-backend megamoe`):
+    # it fires only when every field its `when` reads is given, so it orders no decision and
+    # adds no edge to the field graph (an edge there can close a cycle through preferences).
+    typed_only: bool = False
     acknowledged: tuple[str, ...] = ()
     file: str = ""
 

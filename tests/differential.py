@@ -51,6 +51,13 @@ def read_records(path: Path) -> Iterator[dict[str, Any]]:
     return recordfiles.read_jsonl(path)
 
 
+def repeated_ids(records: Iterable[Mapping[str, Any]]) -> list[str]:
+    """The scenario ids that occur more than once (make_random.py numbers each seed's draw from
+    RND-00000, so two seeds' records can share ids)."""
+    seen = Counter(str(r["scenario"].get("id", "?")) for r in records)
+    return [i for i, n in seen.items() if n > 1]
+
+
 def sglang_class(record: Mapping[str, Any]) -> str:
     result = record["sglang"]
     if not result.get("ok"):

@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 
 from solver import load_pack
 from solver.cli.commands import main
-from solver.engine.count import Check, CountLimitReached, Limit, ModelCounter, count, pack_checks
+from solver.engine.count import CountLimitReached, Limit, ModelCounter, count, pack_checks
 from solver.engine.csp import compile_pack
 from solver.model import Pack, Scalar
+from solver.pack.expr import Condition
 
 PACKS = Path(__file__).parent / "fixtures" / "packs"
 TOY = str(PACKS / "toy")
@@ -123,7 +124,7 @@ def test_projected_counts_and_solutions_equal_the_oracle(spec, data) -> None:  #
     if hard:
         rule = data.draw(st.sampled_from(hard))
         cond = cp.rules[rule.id].condition
-        broken = counter.add(Check(cond.fields, cond.holds, cond.partial).negated())
+        broken = counter.add(cond.negated())
         others = [i for i, rid in enumerate(cp.rule_ids) if rid != rule.id]
         expected = {
             tuple(row[i] for i in index)
@@ -215,7 +216,7 @@ SHARED = (0, 1, 2)
 
 
 @st.composite
-def shared_domain_checks(draw: st.DrawFn) -> list[Check]:
+def shared_domain_checks(draw: st.DrawFn) -> list[Condition]:
     """Three to five rules over three of four fields that all share one domain, each an arbitrary
     truth table (so a rule is not symmetric in its fields and fields cannot stand in for one
     another)."""
@@ -226,14 +227,14 @@ def shared_domain_checks(draw: st.DrawFn) -> list[Check]:
         rows = list(itertools.product(SHARED, repeat=3))
         true = draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
         table = dict(zip(rows, true, strict=True))
-        checks.append(Check(fields, lambda v, t=table: t[tuple(v)]))
+        checks.append(Condition.over(fields, lambda v, t=table: t[tuple(v)]))
     return checks
 
 
 @pytest.mark.property
 @FEW
 @given(checks=shared_domain_checks())
-def test_counts_equal_brute_force_where_fields_share_a_domain(checks: list[Check]) -> None:
+def test_counts_equal_brute_force_where_fields_share_a_domain(checks: list[Condition]) -> None:
     """One counter answering many queries in turn (so its caches are shared between them) gives
     the brute-force count for each: a memo keyed by domains must also say which fields they are."""
     names = ("w", "x", "y", "z")
@@ -311,8 +312,36 @@ def test_the_residual_of_a_query_counts_like_the_query(pins: dict[str, Scalar]) 
     assert total == exact
 
 
+def test_a_condition_without_a_three_valued_form_counts_the_same() -> None:
+    """The counter takes the one predicate type: a `Condition.over` without `partial` (and its
+    negation) is evaluated only whole, one with it may drop out early; the counts agree."""
+
+    def holds(v: tuple[int, ...]) -> bool:
+        return v[0] == 1 or v[1] < v[2]
+
+    def partial(known: Mapping[str, Scalar]) -> bool | None:
+        if known.get("a") == 1:
+            return True
+        return None if {"b", "c"} - set(known) else bool(known["b"] < known["c"])  # type: ignore[operator]
+
+    domains = dict.fromkeys("abc", (1, 2, 3))
+    bare = Condition.over("abc", holds)
+    full = Condition.over("abc", holds, partial)
+    assert not bare.three_valued and not bare.negated().three_valued and full.negated().three_valued
+    for cond in (bare, full, bare.negated(), full.negated()):
+        counter = ModelCounter(domains, [cond])
+        rows = list(itertools.product((1, 2, 3), repeat=3))
+        assert [counter.count(), counter.count({"a": 1}), counter.count({"b": 3})] == [
+            sum(cond.holds(r) for r in rows),
+            sum(cond.holds(r) for r in rows if r[0] == 1),
+            sum(cond.holds(r) for r in rows if r[1] == 3),
+        ]
+
+
 def test_solution_respects_pins_and_only() -> None:
-    counter = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3)}, [Check(("a", "b"), lambda v: v[0] < v[1])])
+    counter = ModelCounter(
+        {"a": (1, 2, 3), "b": (1, 2, 3)}, [Condition.over(("a", "b"), lambda v: v[0] < v[1])]
+    )
     assert counter.solution({"a": 3}) is None
     assert counter.solution({"a": 3}, only=[]) == {"a": 3, "b": 1}
     assert counter.count({"b": 3}) == 2

@@ -30,6 +30,11 @@ def test_the_fixture_covers_all_three_classes(summary: differential.Summary) -> 
     assert sum(counts.values()) >= 2000 and all(counts.values()), counts
 
 
+def test_every_scenario_id_is_unique(summary: differential.Summary) -> None:
+    # A cause lists scenarios by id: two records of one id could not be told apart.
+    assert differential.repeated_ids({"scenario": {"id": c.id}} for c in summary.cases) == []
+
+
 def test_every_scenario_replays_without_a_crash(summary: differential.Summary) -> None:
     assert not summary.crashes(), [(c.id, c.detail) for c in summary.crashes()[:5]]
 

@@ -784,3 +784,21 @@ def test_a_literal_is_checked_against_its_own_fields_domain_type(tmp_path: Path)
     with pytest.raises(PackError) as info:
         load_directory(tmp_path)
     assert [p.where for p in info.value.problems] == ["rule count-true"], info.value.problems
+
+
+def test_a_backend_that_needs_another_architecture_is_refuted_without_a_search() -> None:
+    """On ROCm, `attention_backend=trtllm_mha` survives forward checking (its rule reads three
+    backend fields, two still free) but `dead_end` sees that the rule fails for every gfx
+    architecture; `triton` is not refuted."""
+    from solver import load_pack
+    from solver.reasoning.resolution import plan_for
+
+    state = plan_for(load_pack("sglang")).compiled.start({"platform": "hip"})
+    assert state is not None
+    verdicts = {}
+    for value in ("trtllm_mha", "triton"):
+        changed: list[str] = []
+        assert state.fix("attention_backend", value, changed), value
+        verdicts[value] = state.dead_end(changed)
+        state.undo()
+    assert verdicts == {"trtllm_mha": True, "triton": False}

@@ -525,6 +525,24 @@ def test_a_config_file_is_read_like_its_flags_and_the_command_line_wins(
     assert "--enable-dp-attention" in words and "--dp-size" in words  # the file's options stay
 
 
+def test_set_and_the_launch_command_must_agree_where_both_set_a_field(
+    capsys: pytest.CaptureFixture[str], model: str, tmp_path: Path
+) -> None:
+    """--set, the command's flags and its --config file are all the user's words: the same value
+    twice is fine, different values are one input error each (all reported at once), and the
+    command's flag over its file's value is no disagreement (the launcher reads it that way)."""
+    config = tmp_path / "serve.yaml"
+    config.write_text(f"model-path: {model}\ntp_size: 4\ndp-size: 2\n")
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+    launch = ["--", *SGLANG, "--config", str(config), "--tp", "8"]
+    code, out, _ = run(capsys, "resolve", "--json", *facts, "--set", "tp_size=8", *launch)
+    assert code == 0 and json.loads(out)["values"]["tp_size"] == 8
+    code, _, err = run(capsys, "check", *facts, "--set", "tp_size=4", "--set", "dp_size=1", *launch)
+    assert code == 2
+    assert "--set tp_size=4 and --tp 8 in the launch command disagree; keep one" in err
+    assert "--set dp_size=1 and --dp-size 2 in the launch command disagree; keep one" in err
+
+
 @pytest.mark.parametrize(
     "name, text, needle",
     [

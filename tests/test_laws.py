@@ -621,6 +621,29 @@ def test_propagation_from_an_earlier_state_reaches_the_same_domains(case: Case, 
                 assert fast.domains == full.domains, asked
 
 
+@law(150)
+@given(case=cases())
+def test_a_dead_end_past_forward_checking_is_a_refutation(case: Case) -> None:
+    """`State.dead_end` (one step past forward checking, which choices use to refute a value
+    without a search) never refutes a value some configuration takes with the request's pins:
+    whenever a value propagates and then `dead_end` says no, the oracle has no configuration."""
+    oracle = Oracle(case.spec)
+    cp = compile_pack(case.pack)
+    pins = values_of(case.pins())
+    state = cp.start(pins)
+    if state is None:
+        return
+    for name in case.pack.fields:
+        for value in list(state.domains[name]):
+            changed: list[str] = []
+            if not state.fix(name, value, changed):
+                continue
+            dead = state.dead_end(changed)
+            state.undo()
+            if dead:
+                assert not oracle.sat({**pins, name: value}), (name, value)
+
+
 def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
     out: dict[str, Scalar] = {}
     for item in items:

@@ -121,6 +121,29 @@ def test_a_broken_model_config_table_fails_at_load_and_in_lint(
     assert "nestd" in capsys.readouterr().err
 
 
+def test_problems_from_every_kind_of_check_come_back_in_one_error(tmp_path: Path) -> None:
+    """The file checks (`pack/files.py`), the checks across tables (`pack/crosscheck.py`), the
+    conditions and the `[model_config]` table (`pack/modelconfig.py`) all add to the one
+    collector: a pack broken in four ways is one `PackError` naming all four."""
+    root = _copy_sglang(tmp_path)
+    moe = root / "moe.toml"
+    text = moe.read_text(encoding="utf-8")
+    at = text.index('because = "') + len('because = "')
+    first_rule = text[text.index("[[rule]]") :]
+    first_rule = first_rule[: first_rule.index("[[", 2)]
+    moe.write_text(text[:at] + "\\u001b[31m" + text[at:] + "\n" + first_rule, encoding="utf-8")
+    kv = root / "kv_cache.toml"
+    text = kv.read_text(encoding="utf-8")
+    kv.write_text(text.replace("attention_backend ==", "attention_backnd ==", 1), encoding="utf-8")
+    config = root / "model_config.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace("nested =", "nestd =", 1), encoding="utf-8")
+    messages = [p.render() for p in _problems(root)]
+    assert any("control character" in m and m.startswith("moe.toml") for m in messages), messages
+    assert any("duplicate id" in m for m in messages), messages
+    assert any("unknown name 'attention_backnd'" in m for m in messages), messages
+    assert any("unknown key 'nestd'" in m for m in messages), messages
+
+
 # --- the pack files' JSON Schema ---------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 import constraints
-from solver.errors import PackProblem
+from solver.errors import pack_problems
 from solver.pack.files import parse_toml
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,10 +29,10 @@ REQUEST = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "archite
 @pytest.mark.parametrize("name", constraints.shipped_packs())
 def test_every_shipped_pack_file_parses_as_tomllib_parses_it(name: str) -> None:
     for path in sorted(constraints.pack_directory(name).glob("*.toml")):
-        problems: list[PackProblem] = []
+        problems = pack_problems()
         raw = path.read_bytes()
         assert parse_toml(path.name, raw, problems) == tomllib.loads(raw.decode()), path
-        assert problems == []
+        assert problems.problems == []
 
 
 @pytest.mark.parametrize(
@@ -48,10 +48,10 @@ def test_a_pack_file_is_toml_1_0_as_tomllib_reads_it(text: str) -> None:
     (tomllib, editors, the pack's own tests) reads the same document."""
     with pytest.raises(tomllib.TOMLDecodeError):
         tomllib.loads(text)
-    problems: list[PackProblem] = []
+    problems = pack_problems()
     assert parse_toml("x.toml", text.encode(), problems) is None
-    assert [p.message.split(":")[0] for p in problems] == ["not valid TOML"]
-    assert problems[0].line == 1
+    assert [p.message.split(":")[0] for p in problems.problems] == ["not valid TOML"]
+    assert problems.problems[0].line == 1
 
 
 def _confsolve(args: list[str], *, prelude: str = "", cache: Path) -> subprocess.CompletedProcess[str]:
@@ -117,9 +117,10 @@ def test_without_tomli_the_standard_librarys_parser_gives_the_same_documents(
     """An environment without tomli (made before it was a dependency, or a distribution's
     packages) still loads packs, with tomllib, and the same problems for a broken file."""
     raw = (constraints.pack_directory("sglang") / "attention.toml").read_bytes()
-    with_tomli = parse_toml("attention.toml", raw, [])
+    with_tomli = parse_toml("attention.toml", raw, pack_problems())
     monkeypatch.setitem(sys.modules, "tomli", None)  # `import tomli` now raises ImportError
-    assert parse_toml("attention.toml", raw, []) == with_tomli
-    problems: list[PackProblem] = []
+    assert parse_toml("attention.toml", raw, pack_problems()) == with_tomli
+    problems = pack_problems()
     assert parse_toml("x.toml", b"a = {b = 1,\n c = 2}\n", problems) is None
-    assert problems[0].message.startswith("not valid TOML") and problems[0].line == 1
+    found = problems.problems
+    assert found[0].message.startswith("not valid TOML") and found[0].line == 1

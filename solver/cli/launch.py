@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+from solver.errors import InputIssue, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
     read_command,
@@ -23,6 +23,7 @@ from solver.inputs.launch import (
     write_command,
 )
 from solver.inputs.pins import _lookup
+from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.diagnose import conflict_text
 from solver.reasoning.minimal import minimal_options
@@ -41,7 +42,7 @@ def merge_launch(
     unknown)."""
     command = read_command(pack, args.launch)
     args.command_read = command
-    options = dict(command.options)
+    sources = [command.options]
     model = command.model
     args.config_options = []
     if command.config is not None:
@@ -50,28 +51,30 @@ def merge_launch(
         # The launcher puts the file's flags before the command line's: a typed flag wins.
         from_file = read_config(pack, command.config)
         args.config_options = list(from_file.options)
-        options = {**from_file.options, **options}
+        sources.insert(0, from_file.options)
         model = model or from_file.model
-    issues: list[InputIssue] = []
+    # The one precedence merge, twice: the file under the command's flags, then the command's
+    # options under --set. Both are the user's words, so they must agree where both set a field.
+    options = {name: _spelled(value) for name, value in read_values(pack, (), *sources).items()}
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
-    for name, value in options.items():
-        shown = _spelled(value)
-        if name in typed and typed[name][1] != shown:
-            issues.append(
-                InputIssue(
-                    field=name,
-                    value=shown,
-                    message=(
-                        f"--set {typed[name][0]}={typed[name][1]} and "
-                        f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
-                        "launch command disagree; keep one"
-                    ),
-                )
+    issues = input_issues()
+    issues.add(
+        *(
+            InputIssue(
+                field=name,
+                value=shown,
+                message=(
+                    f"--set {typed[name][0]}={typed[name][1]} and "
+                    f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
+                    "launch command disagree; keep one"
+                ),
             )
-        elif name not in typed:
-            sets[name] = shown
-    if issues:
-        raise InvalidInput(issues)
+            for name, shown in options.items()
+            if name in typed and typed[name][1] != shown
+        )
+    )
+    sets.update(read_values(pack, sets, options))  # before raising: the caller goes on collecting
+    issues.check()
     if model_path or model is None:
         return model_path
     # Read like --model-config: a local path, or a hub id found in the local Hugging Face cache.

@@ -6,11 +6,16 @@ not give is free, exactly as in `resolve`, so `count --set platform=cuda` counts
 every CUDA GPU and every model; `--by FIELD` splits the same number by that field's value (the
 parts add up to the total). Warning rules never restrict, so they are not counted against.
 
-How: `ModelCounter` (`solver.engine.modelcounter`): propagation, independent components and
-component caching, never a product loop over the domains; `solver.engine.countlimit` holds the
-limits, the bounds of a count cut short and `Check` (all re-exported here).
+How: `DiagramCounter` (`solver.engine.diagrams`): each rule compiled once per pack into a
+decision diagram, and a search over their residuals with independent components and component
+caching; kept per pack digest, so later counts in a process reuse its components. A pack it does
+not compile (past `diagrams.MAX_FIELDS` fields, or a rule past its expansion budget) is counted by
+`ModelCounter` (`solver.engine.modelcounter`: propagation, components and caching over condition
+evaluation), which `lint` and `diff` use for projected counts. Never a product loop over the
+domains. `solver.engine.countlimit` holds the limits and the bounds of a count cut short
+(re-exported here). A rule is counted as its `solver.pack.expr.Condition`, the one predicate type.
 
-Imports the standard library, the two modules above and, inside functions, `solver.engine.csp`;
+Imports the standard library, the modules above and, inside functions, `solver.engine.csp`;
 never python-constraint or networkx.
 """
 
@@ -22,22 +27,23 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.countlimit import (
     DEFAULT_LIMIT,
-    Check,
     CountLimitReached,
     Limit,
     Progress,
     metered,
 )
+from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
 
 if TYPE_CHECKING:
     from solver.model import Pack, Scalar
+    from solver.pack.expr import Condition
 
 __all__ = [
     "DEFAULT_LIMIT",
-    "Check",
     "CountLimitReached",
     "CountResult",
     "Limit",
@@ -51,15 +57,13 @@ __all__ = [
 # --- packs ------------------------------------------------------------------------------------
 
 
-def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Check]:
-    """The hard rules of a pack (or of `rule_ids`) as counter checks."""
+def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Condition]:
+    """The hard rules of a pack (or of `rule_ids`): their conditions, for the counter."""
     from solver.engine.csp import compile_pack
 
     cp = compile_pack(pack)
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
-    return [
-        Check(cp.rules[r].fields, cp.rules[r].condition.holds, cp.rules[r].condition.partial) for r in ids
-    ]
+    return [cp.rules[r].condition for r in ids]
 
 
 @dataclass(frozen=True)
@@ -73,16 +77,12 @@ class CountResult:
     seconds: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
-        from solver.values import exact_count  # counts beyond 2**53 as digits (JavaScript)
+        from solver.values import exact_count, show  # counts beyond 2**53 as digits (JavaScript)
 
         doc: dict[str, Any] = {"schema": 1, "status": "counted", "count": exact_count(self.count)}
         if self.by is not None and self.by_field is not None:
-            doc["by"] = {self.by_field: {_key(v): exact_count(n) for v, n in self.by.items()}}
+            doc["by"] = {self.by_field: {show(v): exact_count(n) for v, n in self.by.items()}}
         return doc
-
-
-def _key(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def count(
@@ -119,7 +119,7 @@ def count(
         if t is not None
     ]
     limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
-    counter = ModelCounter(cp.domains, pack_checks(pack))
+    counter = _counter(pack)
     if by is None:
         total = counter.count(pins, limit=limit, progress=progress)
         return CountResult(total, steps=counter.steps, seconds=time.monotonic() - started)
@@ -140,5 +140,35 @@ def count(
                 done + stop.lower, done + (stop.upper or 0) + free * (len(values) - at - 1)
             ) from None
     return CountResult(
-        sum(parts.values()), by_field=by, by=parts, steps=counter.steps, seconds=time.monotonic() - started
+        sum(parts.values()),
+        by_field=by,
+        by=parts,
+        steps=counter.steps,
+        seconds=time.monotonic() - started,
     )
+
+
+_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled
+MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
+
+
+def _counter(pack: Pack) -> DiagramCounter | ModelCounter:
+    """The pack's diagram counter (kept per digest, with its component counts), or a fresh
+    `ModelCounter` when the pack is not compiled to diagrams."""
+    from solver.engine.csp import compile_pack
+
+    kept = _COUNTERS.get(pack.digest) if pack.digest else None
+    if kept is None:
+        try:
+            kept = DiagramCounter(
+                compile_pack(pack).domains, pack_checks(pack), fields=pack.fields, sets=pack.sets
+            )
+        except TooLarge:
+            kept = False
+        if pack.digest:
+            _COUNTERS.put(pack.digest, kept)
+    if isinstance(kept, DiagramCounter):
+        if len(kept.diagrams.nodes) > MAX_NODES:  # restrictions made since: start again next time
+            _COUNTERS.pop(pack.digest)
+        return kept.fresh()
+    return ModelCounter(compile_pack(pack).domains, pack_checks(pack))

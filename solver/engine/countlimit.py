@@ -1,6 +1,7 @@
 """What bounds an exact count, and what a count cut short says: `Limit` (steps and seconds),
 `CountLimitReached` (with exact lower and upper bounds), the step meter a count ticks, `metered`
-(a count charged to a command's budget), and `Check`, a rule as the counter sees it.
+(a count charged to a command's budget). A rule reaches the counter as the one predicate type,
+`solver.pack.expr.Condition`.
 
 Split from `solver.engine.count` (which re-exports every public name) so that the counter's
 search (`solver.engine.modelcounter`) and the pack-level `count` stay under a few hundred lines.
@@ -10,7 +11,7 @@ Imports the standard library and solver's errors, values and progress only.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,7 +28,6 @@ T = TypeVar("T")
 __all__ = [
     "DEFAULT_LIMIT",
     "FIELDS_PER_STEP",
-    "Check",
     "CountLimitReached",
     "Limit",
     "Progress",
@@ -36,30 +36,6 @@ __all__ = [
 ]
 
 DEFAULT_LIMIT = 2_000_000
-
-
-@dataclass(frozen=True)
-class Check:
-    """A rule as the counter sees it: the fields it reads (distinct names), a predicate over their
-    values (in that order) and, optionally, a three-valued evaluation over a partial assignment
-    (None = unknown).
-
-    The partial form lets a rule that is already settled drop out early: `when` false makes a rule
-    true whatever its other fields are, and dropping it is what lets the rest split apart.
-    """
-
-    fields: tuple[str, ...]
-    holds: Callable[[Sequence[Any]], bool]
-    partial: Callable[[Mapping[str, Any]], bool | None] | None = None
-
-    def negated(self) -> Check:
-        """The check that holds exactly where this one fails."""
-        holds, partial = self.holds, self.partial
-        return Check(
-            self.fields,
-            lambda v: not holds(v),
-            None if partial is None else (lambda m: None if (r := partial(m)) is None else not r),
-        )
 
 
 class CountLimitReached(SolverBudgetExceeded):

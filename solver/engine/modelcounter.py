@@ -9,8 +9,8 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 *projected* configurations (how many assignments of some fields extend to a solution), which
 `diff` needs for packs with different fields.
 
-Imports the standard library, `solver.engine.countlimit` and `solver.engine.groups` (the one
-union-find) only.
+Imports the standard library, `solver.engine.countlimit`, `solver.engine.groups` (the one
+union-find) and `solver.pack.expr` (a rule is counted as its `Condition`) only.
 """
 
 from __future__ import annotations
@@ -19,8 +19,9 @@ import itertools
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
-from solver.engine.countlimit import FIELDS_PER_STEP, Check, CountLimitReached, Limit, Progress, StepMeter
+from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.engine.groups import connected_groups
+from solver.pack.expr import Condition
 
 if TYPE_CHECKING:
     from solver.model import Scalar
@@ -41,7 +42,7 @@ class ModelCounter:
     and `extra` adds more (`add` appends a check, such as an ad-hoc condition, for later use).
 
     >>> c = ModelCounter({"a": (1, 2, 3), "b": (1, 2, 3), "c": ("x", "y")},
-    ...                  [Check(("a", "b"), lambda v: v[0] <= v[1])])
+    ...                  [Condition.over(("a", "b"), lambda v: v[0] <= v[1])])
     >>> c.count({}), c.count({"c": "x"}), c.count({"a": 3}), c.count({"a": 3}, only=[])
     (12, 6, 2, 6)
     >>> c.solution({"a": 3})
@@ -51,13 +52,14 @@ class ModelCounter:
     def __init__(
         self,
         domains: Mapping[str, Sequence[Scalar]],
-        checks: Sequence[Check],
+        checks: Sequence[Condition],
         *,
         project: Collection[str] | None = None,
     ) -> None:
         self.domains = {name: tuple(values) for name, values in domains.items()}
         self.project = None if project is None else frozenset(project)
-        self.checks: list[Check] = []
+        self.checks: list[Condition] = []
+        self.partials: list[Callable[[Mapping[str, Any]], bool | None] | None] = []  # None: no 3-valued form
         self.by_field: dict[str, list[int]] = {name: [] for name in self.domains}
         # Per check and field: the values that make the check true (`entails`: once a domain lies
         # inside, the check drops out, so the rest can split apart) or false (`refutes`: a query
@@ -80,16 +82,17 @@ class ModelCounter:
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
 
-    def add(self, check: Check) -> int:
+    def add(self, check: Condition) -> int:
         """Append a check; its index, for `only`."""
         index = len(self.checks)
         self.checks.append(check)
+        self.partials.append(partial := check.partial if check.three_valued else None)
         sure: dict[str, frozenset[Any]] = {}
         dead: dict[str, frozenset[Any]] = {}
         for name in check.fields:
             self.by_field[name].append(index)
-            if check.partial is not None:
-                verdicts = {v: check.partial({name: v}) for v in self.domains[name]}
+            if partial is not None:
+                verdicts = {v: partial({name: v}) for v in self.domains[name]}
                 sure[name] = frozenset(v for v, ok in verdicts.items() if ok is True)
                 dead[name] = frozenset(v for v, ok in verdicts.items() if ok is False)
         self.entails.append(sure)
@@ -147,7 +150,7 @@ class ModelCounter:
 
     def residual(
         self, pins: Mapping[str, Scalar] | None = None
-    ) -> tuple[list[Check], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
+    ) -> tuple[list[Condition], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         """What a count with `pins` starts from once propagation is done: the checks still open,
         the free fields' domains and the fixed values (None: no solution). For other methods of
         counting the same query (benchmarks/count_methods.py) and measuring its primal graph."""
@@ -356,7 +359,7 @@ class ModelCounter:
                 if any(n in sure and sure[n].issuperset(doms[n]) for n in free):
                     live.discard(index)
                     continue
-                settled = None if check.partial is None else check.partial(values)
+                settled = None if (partial := self.partials[index]) is None else partial(values)
                 if settled is True:
                     live.discard(index)
                 elif settled is False:
@@ -408,8 +411,7 @@ class ModelCounter:
         (three-valued evaluation with the fixed fields known): weaker than arc consistency but
         cheap, and it catches `when` cases such as "x in [...] is forced once y is fixed".
         None when a domain empties; else the fields whose domains shrank."""
-        partial = self.checks[index].partial
-        if partial is None:
+        if (partial := self.partials[index]) is None:
             return []
         names = self.checks[index].fields
         known = {n: values[n] for n in names if n in values}

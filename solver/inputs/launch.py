@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput
+from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 from solver.values import show as _spelled
@@ -148,7 +148,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     spelled: dict[str, str] = {}
     config: str | None = None
     passthrough: list[str] = []
-    issues: list[InputIssue] = []
+    issues = input_issues()
     i = 0
     while i < len(rest):
         word = rest[i]
@@ -171,7 +171,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         bare = table[flag][1] if flag in table else None
         if bare is not None:
             if eq_given:
-                issues.append(
+                issues.add(
                     InputIssue(
                         field=table[flag][0],
                         value=attached,
@@ -186,11 +186,11 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             value = rest[i]
             i += 1
         else:
-            issues.append(InputIssue(field=flag, value=None, message=f"{flag} needs a value"))
+            issues.add(InputIssue(field=flag, value=None, message=f"{flag} needs a value"))
             continue
         if flag in launcher.model_flags:
             if model is not None and model != value:
-                issues.append(
+                issues.add(
                     InputIssue(
                         field="model",
                         value=str(value),
@@ -204,7 +204,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             continue
         name = table[flag][0]
         if name in options and options[name] != value:
-            issues.append(
+            issues.add(
                 InputIssue(
                     field=name,
                     value=value,
@@ -214,8 +214,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             continue
         options[name] = value
         spelled[name] = flag
-    if issues:
-        raise InvalidInput(issues)
+    issues.check()
     return LaunchCommand(
         program=program,
         options=options,
@@ -240,8 +239,7 @@ def flag_words(f: Field, value: Scalar) -> list[str]:
             return [] if value else [f.cli_flag]
         if f.flag_value == "boolean_optional":
             return [f.cli_flag] if value else ["--no-" + f.cli_flag.lstrip("-")]
-        return [f.cli_flag, "true" if value else "false"]
-    return [f.cli_flag, str(value)]
+    return [f.cli_flag, _spelled(value)]
 
 
 def write_command(

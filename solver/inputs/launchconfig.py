@@ -22,6 +22,7 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput
 from solver.inputs.launch import LaunchCommand, flag_words, read_command
 from solver.model import Pack
+from solver.values import show
 
 __all__ = ["MAX_CONFIG_BYTES", "read_config"]
 
@@ -67,7 +68,7 @@ def _words(pack: Pack, data: dict[str, Any]) -> list[str]:
             if flag in booleans:  # a bare flag: spelled as the pack says (no flag, or --no-flag)
                 words += flag_words(booleans[flag], value)
             else:
-                words += [flag, "true" if value else "false"]
+                words += [flag, show(value)]
         elif isinstance(value, list):
             words += [flag, *(str(v) for v in value)]
         elif isinstance(value, dict):

@@ -33,6 +33,7 @@ from solver.pack.modelconfig import (
     _Tests,
     compile_model_config_map,
 )
+from solver.values import show
 
 __all__ = ["MAX_CONFIG_BYTES", "MODEL_CONFIG_FLAG", "facts_from_model_config"]
 
@@ -384,7 +385,7 @@ def _largest_divisor(
 
 
 def _text(value: Any) -> str:
-    return json.dumps(value) if isinstance(value, bool) else str(value).lower()
+    return show(value).lower()
 
 
 def _expected_type(target: Field, raw: Any) -> str | None:

@@ -70,7 +70,7 @@ def _reported(value: Any) -> Any:
 def _suggestion_text(value: Any) -> str | None:
     """The text did-you-mean compares with the domain, or None to suggest nothing."""
     if isinstance(value, bool):
-        return str(value).lower()
+        return show(value)
     if isinstance(value, int) and value.bit_length() > 64:
         return None
     if isinstance(value, int | float | str):

@@ -28,7 +28,6 @@ from solver.values import show as _show
 if TYPE_CHECKING:
     import random
 
-    from solver.engine.count import Check
     from solver.engine.csp import CompiledPack
     from solver.model import Pack, Scalar
     from solver.pack.expr import Condition
@@ -275,7 +274,7 @@ class _Linter(PackOracle):
         if self.seen(lambda w: when.evaluate(w) and not other.evaluate(w)):
             self._implied[key] = False
             return False
-        from solver.engine.count import Check
+        from solver.pack.expr import Condition
 
         fields = tuple(dict.fromkeys(when.fields + other.fields))
         w, o = when, other
@@ -291,7 +290,9 @@ class _Linter(PackOracle):
             return True if first is True and second is False else None
 
         found = (
-            self.solve({}, extra=[Check(fields, counter, maybe)], rules=[], what="two conditions", ids=[])
+            self.solve(
+                {}, extra=[Condition.over(fields, counter, maybe)], rules=[], what="two conditions", ids=[]
+            )
             is None
         )
         self._implied[key] = found
@@ -323,7 +324,7 @@ class _Linter(PackOracle):
                     result = False
                     break
                 continue
-            if breaks.partial is not None and breaks.partial({}) is False:
+            if breaks.partial({}) is False:
                 continue
             if self.solve({}, extra=[breaks], rules=[], what="dominance", ids=[]) is not None:
                 result = False
@@ -463,9 +464,9 @@ def _random_facts(
     return combo if all(c.evaluate(combo) for c in conds if set(c.fields) <= set(combo)) else None
 
 
-def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> Check:
+def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> Condition:
     """A check over the rule's other fields: true where `worse` passes the rule, `better` fails."""
-    from solver.engine.count import Check
+    from solver.pack.expr import Condition
 
     fields = cond.fields
     position = fields.index(name)
@@ -482,7 +483,7 @@ def _substitution(cond: Condition, name: str, worse: Scalar, better: Scalar) -> 
             return False
         return True if passes is True and fails is False else None
 
-    return Check(rest, breaks, maybe)
+    return Condition.over(rest, breaks, maybe)
 
 
 # --- entry points -----------------------------------------------------------------------------

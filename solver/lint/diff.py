@@ -28,8 +28,9 @@ from solver.values import show as _show
 
 if TYPE_CHECKING:
     from solver.budget import Budget
-    from solver.engine.count import Check, Limit
+    from solver.engine.count import Limit
     from solver.model import Pack, Scalar
+    from solver.pack.expr import Condition
 
 __all__ = ["ENUMERATE_REQUESTS", "SAMPLES", "Group", "PackDiff", "ResolutionChange", "Side", "diff"]
 
@@ -85,15 +86,12 @@ class Side:
     """One pack as counter checks over its own domains."""
 
     def __init__(self, pack: Pack, budget: Budget) -> None:
-        from solver.engine.count import Check
         from solver.engine.csp import compile_pack
 
         self.pack = pack
         self.budget = budget  # the diff's: every search and count on either side is charged to it
         self.cp = compile_pack(pack).within(budget)
-        self.checks = [
-            Check(r.fields, r.condition.holds, r.condition.partial) for r in self.cp.rules.values()
-        ]
+        self.checks = [r.condition for r in self.cp.rules.values()]
         self.texts = {r.condition.text for r in self.cp.rules.values()}
 
 
@@ -181,12 +179,10 @@ def _direction(
     return side
 
 
-def _rejections(accept: Side, reject: Side, shared: list[str]) -> list[tuple[str, str, Check]]:
+def _rejections(accept: Side, reject: Side, shared: list[str]) -> list[tuple[str, str, Condition]]:
     """What `reject` has that `accept` lacks, in order: values it does not have, then its rules
     over shared fields that `accept` does not have word for word."""
-    from solver.engine.count import Check
-
-    items: list[tuple[str, str, Check]] = []
+    items: list[tuple[str, str, Condition]] = []
     for name in shared:
         allowed = set(reject.cp.domains[name])
         missing = [v for v in accept.cp.domains[name] if v not in allowed]
@@ -197,18 +193,18 @@ def _rejections(accept: Side, reject: Side, shared: list[str]) -> list[tuple[str
     shared_set = set(shared)
     for rid, rule in reject.cp.rules.items():
         if set(rule.fields) <= shared_set and rule.condition.text not in accept.texts:
-            items.append(("rule", rid, Check(rule.fields, rule.condition.holds, rule.condition.partial)))
+            items.append(("rule", rid, rule.condition))
     return items
 
 
-def _membership(name: str, allowed: frozenset[Scalar]) -> Check:
+def _membership(name: str, allowed: frozenset[Scalar]) -> Condition:
     """The check "`name` takes one of `allowed`"."""
-    from solver.engine.count import Check
+    from solver.pack.expr import Condition
 
     def partial(known: Mapping[str, Any]) -> bool | None:
         return None if name not in known else known[name] in allowed
 
-    return Check((name,), lambda values: values[0] in allowed, partial)
+    return Condition.over((name,), lambda values: values[0] in allowed, partial)
 
 
 def _reason(side: Side, values: Mapping[str, Scalar]) -> list[str]:
@@ -276,7 +272,7 @@ def diff(
     projected = set(old.fields) != set(new.fields)
     project = shared if projected else None
 
-    def counted(domains: Mapping[str, Sequence[Scalar]], checks: Sequence[Check]) -> int | None:
+    def counted(domains: Mapping[str, Sequence[Scalar]], checks: Sequence[Condition]) -> int | None:
         counter = ModelCounter(domains, checks, project=project)
         given = {n: v for n, v in pins.items() if n in domains}
         try:

@@ -27,7 +27,7 @@ from solver.lint.codes import Finding
 from solver.values import show as _show
 
 if TYPE_CHECKING:
-    from solver.engine.count import Check, Limit
+    from solver.engine.count import Limit
     from solver.engine.csp import CompiledPack
     from solver.model import Pack, Scalar
     from solver.pack.expr import Condition
@@ -88,8 +88,8 @@ class PackOracle:
         self.fact_names = set(pack.facts)
         # The hard rules over facts alone: what the world can be.
         self.world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= self.fact_names]
-        self._added: dict[int, tuple[int, Check]] = {}
-        self._extras: dict[tuple[str, bool], Check] = {}
+        self._added: dict[int, tuple[int, Condition]] = {}
+        self._extras: dict[tuple[str, bool], Condition] = {}
         self._implied: dict[tuple[str, str], bool] = {}
         # Each rule as (fields, holds), by its index in pack order, and the rules reading a field.
         self._checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in self.cp.rule_ids]
@@ -106,7 +106,7 @@ class PackOracle:
         self,
         pins: Mapping[str, Scalar],
         *,
-        extra: Sequence[Check] = (),
+        extra: Sequence[Condition] = (),
         rules: Iterable[str] | None = None,
         what: str,
         ids: Sequence[str],
@@ -134,7 +134,7 @@ class PackOracle:
         self,
         pins: Mapping[str, Scalar],
         rule_ids: Sequence[str],
-        extra: Sequence[Check],
+        extra: Sequence[Condition],
         *,
         cases: bool = False,
         local: bool = True,
@@ -157,12 +157,11 @@ class PackOracle:
             if found is not None:
                 return found
         from solver.errors import SolverBudgetExceeded
-        from solver.pack import expr
 
         self.solves += 1
         only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
         indices = [self.oracle_index(c) for c in extra]
-        conditions = [expr.Condition.over(c.fields, c.holds, c.partial) for c in extra]
+        conditions = list(extra)
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
             return self.cp.solve(
@@ -278,7 +277,7 @@ class PackOracle:
         pins: Mapping[str, Scalar],
         rule_ids: Sequence[str],
         conditions: Sequence[Any],
-        extra: Sequence[Check],
+        extra: Sequence[Condition],
     ) -> dict[str, Scalar] | None:
         """A solution found by pinning, in turn, each small case that makes the first condition
         true whatever its other fields hold (one or two of its fields), with a short search
@@ -319,7 +318,7 @@ class PackOracle:
 
         return metered(self.meter, counter, ask, Limit(steps=steps), "linting")
 
-    def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
+    def alone(self, pins: Mapping[str, Scalar], extra: Sequence[Condition]) -> dict[str, Scalar] | None:
         """A question about conditions alone (no rules): a small search of its own."""
         from solver.engine.count import ModelCounter
 
@@ -330,14 +329,14 @@ class PackOracle:
             return None
         return {**{n: d[0] for n, d in self.cp.domains.items()}, **found}
 
-    def oracle_index(self, check: Check) -> int:
+    def oracle_index(self, check: Condition) -> int:
         key = id(check)
         if key not in self._added:
             self._added[key] = (self.oracle.add(check), check)
         return self._added[key][0]
 
     def repair(
-        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Check]
+        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Condition]
     ) -> dict[str, Scalar] | None:
         """A solution made from a known one, or None: pins applied, each ad-hoc condition met by
         changing as few of its fields as possible, then a few min-conflicts steps.
@@ -378,7 +377,7 @@ class PackOracle:
                 return found
         return None
 
-    def holding(self, pins: Mapping[str, Scalar], extra: Sequence[Check]) -> dict[str, Scalar] | None:
+    def holding(self, pins: Mapping[str, Scalar], extra: Sequence[Condition]) -> dict[str, Scalar] | None:
         """One of the latest solutions of the whole pack that holds `pins` and `extra`, or None.
 
         It is a solution of any subset of the rules: QuickXplain's questions over rules with no
@@ -403,23 +402,20 @@ class PackOracle:
         for name, value in solution.items():
             self.proven[name].add(value)
 
-    def extra(self, cond: Condition, *, negate: bool = False) -> Check:
-        """A condition as a check (cached, so the exact search sees each condition once)."""
+    def extra(self, cond: Condition, *, negate: bool = False) -> Condition:
+        """A condition or its negation, one object per text (so the exact search, which keeps
+        each object it is given, sees each condition once)."""
         key = (cond.text, negate)
         found = self._extras.get(key)
         if found is None:
-            from solver.engine.count import Check
-
-            found = Check(cond.fields, cond.holds, cond.partial)
-            if negate:
-                found = found.negated()
+            found = cond.negated() if negate else cond
             self._extras[key] = found
         return found
 
     def reason(
         self,
         pins: Mapping[str, Scalar],
-        extras: Sequence[Check],
+        extras: Sequence[Condition],
         rules: Sequence[str],
         *,
         blame_pins: bool = False,
@@ -468,14 +464,14 @@ class PackOracle:
 
 
 def _cases(
-    check: Check, pins: Mapping[str, Scalar], domains: Mapping[str, Sequence[Scalar]]
+    check: Condition, pins: Mapping[str, Scalar], domains: Mapping[str, Sequence[Scalar]]
 ) -> list[dict[str, Scalar]]:
     """Up to `MAX_CASES` assignments of one or two of the check's unpinned fields under which
     its three-valued form says it holds whatever the rest are (none when it has no such form).
     A value that already decides the check false is not paired with anything."""
-    partial = check.partial
-    if partial is None:
+    if not check.three_valued:
         return []
+    partial = check.partial
     found: list[dict[str, Scalar]] = []
     open_: dict[str, list[Scalar]] = {}  # values that leave the check undecided
     for name in (n for n in check.fields if n not in pins):
@@ -497,7 +493,7 @@ def _cases(
 
 
 def _nearest(
-    check: Check,
+    check: Condition,
     current: Mapping[str, Scalar],
     fixed: Mapping[str, Scalar],
     domains: Mapping[str, Sequence[Scalar]],

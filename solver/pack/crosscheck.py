@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from solver.errors import PackProblem
+from solver.errors import Collector, PackProblem
 from solver.model import DETECTED_HOSTS, DETECTED_QUANTITIES, Field, Launcher, Pack, Preference, Rule, Scalar
 from solver.pack.expr import Condition, ExprError, parse, rule_condition
 
@@ -38,7 +38,9 @@ class PackSemantics:
     preferences: dict[str, Condition | None]
 
 
-def check_detect(fields: Mapping[str, Field], launcher: Launcher | None, problems: list[PackProblem]) -> None:
+def check_detect(
+    fields: Mapping[str, Field], launcher: Launcher | None, problems: Collector[PackProblem]
+) -> None:
     """`detect` maps known quantities to fact fields; `detect_platforms` known hosts to values of
     the platform fact."""
     if launcher is None:
@@ -46,20 +48,20 @@ def check_detect(fields: Mapping[str, Field], launcher: Launcher | None, problem
     for quantity, name in launcher.detect.items():
         if quantity not in DETECTED_QUANTITIES:
             known = ", ".join(DETECTED_QUANTITIES)
-            problems.append(
+            problems.add(
                 PackProblem(
                     "pack.launcher.detect", f"{quantity!r} is not detected (known: {known})", "pack.toml"
                 )
             )
         elif name not in fields or fields[name].kind != "fact":
-            problems.append(
+            problems.add(
                 PackProblem("pack.launcher.detect", f"{quantity} = {name!r} is not a fact field", "pack.toml")
             )
     platform = fields.get(launcher.detect.get("platform", ""))
     for host, value in launcher.detect_platforms.items():
         if host not in DETECTED_HOSTS:
             known = ", ".join(DETECTED_HOSTS)
-            problems.append(
+            problems.add(
                 PackProblem(
                     "pack.launcher.detect_platforms",
                     f"{host!r} is not a host kind (known: {known})",
@@ -67,7 +69,7 @@ def check_detect(fields: Mapping[str, Field], launcher: Launcher | None, problem
                 )
             )
         elif platform is None or value not in platform.domain:
-            problems.append(
+            problems.add(
                 PackProblem(
                     "pack.launcher.detect_platforms",
                     f"{host} = {value!r} is not a value of the platform fact",
@@ -76,7 +78,9 @@ def check_detect(fields: Mapping[str, Field], launcher: Launcher | None, problem
             )
 
 
-def check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problems: list[PackProblem]) -> None:
+def check_flags(
+    fields: Mapping[str, Field], launcher: Launcher | None, problems: Collector[PackProblem]
+) -> None:
     """Every launcher flag spells one thing: a field, the model or the config file."""
     owner: dict[str, str] = {}
     if launcher is not None:
@@ -85,56 +89,56 @@ def check_flags(fields: Mapping[str, Field], launcher: Launcher | None, problems
             owner[launcher.config_flag] = "the config file"
     for flag in owner:
         if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
-            problems.append(PackProblem("pack.launcher", f"{flag!r} is not a flag", "pack.toml"))
+            problems.add(PackProblem("pack.launcher", f"{flag!r} is not a flag", "pack.toml"))
     for name, field in fields.items():
         where = f"field {name}"
         if field.flags and field.flag:
-            problems.append(PackProblem(where, "give `flags` or `flag`, not both", field.file))
+            problems.add(PackProblem(where, "give `flags` or `flag`, not both", field.file))
         spellings = field.all_flags
         if field.flag_value == "boolean_optional":
             spellings += tuple("--no-" + f.lstrip("-") for f in spellings if f.startswith("--"))
         for flag in spellings:
             if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
-                problems.append(PackProblem(where, f"{flag!r} is not a flag", field.file))
+                problems.add(PackProblem(where, f"{flag!r} is not a flag", field.file))
             elif flag in owner and owner[flag] != name:
-                problems.append(PackProblem(where, f"flag {flag} also spells {owner[flag]}", field.file))
+                problems.add(PackProblem(where, f"flag {flag} also spells {owner[flag]}", field.file))
             else:
                 owner[flag] = name
 
 
-def check_model_config(pack: Pack, file: str, problems: list[PackProblem]) -> None:
+def check_model_config(pack: Pack, file: str, problems: Collector[PackProblem]) -> None:
     """The `[model_config]` table is checked with the pack, so a broken one fails at load (and in
     lint), not at the first `--model-config`."""
     from solver.pack.modelconfig import check_model_config_map
 
-    problems += [
-        PackProblem(p.where, p.message, p.file or file, p.line) for p in check_model_config_map(pack)
-    ]
+    problems.add(
+        *(PackProblem(p.where, p.message, p.file or file, p.line) for p in check_model_config_map(pack))
+    )
 
 
-def check_ids(pack: Pack, problems: list[PackProblem]) -> None:
+def check_ids(pack: Pack, problems: Collector[PackProblem]) -> None:
     seen: dict[str, str] = {}
     items: list[Rule | Preference] = [*pack.rules, *pack.preferences]
     for item in items:
         kind = "rule" if isinstance(item, Rule) else "preference"
         if not _ID.match(item.id):
-            problems.append(PackProblem(f"{kind} {item.id}", "ids are letters, digits, - _ . : +", item.file))
+            problems.add(PackProblem(f"{kind} {item.id}", "ids are letters, digits, - _ . : +", item.file))
         if item.id in seen:
-            problems.append(
+            problems.add(
                 PackProblem(f"{kind} {item.id}", f"duplicate id (first in {seen[item.id]})", item.file)
             )
         seen.setdefault(item.id, item.file)
     for set_name in pack.sets:
         if set_name in pack.fields:
-            problems.append(PackProblem(f"set {set_name}", "has the same name as a field"))
+            problems.add(PackProblem(f"set {set_name}", "has the same name as a field"))
 
 
-def check_references(pack: Pack, problems: list[PackProblem]) -> None:
+def check_references(pack: Pack, problems: Collector[PackProblem]) -> None:
     fields = pack.fields
     for field in fields.values():
         for dep in field.depends_on:
             if dep not in fields:
-                problems.append(
+                problems.add(
                     PackProblem(
                         f"field {field.name}",
                         f"depends_on unknown field {dep!r}{_hint(dep, fields)}",
@@ -145,36 +149,36 @@ def check_references(pack: Pack, problems: list[PackProblem]) -> None:
         where = f"preference {pref.id}"
         target = fields.get(pref.field)
         if target is None:
-            problems.append(
+            problems.add(
                 PackProblem(where, f"unknown field {pref.field!r}{_hint(pref.field, fields)}", pref.file)
             )
             continue
-        problems += [PackProblem(where, msg, pref.file) for msg in _values_problems(target, pref.prefer)]
+        problems.add(*(PackProblem(where, msg, pref.file) for msg in _values_problems(target, pref.prefer)))
         if not pref.prefer and pref.same_as is None:
-            problems.append(PackProblem(where, "needs `prefer` values or `same_as`", pref.file))
+            problems.add(PackProblem(where, "needs `prefer` values or `same_as`", pref.file))
         if pref.same_as is not None:
             other = fields.get(pref.same_as)
             if other is None:
-                problems.append(
-                    PackProblem(where, f"same_as names unknown field {pref.same_as!r}", pref.file)
-                )
+                problems.add(PackProblem(where, f"same_as names unknown field {pref.same_as!r}", pref.file))
             elif {type(v) for v in other.domain} != {type(v) for v in target.domain}:
-                problems.append(
-                    PackProblem(where, f"same_as {pref.same_as} has another value type", pref.file)
-                )
+                problems.add(PackProblem(where, f"same_as {pref.same_as} has another value type", pref.file))
     for rule in pack.rules:
         where = f"rule {rule.id}"
         if rule.adjusts is None:
             if rule.adjust_to:
-                problems.append(PackProblem(where, "adjust_to without adjusts", rule.file))
+                problems.add(PackProblem(where, "adjust_to without adjusts", rule.file))
+            if rule.typed_only:
+                problems.add(PackProblem(where, "typed_only without adjusts", rule.file))
             continue
         target = fields.get(rule.adjusts)
         if target is None:
-            problems.append(PackProblem(where, f"adjusts unknown field {rule.adjusts!r}", rule.file))
+            problems.add(PackProblem(where, f"adjusts unknown field {rule.adjusts!r}", rule.file))
             continue
         if rule.severity != "error":
-            problems.append(PackProblem(where, "an adjustment must have severity error", rule.file))
-        problems += [PackProblem(where, msg, rule.file) for msg in _values_problems(target, rule.adjust_to)]
+            problems.add(PackProblem(where, "an adjustment must have severity error", rule.file))
+        problems.add(
+            *(PackProblem(where, msg, rule.file) for msg in _values_problems(target, rule.adjust_to))
+        )
 
 
 def _values_problems(field: Field, values: Iterable[Scalar]) -> list[str]:
@@ -185,7 +189,7 @@ def _values_problems(field: Field, values: Iterable[Scalar]) -> list[str]:
     return out
 
 
-def check_cycles(pack: Pack, problems: list[PackProblem]) -> None:
+def check_cycles(pack: Pack, problems: Collector[PackProblem]) -> None:
     """depends_on must be acyclic; report each cycle as the whole chain.
 
     Iterative depth-first search: a legal chain may be thousands of fields long. At most
@@ -212,14 +216,14 @@ def check_cycles(pack: Pack, problems: list[PackProblem]) -> None:
             elif state.get(dep) == 1:
                 found += 1
                 if found <= _MAX_CYCLES_SHOWN:
-                    problems.append(PackProblem("depends_on cycle", _chain([*path[where[dep] :], dep])))
+                    problems.add(PackProblem("depends_on cycle", _chain([*path[where[dep] :], dep])))
             elif dep not in state:
                 state[dep] = 1
                 where[dep] = len(path)
                 path.append(dep)
                 todo.append(iter(dict.fromkeys(fields[dep].depends_on)))
     if found > _MAX_CYCLES_SHOWN:
-        problems.append(PackProblem("depends_on cycle", f"... and {found - _MAX_CYCLES_SHOWN} more cycles"))
+        problems.add(PackProblem("depends_on cycle", f"... and {found - _MAX_CYCLES_SHOWN} more cycles"))
 
 
 _MAX_CYCLES_SHOWN = 50
@@ -233,11 +237,11 @@ def _chain(names: list[str], ends: int = 20) -> str:
     return " -> ".join([*names[:ends], f"... ({left_out} more)", *names[-ends:]])
 
 
-def parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
+def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemantics:
     fields, sets = pack.fields, pack.sets
     for set_name, values in sets.items():
         if len({type(v) for v in values}) > 1:
-            problems.append(PackProblem(f"set {set_name}", "mixes value types"))
+            problems.add(PackProblem(f"set {set_name}", "mixes value types"))
     rules: dict[str, Condition] = {}
     whens: dict[str, Condition] = {}
     prefs: dict[str, Condition | None] = {}
@@ -247,10 +251,10 @@ def parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
             if rule.when is not None:
                 whens[rule.id] = parse(rule.when, fields, sets)
         except ExprError as exc:
-            problems.append(PackProblem(f"rule {rule.id}", str(exc), rule.file))
+            problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
-            problems.append(
+            problems.add(
                 PackProblem(
                     f"rule {rule.id}", f"adjusts {rule.adjusts}, which the rule does not read", rule.file
                 )
@@ -259,7 +263,7 @@ def parse_conditions(pack: Pack, problems: list[PackProblem]) -> PackSemantics:
         try:
             prefs[pref.id] = parse(pref.when, fields, sets) if pref.when is not None else None
         except ExprError as exc:
-            problems.append(PackProblem(f"preference {pref.id}", str(exc), pref.file))
+            problems.add(PackProblem(f"preference {pref.id}", str(exc), pref.file))
     return PackSemantics(rules=rules, whens=whens, preferences=prefs)
 
 

@@ -75,6 +75,12 @@ class Condition:
         field is known."""
         return cls("", tuple(fields), holds, partial or _undecided, ())
 
+    @property
+    def three_valued(self) -> bool:
+        """Whether `partial` can decide before every field is known (False for `over` without
+        `partial`): the model counter skips asking a condition that always answers None."""
+        return self.partial is not _undecided
+
     def negated(self) -> Condition:
         """The condition that holds exactly where this one fails (three-valued too)."""
         holds, partial = self.holds, self.partial
@@ -82,7 +88,9 @@ class Condition:
             f"not ({self.text})" if self.text else "",
             self.fields,
             lambda values: not holds(values),
-            lambda known: None if (answer := partial(known)) is None else not answer,
+            partial
+            if partial is _undecided
+            else lambda known: None if (answer := partial(known)) is None else not answer,
             self.literals,
         )
 

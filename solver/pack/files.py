@@ -18,7 +18,7 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from solver.errors import PackProblem
+from solver.errors import Collector, PackProblem
 from solver.pack.text import toml_error_line
 
 __all__ = [
@@ -99,18 +99,18 @@ def read_bounded(path: Path, limit: int) -> bytes:
 
 
 def read_files(
-    root: Path, problems: list[PackProblem]
+    root: Path, problems: Collector[PackProblem]
 ) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
     """The parsed pack.toml, and the name and bytes of it and of every file it lists; None when
     nothing more can be checked. Each file is read once, bounded (`read_bounded`), and all of
     them together are at most MAX_PACK_BYTES."""
     if not root.is_dir():
-        problems.append(PackProblem("pack", f"{root} is not a directory"))
+        problems.add(PackProblem("pack", f"{root} is not a directory"))
         return None
     try:
         head = _read_file(root, "pack.toml", MAX_FILE_BYTES, problems)
     except RefusedFile as exc:
-        problems.append(PackProblem("file", _refusal(exc), "pack.toml"))
+        problems.add(PackProblem("file", _refusal(exc), "pack.toml"))
         return None
     if head is None:
         return None
@@ -119,16 +119,14 @@ def read_files(
         return None
     meta = manifest.get("pack")
     if not isinstance(meta, dict):
-        problems.append(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
+        problems.add(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
         return None
     names = meta.get("files", [])
     if not isinstance(names, list) or not all(isinstance(f, str) for f in names):
-        problems.append(PackProblem("pack.files", "must be a list of file names", "pack.toml"))
+        problems.add(PackProblem("pack.files", "must be a list of file names", "pack.toml"))
         return None
     if len(names) > MAX_FILES:
-        problems.append(
-            PackProblem("pack.files", f"lists {len(names)} files; at most {MAX_FILES}", "pack.toml")
-        )
+        problems.add(PackProblem("pack.files", f"lists {len(names)} files; at most {MAX_FILES}", "pack.toml"))
         return None
     files = [("pack.toml", head[0])]
     seen: dict[object, str] = {head[1]: "pack.toml"}
@@ -136,20 +134,20 @@ def read_files(
     for name in names:
         if Path(name).name != name or not name.endswith(".toml") or len(name) > 255 or "\0" in name:
             shown = repr(name) if len(name) <= 80 else repr(name[:80]) + "..."
-            problems.append(PackProblem("pack.files", f"{shown} is not a .toml file name", "pack.toml"))
+            problems.add(PackProblem("pack.files", f"{shown} is not a .toml file name", "pack.toml"))
             continue
         if name == "pack.toml":
-            problems.append(PackProblem("pack.files", "lists pack.toml itself; list the other files", name))
+            problems.add(PackProblem("pack.files", "lists pack.toml itself; list the other files", name))
             continue
         if name in seen.values():
-            problems.append(PackProblem("pack.files", f"{name!r} is listed twice", "pack.toml"))
+            problems.add(PackProblem("pack.files", f"{name!r} is listed twice", "pack.toml"))
             continue
         if budget < 0:
             continue  # reported once, at the file that went over
         try:
             loaded = _read_file(root, name, min(MAX_FILE_BYTES, budget), problems)
         except RefusedFile as exc:
-            problems.append(PackProblem("file", _refusal(exc), name))
+            problems.add(PackProblem("file", _refusal(exc), name))
             if not exc.kind and exc.limit < MAX_FILE_BYTES:
                 budget = -1
             continue
@@ -157,7 +155,7 @@ def read_files(
             continue
         raw, identity = loaded
         if identity in seen:
-            problems.append(
+            problems.add(
                 PackProblem("pack.files", f"{name!r} is the same file as {seen[identity]!r}", "pack.toml")
             )
             continue
@@ -167,7 +165,9 @@ def read_files(
     return manifest, files
 
 
-def _read_file(root: Path, name: str, limit: int, problems: list[PackProblem]) -> tuple[bytes, object] | None:
+def _read_file(
+    root: Path, name: str, limit: int, problems: Collector[PackProblem]
+) -> tuple[bytes, object] | None:
     """The bytes of one pack file and its identity on disk, or None after reporting why not;
     `RefusedFile` (not a regular file, over `limit`) is the caller's to report."""
     path = root / name
@@ -175,19 +175,19 @@ def _read_file(root: Path, name: str, limit: int, problems: list[PackProblem]) -
     # in its directory, not whatever a link in it names (/etc/..., a user's home).
     base = os.path.realpath(root)
     if os.path.commonpath([os.path.realpath(path), base]) != base:
-        problems.append(PackProblem("file", "is a link to a file outside the pack directory", name))
+        problems.add(PackProblem("file", "is a link to a file outside the pack directory", name))
         return None
     try:
         raw = read_bounded(path, limit)
         info = path.stat()
     except FileNotFoundError:
         if name == "pack.toml":
-            problems.append(PackProblem("pack", f"no pack.toml in {root}", name))
+            problems.add(PackProblem("pack", f"no pack.toml in {root}", name))
         else:
-            problems.append(PackProblem("file", "listed in pack.toml but missing", name))
+            problems.add(PackProblem("file", "listed in pack.toml but missing", name))
         return None
     except OSError as exc:
-        problems.append(PackProblem("file", f"cannot be read: {exc.strerror or exc}", name))
+        problems.add(PackProblem("file", f"cannot be read: {exc.strerror or exc}", name))
         return None
     # Two names for one file (a hard link or a symlink) would read it twice; inode 0 means the
     # platform does not say, and the name alone identifies the file.
@@ -241,7 +241,7 @@ def _long_dotted_key(text: str) -> bool:
     return _DOTTED_RUN.search(_TOML_SKIP.sub("s", text)) is not None
 
 
-def parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str, Any] | None:
+def parse_toml(name: str, raw: bytes, problems: Collector[PackProblem]) -> dict[str, Any] | None:
     """The TOML document in `raw`, or None after reporting why it is not one."""
     # Only when a file is parsed (a pack served from the cache needs none). tomli before the
     # standard library's tomllib: the same parser (tomllib is tomli 1.x, vendored), but tomli's
@@ -259,39 +259,41 @@ def parse_toml(name: str, raw: bytes, problems: list[PackProblem]) -> dict[str, 
         # tomllib recurses once per level of arrays and inline tables: refuse deep nesting before
         # it sees it (RecursionError is the backstop).
         if _bracket_nesting(text) > MAX_TOML_NESTING or _long_dotted_key(text):
-            problems.append(too_deep)
+            problems.add(too_deep)
             return None
         doc = tomli.loads(text)
     except UnicodeDecodeError as exc:
-        problems.append(PackProblem("file", f"not UTF-8 text ({exc.reason} at byte {exc.start})", name))
+        problems.add(PackProblem("file", f"not UTF-8 text ({exc.reason} at byte {exc.start})", name))
         return None
     except RecursionError:
-        problems.append(too_deep)
+        problems.add(too_deep)
         return None
     except tomli.TOMLDecodeError as exc:
-        problems.append(
+        problems.add(
             PackProblem("file", f"not valid TOML: {_shorten(str(exc))}", name, toml_error_line(str(exc)))
         )
         return None
     except ValueError as exc:  # tomllib lets int() refuse an integer literal of 4,300+ digits
-        problems.append(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
+        problems.add(PackProblem("file", f"not valid TOML: {_number_problem(exc)}", name))
         return None
     # Dotted keys (a.b.c = 1) nest tables without brackets; what reads the pack later may recurse.
     if _data_nesting(doc) > MAX_TOML_NESTING:
-        problems.append(too_deep)
+        problems.add(too_deep)
         return None
     controlled = _control_characters(doc)
     if controlled:
-        problems += [
-            PackProblem(
-                where,
-                f"holds the control character {char!r}: pack text reaches "
-                "terminals, so it may not hold escapes, carriage returns or "
-                "direction overrides",
-                name,
+        problems.add(
+            *(
+                PackProblem(
+                    where,
+                    f"holds the control character {char!r}: pack text reaches "
+                    "terminals, so it may not hold escapes, carriage returns or "
+                    "direction overrides",
+                    name,
+                )
+                for where, char in controlled
             )
-            for where, char in controlled
-        ]
+        )
     return doc  # checked on (every problem at once); a pack with any problem never loads
 
 

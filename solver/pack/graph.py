@@ -2,7 +2,8 @@
 
 Edges say "decide this field first": from `depends_on`, from every field a preference's condition
 (or `same_as`) reads to the field it ranks, and from the fields an adjustment's condition reads to
-the field it may replace. Hard rules add no edges: `A => B` is the same rule as `not B => not A`.
+the field it may replace (not for a `typed_only` adjustment, whose condition reads given values).
+Hard rules add no edges: `A => B` is the same rule as `not B => not A`.
 Strongly connected fields are condensed and decided together, in declaration order.
 
 `analyse` (what resolution, lint and the CLI need) runs on the standard library: importing networkx
@@ -51,7 +52,7 @@ def _edges(pack: Pack) -> dict[tuple[str, str], list[str]]:
         if pref.same_as is not None:
             add(pref.same_as, pref.field, pref.id)
     for rule in pack.rules:
-        if rule.adjusts is None:
+        if rule.adjusts is None or rule.typed_only:
             continue
         for src in sem.rules[rule.id].fields:
             add(src, rule.adjusts, rule.id)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.errors import Collector, DependencyCycle, PackError, PackProblem
+from solver.errors import Collector, PackError, PackProblem, pack_problems
 from solver.model import (
     AssumedGroup,
     Field,
@@ -89,10 +89,9 @@ def semantics(pack: Pack) -> PackSemantics:
     """The parsed conditions of a loaded (or hand-built) pack."""
     found = _SEMANTICS.get(pack.digest) if pack.digest else None
     if found is None:
-        problems: list[PackProblem] = []
+        problems = pack_problems(pack.name)
         found = parse_conditions(pack, problems)
-        if problems:
-            raise PackError(problems, pack.name)
+        problems.check()
         if pack.digest:
             _SEMANTICS.put(pack.digest, found)
     return found
@@ -139,17 +138,11 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
     name = root.name
     # Every problem of every file, reported at once (one `PackError`, or `DependencyCycle` when
     # cycles are all there is, named by `name` as it is when raised: the manifest's name once
-    # the pack is assembled); the checks below append to `collector.problems`.
-    collector: Collector[PackProblem] = Collector(
-        lambda found: (DependencyCycle if all(p.where == "depends_on cycle" for p in found) else PackError)(
-            found, name
-        ),
-        lambda exc: exc.problems if isinstance(exc, PackError) else None,
-    )
-    problems = collector.problems
+    # the pack is assembled); the checks below `add` to the collector.
+    problems = pack_problems(lambda: name)
     found = read_files(root, problems)
     if found is None:
-        raise PackError(problems, root.name)
+        raise PackError(problems.problems, root.name)
     manifest, files = found
     if budget is not None:
         size = sum(len(raw) for _, raw in files)
@@ -172,7 +165,7 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
             where.broken.update(where.index(name).declared())
     pack = _assemble(root, docs, digest, problems, where)
     name = pack.name if pack else root.name
-    collector.check(lambda found: where.finish(found, pack))
+    problems.check(lambda found: where.finish(found, pack))
     assert pack is not None
     _CACHE.put(digest, pack)
     _store(pack)
@@ -234,16 +227,16 @@ def _assemble(
     root: Path,
     docs: list[tuple[str, dict[str, Any]]],
     digest: str,
-    problems: list[PackProblem],
+    problems: Collector[PackProblem],
     where: _Locator,
 ) -> Pack | None:
     meta = docs[0][1]["pack"]
     name, version = meta.get("name"), meta.get("version")
     if not isinstance(name, str) or not name:
-        problems.append(PackProblem("pack.name", "missing or not a string", "pack.toml"))
+        problems.add(PackProblem("pack.name", "missing or not a string", "pack.toml"))
         name = root.name
     if not isinstance(version, str) or not version:
-        problems.append(PackProblem("pack.version", "missing or not a string", "pack.toml"))
+        problems.add(PackProblem("pack.version", "missing or not a string", "pack.toml"))
         version = "0"
     fields: dict[str, Field] = {}
     sets: dict[str, tuple[Scalar, ...]] = {}
@@ -255,7 +248,7 @@ def _assemble(
     for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
-                problems.append(
+                problems.add(
                     PackProblem(
                         key,
                         f"unknown table [{key}]{did_you_mean(key, _FILE_KEYS)} "
@@ -274,10 +267,10 @@ def _assemble(
             if section:
                 model_config_file = file
         else:
-            problems.append(PackProblem("model_config", "must be a table", file))
+            problems.add(PackProblem("model_config", "must be a table", file))
         _collect_acknowledged(doc.get("lint", {}), file, acknowledged, problems)
     if len(fields) > MAX_FIELDS or len(rules) + len(prefs) > MAX_RULES:
-        problems.append(
+        problems.add(
             PackProblem(
                 "pack", f"too large: at most {MAX_FIELDS} fields and {MAX_RULES} rules and preferences"
             )
@@ -317,20 +310,20 @@ def _assemble(
 
 
 def _collect_example(
-    table: Any, fields: Mapping[str, Field], problems: list[PackProblem]
+    table: Any, fields: Mapping[str, Field], problems: Collector[PackProblem]
 ) -> dict[str, Scalar]:
     """`[pack] example`: fields of the pack, each with a value of its domain."""
     if not isinstance(table, dict):
-        problems.append(PackProblem("pack.example", "must be a table of field = value", "pack.toml"))
+        problems.add(PackProblem("pack.example", "must be a table of field = value", "pack.toml"))
         return {}
     example: dict[str, Scalar] = {}
     for name, value in table.items():
         field = fields.get(name)
         if field is None:
             meant = did_you_mean(name, fields)
-            problems.append(PackProblem("pack.example", f"names no field: {name!r}{meant}", "pack.toml"))
+            problems.add(PackProblem("pack.example", f"names no field: {name!r}{meant}", "pack.toml"))
         elif value not in field.domain or type(value) is not type(field.domain[0]):
-            problems.append(
+            problems.add(
                 PackProblem("pack.example", f"{name} = {value!r} is not a value of {name}", "pack.toml")
             )
         else:
@@ -339,12 +332,12 @@ def _collect_example(
 
 
 def _collect_assumed_groups(
-    table: Any, fields: Mapping[str, Field], prefs: Iterable[Preference], problems: list[PackProblem]
+    table: Any, fields: Mapping[str, Field], prefs: Iterable[Preference], problems: Collector[PackProblem]
 ) -> dict[str, AssumedGroup]:
     """`[pack.assumed_groups]`: each member a preference that fills a fact, in one group at most."""
     where = "pack.assumed_groups"
     if not isinstance(table, dict):
-        problems.append(PackProblem(where, "must be a table of [pack.assumed_groups.NAME]", "pack.toml"))
+        problems.add(PackProblem(where, "must be a table of [pack.assumed_groups.NAME]", "pack.toml"))
         return {}
     of_fact = {p.id: p for p in prefs if p.field in fields and fields[p.field].kind == "fact"}
     groups: dict[str, AssumedGroup] = {}
@@ -354,12 +347,12 @@ def _collect_assumed_groups(
             group = AssumedGroup.model_validate(body)
         except RecordInvalid as exc:
             text = _validation_text(exc, AssumedGroup)[0]
-            problems.append(PackProblem(f"{where}.{name}", text, "pack.toml"))
+            problems.add(PackProblem(f"{where}.{name}", text, "pack.toml"))
             continue
         for pref_id in group.members:
             if pref_id not in of_fact:
                 meant = did_you_mean(pref_id, of_fact)
-                problems.append(
+                problems.add(
                     PackProblem(
                         f"{where}.{name}",
                         f"{pref_id!r} is not a preference that fills a fact{meant}",
@@ -367,7 +360,7 @@ def _collect_assumed_groups(
                     )
                 )
             elif pref_id in seen:
-                problems.append(
+                problems.add(
                     PackProblem(
                         f"{where}.{name}", f"{pref_id!r} is already in group {seen[pref_id]!r}", "pack.toml"
                     )
@@ -377,17 +370,17 @@ def _collect_assumed_groups(
     return groups
 
 
-def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | None:
+def _collect_launcher(table: Any, problems: Collector[PackProblem]) -> Launcher | None:
     """`[pack.launcher]` validated (pydantic), with its command strings split as a shell would."""
     if table is None:
         return None
     if not isinstance(table, dict):
-        problems.append(PackProblem("pack.launcher", "must be a table", "pack.toml"))
+        problems.add(PackProblem("pack.launcher", "must be a table", "pack.toml"))
         return None
     try:
         launcher = Launcher.model_validate(table)
     except RecordInvalid as exc:
-        problems.append(PackProblem("pack.launcher", _validation_text(exc, Launcher)[0], "pack.toml"))
+        problems.add(PackProblem("pack.launcher", _validation_text(exc, Launcher)[0], "pack.toml"))
         return None
     import shlex
 
@@ -396,16 +389,16 @@ def _collect_launcher(table: Any, problems: list[PackProblem]) -> Launcher | Non
             words = shlex.split(command)
         except ValueError as exc:
             words = []
-            problems.append(PackProblem("pack.launcher", f"command {command!r}: {exc}", "pack.toml"))
+            problems.add(PackProblem("pack.launcher", f"command {command!r}: {exc}", "pack.toml"))
         if not words or any(w.startswith("-") for w in words[:1]):
-            problems.append(
+            problems.add(
                 PackProblem(
                     "pack.launcher", f"command {command!r} must start with a program name", "pack.toml"
                 )
             )
     for command in launcher.positional_model:
         if command not in launcher.commands:
-            problems.append(
+            problems.add(
                 PackProblem(
                     "pack.launcher",
                     f"positional_model names {command!r}, which is not in commands",
@@ -419,11 +412,11 @@ def _collect_sets(
     table: Any,
     file: str,
     sets: dict[str, tuple[Scalar, ...]],
-    problems: list[PackProblem],
+    problems: Collector[PackProblem],
     where: _Locator,
 ) -> None:
     if not isinstance(table, dict):
-        problems.append(PackProblem("sets", "must be a table of NAME = [values]", file))
+        problems.add(PackProblem("sets", "must be a table of NAME = [values]", file))
         return
     for set_name, values in table.items():
         message = ""
@@ -440,57 +433,57 @@ def _collect_sets(
         else:
             sets[set_name] = tuple(values)
             continue
-        problems.append(PackProblem(f"set {set_name}", message, file, where.line(file, f"set {set_name}")))
+        problems.add(PackProblem(f"set {set_name}", message, file, where.line(file, f"set {set_name}")))
         if message != "declared twice":
             where.broken.add(set_name)
 
 
 def _collect_acknowledged(
-    table: Any, file: str, acknowledged: dict[str, tuple[str, ...]], problems: list[PackProblem]
+    table: Any, file: str, acknowledged: dict[str, tuple[str, ...]], problems: Collector[PackProblem]
 ) -> None:
     """`[lint.acknowledged]`: subject = ["CODE: reason", ...]. Whether each entry is well formed
     and still matches a finding is lint's business (CS161-CS163); here only the shape."""
     if not isinstance(table, dict) or set(table) - {"acknowledged"}:
-        problems.append(PackProblem("lint", "must be a table with only [lint.acknowledged]", file))
+        problems.add(PackProblem("lint", "must be a table with only [lint.acknowledged]", file))
         return
     entries = table.get("acknowledged", {})
     if not isinstance(entries, dict):
-        problems.append(PackProblem("lint.acknowledged", "must be a table of SUBJECT = [entries]", file))
+        problems.add(PackProblem("lint.acknowledged", "must be a table of SUBJECT = [entries]", file))
         return
     for subject, items in entries.items():
         if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
-            problems.append(PackProblem(f"lint.acknowledged {subject}", "must be a list of strings", file))
+            problems.add(PackProblem(f"lint.acknowledged {subject}", "must be a list of strings", file))
         elif subject in acknowledged:
-            problems.append(PackProblem(f"lint.acknowledged {subject}", "acknowledged twice", file))
+            problems.add(PackProblem(f"lint.acknowledged {subject}", "acknowledged twice", file))
         else:
             acknowledged[subject] = tuple(items)
 
 
 def _collect_fields(
-    table: Any, file: str, fields: dict[str, Field], problems: list[PackProblem], where_is: _Locator
+    table: Any, file: str, fields: dict[str, Field], problems: Collector[PackProblem], where_is: _Locator
 ) -> None:
     if not isinstance(table, dict):
-        problems.append(PackProblem("field", "must be a table of [field.NAME] tables", file))
+        problems.add(PackProblem("field", "must be a table of [field.NAME] tables", file))
         return
     for field_name, body in table.items():
         where = f"field {field_name}"
         if not _FIELD_NAME.match(field_name):
-            problems.append(PackProblem(where, "field names are identifiers", file))
+            problems.add(PackProblem(where, "field names are identifiers", file))
             continue
         if field_name in fields:
-            problems.append(PackProblem(where, f"declared twice (first in {fields[field_name].file})", file))
+            problems.add(PackProblem(where, f"declared twice (first in {fields[field_name].file})", file))
             continue
         if not isinstance(body, dict):
-            problems.append(PackProblem(where, "must be a table", file))
+            problems.add(PackProblem(where, "must be a table", file))
             continue
         try:
             field = Field.model_validate({**body, "name": field_name, "file": file})
         except RecordInvalid as exc:
             text, key = _validation_text(exc, Field)
-            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
+            problems.add(PackProblem(where, text, file, where_is.line(file, where, key)))
             where_is.broken.add(field_name)
             continue
-        problems += [PackProblem(where, msg, file) for msg in _domain_problems(field)]
+        problems.add(*(PackProblem(where, msg, file) for msg in _domain_problems(field)))
         fields[field_name] = field
 
 
@@ -528,27 +521,27 @@ def _domain_problems(field: Field) -> list[str]:
 
 
 def _collect(
-    items: Any, model: type[Any], what: str, file: str, problems: list[PackProblem], where_is: _Locator
+    items: Any, model: type[Any], what: str, file: str, problems: Collector[PackProblem], where_is: _Locator
 ) -> list[Any]:
     if not isinstance(items, list):
-        problems.append(PackProblem(what, f"use [[{what}]] entries", file))
+        problems.add(PackProblem(what, f"use [[{what}]] entries", file))
         return []
     out = []
     for index, body in enumerate(items):
         label = body.get("id", f"#{index + 1}") if isinstance(body, dict) else f"#{index + 1}"
         where = f"{what} {label}"
         if not isinstance(body, dict):
-            problems.append(PackProblem(where, "must be a table", file))
+            problems.add(PackProblem(where, "must be a table", file))
             continue
         try:
             item = model.model_validate({**body, "file": file})
         except RecordInvalid as exc:
             text, key = _validation_text(exc, model)
-            problems.append(PackProblem(where, text, file, where_is.line(file, where, key)))
+            problems.add(PackProblem(where, text, file, where_is.line(file, where, key)))
             continue
         for attr in ("because", "source"):
             if not getattr(item, attr).strip():
-                problems.append(PackProblem(where, f"`{attr}` is empty", file))
+                problems.add(PackProblem(where, f"`{attr}` is empty", file))
         out.append(item)
     return out
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.errors import PackError, PackProblem
+from solver.errors import Collector, PackProblem, pack_problems
 from solver.model import Field, Pack, Scalar
 
 __all__ = ["ModelConfigMap", "check_model_config_map", "compile_model_config_map"]
@@ -99,9 +99,9 @@ _COMPILED: Lru[str, ModelConfigMap] = Lru(PACKS_KEPT)  # by pack digest
 
 def check_model_config_map(pack: Pack) -> list[PackProblem]:
     """Every problem in the pack's `[model_config]` table (empty when it is usable)."""
-    problems: list[PackProblem] = []
+    problems = pack_problems(pack.name)
     _compile(pack, problems)
-    return problems
+    return problems.problems
 
 
 def compile_model_config_map(pack: Pack) -> ModelConfigMap:
@@ -109,21 +109,20 @@ def compile_model_config_map(pack: Pack) -> ModelConfigMap:
     found = _COMPILED.get(pack.digest) if pack.digest else None
     if found is not None:
         return found
-    problems: list[PackProblem] = []
+    problems = pack_problems(pack.name)
     compiled = _compile(pack, problems)
-    if problems:
-        raise PackError(problems, pack.name)
+    problems.check()
     if pack.digest:
         _COMPILED.put(pack.digest, compiled)
     return compiled
 
 
-def _compile(pack: Pack, problems: list[PackProblem]) -> ModelConfigMap:
+def _compile(pack: Pack, problems: Collector[PackProblem]) -> ModelConfigMap:
     raw = pack.model_config_map
     where = "model_config"
 
     def bad(place: str, message: str) -> None:
-        problems.append(PackProblem(place, message))
+        problems.add(PackProblem(place, message))
 
     for key in raw:
         if key not in _TOP_KEYS:

@@ -123,6 +123,16 @@ def rule_rings(
                     frontier.append(other)
 
 
+# An empty hint: a search given it tries a depth-first descent with forward checking on each
+# group before the search that keeps arc consistency (with no hint it goes straight there, the
+# better order for a refutation). For a question that is mostly satisfiable (a group of a
+# conflict's request with no conflict in it, a diagnosis that works) the descent is the cheaper
+# proof: on the 5,000-field synthetic pack's impossible request, the minimal conflict 2.8 ->
+# 0.6 s CPU and the diagnoses 1.1 -> 0.5 s (one group of ~5,000 fields, solved by a descent of
+# one step per field where the arc-consistent search took ~5,000 steps at several times the cost).
+_SAT: Mapping[str, Scalar] = {}
+
+
 def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]:
     """Groups of rules that interact (share a free field); each group is checked on its own.
 
@@ -247,7 +257,8 @@ def minimal_conflict(
     """A minimal set of pins and rules that cannot hold together, or None if the pins are fine."""
     values = {name: pin.value for name, pin in pins.items()}
     for group in _components(cp, values):
-        if cp.solve(values, rules=group, task=task) is not None:
+        # (`hint={}`: try a descent before the search that keeps arc consistency, see `_SAT`)
+        if cp.solve(values, rules=group, task=task, hint=_SAT) is not None:
             continue
         read = {name for rid in group for name in cp.rules[rid].fields}
         items = [Item("rule", rid) for rid in group]
@@ -298,7 +309,10 @@ def minimal_reason(
         if found is not None:
             break
     if found is not None:
-        culprits = [Item("rule", rid) for rid in cp.rule_ids if ("rule", rid) in found]
+        # (in pack order, without a pass over every rule of the pack per explained value)
+        order = cp.rule_index
+        named = sorted((n for kind, n in found if kind == "rule" and n in order), key=order.__getitem__)
+        culprits = [Item("rule", rid) for rid in named]
         suspects = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if ("pin", n) in found]
         suspects.sort(key=lambda it: _pin_rank(it.source))
         return quickxplain(_oracle(cp, background, task, checks), culprits + suspects)
@@ -385,7 +399,7 @@ def diagnoses(
                         break
                     added += 1
             else:
-                if cp.search(base, task=task) is not None:
+                if cp.search(base, task=task, hint=_SAT) is not None:
                     found.append(combo)
             for _ in range(added):
                 base.undo()

@@ -210,7 +210,7 @@ def _decide(
             chain, pref = plan.chain(name, decided)
             log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
             found = _first_working(plan, state, witness, name, chain, current)
-            replacing = plan.replacements(name, decided, chain[0]) if found is None else None
+            replacing = plan.replacements(name, decided, chain[0], values) if found is None else None
             if replacing is not None:  # the launcher's own override of its default
                 if not replacing:
                     replacing = plan.ranking(name, decided)[0]
@@ -323,6 +323,8 @@ def apply_adjustments(
             pin = pins.get(target)
             if pin is None or pin.source != "user":
                 continue
+            if rule.typed_only and not plan.when_given(rule, _given(pins)):
+                continue
             given = {n: v for n, v in given_all.items() if n != target}
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
@@ -350,6 +352,12 @@ def apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
+
+
+def _given(pins: Mapping[str, Pin]) -> set[str]:
+    """The fields the request gives (not the launcher's defaults or assumed facts that
+    `launcher_view` adds)."""
+    return {n for n, p in pins.items() if p.source not in ("launcher-default", "assumed")}
 
 
 def follows_chain(spec: Field, predict: bool) -> bool:

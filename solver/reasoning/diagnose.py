@@ -20,6 +20,7 @@ from typing import Any
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import widened
+from solver.engine.state import State
 from solver.engine.supports import Supports, supports_for
 from solver.engine.tracing import traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
@@ -111,16 +112,23 @@ def repairs(
     candidates: list[tuple[tuple[int, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
-        auto = _try_resolve(plan, base)
+        # (Only values are read: no departures, half of a verification on a large pack.)
+        auto = _try_resolve(plan, base, departures=False)
         if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
         # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
         given = {n: p.value for n, p in base.items()}
         open_to = _Options(cp, given, "looking for repairs")
+        witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
         for name in diagnosis:
             ranked, _ = plan.ranking(name, auto or given)
-            alternatives[name] = [v for v in ranked if open_to.witness(name, v, auto) is not None]
+            alternatives[name] = []
+            for v in ranked:
+                proof = open_to.witness(name, v, auto)
+                if proof is not None:
+                    alternatives[name].append(v)
+                    witnesses[name, v] = proof
         if tier == "user" and auto is not None:
             candidates.append(
                 (
@@ -142,7 +150,10 @@ def repairs(
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
             values = _try_resolve(
-                plan, {**base, name: Pin(field=name, value=value, source=pins[name].source)}
+                plan,
+                {**base, name: Pin(field=name, value=value, source=pins[name].source)},
+                witness=witnesses[name, value],
+                departures=False,
             )
             if values is None:
                 continue
@@ -199,11 +210,10 @@ class _Options:
             and len(near) == len(base)
             and all(near[n] in values for n, values in base.items())
         )
-        if not self.state.fix(name, value):
-            # Propagating the value refutes it (in place and taken back: no copy of the state);
-            # cheaper than a mend that cannot work, which was most of a platform's choices.
+        if _refutes(self.state, name, value):
+            # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
+            # which was most of a platform's choices.
             return None
-        self.state.undo()
         if solves and near is not None:
             mended = self.cp.mend(self.state, near, name, value)
             if mended is not None:
@@ -258,6 +268,17 @@ def _sweep(
                     proven[other].add(walk[other])
     supports.add(walk)
     return proven
+
+
+def _refutes(state: State, name: str, value: Scalar) -> bool:
+    """Whether propagating `name = value` in `state` (in place, taken back), then one step past
+    it (`State.dead_end`), proves that no solution of the state has it."""
+    changed: list[str] = []
+    if not state.fix(name, value, changed):
+        return True
+    dead = state.dead_end(changed)
+    state.undo()
+    return dead
 
 
 def _search_start(
@@ -392,11 +413,26 @@ def chain_failure(
 _SET_TRIALS = 8
 
 
-def _try_resolve(plan: Plan, pins: Mapping[str, Pin], *, predict: bool = False) -> dict[str, Scalar] | None:
-    """Verify a repair by resolving it; None when it does not resolve."""
+def _try_resolve(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    *,
+    predict: bool = False,
+    witness: Mapping[str, Scalar] | None = None,
+    departures: bool = True,
+) -> dict[str, Scalar] | None:
+    """Verify a repair by resolving it; None when it does not resolve. Only the values are
+    read: `departures=False` leaves out the launcher's own picks (a second pass of decisions);
+    `witness`: a solution of `pins` already found (it spares the first search)."""
     try:
         res = resolve_unexplained(
-            plan.pack, pins, reasons=False, predict=predict, budget=plan.compiled.budget
+            plan.pack,
+            pins,
+            reasons=False,
+            predict=predict,
+            budget=plan.compiled.budget,
+            departures=departures,
+            witness=witness,
         )
     except (Unsatisfiable, InvalidInput):
         return None

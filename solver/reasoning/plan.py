@@ -9,7 +9,7 @@ latest few plans (widened packs come and go).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -209,20 +209,31 @@ class Plan:
                 self._chains[key] = found
         return list(found[0]), found[1]
 
-    def replacements(self, name: str, assigned: Mapping[str, Scalar], value: Scalar) -> list[Scalar] | None:
+    def replacements(
+        self, name: str, assigned: Mapping[str, Scalar], value: Scalar, given: Container[str] = ()
+    ) -> list[Scalar] | None:
         """What the launcher's own overrides (adjustment rules, SGLang's FORCE) put in place of
         its pick `value` when that breaks one of them given `assigned`: their `adjust_to`
         values in declaration order, `[]` when one names none (then: the best value that
-        works); None when no adjustment rule fires."""
+        works); None when no adjustment rule fires. A `typed_only` rule fires only when the
+        fields its `when` reads are `given` (in the request)."""
         adjusters = self._adjusters.get(name)
         if adjusters is None:
             adjusters = self._adjusters[name] = tuple(r for r in self.pack.rules if r.adjusts == name)
         out: list[Scalar] | None = None
         for rule in adjusters:
+            if rule.typed_only and not self.when_given(rule, given):
+                continue
             if self.compiled.rules[rule.id].condition.partial({**assigned, name: value}) is False:
                 out = out or []
                 out += [v for v in rule.adjust_to if v not in out]
         return out
+
+    def when_given(self, rule: Rule, given: Container[str]) -> bool:
+        """Whether every field `rule`'s `when` reads is in `given` (a `typed_only` adjustment
+        reads the request as given, never a decision)."""
+        cond = semantics(self.pack).whens.get(rule.id)
+        return cond is None or all(f in given for f in cond.fields)
 
     def _first_preference(
         self, name: str, assigned: Mapping[str, Scalar]

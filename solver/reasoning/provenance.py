@@ -315,10 +315,23 @@ def warnings_of(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecor
 
 
 def resolve_planned(
-    pack: Pack, plan: Plan, pins: Mapping[str, Pin], *, strict: bool, reasons: bool, predict: bool
+    pack: Pack,
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    *,
+    strict: bool,
+    reasons: bool,
+    predict: bool,
+    departures: bool = True,
+    witness: Mapping[str, Scalar] | None = None,
 ) -> Resolution:
     """Resolve validated pins of `pack` (already widened by them) with its `plan`: the
-    `Resolution`, or `RequestFails` / `ChainFailed` (data, explained one layer up)."""
+    `Resolution`, or `RequestFails` / `ChainFailed` (data, explained one layer up).
+
+    For a caller that reads only the values (a repair's verification): `departures=False`
+    leaves out the launcher's own picks (a second pass of decisions), and `witness`, a solution
+    of `pins` the caller already has, spares the first search. Neither changes a value: each
+    decision is the first ranked value that keeps the request solvable, whatever the witness."""
     cp = plan.compiled
     pins = dict(pins)
     adjustments: dict[str, tuple[Scalar, str]] = {}
@@ -326,11 +339,8 @@ def resolve_planned(
     # One check serves three purposes: whether adjustments are needed (only when the request as
     # given has no solution), whether it resolves, and the start of the greedy decisions.
     state = cp.start(values)
-    witness = (
-        cp.search(state, task="checking the request", hint=likely_values(plan, values, state))
-        if state is not None
-        else None
-    )
+    start = likely_values(plan, values, state) if witness is None and state is not None else witness
+    witness = cp.search(state, task="checking the request", hint=start) if state is not None else None
     if witness is None and not strict:
         pins, adjustments = apply_adjustments(plan, pins)
         if adjustments:
@@ -352,9 +362,9 @@ def resolve_planned(
         name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
         for name in pack.fields
     }
-    departures: list[DepartureRecord] = []
-    if not predict:
-        departures = departures_of(plan, settled, strict, provenance)
+    departed: list[DepartureRecord] = []
+    if not predict and departures:
+        departed = departures_of(plan, settled, strict, provenance)
     return Resolution.model_construct(
         pack={"name": pack.name, "version": pack.version},
         values={name: solution[name] for name in pack.fields},
@@ -372,7 +382,7 @@ def resolve_planned(
         warnings=warnings_of(plan, solution),
         mode="predict" if predict else "search",
         assumed=assumed_facts(plan, pins, solution, provenance),
-        departures=departures,
+        departures=departed,
     )
 
 
@@ -384,12 +394,23 @@ def resolve_unexplained(
     reasons: bool = True,
     predict: bool = False,
     budget: Budget | None = None,
+    departures: bool = True,
+    witness: Mapping[str, Scalar] | None = None,
 ) -> Resolution:
     """`resolve_pins` without explaining a failure: a bare `Unsatisfiable` (no conflict, no
-    repairs) when the request has no resolution."""
+    repairs) when the request has no resolution. `departures`, `witness`: see `resolve_planned`."""
     pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
     plan = plan_for(pack).within(budget)
     try:
-        return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict)
+        return resolve_planned(
+            pack,
+            plan,
+            pins,
+            strict=strict,
+            reasons=reasons,
+            predict=predict,
+            departures=departures,
+            witness=witness,
+        )
     except (ChainFailed, RequestFails):
         raise Unsatisfiable(bare_conflict()) from None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from solver.model import Pack, Pin, Scalar
+from solver.values import show
 
 __all__ = ["case_text", "save_case"]
 
@@ -41,10 +42,8 @@ def _string(text: str) -> str:
 
 
 def _literal(value: Scalar) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
+    if isinstance(value, int):  # booleans too: TOML spells them as `show` does
+        return show(value)
     return _string(str(value))
 
 

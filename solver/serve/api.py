@@ -25,17 +25,13 @@ from solver.model import Pack, Pin, Repair, Resolution, Scalar
 from solver.serve.reasons import ReasonWorker
 from solver.serve.requests import BadRequest, Request, parse_request
 from solver.serve.workers import PackProcess
+from solver.values import show as value_key  # how the page and JSON object keys spell a value
 
 __all__ = ["Configurator", "Listed", "find_repairs", "halves", "list_choices", "value_key"]
 
 CACHE_ENTRIES = 512
 MAX_CONFIG_BYTES = 512 * 1024
 _FACT_SOURCES = ("fact", "env", "model-config", "assumed", "detected")
-
-
-def value_key(value: Scalar) -> str:
-    """How the page and JSON object keys spell a value (`true`, `8`, `fa3`)."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 Values = tuple[tuple[str, Scalar], ...]

@@ -12,12 +12,9 @@ from typing import Any
 
 from solver.model import Field, Pack
 from solver.reasoning.resolution import Plan
+from solver.values import show as _key
 
 __all__ = ["describe"]
-
-
-def _key(value: Any) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _section(field: Field) -> str:

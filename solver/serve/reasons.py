@@ -13,14 +13,11 @@ from typing import Any
 
 from solver.model import Pack, Scalar
 from solver.serve.workers import PackProcess
+from solver.values import show as _key
 
 __all__ = ["ReasonWorker", "excluded_reasons"]
 
 Values = tuple[tuple[str, Scalar], ...]
-
-
-def _key(value: Scalar) -> str:
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def excluded_reasons(pack: Pack, values: Values) -> dict[str, dict[str, Any]]:

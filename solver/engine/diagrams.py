@@ -1,0 +1,417 @@
+"""Exact counting over rule diagrams (`DiagramCounter`), what `confsolve count` uses on packs of
+up to a few hundred fields; `solver.engine.modelcounter` stays the counter of lint and diff
+(projected counts, extra checks) and of packs too large to compile here.
+
+Each hard rule is compiled once per pack into a reduced multi-valued decision diagram over its own
+fields (`Diagrams`: nodes hash-consed in one table, so equal functions are one node id), in one
+global field order: the reverse of a min-fill elimination order of the rules' primal graph, which
+puts the fields that tie the pack together (platform, GPU, model, attention backends) first.
+A count is a search that records nothing but counts: a component is the set of rule residuals
+(diagram nodes) still open, and its count is cached under that set, which is canonical (two
+branches that leave the same rules saying the same things share one entry, whatever values led
+there; d4's "decision-DNNF with component caching", with residuals that cost a dict lookup).
+It branches on a field a one-field residual forces, else on the first field of the order the
+component reads; after each branch the residuals split into independent components again.
+
+Measured (benchmarks/README.md "Count", CPU at load 7-8): cuda + sm100 + DeepSeek-V3 0.11 s
+where `ModelCounter` (condition evaluation in the search) needs 2.8 s; `platform=cuda` 6.2 s and
+the whole SGLang pack 14.5 s, which `ModelCounter` does not finish; the rules compile in 0.08 s.
+
+Imports the standard library, `solver.engine.countlimit` and `solver.pack.expr` (the condition
+language: a rule's leaves are parsed by it).
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
+from solver.pack.expr import Condition
+
+if TYPE_CHECKING:
+    from solver.model import Field, Scalar
+
+__all__ = ["DiagramCounter", "Diagrams", "TooLarge", "elimination_order"]
+
+# Expansion steps (condition evaluations) a diagram may take before the pack is left to
+# `ModelCounter` (`TooLarge`): a whole condition (one without text) of the SGLang pack takes up to
+# ~1 million; a leaf of one built from text (a comparison over one to three fields) a few dozen,
+# so a leaf gets far less: a hostile product of wide fields stops within ~0.5 s.
+RULE_EXPANSION_BUDGET = 4_000_000
+LEAF_EXPANSION_BUDGET = 200_000
+# Fields beyond which the pack is not compiled (min-fill is quadratic and not metered: 0.8 s at
+# 200 synthetic fields, 3.1 s at 300): bigger packs, the synthetic ones of thousands of fields
+# among them, are counted by `ModelCounter`, whose bounds benchmarks/hostile.py pins.
+MAX_FIELDS = 200
+# Component counts kept per counter; past it the table is emptied (entries are pure functions of
+# their keys, so only time is lost). ~0.5 KB each.
+CACHE_ENTRIES = 2_000_000
+
+
+class TooLarge(Exception):
+    """The pack is not compiled here: a rule's diagram, or the pack, is past the budget."""
+
+
+def elimination_order(domains: Mapping[str, Sequence[Any]], scopes: Sequence[Sequence[str]]) -> list[str]:
+    """A min-fill elimination order of the primal graph (fields linked when a scope holds both).
+
+    Ties go to the field with the fewest rules per value, then to the earlier field: the last
+    dozen fields eliminated form one clique, which min-fill leaves in any order, and the count
+    branches on them first. Measured on the SGLang pack (CPU, load 4-5): ties by neighbours
+    then position, 6.1 s for cuda + sm90, 52 s for `platform=cuda`; by rules per value 1.4 s
+    and 6.3 s (random tie-breaks ranged from 0.9 to 10.6 s on cuda + sm90)."""
+    links: dict[str, set[str]] = {name: set() for name in domains}
+    uses: dict[str, int] = dict.fromkeys(domains, 0)
+    for scope in scopes:
+        for name in scope:
+            links[name].update(n for n in scope if n != name)
+            uses[name] += 1
+    rank = {name: (uses[name] / max(len(domains[name]), 1), at) for at, name in enumerate(domains)}
+    order: list[str] = []
+
+    def fill(name: str) -> int:
+        near = list(links[name])
+        return sum(1 for i, a in enumerate(near) for b in near[i + 1 :] if b not in links[a])
+
+    while links:
+        name = min(links, key=lambda n: (fill(n), rank[n]))
+        near = links.pop(name)
+        for other in near:
+            links[other].discard(name)
+            links[other] |= near - {other}
+        order.append(name)
+    return order
+
+
+class Diagrams:
+    """Reduced multi-valued decision diagrams over `order`, hash-consed: node 0 is false, 1 true;
+    any other node is (level, one child per value of that level's field), never with all children
+    equal, so a node id stands for one function and `support` is exactly the fields it reads."""
+
+    def __init__(self, order: Sequence[str], domains: Mapping[str, Sequence[Any]]) -> None:
+        self.order = list(order)
+        self.level = {name: at for at, name in enumerate(self.order)}
+        self.domains = [tuple(domains[name]) for name in self.order]
+        bottom = len(self.order)
+        self.nodes: list[tuple[int, tuple[int, ...]]] = [(bottom, ()), (bottom, ())]
+        self.support: list[int] = [0, 0]  # per node, the levels it reads as bits
+        self._unique: dict[tuple[int, tuple[int, ...]], int] = {}
+        self._restricted: dict[tuple[int, int, int], int] = {}
+        self._applied: dict[tuple[str, int, int], int] = {}
+        self.lock = threading.Lock()  # node ids are handed out one at a time
+
+    def node(self, level: int, kids: tuple[int, ...]) -> int:
+        first = kids[0]
+        if all(k == first for k in kids):
+            return first
+        key = (level, kids)
+        found = self._unique.get(key)
+        if found is None:
+            found = self._unique[key] = len(self.nodes)
+            self.nodes.append(key)
+            bits = 1 << level
+            for kid in set(kids):
+                bits |= self.support[kid]
+            self.support.append(bits)
+        return found
+
+    def restrict(self, u: int, level: int, index: int) -> int:
+        """`u` with the field at `level` fixed to its `index`-th value."""
+        at, kids = self.nodes[u]
+        if at == level:
+            return kids[index]
+        if not (self.support[u] >> level) & 1:
+            return u
+        key = (u, level, index)
+        found = self._restricted.get(key)
+        if found is None:
+            found = self._restricted[key] = self.node(
+                at, tuple([self.restrict(k, level, index) for k in kids])
+            )
+        return found
+
+    def unary(self, name: str, keep: Sequence[bool]) -> int:
+        """The one-field function true on the values `keep` marks."""
+        return self.node(self.level[name], tuple(int(k) for k in keep))
+
+    def rule(self, check: Condition, budget: int = RULE_EXPANSION_BUDGET) -> int:
+        """The diagram of `check`: its fields expanded in the global order, cut short wherever
+        the check's three-valued evaluation already decides (raises `TooLarge` past `budget`)."""
+        fields = check.fields
+        order = sorted(fields, key=self.level.__getitem__)
+        at_arg = [fields.index(name) for name in order]
+        levels = [self.level[name] for name in order]
+        holds, partial, three_valued = check.holds, check.partial, check.three_valued
+        known: dict[str, Any] = {}
+        row: list[Any] = [None] * len(fields)
+        spent = 0
+
+        def expand(depth: int) -> int:
+            nonlocal spent
+            spent += 1
+            if spent > budget:
+                raise TooLarge(f"a rule over {', '.join(fields)} has too many combinations to compile")
+            if three_valued and depth:
+                verdict = partial(known)
+                if verdict is not None:
+                    return int(verdict)
+            if depth == len(order):
+                return int(bool(holds(tuple(row))))
+            name, level, arg = order[depth], levels[depth], at_arg[depth]
+            kids = []
+            for value in self.domains[level]:
+                known[name] = value
+                row[arg] = value
+                kids.append(expand(depth + 1))
+            del known[name]
+            return self.node(level, tuple(kids))
+
+        return expand(0)
+
+    def apply(self, op: str, u: int, v: int) -> int:
+        """`u and v` / `u or v` (`op` "and" / "or"), memoised."""
+        absorbing, neutral = (0, 1) if op == "and" else (1, 0)
+        if u == absorbing or v == absorbing:
+            return absorbing
+        if u in (neutral, v):
+            return v
+        if v == neutral:
+            return u
+        if u > v:
+            u, v = v, u
+        key = (op, u, v)
+        found = self._applied.get(key)
+        if found is None:
+            (lu, ku), (lv, kv) = self.nodes[u], self.nodes[v]
+            if lu == lv:
+                kids = [self.apply(op, a, b) for a, b in zip(ku, kv, strict=True)]
+            elif lu < lv:
+                kids = [self.apply(op, a, v) for a in ku]
+            else:
+                kids = [self.apply(op, u, b) for b in kv]
+            found = self._applied[key] = self.node(min(lu, lv), tuple(kids))
+        return found
+
+    def negate(self, u: int) -> int:
+        if u < 2:
+            return 1 - u
+        found = self._applied.get(("not", u, u))
+        if found is None:
+            level, kids = self.nodes[u]
+            found = self._applied[("not", u, u)] = self.node(level, tuple(self.negate(k) for k in kids))
+        return found
+
+    def condition(
+        self, cond: Condition, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]
+    ) -> int:
+        """The diagram of a parsed condition built from its text: each comparison (or other
+        leaf) is parsed alone by the condition language and expanded over its own one or two
+        fields, and `and` / `or` / `not` combine them (a rule over four 25-valued fields costs
+        its leaves, not 25^4 evaluations). A condition without text is expanded as a whole."""
+        if not cond.text:
+            return self.rule(cond)
+        import ast
+
+        from solver.pack.expr import parse
+
+        def build(node: ast.expr) -> int:
+            if isinstance(node, ast.BoolOp):
+                parts = [build(v) for v in node.values]
+                op = "and" if isinstance(node.op, ast.And) else "or"
+                out = parts[0]
+                for part in parts[1:]:
+                    out = self.apply(op, out, part)
+                return out
+            if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                return self.negate(build(node.operand))
+            return self.rule(parse(ast.unparse(node), fields, sets), LEAF_EXPANSION_BUDGET)
+
+        return build(ast.parse(cond.text, mode="eval").body)
+
+
+class DiagramCounter:
+    """Counts the assignments of `domains` that satisfy every check, as `ModelCounter.count` does
+    (same pins, limit, bounds when cut short); raises `TooLarge` when the pack is not compiled."""
+
+    def __init__(
+        self,
+        domains: Mapping[str, Sequence[Any]],
+        checks: Sequence[Condition],
+        *,
+        fields: Mapping[str, Field] | None = None,
+        sets: Mapping[str, Sequence[Scalar]] | None = None,
+    ) -> None:
+        if len(domains) > MAX_FIELDS:
+            raise TooLarge(f"{len(domains)} fields")
+        order = elimination_order(domains, [c.fields for c in checks])
+        order.reverse()  # the fields eliminated last tie the most together: branch on them first
+        self.diagrams = Diagrams(order, domains)
+        dd = self.diagrams
+        if fields is None:
+            self.roots = [dd.rule(check) for check in checks]
+        else:
+            self.roots = [dd.condition(check, fields, sets or {}) for check in checks]
+        self.sizes = [len(d) for d in self.diagrams.domains]
+        self._cache: dict[tuple[int, ...], int] = {}
+        self._forced: dict[int, bool] = {}
+        self._meter = StepMeter(Limit())
+        self.steps = 0
+
+    def fresh(self) -> DiagramCounter:
+        """A counter over the same compiled rules with no component counts kept (what one
+        `count` call uses: its steps and budget do not depend on what was counted before)."""
+        other = copy.copy(self)
+        other._cache = {}
+        other.steps = 0
+        return other
+
+    def count(
+        self,
+        pins: Mapping[str, Any] | None = None,
+        *,
+        limit: Limit | None = None,
+        progress: Progress | None = None,
+    ) -> int:
+        """The number of assignments that keep `pins` and satisfy every check.
+
+        Raises `CountLimitReached` when `limit` runs out, with exact `lower` and `upper` bounds."""
+        with self.diagrams.lock:  # one count at a time: the meter and the tables are shared
+            return self._count(pins, limit, progress)
+
+    def _count(self, pins: Mapping[str, Any] | None, limit: Limit | None, progress: Progress | None) -> int:
+        dd = self.diagrams
+        residuals = [u for u in self.roots if u != 1]
+        for name, pin in (pins or {}).items():
+            keep = [v == pin and type(v) is type(pin) for v in dd.domains[dd.level[name]]]
+            residuals.append(dd.unary(name, keep))
+        self._meter = StepMeter(limit or Limit(), progress)
+        if len(self._cache) > CACHE_ENTRIES:
+            self._cache.clear()
+        try:
+            if 0 in residuals:
+                return 0
+            return self._product(self._split(residuals), (1 << len(self.sizes)) - 1)
+        finally:
+            self.steps += self._meter.steps
+
+    # -- the search ------------------------------------------------------------------------
+    def _span(self, bits: int) -> int:
+        """Every combination of the fields in `bits` (an upper bound of their count)."""
+        total = 1
+        while bits:
+            low = bits & -bits
+            total *= self.sizes[low.bit_length() - 1]
+            bits ^= low
+        return total
+
+    def _split(self, residuals: list[int], base: dict[int, list[int]] | None = None) -> dict[int, list[int]]:
+        """The residuals grouped into independent components (fields read -> residuals), joined
+        to the components `base` already holds (whose lists are left as they are)."""
+        support = self.diagrams.support
+        groups: dict[int, list[int]] = {}
+        for u in residuals:
+            bits = support[u]
+            members = groups.get(bits)
+            if members is not None:  # most residuals read what another already reads
+                members.append(u)
+                continue
+            members = [u]
+            for other in [g for g in groups if g & bits]:
+                members += groups.pop(other)
+                bits |= other
+            groups[bits] = members
+        if not base:
+            return groups
+        read = 0
+        for bits in groups:
+            read |= bits
+        joined = dict(base)
+        for bits in [b for b in base if b & read]:  # the others stay as they are
+            members = list(joined.pop(bits))
+            for other in [g for g in groups if g & bits]:
+                members += groups.pop(other)
+                bits |= other
+            groups[bits] = members
+        joined.update(groups)
+        return joined
+
+    def _product(self, components: dict[int, list[int]], fields: int) -> int:
+        """The count of independent `components` (`_split`) over the fields `fields` (those no
+        residual reads are free)."""
+        groups = list(components.items())
+        read = 0
+        for bits, _ in groups:
+            read |= bits
+        total = self._span(fields & ~read)
+        for at, (bits, members) in enumerate(groups):
+            try:
+                sub = self._component(members, bits)
+            except CountLimitReached as stop:
+                lower, upper = (0, self._span(bits)) if stop.upper is None else (stop.lower, stop.upper)
+                rest = 1
+                for other, _ in groups[at + 1 :]:
+                    rest *= self._span(other)
+                last = at == len(groups) - 1
+                raise stop.bounded(total * lower if last else 0, total * upper * rest) from None
+            if sub == 0:
+                return 0
+            total *= sub
+        return total
+
+    def _choose(self, residuals: list[int], fields: int) -> int:
+        """A field a one-field residual pins to one value, else the first field of the order."""
+        support, nodes, forced = self.diagrams.support, self.diagrams.nodes, self._forced
+        for u in residuals:
+            bits = support[u]
+            if not bits & (bits - 1):
+                one = forced.get(u)
+                if one is None:
+                    one = forced[u] = sum(1 for k in nodes[u][1] if k) == 1
+                if one:
+                    return bits.bit_length() - 1
+        return (fields & -fields).bit_length() - 1
+
+    def _component(self, residuals: list[int], fields: int) -> int:
+        key = tuple(sorted(set(residuals)))  # a quarter of a frozenset's memory
+        found = self._cache.get(key)
+        if found is not None:
+            return found
+        dd = self.diagrams
+        support = dd.support
+        level = self._choose(residuals, fields)
+        bit = 1 << level
+        rest = fields & ~bit
+        nodes, restrict = dd.nodes, dd.restrict
+        rows = [nodes[u][1] for u in residuals if nodes[u][0] == level]  # branch at their top
+        deep = [u for u in residuals if nodes[u][0] != level and support[u] & bit]
+        apart = self._split([u for u in residuals if not support[u] & bit])  # the same for every value
+        cost = 1 + fields.bit_count() // FIELDS_PER_STEP  # by size, as ModelCounter's branches
+        total = 0
+        size = self.sizes[level]
+        counted: dict[tuple[int, ...], int] = {}  # values that leave the same residuals count alike
+        for index in range(size):
+            try:
+                self._meter.tick(cost)
+                kids = [row[index] for row in rows]
+                if deep:
+                    kids += [restrict(u, level, index) for u in deep]
+                if 0 in kids:
+                    continue
+                same = tuple(kids)
+                found = counted.get(same)
+                if found is None:
+                    found = counted[same] = self._product(
+                        self._split([k for k in kids if k != 1], apart), rest
+                    )
+                total += found
+            except CountLimitReached as stop:
+                # Exact so far: the values counted, the bounds of the one cut short (every
+                # combination if it had not started), and every combination for each value left.
+                lower, upper = (0, self._span(rest)) if stop.upper is None else (stop.lower, stop.upper)
+                left = self._span(rest) * (size - index - 1)
+                raise stop.bounded(total + lower, total + upper + left) from None
+        self._cache[key] = total
+        return total

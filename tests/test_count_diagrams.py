@@ -1,0 +1,133 @@
+"""Laws of the diagram counter (`solver.engine.diagrams`), what `confsolve count` uses: its counts
+equal brute force (fields sharing one domain, pins, splits, one counter asked in turn), a rule's
+diagram built from its text is the diagram of its whole condition, and `count` falls back to
+`ModelCounter` where the pack is not compiled. The laws of `count` itself (tests/test_count.py)
+run through it too."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping
+
+import pytest
+from generated import Oracle, packs
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver import load_pack
+from solver.engine import count as count_module
+from solver.engine.count import ModelCounter, count, pack_checks
+from solver.engine.csp import compile_pack
+from solver.engine.diagrams import DiagramCounter, Diagrams, TooLarge, elimination_order
+from solver.pack.expr import Condition
+
+FEW = settings(
+    max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]
+)
+SHARED = (0, 1, 2)
+NAMES = ("w", "x", "y", "z")
+
+
+@st.composite
+def shared_domain_checks(draw: st.DrawFn) -> list[Condition]:
+    """Two to five rules over two to four of four fields that share one domain, each an arbitrary
+    truth table (not symmetric in its fields), in the order drawn (not the diagram's order)."""
+    checks = []
+    for _ in range(draw(st.integers(2, 5))):
+        fields = tuple(draw(st.permutations(NAMES))[: draw(st.integers(2, 4))])
+        rows = list(itertools.product(SHARED, repeat=len(fields)))
+        true = draw(st.lists(st.booleans(), min_size=len(rows), max_size=len(rows)))
+        table = dict(zip(rows, true, strict=True))
+        checks.append(Condition.over(fields, lambda v, t=table: t[tuple(v)]))
+    return checks
+
+
+def brute(checks: list[Condition], pins: Mapping[str, int]) -> int:
+    rows = (dict(zip(NAMES, row, strict=True)) for row in itertools.product(SHARED, repeat=len(NAMES)))
+    return sum(
+        1
+        for r in rows
+        if all(r[n] == v for n, v in pins.items()) and all(c.holds([r[f] for f in c.fields]) for c in checks)
+    )
+
+
+@pytest.mark.property
+@FEW
+@given(checks=shared_domain_checks())
+def test_diagram_counts_equal_brute_force_where_fields_share_a_domain(checks: list[Condition]) -> None:
+    """One diagram counter asked many queries in turn (its component counts shared between them)
+    gives the brute-force count for each, and so does a fresh one."""
+    counter = DiagramCounter(dict.fromkeys(NAMES, SHARED), checks)
+    queries = [{}, *({n: v} for n in NAMES for v in SHARED), {"w": 0, "x": 1}, {"y": 2, "z": 0, "w": 1}]
+    for pins in queries:
+        assert counter.count(pins) == brute(checks, pins), pins
+        assert counter.fresh().count(pins) == brute(checks, pins), pins
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_diagram_counts_equal_the_oracle_and_the_model_counter(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """On generated packs, under up to three pins: the diagram counter built from the rules'
+    text, the one built by expanding each whole condition, `ModelCounter` and brute force agree;
+    a split by any field adds up to the total."""
+    oracle = Oracle(spec)
+    names = list(oracle.domains)
+    cp = compile_pack(spec.pack)
+    checks = pack_checks(spec.pack)
+    from_text = DiagramCounter(cp.domains, checks, fields=spec.pack.fields, sets=spec.pack.sets)
+    expanded = DiagramCounter(cp.domains, checks)
+    chosen = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
+    pins = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in chosen}
+    exact = sum(1 for _ in oracle.solutions(pins))
+    assert (
+        from_text.count(pins) == expanded.count(pins) == ModelCounter(cp.domains, checks).count(pins) == exact
+    )
+    by = data.draw(st.sampled_from(names))
+    parts = [from_text.count({**pins, by: v}) for v in oracle.domains[by] if pins.get(by, v) == v]
+    assert sum(parts) == exact
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs())
+def test_a_rule_diagram_from_its_text_is_the_diagram_of_the_whole_condition(spec) -> None:  # type: ignore[no-untyped-def]
+    """Built leaf by leaf from the text (and, or, not) or by expanding the compiled condition,
+    every rule of a generated pack gets the same node (diagrams are canonical in one order)."""
+    cp = compile_pack(spec.pack)
+    dd = Diagrams(list(cp.domains), cp.domains)
+    for cond in pack_checks(spec.pack):
+        assert dd.condition(cond, spec.pack.fields, spec.pack.sets) == dd.rule(cond), cond.text
+
+
+def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
+    """The same for every hard rule of both shipped packs, in the counter's own order."""
+    for name in ("sglang", "vllm"):
+        pack = load_pack(name)
+        counter = DiagramCounter(
+            compile_pack(pack).domains, pack_checks(pack), fields=pack.fields, sets=pack.sets
+        )
+        dd = counter.diagrams
+        for cond, root in zip(pack_checks(pack), counter.roots, strict=True):
+            assert dd.rule(cond) == root, (name, cond.text)
+
+
+def test_the_order_puts_what_ties_the_pack_together_first() -> None:
+    """Min-fill eliminates the leaves of a star first and its centre last."""
+    domains = dict.fromkeys(["a", "hub", "b", "c", "d"], (1, 2))
+    order = elimination_order(domains, [("hub", "a"), ("hub", "b"), ("hub", "c"), ("c", "d")])
+    assert order.index("hub") > max(order.index("a"), order.index("b"), order.index("d"))
+
+
+def test_a_pack_too_large_to_compile_is_counted_by_the_model_counter(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past the field limit the diagram counter refuses, and `count` gives the same numbers
+    through `ModelCounter` (the 5,000-field synthetic packs take this path)."""
+    pack = load_pack(str(count_module.__file__).replace("solver/engine/count.py", "tests/fixtures/packs/toy"))
+    cp = compile_pack(pack)
+    expected = count(pack, {"gpu": "h100"}).count
+    monkeypatch.setattr("solver.engine.diagrams.MAX_FIELDS", 1)
+    with pytest.raises(TooLarge):
+        DiagramCounter(cp.domains, pack_checks(pack))
+    monkeypatch.setattr(count_module, "_COUNTERS", type(count_module._COUNTERS)(8))
+    assert isinstance(count_module._counter(pack), ModelCounter)
+    assert count(pack, {"gpu": "h100"}).count == expected
