@@ -41,7 +41,7 @@ QUICK_STEPS = 2000
 CASE_STEPS = 500
 RING_STEPS = 2000
 RING_STARTS = 4
-SEEN = 64
+SEEN = 1024
 RING_SHARE = 0.5
 MAX_CASES = 16
 CASE_EVALUATIONS = 4000
@@ -150,10 +150,6 @@ class PackOracle:
         9.6 s wall, the same findings)."""
         if local:
             found = self.repair(pins, rule_ids, extra)
-            if found is not None:
-                return found
-        else:
-            found = self.holding(pins, extra)
             if found is not None:
                 return found
         from solver.errors import SolverBudgetExceeded
@@ -377,24 +373,13 @@ class PackOracle:
                 return found
         return None
 
-    def holding(self, pins: Mapping[str, Scalar], extra: Sequence[Condition]) -> dict[str, Scalar] | None:
-        """One of the latest solutions of the whole pack that holds `pins` and `extra`, or None.
-
-        It is a solution of any subset of the rules: QuickXplain's questions over rules with no
-        or few pins (about half of them) need no search."""
-        for known in reversed(self.pool[-SEEN:]):
-            if all(known[n] == v and type(known[n]) is type(v) for n, v in pins.items()) and all(
-                c.holds(tuple(known[f] for f in c.fields)) for c in extra
-            ):
-                return known
-        return None
-
     def seen(self, test: Callable[[dict[str, Scalar]], bool]) -> bool:
         """Whether one of the latest solutions met passes `test` (False proves nothing).
 
-        Only the latest `SEEN`: the pool grows with the pack (about nine solutions a field),
-        and a scan of all of it per question made these checks grow as n^2; an older solution
-        is rarely the only one that passes, and the question then goes to `solve`."""
+        Only the latest `SEEN`: the pool grows with the pack (about nine solutions a field), and
+        a scan of all of it per question made these checks grow as n^2. Fewer (64, 256) cost the
+        SGLang pack 0.5 s more questions; an older solution is rarely the only one that passes,
+        and the question then goes to `solve`."""
         return any(test(w) for w in reversed(self.pool[-SEEN:]))
 
     def learn(self, solution: dict[str, Scalar]) -> None:
