@@ -13,9 +13,10 @@ there; d4's "decision-DNNF with component caching", with residuals that cost a d
 It branches on a field a one-field residual forces, else on the first field of the order the
 component reads; after each branch the residuals split into independent components again.
 
-Measured (benchmarks/README.md "Count", CPU at load 7-8): cuda + sm100 + DeepSeek-V3 0.11 s
-where `ModelCounter` (condition evaluation in the search) needs 2.8 s; `platform=cuda` 6.2 s and
-the whole SGLang pack 14.5 s, which `ModelCounter` does not finish; the rules compile in 0.08 s.
+Measured (benchmarks/README.md "Count", CPU at load 2): cuda + sm100 + DeepSeek-V3 0.11 s
+where `ModelCounter` (condition evaluation in the search) needs 2.55 s; `platform=cuda` 5.7 s and
+the whole SGLang pack 13.7 s, which `ModelCounter` does not finish in 60 s; the rules compile in
+0.07 s.
 
 Imports the standard library, `solver.engine.countlimit` and `solver.pack.expr` (the condition
 language: a rule's leaves are parsed by it).
