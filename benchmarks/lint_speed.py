@@ -126,8 +126,11 @@ def main() -> None:
             if args.save is not None:
                 args.save.mkdir(parents=True, exist_ok=True)
                 (args.save / f"{key}.json").write_text(json.dumps(doc, indent=1, sort_keys=True))
-            if args.compare is not None:
-                saved = json.loads((args.compare / f"{key}.json").read_text())
+            saved_path = None if args.compare is None else args.compare / f"{key}.json"
+            if saved_path is not None and not saved_path.exists():
+                print(f"    nothing saved in {saved_path} to compare with")
+            elif saved_path is not None:
+                saved = json.loads(saved_path.read_text())
                 if _comparable(saved) != _comparable(doc):
                     differ.append(name)
                     print(f"    DIFFERS from {args.compare / key}.json")

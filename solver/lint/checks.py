@@ -172,7 +172,7 @@ class _Linter(PackOracle):
         return found is None
 
     def check_when(self, rule_id: str, when: Condition, others: list[str] | None, kind: str) -> bool:
-        if any(when.evaluate(w) for w in self.pool):
+        if self.seen(when.evaluate):
             return False
         if self._constant(when, negate=False, ids=[rule_id]):
             self.add(
@@ -200,7 +200,7 @@ class _Linter(PackOracle):
         for pref in self.pack.preferences:
             when = self.sem.preferences.get(pref.id)
             target = pref.field
-            if when is not None and not any(when.evaluate(w) for w in self.pool):
+            if when is not None and not self.seen(when.evaluate):
                 found = self.solve({}, extra=[self.extra(when)], what=f"preference {pref.id}", ids=[pref.id])
                 if found is None:
                     core = self.reason({}, [self.extra(when)], list(self.cp.rule_ids))
@@ -244,7 +244,7 @@ class _Linter(PackOracle):
             earlier.setdefault(target, []).append((pref.id, when, pref.prefer))
 
     def _feasible_where(self, pref_id: str, target: str, value: Scalar, when: Condition | None) -> bool:
-        if any(w[target] == value and (when is None or when.evaluate(w)) for w in self.pool):
+        if self.seen(lambda w: w[target] == value and (when is None or when.evaluate(w))):
             return True
         extras = [self.extra(when)] if when is not None else []
         found = self.solve(
@@ -271,7 +271,7 @@ class _Linter(PackOracle):
         key = (when.text, other.text)
         if key in self._implied:
             return self._implied[key]
-        if any(when.evaluate(w) and not other.evaluate(w) for w in self.pool):
+        if self.seen(lambda w: when.evaluate(w) and not other.evaluate(w)):
             self._implied[key] = False
             return False
         from solver.pack.expr import Condition
