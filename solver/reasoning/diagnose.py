@@ -273,10 +273,11 @@ def _sweep(
 def _refutes(state: State, name: str, value: Scalar) -> bool:
     """Whether propagating `name = value` in `state` (in place, taken back), then one step past
     it (`State.dead_end`), proves that no solution of the state has it."""
-    changed: list[str] = []
-    if not state.fix(name, value, changed):
+    if not state.fix(name, value):
         return True
-    dead = state.dead_end(changed)
+    # The rules reading the value's own field only: over every field propagation narrowed it
+    # cost cold choices ~20 % (prepare_choices 192 -> 246 ms) for no further refutation measured.
+    dead = state.dead_end([name])
     state.undo()
     return dead
 
