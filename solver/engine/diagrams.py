@@ -209,14 +209,14 @@ class Diagrams:
         self, cond: Condition, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]
     ) -> int:
         """The diagram of a parsed condition built from its text: each comparison (or other
-        leaf) is parsed alone by the condition language and expanded over its own one or two
+        leaf) is compiled alone by the condition language and expanded over its own one or two
         fields, and `and` / `or` / `not` combine them (a rule over four 25-valued fields costs
         its leaves, not 25^4 evaluations). A condition without text is expanded as a whole."""
         if not cond.text:
             return self.rule(cond)
         import ast
 
-        from solver.pack.expr import parse
+        from solver.pack.expr import parse_node
 
         def build(node: ast.expr) -> int:
             if isinstance(node, ast.BoolOp):
@@ -228,7 +228,7 @@ class Diagrams:
                 return out
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 return self.negate(build(node.operand))
-            return self.rule(parse(ast.unparse(node), fields, sets), LEAF_EXPANSION_BUDGET)
+            return self.rule(parse_node(node, fields, sets), LEAF_EXPANSION_BUDGET)
 
         return build(ast.parse(cond.text, mode="eval").body)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from solver.model import Field, Scalar
 
-__all__ = ["MAX_DEPTH", "MAX_LENGTH", "Condition", "ExprError", "parse", "rule_condition"]
+__all__ = ["MAX_DEPTH", "MAX_LENGTH", "Condition", "ExprError", "parse", "parse_node", "rule_condition"]
 
 MAX_DEPTH = 32
 MAX_LENGTH = 4000
@@ -513,6 +513,15 @@ def _quote(text: str, limit: int = 200) -> str:
 def parse(text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]) -> Condition:
     """Parse and check one condition against the pack's fields and named sets."""
     return _build(text, [(text, _parse_tree(text))], fields, sets, "single")
+
+
+def parse_node(
+    node: ast.expr, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]
+) -> Condition:
+    """One node of a condition the pack's loader has already parsed and checked (a leaf under
+    `and` / `or` / `not`), compiled alone, without its text: turning it back into text with
+    `ast.unparse` to parse it again would recurse once per level (see `_quote`)."""
+    return _build("", [("", node)], fields, sets, "single")
 
 
 def rule_condition(
