@@ -78,7 +78,6 @@ class PackOracle:
 
         self.rng = random.Random(seed)
         self.repaired = 0
-        self.ringed = 0
         from solver.engine.count import ModelCounter, pack_checks
 
         # The exact search for the questions local repair cannot answer: satisfiability only
@@ -157,12 +156,9 @@ class PackOracle:
         self.solves += 1
         only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
         indices = [self.oracle_index(c) for c in extra]
-        conditions = list(extra)
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
-            return self.cp.solve(
-                pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=conditions
-            )
+            return self.cp.solve(pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=extra)
 
         def counter(steps: int) -> dict[str, Scalar] | None:
             def ask(limit: Limit) -> dict[str, Scalar] | None:
@@ -171,12 +167,11 @@ class PackOracle:
             return self.counted(self.oracle, ask, steps)
 
         if local:
-            found, refuted = self.around(pins, rule_ids, conditions, indices)
+            found, refuted = self.around(pins, rule_ids, extra, indices)
             if found is not None or refuted:
-                self.ringed += 1
                 return found
         if cases and extra:
-            found = self.by_cases(pins, rule_ids, conditions, extra)
+            found = self.by_cases(pins, rule_ids, extra)
             if found is not None:
                 return found
         # Two searches with different strengths: the engine's arc consistency, started from a
@@ -209,7 +204,7 @@ class PackOracle:
         self,
         pins: Mapping[str, Scalar],
         rule_ids: Sequence[str],
-        conditions: Sequence[Any],
+        conditions: Sequence[Condition],
         indices: Sequence[int],
     ) -> tuple[dict[str, Scalar] | None, bool]:
         """The local exact step: (a solution, False), (None, True) when the question has none,
@@ -234,8 +229,7 @@ class PackOracle:
         start = [*pins, *(n for c in conditions for n in c.fields)]
         if not start:
             return None, False
-        agree = sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
-        knowns = agree[:RING_STARTS]
+        knowns = self.closest(pins, RING_STARTS)
         wanted = set(rule_ids)
         limit = len(self.cp.domains) // 2
         steps = min(RING_STEPS, self.budget)
@@ -272,7 +266,6 @@ class PackOracle:
         self,
         pins: Mapping[str, Scalar],
         rule_ids: Sequence[str],
-        conditions: Sequence[Any],
         extra: Sequence[Condition],
     ) -> dict[str, Scalar] | None:
         """A solution found by pinning, in turn, each small case that makes the first condition
@@ -296,7 +289,7 @@ class PackOracle:
                     budget=min(CASE_STEPS, self.budget),
                     task="linting",
                     hint=hint,
-                    extra=conditions,
+                    extra=extra,
                 )
             except CommandBudgetExceeded:
                 raise
@@ -331,6 +324,11 @@ class PackOracle:
             self._added[key] = (self.oracle.add(check), check)
         return self._added[key][0]
 
+    def closest(self, pins: Mapping[str, Scalar], k: int) -> list[dict[str, Scalar]]:
+        """The `k` latest known solutions (of the last 32) that keep most of `pins`: where a local
+        step (a repair, a ring's witness) starts."""
+        return sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))[:k]
+
     def repair(
         self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Condition]
     ) -> dict[str, Scalar] | None:
@@ -346,8 +344,7 @@ class PackOracle:
         from solver.engine.localsearch import min_conflicts
 
         wanted = None if len(rule_ids) == len(self.index) else {self.index[r] for r in rule_ids}
-        starts = sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))
-        for start in starts[:2]:
+        for start in self.closest(pins, 2):
             current = {**start, **pins}
             for check in extra:
                 if not check.holds(tuple(current[n] for n in check.fields)):
