@@ -125,3 +125,19 @@ def test_typed_only_needs_an_adjustment(tmp_path: Path) -> None:
     (root / "rules.toml").write_text(text, encoding="utf-8")
     with pytest.raises(PackError, match="typed_only without adjusts"):
         load_directory(root)
+
+
+def test_a_what_if_value_is_given_like_a_typed_one(alias: Pack) -> None:
+    # `--assume runner=mega_alias` is part of the request as much as `--set`: the alias fires
+    # (it used to read only pins whose source was not `assumed`, and the request failed).
+    from solver.model import Pin
+    from solver.reasoning.resolution import resolve_pins
+
+    pins = {
+        "gpu": Pin(field="gpu", value="h100", source="fact"),
+        "runner": Pin(field="runner", value="mega_alias", source="assumed"),
+        "dispatch": Pin(field="dispatch", value="ring", source="user"),
+    }
+    res = resolve_pins(alias, pins, predict=True)
+    assert res.values["dispatch"] == "mega"
+    assert [(a.field, a.requested, a.resolved) for a in res.adjustments] == [("dispatch", "ring", "mega")]

@@ -10,7 +10,7 @@ launcher's own picks trigger them (`launcher_view`). Failures are raised as data
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from solver.engine.csp import CompiledPack, SearchTrace, State
@@ -143,7 +143,7 @@ def _launcher_adjustments(
 ) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]] | None:
     """User pins the launcher overrides because of its own picks (adjustments that fire on
     `launcher_view`); None when none does."""
-    adjusted_pins, fired = apply_adjustments(plan, launcher_view(plan, pins, failed))
+    adjusted_pins, fired = apply_adjustments(plan, launcher_view(plan, pins, failed), given=pins.keys())
     if not fired:
         return None
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
@@ -299,14 +299,21 @@ def bare_conflict() -> Any:
 
 
 def apply_adjustments(
-    plan: Plan, pins: dict[str, Pin]
+    plan: Plan, pins: dict[str, Pin], given: Collection[str] | None = None
 ) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]]:
     """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
 
     An adjustment fires when the user's value breaks the rule while the other inputs make the
     rule's `when` certain. The new value is the first `adjust_to` value that works, else auto.
+    `given`: the fields the request gives (a `typed_only` adjustment reads only those), by
+    default every pin's field; `launcher_view`'s pins add the launcher's own picks, which are
+    not given, so that caller passes the request's fields.
     """
     cp = plan.compiled
+    # Every pin of the request is given, whatever its source: typed with --set, read from the
+    # environment or a model config, or a what-if (`--assume`, source `assumed`, the same
+    # source `launcher_view` gives the launcher's own picks of facts: hence the parameter).
+    typed = frozenset(pins if given is None else given)
     sem = semantics(plan.pack)
     adjusted: dict[str, tuple[Scalar, str]] = {}
     changed = True
@@ -326,7 +333,7 @@ def apply_adjustments(
             pin = pins.get(target)
             if pin is None or pin.source != "user":
                 continue
-            if rule.typed_only and not plan.when_given(rule, _given(pins)):
+            if rule.typed_only and not plan.when_given(rule, typed):
                 continue
             given = {n: v for n, v in given_all.items() if n != target}
             if not entailed(cp, given, sem.whens.get(rule.id)):
@@ -355,12 +362,6 @@ def apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
-
-
-def _given(pins: Mapping[str, Pin]) -> set[str]:
-    """The fields the request gives (not the launcher's defaults or assumed facts that
-    `launcher_view` adds)."""
-    return {n for n, p in pins.items() if p.source not in ("launcher-default", "assumed")}
 
 
 def follows_chain(spec: Field, predict: bool) -> bool:

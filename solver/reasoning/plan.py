@@ -67,6 +67,7 @@ class Plan:
     _reading: dict[str, tuple[_Reading, ...]] = field(default_factory=dict, compare=False, repr=False)
     _position: dict[str, int] = field(default_factory=dict, compare=False, repr=False)
     _adjusters: dict[str, tuple[Rule, ...]] = field(default_factory=dict, compare=False, repr=False)
+    _when_reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def pack(self) -> Pack:
@@ -235,8 +236,11 @@ class Plan:
     def when_given(self, rule: Rule, given: Container[str]) -> bool:
         """Whether every field `rule`'s `when` reads is in `given` (a `typed_only` adjustment
         reads the request as given, never a decision)."""
-        cond = semantics(self.pack).whens.get(rule.id)
-        return cond is None or all(f in given for f in cond.fields)
+        reads = self._when_reads.get(rule.id)
+        if reads is None:
+            cond = semantics(self.pack).whens.get(rule.id)
+            reads = self._when_reads[rule.id] = tuple(cond.fields) if cond is not None else ()
+        return all(f in given for f in reads)
 
     def _first_preference(
         self, name: str, assigned: Mapping[str, Scalar]
