@@ -138,6 +138,9 @@ def _print(summary: differential.Summary, records: Path, show: int, with_configs
     print(f"  confsolve crashes  {len(crashes)}")
     for case in crashes[:show]:
         print(f"    {case.id}: {case.detail}")
+    print(f"  silent changes     {len(summary.silent)}  (unreported changes, unlisted assumptions)")
+    for sid, finding in summary.silent[:show]:
+        print(f"    {sid}: {finding}")
     print("\nverdict disagreements by cause:")
     for (kind, cause), ids in summary.verdict_causes().items():
         print(f"  {len(ids):>4}  {kind}: {cause}")

@@ -29,6 +29,7 @@ from typing import Any
 
 import oracle
 import recordfiles
+from audit import audit
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable
 from solver.inputs.pins import collect_pins
@@ -90,6 +91,7 @@ class Case:
     config: str | None = None
     compared: dict[str, bool] = field(default_factory=dict)
     differences: list[oracle.Difference] = field(default_factory=list)
+    silent: list[str] = field(default_factory=list)  # what `audit` found said nowhere
     seconds: float = 0.0
 
     @property
@@ -142,6 +144,7 @@ def replay(
         res = _verdict(pack, options, facts, case, explain=explain)
         if res is not None:
             _compare(pack, result, res, case)
+            case.silent = audit(pack, options, facts, res)
     except Exception as exc:  # a crash is a result to count, never a traceback
         case.ours, case.detail = "crash", f"{type(exc).__name__}: {exc}"
     case.seconds = time.perf_counter() - start
@@ -246,6 +249,11 @@ class Summary:
     def crashes(self) -> list[Case]:
         return [c for c in self.cases if c.ours == "crash"]
 
+    @property
+    def silent(self) -> list[tuple[str, str]]:
+        """(scenario, finding) for every silent change or unlisted assumption `audit` found."""
+        return [(c.id, finding) for c in self.cases for finding in c.silent]
+
     def verdict_causes(self) -> dict[tuple[str, str], list[str]]:
         """(SGLang's class, our verdict) + cause -> scenario ids, the disagreements only."""
         groups: dict[tuple[str, str], list[str]] = {}
@@ -298,6 +306,7 @@ class Summary:
                 "per_field": {k: {"agree": a, "total": t} for k, (a, t) in self.per_field().items()},
             },
             "crashes": [{"id": c.id, "detail": c.detail} for c in self.crashes()],
+            "silent": [{"scenario": sid, "finding": finding} for sid, finding in self.silent],
             "verdict_disagreements": [
                 {"kind": k, "cause": cause, "count": len(ids), "scenarios": ids}
                 for (k, cause), ids in self.verdict_causes().items()

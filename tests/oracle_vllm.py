@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import recordfiles
+from audit import audit
 
 from solver import InvalidInput, Pack, SolverBudgetExceeded, Unsatisfiable, load_pack, resolve
 
@@ -249,28 +250,6 @@ def _resolve(pack: Pack, options: dict[str, Any], facts: dict[str, Any]) -> Any:
     # Predict mode: what vLLM itself does with the request as typed (each unset option takes
     # vLLM's own default chain, never another value), which is what the oracle measured.
     return resolve(pack, options, facts, reasons=False, predict=True)
-
-
-def audit(pack: Pack, options: Mapping[str, Any], facts: Mapping[str, Any], resolution: Any) -> list[str]:
-    """What a resolution would leave unsaid, whatever vLLM answered: a value the user set that
-    changed with no reported adjustment, and a fact nobody gave that was filled by a preference
-    or the domain's order without being listed as assumed (facts the rules force from the
-    request are derived, not assumed)."""
-    found = []
-    adjusted = {a.field: a for a in resolution.adjustments}
-    for name, given in options.items():
-        if given == "auto" and "auto" not in pack.fields[name].domain:
-            continue  # `auto` where it is no value means unset (contract-vllm.md)
-        now = resolution.values.get(name)
-        if now != given and not (name in adjusted and adjusted[name].requested == given):
-            found.append(f"{name}={given} became {now} with no adjustment reported")
-    assumed = {a.field for a in resolution.assumed}
-    for name, spec in pack.fields.items():
-        if spec.kind != "fact" or name in facts or name in assumed:
-            continue
-        if resolution.provenance[name].kind in ("default", "preference"):
-            found.append(f"fact {name}={resolution.values.get(name)} filled but not listed as assumed")
-    return found
 
 
 def replay(pack: Pack, record: Mapping[str, Any]) -> Outcome:

@@ -39,6 +39,12 @@ def test_every_scenario_replays_without_a_crash(summary: differential.Summary) -
     assert not summary.crashes(), [(c.id, c.detail) for c in summary.crashes()[:5]]
 
 
+def test_nothing_is_changed_or_assumed_in_silence(summary: differential.Summary) -> None:
+    # Whatever SGLang answered: no user value changed without a reported adjustment, and no fact
+    # nobody gave filled in without being listed as assumed (audit.audit).
+    assert summary.silent == [], summary.silent[:5]
+
+
 @pytest.mark.parametrize("measure", ["verdict", "fields"])
 def test_agreement_meets_the_floor_and_the_floor_keeps_up(
     summary: differential.Summary, measure: str
