@@ -48,6 +48,8 @@ __all__ = [
     "RuleRef",
     "Scalar",
     "WarningRecord",
+    "given_key",
+    "given_marks",
 ]
 
 Scalar = str | int | bool
@@ -464,6 +466,16 @@ class Pin(Record):
 
 
 # --- answers --------------------------------------------------------------------------------
+
+
+def given_key(name: str) -> str:
+    """How a mapping of decided values marks that the request gives field `name` (what
+    `given(name)` reads in a preference's `when`); no field is spelled so."""
+    return f"given({name})"
+
+
+def given_marks(names: Collection[str]) -> dict[str, bool]:
+    return {given_key(name): True for name in names}
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -253,6 +253,8 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
         except ExprError as exc:
             problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
+        if rules[rule.id].given:  # what was typed is no value of a configuration
+            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_ONLY_IN_PREFERENCES, rule.file))
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
             problems.add(
                 PackProblem(
@@ -265,6 +267,9 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
         except ExprError as exc:
             problems.add(PackProblem(f"preference {pref.id}", str(exc), pref.file))
     return PackSemantics(rules=rules, whens=whens, preferences=prefs)
+
+
+_GIVEN_ONLY_IN_PREFERENCES = "given(FIELD) is allowed in a preference's `when` only"
 
 
 def _hint(name: str, known: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver.model import Field, Scalar
+from solver.model import Field, Scalar, given_key
 
 __all__ = ["MAX_DEPTH", "MAX_LENGTH", "Condition", "ExprError", "parse", "parse_node", "rule_condition"]
 
@@ -59,6 +59,7 @@ class Condition:
     holds: Callable[[Values], bool]
     partial: Callable[[Mapping[str, Any]], bool | None]
     literals: tuple[tuple[str, Scalar], ...]
+    given: tuple[str, ...] = ()  # the fields `given(FIELD)` asks about (request marks, not values)
 
     def evaluate(self, values: Mapping[str, Any]) -> bool:
         return bool(self.holds(tuple(values[name] for name in self.fields)))
@@ -157,6 +158,7 @@ class _Compiler:
         self.sets = sets
         self.read: list[str] = []
         self.literals: list[tuple[str, Scalar]] = []
+        self.given: list[str] = []
 
     # -- operands --------------------------------------------------------------------------
     def operand(self, node: ast.expr) -> _Operand:
@@ -290,7 +292,17 @@ class _Compiler:
         if isinstance(node, ast.Constant) and type(node.value) is bool:
             value = node.value
             return (lambda a: value), (lambda m: value)
-        raise ExprError(f"{type(node).__name__} is not allowed as a condition")
+        return self.given_leaf(node)
+
+    def given_leaf(self, node: ast.expr) -> tuple[Fast, Tri]:
+        """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never). Preferences only."""
+        if not isinstance(node, ast.Call):
+            raise ExprError(f"{type(node).__name__} is not allowed as a condition")
+        name = node.args[0].id if len(node.args) == 1 and isinstance(node.args[0], ast.Name) else ""
+        if getattr(node.func, "id", None) != "given" or node.keywords or name not in self.fields:
+            raise ExprError("the only call a condition may make is given(FIELD) of a field")
+        self.given.append(name)
+        return (lambda a: False), (lambda m: m.get(given_key(name), False) is True)
 
     def compare(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
         if "product" in (left.kind, right.kind):
@@ -580,6 +592,7 @@ def _build(
         holds=holds,
         partial=tri,
         literals=tuple(dict.fromkeys(compiler.literals)),
+        given=tuple(dict.fromkeys(compiler.given)),
     )
 
 

@@ -20,6 +20,7 @@ from solver.model import (
     Pin,
     Preference,
     Scalar,
+    given_marks,
 )
 from solver.pack.loader import semantics
 from solver.reasoning.plan import Plan
@@ -121,7 +122,7 @@ def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> d
     fields = plan.pack.fields
     view = dict(pins)
     for name, value in failed.decided.items():
-        if name not in view:
+        if name not in view and name in fields:  # not a `given_key` mark
             view[name] = Pin(
                 field=name,
                 value=value,
@@ -160,8 +161,9 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
     makes MHA) then points the witness at its value, where a guess from the request alone missed
     it and the decision of that field needed the backtracking search."""
     if state is None:
-        return {name: plan.ranking(name, values)[0][0] for name in plan.order if name not in values}
-    guess: dict[str, Scalar] = dict(values)
+        marked = {**given_marks(values), **values}
+        return {name: plan.ranking(name, marked)[0][0] for name in plan.order if name not in values}
+    guess: dict[str, Scalar] = {**given_marks(values), **values}
     out: dict[str, Scalar] = {}
     for name in plan.order:
         if name in values:
@@ -201,7 +203,8 @@ def _decide(
     fields = plan.pack.fields
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
-    decided: dict[str, Scalar] = dict(values)
+    # The fields the request gives, marked for preferences that read `given(FIELD)`.
+    decided: dict[str, Scalar] = {**given_marks(values), **values}
     for name in plan.order:
         current = state.domain(name)
         trace.domains[name] = tuple(current)

@@ -23,6 +23,7 @@ from solver.model import (
     Preference,
     Rule,
     Scalar,
+    given_key,
 )
 from solver.pack.loader import semantics
 
@@ -150,6 +151,8 @@ class Plan:
             cond = sem.preferences[pref.id]
             if cond is not None:
                 reads.update(cond.fields)
+                # `given(FIELD)` reads the request's mark, so rankings are kept apart by it too.
+                reads.update(given_key(name) for name in cond.given)
             if pref.same_as is not None:
                 reads.add(pref.same_as)
         return reads

@@ -27,6 +27,7 @@ from solver.model import (
     Resolution,
     Scalar,
     WarningRecord,
+    given_marks,
 )
 from solver.reasoning.decide import (
     ChainFailed,
@@ -144,7 +145,7 @@ def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[s
     value. Every field before it is decided alike: pinned, forced, ranked by the same decided
     values, or its chain's first value, which the solution proves works."""
     fields = plan.pack.fields
-    decided = dict(values)
+    decided: dict[str, Scalar] = {**given_marks(values), **values}
     for at, name in enumerate(plan.order):
         chained = name not in values and follows_chain(fields[name], True)
         if chained and plan.chain(name, decided)[0][0] != solution[name]:
@@ -263,7 +264,10 @@ def _flagged_rejections(
     # as `_decide`'s, which read only these of its decided values.
     here = plan.position(name)
     read = plan.ranking_reads(name)
-    assigned = {f: solution[f] for f in read if f != name and (plan.position(f) < here or f in pins)}
+    assigned = {
+        f: solution[f] for f in read if f in solution and f != name and (plan.position(f) < here or f in pins)
+    }
+    assigned.update(given_marks(pins))  # what `given(FIELD)` reads, as `_decide` marked it
     preferred, flagged = plan.preferred_flagged(name, assigned)
     better = preferred[: preferred.index(value)] if value in preferred else []
     out = []

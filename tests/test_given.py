@@ -1,0 +1,148 @@
+"""`given(FIELD)` in a preference's `when`: whether the request gives FIELD, not its value.
+
+SGLang applies a model family's attention default only while no attention flag is typed
+(`is_attention_backend_not_set`); a split backend that follows `--attention-backend` has the
+same value as one typed, so only what was given tells them apart. Preferences only: a rule,
+an adjustment or anything a configuration is counted by may not read it.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from solver import check, resolve
+from solver.errors import PackError
+from solver.model import Pack, given_key
+from solver.pack.expr import parse
+from solver.pack.loader import load_directory
+
+PACK = """
+[pack]
+name = "given"
+version = "1"
+description = "a family default that applies only while no attention flag is given"
+files = ["rules.toml"]
+"""
+
+RULES = """
+[field.family]
+kind = "fact"
+domain = ["plain", "sparse"]
+required = true
+
+[field.attention]
+kind = "option"
+domain = ["generic", "sparse_kernel", "other"]
+
+[field.prefill]
+kind = "option"
+domain = ["generic", "sparse_kernel", "other"]
+
+[[preference]]
+id = "sparse-family-default"
+field = "attention"
+when = "family == 'sparse' and not given(prefill)"
+prefer = ["sparse_kernel"]
+because = "the sparse family's default, only while no attention flag is given"
+source = "test"
+
+[[preference]]
+id = "prefill-follows"
+field = "prefill"
+same_as = "attention"
+because = "the prefill backend follows --attention"
+source = "test"
+{extra}
+"""
+
+
+def _pack(root: Path, extra: str = "") -> Pack:
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK, encoding="utf-8")
+    (root / "rules.toml").write_text(RULES.format(extra=extra), encoding="utf-8")
+    return load_directory(root)
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Pack:
+    return _pack(tmp_path / "given")
+
+
+def _expected_attention(family: str, options: dict[str, str]) -> str:
+    """The semantics, stated independently of the engine: a typed --attention is kept; else the
+    family default applies when prefill is not given, else the domain's first value."""
+    if "attention" in options:
+        return options["attention"]
+    if family == "sparse" and "prefill" not in options:
+        return "sparse_kernel"
+    return "generic"
+
+
+def test_every_request_brute_force(pack: Pack) -> None:
+    values = ["generic", "sparse_kernel", "other"]
+    seen = 0
+    for family in ("plain", "sparse"):
+        for typed in itertools.chain.from_iterable(
+            itertools.combinations(["attention", "prefill"], k) for k in range(3)
+        ):
+            for chosen in itertools.product(values, repeat=len(typed)):
+                options = dict(zip(typed, chosen, strict=True))
+                want = _expected_attention(family, options)
+                for answer in (
+                    check(pack, options, {"family": family}),
+                    resolve(pack, options, {"family": family}),
+                ):
+                    assert answer.values["attention"] == want, (family, options)
+                    assert answer.values["prefill"] == options.get("prefill", want)
+                seen += 1
+    assert seen == 2 * (1 + 3 + 3 + 9)
+
+
+def test_a_typed_split_flag_drops_the_family_default_even_when_it_has_that_value(pack: Pack) -> None:
+    # Typing prefill = sparse_kernel is not "nothing typed": the family default is skipped.
+    res = check(pack, {"prefill": "sparse_kernel"}, {"family": "sparse"})
+    assert res.values["attention"] == "generic"
+
+
+def test_why_names_the_preference_that_applied(pack: Pack) -> None:
+    plain = resolve(pack, {}, {"family": "sparse"}, reasons=True)
+    assert plain.provenance["attention"].rule == "sparse-family-default"
+    typed = resolve(pack, {"prefill": "other"}, {"family": "sparse"}, reasons=True)
+    assert typed.provenance["attention"].rule is None
+    assert typed.departures == []  # the search and the launcher's chain read the same marks
+
+
+def test_condition_reads_the_mark_not_a_value(pack: Pack) -> None:
+    cond = parse("not given(prefill)", pack.fields, pack.sets)
+    assert cond.fields == () and cond.given == ("prefill",)
+    assert cond.partial({}) is True
+    assert cond.partial({given_key("prefill"): True}) is False
+    assert cond.holds(()) is True  # positional values (lint): nothing given
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        '[[rule]]\nid = "r"\nwhen = "given(prefill)"\nrequire = "attention == \'generic\'"\n'
+        'because = "b attention"\nsource = "test"\n',
+        '[[rule]]\nid = "r"\nwhen = "family == \'plain\'"\nforbid = "given(attention)"\n'
+        'because = "b attention"\nsource = "test"\n',
+        '[[rule]]\nid = "r"\nwhen = "given(prefill)"\nrequire = "attention == \'generic\'"\n'
+        'adjusts = "attention"\nbecause = "b attention"\nsource = "test"\n',
+    ],
+)
+def test_given_is_refused_outside_preferences(tmp_path: Path, extra: str) -> None:
+    with pytest.raises(PackError, match=r"allowed in a preference's `when` only"):
+        _pack(tmp_path / "bad", extra)
+
+
+def test_only_given_of_a_field(tmp_path: Path) -> None:
+    extra = (
+        '[[preference]]\nid = "p"\nfield = "attention"\nwhen = "given(nothing)"\nprefer = ["other"]\n'
+        'because = "b attention"\nsource = "test"\n'
+    )
+    with pytest.raises(PackError, match=r"given\(FIELD\) of a field"):
+        _pack(tmp_path / "bad", extra)
