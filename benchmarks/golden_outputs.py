@@ -127,6 +127,8 @@ def _format_outputs(toy: str) -> Iterator[tuple[str, str]]:
     for fmt in ("text", "json", "argv"):
         yield f"toy-resolve-format-{fmt}.txt", _run(["resolve", *request, "--format", fmt])
     yield "toy-resolve-minimal.txt", _run(["resolve", *request, "--format", "argv", "--minimal"])
+    yield "toy-resolve-argv-json.txt", _run(["resolve", *request, "--format", "argv", "--json"])
+    yield "toy-resolve-text-json.txt", _run(["resolve", *request, "--format", "text", "--json"])
     yield "toy-resolve-minimal-text.txt", _run(["resolve", *request, "--minimal"])
     for fmt in ("markdown", "csv", "html", "text"):
         yield f"toy-matrix-{fmt}.txt", _run(["matrix", "--pack", toy, "quant", "gpu", "--format", fmt])
