@@ -10,8 +10,8 @@ every format of the answer) and returns exactly what goes to stdout; `notes`, wh
 them, returns what goes to stderr after it (the launch command alone on stdout, its adjustments
 on stderr).
 
-Not in the table: errors (`solver.cli.commands.emit_error`: every command's `error` and
-`conflict` documents, text on stderr), the configurator page (`solver/serve`: its HTML is a
+Not in the table: errors (`solver.cli.commands.emit_error`: every command's `error` document and
+`resolve`'s `conflict`, text on stderr; `check`'s conflict is its answer), the configurator page (`solver/serve`: its HTML is a
 static file, its JSON documents go over HTTP), shell completion scripts (`completion SHELL`:
 one script per shell, not a format of an answer) and case files (`resolve --save-case`: a file
 written besides the answer, `render/cases.py`).
