@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from solver.engine.count import DEFAULT_LIMIT, CountLimitReached, Limit, count
+from solver.engine.count import COUNT_LIMIT, CountLimitReached, Limit, count
 from solver.values import count_text, exact_count, show
 
 # --- command line -----------------------------------------------------------------------------
@@ -27,8 +27,8 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--limit",
         metavar="N|Ns",
-        default=str(DEFAULT_LIMIT),
-        help=f"stop after N branching steps or N seconds (e.g. 30s); default {DEFAULT_LIMIT} steps",
+        default=str(COUNT_LIMIT),
+        help=f"stop after N branching steps or N seconds (e.g. 30s); default {COUNT_LIMIT} steps",
     )
     p.set_defaults(func=cmd_count)
 
