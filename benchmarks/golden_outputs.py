@@ -8,7 +8,9 @@ directory; a second run compares against the first. Runs under PYTHONHASHSEED=0.
 Runs the CLI in process (`main` of the CLI, stdout and stderr captured), so a few hundred commands
 take a minute, not ten. Each case becomes `--pack P --set field=value ...` (facts and options alike,
 as a user types them) for resolve, check, choices, why (each field the case expects a value of) in
-text and `--json`, and `resolve --format argv`. Exit 0 when every output matches; else the first
+text and `--json`, and `resolve --format argv`; and once, on the shipped and toy packs, every
+`--format` and `--json` of every command (`graph --format svg` with a fake `dot`), each command's
+`--help` (at 100 columns) and a bad `--format`. Exit 0 when every output matches; else the first
 differences and exit 1.
 """
 
@@ -115,6 +117,104 @@ def _pack_outputs() -> Iterator[tuple[str, str]]:
     yield "toy-count.json", _run(["count", "--pack", toy, "--json"])
     yield "toy-matrix.txt", _run(["matrix", "--pack", toy, "gpu", "quant"])
     yield "completion-bash.txt", _run(["completion", "bash"])
+    yield from _format_outputs(toy)
+
+
+def _format_outputs(toy: str) -> Iterator[tuple[str, str]]:
+    """Every --format and --json of every command, the --help texts that list them, and a bad
+    --format (argparse lists the choices): what a change to the formats table must keep."""
+    request = ["--pack", toy, "--set", "gpu=h100", "--set", "quant=fp8"]
+    for fmt in ("text", "json", "argv"):
+        yield f"toy-resolve-format-{fmt}.txt", _run(["resolve", *request, "--format", fmt])
+    yield "toy-resolve-minimal.txt", _run(["resolve", *request, "--format", "argv", "--minimal"])
+    yield "toy-resolve-argv-json.txt", _run(["resolve", *request, "--format", "argv", "--json"])
+    yield "toy-resolve-text-json.txt", _run(["resolve", *request, "--format", "text", "--json"])
+    yield "toy-resolve-minimal-text.txt", _run(["resolve", *request, "--minimal"])
+    for fmt in ("markdown", "csv", "html", "text"):
+        yield f"toy-matrix-{fmt}.txt", _run(["matrix", "--pack", toy, "quant", "gpu", "--format", fmt])
+    yield "toy-matrix.json", _run(["matrix", "--pack", toy, "quant", "gpu", "--json"])
+    yield (
+        "toy-matrix-csv-json.json",
+        _run(["matrix", "--pack", toy, "quant", "gpu", "--format", "csv", "--json"]),
+    )
+    yield "toy-count-by.txt", _run(["count", "--pack", toy, "--by", "gpu"])
+    yield "toy-count-by.json", _run(["count", "--pack", toy, "--by", "gpu", "--json"])
+    yield "toy-count-bounded.json", _run(["count", "--pack", toy, "--limit", "1", "--json"])
+    yield "toy-count-bounded.txt", _run(["count", "--pack", toy, "--limit", "1"])
+    yield "lint-explain.txt", _run(["lint", "--explain", "CS101"])
+    yield "lint-explain.json", _run(["lint", "--explain", "CS101", "--json"])
+    v2 = "./" + str((TOY.parent / "toy-v2").relative_to(ROOT))
+    yield "toy-diff.txt", _run(["diff", toy, v2])
+    yield "toy-diff.json", _run(["diff", toy, v2, "--json"])
+    yield "schema-json.txt", _run(["schema", "--kind", "graph", "--json"])
+    for pack in ("sglang", "vllm", toy):
+        tag = Path(pack).name
+        yield f"{tag}-graph-mermaid.txt", _run(["graph", "--pack", pack, "--format", "mermaid"])
+        yield f"{tag}-graph-format-json.json", _run(["graph", "--pack", pack, "--format", "json"])
+        yield (
+            f"{tag}-graph-mermaid-json.json",
+            _run(["graph", "--pack", pack, "--format", "mermaid", "--json"]),
+        )
+    with _fake_dot(None):
+        yield "toy-graph-svg-no-dot.txt", _run(["graph", "--pack", toy, "--format", "svg"])
+    with _fake_dot('#!/bin/sh\n[ "$1" = -Tsvg ] || exit 3\necho "<svg>"; /bin/cat; echo "</svg>"\n'):
+        yield "toy-graph-svg.txt", _run(["graph", "--pack", toy, "--format", "svg"])
+    for command in ("resolve", "graph", "matrix"):
+        yield f"bad-format-{command}.txt", _run([command, "--format", "yaml"])
+    with _columns(100):
+        for command in (
+            "resolve",
+            "why",
+            "choices",
+            "check",
+            "graph",
+            "packs",
+            "show",
+            "schema",
+            "matrix",
+            "lint",
+            "count",
+            "diff",
+            "completion",
+            "serve",
+        ):
+            yield f"help-{command}.txt", _run([command, "--help"])
+
+
+@contextlib.contextmanager
+def _columns(width: int) -> Iterator[None]:
+    """argparse wraps --help to the terminal: one width, so help texts compare anywhere."""
+    import os
+
+    saved = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)
+    try:
+        yield
+    finally:
+        if saved is None:
+            del os.environ["COLUMNS"]
+        else:
+            os.environ["COLUMNS"] = saved
+
+
+@contextlib.contextmanager
+def _fake_dot(script: str | None) -> Iterator[None]:
+    """PATH with only a fake Graphviz `dot` (None: no `dot` at all), so `--format svg` is the same
+    output on every machine."""
+    import os
+    import tempfile
+
+    saved = os.environ["PATH"]
+    with tempfile.TemporaryDirectory() as scratch:
+        if script is not None:
+            dot = Path(scratch) / "dot"
+            dot.write_text(script)
+            dot.chmod(0o755)
+        os.environ["PATH"] = scratch if script is not None else scratch + "/none"
+        try:
+            yield
+        finally:
+            os.environ["PATH"] = saved
 
 
 def collect() -> dict[str, str]:

@@ -346,6 +346,8 @@ def inputs_for(
         facts["num_gpus"] = 0
     extra = dict(scenario.get("facts") or {})
     driver = extra.pop("nvidia_driver", None)
+    if "amx" in extra:  # the harness's name of the fact (hwmock: cpu_has_amx_support, CPU only)
+        extra["cpu_has_amx"] = bool(extra.pop("amx")) and platform == "cpu"
     facts["nvidia_driver_ge_595"] = driver is not None and tuple(driver) >= DRIVER_595
     facts.update(extra)
     env = scenario.get("env") or {}

@@ -639,6 +639,8 @@ def test_a_dead_end_past_forward_checking_is_a_refutation(case: Case) -> None:
             if not state.fix(name, value, changed):
                 continue
             dead = state.dead_end(changed)
+            # The same answer from the compiled pack's remembered verdicts (choices' refutation).
+            assert state.dead_end(changed, cp.never) == dead, (name, value)
             state.undo()
             if dead:
                 assert not oracle.sat({**pins, name: value}), (name, value)

@@ -14,8 +14,10 @@ import pytest
 from solver import InvalidInput, Pack, Unsatisfiable, load_pack
 from solver.cli.commands import main
 from solver.inputs.pins import collect_pins
-from solver.reasoning import pictures
-from solver.reasoning.pictures import compatibility, dot_to_svg, render
+from solver.reasoning.pictures import compatibility
+from solver.render import graph
+from solver.render.graph import dot_to_svg
+from solver.render.matrix import render
 
 TOY = str(Path(__file__).parent / "fixtures" / "packs" / "toy")
 
@@ -107,7 +109,7 @@ def test_matrix_command_bad_input_exits_2_without_traceback(capsys: pytest.Captu
 
 
 def test_svg_needs_dot_and_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(pictures.shutil, "which", lambda name: None)
+    monkeypatch.setattr(graph.shutil, "which", lambda name: None)
     with pytest.raises(InvalidInput, match="Graphviz") as exc:
         dot_to_svg("digraph {}")
     assert exc.value.exit_code == 2

@@ -321,17 +321,25 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
     return exc.exit_code
 
 
-def _dump(doc: Any, default: Callable[[Any], Any] | None = None) -> None:
-    """Print a --json document (every command's one way, so every one stays exact on any stdout)."""
-    import json
+def _add_format(p: Any, answer: str) -> None:
+    """A command's `--format`: its choices, default and help are the formats table's
+    (`solver/render/formats.py`), so a format added there is a choice here."""
+    from solver.render import formats
 
-    print(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=not _utf8_stdout(), default=default))
+    table = formats.ANSWERS[answer]
+    p.add_argument("--format", choices=table.choices, default=table.default, help=table.help)
 
 
-def _utf8_stdout() -> bool:
-    """Whether stdout takes any character: else JSON escapes non-ASCII so it stays exact."""
-    encoding = (getattr(sys.stdout, "encoding", None) or "").lower().replace("-", "").replace("_", "")
-    return encoding in ("utf8", "utf8sig")
+def _answer(args: argparse.Namespace, answer: str, *subject: Any) -> None:
+    """Print `answer` in the format the command line chose (`--format`, `--json`), with the
+    formats table's writer: its text on stdout, then its notes (if any) on stderr."""
+    from solver.render import formats
+
+    fmt = formats.chosen(answer, getattr(args, "format", None), bool(getattr(args, "json", False)))
+    out, notes = formats.write(answer, fmt, *subject)
+    sys.stdout.write(out)
+    if notes:
+        sys.stderr.write(notes)
 
 
 def _drop_stdout() -> None:
@@ -459,8 +467,8 @@ def _main(argv: Sequence[str] | None) -> int:
 
 def _tolerant_stdout() -> None:
     """Text that the terminal's encoding cannot show (a Latin-1 or ASCII locale) is replaced
-    rather than ending the command; JSON stays exact (`_dump` escapes non-ASCII for such a
-    stdout)."""
+    rather than ending the command; JSON stays exact (`render.documents.json_text` escapes
+    non-ASCII for such a stdout)."""
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:

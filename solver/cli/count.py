@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
 from typing import Any
 
+from solver.cli.commands import _answer
 from solver.engine.count import DEFAULT_LIMIT, CountLimitReached, Limit, count
-from solver.values import count_text, exact_count, show
 
 # --- command line -----------------------------------------------------------------------------
 
@@ -65,47 +64,9 @@ def cmd_count(args: argparse.Namespace) -> int:
     except CountLimitReached as stop:
         if not args.json:
             raise
-        from solver.cli.commands import EXIT_BUDGET, _dump
+        from solver.cli.commands import EXIT_BUDGET
 
-        _dump(bounded_json(stop, by))  # the exact bounds as numbers, not only in a message
+        _answer(args, "count", pack, stop, pins, by)  # the exact bounds as numbers, not only in a message
         return EXIT_BUDGET
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(result.to_json())
-        return 0
-    given = ", ".join(f"{n}={show(v)}" for n, v in pins.items()) or "no inputs"
-    print(
-        f"{count_text(result.count)} valid configurations ({given}; "
-        f"{result.steps} steps, {result.seconds:.2f} s)"
-    )
-    if result.by is not None:
-        width = max(len(show(v)) for v in result.by)
-        for value, number in result.by.items():
-            print(f"  {by}={show(value):<{width}}  {count_text(number)}")
-    if result.count == 0 and pins:
-        print("the inputs conflict: `confsolve check` with the same inputs says why", file=sys.stderr)
-    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
-    if unpinned_open:  # an open range has no end: its listed values are what was counted
-        print(
-            f"open fields counted over their listed values: {', '.join(unpinned_open)} "
-            "(any other value is counted when given)",
-            file=sys.stderr,
-        )
+    _answer(args, "count", pack, result, pins, by)
     return 0
-
-
-def bounded_json(stop: CountLimitReached, by: str | None = None) -> dict[str, Any]:
-    """The `bounded` document of a count cut short: exact bounds `lower <= count <= upper` and,
-    with `by`, the values counted exactly before it stopped."""
-    doc: dict[str, Any] = {
-        "schema": 1,
-        "status": "bounded",
-        "lower": exact_count(stop.lower),
-        "upper": exact_count(stop.upper),
-        "steps": stop.steps,
-        "message": str(stop),
-    }
-    if by is not None:
-        doc["by"] = {by: {show(v): exact_count(n) for v, n in stop.parts.items()}}
-    return doc

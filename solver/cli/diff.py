@@ -116,10 +116,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
             budget=args.command_budget,
             models=models if args.models else None,
         )
-    if args.json:
-        from solver.cli.commands import _dump
+    from solver.cli.commands import _answer
 
-        _dump(result.to_json(), default=str)
-    else:
-        print(result.text())
+    _answer(args, "diff", result)
     return 0

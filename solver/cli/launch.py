@@ -1,17 +1,15 @@
 """The command line's side of launch commands: `confsolve check|resolve|why|choices [...] --
-LAUNCH COMMAND` read into the request, `--format argv [--minimal]` printed, and repairs written
-back in the syntax the request came in.
+LAUNCH COMMAND` read into the request, the options `--format argv --minimal` writes, and repairs
+written back in the syntax the request came in.
 
 Thin glue over `solver.inputs.launch`; imported only when a command line has a launch command or asks
-for argv, so the plain `check` path does not pay for it.
+for --minimal, so the plain `check` path does not pay for it.
 """
 
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Callable
-from typing import Any
 
 from solver.errors import InputIssue, Unsatisfiable, input_issues
 from solver.inputs.launch import (
@@ -20,7 +18,6 @@ from solver.inputs.launch import (
     repair_fact_changes,
     repaired_command,
     shell_line,
-    write_command,
 )
 from solver.inputs.pins import _lookup
 from solver.inputs.precedence import read_values
@@ -29,7 +26,7 @@ from solver.reasoning.diagnose import conflict_text
 from solver.reasoning.minimal import minimal_options
 from solver.values import show as _spelled
 
-__all__ = ["merge_launch", "print_argv", "repair_renderer", "rewrite_conflict"]
+__all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflict"]
 
 
 def merge_launch(
@@ -83,23 +80,12 @@ def merge_launch(
     return model
 
 
-def print_argv(args: argparse.Namespace, pack: Pack, res: Resolution, facts: dict[str, Any]) -> None:
-    """`--format argv`: the launch command that runs this resolution, on one shell-quoted line
-    (notes on adjustments and warnings go to stderr, so stdout is the command alone)."""
-    command: LaunchCommand | None = getattr(args, "command_read", None)
-    fields = pack.options
-    if args.minimal:  # and what the config file sets: the launcher would read it otherwise
-        chosen = set(minimal_options(pack, res.values)) | set(getattr(args, "config_options", []))
-        fields = [n for n in pack.options if n in chosen]
-    print(shell_line(write_command(pack, command, res.values, fields=fields)))
-    for adj in res.adjustments:
-        print(
-            f"confsolve: adjusted {pack.fields[adj.field].cli_flag} {adj.requested} -> "
-            f"{adj.resolved} ({adj.rule}: {adj.because})",
-            file=sys.stderr,
-        )
-    for warning in res.warnings:
-        print(f"confsolve: warning ({warning.rule}): {warning.message}", file=sys.stderr)
+def minimal_fields(args: argparse.Namespace, pack: Pack, res: Resolution) -> list[str]:
+    """`--format argv --minimal`: the options to write, those that differ from what the launcher
+    would choose by itself, and what the config file sets (the launcher would read it otherwise);
+    the line itself is `solver/render/launch.py`'s."""
+    chosen = set(minimal_options(pack, res.values)) | set(getattr(args, "config_options", []))
+    return [n for n in pack.options if n in chosen]
 
 
 def repair_renderer(args: argparse.Namespace, pack: Pack) -> Callable[[Repair], str]:

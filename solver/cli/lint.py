@@ -9,6 +9,7 @@ from typing import Any
 
 from constraints import DEFAULT_PACK
 from solver.budget import Budget
+from solver.cli.commands import _answer
 from solver.lint.checks import CODES, ENUMERATE_FACTS, LINT_BUDGET, SAMPLE_FACTS, explain_code, lint
 
 
@@ -64,22 +65,7 @@ def cmd_lint(args: argparse.Namespace) -> int:
                     )
                 ]
             )
-        if args.json:
-            from solver.cli.commands import _dump
-
-            entry = CODES[code]
-            _dump(
-                {
-                    "schema": 1,
-                    "status": "explained",
-                    "code": code,
-                    "severity": entry.severity,
-                    "title": entry.title,
-                    "explain": entry.explain,
-                }
-            )
-        else:
-            print(explain_code(code))
+        _answer(args, "explain", code, CODES[code], explain_code(code))
         return 0
     if args.samples < 1 or (args.budget is not None and args.budget < 1):
         raise InvalidInput(
@@ -96,10 +82,5 @@ def cmd_lint(args: argparse.Namespace) -> int:
     if meter is not None:
         args.command_budget = meter  # the one budget of the command: loading the pack, then lint
     report = lint(load(args), samples=args.samples, seed=args.seed, budget=meter or LINT_BUDGET)
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(report.to_json())
-    else:
-        print(report.text())
+    _answer(args, "lint", report)
     return 1 if report.errors else 0

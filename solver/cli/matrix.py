@@ -6,7 +6,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from solver.reasoning.pictures import FORMATS, compatibility, render
+from solver.cli.commands import _add_format, _answer
+from solver.reasoning.pictures import compatibility
 
 # --- the command ----------------------------------------------------------------------------
 
@@ -20,12 +21,7 @@ def cmd_matrix(args: argparse.Namespace) -> int:
     options, facts = gather(args, pack)
     pins = collect_pins(pack, options, facts)
     matrix = compatibility(pack, names[0], names[1], pins, budget=args.command_budget)
-    if args.json:
-        from solver.cli.commands import _dump
-
-        _dump(matrix.to_json())
-    else:
-        print(render(matrix, args.format), end="")
+    _answer(args, "matrix", matrix)
     return 0
 
 
@@ -40,11 +36,6 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     )
     p.add_argument("row_field", metavar="ROW_FIELD")
     p.add_argument("col_field", metavar="COL_FIELD")
-    p.add_argument(
-        "--format",
-        choices=FORMATS,
-        default="text",
-        help="text (default), markdown, csv (one row per pair) or html (reasons on hover)",
-    )
+    _add_format(p, "matrix")
     add_inputs(p)
     p.set_defaults(func=cmd_matrix)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
-from solver.cli.commands import EXIT_CONFLICT, EXIT_OK, _dump, _help
+from solver.cli.commands import EXIT_CONFLICT, EXIT_OK, _add_format, _answer, _help
 
 if TYPE_CHECKING:
     from solver.errors import SolverError
@@ -28,13 +28,7 @@ def _add_resolve(sub: Any, add_inputs: Callable[..., None]) -> None:
         "by the pack's preferences, every value with its provenance.",
     )
     add_inputs(p)
-    p.add_argument(
-        "--format",
-        choices=["text", "json", "argv"],
-        default=None,
-        help="text (default), json (= --json), or argv: the launch command to run, "
-        "one shell-quoted line (with a launch command after --: yours, completed)",
-    )
+    _add_format(p, "resolve")
     p.add_argument(
         "--minimal",
         action="store_true",
@@ -93,7 +87,7 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
         description="The order in which fields are decided, as DOT, Mermaid, JSON "
         "or SVG (SVG needs Graphviz's dot on PATH).",
     )
-    p.add_argument("--format", choices=["dot", "mermaid", "json", "svg"], default="dot")
+    _add_format(p, "graph")
     p.add_argument(
         "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
     )
@@ -232,7 +226,6 @@ def cmd_resolve(args: argparse.Namespace) -> int:
     from solver.errors import InputIssue, InvalidInput, Unsatisfiable
     from solver.inputs.pins import collect_pins
     from solver.reasoning.resolution import resolve_pins
-    from solver.render.text import resolution_table, use_colour
 
     if args.minimal and args.format != "argv":
         raise InvalidInput(
@@ -261,14 +254,12 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         raise
     if args.save_case:
         _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
-    if args.format == "argv":
-        from solver.cli.launch import print_argv
+    fields = pack.options
+    if args.minimal:  # only with --format argv (checked above)
+        from solver.cli.launch import minimal_fields
 
-        print_argv(args, pack, res, facts)
-    elif args.json or args.format == "json":
-        _dump(res.to_json())
-    else:
-        print(resolution_table(pack, res, colour=use_colour()))
+        fields = minimal_fields(args, pack, res)
+    _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields)
     return EXIT_OK
 
 
@@ -326,7 +317,6 @@ def cmd_why(args: argparse.Namespace) -> int:
     from solver.inputs.pins import _lookup, _unknown_field
     from solver.reasoning.diagnose import valid_choices
     from solver.reasoning.resolution import plan_for, resolve
-    from solver.render.text import why_text
 
     pack = load(args)
     name = _lookup(pack, args.field)
@@ -347,20 +337,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     deps_set.discard(name)
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
     choices = valid_choices(pack, options, facts, fields=[name], reasons=False, budget=args.command_budget)
-    if args.json:
-        _dump(
-            {
-                "schema": 1,
-                "status": "why",
-                "field": name,
-                "value": res.values[name],
-                "provenance": res.provenance[name].model_dump(mode="json"),
-                "depends_on": {d: res.values[d] for d in deps},
-                "possible": choices.possible[name],
-            }
-        )
-    else:
-        print(why_text(pack, res, name, deps, choices.possible[name]))
+    _answer(args, "why", pack, res, name, deps, choices.possible[name])
     return EXIT_OK
 
 
@@ -378,23 +355,7 @@ def cmd_choices(args: argparse.Namespace) -> int:
         fields = [name]
     options, facts = gather(args, pack)
     choices = valid_choices(pack, options, facts, fields=fields, budget=args.command_budget)
-    if args.json:
-        _dump(choices.to_json())
-        return EXIT_OK
-    for name, possible in choices.possible.items():
-        opened = choices.open.get(name)
-        warned = choices.warned.get(name, {})
-        shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
-            "(none of the listed values)" if opened else "(none: the inputs conflict)"
-        )
-        print(
-            f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
-        )
-        for value, rules in warned.items():
-            because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
-            print(f"    ⚠ {value} works, with a warning ({because})")
-        for value, items in choices.excluded.get(name, {}).items():
-            print(f"    not {value}: " + ", ".join(i.label() for i in items))
+    _answer(args, "choices", pack, choices)
     return EXIT_OK
 
 
@@ -402,7 +363,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     """Predict what the launcher does with the request as typed (`solver.check`)."""
     from solver.errors import Unsatisfiable
     from solver.reasoning.resolution import resolve
-    from solver.render.text import launcher_picks, notices, terminal_width
 
     pack = load(args)
     options, facts = gather(args, pack)
@@ -418,79 +378,19 @@ def cmd_check(args: argparse.Namespace) -> int:
             budget=args.command_budget,
         )
     except Unsatisfiable as exc:
-        if args.json:
-            _dump(exc.to_json())
-        else:
-            render = None
-            if getattr(args, "command_read", None) is not None:  # typed as a launch command
-                from solver.cli.launch import repair_renderer
+        render = None
+        if not args.json and getattr(args, "command_read", None) is not None:  # typed as a launch command
+            from solver.cli.launch import repair_renderer
 
-                render = repair_renderer(args, pack)
-            denied = bool(exc.conflict.rules) and all(
-                pack.rule(r.id).severity == "warn" for r in exc.conflict.rules
-            )
-            if denied:  # it works as typed: only --deny-warnings refuses it
-                print(f"conflict (--deny-warnings): {pack.name} takes the request as typed, but warns:")
-                for r in exc.conflict.rules:
-                    print(f"WARNING ({r.id}): {r.because}")
-            else:
-                print(_conflict_paragraph(exc, render))
+            render = repair_renderer(args, pack)
+        _answer(args, "check", pack, exc, render)
         return EXIT_CONFLICT
-    if args.json:
-        _dump(res.to_json())
-        return EXIT_OK
-    print(
-        f"ok: {pack.name} takes the request as typed"
-        + (" (with the warnings below)" if res.warnings else "")
-        + "."
-    )
-    for line in launcher_picks(pack, res, terminal_width()) + notices(pack, res):
-        print(line)
+    _answer(args, "check", pack, res, None)
     return EXIT_OK
 
 
-def _conflict_paragraph(exc: Any, render: Callable[[Any], str] | None = None) -> str:
-    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
-    first = exc.repairs[0] if exc.repairs else None
-    rules = ", ".join(r.id for r in exc.conflict.rules)
-    said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
-    pins = ", ".join(f"{p.field}={p.value}" + said.get(p.source, "") for p in exc.conflict.pins)
-    fix = ""
-    if first is not None and render is not None:
-        fix = f" Try: `{render(first)}`."
-    elif first is not None:
-        changes = [f"unset {n}" for n in first.unset]
-        changes += [f"set {n}={v}" for n, v in first.set.items()]
-        fix = " Try: " + "; ".join(changes) + "."
-    lead = ""
-    if exc.launcher_default is not None:
-        d = exc.launcher_default
-        assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
-        lead = (
-            f"{d['field']} was not given and {d['field']}={d['value']} is assumed "
-            f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
-            if assumed
-            else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
-            f"({d['preference'] or 'its default'}), and it fails. "
-        )
-    return (
-        f"conflict: {lead}{pins} cannot hold together under {rules}. "
-        f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
-        f"Run `confsolve resolve` with the same inputs for the full explanation."
-    )
-
-
 def cmd_graph(args: argparse.Namespace) -> int:
-    from solver.pack.graph import export
-
-    if args.json:
-        args.format = "json"
-    if args.format == "svg":
-        from solver.reasoning.pictures import dot_to_svg
-
-        print(dot_to_svg(export(load(args), "dot")), end="")
-        return EXIT_OK
-    print(export(load(args), args.format), end="")
+    _answer(args, "graph", load(args))
     return EXIT_OK
 
 
@@ -502,46 +402,12 @@ def cmd_packs(args: argparse.Namespace) -> int:
     for name in constraints.shipped_packs():
         pack = load_pack(name)
         rows.append({"name": name, "version": pack.version, "description": pack.description})
-    if args.json:
-        _dump({"schema": 1, "status": "packs", "packs": rows})
-    else:
-        for row in rows:
-            print(f"{row['name']:<12} {row['version']:<12} {row['description']}")
+    _answer(args, "packs", rows)
     return EXIT_OK
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    pack = load(args)
-    if args.json:
-        _dump(
-            {
-                "schema": 1,
-                "status": "pack",
-                **pack.model_dump(mode="json", exclude={"model_config_map", "directory", "digest"}),
-            }
-        )
-        return EXIT_OK
-    print(f"{pack.name} {pack.version}: {pack.description}")
-    print(f"{len(pack.fields)} fields, {len(pack.rules)} rules, {len(pack.preferences)} preferences")
-    for kind in ("fact", "option"):
-        print(f"\n{kind}s:")
-        for name, field in pack.fields.items():
-            if field.kind == kind:
-                values = ", ".join(str(v) for v in field.domain[:10])
-                more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
-                if field.open is not None:
-                    more += f" (open: {field.open.text()})"
-                print(f"  {name}: {values}{more}")
-    print("\nrules:")
-    for rule in pack.rules:
-        tag = (
-            " [warn]"
-            if rule.severity == "warn"
-            else " [adjusts " + rule.adjusts + "]"
-            if rule.adjusts
-            else ""
-        )
-        print(f"  {rule.id}{tag}: {rule.because}")
+    _answer(args, "show", load(args))
     return EXIT_OK
 
 

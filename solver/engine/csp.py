@@ -154,6 +154,11 @@ class CompiledPack:
         and those that break it whatever they hold (see `_verdicts`)."""
         return self._verdicts(self._cons[rule_id].constraint, target, known)
 
+    def never(self, con: Constraint, target: str, known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
+        """The values of `target` that break `con` whatever its fields outside `known` hold
+        (`verdicts` by constraint: `State.dead_end`'s `never`); none for a query's own condition."""
+        return self._verdicts(con.constraint, target, known)[1]
+
     def _checks(
         self, cons: Iterable[Constraint], local: dict[Any, tuple[Scalar, ...]]
     ) -> dict[int, ResidueCheck]:

@@ -25,6 +25,7 @@ __all__ = [
     "ResidueCheck",
     "RuleConstraint",
     "State",
+    "Verdict",
     "memoized",
     "undo_trail",
 ]
@@ -139,14 +140,18 @@ class State:
     def domain(self, name: str) -> list[Scalar]:
         return self.domains[name]
 
-    def dead_end(self, names: list[str]) -> bool:
+    def dead_end(self, names: list[str], never: Verdict | None = None) -> bool:
         """One step past forward checking, over the open constraints reading `names`: True when
         one of them cannot hold whatever its smallest free field takes, its other free fields
         left undecided (the condition's three-valued form). Sound: False from that form means no
         completion holds. Forward checking waits for a constraint's last free field, so a rule
         such as "any of three backends is X requires the architecture to be Y" stays open while
         two backends are free, and refuting X took a search (7-18 ms per value on a platform's
-        choices); this asks a few evaluations instead."""
+        choices); this asks a few evaluations instead.
+
+        `never`: the values of a field that break a constraint whatever its fields outside the
+        given ones hold, remembered (`CompiledPack.verdicts`, which reason tracing asks the same
+        questions of); without it the condition is evaluated here, uncached."""
         domains, seen = self.domains, set()
         for name in names:
             for con in self.by_field.get(name, ()):
@@ -158,6 +163,11 @@ class State:
                     continue
                 pick = min(free, key=lambda f: len(domains[f]))
                 if len(domains[pick]) > _DEAD_END_WIDTH:
+                    continue
+                if never is not None:
+                    fixed = tuple((f, domains[f][0]) for f in con.fields if len(domains[f]) == 1)
+                    if never(con, pick, fixed).issuperset(domains[pick]):
+                        return True
                     continue
                 known = {f: domains[f][0] for f in con.fields if len(domains[f]) == 1}
                 partial = con.condition.partial
@@ -284,6 +294,11 @@ class State:
                     queue.append(target)
                     queued.add(target)
         return True
+
+
+Verdict = Callable[[Constraint, str, tuple[tuple[str, Scalar], ...]], frozenset[Scalar]]
+"""For a constraint, one of its fields and the values of some others: the values of that field
+that break the constraint whatever the rest hold (`State.dead_end`'s `never`)."""
 
 
 class Observer(Protocol):

@@ -70,7 +70,7 @@ class Traced:
     # -- the observer (`solver.engine.state.Observer`) -------------------------------------
     def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
         target = con.fields[at]
-        gone = {v: _gone(self.cp, con, self, at, v) for v in self.state.domains[target] if v not in kept}
+        gone = _gone_all(self.cp, con, self, at, [v for v in self.state.domains[target] if v not in kept])
         self.removed[target] = {**self.removed[target], **gone}
         self.total[target] = self.total[target].union(*gone.values())
 
@@ -85,7 +85,7 @@ class Traced:
         domains = self.state.domains
         target = con.fields[at]
         known = tuple((f, domains[f][0]) for f in con.fields if f != target and len(domains[f]) == 1)
-        return self.cp.verdicts(con.key, target, known)[1]
+        return self.cp.never(con, target, known)
 
 
 def _root(cp: CompiledPack) -> Traced:
@@ -226,34 +226,54 @@ def _shortest(cp: CompiledPack, state: Traced, name: str, value: Scalar) -> Beca
 
 
 def _gone(cp: CompiledPack, con: Constraint, state: Traced, at: int, value: Scalar) -> Because:
-    """Why the rule has no support left for `fields[at] = value`: the rule, and the reasons of the
-    removed values of its other fields that could have been part of one.
+    """Why the rule has no support left for `fields[at] = value` (`_gone_all` for one value)."""
+    return _gone_all(cp, con, state, at, [value])[value]
+
+
+def _gone_all(
+    cp: CompiledPack, con: Constraint, state: Traced, at: int, values: list[Scalar]
+) -> dict[Scalar, Because]:
+    """Why the rule has no support left for each of `values` at `fields[at]`: the rule, and the
+    reasons of the removed values of its other fields that could have been part of one.
 
     Every combination that satisfies the rule with this value uses some removed value (else it
     would still be a support), and such a value is one three-valued evaluation does not rule
-    out next to this one: so these reasons suffice, without the history of every field."""
+    out next to this one: so these reasons suffice, without the history of every field. What
+    does not depend on the value (the fields fixed, the values each alone rules out) is looked
+    up once per narrowing, not once per value: a narrowing removes tens of values at once (an
+    attention backend fixed leaves few architectures), and on `platform=npu`'s choices these
+    reasons were a third of the question."""
     target = con.fields[at]
     rule = frozenset({("rule", con.key)})
+    domains = state.domains
     # Usually one field narrowed to one value already breaks the rule with this value (a pinned
     # fact, mostly): then why that field holds only its value is the whole reason.
-    fixed = [f for f in con.fields if f != target and len(state.domains[f]) == 1]
-    alone = [f for f in fixed if value in cp.verdicts(con.key, target, ((f, state.domains[f][0]),))[1]]
-    if alone:
-        return rule | min((state.total[f] for f in alone), key=len)
-    if fixed and value in cp.verdicts(con.key, target, tuple((f, state.domains[f][0]) for f in fixed))[1]:
-        return rule.union(*(state.total[f] for f in fixed))
-    out = set(rule)
-    for f in con.fields:
-        if f == target:
-            continue
-        removed = state.removed[f]
-        if not removed:
-            continue
-        never = cp.verdicts(con.key, f, ((target, value),))[1]
-        for u, why in removed.items():
-            if u not in never:
-                out |= why
-    return frozenset(out)
+    fixed = [f for f in con.fields if f != target and len(domains[f]) == 1]
+    alone = [(cp.verdicts(con.key, target, ((f, domains[f][0]),))[1], state.total[f]) for f in fixed]
+    together = (
+        cp.verdicts(con.key, target, tuple((f, domains[f][0]) for f in fixed))[1] if fixed else frozenset()
+    )
+    out: dict[Scalar, Because] = {}
+    for value in values:
+        reasons = [total for never, total in alone if value in never]
+        if reasons:
+            out[value] = rule | min(reasons, key=len)
+        elif value in together:
+            out[value] = rule.union(*(state.total[f] for f in fixed))
+        else:
+            found = set(rule)
+            for f in con.fields:
+                if f == target:
+                    continue
+                removed = state.removed[f]
+                if not removed:
+                    continue
+                never = cp.verdicts(con.key, f, ((target, value),))[1]
+                for u, why in removed.items():
+                    if u not in never:
+                        found |= why
+            out[value] = frozenset(found)
+    return out
 
 
 def _wiped_out(cp: CompiledPack, con: Constraint, state: Traced, at: int) -> Because:
@@ -261,6 +281,12 @@ def _wiped_out(cp: CompiledPack, con: Constraint, state: Traced, at: int) -> Bec
     target = con.fields[at]
     out = {("rule", con.key)}
     removed = state.removed[target]
+    left = []
     for value in con.full[at]:
-        out |= removed[value] if value in removed else _gone(cp, con, state, at, value)
+        if value in removed:
+            out |= removed[value]
+        else:
+            left.append(value)
+    for why in _gone_all(cp, con, state, at, left).values():
+        out |= why
     return frozenset(out)

@@ -7,20 +7,20 @@ Hard rules add no edges: `A => B` is the same rule as `not B => not A`.
 Strongly connected fields are condensed and decided together, in declaration order.
 
 `analyse` (what resolution, lint and the CLI need) runs on the standard library: importing networkx
-cost a first `check` after an install ~250 ms of CPU, more than the rest of its start-up.
+cost a first `check` after an install ~250 ms of CPU, more than the rest of its start-up. The graph
+is drawn (DOT, Mermaid, JSON, SVG) by `solver/render/graph.py`.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from dataclasses import dataclass
 from typing import Any
 
 from solver.model import Pack
 from solver.pack.loader import semantics
 
-__all__ = ["GraphInfo", "analyse", "build", "export"]
+__all__ = ["GraphInfo", "analyse", "build"]
 
 
 @dataclass(frozen=True)
@@ -147,42 +147,3 @@ def analyse(pack: Pack) -> GraphInfo:
     components = tuple(tuple(names) for names in groups if len(names) > 1)
     listed = tuple((src, dst, ",".join(why)) for (src, dst), why in sorted(edges.items()))
     return GraphInfo(order=tuple(order), components=components, edges=listed)
-
-
-def export(pack: Pack, fmt: str) -> str:
-    """The graph as Graphviz DOT, Mermaid or JSON text."""
-    info = analyse(pack)
-    cycle_nodes = {name for comp in info.components for name in comp}
-    if fmt == "json":
-        doc = {
-            "schema": 1,
-            "status": "graph",
-            "order": list(info.order),
-            "components": [list(c) for c in info.components],
-            "nodes": [
-                {"name": n, "kind": pack.fields[n].kind, "group": pack.fields[n].group} for n in info.order
-            ],
-            "edges": [{"from": s, "to": d, "why": w.split(",")} for s, d, w in info.edges],
-        }
-        return json.dumps(doc, indent=2, sort_keys=True)
-    if fmt == "mermaid":
-        lines = ["flowchart LR"]
-        for name in info.order:
-            shape = f"{name}[({name})]" if pack.fields[name].kind == "fact" else f"{name}[{name}]"
-            lines.append(f"    {shape}")
-        lines += [f"    {s} --> {d}" for s, d, _ in info.edges]
-        lines += [f"    style {n} stroke:#c00,stroke-width:2px" for n in sorted(cycle_nodes)]
-        return "\n".join(lines) + "\n"
-    if fmt == "dot":
-        title = pack.name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
-        lines = [f'digraph "{title}" {{', "  rankdir=LR;"]
-        for name in info.order:
-            attrs = ["shape=ellipse" if pack.fields[name].kind == "fact" else "shape=box"]
-            if name in cycle_nodes:
-                attrs.append("color=red")
-            lines.append(f'  "{name}" [{", ".join(attrs)}];')
-        for src, dst, why in info.edges:
-            lines.append(f'  "{src}" -> "{dst}" [tooltip="{why}"];')
-        lines.append("}")
-        return "\n".join(lines) + "\n"
-    raise ValueError(f"unknown graph format {fmt!r}; use dot, mermaid or json")

@@ -210,7 +210,7 @@ class _Options:
             and len(near) == len(base)
             and all(near[n] in values for n, values in base.items())
         )
-        if _refutes(self.state, name, value):
+        if _refutes(self.state, name, value, self.cp):
             # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
             # which was most of a platform's choices.
             return None
@@ -270,14 +270,15 @@ def _sweep(
     return proven
 
 
-def _refutes(state: State, name: str, value: Scalar) -> bool:
+def _refutes(state: State, name: str, value: Scalar, cp: CompiledPack) -> bool:
     """Whether propagating `name = value` in `state` (in place, taken back), then one step past
-    it (`State.dead_end`), proves that no solution of the state has it."""
+    it (`State.dead_end`, with the compiled pack's remembered verdicts), proves that no solution
+    of the state has it."""
     if not state.fix(name, value):
         return True
     # The rules reading the value's own field only: over every field propagation narrowed it
     # cost cold choices ~20 % (prepare_choices 192 -> 246 ms) for no further refutation measured.
-    dead = state.dead_end([name])
+    dead = state.dead_end([name], cp.never)
     state.undo()
     return dead
 

@@ -1,22 +1,15 @@
-"""Pictures of a pack: the compatibility matrix of two fields, and the field graph as SVG.
-
-Owns `compatibility` (for every pair of values of two fields, whether the request with both pinned
-holds under the rules, and for a pair that does not, the minimal reason), its renderings (text,
-Markdown, CSV, HTML, JSON), the `confsolve matrix` command, and `dot_to_svg` (Graphviz `dot`, when
-it is on PATH). A cell asks the rules directly, as `check --strict` would: a pair that only works
-because an adjustment would replace one of its values is shown as not working, with that rule as
-the reason. Uses the public API; must not import networkx or python-constraint.
+"""The compatibility matrix of two fields: `compatibility` computes it (for every pair of values
+of two fields, whether the request with both pinned holds under the rules, and for a pair that does
+not, the minimal reason) into a `Matrix`, which writes its own JSON document; its other formats
+(text, Markdown, CSV, HTML) are `solver/render/matrix.py`'s, through the formats table. A cell asks
+the rules directly, as `check --strict` would: a pair that only works because an adjustment would
+replace one of its values is shown as not working, with that rule as the reason. Must not import
+networkx or python-constraint.
 """
 
 from __future__ import annotations
 
-import csv
-import html
-import io
-import re
-import shutil
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,11 +19,7 @@ from solver.model import Pack, Pin, Scalar
 from solver.reasoning.conflicts import Item, minimal_reason
 from solver.values import show as _show
 
-__all__ = ["FORMATS", "Matrix", "compatibility", "dot_to_svg", "render"]
-
-FORMATS = ("text", "markdown", "csv", "html")
-OK, NO, WARN = "✓", "✗", "⚠"
-DOT_TIMEOUT_SECONDS = 60.0
+__all__ = ["Matrix", "compatibility"]
 
 
 @dataclass(frozen=True)
@@ -211,171 +200,3 @@ def _warned(
         if broken:
             out[(row, col)] = broken
     return out
-
-
-# --- renderings -----------------------------------------------------------------------------
-
-
-def _reason_text(pack: Pack, items: Sequence[Item]) -> str:
-    parts = []
-    for item in items:
-        if item.kind == "pin":
-            parts.append(f"{item.name}={_show(item.value)}" if item.value is not None else item.name)
-        else:
-            parts.append(f"{item.name} ({pack.rule(item.name).because.rstrip('.')})")
-    return "; ".join(parts) or "the inputs exclude it"
-
-
-def _grid(m: Matrix, mark: Callable[[Scalar, Scalar], str]) -> list[list[str]]:
-    head = [f"{m.row_field} \\ {m.col_field}"] + [_show(c) for c in m.cols]
-    return [head] + [[_show(r)] + [mark(r, c) for c in m.cols] for r in m.rows]
-
-
-def _warning_text(pack: Pack, rules: Sequence[str]) -> str:
-    return "; ".join(f"{rid} ({pack.rule(rid).because.rstrip('.')})" for rid in rules)
-
-
-def _marker(m: Matrix) -> Callable[[Scalar, Scalar], str]:
-    notes = m.footnotes()
-    number = {reason: i for i, reason in enumerate(notes, 1)}
-    warn_number = {rules: i for i, rules in enumerate(m.warnings(), len(notes) + 1)}
-
-    def mark(row: Scalar, col: Scalar) -> str:
-        if not m.ok(row, col):
-            return f"{NO} [{number[m.shown_reason(row, col)]}]"
-        rules = m.warned.get((row, col))
-        return f"{WARN} [{warn_number[rules]}]" if rules else OK
-
-    return mark
-
-
-def _footnote_lines(m: Matrix, style: str) -> list[str]:
-    texts = [_reason_text(m.pack, reason) for reason in m.footnotes()]
-    texts += [f"{WARN} works, with a warning: {_warning_text(m.pack, rules)}" for rules in m.warnings()]
-    return [f"{i}. {text}" if style == "markdown" else f"  [{i}] {text}" for i, text in enumerate(texts, 1)]
-
-
-def render(m: Matrix, fmt: str) -> str:
-    """The matrix as text, markdown, csv or html (each ✗ with its minimal reason)."""
-    if fmt == "csv":
-        out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
-        writer.writerow([_cell(m.row_field), _cell(m.col_field), "resolves", "reason"])
-        for row in m.rows:
-            for col in m.cols:
-                ok = m.ok(row, col)
-                reason = "" if ok else _reason_text(m.pack, m.reasons[(row, col)])
-                if ok and (row, col) in m.warned:
-                    reason = f"warning: {_warning_text(m.pack, m.warned[(row, col)])}"
-                writer.writerow([_cell(_show(row)), _cell(_show(col)), "yes" if ok else "no", _cell(reason)])
-        return out.getvalue()
-    if fmt == "html":
-        return _html(m)
-    grid = _grid(m, _marker(m))
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in grid]
-        lines.insert(1, "|" + "---|" * len(grid[0]))
-        notes = _footnote_lines(m, "markdown")
-        return "\n".join(lines + (["", *notes] if notes else [])) + "\n"
-    if fmt == "text":
-        widths = [max(len(row[i]) for row in grid) for i in range(len(grid[0]))]
-        lines = [
-            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in grid
-        ]
-        notes = _footnote_lines(m, "text")
-        header = "why not, and warnings:" if m.warnings() else "why not:"
-        return "\n".join(lines + (["", header, *notes] if notes else [])) + "\n"
-    raise ValueError(f"unknown matrix format {fmt!r}; use one of {', '.join(FORMATS)}")
-
-
-_NUMBER = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-
-
-def _cell(text: str) -> str:
-    """A CSV cell a spreadsheet will not run: one that starts like a formula (=, +, -, @, a tab
-    or a carriage return) gets a leading apostrophe, unless it is a plain number (OWASP's advice
-    on CSV injection)."""
-    if text[:1] in ("=", "+", "-", "@", "\t", "\r") and not _NUMBER.fullmatch(text):
-        return "'" + text
-    return text
-
-
-def _html(m: Matrix) -> str:
-    esc = html.escape
-    title = f"{m.pack.name} {m.pack.version}: {m.row_field} × {m.col_field}"
-    lines = [
-        "<!doctype html>",
-        '<html><head><meta charset="utf-8">',
-        f"<title>{esc(title)}</title>",
-        "<style>table{border-collapse:collapse}td,th{border:1px solid #999;padding:2px 8px;"
-        "text-align:center}td.ok{background:#dfd}td.no{background:#fdd;cursor:help}"
-        "td.warn{background:#ffd;cursor:help}</style>",
-        "</head><body>",
-        f"<table><caption>{esc(title)}</caption>",
-        "<tr><th>"
-        + esc(f"{m.row_field} \\ {m.col_field}")
-        + "</th>"
-        + "".join(f"<th>{esc(_show(c))}</th>" for c in m.cols)
-        + "</tr>",
-    ]
-    for row in m.rows:
-        cells = []
-        for col in m.cols:
-            if m.ok(row, col) and (row, col) in m.warned:
-                why = esc(_warning_text(m.pack, m.warned[(row, col)]), quote=True)
-                cells.append(f'<td class="warn" title="{why}">{WARN}</td>')
-            elif m.ok(row, col):
-                cells.append(f'<td class="ok">{OK}</td>')
-            else:
-                why = esc(_reason_text(m.pack, m.reasons[(row, col)]), quote=True)
-                cells.append(f'<td class="no" title="{why}">{NO}</td>')
-        lines.append(f"<tr><th>{esc(_show(row))}</th>{''.join(cells)}</tr>")
-    lines += ["</table>", "</body></html>"]
-    return "\n".join(lines) + "\n"
-
-
-# --- graph as SVG ---------------------------------------------------------------------------
-
-
-def dot_to_svg(dot_text: str) -> str:
-    """Render Graphviz DOT to SVG with `dot`; `InvalidInput` (exit 2) when `dot` is missing."""
-    exe = shutil.which("dot")
-    if exe is None:
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="format",
-                    value="svg",
-                    message=(
-                        "--format svg needs Graphviz's `dot` on PATH (apt install graphviz / brew install "
-                        "graphviz); or use --format dot and render it elsewhere"
-                    ),
-                )
-            ]
-        )
-    try:
-        done = subprocess.run(
-            [exe, "-Tsvg"],
-            input=dot_text,
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            errors="replace",  # any bytes dot prints
-            timeout=DOT_TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise InvalidInput(
-            [InputIssue(field="format", value="svg", message=f"running {exe} failed: {exc}")]
-        ) from exc
-    if done.returncode != 0:
-        raise InvalidInput(
-            [
-                InputIssue(
-                    field="format",
-                    value="svg",
-                    message=(f"{exe} -Tsvg failed (exit {done.returncode}): {done.stderr.strip()[:500]}"),
-                )
-            ]
-        )
-    return done.stdout

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import copy
-import json
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -542,12 +542,15 @@ def output_schema(kind: str | None = None) -> dict[str, Any]:
 
 def cmd_schema(args: argparse.Namespace) -> int:
     # --json changes nothing: what `schema` prints is JSON (a JSON Schema, not a document).
+    from solver.render.formats import write
+
     if args.pack_files:
         from solver.pack.schema import pack_file_schema
 
-        print(json.dumps(pack_file_schema(), indent=2, sort_keys=True))
-        return 0
-    print(json.dumps(output_schema(args.kind), indent=2, sort_keys=True))
+        doc = pack_file_schema()
+    else:
+        doc = output_schema(args.kind)
+    sys.stdout.write(write("schema", "json", doc)[0])
     return 0
 
 

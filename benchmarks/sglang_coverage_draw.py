@@ -1,0 +1,235 @@
+"""Draw SGLang oracle scenarios over what the harness's make_random.py never draws, and run them.
+
+make_random.py draws 13 machines with fixed weights, the 12 templates, 0-3 flags among 17 options
+(its CHOICES table) and, now and then, one of 4 environment variables. Its tables are read here
+(imported from the harness) and the complement is drawn instead: every machine the harness mocks
+with equal weight (also sm70/sm75, which the pack knows), the harness's facts make_random leaves at
+their defaults (no FlashInfer or triton_kernels on CUDA, driver 595, a CPU without AMX), each option
+of the pack (also those make_random never types: the DSA backends, the draft attention backend)
+with the values make_random never draws weighted up (the pack's domains spell them), 3-5 flags at
+once more often than not, every environment variable the pack reads, drafts of another template
+or quantization, `sglang serve`'s argparse path (`"entry": "cli"`) and the published configs under
+tests/fixtures/models/ (`"model_path"`).
+
+Scenarios come in machine x environment groups (`--groups`): the harness starts one worker per
+group (30-45 s with the load-time probe on two busy cores), so the group count, not the scenario
+count, sets most of a run's time.
+
+    .venv/bin/python benchmarks/sglang_coverage_draw.py --seed N --count 400 --groups 24 > draw.jsonl
+    .venv/bin/python benchmarks/sglang_coverage_draw.py --seed N ... --run records.jsonl
+
+`--run OUT` also runs the draw through the harness (`run.sh` of $SGL_ORACLE_HARNESS, venv
+$ORACLE_VENV, default /work/oracle-sglang; two groups at a time, load-time probe on), writes the
+records to OUT in the draw's order and shows groups/scenarios done on a terminal. The records go to
+benchmarks/differential.py like make_random's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from solver import load_pack, progress  # noqa: E402  (the path is set just above)
+
+HARNESS = Path(os.environ.get("SGL_ORACLE_HARNESS", "/work/shared/tools/sglang-oracle"))
+VENV = Path(os.environ.get("ORACLE_VENV", "/work/oracle-sglang"))
+MODELS = ROOT / "tests" / "fixtures" / "models"
+
+# Machines beyond make_random's HARDWARE that the harness mocks and the pack's gpu_arch spells.
+EXTRA_HARDWARE = {"v100": {"platform": "cuda", "sm": 70}, "t4": {"platform": "cuda", "sm": 75}}
+# Harness facts (hwmock.normalize) make_random never sets, per platform: the non-default values.
+FACTS: dict[str, list[dict[str, Any]]] = {
+    "cuda": [{"has_flashinfer": False}, {"has_triton_kernels": False}, {"nvidia_driver": [595, 10, 0]}],
+    "cpu": [{"amx": False}],
+}
+# SGLang spellings of the pack's "nothing typed" values: drawing them means not typing the flag.
+UNTYPED = {"none"}
+# Options whose `none` is a value SGLang itself accepts as typed.
+TYPED_NONE = {"moe_a2a_backend"}
+# Flags SGLang has and the pack does not (ignored by the replay): a few the grid types.
+UNMODELLED: dict[str, list[Any]] = {
+    "disable_cuda_graph": [True],
+    "enable_two_batch_overlap": [True],
+    "speculative_num_steps": [1, 3],
+    "speculative_eagle_topk": [1, 4],
+    "speculative_num_draft_tokens": [2, 4, 8],
+}
+
+
+def make_random() -> ModuleType:
+    """The harness's make_random.py (its tables are the distribution this draw complements)."""
+    spec = importlib.util.spec_from_file_location("_make_random", HARNESS / "make_random.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"sglang_coverage_draw: no make_random.py under {HARNESS}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Tables:
+    """What to draw: the pack's options and values, each split into what make_random draws and
+    what it never does (the latter weighted up)."""
+
+    def __init__(self, mr: ModuleType) -> None:
+        pack = load_pack("sglang")
+        self.hardware: dict[str, dict[str, Any]] = {**mr.HARDWARE, **EXTRA_HARDWARE}
+        self.architectures: list[str] = list(mr.ARCHITECTURES)
+        self.checkpoints: list[str | None] = list(mr.CHECKPOINTS)
+        self.draft_algorithms: set[str] = set(mr.DRAFT_ALGORITHMS)
+        self.env = sorted(name for name, fld in pack.fields.items() if fld.env)
+        self.options: dict[str, list[Any]] = {}
+        self.unseen: dict[str, list[Any]] = {}
+        for name, fld in pack.fields.items():
+            if fld.kind != "option":
+                continue
+            values = [v for v in fld.domain if v not in UNTYPED or name in TYPED_NONE]
+            if name == "quantization":
+                values.append("unquant")  # SGLang's spelling of "no quantization"
+            if isinstance(fld.domain[0], bool):
+                values = [True]  # store_true flags: typing False is not typing the flag
+            drawn = mr.CHOICES.get(name, [])
+            self.options[name] = values
+            self.unseen[name] = [v for v in values if v not in drawn]
+        self.models = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
+
+    def value(self, rng: random.Random, name: str) -> Any:
+        unseen = self.unseen.get(name) or []
+        if name in UNMODELLED:
+            return rng.choice(UNMODELLED[name])
+        if unseen and rng.random() < 0.6:
+            return rng.choice(unseen)
+        return rng.choice(self.options[name])
+
+
+def group(rng: random.Random, tables: Tables) -> dict[str, Any]:
+    """A machine with its facts and environment: what one harness worker mocks."""
+    name = rng.choice(sorted(tables.hardware))
+    machine: dict[str, Any] = {"hw": name, **tables.hardware[name]}
+    choices = FACTS.get(machine["platform"], [])
+    if choices and rng.random() < 0.4:
+        machine["facts"] = rng.choice(choices)
+    if rng.random() < 0.6:
+        names = rng.sample(tables.env, rng.choice([1, 1, 2]))
+        machine["env"] = {env: rng.choice(["0", "1"]) for env in names}
+    return machine
+
+
+def scenario(rng: random.Random, tables: Tables, machine: dict[str, Any]) -> dict[str, Any]:
+    """One launch on `machine`: a model, a checkpoint format, 0-5 flags (mostly 3-5)."""
+    sc: dict[str, Any] = {k: v for k, v in machine.items() if k != "hw"}
+    if rng.random() < 0.1:
+        model = rng.choice(tables.models)
+        sc["model_path"] = str(MODELS / model)
+        tag = model
+    else:
+        arch = rng.choice(tables.architectures)
+        sc["architecture"] = arch
+        ckpt = rng.choice(tables.checkpoints) if rng.random() < 0.6 else None
+        if ckpt:
+            sc["checkpoint_quant"] = ckpt
+        tag = arch
+    names = sorted(tables.options) + sorted(UNMODELLED) * (rng.random() < 0.15)
+    count = rng.choice([0, 1, 2, 3, 3, 4, 4, 5, 5])
+    args = {name: tables.value(rng, name) for name in rng.sample(names, min(count, len(names)))}
+    algorithm = args.get("speculative_algorithm")
+    if algorithm in tables.draft_algorithms:
+        draft: dict[str, Any] = {"architecture": sc.get("architecture", "LlamaForCausalLM")}
+        if rng.random() < 0.3:
+            draft = {"architecture": rng.choice(tables.architectures)}
+        if rng.random() < 0.2:
+            draft["checkpoint_quant"] = rng.choice([c for c in tables.checkpoints if c])
+        args["speculative_draft_model_path"] = draft
+    sc["args"] = args
+    if rng.random() < 0.1:
+        sc["entry"] = "cli"
+    sc["id"] = tag  # numbered by the caller
+    return sc
+
+
+def draw(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    tables = Tables(make_random())
+    machines = [group(rng, tables) for _ in range(groups)]
+    out: list[dict[str, Any]] = []
+    for i in range(count):
+        machine = machines[i % groups]
+        sc = scenario(rng, tables, machine)
+        sc["id"] = f"C{seed}-{i:05d}-{machine['hw']}-{sc['id']}"
+        out.append(sc)
+    return out
+
+
+# --- running through the harness ----------------------------------------------------------------
+
+
+def _group_key(sc: dict[str, Any]) -> str:
+    return json.dumps([sc.get(k) for k in ("platform", "sm", "gfx", "facts", "env")], sort_keys=True)
+
+
+def run(scenarios: list[dict[str, Any]], out: Path, jobs: int) -> None:
+    """Each group through one `run.sh` (one worker), `jobs` at a time; records in draw order."""
+    groups: dict[str, list[int]] = {}
+    for i, sc in enumerate(scenarios):
+        groups.setdefault(_group_key(sc), []).append(i)
+    records: list[str | None] = [None] * len(scenarios)
+    env = {**os.environ, "ORACLE_VENV": str(VENV), "ORACLE_JOBS": "1"}
+    start = time.monotonic()
+
+    def one(indices: list[int]) -> list[int]:
+        lines = "".join(json.dumps(scenarios[i]) + "\n" for i in indices)
+        # run.sh's own stderr is its progress and SGLang's logs go to the venv's log file.
+        done = subprocess.run(
+            ["bash", str(HARNESS / "run.sh")], input=lines, capture_output=True, text=True, env=env
+        )
+        answers = done.stdout.splitlines()
+        if len(answers) != len(indices):
+            raise SystemExit(f"sglang_coverage_draw: run.sh answered {len(answers)} of {len(indices)}")
+        for i, line in zip(indices, answers, strict=True):
+            records[i] = line
+        return indices
+
+    with progress.reporting("coverage draw"), ThreadPoolExecutor(jobs) as pool:
+        progress.phase("scenarios (by machine group)", len(scenarios))
+        for indices in pool.map(one, groups.values()):
+            progress.advance(len(indices))
+    out.write_text("".join(f"{line}\n" for line in records if line is not None))
+    cpu = os.times()
+    print(
+        f"{len(scenarios)} scenarios in {len(groups)} groups: {time.monotonic() - start:.0f} s wall, "
+        f"{cpu.children_user + cpu.children_system:.0f} s CPU in the harness, "
+        f"load {os.getloadavg()[0]:.1f}",
+        file=sys.stderr,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--count", type=int, default=400)
+    parser.add_argument("--groups", type=int, default=24, help="machine x environment groups")
+    parser.add_argument("--run", type=Path, metavar="OUT", help="run the draw, write the records here")
+    parser.add_argument("--jobs", type=int, default=2, help="harness groups at a time (with --run)")
+    args = parser.parse_args(argv)
+    scenarios = draw(args.seed, args.count, max(1, min(args.groups, args.count)))
+    if args.run is None:
+        sys.stdout.write("".join(json.dumps(sc, sort_keys=True) + "\n" for sc in scenarios))
+        return 0
+    run(scenarios, args.run, args.jobs)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,167 @@
+"""The text writers of the formats table (`render/formats.py`): each command's answer as a person
+reads it, exactly what goes to stdout (and, for `count`, the notes for stderr).
+
+The pieces (tables, conflicts, labels) are `render/text.py`'s; these put a command's answer
+together from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from solver.model import Pack, Repair, Resolution, Scalar
+from solver.render.text import launcher_picks, notices, resolution_table, terminal_width, use_colour, why_text
+from solver.values import count_text, show
+
+__all__ = ["check", "choices", "conflict_paragraph", "count", "count_notes", "pack", "resolution", "why"]
+
+
+def resolution(pack: Pack, res: Resolution, command: Any, fields: Sequence[str]) -> str:
+    return resolution_table(pack, res, colour=use_colour()) + "\n"
+
+
+def why(pack: Pack, res: Resolution, name: str, deps: Sequence[str], possible: Sequence[Scalar]) -> str:
+    return why_text(pack, res, name, deps, possible) + "\n"
+
+
+def choices(pack: Pack, found: Any) -> str:
+    """Each field's possible values (⚠ on those that work with a warning), then why each
+    excluded value is excluded."""
+    lines = []
+    for name, possible in found.possible.items():
+        opened = found.open.get(name)
+        warned = found.warned.get(name, {})
+        shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
+            "(none of the listed values)" if opened else "(none: the inputs conflict)"
+        )
+        lines.append(
+            f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
+        )
+        for value, rules in warned.items():
+            because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
+            lines.append(f"    ⚠ {value} works, with a warning ({because})")
+        for value, items in found.excluded.get(name, {}).items():
+            lines.append(f"    not {value}: " + ", ".join(i.label() for i in items))
+    return "".join(line + "\n" for line in lines)
+
+
+def check(pack: Pack, outcome: Any, renderer: Callable[[Repair], str] | None) -> str:
+    """`check`: "ok" with what the launcher picks by itself and the notices, or the conflict in
+    one paragraph (repairs written by `renderer` when the request was a launch command)."""
+    if isinstance(outcome, Resolution):
+        lines = [
+            f"ok: {pack.name} takes the request as typed"
+            + (" (with the warnings below)" if outcome.warnings else "")
+            + "."
+        ]
+        lines += launcher_picks(pack, outcome, terminal_width()) + notices(pack, outcome)
+        return "".join(line + "\n" for line in lines)
+    rules = outcome.conflict.rules
+    if rules and all(pack.rule(r.id).severity == "warn" for r in rules):
+        # It works as typed: only --deny-warnings refuses it.
+        lines = [f"conflict (--deny-warnings): {pack.name} takes the request as typed, but warns:"]
+        lines += [f"WARNING ({r.id}): {r.because}" for r in rules]
+        return "".join(line + "\n" for line in lines)
+    return conflict_paragraph(outcome, renderer) + "\n"
+
+
+def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) -> str:
+    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
+    first = exc.repairs[0] if exc.repairs else None
+    rules = ", ".join(r.id for r in exc.conflict.rules)
+    said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
+    pins = ", ".join(f"{p.field}={p.value}" + said.get(p.source, "") for p in exc.conflict.pins)
+    fix = ""
+    if first is not None and render is not None:
+        fix = f" Try: `{render(first)}`."
+    elif first is not None:
+        changes = [f"unset {n}" for n in first.unset]
+        changes += [f"set {n}={v}" for n, v in first.set.items()]
+        fix = " Try: " + "; ".join(changes) + "."
+    lead = ""
+    if exc.launcher_default is not None:
+        d = exc.launcher_default
+        assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
+        lead = (
+            f"{d['field']} was not given and {d['field']}={d['value']} is assumed "
+            f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
+            if assumed
+            else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+            f"({d['preference'] or 'its default'}), and it fails. "
+        )
+    return (
+        f"conflict: {lead}{pins} cannot hold together under {rules}. "
+        f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+        f"Run `confsolve resolve` with the same inputs for the full explanation."
+    )
+
+
+def packs(rows: Sequence[Mapping[str, Any]]) -> str:
+    return "".join(f"{row['name']:<12} {row['version']:<12} {row['description']}\n" for row in rows)
+
+
+def pack(pack: Pack) -> str:
+    """`show`: the pack's fields by kind (ten values each at most) and its rules."""
+    lines = [
+        f"{pack.name} {pack.version}: {pack.description}",
+        f"{len(pack.fields)} fields, {len(pack.rules)} rules, {len(pack.preferences)} preferences",
+    ]
+    for kind in ("fact", "option"):
+        lines.append(f"\n{kind}s:")
+        for name, field in pack.fields.items():
+            if field.kind == kind:
+                values = ", ".join(str(v) for v in field.domain[:10])
+                more = f", ... ({len(field.domain)})" if len(field.domain) > 10 else ""
+                if field.open is not None:
+                    more += f" (open: {field.open.text()})"
+                lines.append(f"  {name}: {values}{more}")
+    lines.append("\nrules:")
+    for rule in pack.rules:
+        tag = (
+            " [warn]"
+            if rule.severity == "warn"
+            else " [adjusts " + rule.adjusts + "]"
+            if rule.adjusts
+            else ""
+        )
+        lines.append(f"  {rule.id}{tag}: {rule.because}")
+    return "".join(line + "\n" for line in lines)
+
+
+def report(found: Any) -> str:
+    """A lint report or a diff: each writes its own text."""
+    return f"{found.text()}\n"
+
+
+def explained(code: str, entry: Any, text: str) -> str:
+    return text + "\n"
+
+
+def count(pack: Pack, outcome: Any, pins: Mapping[str, Scalar], by: str | None) -> str:
+    given = ", ".join(f"{n}={show(v)}" for n, v in pins.items()) or "no inputs"
+    lines = [
+        f"{count_text(outcome.count)} valid configurations ({given}; "
+        f"{outcome.steps} steps, {outcome.seconds:.2f} s)"
+    ]
+    if outcome.by is not None:
+        width = max(len(show(v)) for v in outcome.by)
+        lines += [
+            f"  {by}={show(value):<{width}}  {count_text(number)}" for value, number in outcome.by.items()
+        ]
+    return "".join(line + "\n" for line in lines)
+
+
+def count_notes(pack: Pack, outcome: Any, pins: Mapping[str, Scalar], by: str | None) -> str:
+    """What a count's text leaves to stderr: a conflict's hint, and which open fields were
+    counted over their listed values only."""
+    lines = []
+    if outcome.count == 0 and pins:
+        lines.append("the inputs conflict: `confsolve check` with the same inputs says why")
+    unpinned_open = [n for n, f in pack.fields.items() if f.open is not None and n not in pins]
+    if unpinned_open:  # an open range has no end: its listed values are what was counted
+        lines.append(
+            f"open fields counted over their listed values: {', '.join(unpinned_open)} "
+            "(any other value is counted when given)"
+        )
+    return "".join(line + "\n" for line in lines)
