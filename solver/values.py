@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_SAFE_INTEGER", "count_text", "exact_count", "show"]
+__all__ = ["MAX_SAFE_INTEGER", "count_text", "exact_count", "same", "show"]
 
 # The largest integer a JavaScript JSON parser reads exactly.
 MAX_SAFE_INTEGER = 2**53
@@ -21,6 +21,16 @@ def show(value: Any) -> str:
     ('true', '8', 'fp8')
     """
     return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def same(value: Any, other: Any) -> bool:
+    """Whether two field values are the same value: equal and of one type, so that `True` is
+    not `1` (Python finds them equal) and a pin of `1` does not match a domain's `True`.
+
+    >>> same(1, 1), same(True, 1), same("8", 8)
+    (True, False, False)
+    """
+    return bool(value == other) and type(value) is type(other)
 
 
 def exact_count(n: int | None) -> int | str | None:

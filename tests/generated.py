@@ -668,8 +668,8 @@ class Oracle:
         """Apply declared adjustments to a fixpoint, as constraints/README.md describes: while the
         request fails, the first adjustment (declaration order) whose `when` the other inputs (with
         the launcher's defaults of unset `search = false` options) make certain and whose rule the
-        user's value breaks replaces that value by its first working `adjust_to` value, or unsets
-        it."""
+        user's value breaks replaces that value by its first working `adjust_to` value, else its
+        first `adjust_to` value (the request then fails), or unsets it when it names none."""
         pins = dict(pins)
         adjusted: dict[str, tuple[Scalar, str]] = {}
         while not self.sat({n: v for n, (v, _) in pins.items()}):
@@ -690,6 +690,9 @@ class Oracle:
                     if self.sat({**others, target: candidate}):
                         pins[target] = (candidate, "adjusted")
                         break
+                else:
+                    if rule.adjust_to:  # the launcher's value even when nothing then works
+                        pins[target] = (rule.adjust_to[0], "adjusted")
                 break
             else:
                 break

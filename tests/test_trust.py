@@ -121,6 +121,21 @@ def test_dp_attention_alone_stays_on_one_gpu_and_is_turned_off_as_sglang_does() 
         assert (adjusted.field, adjusted.rule) == ("enable_dp_attention", "par-dp-attention-needs-dp")
 
 
+def test_a_launcher_override_that_then_fails_is_a_conflict_not_a_quiet_default() -> None:
+    """SGLang turns --speculative-algorithm NEXTN into EAGLE whatever else is set; with
+    flex_attention EAGLE is refused. The request fails naming the override: it must not resolve
+    with speculative decoding quietly off (the adjustment used to fall back to the default)."""
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "DeepseekV3ForCausalLM"}
+    options = {"speculative_algorithm": "NEXTN", "attention_backend": "flex_attention"}
+    for ask in (resolve, check):
+        with pytest.raises(Unsatisfiable) as caught:
+            ask(pack, options, facts)
+        pins = {(p.field, p.value, p.source) for p in caught.value.conflict.pins}
+        assert ("speculative_algorithm", "EAGLE", "adjusted") in pins
+        assert "flex-attention-no-speculative" in {r.id for r in caught.value.conflict.rules}
+
+
 def test_resolve_never_requantizes_the_model_to_make_a_kernel_flag_work(
     capsys: pytest.CaptureFixture[str],
 ) -> None:

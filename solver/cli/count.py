@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from solver.cli.commands import _answer
-from solver.engine.count import DEFAULT_LIMIT, CountLimitReached, Limit, count
+from solver.engine.count import COUNT_LIMIT, CountLimitReached, Limit, count
 
 # --- command line -----------------------------------------------------------------------------
 
@@ -26,8 +26,8 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--limit",
         metavar="N|Ns",
-        default=str(DEFAULT_LIMIT),
-        help=f"stop after N branching steps or N seconds (e.g. 30s); default {DEFAULT_LIMIT} steps",
+        default=str(COUNT_LIMIT),
+        help=f"stop after N branching steps or N seconds (e.g. 30s); default {COUNT_LIMIT} steps",
     )
     p.set_defaults(func=cmd_count)
 

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
 from solver.engine.countlimit import (
+    COUNT_LIMIT,
     DEFAULT_LIMIT,
     CountLimitReached,
     Limit,
@@ -39,10 +40,12 @@ from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
 
 if TYPE_CHECKING:
+    from solver.engine.csp import CompiledPack
     from solver.model import Pack, Scalar
     from solver.pack.expr import Condition
 
 __all__ = [
+    "COUNT_LIMIT",
     "DEFAULT_LIMIT",
     "CountLimitReached",
     "CountResult",
@@ -61,7 +64,10 @@ def pack_checks(pack: Pack, rule_ids: Iterable[str] | None = None) -> list[Condi
     """The hard rules of a pack (or of `rule_ids`): their conditions, for the counter."""
     from solver.engine.csp import compile_pack
 
-    cp = compile_pack(pack)
+    return _checks(compile_pack(pack), rule_ids)
+
+
+def _checks(cp: CompiledPack, rule_ids: Iterable[str] | None = None) -> list[Condition]:
     ids = cp.rule_ids if rule_ids is None else [r for r in cp.rule_ids if r in set(rule_ids)]
     return [cp.rules[r].condition for r in ids]
 
@@ -99,7 +105,8 @@ def count(
     Every field not pinned is free (facts included). `by` splits the count by that field's values.
     `deadline`: an absolute `time.monotonic()` to stop by (a command's budget), on top of `limit`
     (whose seconds, if any, run from now for the whole count, its split included).
-    `progress(steps, seconds)` is called now and then (a reporter for long counts).
+    `limit`: default `COUNT_LIMIT` steps. `progress(steps, seconds)` is called now and then (a
+    reporter for long counts).
 
     Raises `CountLimitReached` when the limit or the deadline comes before the count is exact;
     it carries exact bounds, `lower <= count <= upper` (what was counted; that plus at most
@@ -112,14 +119,14 @@ def count(
     pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
     cp = compile_pack(pack)
     started = time.monotonic()
-    limit = limit or Limit()
+    limit = limit or Limit(steps=COUNT_LIMIT)
     ends = [
         t
         for t in (deadline, limit.deadline, None if limit.seconds is None else started + limit.seconds)
         if t is not None
     ]
     limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
-    counter = _counter(pack)
+    counter = _counter(pack, cp)
     if by is None:
         total = counter.count(pins, limit=limit, progress=progress)
         return CountResult(total, steps=counter.steps, seconds=time.monotonic() - started)
@@ -152,17 +159,18 @@ _COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compi
 MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
 
 
-def _counter(pack: Pack) -> DiagramCounter | ModelCounter:
+def _counter(pack: Pack, cp: CompiledPack | None = None) -> DiagramCounter | ModelCounter:
     """The pack's diagram counter (kept per digest, with its component counts), or a fresh
-    `ModelCounter` when the pack is not compiled to diagrams."""
+    `ModelCounter` when the pack is not compiled to diagrams. `cp`: the pack's compiled form,
+    when the caller has it (else it is looked up)."""
     from solver.engine.csp import compile_pack
 
+    if cp is None:
+        cp = compile_pack(pack)
     kept = _COUNTERS.get(pack.digest) if pack.digest else None
     if kept is None:
         try:
-            kept = DiagramCounter(
-                compile_pack(pack).domains, pack_checks(pack), fields=pack.fields, sets=pack.sets
-            )
+            kept = DiagramCounter(cp.domains, _checks(cp), fields=pack.fields, sets=pack.sets)
         except TooLarge:
             kept = False
         if pack.digest:
@@ -171,4 +179,4 @@ def _counter(pack: Pack) -> DiagramCounter | ModelCounter:
         if len(kept.diagrams.nodes) > MAX_NODES:  # restrictions made since: start again next time
             _COUNTERS.pop(pack.digest)
         return kept.fresh()
-    return ModelCounter(compile_pack(pack).domains, pack_checks(pack))
+    return ModelCounter(cp.domains, _checks(cp))

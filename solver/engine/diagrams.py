@@ -18,8 +18,8 @@ where `ModelCounter` (condition evaluation in the search) needs 2.55 s; `platfor
 the whole SGLang pack 13.7 s, which `ModelCounter` does not finish in 60 s; the rules compile in
 0.07 s.
 
-Imports the standard library, `solver.engine.countlimit` and `solver.pack.expr` (the condition
-language: a rule's leaves are parsed by it).
+Imports the standard library, `solver.engine.countlimit`, `solver.pack.expr` (the condition
+language: a rule's leaves are parsed by it) and `solver.values`.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.pack.expr import Condition
+from solver.values import same
 
 if TYPE_CHECKING:
     from solver.model import Field, Scalar
@@ -258,7 +259,7 @@ class DiagramCounter:
         self.sizes = [len(d) for d in self.diagrams.domains]
         self._cache: dict[tuple[int, ...], int] = {}
         self._forced: dict[int, bool] = {}
-        self._meter = StepMeter(Limit())
+        self._meter: StepMeter  # (each count sets its own)
         self.steps = 0
 
     def fresh(self) -> DiagramCounter:
@@ -286,7 +287,7 @@ class DiagramCounter:
         dd = self.diagrams
         residuals = [u for u in self.roots if u != 1]
         for name, pin in (pins or {}).items():
-            keep = [v == pin and type(v) is type(pin) for v in dd.domains[dd.level[name]]]
+            keep = [same(v, pin) for v in dd.domains[dd.level[name]]]
             residuals.append(dd.unary(name, keep))
         self._meter = StepMeter(limit or Limit(), progress)
         if len(self._cache) > CACHE_ENTRIES:

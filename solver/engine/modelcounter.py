@@ -10,7 +10,7 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 `diff` needs for packs with different fields.
 
 Imports the standard library, `solver.engine.countlimit`, `solver.engine.groups` (the one
-union-find) and `solver.pack.expr` (a rule is counted as its `Condition`) only.
+union-find), `solver.pack.expr` (a rule is counted as its `Condition`) and `solver.values`.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.engine.groups import connected_groups
 from solver.pack.expr import Condition
+from solver.values import same
 
 if TYPE_CHECKING:
     from solver.model import Scalar
@@ -194,8 +195,7 @@ class ModelCounter:
             domain = (values[name],) if name in values else doms[name]
             kept = domain
             if pins and name in pins:
-                pin = pins[name]
-                kept = tuple(v for v in kept if v == pin and type(v) is type(pin))
+                kept = tuple(v for v in kept if same(v, pins[name]))
             if allowed is not None and name in allowed:
                 kept = tuple(v for v in kept if v in allowed[name])
             for index in extra:

@@ -230,7 +230,7 @@ class PackOracle:
         if not start:
             return None, False
         knowns = self.closest(pins, RING_STARTS)
-        wanted = set(rule_ids)
+        share = len(set(rule_ids)) * RING_SHARE
         limit = len(self.cp.domains) // 2
         steps = min(RING_STEPS, self.budget)
 
@@ -242,13 +242,18 @@ class PackOracle:
 
             return self.counted(self.oracle, search, steps)
 
-        for layer in rule_layers(self.cp, start, pins, rule_ids):
+        layers = rule_layers(self.cp, start, pins, rule_ids)
+        after = next(layers, None)
+        while after is not None:
+            layer, after = after, next(layers, None)
             inside = {n for r in layer for n in self.cp.rules[r].fields if n not in pins}
             if len(inside) > limit:
                 break
             moving = inside | set(start)
-            ring = {r for n in moving for r in self.cp.rules_reading(n) if r in wanted}
-            if len(ring) > len(wanted) * RING_SHARE:
+            # The rules reading a field that may move: the next layer (the walk's next ring reads
+            # exactly the unpinned fields of this one), or this one when the walk ends here.
+            ring = layer if after is None else after
+            if len(ring) > share:
                 break
             outside = {n for r in ring for n in self.cp.rules[r].fields if n not in moving}
             try:

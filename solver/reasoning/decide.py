@@ -304,7 +304,8 @@ def apply_adjustments(
     """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
 
     An adjustment fires when the user's value breaks the rule while the other inputs make the
-    rule's `when` certain. The new value is the first `adjust_to` value that works, else auto.
+    rule's `when` certain. The new value is the first `adjust_to` value that works, else the first
+    `adjust_to` value (the request then fails with it), else (no `adjust_to`) auto.
     `given`: the fields the request gives (a `typed_only` adjustment reads only those), by
     default every pin's field; `launcher_view`'s pins add the launcher's own picks, which are
     not given, so that caller passes the request's fields.
@@ -350,6 +351,10 @@ def apply_adjustments(
                 ),
                 None,
             )
+            if replacement is None and rule.adjust_to:
+                # The launcher sets its value whether or not the rest then works: the request
+                # fails with it, it is not quietly left to the launcher's default.
+                replacement = rule.adjust_to[0]
             del pins[target]
             if replacement is not None:
                 pins[target] = Pin(field=target, value=replacement, source="user")
