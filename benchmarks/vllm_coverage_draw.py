@@ -90,8 +90,9 @@ def domains() -> dict[str, list[Any]]:
     return out
 
 
-def draw(rng: random.Random, values: dict[str, list[Any]]) -> dict[str, Any]:
-    """One scenario: a uniform GPU, node, model and checkpoint, and 1-4 options with uniform values."""
+def draw(rng: random.Random, values: dict[str, list[Any]], kv: list[str] | None = None) -> dict[str, Any]:
+    """One scenario: a uniform GPU, node, model and checkpoint, and 1-4 options with uniform values
+    (with `kv`, a KV-cache dtype of that list always, and 0-3 other options)."""
     sc: dict[str, Any] = {
         "section": "V",
         "platform": "cuda",
@@ -106,8 +107,11 @@ def draw(rng: random.Random, values: dict[str, list[Any]]) -> dict[str, Any]:
         sc["num_gpus"] = rng.choice(NUM_GPUS)
     if rng.random() < 0.1:
         sc["facts"] = {"has_flashinfer": False}
-    for name in rng.sample(OPTIONS, rng.randint(1, 4)):
-        value = rng.choice(values[name])
+    names = rng.sample(OPTIONS, rng.randint(1, 4))
+    if kv:
+        names = ["kv_cache_dtype", *[n for n in names if n != "kv_cache_dtype"][:3]]
+    for name in names:
+        value = rng.choice(kv if kv and name == "kv_cache_dtype" else values[name])
         if name == "flash_attn_version":
             sc["args"]["attention_config"] = {"flash_attn_version": value}
         else:
@@ -119,13 +123,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--count", type=int, default=500)
+    parser.add_argument(
+        "--kv-cache-dtype",
+        metavar="A,B",
+        help="every scenario gives one of these KV-cache dtypes (a focused draw over their block sizes)",
+    )
     args = parser.parse_args(argv)
+    kv = args.kv_cache_dtype.split(",") if args.kv_cache_dtype else None
     rng = random.Random(args.seed)
     values = domains()
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
     while len(out) < args.count:
-        sc = draw(rng, values)
+        sc = draw(rng, values, kv)
         key = json.dumps(sc, sort_keys=True)
         if key in seen:
             continue

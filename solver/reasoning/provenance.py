@@ -207,12 +207,17 @@ def provenance_of(
             kind="preference", source=None, rule=pref.id, because=pref.because, rejected=rejected
         )
     if chained:
+        # A fact has no flag: its chain's end is the domain's first value, said as such.
         return Provenance.model_construct(
             kind="default",
             source=None,
             rule=None,
             rejected=rejected,
-            because=f"{pack.name}'s default when the flag is not given",
+            because=(
+                "not given; the first value of its domain — set it if it differs"
+                if field.kind == "fact"
+                else f"{pack.name}'s default when the flag is not given"
+            ),
         )
     because = (
         "not given; the first value of the domain that works — set it if it differs"
