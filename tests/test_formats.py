@@ -169,3 +169,19 @@ def test_every_command_prints_with_the_tables_writer(
     if entry.notes is not None:
         assert err.endswith(f"<{entry.notes}>\n")
     assert code in (0, 1, 4), err
+
+
+def test_readme_says_which_command_prints_each_document() -> None:
+    """README.md, "JSON documents": each kind's row names every command whose answer prints it."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## JSON documents", 1)[1].split("\n## ", 1)[0]
+    rows = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) == 2 and cells[0].startswith("`"):
+            rows[cells[0].strip("`")] = cells[1]
+    for name, answer in formats.ANSWERS.items():
+        command = "lint --explain" if name == "explain" else name
+        for fmt in answer.formats:
+            for kind in fmt.documents:
+                assert f"`{command}" in rows[kind], (kind, command, rows[kind])

@@ -13,7 +13,8 @@ of its field, and every answer holds over the working domain. What a finite work
 answer is "which unlisted values would also work"; `choices` and `count` say so (the open range is
 reported beside the listed values, never folded into a number).
 
-Imports `solver.model`, and `solver.pack.loader` (for the rules' fields) when a value is unlisted.
+Imports `solver.model`, `solver.values`, and `solver.pack.loader` (for the rules' fields) when a
+value is unlisted.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import dataclasses
 from collections.abc import Mapping
 
 from solver.model import Pack, Pin, Scalar
+from solver.values import same
 
 __all__ = ["MARK", "base_digest", "open_fields", "widened"]
 
@@ -36,7 +38,7 @@ def base_digest(digest: str) -> str:
 
 
 def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:
-    return any(value == v and type(value) is type(v) for v in domain)
+    return any(same(value, v) for v in domain)
 
 
 def _neighbours(pack: Pack, name: str) -> set[str]:

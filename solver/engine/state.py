@@ -175,6 +175,19 @@ class State:
                     return True
         return False
 
+    def refutes(self, name: str, value: Scalar, never: Verdict | None = None) -> bool:
+        """Whether propagating `name = value` in place (taken back), then one step past it
+        (`dead_end`, `never` as there), proves that no solution of this state has it.
+
+        `dead_end` over the rules reading `name` only: over every field propagation narrowed,
+        choices' refutations cost cold choices ~20 % (prepare_choices 192 -> 246 ms) for no
+        further refutation measured."""
+        if not self.fix(name, value):
+            return True
+        dead = self.dead_end([name], never)
+        self.undo()
+        return dead
+
     def assign(self, name: str, value: Scalar, changed: list[str] | None = None) -> State | None:
         """A new state with `name` fixed to `value`, propagated; None when that wipes out a field.
 

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from solver.engine.csp import CompiledPack
 from solver.engine.state import Constraint, State
 from solver.model import Scalar
+from solver.values import same
 
 __all__ = ["Because", "Traced", "excluded", "traced_base", "traced_domains"]
 
@@ -146,7 +147,7 @@ def traced_domains(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
     have: tuple[tuple[str, Scalar], ...] = ()
     for other, state in list(kept.items()):
         if len(have) < len(other) < len(key) and all(
-            name in pins and pins[name] == value and type(pins[name]) is type(value) for name, value in other
+            name in pins and same(pins[name], value) for name, value in other
         ):
             start, have = state, other
     given = dict(have)

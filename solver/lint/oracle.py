@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from solver import progress as _progress
 from solver.budget import Budget, CommandBudgetExceeded
 from solver.lint.codes import Finding
+from solver.values import same
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ SEEN = 1024
 RING_SHARE = 0.5
 MAX_CASES = 16
 CASE_EVALUATIONS = 4000
+WITNESSES_KEPT = 8
 
 
 def pins_text(values: Mapping[str, Scalar]) -> str:
@@ -427,19 +429,43 @@ class PackOracle:
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
 
+        witnesses: list[dict[str, Scalar]] = []
+
         def consistent(chosen: Sequence[Item]) -> bool:
             given = dict(fixed)
             for item in chosen:
                 if item.kind == "pin":
                     given[item.name] = item.value  # type: ignore[assignment]
             names = [i.name for i in chosen if i.kind == "rule"]
-            return self.query(given, names, extras, local=False) is not None
+            if any(self._satisfies(w, given, names, extras) for w in witnesses):
+                return True
+            found = self.query(given, names, extras, local=False)
+            if found is None:
+                return False
+            witnesses.insert(0, found)
+            del witnesses[WITNESSES_KEPT:]
+            return True
 
         try:
             core = quickxplain(consistent, items)
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
         return [i.label() for i in core]
+
+    def _satisfies(
+        self,
+        solution: Mapping[str, Scalar],
+        pins: Mapping[str, Scalar],
+        rules: Sequence[str],
+        extras: Sequence[Condition],
+    ) -> bool:
+        """Whether `solution` keeps `pins` and satisfies `rules` and `extras`: then it answers a
+        QuickXplain question about them without a search."""
+        if not all(same(solution[n], v) for n, v in pins.items()):
+            return False
+        checks = [(c.fields, c.holds) for c in (self.cp.rules[r] for r in rules)]
+        checks += [(c.fields, c.holds) for c in extras]
+        return all(holds(tuple([solution[f] for f in names])) for names, holds in checks)
 
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first, so each new solution proves more values."""

@@ -2,7 +2,9 @@
 reads it, exactly what goes to stdout (and, for `count`, the notes for stderr).
 
 The pieces (tables, conflicts, labels) are `render/text.py`'s; these put a command's answer
-together from them.
+together from them. A lint report and a diff write their own text and JSON (`lint/codes.py`
+`LintReport`, `lint/diffreport.py`), which `report` and `documents.report`/`documents.diff` call:
+the table is still what picks them.
 """
 
 from __future__ import annotations

@@ -4,17 +4,17 @@ with its writer and the JSON document kinds it prints.
 `ANSWERS` is what the command line reads: a command's `--format` choices and default
 (`choices`, `default`), which format `--json` stands for and which one wins over it (`chosen`),
 and the writer that prints it (`write`). A writer is named "module:function" and imported only
-when it runs, so `confsolve --help` and `check` do not import the writers of other commands (or
-`json`). A writer is called with the answer's subject (`Answer.takes` says what, the same for
-every format of the answer) and returns exactly what goes to stdout; `notes`, when a format has
-them, returns what goes to stderr after it (the launch command alone on stdout, its adjustments
-on stderr).
+when it runs, so `confsolve --help` imports none and a command only the one it prints with (this
+module itself imports nothing but `typing`). A writer is called with the answer's subject
+(`Answer.takes` says what, the same for every format of the answer) and returns exactly what goes
+to stdout; `notes`, when a format has them, returns what goes to stderr after it (the launch
+command alone on stdout, its adjustments on stderr).
 
 Not in the table: errors (`solver.cli.commands.emit_error`: every command's `error` document and
-`resolve`'s `conflict`, text on stderr; `check`'s conflict is its answer), the configurator page (`solver/serve`: its HTML is a
-static file, its JSON documents go over HTTP), shell completion scripts (`completion SHELL`:
-one script per shell, not a format of an answer) and case files (`resolve --save-case`: a file
-written besides the answer, `render/cases.py`).
+`resolve`'s `conflict`, text on stderr; `check`'s conflict is its answer), the configurator page
+(`solver/serve`: its HTML is a static file, its JSON documents go over HTTP), shell completion
+scripts (`completion SHELL`: one script per shell, not a format of an answer) and case files
+(`resolve --save-case`: a file written besides the answer, `render/cases.py`).
 """
 
 from __future__ import annotations

@@ -272,9 +272,10 @@ def launcher_picks(pack: Pack, res: Resolution, width: int = 100) -> list[str]:
     unset (each decided by a preference, a rule or its default), in the pack's order, wrapped to
     `width` columns. Left out, because they tell a reader nothing to act on: a value the launcher
     spells by leaving its flag out (`absent`, e.g. `--quantization` for none), a feature left off
-    (a false bool), and a value that only follows another field's (a `same_as` preference, e.g.
-    the prefill backend that follows the attention backend). The whole list is `resolve`'s table
-    and `check --json`'s `values`."""
+    (a false bool), and a value that only follows another option's (a `same_as` preference, e.g.
+    the prefill backend that follows the attention backend; one copied from a fact, such as the
+    checkpoint's method adopted as `--quantization`, is listed). The whole list is `resolve`'s
+    table and `check --json`'s `values`."""
     picks: list[str] = []
     for name, field in pack.fields.items():
         prov = res.provenance.get(name)
@@ -292,12 +293,12 @@ def launcher_picks(pack: Pack, res: Resolution, width: int = 100) -> list[str]:
 
 
 def _follows(pack: Pack, res: Resolution, pref_id: str, value: Scalar) -> bool:
-    """Whether the preference `pref_id` copied `value` from another field (`same_as`)."""
+    """Whether the preference `pref_id` copied `value` from another option (`same_as`)."""
     try:
         other = pack.preference(pref_id).same_as
     except KeyError:
         return False
-    return other is not None and res.values.get(other) == value
+    return other is not None and pack.fields[other].kind == "option" and res.values.get(other) == value
 
 
 def _wrapped(head: str, items: Sequence[str], width: int) -> list[str]:
