@@ -28,15 +28,29 @@ def test_an_lru_keeps_the_most_recently_used() -> None:
     assert len(lru) == 2 and lru.get("b") is None and lru.get("a") == 1 and lru.get("c") == 3
 
 
-def test_memo_tables_share_one_budget_and_are_emptied_together() -> None:
+def test_memo_tables_share_one_budget_and_the_largest_are_emptied_first() -> None:
     memo = Memo(entries=10)
-    first: dict[int, int] = memo.table()
-    second: dict[int, int] = memo.table()
+    big: dict[int, int] = memo.table()
+    small: dict[int, int] = memo.table()
     for i in range(10):
-        memo.store(first if i % 2 else second, i, i)
+        memo.store(big if i < 7 else small, i, i)
     assert memo.size() == 10 and memo.flushes == 0
-    memo.store(first, 99, 99)  # past the budget: everything goes, then the new entry is kept
-    assert memo.flushes == 1 and memo.size() == 1 and first == {99: 99} and second == {}
+    memo.store(small, 99, 99)  # past the budget: the largest table goes until half is free
+    assert memo.flushes == 1 and big == {} and small == {7: 7, 8: 8, 9: 9, 99: 99}
+    for i in range(100, 106):  # the kept entries count: 4 + 6 reach the budget again
+        memo.store(big, i, i)
+    assert memo.flushes == 1 and memo.size() == 10
+    memo.store(big, 200, 200)  # the largest is now `big`
+    assert memo.flushes == 2 and small == {7: 7, 8: 8, 9: 9, 99: 99} and big == {200: 200}
+
+
+def test_equal_memo_tables_are_emptied_until_half_the_budget_is_free() -> None:
+    memo = Memo(entries=4)
+    tables: list[dict[int, int]] = [memo.table() for _ in range(4)]
+    for i in range(4):
+        memo.store(tables[i], i, i)
+    memo.store(tables[0], 9, 9)  # four equal tables: two go (the first two), two stay
+    assert memo.flushes == 1 and tables == [{9: 9}, {}, {2: 2}, {3: 3}] and memo.size() == 3
 
 
 def _requests(pack: Pack, n: int, seed: int) -> list[tuple[dict[str, object], dict[str, object]]]:
