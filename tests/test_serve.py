@@ -419,3 +419,22 @@ def test_a_missing_browser_fails_when_ci_requires_it(monkeypatch: pytest.MonkeyP
     monkeypatch.delenv("CONFSOLVE_REQUIRE_BROWSER")
     with pytest.raises(pytest.skip.Exception, match="chromium"):
         browser.browser_or_skip()
+
+
+def test_only_the_server_freezes_the_heap_the_library_leaves_it_alone() -> None:
+    # `gc.freeze` keeps every object alive now out of the collector's sight for good: a server
+    # that owns its process may, a launcher calling the library must not have it done to it.
+    import gc
+
+    from solver import prepare_choices
+    from solver.serve.api import prepare
+
+    pack = load_pack("vllm")
+    gc.unfreeze()
+    try:
+        assert prepare_choices(pack) > 0
+        assert gc.get_freeze_count() == 0
+        assert prepare(pack) > 0
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()

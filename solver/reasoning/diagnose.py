@@ -572,16 +572,11 @@ def prepare_choices(pack: Pack) -> int:
     one pin per click, mostly asks what they answer already. Safe to call again (it is then
     quick) and from several threads. Returns how many solutions are kept.
 
-    Then what is alive leaves the collector's sight (`gc.freeze`): a full collection walking
-    the pack's tables (125,000 memo entries) put ~30 ms into a later question (platform=xpu
-    25 -> 55 ms). Frozen objects are never collected as cycles: call it once per pack served.
+    It leaves the garbage collector alone: a library must not freeze its host's heap. A server
+    that owns its process does that after it (`solver.serve.api.prepare`).
     """
-    import gc
-
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
-    gc.collect()
-    gc.freeze()
     return supports_for(plan.compiled).size
 
 

@@ -63,12 +63,12 @@ class ConfiguratorServer(ThreadingHTTPServer):
     def warm_up(self, limit: int = 64) -> threading.Thread:
         def run() -> None:
             try:
-                from solver import prepare_choices
+                from solver.serve.api import prepare
 
                 # What every later question on this pack reuses (known solutions), then the
                 # states a session starts from.
                 self.configurator.start_helper()
-                prepare_choices(self.configurator.pack)
+                prepare(self.configurator.pack)
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)
             except Exception as exc:  # the warm-up only saves time; a failure must not stop serving
