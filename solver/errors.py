@@ -257,6 +257,9 @@ class Unsatisfiable(SolverError):
         # write the repairs in its own syntax (`solver.reasoning.diagnose.conflict_text`); not in the JSON.
         self.request: dict[str, Any] = {}
         self.lead: str | None = None
+        # field -> (the user's value, the adjustment rule) for pins the launcher replaced, so
+        # the conflict's text names what the user typed; not in the JSON.
+        self.adjusted: dict[str, tuple[Any, str]] = {}
         super().__init__(self.message)
 
     def to_json(self) -> dict[str, Any]:

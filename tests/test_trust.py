@@ -134,6 +134,8 @@ def test_a_launcher_override_that_then_fails_is_a_conflict_not_a_quiet_default()
         pins = {(p.field, p.value, p.source) for p in caught.value.conflict.pins}
         assert ("speculative_algorithm", "EAGLE", "adjusted") in pins
         assert "flex-attention-no-speculative" in {r.id for r in caught.value.conflict.rules}
+        # The text names what the user typed, not only the launcher's replacement.
+        assert "your --speculative-algorithm NEXTN by sglang:spec-nextn-is-eagle" in str(caught.value)
 
 
 def test_resolve_never_requantizes_the_model_to_make_a_kernel_flag_work(

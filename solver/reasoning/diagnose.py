@@ -73,9 +73,10 @@ def unsatisfiable_for(
     if fixes is None:
         hint = [p.field for p in core_pins] if found is not None else None
         fixes = repairs(plan, pins, conflict=hint, keep=keep)
-    message = conflict_message(plan, pins, report, fixes)
+    message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
+    exc.adjusted = dict(adjustments or {})
     return exc
 
 
@@ -590,4 +591,6 @@ def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str
     from solver.render.text import conflict_message
 
     plan = plan_for(widened(pack, exc.request))
-    return conflict_message(plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render)
+    return conflict_message(
+        plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
+    )

@@ -73,7 +73,16 @@ def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) 
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
     said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
-    pins = ", ".join(f"{p.field}={p.value}" + said.get(p.source, "") for p in exc.conflict.pins)
+    adjusted = getattr(exc, "adjusted", {})
+    pins = ", ".join(
+        f"{p.field}={p.value}"
+        + (
+            f" (your {adjusted[p.field][0]}, adjusted by {adjusted[p.field][1]})"
+            if p.field in adjusted
+            else said.get(p.source, "")
+        )
+        for p in exc.conflict.pins
+    )
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: `{render(first)}`."

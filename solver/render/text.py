@@ -73,19 +73,23 @@ def conflict_message(
     *,
     lead: str | None = None,
     render: Callable[[Repair], str] | None = None,
+    adjusted: Mapping[str, tuple[Scalar, str]] | None = None,
 ) -> str:
     """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
     (predict mode: a configuration exists, but not the one the launcher picks). `render`: how
     the front end that received the request writes a repair (default: a `confsolve resolve`
-    command with every pin)."""
+    command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
+    pins the launcher replaced, so a conflict line names what the user typed."""
     pack = plan.pack
     request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
     lines.append("These cannot all hold:")
     for pin in report.pins:
-        lines.append(
-            f"  - {describe_pin(pack, pin.field, pin.value, pin.source)}  ({_source_words(pin.source)})"
-        )
+        words = _source_words(pin.source)
+        if adjusted and pin.field in adjusted:
+            typed, rule = adjusted[pin.field]
+            words = f"adjusted from your {describe_pin(pack, pin.field, typed, 'user')} by {pack.name}:{rule}"
+        lines.append(f"  - {describe_pin(pack, pin.field, pin.value, pin.source)}  ({words})")
     for ref in report.rules:
         lines.append(f"  - rule {pack.name}:{ref.id}: {ref.because}")
         lines.append(f"      source: {ref.source}")
