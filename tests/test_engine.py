@@ -793,12 +793,13 @@ def test_a_backend_that_needs_another_architecture_is_refuted_without_a_search()
     from solver import load_pack
     from solver.reasoning.resolution import plan_for
 
-    state = plan_for(load_pack("sglang")).compiled.start({"platform": "hip"})
+    cp = plan_for(load_pack("sglang")).compiled
+    state = cp.start({"platform": "hip"})
     assert state is not None
     verdicts = {}
     for value in ("trtllm_mha", "triton"):
         changed: list[str] = []
         assert state.fix("attention_backend", value, changed), value
-        verdicts[value] = state.dead_end(changed)
+        verdicts[value] = state.dead_end(changed, cp.never)
         state.undo()
     assert verdicts == {"trtllm_mha": True, "triton": False}

@@ -638,12 +638,23 @@ def test_a_dead_end_past_forward_checking_is_a_refutation(case: Case) -> None:
             changed: list[str] = []
             if not state.fix(name, value, changed):
                 continue
-            dead = state.dead_end(changed)
+            dead = state.dead_end(changed, _uncached_never(cp))
             # The same answer from the compiled pack's remembered verdicts (choices' refutation).
             assert state.dead_end(changed, cp.never) == dead, (name, value)
             state.undo()
             if dead:
                 assert not oracle.sat({**pins, name: value}), (name, value)
+
+
+def _uncached_never(cp: Any) -> Any:
+    """`State.dead_end`'s `never` worked out from the condition's three-valued form on every
+    call, nothing remembered: the reference the compiled pack's verdicts are held to."""
+
+    def never(con: Any, target: str, known: tuple[tuple[str, Scalar], ...]) -> frozenset[Scalar]:
+        partial = con.condition.partial
+        return frozenset(v for v in cp.domains[target] if partial({**dict(known), target: v}) is False)
+
+    return never
 
 
 def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:

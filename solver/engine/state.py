@@ -140,7 +140,7 @@ class State:
     def domain(self, name: str) -> list[Scalar]:
         return self.domains[name]
 
-    def dead_end(self, names: list[str], never: Verdict | None = None) -> bool:
+    def dead_end(self, names: list[str], never: Verdict) -> bool:
         """One step past forward checking, over the open constraints reading `names`: True when
         one of them cannot hold whatever its smallest free field takes, its other free fields
         left undecided (the condition's three-valued form). Sound: False from that form means no
@@ -150,8 +150,8 @@ class State:
         choices); this asks a few evaluations instead.
 
         `never`: the values of a field that break a constraint whatever its fields outside the
-        given ones hold, remembered (`CompiledPack.verdicts`, which reason tracing asks the same
-        questions of); without it the condition is evaluated here, uncached."""
+        given ones hold, remembered (`CompiledPack.never`, the verdicts reason tracing asks the
+        same questions of)."""
         domains, seen = self.domains, set()
         for name in names:
             for con in self.by_field.get(name, ()):
@@ -164,18 +164,12 @@ class State:
                 pick = min(free, key=lambda f: len(domains[f]))
                 if len(domains[pick]) > _DEAD_END_WIDTH:
                     continue
-                if never is not None:
-                    fixed = tuple((f, domains[f][0]) for f in con.fields if len(domains[f]) == 1)
-                    if never(con, pick, fixed).issuperset(domains[pick]):
-                        return True
-                    continue
-                known = {f: domains[f][0] for f in con.fields if len(domains[f]) == 1}
-                partial = con.condition.partial
-                if all(partial({**known, pick: v}) is False for v in domains[pick]):
+                fixed = tuple((f, domains[f][0]) for f in con.fields if len(domains[f]) == 1)
+                if never(con, pick, fixed).issuperset(domains[pick]):
                     return True
         return False
 
-    def refutes(self, name: str, value: Scalar, never: Verdict | None = None) -> bool:
+    def refutes(self, name: str, value: Scalar, never: Verdict) -> bool:
         """Whether propagating `name = value` in place (taken back), then one step past it
         (`dead_end`, `never` as there), proves that no solution of this state has it.
 
