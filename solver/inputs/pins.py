@@ -16,7 +16,7 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.model import Field, Pack, Pin, Scalar
-from solver.values import show
+from solver.values import same, show
 
 __all__ = [
     "coerce",
@@ -140,11 +140,11 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             text = value.strip()
             candidate = int(text) if _INTEGER.fullmatch(text) else value
             if candidate is value and _DIGITS.fullmatch(text):
-                allowed = f" Allowed: {field.open.text()}." if field.open is not None else ""
+                in_range = f" Allowed: {field.open.text()}." if field.open is not None else ""
                 too_long = (
                     f"{field.cli_flag} {shown(value, 30)} is too long for {field.name} (18 digits at most)."
                 )
-                return None, _issue(field, value, too_long + allowed)
+                return None, _issue(field, value, too_long + in_range)
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
     elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):
@@ -153,7 +153,7 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     elif kinds == {str} and isinstance(value, bool):
         candidate = "1" if value else "0"
     for allowed in field.domain:
-        if candidate == allowed and type(candidate) is type(allowed):
+        if same(candidate, allowed):
             return allowed, None
     if field.open is not None and field.open.admits(candidate):
         return candidate, None
