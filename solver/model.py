@@ -4,13 +4,11 @@ Owns the record types that everything else passes around and that the JSON outpu
 Must not import the solver, the graph or the condition language: a front end can depend on this
 module alone (the way Spack keeps its result types apart from its solver).
 
-The records are frozen standard-library dataclasses, not pydantic models: importing pydantic and
-building its models cost a cold `confsolve check` more than its whole budget over the
-interpreter's start (issue #7). Pydantic still validates everything read from a pack's TOML, in
-`solver.validation`, and only there; a pack served from the on-disk cache (written only after a
-round trip through the validated form) is rebuilt without it. `Record` keeps the small part of
-pydantic's model API the code uses (`model_validate`, `model_construct`, `model_copy`,
-`model_dump`), so the two stay interchangeable for callers.
+The records are frozen standard-library dataclasses, not pydantic models: importing pydantic cost
+a cold `confsolve check` more than its whole budget (issue #7). Pydantic validates what a pack's
+TOML says, in `solver.validation` only; a pack from the on-disk cache (stored after a round trip
+through the validated form) is rebuilt without it. `Record` keeps the part of pydantic's model API
+the code uses (`model_validate`, `model_construct`, `model_copy`, `model_dump`).
 """
 
 from __future__ import annotations
@@ -60,6 +58,9 @@ FieldKind = Literal["fact", "option"]
 FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
 # "launcher-default": a value the launcher picks by itself for a flag left unset (predict mode's
 # conflicts name it; only explanations carry it, never a request).
+# What a launcher's parser reads after a flag: nothing (`switch`), one word (`value`), one unless a
+# flag follows (`optional`), every word up to a flag (`list`).
+FlagArity = Literal["switch", "value", "optional", "list"]
 PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected", "launcher-default"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
@@ -317,10 +318,9 @@ class Rule(Record):
     severity: Literal["error", "warn"] = "error"
     adjusts: str | None = None
     adjust_to: tuple[Scalar, ...] = ()
-    # An adjustment of a value the user typed because of another value the request gives (an
-    # alias of the launcher: `--moe-runner-backend megamoe` means `--moe-a2a-backend megamoe`):
-    # it fires only when every field its `when` reads is given, so it orders no decision and
-    # adds no edge to the field graph (an edge there can close a cycle through preferences).
+    # Adjusts a typed value because of another value the request gives (a launcher's alias:
+    # `--moe-runner-backend megamoe` is `--moe-a2a-backend megamoe`): fires only when every field
+    # its `when` reads is given, so it orders no decision and adds no edge to the field graph.
     typed_only: bool = False
     acknowledged: tuple[str, ...] = ()
     file: str = ""
@@ -346,20 +346,26 @@ class Preference(Record):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Launcher(Record):
-    """`[pack.launcher]`: how the launcher is invoked, so a typed launch command can be read and
-    a resolved one written (`solver.launch`). Commands are shell words as a string, the first
-    one written out; the model may be a flag (`model_flags`, first written out) or, after a
-    command listed in `positional_model`, the first word that is not a flag."""
+    """`[pack.launcher]`: how the launcher is invoked, to read a typed command and write a resolved
+    one. Commands are shell words as a string (the first is written out); the model is a flag
+    (`model_flags`) or, after a command in `positional_model`, the first word that is not a flag."""
 
     commands: tuple[str, ...] = ()
     positional_model: tuple[str, ...] = ()
     model_flags: tuple[str, ...] = ()
     config_flag: str | None = None
-    # `--detect` (solver/inputs/detect.py): the fact each detected quantity fills (a key of
-    # DETECTED_QUANTITIES; a quantity with no fact is not reported), and the value of the
-    # `platform` fact for each kind of host found (a key of DETECTED_HOSTS).
+    # `--detect` (inputs/detect.py): the fact each quantity of DETECTED_QUANTITIES fills (none: not
+    # reported), and the `platform` value for each kind of host of DETECTED_HOSTS found.
     detect: dict[str, str] = dataclasses.field(default_factory=dict)
     detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)
+    # `[launcher_flags]` (a file of its own): every flag the launcher's parser has, so a command is
+    # read as it reads it (inputs/launch.py); none: words the pack does not model pass through.
+    flags: dict[str, FlagArity] = dataclasses.field(default_factory=dict)
+    abbreviations: bool = False  # argparse's allow_abbrev: a flag's unique prefix is that flag
+    underscores: bool = False  # `--a_b` is `--a-b` (up to a first `.`)
+    dotted: bool = False  # `--flag.key VALUE` sets one key of the JSON flag `--flag`
+    attached: tuple[str, ...] = ()  # short flags whose value may be attached (`-O3`)
+    config_refused: tuple[str, ...] = ()  # flags its `--config` file may not set (it raises)
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -463,9 +469,6 @@ class Pin(Record):
     field: str
     value: Scalar
     source: PinSource
-
-
-# --- answers --------------------------------------------------------------------------------
 
 
 def given_key(name: str) -> str:

@@ -87,7 +87,7 @@ def test_unmodelled_flags_pass_through_with_their_values_in_order(pack: Pack) ->
             "--enable-metrics",
             "--tp",
             "2",
-            "--seed",
+            "--random-seed",
             "-1",
             "--port=8000",
             "--mem-fraction-static",
@@ -98,7 +98,7 @@ def test_unmodelled_flags_pass_through_with_their_values_in_order(pack: Pack) ->
         "--host",
         "0.0.0.0",
         "--enable-metrics",
-        "--seed",
+        "--random-seed",
         "-1",
         "--port=8000",
         "--mem-fraction-static",
@@ -495,12 +495,12 @@ def test_a_config_file_is_read_like_its_flags_and_the_command_line_wins(
     capsys: pytest.CaptureFixture[str], model: str, tmp_path: Path
 ) -> None:
     config = tmp_path / "serve.yaml"
-    config.write_text(
-        f"model-path: {model}\ntp_size: 4\nenable-dp-attention: true\ndp-size: 2\n"
-        "host: 0.0.0.0\nenable-metrics: true\n"
-    )
+    config.write_text(f"model-path: {model}\ntp-size: 4\ndp-size: 2\nhost: 0.0.0.0\nenable-metrics: true\n")
     facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90"]
-    code, out, _ = run(capsys, "resolve", "--json", *facts, "--", *SGLANG, "--config", str(config))
+    # SGLang 0.5.23's config reader refuses enable-dp-attention in the file: it is typed here.
+    dp_attention = "--enable-dp-attention"
+    launch = [*SGLANG, "--config", str(config), dp_attention]
+    code, out, _ = run(capsys, "resolve", "--json", *facts, "--", *launch)
     values = json.loads(out)["values"]
     assert code == 0
     assert (values["tp_size"], values["dp_size"], values["enable_dp_attention"]) == (4, 2, True)
@@ -518,11 +518,12 @@ def test_a_config_file_is_read_like_its_flags_and_the_command_line_wins(
         str(config),
         "--tp",
         "8",
+        dp_attention,
     )
     words = shlex.split(out)
     assert words[3:5] == ["--config", str(config)]
     assert words[words.index("--tp-size") + 1] == "8"  # typed beats the file
-    assert "--enable-dp-attention" in words and "--dp-size" in words  # the file's options stay
+    assert "--enable-dp-attention" in words and "--dp-size" in words  # the options stay
 
 
 def test_set_and_the_launch_command_must_agree_where_both_set_a_field(
@@ -532,7 +533,7 @@ def test_set_and_the_launch_command_must_agree_where_both_set_a_field(
     twice is fine, different values are one input error each (all reported at once), and the
     command's flag over its file's value is no disagreement (the launcher reads it that way)."""
     config = tmp_path / "serve.yaml"
-    config.write_text(f"model-path: {model}\ntp_size: 4\ndp-size: 2\n")
+    config.write_text(f"model-path: {model}\ntp-size: 4\ndp-size: 2\n")
     facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90"]
     launch = ["--", *SGLANG, "--config", str(config), "--tp", "8"]
     code, out, _ = run(capsys, "resolve", "--json", *facts, "--set", "tp_size=8", *launch)
@@ -637,7 +638,7 @@ _OPTION_VALUES = {
 }
 # Words a user may pass through: flags the pack does not model, values with spaces, quotes,
 # shell metacharacters, negative numbers and `=`.
-_OTHER_FLAG = st.sampled_from(["--host", "--port", "--chat-template", "--seed", "--served-model-name"])
+_OTHER_FLAG = st.sampled_from(["--host", "--port", "--chat-template", "--random-seed", "--served-model-name"])
 _OTHER_VALUE = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12
 ).filter(lambda v: not v.startswith("-")) | st.sampled_from(["-1", "-0.5"])

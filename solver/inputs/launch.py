@@ -3,9 +3,12 @@ resolution written back as a command ready to run.
 
 What a command looks like is data: the pack's `[pack.launcher]` table (command words, the model
 flag or positional model, the config-file flag) and each option's `flags` and `flag_value`
-(see constraints/README.md). Words the pack does not model are kept, in order, and written out
-unchanged. Never names a launcher; imports only the standard library, `solver.model`,
-`solver.errors` and `solver.inputs.pins` at module level.
+(see constraints/README.md). Where the pack lists the launcher's whole parser (`[launcher_flags]`),
+a command is read as that parser reads it: a flag it lacks, an ambiguous prefix or a stray word
+is an input error, as the launcher refuses it too. Words the pack does not model are kept, in
+order, and written out unchanged. Never names a launcher; imports only the standard library,
+`solver.model`, `solver.errors`, `solver.inputs.pins` and `solver.pack.parser_flags` at module
+level.
 
 >>> from solver.model import Field, Launcher, Pack
 >>> pack = Pack(name="demo", version="1", launcher=Launcher(commands=("serve",),
@@ -21,15 +24,17 @@ unchanged. Never names a launcher; imports only the standard library, `solver.mo
 
 from __future__ import annotations
 
+import difflib
 import os
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from solver.errors import InputIssue, InvalidInput, input_issues
+from solver.errors import Collector, InputIssue, InvalidInput, input_issues
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
+from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
 from solver.values import same
 from solver.values import show as _spelled
 
@@ -118,6 +123,99 @@ def _takes_value(word: str) -> bool:
     return True
 
 
+def _launcher_name(pack: Pack) -> str:
+    return f"{pack.name} {pack.version.partition('+')[0]}"
+
+
+def _stray(pack: Pack, word: str) -> InputIssue:
+    return InputIssue(
+        field="launch command",
+        value=word,
+        message=(
+            f"{shown(word)} is neither a flag nor a flag's value, and {_launcher_name(pack)} takes no "
+            "other word here: its parser would stop with 'unrecognized arguments'"
+        ),
+    )
+
+
+def _parser_reads(
+    pack: Pack, flag: str, table: Mapping[str, object], issues: Collector[InputIssue]
+) -> str | None:
+    """The flag the launcher's parser reads `flag` as, or None (an issue added) when it has none."""
+    launcher = _launcher(pack)
+    spelled = spelled_as_parser_reads(launcher, flag)
+    if spelled in table:
+        return spelled
+    if launcher.dotted and spelled.startswith("--") and "." in spelled:
+        spelled = spelled.partition(".")[0]  # `--flag.key`: one key of the JSON flag `--flag`
+    if any(spelled.startswith(short) for short in launcher.attached):
+        return spelled  # `-O 3`, or `-O3` with its value attached
+    own = {**table, **dict.fromkeys(launcher.model_flags)}
+    if launcher.config_flag:
+        own[launcher.config_flag] = None
+    meant, could = resolve_flag(launcher, spelled, own)
+    if meant is not None:
+        return meant
+    name = _launcher_name(pack)
+    close: list[str] = []
+    if could:
+        shown_could = ", ".join(could[:6]) + (", ..." if len(could) > 6 else "")
+        message = f"{flag} is ambiguous for {name}'s parser: it could be {shown_could}; spell it out"
+    else:
+        known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
+        close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (`--help` of the launcher lists them)"
+        message = f"{name} has no flag {flag}{hint}"
+    issues.add(
+        InputIssue(
+            field="launch command",
+            value=flag,
+            message=message,
+            did_you_mean=tuple(close),
+        )
+    )
+    return None
+
+
+def _pass_through(
+    launcher: Launcher,
+    word: str,
+    flag: str,
+    eq_given: bool,
+    rest: Sequence[str],
+    i: int,
+    passthrough: list[str],
+    issues: Collector[InputIssue],
+) -> int:
+    """Pass through a word the pack does not model, with the words the launcher's parser reads as
+    its value (without the parser's table: the next word, unless it is a flag); the index of the
+    next word to read."""
+    passthrough.append(word)
+    if eq_given or not word.startswith("-"):
+        return i
+    if not launcher.flags:
+        if i < len(rest) and _takes_value(rest[i]):
+            passthrough.append(rest[i])
+            return i + 1
+        return i
+    # Not in the table: a short flag of `attached`, alone (`-O 3`) or with its value (`-O3`).
+    takes = launcher.flags.get(flag) or ("value" if flag in launcher.attached else "switch")
+    if takes == "switch":
+        return i
+    if takes == "value":
+        if i < len(rest) and _takes_value(rest[i]):
+            passthrough.append(rest[i])
+            return i + 1
+        issues.add(InputIssue(field="launch command", value=word, message=f"{word} needs a value"))
+        return i
+    while i < len(rest) and _takes_value(rest[i]):  # `optional`: at most one; `list`: every one
+        passthrough.append(rest[i])
+        i += 1
+        if takes == "optional":
+            break
+    return i
+
+
 def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     """Read a launch command (`python -m ... --flag value ...`, or the flags alone).
 
@@ -162,12 +260,21 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if eq and not word.startswith("--") and flag not in table:
             flag, eq, attached = word, "", ""
         eq_given = bool(eq)
-        modelled = flag in table or flag in launcher.model_flags or flag == launcher.config_flag
-        if not modelled:
-            passthrough.append(word)
-            if not eq_given and word.startswith("-") and i < len(rest) and _takes_value(rest[i]):
-                passthrough.append(rest[i])
-                i += 1
+        if launcher.flags and (not word.startswith("-") or _takes_value(word)):
+            # The launcher's whole parser is known: it takes no word that is not a flag or its value,
+            # but the positional model, which argparse reads between flags too.
+            if canonical in launcher.positional_model and model is None and word != "-":
+                model, positional = word, True
+            else:
+                issues.add(_stray(pack, word))
+            continue
+        read = _parser_reads(pack, flag, table, issues) if launcher.flags else flag
+        if read is None:  # reported; its value, if it has one, is no stray word of its own
+            i += not eq_given and i < len(rest) and _takes_value(rest[i])
+            continue
+        flag = read
+        if not (flag in table or flag in launcher.model_flags or flag == launcher.config_flag):
+            i = _pass_through(launcher, word, flag, eq_given, rest, i, passthrough, issues)
             continue
         bare = table[flag][1] if flag in table else None
         if bare is not None:

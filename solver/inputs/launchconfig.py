@@ -4,10 +4,11 @@ A launcher's config file is a YAML mapping of flag names (without dashes) to val
 turns each entry into flags placed before the command line's own, so a flag typed on the command
 line wins over the file. This module does the same turning and hands the words to
 `solver.inputs.launch.read_command`, so a file's entries are read with exactly the flag table of the
-pack: `tp-size: 8`, `tp_size: 8` and `tensor-parallel-size: 8` set one option; `true` on a bare
-flag writes the flag, `false` leaves it out (or writes `--no-flag` where the pack says the
-launcher has one); a list becomes a flag with several values; a mapping
-its JSON text.
+pack and, where the pack lists it, the launcher's whole parser: `tp-size: 8` and
+`tensor-parallel-size: 8` set one option (`tp_size: 8` too, unless that parser has no such
+flag); `true` on a bare flag writes the flag, `false` leaves it out (or writes `--no-flag` where
+the pack says the launcher has one); a list becomes a flag with several values; a mapping its
+JSON text; a flag the launcher's config reader refuses is refused.
 
 PyYAML is imported only here, only when a command line names a config file (about 15 ms).
 """
@@ -61,12 +62,15 @@ def _load(path: str) -> dict[str, Any]:
 def _words(pack: Pack, data: dict[str, Any]) -> list[str]:
     """The flags the entries stand for, in file order."""
     booleans = {flag: f for f in pack.fields.values() if f.flag_value != "value" for flag in f.all_flags}
+    switches = {f for f, takes in (pack.launcher.flags if pack.launcher else {}).items() if takes == "switch"}
     words: list[str] = []
     for key, value in data.items():
         flag = f"--{key}"
         if isinstance(value, bool):
             if flag in booleans:  # a bare flag: spelled as the pack says (no flag, or --no-flag)
                 words += flag_words(booleans[flag], value)
+            elif flag in switches:  # one the pack does not model: written when true
+                words += [flag] if value else []
             else:
                 words += [flag, show(value)]
         elif isinstance(value, list):
@@ -88,10 +92,19 @@ def read_config(pack: Pack, path: str) -> LaunchCommand:
     launcher = pack.launcher
     if launcher is not None:
         flags |= set(launcher.model_flags)
+    refused = []
     for key, value in data.items():
         name = str(key)
-        # A key names a flag with `_` or `-` between words; the launcher accepts both.
-        if f"--{name}" not in flags and f"--{name.replace('_', '-')}" in flags:
-            name = name.replace("_", "-")
+        if launcher is not None and launcher.flags:
+            # The launcher's parser is known: its merger writes `--KEY` as the key is spelled, and
+            # the parser reads that as it reads any flag (`tp_size` is no flag of one without
+            # `underscores`), except the flags the merger refuses outright.
+            if f"--{name.replace('_', '-')}" in launcher.config_refused:
+                refused.append(name)
+        elif f"--{name}" not in flags and f"--{name.replace('_', '-')}" in flags:
+            name = name.replace("_", "-")  # no parser table: a key with `_` or `-` between words
         normalised[name] = value
+    if refused:
+        listed = ", ".join(refused)
+        raise _invalid(path, f"{pack.name} refuses {listed} in a config file: give it on the command line")
     return read_command(pack, _words(pack, normalised))

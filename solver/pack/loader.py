@@ -50,6 +50,7 @@ from solver.pack.files import (
     read_bounded,
     read_files,
 )
+from solver.pack.parser_flags import check_parser_flags, collect_parser_flags
 from solver.pack.text import FileIndex, did_you_mean, index_of
 from solver.values import same
 
@@ -77,7 +78,7 @@ MAX_DOMAIN = 1_000
 
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 _SET_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
-_FILE_KEYS = {"pack", "sets", "field", "rule", "preference", "model_config", "lint"}
+_FILE_KEYS = {"pack", "sets", "field", "rule", "preference", "model_config", "lint", "launcher_flags"}
 
 
 # By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
@@ -277,8 +278,9 @@ def _assemble(
             )
         )
         return None
-    launcher = _collect_launcher(meta.get("launcher"), problems)
+    launcher = collect_parser_flags(docs, _collect_launcher(meta.get("launcher"), problems), problems)
     check_flags(fields, launcher, problems)
+    check_parser_flags(fields, launcher, problems)
     check_detect(fields, launcher, problems)
     example = _collect_example(meta.get("example", {}), fields, problems)
     assumed_groups = _collect_assumed_groups(meta.get("assumed_groups", {}), fields, prefs, problems)

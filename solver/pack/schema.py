@@ -5,7 +5,8 @@ file against it (`#:schema ./pack-files.schema.json` on the first line, or the e
 association). The records' own schemas (`Field`, `Rule`, `Preference`, built from the dataclasses)
 are the source, so a key added to a record shows up here without an edit; the keys the loader sets
 itself (`name`, `file`) are left out. What a schema cannot say (a condition's grammar, a name that
-must exist) is the loader's and `confsolve lint`'s to check. Imports only `solver.model`.
+must exist) is the loader's and `confsolve lint`'s to check. Imports only `solver.model` (and
+the parser table's keys).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import copy
 from typing import Any
 
 from solver.model import AssumedGroup, Field, Launcher, Preference, Rule
+from solver.pack.parser_flags import PARSER_ARITIES, PARSER_KEYS, PARSER_SWITCHES
 
 __all__ = ["PACK_FILES_SCHEMA_ID", "pack_file_schema"]
 
@@ -43,6 +45,8 @@ def pack_file_schema() -> dict[str, Any]:
         defs.update(more)
         defs[model.__name__] = schema
     strings = {"type": "array", "items": {"type": "string"}}
+    for key in PARSER_KEYS:  # written in [launcher_flags], not in [pack.launcher]
+        defs["Launcher"]["properties"].pop(key, None)
     defs["PackTable"] = {
         "type": "object",
         "required": ["name", "version"],
@@ -100,6 +104,18 @@ def pack_file_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 "properties": {"acknowledged": {"type": "object", "additionalProperties": strings}},
+            },
+            # the launcher's own parser, written from it (benchmarks/launcher_flags.py)
+            "launcher_flags": {
+                "type": "object",
+                "description": "every flag of the launcher's parser by what it reads after it",
+                "additionalProperties": False,
+                "properties": {
+                    **{key: strings for key in PARSER_ARITIES},
+                    **{key: {"type": "boolean"} for key in PARSER_SWITCHES},
+                    "attached": strings,
+                    "config_refused": strings,
+                },
             },
         },
         "$defs": defs,

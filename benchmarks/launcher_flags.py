@@ -1,0 +1,131 @@
+"""Write a pack's `launcher_flags.toml` from the launcher's own parser (SGLang 0.5.23 or vLLM 0.33.0).
+
+Run with the oracle harness's Python, where the launcher is installed with its hardware mocked:
+
+    ORACLE_VENV/bin/python benchmarks/launcher_flags.py sglang > constraints/sglang/launcher_flags.toml
+    ORACLE_VLLM_HOME/venv/bin/python benchmarks/launcher_flags.py vllm > constraints/vllm/launcher_flags.toml
+
+Every option string of the parser `sglang serve` / `python -m sglang.launch_server` build
+(`ServerArgs.add_cli_args` on an `argparse.ArgumentParser`), or of `vllm serve`
+(`ServeSubcommand.subparser_init`, a `FlexibleArgumentParser`), is listed by what the parser reads
+after it. `solver/pack/parser_flags.py` checks the pack's own flags against the table when the pack
+loads, and `solver/inputs/launch.py` reads typed commands with it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import warnings
+from pathlib import Path
+
+HARNESSES = Path("/work/shared/tools")
+
+# How each launcher's parser reads flags beyond argparse's own rules, from its source: vLLM's
+# FlexibleArgumentParser.parse_args turns `_` into `-` in a `--` flag's name up to its first `.`,
+# reads `--flag.key VALUE` as one key of the JSON flag `--flag`, and `-O3` / `-O 3` as
+# `--optimization-level 3`; both keep argparse's allow_abbrev.
+EXTRA: dict[str, dict[str, object]] = {
+    "sglang": {},
+    "vllm": {"underscores": True, "dotted": True, "attached": ["-O"]},
+}
+
+
+def _sglang_parser(harness: Path) -> argparse.ArgumentParser:
+    sys.path.insert(0, str(harness / "sglang-oracle"))
+    import hwmock  # type: ignore[import-not-found]
+    import oracle  # type: ignore[import-not-found]
+    import stubs  # type: ignore[import-not-found]
+
+    stubs.install(list(oracle.STUB_ROOTS), {})
+    hw = {"platform": "cuda", "sm": 90, "gfx": None, "gpu_mem_gb": 80, "num_gpus": 8, "cuda_version": "12.9"}
+    hw |= {"hip_version": None, "device_name": "NVIDIA H100 80GB HBM3", "cpu_mem_gb": 512, "facts": {}}
+    hwmock.install_torch_mocks(hw)
+    from sglang.srt.server_args import ServerArgs  # type: ignore[import-not-found]
+
+    parser = argparse.ArgumentParser(prog="sglang serve")  # as server_args.prepare_server_args builds it
+    ServerArgs.add_cli_args(parser)
+    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger  # type: ignore[import-not-found]
+
+    # `--config FILE`: the merger raises on a key whose action it cannot write as flags.
+    refused = ConfigArgumentMerger(parser).unsupported_actions.values()
+    EXTRA["sglang"]["config_refused"] = sorted(
+        {f for a in refused for f in a.option_strings if f[:2] == "--"}
+    )
+    return parser
+
+
+def _vllm_parser(harness: Path) -> argparse.ArgumentParser:
+    sys.path.insert(0, str(harness / "vllm-oracle"))
+    sys.path.insert(1, str(harness / "sglang-oracle"))
+    import stubs  # an inert orjson: the API server imports it, the parser never calls it
+
+    stubs.install(["orjson"], {})
+    import hwmock
+
+    hw = hwmock.normalize({"sm": 90})
+    hwmock.install(hw)
+    import vllm  # type: ignore[import-not-found]  # noqa: F401  (the probes patch its modules)
+
+    hwmock.patch_probes(hw)
+    from vllm.entrypoints.cli.serve import ServeSubcommand  # type: ignore[import-not-found]
+    from vllm.utils.argparse_utils import FlexibleArgumentParser  # type: ignore[import-not-found]
+
+    top = FlexibleArgumentParser(prog="vllm")
+    parser: argparse.ArgumentParser = ServeSubcommand().subparser_init(top.add_subparsers())
+    return parser
+
+
+def _arity(action: argparse.Action) -> str:
+    if action.nargs == 0:
+        return "switch"
+    if action.nargs is None or action.nargs == 1:
+        return "value"
+    return "optional" if action.nargs == "?" else "list"
+
+
+def _toml_list(name: str, flags: list[str]) -> str:
+    return f"{name} = [\n" + "".join(f'    "{flag}",\n' for flag in flags) + "]\n"
+
+
+def main() -> None:
+    args = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    args.add_argument("launcher", choices=sorted(EXTRA))
+    args.add_argument("--harness", type=Path, default=HARNESSES, help="where the oracle harnesses live")
+    opts = args.parse_args()
+    warnings.simplefilter("ignore")
+    real_stdout, sys.stdout = sys.stdout, sys.stderr  # the launchers' imports print
+    parser = (_sglang_parser if opts.launcher == "sglang" else _vllm_parser)(opts.harness)
+    by_arity: dict[str, list[str]] = {"switch": [], "value": [], "optional": [], "list": []}
+    # The parser's own table, not each action's option_strings: vLLM keeps `--no-enable-x` there,
+    # hidden from help (EnableDisableAction), and argparse matches against this table.
+    for flag, action in parser._option_string_actions.items():
+        if flag not in ("-h", "--help"):
+            by_arity[_arity(action)].append(flag)
+    import importlib.metadata
+
+    version = importlib.metadata.version(opts.launcher)
+    out = [
+        f"# Every flag {opts.launcher} {version}'s own parser accepts, by what it reads after it: written",
+        f"# by `benchmarks/launcher_flags.py {opts.launcher}` from the installed {opts.launcher} {version}",
+        "# (do not edit by hand). The pack's own flags are checked against it when the pack loads, and a",
+        "# typed command is read with it: a flag the launcher lacks is an error, as it is for the launcher.",
+        "[launcher_flags]",
+        f"abbreviations = {'true' if parser.allow_abbrev else 'false'}",
+    ]
+    lists = {}
+    for key, value in EXTRA[opts.launcher].items():
+        if isinstance(value, list):
+            lists[key] = value
+        else:
+            out.append(f"{key} = {'true' if value else 'false'}")
+    text = "\n".join(out) + "\n"
+    for key, flags in lists.items():
+        text += _toml_list(key, flags)
+    for arity, flags in by_arity.items():
+        text += _toml_list(arity, sorted(flags))
+    real_stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
