@@ -343,6 +343,7 @@ class Case:
         lines += [
             f"  field {f.name} {f.kind} {list(f.domain)}"
             + (f" depends_on={list(f.depends_on)}" if f.depends_on else "")
+            + ("" if f.search else " search=false")
             for f in self.spec.fields
         ]
         lines += [f"  set {n} = {list(v)}" for n, v in self.spec.sets]
@@ -668,7 +669,8 @@ class Oracle:
         """Apply declared adjustments to a fixpoint, as constraints/README.md describes: while the
         request fails, the first adjustment (declaration order) whose `when` the other inputs (with
         the launcher's defaults of unset `search = false` options) make certain and whose rule the
-        user's value breaks replaces that value by its first working `adjust_to` value, else its
+        user's value breaks replaces that value by its first `adjust_to` value that works with the
+        same launcher defaults (the search may not pick another resource to make it work), else its
         first `adjust_to` value (the request then fails), or unsets it when it names none."""
         pins = dict(pins)
         adjusted: dict[str, tuple[Scalar, str]] = {}
@@ -687,7 +689,7 @@ class Oracle:
                 adjusted[target] = (values[target], rule.id)
                 del pins[target]
                 for candidate in rule.adjust_to:
-                    if self.sat({**others, target: candidate}):
+                    if self.sat({**given, target: candidate}):
                         pins[target] = (candidate, "adjusted")
                         break
                 else:
