@@ -7,7 +7,8 @@ A query is answered in layers, cheapest first (`CompiledPack.start` then `search
 - pins are folded in and forward checking runs to a fixpoint (`solver.engine.state`); rules whose
   fields are all fixed are checked directly, so most conflicts end here;
 - a known solution (`hint`: the last witness, with the one value that changed) is kept where it
-  still holds and repaired around the rules it breaks (`solver.engine.localsearch`);
+  still holds and repaired around the rules it breaks, or the change followed along those rules
+  (`solver.engine.localsearch`);
 - each independent group of open rules gets a short depth-first descent with forward checking,
   then, if that does not settle it, the backtracking search that maintains arc consistency
   (`solver.engine.backtrack`, over python-constraint), which is what refutations need.
@@ -32,6 +33,7 @@ from solver.engine.backtrack import (
 )
 from solver.engine.localsearch import (
     SWEEP_FIELDS,
+    chase,
     dive,
     fits_hint,
     hint_first,
@@ -361,6 +363,14 @@ class CompiledPack:
             if repaired is not None:
                 trace.steps = steps
                 return repaired
+            if around is not None and len(hint) == len(domains):
+                # Not near enough for `repair`: follow the change along the rules it breaks
+                # before a descent through the whole group (`chase`).
+                chased, used, refuted = chase(state, hint, around, allowed - steps)
+                steps += used
+                if chased is not None or refuted:
+                    trace.steps = steps
+                    return chased
         # Smallest groups first: a value that cannot work is mostly refuted in a small group
         # around it, before a descent through a group of thousands of fields (each group is
         # solved on its own, so the order changes no solution, only what a refutation costs).

@@ -97,23 +97,26 @@ def repairs(
     cp = plan.compiled
     known = [set(conflict)] if conflict is not None else []
     found: list[tuple[str, ...]] = []
+    # The solution that proved each diagnosis: its verification starts from it (a search of the
+    # whole pack fewer per repair).
+    proofs: dict[tuple[str, ...], Mapping[str, Scalar]] = {}
     if keep:
         # Held like facts, the kept pins are never among the user pins a diagnosis removes.
         held = {n: p.model_copy(update={"source": "fact"}) if n in keep else p for n, p in pins.items()}
-        found = diagnoses(cp, held, conflicts=known)
+        found = diagnoses(cp, held, conflicts=known, witnesses=proofs)
     if not found:
-        found = diagnoses(cp, pins, conflicts=known)
+        found = diagnoses(cp, pins, conflicts=known, witnesses=proofs)
     tier = "user"
     if not found:
         # No change of the user's own choices helps: say which facts would (a what-if).
         tier = "facts"
         as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
-        found = diagnoses(cp, as_user, max_size=2, conflicts=known)
+        found = diagnoses(cp, as_user, max_size=2, conflicts=known, witnesses=proofs)
     candidates: list[tuple[tuple[int, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         # (Only values are read: no departures, half of a verification on a large pack.)
-        auto = _try_resolve(plan, base, departures=False)
+        auto = _try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis))
         if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
             continue
         # (Unset, a field the search may not choose can fail where a value set for it works.)
