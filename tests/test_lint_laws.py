@@ -9,7 +9,6 @@ condition trees) judges what the findings claim.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -18,9 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from solver.budget import Budget
 from solver.lint.checks import LINT_BUDGET, SAMPLE_FACTS, _Linter
-from solver.lint.parts import PartVerdicts, Search
 from solver.model import Scalar
-from solver.pack.expr import Condition
 from solver.values import show
 
 pytestmark = pytest.mark.property
@@ -28,28 +25,8 @@ pytestmark = pytest.mark.property
 LAW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-class _WholeQuestions(PartVerdicts):
-    """QuickXplain's questions asked whole: not split into parts, no verdict kept."""
-
-    def consistent(
-        self,
-        given: Mapping[str, Scalar],
-        rule_ids: Sequence[str],
-        extras: Sequence[Condition],
-        search: Search,
-        *,
-        satisfiable: bool,
-    ) -> bool:
-        return search(given, rule_ids, extras)
-
-
 class _Exact(_Linter):
-    """The linter with no solution kept: no shortcut from earlier answers, no local repair, no
-    question split into parts."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.verdicts = _WholeQuestions(self.cp)
+    """The linter with no solution kept: no shortcut from earlier answers, no local repair."""
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         pass
