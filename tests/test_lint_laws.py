@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 
 from solver.budget import Budget
 from solver.lint.checks import LINT_BUDGET, SAMPLE_FACTS, _Linter
+from solver.lint.oracle import _known_first
 from solver.model import Scalar
 from solver.values import show
 
@@ -76,3 +77,20 @@ def test_dead_values_and_implied_rules_agree_with_brute_force(spec: PackSpec) ->
             not oracle.holds(rule, dict(zip(oracle.names, row, strict=True)))
             for row in oracle.solutions({}, finding["reason"])
         ), f"{subject} is broken by a configuration of {finding['reason']}"
+
+
+@pytest.mark.parametrize(
+    "values, known, expected",
+    [
+        ((1, True, "1", 2), True, [True, 1, "1", 2]),
+        ((1, True, "1", 2), 1, [1, True, "1", 2]),
+        (("a", "b", "c"), "c", ["c", "a", "b"]),
+    ],
+)
+def test_a_known_solution_first_order_keeps_every_value(
+    values: tuple[Scalar, ...], known: Scalar, expected: list[Scalar]
+) -> None:
+    """QuickXplain's counter searches try a known solution's values first: a reordering of the
+    whole domain (an exact search, the same answers), the known value by type too (True is not 1)."""
+    order = list(_known_first({"f": known})("f", values))
+    assert [(type(v), v) for v in order] == [(type(v), v) for v in expected]
