@@ -271,8 +271,14 @@ SHAPES: dict[str, tuple[Any, ...]] = {
 }
 
 
+# Where the checkpoint declares its method: only the older ModelOpt export keeps it in
+# hf_quant_config.json (config.json without quantization_config); every other fixture reads false.
+HF_QUANT_CONFIG_ONLY = {"llama-3.1-8b-instruct-modelopt-fp8"}
+
+
 def _expected(name: str) -> dict[str, Any]:
-    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True))}
+    where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY}
+    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where}
 
 
 def test_every_fixture_has_an_expectation() -> None:
