@@ -38,6 +38,7 @@ from solver.inputs.pins import coerce, collect_pins, field_name
 from solver.inputs.precedence import read_values
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
 from solver.reasoning.minimal import minimal_options
+from solver.values import same
 from solver.values import show as _show
 
 __all__ = ["add_arguments", "explain_conflict", "resolve_namespace", "to_argv"]
@@ -267,7 +268,7 @@ def to_argv(
         if value is None:
             continue
         absent = _absent(field)
-        if absent is not None and value == absent and type(value) is type(absent):
+        if absent is not None and same(value, absent):
             continue
         if field.flag_value != "value":  # store_true and kin: the pack says how it is spelled
             argv += flag_words(field, value)

@@ -21,7 +21,7 @@ from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
 from solver.errors import RecordInvalid
-from solver.values import show
+from solver.values import same, show
 
 __all__ = [
     "DETECTED_HOSTS",
@@ -295,7 +295,7 @@ class Field(Record):
 
     def admits(self, value: Scalar) -> bool:
         """Whether `value` is legal: a listed value, or one the open range allows."""
-        listed = any(value == v and type(value) is type(v) for v in self.domain)
+        listed = any(same(value, v) for v in self.domain)
         return listed or (self.open is not None and self.open.admits(value))
 
     def label(self, value: Scalar) -> str:

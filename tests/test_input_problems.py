@@ -63,3 +63,21 @@ def test_the_collector_keeps_its_own_errors_and_passes_others_through() -> None:
         issues.check()
     assert [issue.field for issue in caught.value.issues] == ["a", "b"]
     input_issues().check()  # nothing collected: nothing raised
+
+
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        ("9" * 20, f"--tp-size '{'9' * 20}' is too long for tp_size (18 digits at most)."),
+        ("abc", "--tp-size 'abc' is not a value of tp_size. Allowed: any integer >= 1."),
+    ],
+    ids=["a size past 18 digits", "not a number"],
+)
+def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
+    capsys: pytest.CaptureFixture[str], value: str, says: str
+) -> None:
+    # A 20-digit size once read "'999...' is not a value of tp_size Allowed: any integer >= 1":
+    # an integer refused as "not an integer >= 1", and no stop before "Allowed".
+    assert main(["resolve", "--set", f"tp_size={value}"]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "Allowed: any integer >= 1." in err and "Traceback" not in err

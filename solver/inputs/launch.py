@@ -30,6 +30,7 @@ from typing import Any
 from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
+from solver.values import same
 from solver.values import show as _spelled
 
 __all__ = [
@@ -230,7 +231,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
 def flag_words(f: Field, value: Scalar) -> list[str]:
     """The words that give `f` the value `value` on the launcher's command line ([] when the
     launcher spells it by leaving the flag out)."""
-    if f.absent is not None and value == f.absent and type(value) is type(f.absent):
+    if f.absent is not None and same(value, f.absent):
         return []
     if isinstance(value, bool):
         if f.flag_value == "store_true":

@@ -16,7 +16,7 @@ from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, input_issues
 from solver.model import Field, Pack, Pin, Scalar
-from solver.values import show
+from solver.values import same, show
 
 __all__ = [
     "coerce",
@@ -116,6 +116,7 @@ def flag_owner(pack: Pack, raw: str) -> str | None:
 
 
 _INTEGER = re.compile(r"-?[0-9]{1,18}")  # ASCII digits, no sign but "-", no "_"
+_DIGITS = re.compile(r"-?[0-9]+")  # an integer too long for _INTEGER: say so, not "not a value"
 
 
 def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
@@ -138,6 +139,12 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             # Plain ASCII digits only: int() would also take "0_8", "+8", "８" or " 8" as 8.
             text = value.strip()
             candidate = int(text) if _INTEGER.fullmatch(text) else value
+            if candidate is value and _DIGITS.fullmatch(text):
+                in_range = f" Allowed: {field.open.text()}." if field.open is not None else ""
+                too_long = (
+                    f"{field.cli_flag} {shown(value, 30)} is too long for {field.name} (18 digits at most)."
+                )
+                return None, _issue(field, value, too_long + in_range)
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
     elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):
@@ -146,7 +153,7 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     elif kinds == {str} and isinstance(value, bool):
         candidate = "1" if value else "0"
     for allowed in field.domain:
-        if candidate == allowed and type(candidate) is type(allowed):
+        if same(candidate, allowed):
             return allowed, None
     if field.open is not None and field.open.admits(candidate):
         return candidate, None
@@ -182,10 +189,10 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
         if field.open is not None:
             listed = field.open.text()
         auto = f" (or {field.auto!r} to let confsolve choose)" if field.auto else ""
-        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "."
         message = (
             f"{field.cli_flag} {shown(value, 80)} is not a value of {field.name}{hint} "
-            f"Allowed: {listed}{auto}."
+            f"Allowed: {listed}{auto}{'' if (listed + auto).endswith('...') else '.'}"
         )
     return InputIssue(
         field=field.name,

@@ -14,6 +14,7 @@ from typing import Any
 from solver.errors import Collector, PackProblem
 from solver.model import DETECTED_HOSTS, DETECTED_QUANTITIES, Field, Launcher, Pack, Preference, Rule, Scalar
 from solver.pack.expr import Condition, ExprError, parse, rule_condition
+from solver.values import same
 
 __all__ = [
     "PackSemantics",
@@ -184,7 +185,7 @@ def check_references(pack: Pack, problems: Collector[PackProblem]) -> None:
 def _values_problems(field: Field, values: Iterable[Scalar]) -> list[str]:
     out = []
     for value in values:
-        if not any(value == v and type(value) is type(v) for v in field.domain):
+        if not any(same(value, v) for v in field.domain):
             out.append(f"{value!r} is not a value of {field.name}")
     return out
 

@@ -51,6 +51,7 @@ from solver.pack.files import (
     read_files,
 )
 from solver.pack.text import FileIndex, did_you_mean, index_of
+from solver.values import same
 
 if TYPE_CHECKING:
     from solver.budget import Budget
@@ -501,9 +502,7 @@ def _domain_problems(field: Field) -> list[str]:
         out.append("the domain lists a value twice")
     if field.auto is not None and any(field.auto == v for v in domain):
         out.append(f"auto spelling {field.auto!r} is also a domain value")
-    if field.absent is not None and not any(
-        field.absent == v and type(field.absent) is type(v) for v in domain
-    ):
+    if field.absent is not None and not any(same(field.absent, v) for v in domain):
         out.append(f"absent value {field.absent!r} is not a domain value")
     for key in field.labels:
         if key not in {str(v) for v in domain}:

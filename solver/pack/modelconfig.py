@@ -17,6 +17,7 @@ from typing import Any
 from solver.bounded import PACKS_KEPT, Lru
 from solver.errors import Collector, PackProblem, pack_problems
 from solver.model import Field, Pack, Scalar
+from solver.values import same
 
 __all__ = ["ModelConfigMap", "check_model_config_map", "compile_model_config_map"]
 
@@ -460,7 +461,7 @@ def _is_file_name(name: Any) -> bool:
 
 
 def _in_domain(target: Field, value: Any) -> bool:
-    return any(value == v and type(value) is type(v) for v in target.domain)
+    return any(same(value, v) for v in target.domain)
 
 
 def _not_in_domain(target: Field, value: Any) -> str:

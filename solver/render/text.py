@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from constraints import DEFAULT_PACK
 from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
+from solver.values import same as values_same
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -266,7 +267,7 @@ def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tu
         if prov.rule in spec.members:
             pref = pack.preference(prov.rule)
             first = pref.prefer[0] if pref.prefer else None
-            same = first == value and type(first) is type(value)
+            same = values_same(first, value)
             return (name, spec.members[prov.rule]) if same else None
     return None
 
@@ -288,7 +289,7 @@ def launcher_picks(pack: Pack, res: Resolution, width: int = 100) -> list[str]:
             continue
         if prov.kind not in ("preference", "rule", "default") or value is False:
             continue
-        if field.absent is not None and value == field.absent and type(value) is type(field.absent):
+        if field.absent is not None and values_same(value, field.absent):
             continue
         if prov.kind == "preference" and prov.rule is not None and _follows(pack, res, prov.rule, value):
             continue
