@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import constraints
-from solver import load_pack, resolve
+from solver import Unsatisfiable, load_pack, resolve
 from solver.cli.commands import main
 
 LLAMA = {"platform": "cuda", "architecture": "LlamaForCausalLM", "num_attention_heads": 32}
@@ -203,3 +203,70 @@ def test_argv_output_is_a_vllm_serve_command(llama_dir: Path, capsys: pytest.Cap
     out = capsys.readouterr().out.strip()
     assert code == 0
     assert out.startswith(f"vllm serve {llama_dir}") and "--kv-cache-dtype fp8" in out
+
+
+QWEN3_NEXT = {
+    "platform": "cuda",
+    "architecture": "Qwen3NextForCausalLM",
+    "num_attention_heads": 16,
+    "num_gpus": 8,
+    "checkpoint_quant": "none",
+}
+
+
+def predicted(options: dict[str, Any], **facts: Any) -> Any:
+    """What vLLM does with the request as typed (the oracle replay's mode)."""
+    return resolve(load_pack("vllm"), options, {**QWEN3_NEXT, **facts}, reasons=False, predict=True)
+
+
+@pytest.mark.parametrize(
+    ("gpu_arch", "options", "block_size"),
+    [
+        # vLLM 0.33.0 (oracle records V2718-0026, -0048): any --block-size below the mamba state
+        # becomes the smallest multiple of itself that holds it, not only 16 ... 256.
+        ("sm90", {"block_size": 272}, 544),
+        ("sm110", {"block_size": 48, "data_parallel_size": 8}, 576),
+        ("sm90", {"block_size": 48, "tensor_parallel_size": 4, "kv_cache_dtype": "fp8"}, 576),
+        # a size that holds the 16-bit state is kept; with an fp8 cache it is raised
+        ("sm90", {"block_size": 544}, 544),
+        ("sm90", {"block_size": 544, "kv_cache_dtype": "fp8"}, 1088),
+        # SM75 runs float16 whatever the checkpoint: the alignment is not tested under bfloat16
+        ("sm75", {"block_size": 16, "kv_cache_dtype": "fp8"}, 1072),
+        ("sm75", {"block_size": 128, "kv_cache_dtype": "fp8"}, 1152),
+    ],
+)
+def test_qwen3_next_user_block_sizes_are_raised_as_vllm_raises_them(
+    gpu_arch: str, options: dict[str, Any], block_size: int
+) -> None:
+    resolution = predicted(options, gpu_arch=gpu_arch)
+    assert resolution.values["block_size"] == block_size
+    changed = [a for a in resolution.adjustments if a.field == "block_size"]
+    assert bool(changed) == (block_size != options["block_size"])
+
+
+def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known() -> None:
+    assert predicted({}, gpu_arch="sm75").values["dtype"] == "float16"
+    assert predicted({}, gpu_arch="sm75", model_dtype="float32").values["dtype"] == "float16"
+    assert predicted({}, gpu_arch="sm90").values["dtype"] == "bfloat16"
+
+
+@pytest.mark.parametrize(
+    ("facts", "options", "rule"),
+    [
+        # V2718-0202: moonep runs bfloat16 models only (a float16 one is refused, not only a quantized one)
+        (LLAMA | {"gpu_arch": "sm90"}, {"all2all_backend": "moonep", "dtype": "half"}, "moonep-bf16-only"),
+        (LLAMA | {"gpu_arch": "sm75"}, {"all2all_backend": "moonep"}, "moonep-bf16-only"),
+        # R31415-0243: FA4's head-256 kernel takes no FP8 KV cache on B200, FA2 none at all
+        (
+            QWEN3_NEXT | {"gpu_arch": "sm100"},
+            {"attention_backend": "FLASH_ATTN", "kv_cache_dtype": "fp8_e4m3"},
+            "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell",
+        ),
+    ],
+)
+def test_requests_vllm_refuses_are_conflicts(
+    facts: dict[str, Any], options: dict[str, Any], rule: str
+) -> None:
+    with pytest.raises(Unsatisfiable) as raised:
+        resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
+    assert rule in {r.id for r in raised.value.conflict.rules}
