@@ -136,9 +136,8 @@ _PLANS: dict[type[Any], tuple[dict[str, Exact], frozenset[str]]] = {}
 
 
 def _exact_record(cls: type[Any], data: Any) -> Any:
-    """`cls(**data)` when every key is a field of `cls`, every required field is there and every
-    value has exactly its annotated type (lists for tuples); else None. Never coerces, so it
-    builds only what pydantic's validation would build from the same data."""
+    """`cls(**data)` when every key is a field of `cls`, every required one is there and every value
+    has exactly its annotated type (lists for tuples); else None: never coerces, as pydantic."""
     if type(data) is not dict:
         return None
     plan = _PLANS.get(cls)
@@ -201,12 +200,14 @@ def _converter(hint: Any) -> Exact:
             return _NO if _NO in made else made
 
         return items
-    if origin is dict and args == (str, str):
-        return lambda v: (
-            dict(v)
-            if type(v) is dict and all(type(k) is str and type(x) is str for k, x in v.items())
-            else _NO
-        )
+    if origin is dict and len(args) == 2 and args[0] is str:
+        value = _converter(args[1])
+
+        def mapping(v: Any) -> Any:
+            made = {k: value(x) for k, x in v.items()} if type(v) is dict else {"": _NO}
+            return _NO if any(type(k) is not str or x is _NO for k, x in made.items()) else made
+
+        return mapping
     if hint is type(None):
         return lambda v: v if v is None else _NO
     if hint in (str, int, bool):
