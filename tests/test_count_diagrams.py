@@ -18,7 +18,7 @@ from solver import load_pack
 from solver.engine import count as count_module
 from solver.engine.count import CountLimitReached, Limit, ModelCounter, count, pack_checks
 from solver.engine.csp import compile_pack
-from solver.engine.diagrams import DiagramCounter, Diagrams, TooLarge, elimination_order
+from solver.engine.diagrams import DiagramCounter, Diagrams, TooLarge, elimination_order, most_settling
 from solver.pack.expr import Condition
 
 FEW = settings(
@@ -140,6 +140,40 @@ def test_a_rule_diagram_from_its_text_is_the_diagram_of_the_whole_condition(spec
     dd = Diagrams(list(cp.domains), cp.domains)
     for cond in pack_checks(spec.pack):
         assert dd.condition(cond, spec.pack.fields, spec.pack.sets) == dd.rule(cond), cond.text
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
+def test_moving_a_field_first_gives_the_diagrams_built_in_that_order(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """`Diagrams.first` (what the counter does with the field that settles the most rules) gives
+    every rule of a generated pack the node that building it in the new order gives."""
+    cp = compile_pack(spec.pack)
+    checks = pack_checks(spec.pack)
+    dd = Diagrams(list(cp.domains), cp.domains)
+    roots = [dd.rule(cond) for cond in checks]
+    name = data.draw(st.sampled_from(list(cp.domains)))
+    moved, moved_roots = dd.first(name, roots)
+    assert moved.order == [name, *(n for n in cp.domains if n != name)]
+    assert moved_roots == [moved.rule(cond) for cond in checks]
+
+
+def test_the_field_that_settles_the_most_rules_goes_first() -> None:
+    """`k` (three values) settles each of its three rules at two of its values; the min-fill
+    order puts `h` first, which settles one of its three at one of its two; the counter moves `k`
+    there."""
+    domains = {"a": (0, 1), "b": (0, 1), "h": (0, 1), "k": (0, 1, 2)}
+    checks = [
+        Condition.over(("h", "a"), lambda v: v[0] != v[1]),
+        Condition.over(("h", "b"), lambda v: v[0] != v[1]),
+        Condition.over(("h", "k"), lambda v: v[1] != 0 or v[0] == 1),
+        Condition.over(("k", "a"), lambda v: v[0] != 1 or v[1] == 1),
+        Condition.over(("k", "b"), lambda v: v[0] != 2 or v[1] == 0),
+    ]
+    order = elimination_order(domains, [c.fields for c in checks])
+    counter = DiagramCounter(domains, checks)
+    assert order[-1] != "k" and counter.diagrams.order[0] == "k"
+    assert most_settling(counter.diagrams, counter.roots) == "k"
 
 
 def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
