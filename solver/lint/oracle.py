@@ -166,7 +166,7 @@ class PackOracle:
         # A whole-pack question's solution is learned: values not seen yet first prove more. A
         # QuickXplain question's is not, and a known solution keeps every rule of its subset of
         # the rules: its values first leave the search to mend only what the question's pins and
-        # conditions break (synthetic 400: 97 such searches 10.5 -> 0.8 s CPU).
+        # conditions break (synthetic 400: lint's counter steps 18,128 -> 10,643).
         rank = self.rank if local or hint is None else _known_first(hint)
 
         def counter(steps: int) -> dict[str, Scalar] | None:
