@@ -193,13 +193,11 @@ def _pass_through(
     passthrough.append(word)
     if eq_given or not word.startswith("-"):
         return i
-    if not launcher.flags:
-        if i < len(rest) and _takes_value(rest[i]):
-            passthrough.append(rest[i])
-            return i + 1
-        return i
-    # Not in the table: a short flag of `attached`, alone (`-O 3`) or with its value (`-O3`).
-    takes = launcher.flags.get(flag) or ("value" if flag in launcher.attached else "switch")
+    # No table: the next word unless it is a flag. Not in the table: a short flag of `attached`,
+    # alone (`-O 3`) or with its value (`-O3`).
+    takes = "optional"
+    if launcher.flags:
+        takes = launcher.flags.get(flag) or ("value" if flag in launcher.attached else "switch")
     if takes == "switch":
         return i
     if takes == "value":

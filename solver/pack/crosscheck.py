@@ -24,6 +24,8 @@ __all__ = [
     "check_ids",
     "check_model_config",
     "check_references",
+    "flag_spellings",
+    "is_flag",
     "parse_conditions",
 ]
 
@@ -79,6 +81,18 @@ def check_detect(
             )
 
 
+def is_flag(word: str) -> bool:
+    """Whether `word` can be a flag: a dash, something after it, no space or `=`."""
+    return word.startswith("-") and len(word) >= 2 and not any(c.isspace() or c == "=" for c in word)
+
+
+def flag_spellings(field: Field) -> tuple[str, ...]:
+    """Every flag word that sets `field`: its spellings, and their `--no-` forms when it is an
+    argparse BooleanOptionalAction (`boolean_optional`)."""
+    negated = field.flag_value == "boolean_optional"
+    return field.all_flags + tuple("--no-" + f[2:] for f in field.all_flags if negated and f[:2] == "--")
+
+
 def check_flags(
     fields: Mapping[str, Field], launcher: Launcher | None, problems: Collector[PackProblem]
 ) -> None:
@@ -89,17 +103,14 @@ def check_flags(
         if launcher.config_flag:
             owner[launcher.config_flag] = "the config file"
     for flag in owner:
-        if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+        if not is_flag(flag):
             problems.add(PackProblem("pack.launcher", f"{flag!r} is not a flag", "pack.toml"))
     for name, field in fields.items():
         where = f"field {name}"
         if field.flags and field.flag:
             problems.add(PackProblem(where, "give `flags` or `flag`, not both", field.file))
-        spellings = field.all_flags
-        if field.flag_value == "boolean_optional":
-            spellings += tuple("--no-" + f.lstrip("-") for f in spellings if f.startswith("--"))
-        for flag in spellings:
-            if not flag.startswith("-") or len(flag) < 2 or any(c.isspace() or c == "=" for c in flag):
+        for flag in flag_spellings(field):
+            if not is_flag(flag):
                 problems.add(PackProblem(where, f"{flag!r} is not a flag", field.file))
             elif flag in owner and owner[flag] != name:
                 problems.add(PackProblem(where, f"flag {flag} also spells {owner[flag]}", field.file))

@@ -16,6 +16,7 @@ from typing import Any, get_args
 
 from solver.errors import Collector, PackProblem
 from solver.model import Field, FlagArity, Launcher
+from solver.pack.crosscheck import flag_spellings, is_flag
 
 __all__ = [
     "PARSER_ARITIES",
@@ -64,7 +65,7 @@ def collect_parser_flags(
             problems.add(PackProblem(f"{where}.{arity}", "must be a list of flags", file))
             continue
         for flag in listed:
-            if not _is_flag(flag):
+            if not is_flag(flag):
                 problems.add(PackProblem(f"{where}.{arity}", f"{flag!r} is not a flag", file))
             elif flag in flags:
                 problems.add(PackProblem(f"{where}.{arity}", f"{flag} is also listed as {flags[flag]}", file))
@@ -78,15 +79,11 @@ def collect_parser_flags(
             settings[key] = table[key]
     for key in ("attached", "config_refused"):
         listed = table.get(key, [])
-        if not isinstance(listed, list) or not all(isinstance(f, str) and _is_flag(f) for f in listed):
+        if not isinstance(listed, list) or not all(isinstance(f, str) and is_flag(f) for f in listed):
             problems.add(PackProblem(f"{where}.{key}", "must be a list of flags", file))
         else:
             settings[key] = tuple(listed)
     return dataclasses.replace(launcher, flags=flags, **settings)
-
-
-def _is_flag(word: str) -> bool:
-    return word.startswith("-") and len(word) >= 2 and not any(c.isspace() or c == "=" for c in word)
 
 
 def resolve_flag(
@@ -134,10 +131,7 @@ def check_parser_flags(
     for name, field in fields.items():
         if field.kind != "option" or field.env:
             continue
-        spellings = list(field.all_flags)
-        if field.flag_value == "boolean_optional":
-            spellings += ["--no-" + f[2:] for f in field.all_flags if f.startswith("--")]
-        for flag in spellings:
+        for flag in flag_spellings(field):
             if launcher.dotted and "." in flag:  # `--flag.key`: one key of the JSON value flag `--flag`
                 flag = flag.partition(".")[0]
             meant, _ = resolve_flag(launcher, flag, own)
