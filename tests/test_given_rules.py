@@ -166,3 +166,102 @@ def test_answering_replaces_only_the_calls() -> None:
     assert _answered("name == 'é' or not given(q)", {"q"}) == "name == 'é' or not True"
     assert _answered("given(a) and (given(b)\n or x)", {"b"}) == "False and (True\n or x)"
     assert _answered("x == 'given'", {"x"}) == "x == 'given'"
+
+
+def _allowed(values: dict[str, str], typed: set[str]) -> bool:
+    """The toy pack's two rules, written out: a full configuration and what was typed."""
+    if values["checkpoint"] == "fp4" and values["quantization"] != "fp4":
+        return False
+    return values["runner"] != "cutedsl" or ("quantization" in typed and values["quantization"] == "fp4")
+
+
+def test_choices_agree_with_brute_force_on_every_request(pack: Pack) -> None:
+    """A value is a choice exactly when some configuration has it with the request's other
+    inputs, the field itself typed (picking it types it) and nothing else the request lacks."""
+    domains = {"quantization": ["none", "fp4", "fp8"], "runner": ["auto", "cutedsl"]}
+    for checkpoint, typed in _requests():
+        for reasons in (False, True):
+            got = valid_choices(pack, typed, {"checkpoint": checkpoint}, reasons=reasons).possible
+            for name, domain in domains.items():
+                others = {n: v for n, v in typed.items() if n != name}
+                want = [
+                    v
+                    for v in domain
+                    if any(
+                        _allowed(
+                            {"checkpoint": checkpoint, **dict(zip(domains, combo, strict=True)), name: v},
+                            {*others, name},
+                        )
+                        for combo in itertools.product(*domains.values())
+                        if all(dict(zip(domains, combo, strict=True))[n] == x for n, x in others.items())
+                    )
+                ]
+                assert got[name] == want, (checkpoint, typed, name, reasons)
+
+
+SPLIT_RULES = """
+[field.family]
+kind = "fact"
+domain = ["gpt", "other"]
+required = true
+
+[field.attention]
+kind = "option"
+domain = ["a", "b"]
+
+[field.prefill]
+kind = "option"
+domain = ["a", "b", "x"]
+
+[[rule]]
+id = "gpt-one-split"
+when = "family == 'gpt' and not given(attention)"
+forbid = "given(prefill)"
+because = "type --attention too"
+source = "test"
+
+[[rule]]
+id = "x-needs-b"
+when = "prefill == 'x'"
+require = "attention == 'b'"
+because = "x runs with b only"
+source = "test"
+"""
+
+
+def test_choices_where_typing_a_field_tightens_a_rule(tmp_path: Path) -> None:
+    """Typing `prefill` alone is refused for the gpt family: its choices there are none, while
+    the request's own pack (prefill untyped) allows all three; brute force on every request."""
+    root = tmp_path / "split"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "split"), encoding="utf-8")
+    (root / "rules.toml").write_text(SPLIT_RULES, encoding="utf-8")
+    pack = load_directory(root)
+    domains = {"attention": ["a", "b"], "prefill": ["a", "b", "x"]}
+
+    def allowed(values: dict[str, str], typed: set[str]) -> bool:
+        if values["family"] == "gpt" and "attention" not in typed and "prefill" in typed:
+            return False
+        return values["prefill"] != "x" or values["attention"] == "b"
+
+    for family in ("gpt", "other"):
+        for k in range(3):
+            for names in itertools.combinations(domains, k):
+                for chosen in itertools.product(*(domains[n] for n in names)):
+                    typed = dict(zip(names, chosen, strict=True))
+                    got = valid_choices(pack, typed, {"family": family}, reasons=False).possible
+                    for name, domain in domains.items():
+                        others = {n: v for n, v in typed.items() if n != name}
+                        configs = [
+                            dict(zip(domains, c, strict=True)) for c in itertools.product(*domains.values())
+                        ]
+                        want = [
+                            v
+                            for v in domain
+                            if any(
+                                allowed({"family": family, **c, name: v}, {*others, name})
+                                for c in configs
+                                if all(c[n] == x for n, x in others.items())
+                            )
+                        ]
+                        assert got[name] == want, (family, typed, name)

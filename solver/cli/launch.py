@@ -22,8 +22,8 @@ from solver.inputs.launch import (
 from solver.inputs.pins import _lookup, env_value
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
-from solver.reasoning.diagnose import conflict_text
 from solver.reasoning.minimal import minimal_options
+from solver.reasoning.resolution import conflict_text
 from solver.values import show as _spelled
 
 __all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflict"]

@@ -27,7 +27,7 @@ from solver.model import Pack, Rule
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import parse, rule_condition
 
-__all__ = ["GIVEN_MARK", "for_request", "given_fields"]
+__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields"]
 
 # Separates a pack's digest from the given fields a copy was made for (see `for_request`).
 GIVEN_MARK = "+given:"
@@ -113,3 +113,39 @@ def _offset(source: str, line_start: int, byte_offset: int) -> int:
     offset spans (ast counts UTF-8 bytes)."""
     line = source[line_start:].split("\n", 1)[0]
     return line_start + len(line.encode()[:byte_offset].decode(errors="ignore"))
+
+
+def given_effect(rule: Rule, name: str, typed: Collection[str]) -> int:
+    """How typing `name` changes what `rule` allows, the other fields' `given(...)` answered by
+    `typed`: 0 not at all, +1 it allows a superset (every occurrence of `given(name)` that still
+    counts makes the rule easier to hold), -1 a subset, None both ways or unknown."""
+    trees = [ast.parse(t.strip(), mode="eval").body for t in (rule.when, rule.require, rule.forbid) if t]
+    body = trees[-1] if rule.require is not None else ast.UnaryOp(ast.Not(), trees[-1])
+    holds = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), trees[0]), body]) if rule.when else body
+    _, signs = _polarity(holds, 1, name, typed)
+    return 0 if not signs else (next(iter(signs)) if len(signs) == 1 else None)  # type: ignore[return-value]
+
+
+def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> tuple[bool | None, set[int]]:
+    """The constant `node` folds to once every `given(X)` but `given(name)` is answered (None if
+    none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
+    the loader refused conditions nested deeper than `MAX_DEPTH`."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given" and node.args:
+        arg = node.args[0]
+        called = arg.id if isinstance(arg, ast.Name) else ""
+        return (None, {sign}) if called == name else (called in typed, set())
+    if isinstance(node, ast.Constant) and type(node.value) is bool:
+        return node.value, set()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value, signs = _polarity(node.operand, -sign, name, typed)
+        return (None if value is None else not value), signs
+    if isinstance(node, ast.BoolOp):
+        decisive = isinstance(node.op, ast.Or)  # the value that decides the whole: True for `or`
+        parts = [_polarity(v, sign, name, typed) for v in node.values]
+        if any(value is decisive for value, _ in parts):
+            return decisive, set()
+        open_parts = [signs for value, signs in parts if value is None]
+        if not open_parts:
+            return not decisive, set()
+        return None, set().union(*open_parts)
+    return None, set()  # a comparison or a field: reads values, not what was given

@@ -40,7 +40,6 @@ from solver.values import show as _key
 __all__ = [
     "Choices",
     "chain_failure",
-    "conflict_text",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -489,8 +488,16 @@ def valid_choices(
     """
     pins = collect_pins(pack, options, facts)
     names = list(fields) if fields is not None else pack.options
+    ask = partial(_request_choices, reasons=reasons, budget=budget)
     if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
-        return typed_choices(valid_choices, pack, pins, names, apart, reasons=reasons, budget=budget)
+        return typed_choices(ask, pack, pins, names, apart)
+    return ask(pack, pins, names)
+
+
+def _request_choices(
+    pack: Pack, pins: Mapping[str, Pin], names: Sequence[str], *, reasons: bool, budget: Budget | None
+) -> Choices:
+    """`valid_choices` of the request as it is (what it gives, given; see `typed_choices`)."""
     pack = query_pack(pack, pins)
     plan = plan_for(pack).within(budget)
     cp = plan.compiled
@@ -584,17 +591,3 @@ def prepare_choices(pack: Pack) -> int:
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
     return supports_for(plan.compiled).size
-
-
-def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
-    """The text of a conflict with its repairs written by `render`, the front end's own syntax
-    (a launch command, a launcher's flags); the exception's message when it does not carry the
-    request it was raised for."""
-    if not exc.request:
-        return exc.message
-    from solver.render.text import conflict_message
-
-    plan = plan_for(query_pack(pack, exc.request))
-    return conflict_message(
-        plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
-    )
