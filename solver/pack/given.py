@@ -35,6 +35,8 @@ GIVEN_MARK = "+given:"
 
 # By digest: every request asks, and the SGLang pack has some 300 rules to look through.
 _ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+# The copies made, by their digest: a request's copy is made again for every request like it.
+_COPIES: Lru[str, Pack] = Lru(PACKS_KEPT)
 
 
 def given_fields(pack: Pack) -> frozenset[str]:
@@ -56,6 +58,10 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     typed = sorted(asked.intersection(given))
     if not typed:
         return pack
+    digest = f"{pack.digest}{GIVEN_MARK}{','.join(typed)}" if pack.digest else ""
+    made = _COPIES.get(digest) if digest else None
+    if made is not None:
+        return made
     from solver.pack.loader import keep_semantics, semantics
 
     base = semantics(pack)
@@ -71,7 +77,6 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
             )
             changed.append(rule)
         rules.append(rule)
-    digest = f"{pack.digest}{GIVEN_MARK}{','.join(typed)}" if pack.digest else ""
     copy = dataclasses.replace(pack, rules=tuple(rules), digest=digest)
     # Only the rewritten rules are parsed again; every other condition is the base's own.
     found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=base.preferences)
@@ -80,6 +85,8 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
         if rule.when is not None:
             found.whens[rule.id] = parse(rule.when, pack.fields, pack.sets)
     keep_semantics(copy, found)
+    if digest:
+        _COPIES.put(digest, copy)
     return copy
 
 

@@ -125,7 +125,7 @@ def _witnessed(
         if state is None or near is None or not holds(near):
             return False
         mended = cp.mend(state, near, name, value)
-        if mended is None:
+        if mended is None:  # not a refutation; a search here costs more than asking the copy
             return False
         into.add(mended)
     return True
