@@ -321,6 +321,7 @@ class CompiledPack:
         trace: SearchTrace | None = None,
         hint: Mapping[str, Scalar] | None = None,
         around: Sequence[str] | None = None,
+        then: Callable[[], Mapping[str, Scalar]] | None = None,
     ) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
@@ -330,7 +331,8 @@ class CompiledPack:
         without a search, and the searched groups try its values first. When one field of a
         solved request changes, only the group around that field is searched again.
         `around`: the fields whose domains changed since `hint` was a complete solution (see
-        `State.assign`); the hint is then only checked there.
+        `State.assign`); the hint is then only checked there. `then`: the hint for the groups'
+        search when none is found near `hint` (asked only then).
         `budget`: steps for this search (at most its `Budget`'s, see `within`); the steps used are
         charged to that `Budget`, and running out raises `SolverBudgetExceeded` (or the command's
         `CommandBudgetExceeded` when the command's total is what ran out).
@@ -338,7 +340,7 @@ class CompiledPack:
         meter = self.budget if self.budget is not None else Budget()
         allowed = meter.allowance(budget)
         counter = trace if trace is not None else SearchTrace()
-        found = self._search(state, meter, allowed, task, counter, hint, around)
+        found = self._search(state, meter, allowed, task, counter, hint, around, then)
         meter.spend(counter.steps)
         return found
 
@@ -351,6 +353,7 @@ class CompiledPack:
         trace: SearchTrace,
         hint: Mapping[str, Scalar] | None,
         around: Sequence[str] | None,
+        then: Callable[[], Mapping[str, Scalar]] | None = None,
     ) -> Assignment | None:
         domains = state.domains
         steps = 0
@@ -371,6 +374,7 @@ class CompiledPack:
                 if chased is not None or refuted:
                     trace.steps = steps
                     return chased
+            hint = hint if then is None else then()
         # Smallest groups first: a value that cannot work is mostly refuted in a small group
         # around it, before a descent through a group of thousands of fields (each group is
         # solved on its own, so the order changes no solution, only what a refutation costs).

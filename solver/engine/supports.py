@@ -24,6 +24,8 @@ Imports only the standard library and `solver.engine.csp`.
 
 from __future__ import annotations
 
+import itertools
+import operator
 import threading
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -59,14 +61,26 @@ class Supports:
     """Known solutions of one compiled pack as bit sets per field value, and known refutations.
 
     Refutations come back as (field, `tag(value)`) pairs: `tag` keeps `True` apart from `1`.
+
+    The bit sets are kept per field as runs: a field's value holds from the row that set it to
+    the row before the next that changed it, and the run still open (up to the newest row) is
+    not written out. Most solutions stored one after another differ in a few fields (each is a
+    value mended into the one before), so storing one costs the fields it changed, not one
+    Python operation per field of the pack: on a pack of thousands of fields, whose choices
+    store a solution per value proven, that was the square of its size.
     """
 
     def __init__(self, cp: CompiledPack) -> None:
         self.names: tuple[str, ...] = tuple(cp.domains)
+        self._column = {name: i for i, name in enumerate(self.names)}
+        self._row_of = operator.itemgetter(*self.names) if len(self.names) > 1 else None
         self._lock = threading.Lock()
-        self._bits: dict[tuple[str, Any], int] = {}
-        self._seen: set[tuple[tuple[Scalar, ...], tuple[str, ...]]] = set()
+        self._seen: set[tuple[tuple[Scalar, ...], tuple[type, ...]]] = set()
         self._rows: list[tuple[Scalar, ...]] = []
+        # Per column: the bit sets of the runs that have ended, by tagged value; and the run
+        # still open, (tagged value, its first row).
+        self._ended: list[dict[Any, int]] = [{} for _ in self.names]
+        self._open: list[tuple[Any, int]] = []
         self._generation = 0  # bumped when the table starts again: older bit sets mean nothing
         self._limit = max(64, min(MAX_SOLUTIONS, MAX_CELLS // max(1, len(self.names))))
         self._last: dict[str, Scalar] | None = None
@@ -84,6 +98,11 @@ class Supports:
         return len(self._rows)
 
     @property
+    def generation(self) -> int:
+        """Bumped each time the table starts again (a `Keeping` of an older one means nothing)."""
+        return self._generation
+
+    @property
     def last(self) -> dict[str, Scalar] | None:
         """The solution added last (a starting point for the next search), or None."""
         return self._last
@@ -91,36 +110,73 @@ class Supports:
     def add(self, solution: Mapping[str, Scalar]) -> bool:
         """Store a complete solution of every hard rule (the caller vouches for it: it comes from
         the engine's search or a resolution). False when it was known already or incomplete."""
-        names = self.names
-        if len(solution) < len(names):
-            return False
+        return self.added(solution) is not None
+
+    def added(self, solution: Mapping[str, Scalar]) -> Keeping | None:
+        """`add`, returning the new row as a set of stored solutions (to add to a `keeping` of
+        pins the caller knows it keeps), or None when it was known already or incomplete."""
+        if len(solution) < len(self.names):
+            return None
         try:
-            values = tuple([solution[n] for n in names])
+            values = self._values(solution)
         except KeyError:
-            return False
-        # The row as a key that keeps `True` apart from `1`: its values and their types. (Built
-        # with C-level loops: a witness is stored per value proven on a pack of thousands of
-        # fields, and a Python call per field made this 14 % of listing choices at 2,500.)
-        types = tuple([type(v).__name__ for v in values])
-        row = (values, types)
+            return None
+        # The row as a key that keeps `True` apart from `1`: its values and their types (C-level
+        # loops: this runs once per value proven on packs of thousands of fields).
+        row = (values, tuple(map(type, values)))
         with self._lock:
             if row in self._seen:
                 self._last = dict(solution)
-                return False
+                return None
             if len(self._rows) >= self._limit:
-                self._bits.clear()
                 self._seen.clear()
                 self._rows.clear()
                 self._generation += 1
-            bit = 1 << len(self._rows)
+            at = len(self._rows)
+            if not at:
+                self._ended = [{} for _ in self.names]
+                self._open = [(_tagged(v), 0) for v in values]
+            else:
+                # Only the columns whose value is not the very object of the row before (a
+                # C-level pass); an equal value in another object ends its run and starts one
+                # with the same value, which changes no bit set.
+                ended, opened = self._ended, self._open
+                previous = self._rows[-1]
+                for col in itertools.compress(itertools.count(), map(operator.is_not, values, previous)):
+                    new = _tagged(values[col])
+                    old, first = opened[col]
+                    if new != old:
+                        table = ended[col]
+                        table[old] = table.get(old, 0) | ((1 << at) - (1 << first))
+                        opened[col] = (new, at)
             self._seen.add(row)
             self._rows.append(values)
-            bits = self._bits
-            get = bits.get
-            for key in zip(names, zip(types, values, strict=True), strict=True):
-                bits[key] = get(key, 0) | bit
             self._last = dict(solution)
-        return True
+            return (self._generation, 1 << at)
+
+    def _values(self, solution: Mapping[str, Scalar]) -> tuple[Scalar, ...]:
+        if self._row_of is None:
+            return tuple([solution[n] for n in self.names])
+        return self._row_of(solution)  # type: ignore[no-any-return]
+
+    def _bits(self, name: str, tagged: Any) -> int:
+        """The stored solutions holding `name = value` (`tagged`), as a bit set (under the lock)."""
+        col = self._column.get(name)
+        if col is None or not self._rows:
+            return 0
+        found = self._ended[col].get(tagged, 0)
+        value, first = self._open[col]
+        if value == tagged:
+            found |= (1 << len(self._rows)) - (1 << first)
+        return found
+
+    @staticmethod
+    def joined(keeping: Keeping, row: Keeping | None) -> Keeping | None:
+        """`keeping` with `row` (from `added`) put in; None when the table started again between
+        them (ask `keeping` again)."""
+        if row is None:
+            return keeping
+        return (keeping[0], keeping[1] | row[1]) if row[0] == keeping[0] else None
 
     def rows_after(self, mark: Keeping) -> tuple[Keeping, list[dict[str, Scalar]]]:
         """The solutions stored since `mark` (what an earlier call returned; `(-1, 0)` for all),
@@ -136,7 +192,7 @@ class Supports:
         with self._lock:
             found = (1 << len(self._rows)) - 1
             for name, value in pins.items():
-                found &= self._bits.get((name, _tagged(value)), 0)
+                found &= self._bits(name, _tagged(value))
                 if not found:
                     break
             return (self._generation, found)
@@ -154,11 +210,11 @@ class Supports:
         """A stored solution with `name = value` that keeps as many of `pins` as it can (taken
         greedily in their order), or None: the best start for a search for that value."""
         with self._lock:
-            found = self._bits.get((name, _tagged(value)), 0)
+            found = self._bits(name, _tagged(value))
             if not found:
                 return None
             for pin, pinned in pins.items():
-                narrowed = found & self._bits.get((pin, _tagged(pinned)), 0)
+                narrowed = found & self._bits(pin, _tagged(pinned))
                 if narrowed:
                     found = narrowed
             at = (found & -found).bit_length() - 1
@@ -170,8 +226,7 @@ class Supports:
         with self._lock:
             if not found or generation != self._generation:
                 return []
-            bits = self._bits
-            return [v for v in values if bits.get((name, _tagged(v)), 0) & found]
+            return [v for v in values if self._bits(name, _tagged(v)) & found]
 
     # -- refutations -----------------------------------------------------------------------
     def refuted(self, pins: Mapping[str, Scalar]) -> set[tuple[str, Any]]:

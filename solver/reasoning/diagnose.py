@@ -17,10 +17,8 @@ from functools import partial
 from typing import Any
 
 from solver.budget import Budget
-from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import query_pack
-from solver.engine.supports import Supports, supports_for
-from solver.engine.tracing import traced_domains
+from solver.engine.supports import Keeping, supports_for
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
@@ -35,6 +33,7 @@ from solver.reasoning.decide import ChainFailed, launcher_view
 from solver.reasoning.givenchoices import hand_over, prepare_copies, typed_apart, typed_choices
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_unexplained
+from solver.reasoning.witness import Witnesses, search_start, sweep
 from solver.values import show as _key
 
 __all__ = [
@@ -121,7 +120,7 @@ def repairs(
         # (Unset, a field the search may not choose can fail where a value set for it works.)
         alternatives: dict[str, list[Scalar]] = {}
         given = {n: p.value for n, p in base.items()}
-        open_to = _Options(cp, given, "looking for repairs")
+        open_to = Witnesses(cp, given, "looking for repairs")
         witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
         for name in diagnosis:
             ranked, _ = plan.ranking(name, auto or given)
@@ -175,126 +174,6 @@ def repairs(
             )
     candidates.sort(key=lambda c: c[0])
     return [repair for _, repair in candidates[:limit]]
-
-
-class _Options:
-    """Answers "can `name` be `value`?" for one set of other pins, one value at a time.
-
-    The pins are propagated once, recording why each value goes (`solver.engine.tracing`, whose states
-    the explanations of excluded values reuse), which rules out most impossible values without a
-    search; each remaining value is added to the engine's propagated state and searched from a
-    known solution with the new value (often one already, or after a few changes nearby).
-    """
-
-    def __init__(self, cp: CompiledPack, pins: Mapping[str, Scalar], task: str) -> None:
-        self.cp = cp
-        self.task = task
-        self.state = cp.start(pins)
-        self.traced = traced_domains(cp, pins)  # (only its domains are read here)
-
-    def witness(
-        self,
-        name: str,
-        value: Scalar,
-        near: Mapping[str, Scalar] | None = None,
-        then: Callable[[], Mapping[str, Scalar]] | None = None,
-    ) -> Mapping[str, Scalar] | None:
-        """A solution with `name = value` (None if there is none); `near`: a solution to start
-        from; `then`: makes the values to search from when mending `near` fails (asked only
-        then)."""
-        if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
-            return None
-        # A solution of every rule within this state's domains solves the state: then only the
-        # rules around what the new value narrows can break, and the repair looks only there.
-        base = self.state.domains
-        solves = (
-            near is not None
-            and len(near) == len(base)
-            and all(near[n] in values for n, values in base.items())
-        )
-        if self.state.refutes(name, value, self.cp.never):
-            # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
-            # which was most of a platform's choices.
-            return None
-        if solves and near is not None:
-            mended = self.cp.mend(self.state, near, name, value)
-            if mended is not None:
-                return mended
-        if then is not None:
-            near, solves = then(), False
-        changed: list[str] | None = [] if solves else None
-        state = self.state.assign(name, value, changed)
-        if state is None:
-            return None
-        return self.cp.search(
-            state, task=f"{self.task} for {name}", hint={**(near or {}), name: value}, around=changed
-        )
-
-
-def _sweep(
-    cp: CompiledPack,
-    supports: Supports,
-    bases: dict[str | None, _Options],
-    names: Sequence[str],
-    values: Mapping[str, Scalar],
-) -> dict[str, set[Scalar]]:
-    """Values of the fields without a pin proven possible by walking one solution of the pins
-    through them: each value is put in and the rules it breaks mended around it
-    (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
-    changed. Costs the rules around each value, not a pass over every field per value, which is
-    what keeps choices on a pack of thousands of fields from growing as the square of its size.
-    The values a step cannot mend in are left to the search; the last solution is kept."""
-    keeping = supports.keeping(values)
-    start = supports.example(keeping)
-    if start is None or not names:
-        return {}
-    if None not in bases:
-        bases[None] = _Options(cp, values, "listing choices")
-    state = bases[None].state
-    if state is None:
-        return {}
-    walk = dict(start)
-    proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
-    # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
-    # (and a failed mend costs several times a working one).
-    refuted = supports.refuted(values)
-    failed: dict[str, int] = {}
-    for name in names:
-        known = proven[name]
-        known.update(supports.proven(name, cp.domains[name], keeping))
-        for value in state.domains[name]:
-            if value in known or (name, supports.tag(value)) in refuted:
-                continue
-            if failed.get(name, 0) > 2 and state.refutes(name, value, cp.never):
-                # Three values of a field in a row that would not mend: the next is mostly
-                # impossible too (a platform's missing backends), and a refutation costs less
-                # than a failed mend (npu 68 -> 55 ms; refuting every value: others +30-60 %).
-                supports.refute(values, name, value)
-                continue
-            changed = cp.mend_in_place(state, walk, name, value)
-            failed[name] = failed.get(name, 0) + 1 if changed is None else 0
-            for other in changed or ():
-                if other in proven:
-                    proven[other].add(walk[other])
-    supports.add(walk)
-    return proven
-
-
-def _search_start(
-    supports: Supports,
-    values: Mapping[str, Scalar],
-    name: str,
-    value: Scalar,
-    last: Mapping[str, Scalar] | None,
-) -> dict[str, Scalar]:
-    """Where a search for `name = value` starts: a known solution with that value keeping as
-    many of the other pins as it can (else the last solution met).
-
-    Putting in as well a value no solution proves yet for each later field (so one search
-    might prove several) made the searches slower than they saved: on the SGLang pack's
-    platforms 50-90 ms against 50-75 ms, and 7.8 s against 6.1 s on a 1,000-field pack."""
-    others = {n: v for n, v in values.items() if n != name}
-    return dict(supports.closest(name, value, others) or last or {})
 
 
 def chain_failure(
@@ -523,34 +402,53 @@ def _request_choices(
         if first is not None:
             supports.add(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.
-    bases: dict[str | None, _Options] = {}
+    bases: dict[str | None, Witnesses] = {}
     settled: dict[str | None, dict[str, Scalar]] = {}  # the other inputs and what they force
     last: Mapping[str, Scalar] | None = supports.last
-    swept = _sweep(cp, supports, bases, [n for n in names if n not in values], values)
+    # The pins of the fields not asked about, which every base keeps: the bases start from them
+    # when there are several bases (one per pinned option asked about, and the one without).
+    asked = set(names)
+    shared = {n: v for n, v in values.items() if n not in asked}
+    seed = shared if len(shared) < len(values) - 1 else None
+    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, seed)
+    # What the stored solutions and refutations say under all the pins, for the fields without
+    # one (most of them): taken once and brought up to date with each witness stored, instead of
+    # a pass over every pin per field.
+    keeping_all: Keeping | None = None
+    refuted_all = supports.refuted(values)
     for name in names:
-        others = {n: v for n, v in values.items() if n != name}
         key = name if name in values else None
+        others = values if key is None else {n: v for n, v in values.items() if n != name}
         domain = cp.domains[name]
-        keeping = supports.keeping(others)
+        if key is None:
+            if keeping_all is None or keeping_all[0] != supports.generation:
+                keeping_all = supports.keeping(values)
+            keeping = keeping_all
+        else:
+            keeping = supports.keeping(others)
         possible = set(supports.proven(name, domain, keeping)) | swept.get(name, set())
-        last = supports.example(keeping) or last
-        refuted = supports.refuted(others) if len(possible) < len(domain) else set()
+        refuted: set[tuple[str, Any]] = set()
+        if len(possible) < len(domain):
+            last = supports.example(keeping) or last
+            refuted = refuted_all if key is None else supports.refuted(others)
         for value in domain:
             if value in possible or (name, supports.tag(value)) in refuted:
                 continue
             if key not in bases:
-                bases[key] = _Options(cp, others, "listing choices")
+                bases[key] = Witnesses(cp, others, "listing choices", seed)
             # First a known solution with the value put in and the rules it breaks mended; else
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for).
             witness = bases[key].witness(
-                name, value, last, then=partial(_search_start, supports, values, name, value, last)
+                name, value, last, then=partial(search_start, supports, values, name, value, last)
             )
             if witness is None:
                 supports.refute(others, name, value)
                 continue
             possible.add(value)
-            supports.add(witness)
+            row = supports.added(witness)
+            if key is None and keeping_all is not None:
+                keeping_all = supports.joined(keeping_all, row)
             last = witness
         out.possible[name] = [v for v in domain if v in possible]
         if key not in settled:

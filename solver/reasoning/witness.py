@@ -1,0 +1,156 @@
+"""Witnesses for valid choices and repairs: a solution with one field's value, found near a known one.
+
+- `Witnesses`: "can `name` be `value`?" under one set of other pins, one value at a time;
+- `sweep`: one solution of the pins walked through every value of the fields without a pin;
+- `search_start`: where a search for a value starts when nothing near is found.
+
+The one home of how `solver.reasoning.diagnose` proves values possible; it imports only the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+
+from solver.engine.csp import CompiledPack
+from solver.engine.state import State
+from solver.engine.supports import Supports
+from solver.engine.tracing import traced_domains
+from solver.model import Scalar
+
+__all__ = ["Witnesses", "search_start", "sweep"]
+
+
+class Witnesses:
+    """Answers "can `name` be `value`?" for one set of other pins, one value at a time.
+
+    The pins are propagated once, recording why each value goes (`solver.engine.tracing`, whose states
+    the explanations of excluded values reuse), which rules out most impossible values without a
+    search; each remaining value is added to the engine's propagated state and searched from a
+    known solution with the new value (often one already, or after a few changes nearby).
+    """
+
+    def __init__(
+        self,
+        cp: CompiledPack,
+        pins: Mapping[str, Scalar],
+        task: str,
+        seed: Mapping[str, Scalar] | None = None,
+    ) -> None:
+        self.cp = cp
+        self.task = task
+        self.pinned = [n for n in pins if n in cp.domains]
+        if seed is not None:
+            # A subset of `pins` shared by several bases (choices: the pins but the options'
+            # own), kept by `traced_domains` to start from: each base then propagates the few
+            # pins it adds, not all of them from the root (a pass over the pack per option).
+            traced_domains(cp, seed)
+        self.traced = traced_domains(cp, pins)  # (only its domains are read here)
+        # Its state (tighter than forward checking: sound removals only), a copy of our own:
+        # `refutes` and the sweep work on it in place.
+        traced = self.traced.state
+        self.state = (
+            None if self.traced.failed else State(dict(traced.domains), dict(traced.open), traced.by_field)
+        )
+
+    def witness(
+        self,
+        name: str,
+        value: Scalar,
+        near: Mapping[str, Scalar] | None = None,
+        then: Callable[[], Mapping[str, Scalar]] | None = None,
+    ) -> Mapping[str, Scalar] | None:
+        """A solution with `name = value` (None if there is none); `near`: a solution of every
+        rule to start from; `then`: makes the values to descend from when none is found near."""
+        if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
+            return None
+        # A solution of every rule (what `near` is) that keeps the pins solves the state: then
+        # only the rules around what the new value narrows can break, and the repair looks there.
+        base = self.state.domains
+        solves = near is not None and len(near) == len(base) and all(near[n] in base[n] for n in self.pinned)
+        if self.state.refutes(name, value, self.cp.never):
+            # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
+            # which was most of a platform's choices.
+            return None
+        if solves and near is not None:
+            mended = self.cp.mend(self.state, near, name, value)
+            if mended is not None:
+                return mended
+        elif then is not None:
+            near, then = then(), None
+        # Not mended: `search` follows the change along the rules it breaks (`chase`), mostly a
+        # solution a few rules away or a refutation, before a descent from `then`'s start.
+        changed: list[str] | None = [] if solves else None
+        state = self.state.assign(name, value, changed)
+        if state is None:
+            return None
+        return self.cp.search(
+            state,
+            task=f"{self.task} for {name}",
+            hint={**(near or {}), name: value},
+            around=changed,
+            then=None if then is None else lambda: {**then(), name: value},
+        )
+
+
+def sweep(
+    cp: CompiledPack,
+    supports: Supports,
+    bases: dict[str | None, Witnesses],
+    names: Sequence[str],
+    values: Mapping[str, Scalar],
+    seed: Mapping[str, Scalar] | None = None,
+) -> dict[str, set[Scalar]]:
+    """Values of the fields without a pin proven possible by walking one solution of the pins
+    through them: each value is put in and the rules it breaks mended around it
+    (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
+    changed. Costs the rules around each value, not a pass over every field per value, which is
+    what keeps choices on a pack of thousands of fields from growing as the square of its size.
+    The values a step cannot mend in are left to the search; the last solution is kept."""
+    keeping = supports.keeping(values)
+    start = supports.example(keeping)
+    if start is None or not names:
+        return {}
+    if None not in bases:
+        bases[None] = Witnesses(cp, values, "listing choices", seed)
+    state = bases[None].state
+    if state is None:
+        return {}
+    walk = dict(start)
+    proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
+    # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
+    # (and a failed mend costs several times a working one).
+    refuted = supports.refuted(values)
+    failed: dict[str, int] = {}
+    for name in names:
+        known = proven[name]
+        known.update(supports.proven(name, cp.domains[name], keeping))
+        for value in state.domains[name]:
+            if value in known or (name, supports.tag(value)) in refuted:
+                continue
+            if failed.get(name, 0) > 2 and state.refutes(name, value, cp.never):
+                # Three values of a field in a row that would not mend: the next is mostly
+                # impossible too (a platform's missing backends), and a refutation costs less
+                # than a failed mend (npu 68 -> 55 ms; refuting every value: others +30-60 %).
+                supports.refute(values, name, value)
+                continue
+            changed = cp.mend_in_place(state, walk, name, value)
+            failed[name] = failed.get(name, 0) + 1 if changed is None else 0
+            for other in changed or ():
+                if other in proven:
+                    proven[other].add(walk[other])
+    supports.add(walk)
+    return proven
+
+
+def search_start(
+    supports: Supports,
+    values: Mapping[str, Scalar],
+    name: str,
+    value: Scalar,
+    last: Mapping[str, Scalar] | None,
+) -> dict[str, Scalar]:
+    """Where a search for `name = value` starts: a known solution with that value keeping as
+    many of the other pins as it can (else the last solution met). (Putting in as well a value
+    no solution proves yet for each later field cost more than it saved: benchmarks/README.md.)"""
+    others = {n: v for n, v in values.items() if n != name}
+    return dict(supports.closest(name, value, others) or last or {})
