@@ -67,6 +67,7 @@ __all__ = [
     "MAX_TOML_NESTING",
     "PackSemantics",
     "RefusedFile",
+    "keep_semantics",
     "load_directory",
     "read_bounded",
     "semantics",
@@ -97,6 +98,13 @@ def semantics(pack: Pack) -> PackSemantics:
         if pack.digest:
             _SEMANTICS.put(pack.digest, found)
     return found
+
+
+def keep_semantics(pack: Pack, found: PackSemantics) -> None:
+    """Keep the conditions of a pack made from a loaded one (`solver.pack.given.for_request`),
+    which parsed only what it changed."""
+    if pack.digest:
+        _SEMANTICS.put(pack.digest, found)
 
 
 def _known(digest: str, root: Path) -> Pack | None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from solver.budget import Budget
-from solver.engine.opendomain import widened
+from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import (
@@ -84,7 +84,7 @@ def resolve_pins(
     ranked repairs, `solver.reasoning.diagnose`) unless `explain_failure` is False."""
     if not explain_failure:
         return resolve_unexplained(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
-    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
+    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
     try:
         return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict)
