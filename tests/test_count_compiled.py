@@ -176,6 +176,12 @@ def test_the_compiled_count_is_kept_on_disk_and_a_bad_file_is_a_miss(
         monkeypatch.setattr(count_module, "SEARCH_FIRST", 10**9)  # the search answers alone
         assert count(pack, pins, by="gpu").by == expected.by
         monkeypatch.setattr(count_module, "SEARCH_FIRST", 1)
+    # Written for another pack (a file name holds only the start of a digest): never read.
+    written.write_bytes(zlib.compress(text.replace(pack.digest.encode(), b"0" * len(pack.digest), 1)))
+    count_module._COMPILED.clear()
+    assert count_module._compiled(pack) is None
+    written.write_bytes(good)
+    assert count_module._compiled(pack) is not None
 
 
 def test_a_record_pointing_forward_is_refused() -> None:

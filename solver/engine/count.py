@@ -242,7 +242,7 @@ def _compiled(pack: Pack) -> CompiledCount | None:
         data = unpack.decompress(packed, MAX_COMPILED_BYTES)
         if unpack.unconsumed_tail or not unpack.eof:
             return None
-        found = CompiledCount.from_bytes(data)
+        found = CompiledCount.from_bytes(data, pack.digest)
     except (ValueError, KeyError, TypeError, IndexError, zlib.error, RecursionError, MemoryError):
         return None
     _COMPILED.put(pack.digest, found)
@@ -255,7 +255,7 @@ def _keep(pack: Pack, compiled: CompiledCount) -> None:
     _COMPILED.put(pack.digest, compiled)
     from solver.pack import cache
 
-    cache.write_blob(pack.digest, COMPILED_SUFFIX, lambda: zlib.compress(compiled.to_bytes(), 1))
+    cache.write_blob(pack.digest, COMPILED_SUFFIX, lambda: zlib.compress(compiled.to_bytes(pack.digest), 1))
 
 
 _COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled

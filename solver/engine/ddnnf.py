@@ -122,8 +122,9 @@ class CompiledCount:
         return allowed
 
     # -- on disk: a JSON header, then one line of hex numbers per node (read when a pass needs it)
-    def to_bytes(self) -> bytes:
-        header = {"order": self.order, "sizes": self.sizes, "nodes": len(self.records)}
+    def to_bytes(self, key: str = "") -> bytes:
+        """`key`: what it was compiled from (the pack's whole digest), checked when read back."""
+        header = {"key": key, "order": self.order, "sizes": self.sizes, "nodes": len(self.records)}
         lines = [json.dumps(header, separators=(",", ":")), _hex(_flat(self.root))]
         for level, reads, count, arms in self.records:
             numbers = [level, reads, count, len(arms)]
@@ -133,12 +134,15 @@ class CompiledCount:
         return "".join([line + "\n" for line in lines]).encode()
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> CompiledCount:
-        """Raises ValueError on data this module did not write (a record is checked when read)."""
+    def from_bytes(cls, data: bytes, key: str = "") -> CompiledCount:
+        """Raises ValueError on data this module did not write (a record is checked when read)
+        or wrote for another `key` (a file name holds only the start of a digest)."""
         header_end = data.index(b"\n")
         root_end = data.index(b"\n", header_end + 1)
         header = json.loads(data[:header_end])
         order, sizes, nodes = header["order"], header["sizes"], header["nodes"]
+        if header.get("key") != key:
+            raise ValueError("compiled count: of another pack")
         if not (isinstance(order, list) and isinstance(sizes, list) and len(order) == len(sizes)):
             raise ValueError("compiled count: a bad header")
         records = _Records(data, root_end + 1, nodes, len(order))
