@@ -234,7 +234,7 @@ def _compiled(pack: Pack) -> CompiledCount | None:
         return found
     from solver.pack import cache
 
-    packed = cache.read_blob(pack.digest, COMPILED_SUFFIX)
+    packed = cache.read_blob(_file_key(pack.digest), COMPILED_SUFFIX)
     if packed is None:
         return None
     try:
@@ -255,7 +255,19 @@ def _keep(pack: Pack, compiled: CompiledCount) -> None:
     _COMPILED.put(pack.digest, compiled)
     from solver.pack import cache
 
-    cache.write_blob(pack.digest, COMPILED_SUFFIX, lambda: zlib.compress(compiled.to_bytes(pack.digest), 1))
+    def packed() -> bytes:  # made only when there is a cache to keep it in
+        return zlib.compress(compiled.to_bytes(pack.digest), 1)
+
+    cache.write_blob(_file_key(pack.digest), COMPILED_SUFFIX, packed)
+
+
+def _file_key(digest: str) -> str:
+    """The file name's key of a pack digest: the digest of a request's copy of a pack (open
+    domains widened, `given()` answered: `base+mark:fields`) is not a name, so it is hashed; the
+    file's header holds the whole digest, checked when read."""
+    import hashlib
+
+    return hashlib.sha256(digest.encode()).hexdigest()[:32]
 
 
 _COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled
