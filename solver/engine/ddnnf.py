@@ -191,22 +191,27 @@ class _Records(Sequence[Record]):
         return found
 
     def arms(self, words: list[bytes], arms: int, node: int) -> list[Arm]:
-        numbers = [int(w, 16) for w in words]
+        try:
+            return self._arms([int(w, 16) for w in words], arms, node)
+        except IndexError:
+            raise ValueError("compiled count: a record cut short") from None
+
+    def _arms(self, numbers: list[int], arms: int, node: int) -> list[Arm]:
         if min(numbers, default=0) < 0:
             raise ValueError("compiled count: a negative number")
+        fields = self.fields
         out: list[Arm] = []
         at = 0
         for _ in range(arms):
             mask, free, kids = numbers[at : at + 3]
-            kid_ids = tuple(numbers[at + 3 : at + 3 + kids])
-            at += 3 + kids
-            parts = tuple(numbers[at + 1 : at + 1 + numbers[at]])
-            at += 1 + numbers[at]
-            if any(kid >= node for kid in kid_ids):
-                raise ValueError("compiled count: a child not before its parent")
-            if free >> self.fields or len(parts) % 2:
-                raise ValueError("compiled count: a bad arm")
-            if any(level >= self.fields for level in parts[::2]):
+            end = at + 3 + kids
+            kid_ids = tuple(numbers[at + 3 : end])
+            size = numbers[end]
+            parts = tuple(numbers[end + 1 : end + 1 + size])
+            at = end + 1 + size
+            if (kid_ids and max(kid_ids) >= node) or free >> fields or size % 2 or len(parts) != size:
+                raise ValueError("compiled count: a bad arm (a child not before its parent, or cut short)")
+            if parts and max(parts[::2]) >= fields:
                 raise ValueError("compiled count: a level out of range")
             out.append((mask, free, kid_ids, parts))
         if at != len(numbers):
