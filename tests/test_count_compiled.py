@@ -139,7 +139,7 @@ def test_the_compiled_count_is_kept_on_disk_and_a_bad_file_is_a_miss(
 ) -> None:
     """A count past `SEARCH_FIRST` writes the compiled form next to the pack cache; a process
     without it in memory reads it and answers with a pass (no search step); a file altered
-    (a record not in hex, or with a negative number, one short, cut short, not zlib) is never a
+    (a record not of numbers, or with a negative number, one short, cut short, not zlib) is never a
     wrong count: refused when read (the search answers), or the altered part not needed."""
     from solver import load_pack
 
@@ -164,7 +164,7 @@ def test_the_compiled_count_is_kept_on_disk_and_a_bad_file_is_a_miss(
     text = zlib.decompress(good)
     lines = text.split(b"\n")
     altered = [
-        zlib.compress(b"\n".join([*lines[:2], b"0 1 0 0 zz", *lines[3:]])),  # a record not in hex
+        zlib.compress(b"\n".join([*lines[:2], b"0 1 0 0 zz", *lines[3:]])),  # a record not of numbers
         zlib.compress(b"\n".join(lines[:-2]) + b"\n"),  # a record short
         zlib.compress(b"\n".join([*lines[:2], b"0 -1 5 0", *lines[3:]])),  # a negative number
         good[: len(good) // 2],  # cut short
@@ -195,7 +195,7 @@ def test_a_record_pointing_forward_is_refused() -> None:
     lines = compiled.to_bytes().split(b"\n")
     first = lines[2].split()
     level, reads, total, _, mask, free = first[:6]
-    forward = b" ".join([level, reads, total, b"1", mask, free, b"1", b"ff", b"0"])
+    forward = b" ".join([level, reads, total, b"1", mask, free, b"1", b"99", b"0"])
     loaded = CompiledCount.from_bytes(b"\n".join([*lines[:2], forward, *lines[3:]]))
     with pytest.raises(ValueError, match="child"):
         loaded.records[0]
