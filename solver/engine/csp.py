@@ -271,17 +271,7 @@ class CompiledPack:
                 self._root_state = None  # a rule that reads no field and fails
             else:
                 state = State(dict(self._full), {c.key: c for c in cons if c.fields}, self._all_by_field)
-                if state.propagate(list(self._all_by_field)):
-                    # A rule the root closed stays closed in every query that starts here:
-                    # propagation then never visits it (a third of its visits were to closed
-                    # rules, each a lookup found wanting).
-                    open_ = state.open
-                    state.by_field = {
-                        name: [c for c in cons if c.key in open_] for name, cons in self._all_by_field.items()
-                    }
-                    self._root_state = state
-                else:
-                    self._root_state = None
+                self._root_state = state if state.propagate(list(self._all_by_field)) else None
         return self._root_state  # type: ignore[return-value]
 
     def _start_from_root(
@@ -312,7 +302,7 @@ class CompiledPack:
                 if len(narrowed) != len(current):
                     domains[name] = narrowed
                     changed.append(name)
-        state = State(domains, dict(root.open), root.by_field)
+        state = State(domains, dict(root.open), self._all_by_field)
         return state if state.propagate(changed) else None
 
     def within(self, budget: Budget) -> CompiledPack:
