@@ -254,7 +254,7 @@ class Unsatisfiable(SolverError):
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
         self.launcher_default = launcher_default
         # The request as validated pins and the lead paragraph, kept so that a front end can
-        # write the repairs in its own syntax (`solver.reasoning.diagnose.conflict_text`); not in the JSON.
+        # write the repairs in its own syntax (`solver.reasoning.resolution.conflict_text`); not in the JSON.
         self.request: dict[str, Any] = {}
         self.lead: str | None = None
         # field -> (the user's value, the adjustment rule) for pins the launcher replaced, so

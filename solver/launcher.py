@@ -304,7 +304,7 @@ def explain_conflict(
     >>> explain_conflict(exc, Pack(name="demo", version="1", fields={})) == exc.message
     True
     """
-    from solver.reasoning.diagnose import conflict_text
+    from solver.reasoning.resolution import conflict_text
 
     if render is None:
         typed = read_command(pack, list(argv))

@@ -1,9 +1,10 @@
-"""`given(FIELD)` in a preference's `when`: whether the request gives FIELD, not its value.
+"""`given(FIELD)`: whether the request gives FIELD, not its value.
 
 SGLang applies a model family's attention default only while no attention flag is typed
 (`is_attention_backend_not_set`); a split backend that follows `--attention-backend` has the
-same value as one typed, so only what was given tells them apart. Preferences only: a rule,
-an adjustment or anything a configuration is counted by may not read it.
+same value as one typed, so only what was given tells them apart. A preference's `when` reads it,
+and so may a hard rule (SGLang refuses `--moe-runner-backend flashinfer_cutedsl` unless
+`--quantization` is typed): tests/test_given_rules.py. An adjustment may not (`typed_only`).
 """
 
 from __future__ import annotations
@@ -123,19 +124,12 @@ def test_condition_reads_the_mark_not_a_value(pack: Pack) -> None:
     assert cond.holds(()) is True  # positional values (lint): nothing given
 
 
-@pytest.mark.parametrize(
-    "extra",
-    [
+def test_given_is_refused_in_an_adjustment(tmp_path: Path) -> None:
+    extra = (
         '[[rule]]\nid = "r"\nwhen = "given(prefill)"\nrequire = "attention == \'generic\'"\n'
-        'because = "b attention"\nsource = "test"\n',
-        '[[rule]]\nid = "r"\nwhen = "family == \'plain\'"\nforbid = "given(attention)"\n'
-        'because = "b attention"\nsource = "test"\n',
-        '[[rule]]\nid = "r"\nwhen = "given(prefill)"\nrequire = "attention == \'generic\'"\n'
-        'adjusts = "attention"\nbecause = "b attention"\nsource = "test"\n',
-    ],
-)
-def test_given_is_refused_outside_preferences(tmp_path: Path, extra: str) -> None:
-    with pytest.raises(PackError, match=r"allowed in a preference's `when` only"):
+        'adjusts = "attention"\nbecause = "b attention"\nsource = "test"\n'
+    )
+    with pytest.raises(PackError, match=r"not allowed in an adjustment"):
         _pack(tmp_path / "bad", extra)
 
 

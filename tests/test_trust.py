@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -286,8 +287,50 @@ def test_an_assumed_group_naming_no_fact_preference_is_a_pack_error(tmp_path: Pa
     (tmp_path / "pack.toml").write_text(bad)
     with pytest.raises(PackError) as info:
         load_pack(str(tmp_path))
-    assert "'heads-unknwn' is not a preference that fills a fact" in str(info.value)
+    assert "'heads-unknwn' is not a preference that fills a fact, nor a fact" in str(info.value)
     assert "heads-unknown" in str(info.value)  # did you mean
+
+
+def test_a_fact_member_joins_its_group_line_with_its_value(tmp_path: Path) -> None:
+    """A fact listed in a group by name joins its line, shown with its value, when only its
+    domain's first value filled it; otherwise it keeps its own line."""
+    from solver.render.text import assumed_notice
+
+    extra = '\n[field.family]\nkind = "fact"\ndomain = ["plain", "sparse"]\n'
+    text = GROUPED_PACK.replace(
+        '"heads-unknown" = "the heads" }', '"heads-unknown" = "the heads", "family" = "family" }'
+    )
+    (tmp_path / "pack.toml").write_text(text + extra)
+    pack = load_pack(str(tmp_path))
+    res = resolve(pack, {}, {})
+    assert {a.field: a.value for a in res.assumed} == {"heads": 0, "width": 0, "family": "plain"}
+    assert assumed_notice(pack, res)[1:] == [
+        "  shape unknown without a config: the width, the heads, family=plain — no split check applies"
+    ]
+    # Filled by the domain's order with another value (the first did not work): its own line.
+    from solver.model import AssumedRecord
+
+    other = dataclasses.replace(
+        res,
+        values={**res.values, "family": "sparse"},
+        assumed=[
+            *[a for a in res.assumed if a.field != "family"],
+            AssumedRecord(field="family", value="sparse", because="b"),
+        ],
+    )
+    notice = assumed_notice(pack, other)
+    assert "  family=sparse: b" in notice and not any("family=" in line for line in notice if "shape" in line)
+
+
+def test_notices_wrap_to_a_terminal_and_stay_whole_when_piped(tmp_path: Path) -> None:
+    from solver.render.text import notices
+
+    pack = load_pack("sglang")
+    res = resolve(pack, {}, {"platform": "cuda", "gpu_arch": "sm90"})
+    whole = notices(pack, res)
+    wrapped = notices(pack, res, width=60)
+    assert len(wrapped) > len(whole) and all(len(line) <= 60 or " " not in line.strip() for line in wrapped)
+    assert " ".join(line.strip() for line in wrapped) == " ".join(line.strip() for line in whole)
 
 
 def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:

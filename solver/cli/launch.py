@@ -19,11 +19,11 @@ from solver.inputs.launch import (
     repaired_command,
     shell_line,
 )
-from solver.inputs.pins import _lookup
+from solver.inputs.pins import _lookup, env_value
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
-from solver.reasoning.diagnose import conflict_text
 from solver.reasoning.minimal import minimal_options
+from solver.reasoning.resolution import conflict_text
 from solver.values import show as _spelled
 
 __all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflict"]
@@ -39,7 +39,10 @@ def merge_launch(
     unknown)."""
     command = read_command(pack, args.launch)
     args.command_read = command
-    sources = [command.options]
+    # `VAR=1 python -m ...`: what the launcher's environment holds is typed, like its flags. A
+    # variable the pack does not model is kept and written back, as an unmodelled flag is.
+    environment = {n: env_value(v) for n, v in command.environment if n in pack.fields and pack.fields[n].env}
+    sources = [{**command.options, **environment}]
     model = command.model
     args.config_options = []
     if command.config is not None:
@@ -62,8 +65,7 @@ def merge_launch(
                 value=shown,
                 message=(
                     f"--set {typed[name][0]}={typed[name][1]} and "
-                    f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown} in the "
-                    "launch command disagree; keep one"
+                    f"{_typed_as(pack, command, name, shown)} in the launch command disagree; keep one"
                 ),
             )
             for name, shown in options.items()
@@ -86,6 +88,13 @@ def minimal_fields(args: argparse.Namespace, pack: Pack, res: Resolution) -> lis
     the line itself is `solver/render/launch.py`'s."""
     chosen = set(minimal_options(pack, res.values)) | set(getattr(args, "config_options", []))
     return [n for n in pack.options if n in chosen]
+
+
+def _typed_as(pack: Pack, command: LaunchCommand, name: str, shown: str) -> str:
+    """How the launch command gave `name`: `--tp 2`, or `SGLANG_USE_AITER=1` in front."""
+    if pack.fields[name].env:
+        return f"{name}={shown}"
+    return f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown}"
 
 
 def repair_renderer(args: argparse.Namespace, pack: Pack) -> Callable[[Repair], str]:

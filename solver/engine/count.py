@@ -113,10 +113,10 @@ def count(
     every combination of what was not), and `parts`, the values of `by` counted exactly.
     """
     from solver.engine.csp import compile_pack
-    from solver.engine.opendomain import widened
+    from solver.engine.opendomain import query_pack
 
     pins = dict(pins or {})
-    pack = widened(pack, pins)  # an open field's unlisted pinned value joins its domain
+    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     cp = compile_pack(pack)
     started = time.monotonic()
     limit = limit or Limit(steps=COUNT_LIMIT)

@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
 
-__all__ = ["MARK", "base_digest", "open_fields", "widened"]
+__all__ = ["MARK", "base_digest", "open_fields", "query_pack", "widened"]
 
 # Separates a pack's digest from the values a widened copy adds: the copy gets its own compiled
 # form and plan, while what does not depend on domains (the field order) is shared by the base.
@@ -33,8 +33,19 @@ MARK = "+open:"
 
 
 def base_digest(digest: str) -> str:
-    """The digest of the pack a widened copy was made from (itself for a base pack)."""
-    return digest.partition(MARK)[0]
+    """The digest of the pack a widened copy, or a copy for what a request gives
+    (`solver.pack.given`), was made from (itself for a base pack)."""
+    from solver.pack.given import GIVEN_MARK
+
+    return digest.partition(MARK)[0].partition(GIVEN_MARK)[0]
+
+
+def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
+    """The pack one request works on: open domains widened by its pinned values, then its rules'
+    `given(FIELD)` answered for the fields it pins (`solver.pack.given.for_request`)."""
+    from solver.pack.given import for_request
+
+    return for_request(widened(pack, pins), pins)
 
 
 def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:
@@ -89,5 +100,5 @@ def widened(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
         added = tuple(dict.fromkeys(values))
         fields[name] = dataclasses.replace(fields[name], domain=(*fields[name].domain, *added))
     tag = ",".join(f"{n}={'|'.join(map(str, dict.fromkeys(v)))}" for n, v in sorted(extra.items()))
-    digest = f"{base_digest(pack.digest)}{MARK}{tag}" if pack.digest else ""
+    digest = f"{pack.digest.partition(MARK)[0]}{MARK}{tag}" if pack.digest else ""
     return dataclasses.replace(pack, fields=fields, digest=digest)

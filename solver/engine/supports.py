@@ -122,6 +122,15 @@ class Supports:
             self._last = dict(solution)
         return True
 
+    def rows_after(self, mark: Keeping) -> tuple[Keeping, list[dict[str, Scalar]]]:
+        """The solutions stored since `mark` (what an earlier call returned; `(-1, 0)` for all),
+        and the mark to pass next time: a copy of the pack built from this one takes them over
+        (`solver.reasoning.givenchoices`)."""
+        with self._lock:
+            start = mark[1] if mark[0] == self._generation else 0
+            rows = [dict(zip(self.names, row, strict=True)) for row in self._rows[start:]]
+            return (self._generation, len(self._rows)), rows
+
     def keeping(self, pins: Mapping[str, Scalar]) -> Keeping:
         """The stored solutions that keep every pin: a bit set, with the table's generation."""
         with self._lock:

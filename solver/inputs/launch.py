@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
@@ -61,6 +62,10 @@ class LaunchCommand:
     model_positional: bool = False
     config: str | None = None
     passthrough: tuple[str, ...] = ()  # words the pack does not model, in order
+    # `VAR=value` words before the program (`SGLANG_USE_AITER=1 python -m ...`, or after `env`),
+    # in order: the launcher's environment, as typed. Written back out in front.
+    environment: tuple[tuple[str, str], ...] = ()
+    env_word: bool = False  # typed as `env VAR=value ... program`
 
 
 def _launcher(pack: Pack) -> Launcher:
@@ -224,7 +229,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     value, or one option given twice with different values.
     """
     launcher = _launcher(pack)
-    words = list(words)
+    environment, env_word, words = _environment_prefix(list(words))
     program = _match_program(launcher, words)
     if not program and words and not words[0].startswith("-"):
         known = "; ".join(launcher.commands) or "none (give the flags alone after --)"
@@ -330,7 +335,34 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         model_positional=positional,
         config=config,
         passthrough=tuple(passthrough),
+        environment=environment,
+        env_word=env_word,
     )
+
+
+# A shell's variable assignment: a name of letters, digits and `_`, not starting with a digit.
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _environment_prefix(words: list[str]) -> tuple[tuple[tuple[str, str], ...], bool, list[str]]:
+    """The `VAR=value` words in front of a command (after `env`, if typed), and the rest.
+
+    A shell runs `VAR=1 python -m ...` with VAR in the launcher's environment, so such words are
+    the launcher's environment variables, not a command of their own. `env`'s own options change
+    what the launcher inherits in ways a command line does not show: refused, with what to type."""
+    env_word = bool(words) and os.path.basename(words[0]) == "env"
+    start = 1 if env_word else 0
+    if env_word and len(words) > 1 and words[1].startswith("-"):
+        raise _problem(
+            words[1],
+            f"env's option {shown(words[1])} is not read: give the variables as NAME=VALUE words "
+            "before the launcher's command (without env's options)",
+        )
+    end = start
+    while end < len(words) and _ASSIGNMENT.match(words[end]):
+        end += 1
+    pairs = tuple((name, value) for name, _, value in (w.partition("=") for w in words[start:end]))
+    return pairs, env_word, words[end:]
 
 
 def flag_words(f: Field, value: Scalar) -> list[str]:
@@ -360,9 +392,8 @@ def write_command(
     `fields` (default: every option in `values`) in the pack's field order."""
     launcher = _launcher(pack)
     command = command or LaunchCommand(program=())
-    words: list[str] = list(command.program)
-    if not words and launcher.commands:
-        words = shlex.split(launcher.commands[0])
+    words: list[str] = (["env"] if command.env_word else []) + [f"{n}={v}" for n, v in command.environment]
+    words += list(command.program) or (shlex.split(launcher.commands[0]) if launcher.commands else [])
     if command.model is not None:
         if command.model_positional:
             words.append(command.model)
@@ -387,17 +418,22 @@ def shell_line(words: Sequence[Any]) -> str:
 
 def repaired_command(pack: Pack, command: LaunchCommand, repair: Repair) -> list[str]:
     """The launch command as typed with a repair applied: the options it unsets left out (the
-    launcher then decides them), the ones it sets written in; the rest exactly as typed. Facts
-    the repair changes are not launcher flags: see `repair_fact_changes`."""
+    launcher then decides them), the ones it sets written in, and so for the environment
+    variables in front; the rest exactly as typed. Other facts the repair changes are not on a
+    command line: see `repair_fact_changes`."""
     options: dict[str, Scalar] = {n: v for n, v in command.options.items() if n not in repair.unset}
+    environment = {n: v for n, v in command.environment if n not in repair.unset}
     for name, value in repair.set.items():
         if pack.fields[name].kind == "option":
             options[name] = value
-    return write_command(pack, command, options)
+        elif pack.fields[name].env:
+            environment[name] = _spelled(value)
+    return write_command(pack, replace(command, environment=tuple(environment.items())), options)
 
 
 def repair_fact_changes(pack: Pack, repair: Repair) -> list[str]:
-    """What a repair changes that a launch command cannot say (facts): `gpu_arch=sm90`, `not
-    gpu_arch` for a fact to leave unknown."""
-    changes = [f"{n}={_spelled(v)}" for n, v in repair.set.items() if pack.fields[n].kind == "fact"]
-    return changes + [f"not {n}" for n in repair.unset if pack.fields[n].kind == "fact"]
+    """What a repair changes that a launch command cannot say (facts but environment variables):
+    `gpu_arch=sm90`, `not gpu_arch` for a fact to leave unknown."""
+    said = [n for n in (*repair.set, *repair.unset) if pack.fields[n].kind == "fact"]
+    changed = [n for n in said if not pack.fields[n].env]
+    return [f"{n}={_spelled(repair.set[n])}" if n in repair.set else f"not {n}" for n in changed]

@@ -21,6 +21,7 @@ from solver.values import same, show
 __all__ = [
     "coerce",
     "collect_pins",
+    "env_value",
     "facts_from_environ",
     "field_name",
     "flag_owner",
@@ -321,6 +322,17 @@ def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue
     return out, issues
 
 
+def env_value(raw: str) -> str:
+    """An environment variable's value as launchers read a switch: "true"/"yes"/"on" are "1",
+    "false"/"no"/"off" and empty are "0"; anything else as set."""
+    raw = raw.strip()
+    if raw.lower() in _TRUE:
+        return "1"
+    if raw.lower() in _FALSE or raw == "":
+        return "0"
+    return raw
+
+
 def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> dict[str, Pin]:
     """The pack's environment facts as set in `environ` (default: this process's environment).
 
@@ -338,13 +350,7 @@ def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> 
             unset = field.domain[0] if field.absent is None else field.absent
             out[name] = Pin(field=name, value=unset, source="env")
             continue
-        raw = env[name].strip()
-        value: Any = raw
-        if raw.lower() in _TRUE:
-            value = "1"
-        elif raw.lower() in _FALSE or raw == "":
-            value = "0"
-        coerced, issue = coerce(field, value)
+        coerced, issue = coerce(field, env_value(env[name]))
         if issue is not None:
             issues.add(issue)
         elif coerced is not None:

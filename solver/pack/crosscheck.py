@@ -265,8 +265,8 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
         except ExprError as exc:
             problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
-        if rules[rule.id].given:  # what was typed is no value of a configuration
-            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_ONLY_IN_PREFERENCES, rule.file))
+        if rules[rule.id].given and rule.adjusts is not None:  # typed_only says it for adjustments
+            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_NOT_IN_ADJUSTMENTS, rule.file))
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
             problems.add(
                 PackProblem(
@@ -281,7 +281,9 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
     return PackSemantics(rules=rules, whens=whens, preferences=prefs)
 
 
-_GIVEN_ONLY_IN_PREFERENCES = "given(FIELD) is allowed in a preference's `when` only"
+_GIVEN_NOT_IN_ADJUSTMENTS = (
+    "given(FIELD) is not allowed in an adjustment: `typed_only = true` makes one read the request as given"
+)
 
 
 def _hint(name: str, known: Mapping[str, Any]) -> str:

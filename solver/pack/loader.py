@@ -67,6 +67,7 @@ __all__ = [
     "MAX_TOML_NESTING",
     "PackSemantics",
     "RefusedFile",
+    "keep_semantics",
     "load_directory",
     "read_bounded",
     "semantics",
@@ -97,6 +98,13 @@ def semantics(pack: Pack) -> PackSemantics:
         if pack.digest:
             _SEMANTICS.put(pack.digest, found)
     return found
+
+
+def keep_semantics(pack: Pack, found: PackSemantics) -> None:
+    """Keep the conditions of a pack made from a loaded one (`solver.pack.given.for_request`),
+    which parsed only what it changed."""
+    if pack.digest:
+        _SEMANTICS.put(pack.digest, found)
 
 
 def _known(digest: str, root: Path) -> Pack | None:
@@ -337,12 +345,14 @@ def _collect_example(
 def _collect_assumed_groups(
     table: Any, fields: Mapping[str, Field], prefs: Iterable[Preference], problems: Collector[PackProblem]
 ) -> dict[str, AssumedGroup]:
-    """`[pack.assumed_groups]`: each member a preference that fills a fact, in one group at most."""
+    """`[pack.assumed_groups]`: each member a preference that fills a fact, or a fact its domain's
+    first value fills when nothing else does, in one group at most."""
     where = "pack.assumed_groups"
     if not isinstance(table, dict):
         problems.add(PackProblem(where, "must be a table of [pack.assumed_groups.NAME]", "pack.toml"))
         return {}
-    of_fact = {p.id: p for p in prefs if p.field in fields and fields[p.field].kind == "fact"}
+    facts = {n for n, f in fields.items() if f.kind == "fact" and not f.env}
+    of_fact = {p.id for p in prefs if p.field in facts} | facts
     groups: dict[str, AssumedGroup] = {}
     seen: dict[str, str] = {}
     for name, body in table.items():
@@ -358,7 +368,7 @@ def _collect_assumed_groups(
                 problems.add(
                     PackProblem(
                         f"{where}.{name}",
-                        f"{pref_id!r} is not a preference that fills a fact{meant}",
+                        f"{pref_id!r} is not a preference that fills a fact, nor a fact{meant}",
                         "pack.toml",
                     )
                 )

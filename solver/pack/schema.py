@@ -67,7 +67,7 @@ def pack_file_schema() -> dict[str, Any]:
             # how the ASSUMED notice groups facts nobody gave that share a reason: constraints/README.md
             "assumed_groups": {
                 "type": "object",
-                "description": "[pack.assumed_groups.NAME]: reason, members (preference id = name), then",
+                "description": "[pack.assumed_groups.NAME]: reason, members (preference/fact = label), then",
                 "additionalProperties": {"$ref": "#/$defs/AssumedGroup"},
             },
         },

@@ -4,8 +4,7 @@
   verified repairs (each carries the full configuration it leads to);
 - `repairs`: minimal sets of user pins to change (FastDiag's diagnoses, all of the smallest
   sizes) with, for each changed field, the values that work (RangeFix);
-- `valid_choices`: for each option, the values still possible (exact: each is backed by a
-  solution) and, for each excluded value, its minimal reason;
+- `valid_choices`: per option, the values still possible (each backed by a solution), why not the rest;
 - `prepare_choices`: the work every later `valid_choices` on a pack starts from, done up front
   (a server calls it once when it loads a pack).
 """
@@ -19,7 +18,7 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack
-from solver.engine.opendomain import widened
+from solver.engine.opendomain import query_pack
 from solver.engine.supports import Supports, supports_for
 from solver.engine.tracing import traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
@@ -33,6 +32,7 @@ from solver.reasoning.conflicts import (
     minimal_reason,
 )
 from solver.reasoning.decide import ChainFailed, launcher_view
+from solver.reasoning.givenchoices import hand_over, prepare_copies, typed_apart, typed_choices
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_unexplained
 from solver.values import show as _key
@@ -40,7 +40,6 @@ from solver.values import show as _key
 __all__ = [
     "Choices",
     "chain_failure",
-    "conflict_text",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -488,10 +487,20 @@ def valid_choices(
     `budget`: the search steps the call may spend (see `solver.budget`).
     """
     pins = collect_pins(pack, options, facts)
-    pack = widened(pack, pins)
+    names = list(fields) if fields is not None else pack.options
+    ask = partial(_request_choices, reasons=reasons, budget=budget)
+    if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
+        return typed_choices(ask, pack, pins, names, apart)
+    return ask(pack, pins, names)
+
+
+def _request_choices(
+    pack: Pack, pins: Mapping[str, Pin], names: Sequence[str], *, reasons: bool, budget: Budget | None
+) -> Choices:
+    """`valid_choices` of the request as it is (what it gives, given; see `typed_choices`)."""
+    pack = hand_over(pack, pins)  # its copy of the pack starts from the pack's solutions
     plan = plan_for(pack).within(budget)
     cp = plan.compiled
-    names = list(fields) if fields is not None else pack.options
     unknown = [n for n in names if n not in pack.fields]
     if unknown:
         from solver.inputs.pins import _unknown_field
@@ -565,7 +574,7 @@ def remember_solution(pack: Pack, pins: Mapping[str, Pin], values: Mapping[str, 
     hard rule) as a known solution for later `valid_choices` on the same request: a server that
     has just resolved a click's request then lists its choices without resolving it again.
     False when it was known already."""
-    return supports_for(plan_for(widened(pack, pins)).compiled).add(values)
+    return supports_for(plan_for(query_pack(pack, pins)).compiled).add(values)
 
 
 def prepare_choices(pack: Pack) -> int:
@@ -581,19 +590,5 @@ def prepare_choices(pack: Pack) -> int:
     """
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
+    prepare_copies(pack)  # and the copies a request typing one field a rule asks about works on
     return supports_for(plan.compiled).size
-
-
-def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
-    """The text of a conflict with its repairs written by `render`, the front end's own syntax
-    (a launch command, a launcher's flags); the exception's message when it does not carry the
-    request it was raised for."""
-    if not exc.request:
-        return exc.message
-    from solver.engine.opendomain import widened
-    from solver.render.text import conflict_message
-
-    plan = plan_for(widened(pack, exc.request))
-    return conflict_message(
-        plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
-    )

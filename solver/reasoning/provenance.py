@@ -14,7 +14,7 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
-from solver.engine.opendomain import widened
+from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
 from solver.model import (
     AdjustmentRecord,
@@ -433,7 +433,7 @@ def resolve_unexplained(
 ) -> Resolution:
     """`resolve_pins` without explaining a failure: a bare `Unsatisfiable` (no conflict, no
     repairs) when the request has no resolution. `departures`, `witness`: see `resolve_planned`."""
-    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
+    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
     try:
         return resolve_planned(

@@ -13,16 +13,17 @@ its provenance (`solver.reasoning.provenance`), and the diagnosis of a failure
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from solver.budget import Budget
-from solver.engine.opendomain import widened
+from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import (
     Pack,
     Pin,
+    Repair,
     Resolution,
 )
 from solver.pack.loader import semantics
@@ -30,7 +31,16 @@ from solver.reasoning.decide import ChainFailed, RequestFails, launcher_view
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned, resolve_unexplained
 
-__all__ = ["ChainFailed", "Plan", "deny", "launcher_view", "plan_for", "resolve", "resolve_pins"]
+__all__ = [
+    "ChainFailed",
+    "Plan",
+    "conflict_text",
+    "deny",
+    "launcher_view",
+    "plan_for",
+    "resolve",
+    "resolve_pins",
+]
 
 
 def resolve(
@@ -84,7 +94,7 @@ def resolve_pins(
     ranked repairs, `solver.reasoning.diagnose`) unless `explain_failure` is False."""
     if not explain_failure:
         return resolve_unexplained(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
-    pack = widened(pack, pins)  # an unlisted value of an open field joins this query's domain
+    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
     try:
         return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict)
@@ -116,3 +126,17 @@ def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:
     lines = ["Warnings denied (--deny-warnings): the request resolves, but:"]
     lines += [f"  - WARNING ({w.rule}): {w.message}" for w in res.warnings]
     raise Unsatisfiable(report, [], "\n".join(lines))
+
+
+def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str]) -> str:
+    """The text of a conflict with its repairs written by `render`, the front end's own syntax
+    (a launch command, a launcher's flags); the exception's message when it does not carry the
+    request it was raised for."""
+    if not exc.request:
+        return exc.message
+    from solver.render.text import conflict_message
+
+    plan = plan_for(query_pack(pack, exc.request))
+    return conflict_message(
+        plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
+    )

@@ -13,7 +13,15 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from solver.model import Pack, Repair, Resolution, Scalar
-from solver.render.text import launcher_picks, notices, resolution_table, terminal_width, use_colour, why_text
+from solver.render.text import (
+    launcher_picks,
+    notices,
+    resolution_table,
+    terminal_width,
+    tty_width,
+    use_colour,
+    why_text,
+)
 from solver.values import count_text, show
 
 __all__ = ["check", "choices", "conflict_paragraph", "count", "count_notes", "pack", "resolution", "why"]
@@ -57,7 +65,7 @@ def check(pack: Pack, outcome: Any, renderer: Callable[[Repair], str] | None) ->
             + (" (with the warnings below)" if outcome.warnings else "")
             + "."
         ]
-        lines += launcher_picks(pack, outcome, terminal_width()) + notices(pack, outcome)
+        lines += launcher_picks(pack, outcome, terminal_width()) + notices(pack, outcome, width=tty_width())
         return "".join(line + "\n" for line in lines)
     rules = outcome.conflict.rules
     if rules and all(pack.rule(r.id).severity == "warn" for r in rules):

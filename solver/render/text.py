@@ -234,7 +234,7 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
     if not res.assumed:
         return []
     lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
-    grouped: dict[str, list[str]] = {}
+    grouped: dict[str, dict[str, str]] = {}  # group -> member -> how the line shows it
     env = [a for a in res.assumed if pack.fields[a.field].env]
     for item in res.assumed:
         if pack.fields[item.field].env:
@@ -243,10 +243,10 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
         if group is None:
             lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
         else:
-            grouped.setdefault(group[0], []).append(group[1])
+            grouped.setdefault(group[0], {})[group[1]] = group[2]
     for name, members in grouped.items():
         spec = pack.assumed_groups[name]
-        named = [m for m in spec.members.values() if m in members]  # in the pack's order
+        named = [members[m] for m in spec.members if m in members]  # in the pack's order
         lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     if env:
         lines.append(
@@ -257,10 +257,15 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
     return lines
 
 
-def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tuple[str, str] | None:
-    """The pack group (name, how it names the fact) whose preference filled `field` with its
-    first value; None when none did, so the fact keeps its own line and reason."""
+def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tuple[str, str, str] | None:
+    """The pack group (name, member, how the line shows the fact) whose preference filled `field`
+    with its first value, or that lists `field` itself when its domain's first value filled it;
+    None when none did, so the fact keeps its own line and reason."""
     prov = res.provenance.get(field)
+    if prov is not None and prov.kind == "default" and values_same(pack.fields[field].domain[0], value):
+        for name, spec in pack.assumed_groups.items():
+            if field in spec.members:
+                return name, field, f"{spec.members[field]}={_show(value)}"
     if prov is None or prov.kind != "preference" or prov.rule is None:
         return None
     for name, spec in pack.assumed_groups.items():
@@ -268,7 +273,7 @@ def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tu
             pref = pack.preference(prov.rule)
             first = pref.prefer[0] if pref.prefer else None
             same = values_same(first, value)
-            return (name, spec.members[prov.rule]) if same else None
+            return (name, prov.rule, spec.members[prov.rule]) if same else None
     return None
 
 
@@ -326,21 +331,46 @@ def departure_lines(res: Resolution) -> list[str]:
     return [f"NOT THE LAUNCHER'S OWN PICK: {d.field}: {d.because}" for d in res.departures]
 
 
-def notices(pack: Pack, res: Resolution, *, colour: bool = False) -> list[str]:
+def notices(pack: Pack, res: Resolution, *, colour: bool = False, width: int | None = None) -> list[str]:
     """What qualifies an answer, each in full: adjustments, warnings, assumed facts, departures
-    from the launcher's own picks."""
-    lines = [
-        _paint(
+    from the launcher's own picks. `width`: wrap each to that many columns (a terminal's; piped
+    output keeps one notice per line, for grep)."""
+    painted = [
+        (
             f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
             f"{_show(adj.resolved)} ({adj.rule}): {adj.because}",
             "33;1",
-            colour,
         )
         for adj in res.adjustments
     ]
-    lines += [_paint(f"WARNING ({w.rule}): {w.message}", "35", colour) for w in res.warnings]
-    lines += [_paint(line, "33", colour) for line in assumed_notice(pack, res) + departure_lines(res)]
-    return lines
+    painted += [(f"WARNING ({w.rule}): {w.message}", "35") for w in res.warnings]
+    painted += [(line, "33") for line in assumed_notice(pack, res) + departure_lines(res)]
+    if width is None:
+        return [_paint(line, code, colour) for line, code in painted]
+    import textwrap
+
+    indent = "    "
+    return [
+        _paint(part, code, colour)
+        for line, code in painted
+        for part in textwrap.wrap(
+            line,
+            width,
+            initial_indent="",
+            subsequent_indent=indent,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        or [line]
+    ]
+
+
+def tty_width() -> int | None:
+    """The columns of the terminal stdout is, or None when it is piped (notices stay whole)."""
+    try:
+        return terminal_width() if sys.stdout.isatty() else None
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
@@ -355,7 +385,7 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
     lines = [f"{pack.name} {pack.version}: {title}"]
     # Adjustments, warnings and what was assumed first: a 70-line table read through `| head`
     # must not lose them.
-    lines += notices(pack, res, colour=colour)
+    lines += notices(pack, res, colour=colour, width=tty_width())
     adjusted = {a.field for a in res.adjustments}
     for group, names in groups.items():
         lines.append("")

@@ -1,0 +1,158 @@
+"""Rules that read what the request gives: one copy of the pack per request's `given` set.
+
+A launcher may refuse a value only when a flag was *not typed*: SGLang 0.5.23 asserts the typed
+`--quantization` for `--moe-runner-backend flashinfer_cutedsl`, and with it unset checks `None`
+and refuses, even though the checkpoint's method, which the pack's `quantization` holds either
+way, is the one it asks for. A rule says so with `given(FIELD)` (true when the request gives
+FIELD). What a request gives is known before any decision and is no value of a configuration, so
+such a rule is not a constraint over a hidden field: each request works on a copy of the pack in
+which every `given(FIELD)` of a rule is the constant the request makes it (`for_request`), with a
+digest of its own, so the copy gets its own compiled form and plan while the field order is
+shared (`solver.engine.opendomain.base_digest`).
+
+The pack as loaded reads every `given(FIELD)` of a rule as false (its `holds` never sees a
+request's marks): it is the copy of a request that gives none of them, which is what lint, count
+without `--set` and a request that types none of those fields see. Preferences keep reading the
+request's marks (`solver.reasoning.plan`), so they need no copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+from collections.abc import Collection, Mapping
+
+from solver.bounded import PACKS_KEPT, Lru
+from solver.model import Pack, Rule
+from solver.pack.crosscheck import PackSemantics
+from solver.pack.expr import parse, rule_condition
+
+__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields"]
+
+# Separates a pack's digest from the given fields a copy was made for (see `for_request`).
+GIVEN_MARK = "+given:"
+
+
+# By digest: every request asks, and the SGLang pack has some 300 rules to look through.
+_ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+# The copies made, by their digest: a request's copy is made again for every request like it.
+_COPIES: Lru[str, Pack] = Lru(PACKS_KEPT)
+
+
+def given_fields(pack: Pack) -> frozenset[str]:
+    """The fields whose being given some rule of `pack` reads (`given(FIELD)` in a rule)."""
+    found = _ASKED.get(pack.digest) if pack.digest else None
+    if found is None:
+        from solver.pack.loader import semantics
+
+        found = frozenset(name for cond in semantics(pack).rules.values() for name in cond.given)
+        if pack.digest:
+            _ASKED.put(pack.digest, found)
+    return found
+
+
+def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pack:
+    """`pack` itself when the request gives none of the fields its rules ask about; otherwise a
+    copy whose rules read those answers as constants (`given`: the request's fields)."""
+    asked = given_fields(pack)
+    typed = sorted(asked.intersection(given))
+    if not typed:
+        return pack
+    digest = f"{pack.digest}{GIVEN_MARK}{','.join(typed)}" if pack.digest else ""
+    made = _COPIES.get(digest) if digest else None
+    if made is not None:
+        return made
+    from solver.pack.loader import keep_semantics, semantics
+
+    base = semantics(pack)
+    rules: list[Rule] = []
+    changed: list[Rule] = []
+    for rule in pack.rules:
+        if base.rules[rule.id].given:
+            rule = dataclasses.replace(
+                rule,
+                when=_answered(rule.when, typed),
+                require=_answered(rule.require, typed),
+                forbid=_answered(rule.forbid, typed),
+            )
+            changed.append(rule)
+        rules.append(rule)
+    copy = dataclasses.replace(pack, rules=tuple(rules), digest=digest)
+    # Only the rewritten rules are parsed again; every other condition is the base's own.
+    found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=base.preferences)
+    for rule in changed:
+        found.rules[rule.id] = rule_condition(rule.when, rule.require, rule.forbid, pack.fields, pack.sets)
+        if rule.when is not None:
+            found.whens[rule.id] = parse(rule.when, pack.fields, pack.sets)
+    keep_semantics(copy, found)
+    if digest:
+        _COPIES.put(digest, copy)
+    return copy
+
+
+def _answered(text: str | None, typed: Collection[str]) -> str | None:
+    """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed`.
+
+    The calls' own source spans are replaced (conditions were checked at load, so they parse);
+    not `ast.unparse`, which recurses once per level of a deeply nested condition."""
+    if text is None or "given" not in text:
+        return text
+    source = text.strip()
+    starts = [0]
+    for line in source.splitlines(keepends=True):
+        starts.append(starts[-1] + len(line))
+    spans: list[tuple[int, int, str]] = []
+    for node in ast.walk(ast.parse(source, mode="eval")):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given":
+            arg = node.args[0] if node.args else None
+            if not isinstance(arg, ast.Name) or node.end_lineno is None or node.end_col_offset is None:
+                continue  # not a well-formed call: the loader refused the pack already
+            begin = _offset(source, starts[node.lineno - 1], node.col_offset)
+            end = _offset(source, starts[node.end_lineno - 1], node.end_col_offset)
+            spans.append((begin, end, "True" if arg.id in typed else "False"))
+    for begin, end, word in sorted(spans, reverse=True):
+        source = source[:begin] + word + source[end:]
+    return source
+
+
+def _offset(source: str, line_start: int, byte_offset: int) -> int:
+    """Where in `source` an ast position is: its line's start plus the characters its column
+    offset spans (ast counts UTF-8 bytes)."""
+    line = source[line_start:].split("\n", 1)[0]
+    return line_start + len(line.encode()[:byte_offset].decode(errors="ignore"))
+
+
+def given_effect(rule: Rule, name: str, typed: Collection[str]) -> int:
+    """How typing `name` changes what `rule` allows, the other fields' `given(...)` answered by
+    `typed`: 0 not at all, +1 it allows a superset (every occurrence of `given(name)` that still
+    counts makes the rule easier to hold), -1 a subset, None both ways or unknown."""
+    trees = [ast.parse(t.strip(), mode="eval").body for t in (rule.when, rule.require, rule.forbid) if t]
+    body = trees[-1] if rule.require is not None else ast.UnaryOp(ast.Not(), trees[-1])
+    holds = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), trees[0]), body]) if rule.when else body
+    _, signs = _polarity(holds, 1, name, typed)
+    return 0 if not signs else (next(iter(signs)) if len(signs) == 1 else None)  # type: ignore[return-value]
+
+
+def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> tuple[bool | None, set[int]]:
+    """The constant `node` folds to once every `given(X)` but `given(name)` is answered (None if
+    none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
+    the loader refused conditions nested deeper than `MAX_DEPTH`."""
+    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given" and node.args:
+        arg = node.args[0]
+        called = arg.id if isinstance(arg, ast.Name) else ""
+        return (None, {sign}) if called == name else (called in typed, set())
+    if isinstance(node, ast.Constant) and type(node.value) is bool:
+        return node.value, set()
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        value, signs = _polarity(node.operand, -sign, name, typed)
+        return (None if value is None else not value), signs
+    if isinstance(node, ast.BoolOp):
+        decisive = isinstance(node.op, ast.Or)  # the value that decides the whole: True for `or`
+        parts = [_polarity(v, sign, name, typed) for v in node.values]
+        if any(value is decisive for value, _ in parts):
+            return decisive, set()
+        open_parts = [signs for value, signs in parts if value is None]
+        if not open_parts:
+            return not decisive, set()
+        return None, set().union(*open_parts)
+    return None, set()  # a comparison or a field: reads values, not what was given

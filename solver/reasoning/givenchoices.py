@@ -1,0 +1,168 @@
+"""The choices of a field some rule asks whether the request gives (`given(FIELD)`).
+
+Picking a value of such a field types it, so its choices are those of the request that gives
+it: `--moe-runner-backend flashinfer_cutedsl` with `--quantization` unset fails in SGLang 0.5.23,
+yet `modelopt_fp4` is a choice of `quantization` there, because typing it is what mends the
+request. Every other field's choices are those of the request as it is
+(`solver.pack.given.for_request`).
+
+The copy that gives the field differs from the request's own only in the rules that read
+`given(FIELD)` of it, so the request's own answer mostly carries over (`_carried`): a value
+possible there whose witness keeps the copy's form of those rules is possible in the copy, and a
+value propagation removed there for reasons none of those rules is among is removed in the copy
+too. Only a field with a value neither covers is asked of the copy itself, after the solutions
+the request's pack has met that keep the copy's rules are handed over (`_hand_over`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from solver.engine.csp import CompiledPack, compile_pack
+from solver.engine.opendomain import query_pack, widened
+from solver.engine.supports import supports_for
+from solver.engine.tracing import excluded as excluded_by
+from solver.engine.tracing import traced_base, traced_domains
+from solver.model import Pack, Pin, Scalar
+from solver.pack.given import for_request, given_effect, given_fields
+from solver.pack.loader import semantics
+from solver.reasoning.plan import plan_for
+
+if TYPE_CHECKING:
+    from solver.reasoning.diagnose import Choices
+
+__all__ = ["hand_over", "prepare_copies", "typed_apart", "typed_choices"]
+
+_MARK = "handed-over"  # in a copy's compiled memo, per source digest: its supports' mark
+
+
+def typed_apart(pack: Pack, pins: Mapping[str, Pin], names: Sequence[str]) -> list[str]:
+    """Those of `names` a rule asks about and the request does not give."""
+    asked = given_fields(pack)
+    return [n for n in names if n in asked and n not in pins] if asked else []
+
+
+def typed_choices(
+    choices: Callable[..., Choices],
+    pack: Pack,
+    pins: Mapping[str, Pin],
+    names: Sequence[str],
+    apart: Sequence[str],
+) -> Choices:
+    """`choices(pack, pins, names)` (the request's own choices), each field of `apart` asked of
+    the pack in which the request gives it where the request's answer does not carry over; the
+    answers in the order of `names`."""
+    parts = [choices(pack, pins, names)]
+    own = query_pack(pack, pins)
+    for name in apart:
+        typed = query_pack(for_request(pack, {*pins, name}), pins)
+        if not _carried(pack, own, typed, pins, name, parts[0]):
+            _hand_over(pack, own, typed)
+            parts.append(choices(typed, pins, [name]))
+    out = parts[0]
+    for part in parts[1:]:
+        for table in ("possible", "excluded", "open", "warned"):
+            getattr(out, table).update(getattr(part, table))
+    for table in ("possible", "excluded", "open", "warned"):
+        found = getattr(out, table)
+        setattr(out, table, {n: found[n] for n in names if n in found})
+    return out
+
+
+def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: str, answer: Choices) -> bool:
+    """Whether `answer` (the request's own) is also the answer of `typed` for `name`.
+
+    Where typing `name` only loosens the rules that read it (`given_effect`), every value
+    possible before still is, and a value excluded before stays so if propagation removed it for
+    reasons without those rules (a minimal reason `answer` gives naming none of them). Where it
+    only tightens them, every excluded value stays excluded, and a value possible before still
+    is if a stored witness keeps the tightened rules. Either check failing means: ask `typed`."""
+    reading = [rid for rid, cond in semantics(base).rules.items() if name in cond.given]
+    effects = {given_effect(base.rule(rid), name, set(pins)) for rid in reading}
+    if effects == {0}:
+        return True
+    cp = compile_pack(typed)
+    if any(rid not in cp.rules for rid in reading):
+        return False  # a warn rule reads it: what it flags is ranked, not carried
+    values = {n: p.value for n, p in pins.items() if n != name}
+    own_cp = compile_pack(own)
+    if not effects <= {0, 1} and not _witnessed(cp, own_cp, values, name, answer.possible.get(name, [])):
+        return False  # it may tighten, and some value possible before has no witness that keeps it
+    excluded = answer.excluded.get(name, {})
+    if effects <= {0, -1} or not excluded:  # it can only tighten: what was excluded stays so
+        return True
+    traced = traced_base(own_cp, values)
+    asked = set(reading)
+    for value, items in excluded.items():
+        because = excluded_by(own_cp, traced, name, value)
+        if because is None or any(kind == "rule" and rid in asked for kind, rid in because):
+            return False
+        if any(item.kind == "rule" and item.name in asked for item in items):
+            return False
+    return True
+
+
+def _witnessed(
+    cp: CompiledPack, own_cp: CompiledPack, values: Mapping[str, Scalar], name: str, possible: list[Scalar]
+) -> bool:
+    """Whether each of `possible` has a solution of `cp` (the copy) keeping `values`: a stored
+    solution of the request's own pack that keeps the copy's rules, or one mended from such a
+    solution in the copy (each one found is kept with the copy)."""
+    own, into = supports_for(own_cp), supports_for(cp)
+    keeps = [cp.rules[rid] for rid in cp.rules if cp.rules[rid].condition is not own_cp.rules[rid].condition]
+
+    def holds(row: Mapping[str, Scalar]) -> bool:
+        return all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in keeps)
+
+    state = None
+    near = own.example(own.keeping(values))
+    for value in possible:
+        row = own.example(own.keeping({**values, name: value}))
+        if row is not None and holds(row):
+            continue
+        if state is None:
+            state = cp.start(dict(values))
+        if state is None or near is None or not holds(near):
+            return False
+        mended = cp.mend(state, near, name, value)
+        if mended is None:  # not a refutation; a search here costs more than asking the copy
+            return False
+        into.add(mended)
+    return True
+
+
+def hand_over(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
+    """The pack `pins` work on (`query_pack`); when it is a copy for what they give, it first
+    takes over the solutions the pack itself has met that keep its rules (a page's first click
+    on such a field then answers from what `prepare_choices` found)."""
+    own = query_pack(pack, pins)
+    _hand_over(pack, widened(pack, pins), own)
+    return own
+
+
+def prepare_copies(pack: Pack) -> None:
+    """For each field a rule asks about, the copy of `pack` a request typing it works on: compiled,
+    its root states propagated, and the pack's solutions handed over (`prepare_choices`)."""
+    for name in sorted(given_fields(pack)):
+        copy = for_request(pack, {name})
+        _hand_over(pack, pack, copy)
+        cp = plan_for(copy).compiled
+        cp.start({})
+        traced_domains(cp, {})
+
+
+def _hand_over(base: Pack, source: Pack, target: Pack) -> None:
+    """Give `target`'s supports the solutions `source`'s have met since the last hand-over that
+    keep `target`'s rules: the two differ only in the rules that read `given(...)`."""
+    if source.digest == target.digest:
+        return
+    cp = compile_pack(target)
+    changed = [cp.rules[rid] for rid, cond in semantics(base).rules.items() if cond.given and rid in cp.rules]
+    key = f"{_MARK}:{source.digest}"
+    mark, rows = supports_for(compile_pack(source)).rows_after(cp.memo.get(key, (-1, 0)))
+    cp.memo[key] = mark
+    into = supports_for(cp)
+    for row in rows:
+        if all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in changed):
+            into.add(row)

@@ -1,0 +1,267 @@
+"""`given(FIELD)` in a hard rule: a refusal that depends on what the request types.
+
+SGLang 0.5.23 asserts the *typed* `--quantization` for `--moe-runner-backend flashinfer_cutedsl`
+(`arg_groups/moe_hook.py::handle_moe_kernel_config`): with it unset it checks `None` and refuses,
+though the checkpoint's method, which the pack's `quantization` holds either way, is the one it
+asks for. The toy pack below states that; every answer is checked against the semantics written
+out independently (`_launcher_accepts`), over every request.
+"""
+
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+
+from solver import check, explain, resolve, valid_choices
+from solver.engine.count import count
+from solver.engine.opendomain import base_digest, query_pack
+from solver.errors import Unsatisfiable
+from solver.model import Pack
+from solver.pack.given import for_request, given_fields
+from solver.pack.loader import load_directory
+
+PACK = """
+[pack]
+name = "given-rules"
+version = "1"
+description = "a MoE runner that asserts the typed quantization"
+files = ["rules.toml"]
+"""
+
+RULES = """
+[field.checkpoint]
+kind = "fact"
+domain = ["fp4", "bf16"]
+required = true
+
+[field.quantization]
+kind = "option"
+domain = ["none", "fp4", "fp8"]
+
+[field.runner]
+kind = "option"
+domain = ["auto", "cutedsl"]
+
+[[preference]]
+id = "quantization-from-checkpoint"
+field = "quantization"
+when = "checkpoint == 'fp4'"
+prefer = ["fp4"]
+because = "the checkpoint's own method is used when none is typed"
+source = "test"
+
+[[rule]]
+id = "fp4-checkpoint-quant"
+when = "checkpoint == 'fp4'"
+require = "quantization == 'fp4'"
+because = "an FP4 checkpoint loads only with its own method"
+source = "test"
+
+[[rule]]
+id = "cutedsl-typed-quant"
+when = "runner == 'cutedsl'"
+require = \"\"\"(given(quantization)
+  and quantization == 'fp4')\"\"\"
+because = "the cutedsl runner asserts the typed method: type --quantization fp4"
+source = "test"
+"""
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Pack:
+    root = tmp_path / "given-rules"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK, encoding="utf-8")
+    (root / "rules.toml").write_text(RULES, encoding="utf-8")
+    return load_directory(root)
+
+
+def _launcher_accepts(checkpoint: str, typed: dict[str, str]) -> dict[str, str] | None:
+    """The launcher, written out: unset quantization takes the checkpoint's method (none for
+    bf16), unset runner is auto; cutedsl asserts the typed quantization is fp4."""
+    quant = typed.get("quantization", "fp4" if checkpoint == "fp4" else "none")
+    runner = typed.get("runner", "auto")
+    if checkpoint == "fp4" and quant != "fp4":
+        return None
+    if runner == "cutedsl" and typed.get("quantization") != "fp4":
+        return None
+    return {"quantization": quant, "runner": runner}
+
+
+def _requests() -> list[tuple[str, dict[str, str]]]:
+    out = []
+    domains = {"quantization": ["none", "fp4", "fp8"], "runner": ["auto", "cutedsl"]}
+    for checkpoint in ("fp4", "bf16"):
+        for k in range(3):
+            for names in itertools.combinations(domains, k):
+                for values in itertools.product(*(domains[n] for n in names)):
+                    out.append((checkpoint, dict(zip(names, values, strict=True))))
+    return out
+
+
+def test_check_agrees_with_the_launcher_on_every_request(pack: Pack) -> None:
+    seen = 0
+    for checkpoint, typed in _requests():
+        want = _launcher_accepts(checkpoint, typed)
+        try:
+            got = check(pack, typed, {"checkpoint": checkpoint}).values
+        except Unsatisfiable:
+            got = None
+        assert (got and {n: got[n] for n in ("quantization", "runner")}) == want, (checkpoint, typed)
+        seen += 1
+    assert seen == 2 * (1 + 5 + 6)
+
+
+def test_cutedsl_without_typed_quantization_names_the_rule(pack: Pack) -> None:
+    with pytest.raises(Unsatisfiable) as caught:
+        check(pack, {"runner": "cutedsl"}, {"checkpoint": "fp4"})
+    assert [r.id for r in caught.value.conflict.rules] == ["cutedsl-typed-quant"]
+    assert "type --quantization fp4" in caught.value.conflict.rules[0].because
+    # The search does not mend it by choosing fp4 itself: what the solver picks is not typed.
+    with pytest.raises(Unsatisfiable):
+        resolve(pack, {"runner": "cutedsl"}, {"checkpoint": "fp4"})
+    failure = explain(pack, {"runner": "cutedsl"}, {"checkpoint": "fp4"})
+    assert failure is not None and "cutedsl-typed-quant" in [r.id for r in failure.conflict.rules]
+    assert explain(pack, {"runner": "cutedsl", "quantization": "fp4"}, {"checkpoint": "fp4"}) is None
+
+
+def test_choices_of_a_field_a_rule_asks_about_are_those_of_typing_it(pack: Pack) -> None:
+    # runner=cutedsl fails with quantization unset, but picking quantization=fp4 types it and mends it.
+    choices = valid_choices(pack, {"runner": "cutedsl"}, {"checkpoint": "fp4"}, reasons=True)
+    assert choices.possible["quantization"] == ["fp4"]
+    # The runner's own choices are those of the request as it is: quantization untyped.
+    assert choices.possible["runner"] == ["auto"]
+    assert [i.name for i in choices.excluded["runner"]["cutedsl"]] == ["cutedsl-typed-quant"]
+    typed = valid_choices(pack, {"quantization": "fp4"}, {"checkpoint": "fp4"}, reasons=False)
+    assert typed.possible["runner"] == ["auto", "cutedsl"]
+    assert list(choices.possible) == ["quantization", "runner"]  # the pack's order, as without the split
+
+
+def test_count_reads_set_fields_as_given(pack: Pack) -> None:
+    assert count(pack, {"runner": "cutedsl", "checkpoint": "fp4"}).count == 0
+    assert count(pack, {"runner": "cutedsl", "quantization": "fp4", "checkpoint": "fp4"}).count == 1
+    # Nothing set: no rule's given() holds, so cutedsl is counted nowhere.
+    assert count(pack, {}, by="runner").by == {"auto": 1 + 3, "cutedsl": 0}  # fp4: fp4; bf16: any
+
+
+def test_a_request_copy_answers_given_and_shares_the_base_digest(pack: Pack) -> None:
+    assert given_fields(pack) == {"quantization"}
+    assert for_request(pack, {"runner": 1}) is pack  # gives nothing a rule asks about
+    copy = for_request(pack, {"quantization": 1})
+    assert copy.digest != pack.digest and base_digest(copy.digest) == pack.digest
+    rule = next(r for r in copy.rules if r.id == "cutedsl-typed-quant")
+    assert rule.require == "(True\n  and quantization == 'fp4')"
+    assert given_fields(copy) == set()
+    assert for_request(copy, {"quantization": 1}) is copy
+    # Widened and answered: both marks come off for the shared field order.
+    assert base_digest(query_pack(pack, {"quantization": "fp4"}).digest) == pack.digest
+
+
+def test_answering_replaces_only_the_calls() -> None:
+    from solver.pack.given import _answered
+
+    # Column offsets count UTF-8 bytes: a non-ASCII literal before the call must not shift it.
+    assert _answered("name == 'é' or not given(q)", {"q"}) == "name == 'é' or not True"
+    assert _answered("given(a) and (given(b)\n or x)", {"b"}) == "False and (True\n or x)"
+    assert _answered("x == 'given'", {"x"}) == "x == 'given'"
+
+
+def _allowed(values: dict[str, str], typed: set[str]) -> bool:
+    """The toy pack's two rules, written out: a full configuration and what was typed."""
+    if values["checkpoint"] == "fp4" and values["quantization"] != "fp4":
+        return False
+    return values["runner"] != "cutedsl" or ("quantization" in typed and values["quantization"] == "fp4")
+
+
+def test_choices_agree_with_brute_force_on_every_request(pack: Pack) -> None:
+    """A value is a choice exactly when some configuration has it with the request's other
+    inputs, the field itself typed (picking it types it) and nothing else the request lacks."""
+    domains = {"quantization": ["none", "fp4", "fp8"], "runner": ["auto", "cutedsl"]}
+    for checkpoint, typed in _requests():
+        for reasons in (False, True):
+            got = valid_choices(pack, typed, {"checkpoint": checkpoint}, reasons=reasons).possible
+            for name, domain in domains.items():
+                others = {n: v for n, v in typed.items() if n != name}
+                want = [
+                    v
+                    for v in domain
+                    if any(
+                        _allowed(
+                            {"checkpoint": checkpoint, **dict(zip(domains, combo, strict=True)), name: v},
+                            {*others, name},
+                        )
+                        for combo in itertools.product(*domains.values())
+                        if all(dict(zip(domains, combo, strict=True))[n] == x for n, x in others.items())
+                    )
+                ]
+                assert got[name] == want, (checkpoint, typed, name, reasons)
+
+
+SPLIT_RULES = """
+[field.family]
+kind = "fact"
+domain = ["gpt", "other"]
+required = true
+
+[field.attention]
+kind = "option"
+domain = ["a", "b"]
+
+[field.prefill]
+kind = "option"
+domain = ["a", "b", "x"]
+
+[[rule]]
+id = "gpt-one-split"
+when = "family == 'gpt' and not given(attention)"
+forbid = "given(prefill)"
+because = "type --attention too"
+source = "test"
+
+[[rule]]
+id = "x-needs-b"
+when = "prefill == 'x'"
+require = "attention == 'b'"
+because = "x runs with b only"
+source = "test"
+"""
+
+
+def test_choices_where_typing_a_field_tightens_a_rule(tmp_path: Path) -> None:
+    """Typing `prefill` alone is refused for the gpt family: its choices there are none, while
+    the request's own pack (prefill untyped) allows all three; brute force on every request."""
+    root = tmp_path / "split"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "split"), encoding="utf-8")
+    (root / "rules.toml").write_text(SPLIT_RULES, encoding="utf-8")
+    pack = load_directory(root)
+    domains = {"attention": ["a", "b"], "prefill": ["a", "b", "x"]}
+
+    def allowed(values: dict[str, str], typed: set[str]) -> bool:
+        if values["family"] == "gpt" and "attention" not in typed and "prefill" in typed:
+            return False
+        return values["prefill"] != "x" or values["attention"] == "b"
+
+    for family in ("gpt", "other"):
+        for k in range(3):
+            for names in itertools.combinations(domains, k):
+                for chosen in itertools.product(*(domains[n] for n in names)):
+                    typed = dict(zip(names, chosen, strict=True))
+                    got = valid_choices(pack, typed, {"family": family}, reasons=False).possible
+                    for name, domain in domains.items():
+                        others = {n: v for n, v in typed.items() if n != name}
+                        configs = [
+                            dict(zip(domains, c, strict=True)) for c in itertools.product(*domains.values())
+                        ]
+                        want = [
+                            v
+                            for v in domain
+                            if any(
+                                allowed({"family": family, **c, name: v}, {*others, name})
+                                for c in configs
+                                if all(c[n] == x for n, x in others.items())
+                            )
+                        ]
+                        assert got[name] == want, (family, typed, name)
