@@ -6,7 +6,15 @@
 1. confsolve's `count` (`solver.engine.count`, since round countfast `solver.engine.diagrams`):
    each rule compiled once per pack to a decision diagram (timed apart, "rules compiled"), then a
    search over the rules' residual diagrams with independent components and component caching;
-   a time limit answers with exact bounds.
+   a time limit answers with exact bounds. Since round perfcount9 "confsolve" is a first `count`
+   in a process with nothing kept (its default step limit: a search, and past SEARCH_FIRST steps
+   the whole pack's compile and a pass) and "search" the search alone (the count before), both
+   in steps and CPU seconds; "search" is capped by `--cap` (wall), "confsolve" by steps only.
+1c. `--only compiled` or `all`: the compiled count (`solver.engine.ddnnf`) timed apart: the whole
+   pack's compile (CPU, steps, nodes, arms, bytes unpacked and zlib-packed as kept on disk, the
+   CPU to read it back), then per query a pass from the bytes as a new process finds them
+   ("compiled_cpu_s": unpack, read, pass), the same pass again, and splits by `gpu_arch` and
+   `quantization` (one pass down, and one count per value to check it).
 1b. `--only modelcounter` or `all`: `ModelCounter` (`solver.engine.modelcounter`), the counter
    `count` used before (propagation and components over condition evaluation), same limit.
 2. Ganak (`pip install pyganak`, not a dependency of confsolve), an exact #SAT counter, on a CNF
@@ -169,6 +177,80 @@ def ganak_count(
     return int(number), wall, cpu
 
 
+def compile_report(pack: Any) -> dict[str, Any]:
+    """The whole pack's compiled count (`solver.engine.ddnnf`): compile CPU and steps, nodes and
+    arms, bytes unpacked and packed (as kept on disk), and the CPU to read it back."""
+    import zlib
+
+    from solver.engine import count as count_module
+    from solver.engine.ddnnf import CompiledCount, compile_count
+    from solver.engine.diagrams import DiagramCounter
+
+    counter = count_module._counter(pack)
+    assert isinstance(counter, DiagramCounter)
+    cpu = time.process_time()
+    compiled = compile_count(counter)
+    compile_cpu = time.process_time() - cpu
+    cpu = time.process_time()
+    packed = zlib.compress(compiled.to_bytes(), 1)
+    write_cpu = time.process_time() - cpu
+    loads = []
+    for _ in range(3):
+        cpu = time.process_time()
+        CompiledCount.from_bytes(zlib.decompress(packed))
+        loads.append(time.process_time() - cpu)
+    report = {
+        "compile_cpu_s": compile_cpu,
+        "compile_steps": compiled.steps,
+        "nodes": len(compiled.records),
+        "arms": sum(len(arms) for _, _, _, arms in compiled.records),
+        "children": sum(len(kids) for *_, arms in compiled.records for _, _, kids, _ in arms),
+        "unpacked_bytes": len(compiled.to_bytes()),
+        "packed_bytes": len(packed),
+        "to_bytes_and_pack_cpu_s": write_cpu,
+        "read_back_cpu_s": sorted(loads),
+        "load": os.getloadavg()[0],
+    }
+    print("compiled count:", json.dumps(report), flush=True)
+    return {"report": report, "packed": packed}
+
+
+def compiled_query(dag: dict[str, Any], pack: Any, pins: dict[str, Any]) -> dict[str, Any]:
+    """One count from the compiled form as a new process finds it on disk (unpacked, read, one
+    pass), the same again (records read), and its splits by `gpu_arch` and `quantization`: one
+    pass down (`split`), checked against one count per value (timed too)."""
+    import zlib
+
+    from solver.engine.csp import compile_pack
+    from solver.engine.ddnnf import CompiledCount
+
+    domains = compile_pack(pack).domains
+    cpu = time.process_time()
+    compiled = CompiledCount.from_bytes(zlib.decompress(dag["packed"]))
+    total, steps = compiled.count(domains, pins)
+    row: dict[str, Any] = {
+        "compiled": total,
+        "compiled_steps": steps,
+        "compiled_cpu_s": time.process_time() - cpu,
+    }
+    cpu = time.process_time()
+    compiled.count(domains, pins)
+    row["compiled_again_cpu_s"] = time.process_time() - cpu  # records already read
+    for by in ("gpu_arch", "quantization"):
+        if by in pins:
+            continue
+        cpu = time.process_time()
+        parts, _ = compiled.split(domains, pins, by)  # one pass down
+        row[f"compiled_by_{by}_cpu_s"] = time.process_time() - cpu
+        cpu = time.process_time()
+        if parts != [compiled.count(domains, {**pins, by: v})[0] for v in domains[by]]:
+            row["disagree"] = True
+        row[f"compiled_by_{by}_per_value_cpu_s"] = time.process_time() - cpu
+        if sum(parts) != total:
+            row["disagree"] = True
+    return row
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per count and method")
@@ -176,7 +258,7 @@ def main() -> None:
     parser.add_argument("--encoding", choices=("pairs", "compact"), default="pairs", help="Ganak's CNF")
     parser.add_argument(
         "--only",
-        choices=("all", "ganak", "confsolve", "modelcounter", "ve"),
+        choices=("all", "ganak", "confsolve", "compiled", "modelcounter", "ve"),
         default="all",
         help="time one method",
     )
@@ -213,17 +295,38 @@ def main() -> None:
     count_module._counter(pack)  # what the first count in a process compiles: every rule's diagram
     compiled = time.process_time() - cpu
     print(f"rules compiled to diagrams in {compiled:.2f} s CPU (load {load[0]:.1f})")
+    os.environ["CONFSOLVE_NO_CACHE"] = "1"  # nothing read from or left in the user's cache
+    dag = compile_report(pack) if args.only in ("all", "compiled") else None
     for pins in queries:
         row: dict[str, Any] = {"pins": pins, "primal": width_report(shape, pins)}
         if args.only in ("all", "confsolve"):
+            # `count` as a first `confsolve count` with nothing kept (its default limit, steps
+            # only): a search, and past SEARCH_FIRST steps the whole pack's compile and a pass.
+            count_module._COMPILED.clear()
             start, cpu = time.perf_counter(), time.process_time()
             try:
-                row["confsolve"] = count(pack, pins, limit=Limit(steps=None, seconds=args.cap)).count
+                result = count(pack, pins)
+                row["confsolve"], row["confsolve_steps"] = result.count, result.steps
             except CountLimitReached as stop:
                 row["confsolve"] = None
                 row["confsolve_bounds"] = [str(stop.lower), str(stop.upper)]
             row["confsolve_s"] = time.perf_counter() - start
             row["confsolve_cpu_s"] = time.process_time() - cpu
+            start, cpu = time.perf_counter(), time.process_time()
+            try:  # the search alone (what `count` was before round perfcount9)
+                searched = count_module._counter(pack)
+                row["search"] = searched.count(pins, limit=Limit(steps=None, seconds=args.cap))
+                row["search_steps"] = searched.steps
+            except CountLimitReached as stop:
+                row["search"] = None
+                row["search_bounds"] = [str(stop.lower), str(stop.upper)]
+            row["search_cpu_s"] = time.process_time() - cpu
+            if None not in (row.get("search"), row.get("confsolve")) and row["search"] != row["confsolve"]:
+                row["disagree"] = True
+        if dag is not None:
+            row.update(compiled_query(dag, pack, pins))
+            if row.get("confsolve") is not None and row["compiled"] != row["confsolve"]:
+                row["disagree"] = True
         if args.only in ("all", "modelcounter"):
             counter = ModelCounter(compile_pack(pack).domains, pack_checks(pack))
             start, cpu = time.perf_counter(), time.process_time()
@@ -269,6 +372,7 @@ def main() -> None:
         "loadavg_end": os.getloadavg(),
         "cap_s": args.cap,
         "rules_compiled_cpu_s": compiled,
+        "compiled": dag["report"] if dag is not None else None,
         "cpus": os.cpu_count(),
         "cnf": {
             "encoding": args.encoding,

@@ -498,19 +498,15 @@ class DiagramCounter:
                 return bits.bit_length() - 1
         return (fields & -fields).bit_length() - 1
 
-    def _component(self, residuals: list[int], fields: int) -> int:
-        key = tuple(sorted(set(residuals)))  # a quarter of a frozenset's memory
-        found = self._cache.get(key)
-        if found is not None:
-            return found
-        dd = self.diagrams
-        support = dd.support
-        level = self._choose(residuals, fields)
-        bit = 1 << level
-        rest = fields & ~bit
-        nodes, restrict = dd.nodes, dd.restrict
-        live = (1 << self.sizes[level]) - 1  # the values no one-field residual rules out
-        rows, deep, rest_residuals = [], [], []
+    def _classify(
+        self, residuals: list[int], level: int
+    ) -> tuple[int, list[tuple[int, ...]], list[int], list[int]]:
+        """What branching on `level` does to each residual of a component: the values no
+        one-field residual on it rules out (bits), the children of those that branch on it at
+        their top, those that read it deeper (to restrict), and those that do not read it."""
+        nodes, support, bit = self.diagrams.nodes, self.diagrams.support, 1 << level
+        live = (1 << self.sizes[level]) - 1
+        rows, deep, rest = [], [], []
         for u in residuals:
             reads = support[u]
             if reads == bit:
@@ -520,7 +516,18 @@ class DiagramCounter:
             elif reads & bit:
                 deep.append(u)
             else:
-                rest_residuals.append(u)
+                rest.append(u)
+        return live, rows, deep, rest
+
+    def _component(self, residuals: list[int], fields: int) -> int:
+        key = tuple(sorted(set(residuals)))  # a quarter of a frozenset's memory
+        found = self._cache.get(key)
+        if found is not None:
+            return found
+        level = self._choose(residuals, fields)
+        rest = fields & ~(1 << level)
+        restrict = self.diagrams.restrict
+        live, rows, deep, rest_residuals = self._classify(residuals, level)
         two_fields = rest and not rest & (rest - 1)
         last = 0  # with two fields, the values of the other one its own residuals allow
         if two_fields:

@@ -26,10 +26,11 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_ENTRIES", "read", "write"]
+__all__ = ["MAX_ENTRIES", "read", "read_blob", "write", "write_blob"]
 
 FORMAT = 2
 MAX_ENTRIES = 32
@@ -77,11 +78,11 @@ def _code() -> str:
     return _code_key
 
 
-def _path(digest: str) -> Path | None:
+def _path(digest: str, suffix: str = ".json") -> Path | None:
     directory = _directory()
     if directory is None or not digest.isalnum():
         return None
-    return directory / f"{digest[:32]}-{_code()}.json"
+    return directory / f"{digest[:32]}-{_code()}{suffix}"
 
 
 def read(digest: str) -> dict[str, Any] | None:
@@ -111,6 +112,53 @@ def _read_own(path: Path) -> bytes:
         return handle.read(MAX_ENTRY_BYTES + 1)
 
 
+def read_blob(digest: str, suffix: str) -> bytes | None:
+    """The bytes of a side file of this pack digest (`suffix`, e.g. ".count": what a command
+    keeps apart from the entry every load reads), under the entries' trust rules, or None."""
+    path = _path(digest, suffix)
+    if path is None:
+        return None
+    try:
+        return _read_own(path)
+    except OSError:
+        return None
+
+
+def write_blob(digest: str, suffix: str, make: Callable[[], bytes]) -> None:
+    """Keep what `make()` gives as the side file `suffix` of this digest (made only when there is
+    a cache to write to; atomic, best effort: failures are ignored); at most `MAX_ENTRIES` side
+    files of a suffix are kept."""
+    path = _path(digest, suffix)
+    if path is None:
+        return
+    data = make()
+    if len(data) > MAX_ENTRY_BYTES:
+        return
+    with contextlib.suppress(OSError):
+        _replace(path, data)
+        _evict(path.parent, suffix)
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write `data` to `path` through a temporary file renamed over it (readers see the old file
+    or the new one, never half of one); nothing if the directory is not ours."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if _directory() is None:  # made by someone else meanwhile, or made open: not ours to use
+        return
+    import tempfile  # only when writing (it brings shutil, random and the compressors)
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        # A full disk (or a failed rename) must not leave half an entry behind, run after run.
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def write(digest: str, **parts: Any) -> None:
     """Add `parts` to the entry of this digest (JSON-serialisable values); ignore any failure."""
     path = _path(digest)
@@ -119,28 +167,14 @@ def write(digest: str, **parts: Any) -> None:
     if path is None:
         return
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        if _directory() is None:  # made by someone else meanwhile, or made open: not ours to use
-            return
-        import tempfile  # only when writing (it brings shutil, random and the compressors)
-
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        try:
-            with os.fdopen(fd, "w") as out:
-                # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)
-                out.write(json.dumps(entry, separators=(",", ":")))
-            os.replace(tmp, path)  # readers see the old entry or the new one, never half of one
-        except BaseException:
-            # A full disk (or a failed rename) must not leave half an entry behind, run after run.
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)
+        _replace(path, json.dumps(entry, separators=(",", ":")).encode())
         _evict(path.parent)
     except (OSError, TypeError, ValueError):
         return
 
 
-def _evict(directory: Path) -> None:
-    entries = sorted(directory.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+def _evict(directory: Path, suffix: str = ".json") -> None:
+    entries = sorted(directory.glob(f"*{suffix}"), key=lambda p: p.stat().st_mtime, reverse=True)
     for old in entries[MAX_ENTRIES:]:
         old.unlink(missing_ok=True)
