@@ -61,6 +61,8 @@ Assignment = dict[str, Scalar]
 
 
 _UNSET = object()
+_REFUTED = object()  # (kept for facts that propagation refutes)
+_FACT_STATES_KEPT = 32  # sets of facts whose state is kept per compiled pack: ~10 KB each (SGLang)
 
 
 class CompiledPack:
@@ -107,6 +109,9 @@ class CompiledPack:
             self.tables.table()
         )
         self._root_state: State | object | None = _UNSET
+        # The root with a request's facts propagated, by those facts (`_facts_state`).
+        self._facts = frozenset(n for n, f in pack.fields.items() if f.kind == "fact")
+        self._fact_states: Lru[tuple[tuple[str, str, Scalar], ...], State | object] = Lru(_FACT_STATES_KEPT)
         # What other modules compute once per compiled pack (e.g. solver.engine.tracing's root state).
         self.memo: dict[str, Any] = {}
         # The budget searches are charged to: None here (each search gets a fresh `Budget()`, the
@@ -274,36 +279,27 @@ class CompiledPack:
                 self._root_state = state if state.propagate(list(self._all_by_field)) else None
         return self._root_state  # type: ignore[return-value]
 
+    def _facts_state(self, pins: Mapping[str, Scalar]) -> State | None:
+        """The root with the facts among `pins` propagated (None: refuted), kept for the latest sets
+        of facts: requests come about a few machines and models, and each fact forces a chain of
+        derived ones. One fixpoint whatever the pins' order, so `pinned` of the rest from here is
+        the state all pins give from the root; callers get copies (`State.pinned`)."""
+        root = self._root()
+        facts = sorted((n, type(v).__name__, v) for n, v in pins.items() if n in self._facts)
+        if root is None or not facts:
+            return root
+        key = tuple(facts)
+        found = self._fact_states.get(key)
+        if found is None:
+            found = root.pinned({n: v for n, _, v in facts}) or _REFUTED
+            self._fact_states.put(key, found)
+        return found if isinstance(found, State) else None
+
     def _start_from_root(
         self, pins: Mapping[str, Scalar], allowed: Mapping[str, Collection[Scalar]] | None
     ) -> State | None:
-        root = self._root()
-        if root is None:
-            return None
-        domains = dict(root.domains)
-        changed: list[str] = []
-        for name, value in pins.items():
-            current = domains.get(name)
-            if current is None:
-                continue
-            if value not in current:
-                return None  # not in the domain, or excluded by the rules alone
-            if len(current) > 1:
-                domains[name] = [value]
-                changed.append(name)
-        if allowed is not None:
-            for name, keep in allowed.items():
-                current = domains.get(name)
-                if current is None or name in pins:
-                    continue
-                narrowed = [v for v in current if v in keep]
-                if not narrowed:
-                    return None
-                if len(narrowed) != len(current):
-                    domains[name] = narrowed
-                    changed.append(name)
-        state = State(domains, dict(root.open), self._all_by_field)
-        return state if state.propagate(changed) else None
+        base = self._facts_state(pins)
+        return None if base is None else base.pinned(pins, allowed)
 
     def within(self, budget: Budget) -> CompiledPack:
         """This compiled pack charging its searches to `budget` (one command's, or one call's):

@@ -10,7 +10,7 @@ pack (`solver.engine.csp`) builds these.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -199,6 +199,37 @@ class State:
             changed.append(name)
             changed.extend(key for table, key, _ in trail if table is new.domains)
         return new
+
+    def pinned(
+        self, pins: Mapping[str, Scalar], allowed: Mapping[str, Collection[Scalar]] | None = None
+    ) -> State | None:
+        """A copy of this propagated state with `pins` fixed and narrowed to the `allowed` value
+        sets, propagated; None on a wipe-out or a pin its field no longer allows. The domains'
+        lists are shared with this state until narrowed (never changed in place)."""
+        domains = dict(self.domains)
+        changed: list[str] = []
+        for name, value in pins.items():
+            current = domains.get(name)
+            if current is None:
+                continue
+            if value not in current:
+                return None  # not in the domain, or excluded by the rules alone
+            if len(current) > 1:
+                domains[name] = [value]
+                changed.append(name)
+        if allowed is not None:
+            for name, keep in allowed.items():
+                current = domains.get(name)
+                if current is None or name in pins:
+                    continue
+                narrowed = [v for v in current if v in keep]
+                if not narrowed:
+                    return None
+                if len(narrowed) != len(current):
+                    domains[name] = narrowed
+                    changed.append(name)
+        state = State(domains, dict(self.open), self.by_field)
+        return state if state.propagate(changed) else None
 
     def propagate(
         self,
