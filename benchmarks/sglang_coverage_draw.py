@@ -18,6 +18,14 @@ count, sets most of a run's time.
     .venv/bin/python benchmarks/sglang_coverage_draw.py --seed N --count 400 --groups 24 > draw.jsonl
     .venv/bin/python benchmarks/sglang_coverage_draw.py --seed N ... --run records.jsonl
 
+`--themes` draws instead the kinds make_random under-samples (round 9, seed 48611): its rarest
+machines (gfx950, NPU, SM110, SM12x, SM103; a dozen machine x environment groups), the MoE, hybrid,
+DSA, GPT-OSS and Llama 4 templates weighted up, and each scenario built around a theme that types
+related flags together (speculative decoding with its runner and attention flags, DP attention with
+the parallel sizes, an all-to-all backend with EP and a runner, quantization with a runner and KV
+dtype, split attention backends with page size / KV dtype / deterministic inference), with values
+from make_random's CHOICES, plus 0-2 other flags.
+
 `--run OUT` also runs the draw through the harness (`run.sh` of $SGL_ORACLE_HARNESS, venv
 $ORACLE_VENV, default /work/oracle-sglang; two groups at a time, load-time probe on), writes the
 records to OUT in the draw's order and shows groups/scenarios done on a terminal. The records go to
@@ -67,6 +75,38 @@ UNMODELLED: dict[str, list[Any]] = {
     "speculative_eagle_topk": [1, 4],
     "speculative_num_draft_tokens": [2, 4, 8],
 }
+
+
+# --themes: machines (make_random's names) with their environment, templates with weights, themes.
+THEME_MACHINES: list[tuple[str, dict[str, str] | None]] = [
+    ("mi355x", {"SGLANG_USE_AITER": "1"}),
+    ("mi355x", None),
+    ("ascend910b", None),
+    ("rtxpro6000", None),
+    ("gb10", None),
+    ("thor", None),
+    ("b300", None),
+    ("mi300x", {"SGLANG_USE_AITER": "0"}),
+    ("b200", {"SGLANG_CUTLASS_MOE": "1"}),
+    ("rtxpro6000", {"SGLANG_FLASHINFER_NVFP4_PER_TOKEN_ACTIVATION": "1"}),
+    ("mi355x", {"SGLANG_DEEPEP_BF16_DISPATCH": "1"}),
+    ("b200", None),
+]
+THEME_ARCHITECTURES = {
+    "Qwen3NextForCausalLM": 3,
+    "DeepseekV32ForCausalLM": 3,
+    "GptOssForCausalLM": 3,
+    "Llama4ForConditionalGeneration": 2,
+    "DeepseekV3ForCausalLM": 2,
+    "Qwen3MoeForCausalLM": 2,
+    "Glm4MoeForCausalLM": 1,
+    "MixtralForCausalLM": 1,
+    "DeepseekV2ForCausalLM": 1,
+    "LlamaForCausalLM": 1,
+    "Qwen3ForCausalLM": 1,
+    "Qwen2ForCausalLM": 1,
+}
+THEMES = ["spec", "spec", "dpattn", "a2a", "quant", "attn", "spec_dp"]
 
 
 def make_random() -> ModuleType:
@@ -172,6 +212,81 @@ def draw(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     return out
 
 
+def _theme(rng: random.Random, choices: dict[str, list[Any]], args: dict[str, Any]) -> str:
+    """Type one theme's related flags into `args`; returns the theme's name."""
+    theme = rng.choice(THEMES)
+    if theme in ("spec", "spec_dp"):
+        args["speculative_algorithm"] = rng.choice(choices["speculative_algorithm"])
+        related = [
+            "speculative_moe_runner_backend",
+            "attention_backend",
+            "prefill_attention_backend",
+            "decode_attention_backend",
+            "page_size",
+            "moe_runner_backend",
+            "kv_cache_dtype",
+        ]
+        for name in rng.sample(related, rng.choice([1, 2])):
+            args[name] = rng.choice(choices[name])
+    if theme in ("dpattn", "spec_dp"):
+        args["enable_dp_attention"] = True
+        args["dp_size"] = rng.choice([2, 4, 8])
+        if rng.random() < 0.7:
+            args["tp_size"] = rng.choice([2, 4, 8])
+        if rng.random() < 0.4:
+            args["ep_size"] = rng.choice([2, 4, 8])
+        if rng.random() < 0.4:
+            args["moe_a2a_backend"] = rng.choice(choices["moe_a2a_backend"])
+    if theme == "a2a":
+        args["moe_a2a_backend"] = rng.choice(choices["moe_a2a_backend"])
+        args["ep_size"] = rng.choice([1, 2, 4, 8])
+        args["tp_size"] = rng.choice([2, 4, 8])
+        if rng.random() < 0.6:
+            args["moe_runner_backend"] = rng.choice(choices["moe_runner_backend"])
+    if theme == "quant":
+        args["quantization"] = rng.choice(choices["quantization"])
+        related = ["moe_runner_backend", "kv_cache_dtype", "dtype", "tp_size"]
+        for name in rng.sample(related, rng.choice([1, 2])):
+            args[name] = rng.choice(choices[name])
+    if theme == "attn":
+        split = ["prefill_attention_backend", "decode_attention_backend", "attention_backend"]
+        for name in rng.sample(split, rng.choice([1, 2])):
+            args[name] = rng.choice(choices[name])
+        others = ["page_size", "kv_cache_dtype", "enable_deterministic_inference", "tp_size"]
+        for name in rng.sample(others, rng.choice([1, 2])):
+            args[name] = rng.choice(choices[name])
+    return theme
+
+
+def draw_themes(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
+    """The `--themes` draw (see the module docstring); ids F<seed>-<n>-<theme>-<machine>-<template>."""
+    mr = make_random()
+    rng = random.Random(seed)
+    machines = list(THEME_MACHINES)
+    rng.shuffle(machines)
+    machines = machines[:groups]
+    out: list[dict[str, Any]] = []
+    for i in range(count):
+        hw, env = machines[i % len(machines)]
+        arch = rng.choices(list(THEME_ARCHITECTURES), weights=list(THEME_ARCHITECTURES.values()))[0]
+        args: dict[str, Any] = {}
+        theme = _theme(rng, mr.CHOICES, args)
+        for name in rng.sample(sorted(mr.CHOICES), rng.choice([0, 0, 1, 2])):
+            args.setdefault(name, rng.choice(mr.CHOICES[name]))
+        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
+            args["speculative_draft_model_path"] = {"architecture": arch}
+        sc: dict[str, Any] = {"id": f"F{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
+        sc.update(architecture=arch, args=args)
+        if rng.random() < 0.6:
+            ckpt = rng.choice(mr.CHECKPOINTS)
+            if ckpt:
+                sc["checkpoint_quant"] = ckpt
+        if env:
+            sc["env"] = env
+        out.append(sc)
+    return out
+
+
 # --- running through the harness ----------------------------------------------------------------
 
 
@@ -222,8 +337,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=24, help="machine x environment groups")
     parser.add_argument("--run", type=Path, metavar="OUT", help="run the draw, write the records here")
     parser.add_argument("--jobs", type=int, default=2, help="harness groups at a time (with --run)")
+    parser.add_argument("--themes", action="store_true", help="the kinds make_random under-samples instead")
     args = parser.parse_args(argv)
-    scenarios = draw(args.seed, args.count, max(1, min(args.groups, args.count)))
+    groups = max(1, min(args.groups, args.count))
+    drawing = draw_themes if args.themes else draw
+    scenarios = drawing(args.seed, args.count, groups)
     if args.run is None:
         sys.stdout.write("".join(json.dumps(sc, sort_keys=True) + "\n" for sc in scenarios))
         return 0

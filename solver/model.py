@@ -373,10 +373,9 @@ class Launcher(Record):
 class AssumedGroup(Record):
     """`[pack.assumed_groups.NAME]`: facts nobody gave that one reason covers, named together on
     one line of the ASSUMED notice instead of one line each (JSON `assumed` keeps one entry per
-    fact). `members` maps a preference id to how the line names the fact it fills, or a fact to
-    how the line names it (shown with its value); a fact joins the line only when that preference
-    filled it with its first value, or, for a fact member, when its domain's first value did, so
-    the line's `reason` (and `then`, what follows from it) is the one that applied."""
+    fact). `members` maps a preference id, or a fact (shown with its value), to how the line names
+    the fact; a fact joins the line only when that preference filled it with its first value (a
+    fact member: its domain's first value did), so the line's `reason` (and `then`) applied."""
 
     reason: str
     members: dict[str, str]

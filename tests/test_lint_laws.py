@@ -9,12 +9,14 @@ condition trees) judges what the findings claim.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 from generated import Oracle, PackSpec, packs
 from hypothesis import HealthCheck, given, settings
 
+from solver import load_pack
 from solver.budget import Budget
 from solver.lint.checks import LINT_BUDGET, SAMPLE_FACTS, _Linter
 from solver.lint.oracle import _known_first
@@ -94,3 +96,41 @@ def test_a_known_solution_first_order_keeps_every_value(
     whole domain (an exact search, the same answers), the known value by type too (True is not 1)."""
     order = list(_known_first({"f": known})("f", values))
     assert [(type(v), v) for v in order] == [(type(v), v) for v in expected]
+
+
+@LAW
+@given(spec=packs())
+def test_a_one_change_witness_breaks_only_its_rule(spec: PackSpec) -> None:
+    """`one_change` (a known solution with one field changed, lint's first answer to "is this
+    rule implied", "can its `when` hold") gives, when it gives anything, a configuration that
+    brute force says breaks that rule and no other hard rule; and on these packs it answers."""
+    oracle = Oracle(spec)
+    if not oracle.sat({}):
+        return
+    linter = _Linter(spec.pack, samples=SAMPLE_FACTS, seed=0, budget=Budget(LINT_BUDGET))
+    linter.check_values()  # fills the pool of known solutions
+    for rule in spec.rules:
+        negated = linter.extra(linter.sem.rules[rule.id], negate=True)
+        found = linter.one_change(rule.id, negated)
+        if found is None:
+            continue
+        assert not oracle.holds(rule, found), f"{rule.id} holds on {found}"
+        assert all(oracle.holds(other, found) for other in oracle.hard if other.id != rule.id)
+
+
+def test_one_change_answers_only_with_every_other_rule_kept(tmp_path: Path) -> None:
+    """A rule broken by changing one field of a known solution, every other rule kept, is
+    answered without a search; a change that breaks another rule too is no answer."""
+    from test_lint import FACTS_ONLY_PACK, write_pack
+
+    pack = load_pack(write_pack(tmp_path / "pack", FACTS_ONLY_PACK))
+    linter = _Linter(pack, samples=SAMPLE_FACTS, seed=0, budget=Budget(LINT_BUDGET))
+
+    def one_change(rule_id: str) -> dict[str, Scalar] | None:
+        return linter.one_change(rule_id, linter.extra(linter.sem.rules[rule_id], negate=True))
+
+    linter.learn({"gpu": "a100", "ckpt": "none", "fmt": "st", "quant": "none"})
+    assert one_change("fp8-quant-needs-h100") == {"gpu": "a100", "ckpt": "none", "fmt": "st", "quant": "fp8"}
+    assert one_change("quant-follows-ckpt") is None  # ckpt=fp8 on an a100 breaks fp8-ckpt-needs-h100 too
+    linter.learn({"gpu": "h100", "ckpt": "none", "fmt": "st", "quant": "none"})
+    assert one_change("quant-follows-ckpt") == {"gpu": "h100", "ckpt": "fp8", "fmt": "st", "quant": "none"}

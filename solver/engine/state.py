@@ -250,21 +250,29 @@ class State:
                             return False
                         continue
                     current = domains[target]
-                    allowed = con.allowed(at, tuple(fixed))
+                    others = tuple(fixed)
+                    allowed = con.cuts.get((at, others))  # (`allowed`'s table, read without a call)
+                    if allowed is None:
+                        allowed = con.allowed(at, others)
+                    if allowed.issuperset(current):
+                        continue  # (most filters: a set test in C, not a list built)
                     kept = [v for v in current if v in allowed]
                     if not kept:
                         if observer is not None:
                             observer.wiped_out(con, at)
                         return False
-                    if len(kept) != len(current):
-                        if observer is not None:
-                            observer.narrowing(con, at, kept)
-                        if trail is not None:
-                            trail.append((domains, target, current))
-                        domains[target] = kept
-                        if target not in queued:
-                            queue.append(target)
-                            queued.add(target)
+                    if observer is not None:
+                        observer.narrowing(con, at, kept)
+                    if trail is not None:
+                        trail.append((domains, target, current))
+                    domains[target] = kept
+                    # Forward checking reads a field's domain only as fixed or free: a field
+                    # narrowed but still free changes no rule (each open rule keeps two free
+                    # fields), so only one fixed by this is revised. The observer's revise
+                    # step reads the free fields' values too.
+                    if target not in queued and (len(kept) == 1 or observer is not None):
+                        queue.append(target)
+                        queued.add(target)
                     continue
                 if observer is not None and not self._revise_open(con, observer, queue, queued, trail):
                     return False

@@ -147,7 +147,9 @@ class _Linter(PackOracle):
             if not warn and rule.adjusts is None and set(cond.fields) <= self.fact_names:
                 implied_by = [r for r in self.world if r != rule.id]
             negated = self.extra(cond, negate=True)
-            found = self.solve({}, extra=[negated], rules=implied_by, what=f"rule {rule.id}", ids=[rule.id])
+            found = self.solve(
+                {}, extra=[negated], rules=implied_by, what=f"rule {rule.id}", ids=[rule.id], left_out=rule.id
+            )
             if found is None:
                 core = self.reason(
                     {}, [negated], implied_by if implied_by is not None else list(self.cp.rule_ids)
@@ -182,7 +184,9 @@ class _Linter(PackOracle):
             )
             return True
         extra = self.extra(when)
-        found = self.solve({}, extra=[extra], rules=others, what=f"when of {rule_id}", ids=[rule_id])
+        found = self.solve(
+            {}, extra=[extra], rules=others, what=f"when of {rule_id}", ids=[rule_id], left_out=rule_id
+        )
         if found is None:
             core = self.reason({}, [extra], others if others is not None else list(self.cp.rule_ids))
             self.add(

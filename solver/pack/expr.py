@@ -295,12 +295,14 @@ class _Compiler:
         return self.given_leaf(node)
 
     def given_leaf(self, node: ast.expr) -> tuple[Fast, Tri]:
-        """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never). Preferences only."""
+        """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never; solver.pack.given)."""
         if not isinstance(node, ast.Call):
             raise ExprError(f"{type(node).__name__} is not allowed as a condition")
         name = node.args[0].id if len(node.args) == 1 and isinstance(node.args[0], ast.Name) else ""
         if getattr(node.func, "id", None) != "given" or node.keywords or name not in self.fields:
-            raise ExprError("the only call a condition may make is given(FIELD) of a field")
+            # An undeclared FIELD is an unknown field, so a failed declaration's uses are its cascade.
+            unknown = f"unknown field {name!r} in given(): " if name and name not in self.fields else ""
+            raise ExprError(f"{unknown}the only call a condition may make is given(FIELD) of a field")
         self.given.append(name)
         return (lambda a: False), (lambda m: m.get(given_key(name), False) is True)
 
@@ -514,10 +516,8 @@ def _refuse_look_alikes(source: str, tree: ast.AST) -> None:
 
 
 def _quote(text: str, limit: int = 200) -> str:
-    """The condition as the pack wrote it, quoted, its first `limit` characters when longer.
-
-    Not `ast.unparse`: it recurses once per level, and a condition under MAX_LENGTH can nest
-    hundreds of levels (`- - - ... 1`)."""
+    """The condition as the pack wrote it, quoted, its first `limit` characters when longer (not
+    `ast.unparse`, which recurses once per level: under MAX_LENGTH, `- - - ... 1` nests hundreds)."""
     text = text.strip()
     return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
 

@@ -173,7 +173,7 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
             guess[name] = current[0]
             continue
         spec = plan.pack.fields[name]
-        ranked = plan.chain(name, guess)[0] if follows_chain(spec, False) else plan.ranking(name, guess)[0]
+        ranked = plan.chain(name, guess)[0] if follows_chain(spec, False) else plan.best_first(name, guess)
         allowed = set(current)
         out[name] = guess[name] = next((v for v in ranked if v in allowed), current[0])
     return out
@@ -250,7 +250,8 @@ def _first_working(
 ) -> tuple[Scalar, Mapping[str, Scalar]] | None:
     """The first of `ranked` that keeps the request solvable, fixed in `state`, with a solution
     that has it; None (state unchanged) when none does."""
-    allowed = set(current)
+    # Mostly the first value is taken: a short domain is searched as it is, not made a set.
+    allowed = current if len(current) <= 8 else set(current)
     for value in ranked:
         if value not in allowed:
             continue

@@ -32,7 +32,7 @@ from solver.reasoning.conflicts import (
     minimal_reason,
 )
 from solver.reasoning.decide import ChainFailed, launcher_view
-from solver.reasoning.givenchoices import typed_apart, typed_choices
+from solver.reasoning.givenchoices import hand_over, prepare_copies, typed_apart, typed_choices
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_unexplained
 from solver.values import show as _key
@@ -498,7 +498,7 @@ def _request_choices(
     pack: Pack, pins: Mapping[str, Pin], names: Sequence[str], *, reasons: bool, budget: Budget | None
 ) -> Choices:
     """`valid_choices` of the request as it is (what it gives, given; see `typed_choices`)."""
-    pack = query_pack(pack, pins)
+    pack = hand_over(pack, pins)  # its copy of the pack starts from the pack's solutions
     plan = plan_for(pack).within(budget)
     cp = plan.compiled
     unknown = [n for n in names if n not in pack.fields]
@@ -590,4 +590,5 @@ def prepare_choices(pack: Pack) -> int:
     """
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
+    prepare_copies(pack)  # and the copies a request typing one field a rule asks about works on
     return supports_for(plan.compiled).size

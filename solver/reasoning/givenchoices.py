@@ -20,18 +20,19 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.engine.csp import CompiledPack, compile_pack
-from solver.engine.opendomain import query_pack
+from solver.engine.opendomain import query_pack, widened
 from solver.engine.supports import supports_for
 from solver.engine.tracing import excluded as excluded_by
-from solver.engine.tracing import traced_base
+from solver.engine.tracing import traced_base, traced_domains
 from solver.model import Pack, Pin, Scalar
 from solver.pack.given import for_request, given_effect, given_fields
 from solver.pack.loader import semantics
+from solver.reasoning.plan import plan_for
 
 if TYPE_CHECKING:
     from solver.reasoning.diagnose import Choices
 
-__all__ = ["typed_apart", "typed_choices"]
+__all__ = ["hand_over", "prepare_copies", "typed_apart", "typed_choices"]
 
 _MARK = "handed-over"  # in a copy's compiled memo, per source digest: its supports' mark
 
@@ -129,6 +130,26 @@ def _witnessed(
             return False
         into.add(mended)
     return True
+
+
+def hand_over(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
+    """The pack `pins` work on (`query_pack`); when it is a copy for what they give, it first
+    takes over the solutions the pack itself has met that keep its rules (a page's first click
+    on such a field then answers from what `prepare_choices` found)."""
+    own = query_pack(pack, pins)
+    _hand_over(pack, widened(pack, pins), own)
+    return own
+
+
+def prepare_copies(pack: Pack) -> None:
+    """For each field a rule asks about, the copy of `pack` a request typing it works on: compiled,
+    its root states propagated, and the pack's solutions handed over (`prepare_choices`)."""
+    for name in sorted(given_fields(pack)):
+        copy = for_request(pack, {name})
+        _hand_over(pack, pack, copy)
+        cp = plan_for(copy).compiled
+        cp.start({})
+        traced_domains(cp, {})
 
 
 def _hand_over(base: Pack, source: Pack, target: Pack) -> None:

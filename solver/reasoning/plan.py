@@ -94,6 +94,11 @@ class Plan:
         found = self._ranked(name, assigned)
         return list(found[0]), dict(found[1])
 
+    def best_first(self, name: str, assigned: Mapping[str, Scalar]) -> Sequence[Scalar]:
+        """`ranking`'s values alone, read-only (shared with later calls): for a caller that only
+        walks them (the guess of `likely_values` asks for every free field of every request)."""
+        return self._ranked(name, assigned)[0]
+
     def preferred_flagged(
         self, name: str, assigned: Mapping[str, Scalar]
     ) -> tuple[Sequence[Scalar], Mapping[Scalar, str]]:
