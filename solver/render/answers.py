@@ -42,8 +42,10 @@ def choices(pack: Pack, found: Any) -> str:
     for name, possible in found.possible.items():
         opened = found.open.get(name)
         warned = found.warned.get(name, {})
+        # No value: with the other inputs (for a field a rule asks about: typing it, as picking one
+        # does), not "the inputs conflict": they may hold with the field left unset.
         shown = ", ".join(str(v) + (" ⚠" if v in warned else "") for v in possible) or (
-            "(none of the listed values)" if opened else "(none: the inputs conflict)"
+            "(none of the listed values)" if opened else "(none works with the other inputs)"
         )
         lines.append(
             f"{name}: {shown}" + (f"; open: {opened} (other values are checked when given)" if opened else "")
