@@ -374,7 +374,13 @@ def valid_choices(
 
 
 def _request_choices(
-    pack: Pack, pins: Mapping[str, Pin], names: Sequence[str], *, reasons: bool, budget: Budget | None
+    pack: Pack,
+    pins: Mapping[str, Pin],
+    names: Sequence[str],
+    *,
+    reasons: bool,
+    budget: Budget | None,
+    keep: Collection[str] = (),
 ) -> Choices:
     """`valid_choices` of the request as it is (what it gives, given; see `typed_choices`)."""
     pack = hand_over(pack, pins)  # its copy of the pack starts from the pack's solutions
@@ -410,7 +416,7 @@ def _request_choices(
     asked = set(names)
     shared = {n: v for n, v in values.items() if n not in asked}
     seed = shared if len(shared) < len(values) - 1 else None
-    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, seed)
+    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, seed, keep)
     # What the stored solutions and refutations say under all the pins, for the fields without
     # one (most of them): taken once and brought up to date with each witness stored, instead of
     # a pass over every pin per field.

@@ -53,7 +53,10 @@ def typed_choices(
     """`choices(pack, pins, names)` (the request's own choices), each field of `apart` asked of
     the pack in which the request gives it where the request's answer does not carry over; the
     answers in the order of `names`."""
-    parts = [choices(pack, pins, names)]
+    # The fields typing may tighten need a stored witness per possible value (`_carried`): the
+    # request's own sweep keeps the steps that prove theirs.
+    tighten = [n for n in apart if not _effects(pack, pins, n) <= {0, 1}]
+    parts = [choices(pack, pins, names, keep=tighten)]
     own = query_pack(pack, pins)
     for name in apart:
         typed = query_pack(for_request(pack, {*pins, name}), pins)
@@ -79,7 +82,7 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     only tightens them, every excluded value stays excluded, and a value possible before still
     is if a stored witness keeps the tightened rules. Either check failing means: ask `typed`."""
     reading = [rid for rid, cond in semantics(base).rules.items() if name in cond.given]
-    effects = {given_effect(base.rule(rid), name, set(pins)) for rid in reading}
+    effects = _effects(base, pins, name)
     if effects == {0}:
         return True
     cp = compile_pack(typed)
@@ -101,6 +104,14 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
         if any(item.kind == "rule" and item.name in asked for item in items):
             return False
     return True
+
+
+def _effects(pack: Pack, pins: Mapping[str, Pin], name: str) -> set[int | None]:
+    """How typing `name` changes each rule that reads `given(name)` (`given_effect`)."""
+    rules = semantics(pack).rules
+    return {
+        given_effect(pack.rule(rid), name, set(pins)) for rid, cond in rules.items() if name in cond.given
+    }
 
 
 def _witnessed(

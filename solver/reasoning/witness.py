@@ -9,7 +9,7 @@ The one home of how `solver.reasoning.diagnose` proves values possible; it impor
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 
 from solver.engine.csp import CompiledPack
 from solver.engine.state import State
@@ -99,13 +99,16 @@ def sweep(
     names: Sequence[str],
     values: Mapping[str, Scalar],
     seed: Mapping[str, Scalar] | None = None,
+    keep: Collection[str] = (),
 ) -> dict[str, set[Scalar]]:
     """Values of the fields without a pin proven possible by walking one solution of the pins
     through them: each value is put in and the rules it breaks mended around it
     (`CompiledPack.mend_in_place`), so every step is a solution and proves the values it
     changed. Costs the rules around each value, not a pass over every field per value, which is
     what keeps choices on a pack of thousands of fields from growing as the square of its size.
-    The values a step cannot mend in are left to the search; the last solution is kept."""
+    The values a step cannot mend in are left to the search; the last solution is kept, and so
+    is each step that put in a value of a field of `keep` (a witness someone will ask for:
+    `solver.reasoning.givenchoices`)."""
     keeping = supports.keeping(values)
     start = supports.example(keeping)
     if start is None or not names:
@@ -135,6 +138,8 @@ def sweep(
                 continue
             changed = cp.mend_in_place(state, walk, name, value)
             failed[name] = failed.get(name, 0) + 1 if changed is None else 0
+            if changed is not None and name in keep:
+                supports.add(walk)
             for other in changed or ():
                 if other in proven:
                     proven[other].add(walk[other])
