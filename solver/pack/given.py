@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import functools
 from collections.abc import Collection, Mapping
 
 from solver.bounded import PACKS_KEPT, Lru
@@ -27,7 +28,7 @@ from solver.model import Pack, Rule
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import parse, rule_condition
 
-__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields"]
+__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields", "reading_given"]
 
 # Separates a pack's digest from the given fields a copy was made for (see `for_request`).
 GIVEN_MARK = "+given:"
@@ -49,6 +50,13 @@ def given_fields(pack: Pack) -> frozenset[str]:
         if pack.digest:
             _ASKED.put(pack.digest, found)
     return found
+
+
+def reading_given(pack: Pack, name: str) -> list[str]:
+    """The ids of `pack`'s rules (hard or warn) that read `given(name)`."""
+    from solver.pack.loader import semantics
+
+    return [rid for rid, cond in semantics(pack).rules.items() if name in cond.given]
 
 
 def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pack:
@@ -122,15 +130,35 @@ def _offset(source: str, line_start: int, byte_offset: int) -> int:
     return line_start + len(line.encode()[:byte_offset].decode(errors="ignore"))
 
 
-def given_effect(rule: Rule, name: str, typed: Collection[str]) -> int:
+def given_effect(rule: Rule, name: str, typed: Collection[str]) -> int | None:
     """How typing `name` changes what `rule` allows, the other fields' `given(...)` answered by
     `typed`: 0 not at all, +1 it allows a superset (every occurrence of `given(name)` that still
-    counts makes the rule easier to hold), -1 a subset, None both ways or unknown."""
-    trees = [ast.parse(t.strip(), mode="eval").body for t in (rule.when, rule.require, rule.forbid) if t]
-    body = trees[-1] if rule.require is not None else ast.UnaryOp(ast.Not(), trees[-1])
-    holds = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), trees[0]), body]) if rule.when else body
+    counts makes the rule easier to hold), -1 a subset, None both ways or unknown. Asked for each
+    field of each `choices` request: remembered per rule text and the typed fields it reads."""
+    texts = (rule.when, rule.require, rule.forbid)
+    return _effect(texts, name, frozenset(_given_in(texts)).intersection(typed))
+
+
+@functools.lru_cache(maxsize=1024)
+def _given_in(texts: tuple[str | None, str | None, str | None]) -> tuple[str, ...]:
+    """The fields the `given(...)` calls of a rule's texts name."""
+    return tuple(
+        node.args[0].id
+        for text in texts
+        if text
+        for node in ast.walk(ast.parse(text.strip(), mode="eval"))
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
+    )
+
+
+@functools.lru_cache(maxsize=4096)
+def _effect(texts: tuple[str | None, str | None, str | None], name: str, typed: frozenset[str]) -> int | None:
+    when, require, _ = texts
+    trees = [ast.parse(t.strip(), mode="eval").body for t in texts if t]
+    body = trees[-1] if require is not None else ast.UnaryOp(ast.Not(), trees[-1])
+    holds = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), trees[0]), body]) if when else body
     _, signs = _polarity(holds, 1, name, typed)
-    return 0 if not signs else (next(iter(signs)) if len(signs) == 1 else None)  # type: ignore[return-value]
+    return 0 if not signs else (next(iter(signs)) if len(signs) == 1 else None)
 
 
 def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> tuple[bool | None, set[int]]:

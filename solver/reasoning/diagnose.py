@@ -30,7 +30,7 @@ from solver.reasoning.conflicts import (
     minimal_reason,
 )
 from solver.reasoning.decide import ChainFailed, launcher_view
-from solver.reasoning.givenchoices import hand_over, prepare_copies, typed_apart, typed_choices
+from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_unexplained
 from solver.reasoning.witness import Witnesses, search_start, sweep
@@ -383,7 +383,7 @@ def _request_choices(
     keep: Collection[str] = (),
 ) -> Choices:
     """`valid_choices` of the request as it is (what it gives, given; see `typed_choices`)."""
-    pack = hand_over(pack, pins)  # its copy of the pack starts from the pack's solutions
+    pack = warmed_query_pack(pack, pins)  # its copy of the pack starts from the pack's solutions
     plan = plan_for(pack).within(budget)
     cp = plan.compiled
     unknown = [n for n in names if n not in pack.fields]

@@ -19,20 +19,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from solver.engine.csp import CompiledPack, compile_pack
+from solver.engine.csp import CompiledPack, Constraint, compile_pack
 from solver.engine.opendomain import query_pack, widened
 from solver.engine.supports import supports_for
 from solver.engine.tracing import excluded as excluded_by
 from solver.engine.tracing import traced_base, traced_domains
 from solver.model import Pack, Pin, Scalar
-from solver.pack.given import for_request, given_effect, given_fields
+from solver.pack.given import for_request, given_effect, given_fields, reading_given
 from solver.pack.loader import semantics
 from solver.reasoning.plan import plan_for
 
 if TYPE_CHECKING:
     from solver.reasoning.diagnose import Choices
 
-__all__ = ["hand_over", "prepare_copies", "typed_apart", "typed_choices"]
+__all__ = ["prepare_copies", "typed_apart", "typed_choices", "warmed_query_pack"]
 
 _MARK = "handed-over"  # in a copy's compiled memo, per source digest: its supports' mark
 
@@ -81,7 +81,7 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     reasons without those rules (a minimal reason `answer` gives naming none of them). Where it
     only tightens them, every excluded value stays excluded, and a value possible before still
     is if a stored witness keeps the tightened rules. Either check failing means: ask `typed`."""
-    reading = [rid for rid, cond in semantics(base).rules.items() if name in cond.given]
+    reading = reading_given(base, name)
     effects = _effects(base, pins, name)
     if effects == {0}:
         return True
@@ -108,10 +108,12 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
 
 def _effects(pack: Pack, pins: Mapping[str, Pin], name: str) -> set[int | None]:
     """How typing `name` changes each rule that reads `given(name)` (`given_effect`)."""
-    rules = semantics(pack).rules
-    return {
-        given_effect(pack.rule(rid), name, set(pins)) for rid, cond in rules.items() if name in cond.given
-    }
+    return {given_effect(pack.rule(rid), name, pins.keys()) for rid in reading_given(pack, name)}
+
+
+def _keeps(rules: Sequence[Constraint], row: Mapping[str, Scalar]) -> bool:
+    """Whether the complete configuration `row` keeps every one of `rules`."""
+    return all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in rules)
 
 
 def _witnessed(
@@ -121,20 +123,18 @@ def _witnessed(
     solution of the request's own pack that keeps the copy's rules, or one mended from such a
     solution in the copy (each one found is kept with the copy)."""
     own, into = supports_for(own_cp), supports_for(cp)
-    keeps = [cp.rules[rid] for rid in cp.rules if cp.rules[rid].condition is not own_cp.rules[rid].condition]
-
-    def holds(row: Mapping[str, Scalar]) -> bool:
-        return all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in keeps)
+    # The copy's rules that differ from the request pack's: its answered `given(...)` ones.
+    keeps = [rule for rid, rule in cp.rules.items() if rule.condition is not own_cp.rules[rid].condition]
 
     state = None
     near = own.example(own.keeping(values))
     for value in possible:
         row = own.example(own.keeping({**values, name: value}))
-        if row is not None and holds(row):
+        if row is not None and _keeps(keeps, row):
             continue
         if state is None:
             state = cp.start(dict(values))
-        if state is None or near is None or not holds(near):
+        if state is None or near is None or not _keeps(keeps, near):
             return False
         mended = cp.mend(state, near, name, value)
         if mended is None:  # not a refutation; a search here costs more than asking the copy
@@ -143,7 +143,7 @@ def _witnessed(
     return True
 
 
-def hand_over(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
+def warmed_query_pack(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
     """The pack `pins` work on (`query_pack`); when it is a copy for what they give, it first
     takes over the solutions the pack itself has met that keep its rules (a page's first click
     on such a field then answers from what `prepare_choices` found)."""
@@ -175,5 +175,5 @@ def _hand_over(base: Pack, source: Pack, target: Pack) -> None:
     cp.memo[key] = mark
     into = supports_for(cp)
     for row in rows:
-        if all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in changed):
+        if _keeps(changed, row):
             into.add(row)
