@@ -103,7 +103,7 @@ class CompiledCount:
 
         Raises ValueError when a record read from disk is malformed."""
         meter = StepMeter(limit or Limit(steps=None), progress)
-        return _Pass(self, domains, pins, meter).arm(self.root, -1), meter.steps
+        return _Pass(self, domains, pins, meter).root(), meter.steps
 
     def split(
         self,
@@ -286,18 +286,26 @@ class _Pass:
         self.spans: dict[int, int] = {}
 
     def node(self, at: int) -> int:
-        level, reads, count, arms = self.dag.records[at]
-        if not reads & self.pinned:
-            return count
-        found = self.memo.get(at)
+        found = self.memo.get(at)  # (an untouched node's too: a record is looked up once)
         if found is None:
-            found = self.memo[at] = sum(self.arm(arm, level) for arm in arms)
+            level, reads, found, arms = self.dag.records[at]
+            if reads & self.pinned:
+                keep = self.allowed.get(level, -1)
+                found = 0
+                for arm in arms:
+                    found += self.arm(arm, keep)
+            self.memo[at] = found
         return found
 
-    def arm(self, arm: Arm, level: int) -> int:
+    def root(self) -> int:
+        _, free, kids, parts = self.dag.root
+        return self.arm((1, free, kids, parts), -1)  # the root arm stands for no field's value
+
+    def arm(self, arm: Arm, keep: int) -> int:
+        """The count of `arm` of a node whose field keeps the values `keep` (bits)."""
         mask, free, kids, parts = arm
         self.meter.tick(1 + len(kids) // FIELDS_PER_STEP)
-        total = (mask & self.allowed.get(level, -1)).bit_count() if level >= 0 else 1
+        total = (mask & keep).bit_count()
         if total and free:
             total *= self.span(free)
         for at in range(0, len(parts), 2):
