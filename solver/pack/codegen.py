@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import CodeType, FunctionType
 from typing import Any
 
-__all__ = ["UNKNOWN", "Piece", "Writer"]
+__all__ = ["UNKNOWN", "Piece", "Writer", "compile_now", "restore", "state"]
 
 Piece = tuple[str, str]  # (the expression over `a` for holds, the one over `m` for partial)
 
@@ -198,14 +198,35 @@ def _function(name: str, arg: str, body: str, consts: tuple[Any, ...]) -> Any:
     """A function of `body`; compiled when first called if its shape is new to this process (a
     `check` calls 490 of the SGLang pack's 1,458 functions: the rules' `holds`, some `partial`s)."""
     params = "".join(f", {name[0]}{n}=None" for n in range(len(consts)))
-    source = f"def {name}({arg}{params}):\n    return {body}\n"
-    code = _CODE.get(source)
+    return restore(name, f"def {name}({arg}{params}):\n    return {body}\n", consts)
+
+
+def restore(name: str, made: CodeType | str, consts: tuple[Any, ...]) -> Any:
+    """The function `name` of code or of a source we generated (see `state`), with `consts`."""
+    code = made if isinstance(made, CodeType) else _CODE.get(made)
     if code is not None:
         return FunctionType(code, _GLOBALS, name, consts or None)
-    pending = _Pending(sys.intern(source), consts)
+    if not isinstance(made, str):
+        raise TypeError("neither code nor a source")
+    pending = _Pending(sys.intern(made), consts)
     pending.function = FunctionType(_FIRST_CALL, _GLOBALS, name, (pending,))
     pending.function.__qualname__ = name
     return pending.function
+
+
+def state(function: Any) -> tuple[CodeType | str, tuple[Any, ...]]:
+    """What `restore` makes `function` again from: its code, or its source while not compiled
+    yet, and its constants."""
+    if function.__code__ is _FIRST_CALL:
+        pending: _Pending = function.__defaults__[0]
+        return pending.source, pending.consts
+    return function.__code__, function.__defaults__ or ()
+
+
+def compile_now(function: Any) -> None:
+    """Compile `function` now if it waits for its first call."""
+    if function.__code__ is _FIRST_CALL:
+        function.__defaults__[0].install()
 
 
 class _Pending:
@@ -217,13 +238,16 @@ class _Pending:
         self.source, self.consts = source, consts
         self.function: Any = None
 
-    def run(self, x: Any) -> Any:
-        function = self.function
+    def install(self) -> Any:
         # In place: whoever kept the function (a memo table, a search's list) now calls the
         # compiled code. Two threads may both get here; each puts in the same code.
+        function = self.function
         function.__code__ = _code(self.source)
         function.__defaults__ = self.consts or None
-        return function(x)
+        return function
+
+    def run(self, x: Any) -> Any:
+        return self.install()(x)
 
 
 def _first_call(x: Any, pending: Any = None) -> Any:
