@@ -182,6 +182,7 @@ def test_no_text_of_the_pack_enters_the_generated_source() -> None:
         "n": Field(name="n", kind="option", domain=(1, 2)),
     }
     codegen._CODE.clear()
+    codegen._SEEN.clear()
     cond = parse(f"s == {hostile!r} or n * 2 == 4 or s in EVIL", fields, {"EVIL": (hostile,)})
     assert cond.holds((hostile, 1)) is True and cond.holds(("b", 1)) is False and cond.holds(("b", 2))
     assert cond.partial({"s": "b"}) is None and cond.partial({"s": hostile}) is True
@@ -194,6 +195,7 @@ def test_no_text_of_the_pack_enters_the_generated_source() -> None:
 
 def test_conditions_of_one_shape_share_code_compiled_on_first_call() -> None:
     codegen._CODE.clear()
+    codegen._SEEN.clear()
     first = parse("i1 == 2 and s1 in NAMES", FIELDS, SETS)
     second = parse("i3 == 4 and s1 in ['z']", FIELDS, SETS)
     assert not codegen._CODE  # nothing compiled before a call
@@ -204,6 +206,11 @@ def test_conditions_of_one_shape_share_code_compiled_on_first_call() -> None:
     assert second.partial.__code__ is first.partial.__code__ and len(codegen._CODE) == 2
     third = parse("i1 == 1 and s1 in NAMES", FIELDS, SETS)  # a known shape: compiled at once
     assert third.holds.__code__ is first.holds.__code__ and third.holds((1, "y")) is True
+    codegen._CODE.clear()
+    made = [parse(f"i3 == {v} or i2 == 1", FIELDS, SETS) for v in (0, 2, 4, 8)]
+    assert len(codegen._CODE) == 2  # the fourth of a shape compiles it (both functions)
+    assert made[3].holds.__code__ is codegen._CODE[next(iter(codegen._CODE))]
+    assert made[0].holds((0, 2)) is True and made[0].holds.__code__ is made[3].holds.__code__
 
 
 def test_a_compiled_condition_leaves_few_objects_for_the_garbage_collector() -> None:
