@@ -29,6 +29,7 @@ never python-constraint or networkx.
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
@@ -45,7 +46,7 @@ from solver.engine.countlimit import (
     Progress,
     metered,
 )
-from solver.engine.ddnnf import SEARCH_FIRST, CompiledCount, compile_count
+from solver.engine.ddnnf import FORMAT, SEARCH_FIRST, CompiledCount, compile_count
 from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
 from solver.model import given_key
@@ -323,6 +324,7 @@ def _compiled(pack: Pack) -> CompiledCount | None:
 # A pack's compiled count shipped in its directory (`python -m solver.engine.shipped DIR`).
 SHIPPED_NAME = "compiled-count.xz"
 MAX_SHIPPED_BYTES = 32 * 1024 * 1024  # packed (the SGLang pack's: 1.1 MB)
+_HEAD_BYTES = 256 * 1024  # unpacked first, to read the header (the SGLang pack's: 3 KB)
 
 
 def read_shipped(pack: Pack) -> CompiledCount | None:
@@ -339,7 +341,12 @@ def read_shipped(pack: Pack) -> CompiledCount | None:
         if len(packed) > MAX_SHIPPED_BYTES:
             return None
         unpack = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
-        data = unpack.decompress(packed, MAX_COMPILED_BYTES)
+        data = unpack.decompress(packed, _HEAD_BYTES)
+        header = json.loads(data.split(b"\n", 1)[0])
+        if not isinstance(header, dict) or (header.get("key"), header.get("format")) != (pack.digest, FORMAT):
+            return None  # a pack edited since (or another format): the rest is not unpacked
+        if not unpack.eof:
+            data += unpack.decompress(b"", MAX_COMPILED_BYTES - len(data))
         if not unpack.eof or unpack.unused_data:
             return None
         return CompiledCount.from_bytes(data, pack.digest)
