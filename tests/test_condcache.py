@@ -33,6 +33,10 @@ def _forget() -> None:
     loader._CACHE.clear()
     loader._SEMANTICS.clear()
     cache._entries.clear()
+    # Nor how often a shape was made or which were compiled: an earlier test loading the toy
+    # pack would have compiled its shapes at once, and a first start writes them all.
+    codegen._SEEN.clear()
+    codegen._CODE.clear()
 
 
 def _side_file(directory: Path) -> Path:
