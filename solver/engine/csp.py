@@ -297,6 +297,8 @@ class CompiledPack:
         found = self._fact_states.get(key)
         if found is None:
             found = root.pinned({n: v for n, _, v in facts}) or _REFUTED
+            if isinstance(found, State):
+                found.by_field = found.open_index()
             self._fact_states.put(key, found)
         return found if isinstance(found, State) else None
 
@@ -465,7 +467,7 @@ class CompiledPack:
         solution[name] = value
         region: set[str] = set()
         for con in state.by_field.get(name, ()):
-            if con.key in state.open and not con.holds(tuple(solution[f] for f in con.fields)):
+            if con.key in state.open and not con.holds(tuple([solution[f] for f in con.fields])):
                 free = [f for f in con.fields if f != name and len(state.domains[f]) > 1]
                 if not free:
                     solution[name] = old
