@@ -268,9 +268,9 @@ class PackOracle:
                 # Pins only (a value's question): the engine's search. Each of the counter's
                 # tries passed over every field of the pack (its root and component keys); the
                 # engine's start and search cost the ring (synthetic 400: the values check 3.3
-                # -> 2.0 s CPU). No hint: from the known solution, its witnesses stayed near the
-                # known ones and the rules check then lost 3 s. With a condition (a rule broken)
-                # the counter stays: there the engine took twice as long.
+                # -> 2.0 s CPU). No hint: started from the known solution, the rules check that
+                # follows took 3 s more. With a condition (a rule broken) the counter stays:
+                # there the engine took 1.5 times as long.
                 try:
                     return self.cp.solve(given, rules=rules, budget=steps, task="linting")
                 except CommandBudgetExceeded:
@@ -495,12 +495,24 @@ class PackOracle:
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
 
-        # The latest solutions of this reason's questions, each with the rules of `local` it
-        # breaks: a question whose rules avoid them all and whose pins and conditions it keeps
-        # needs no search (a set test, where evaluating every rule of the question on each
-        # witness was a fifth of the totality check's time).
-        witnesses: list[tuple[dict[str, Scalar], set[str]]] = []
+        # The latest solutions of this reason's questions, each with the rules of `local` it is
+        # known to keep and to break, learned as questions ask: set tests instead of evaluating
+        # each rule of a question on each of 8 witnesses (a fifth of synthetic 400's totality
+        # profile); learned lazily, as SGLang's questions are a few of its rules each.
+        witnesses: list[tuple[dict[str, Scalar], set[str], set[str]]] = []
         checks = {r: (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in local}
+
+        def keeps(witness: tuple[dict[str, Scalar], set[str], set[str]], names: set[str]) -> bool:
+            solution, kept, broken = witness
+            if not broken.isdisjoint(names):
+                return False
+            for rule in names - kept:
+                read, holds = checks[rule]
+                if not holds(tuple([solution[f] for f in read])):
+                    broken.add(rule)
+                    return False
+                kept.add(rule)
+            return True
 
         def consistent(chosen: Sequence[Item]) -> bool:
             given = dict(fixed)
@@ -508,14 +520,14 @@ class PackOracle:
                 if item.kind == "pin":
                     given[item.name] = item.value  # type: ignore[assignment]
             names = [i.name for i in chosen if i.kind == "rule"]
-            for w, broken in witnesses:
-                if broken.isdisjoint(names) and self._satisfies(w, given, [], extras):
+            wanted = set(names)
+            for witness in witnesses:
+                if self._satisfies(witness[0], given, [], extras) and keeps(witness, wanted):
                     return True
             found = self.query(given, names, extras, local=False, near=witnesses[0][0] if witnesses else None)
             if found is None:
                 return False
-            broken = {r for r, (read, holds) in checks.items() if not holds(tuple([found[f] for f in read]))}
-            witnesses.insert(0, (found, broken))
+            witnesses.insert(0, (found, wanted, set()))
             del witnesses[WITNESSES_KEPT:]
             return True
 
