@@ -152,8 +152,15 @@ def traced_domains(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
             name in pins and same(pins[name], value) for name, value in other
         ):
             start, have = state, other
-    given = dict(have)
-    found = _base(cp, {n: v for n, v in pins.items() if n not in given}, start)
+    if start is None and len(pins) <= 1:
+        # From the root with one pin, the state is `traced_base`'s own (with several, the
+        # reasons it records follow the pins' order, which `traced_base` keeps from its first
+        # caller): one propagation for both, where a page's first question on a fact lists
+        # choices from it and explains the excluded values with it.
+        found = traced_base(cp, pins)
+    else:
+        given = dict(have)
+        found = _base(cp, {n: v for n, v in pins.items() if n not in given}, start)
     if len(kept) >= _BASES_KEPT * 2:
         kept.clear()
     kept[key] = found
