@@ -96,8 +96,6 @@ class CompiledPack:
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
-        # Each field's first value: the rest of an assignment searched over a few fields only.
-        self.first_values: dict[str, Scalar] = {n: v[0] for n, v in self.domains.items() if v}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
         self._cons = self.rules

@@ -244,7 +244,12 @@ def _solve_within(
         return None
     if isinstance(hint, _Changed):
         return {**hint.solution, hint.field: hint.value, **found}  # (C-level copies only)
-    return {**(hint if hint is not None and len(hint) == len(domains) else cp.first_values), **found}
+    if hint is None or len(hint) != len(domains):
+        # Each field's first value, once per compiled pack.
+        hint = cp.memo.get("first-values") or cp.memo.setdefault(
+            "first-values", {n: v[0] for n, v in cp.domains.items() if v}
+        )
+    return {**hint, **found}
 
 
 def _keeps(cp: CompiledPack, witness: Mapping[str, Scalar], known: dict[str, bool], rid: str) -> bool:
