@@ -39,6 +39,8 @@ class Witnesses:
         self.cp = cp
         self.task = task
         self.pinned = [n for n in pins if n in cp.domains]
+        # The last `near` asked with, and whether it keeps the pins (callers never change one).
+        self._near: tuple[Mapping[str, Scalar] | None, bool] = (None, False)
         if seed is not None:
             # A subset of `pins` shared by several bases (choices: the pins but the options'
             # own), kept by `traced_domains` to start from: each base then propagates the few
@@ -60,17 +62,25 @@ class Witnesses:
         then: Callable[[], Mapping[str, Scalar]] | None = None,
     ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution of every
-        rule to start from; `then`: makes the values to descend from when none is found near."""
+        rule to start from (read, never changed, by the caller either); `then`: makes the values
+        to descend from when none is found near."""
         if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
             return None
-        # A solution of every rule (what `near` is) that keeps the pins solves the state: then
-        # only the rules around what the new value narrows can break, and the repair looks there.
-        base = self.state.domains
-        solves = near is not None and len(near) == len(base) and all(near[n] in base[n] for n in self.pinned)
         if self.state.refutes(name, value, self.cp.never):
             # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
             # which was most of a platform's choices.
             return None
+        # A solution of every rule (what `near` is) that keeps the pins solves the state: then
+        # only the rules around what the new value narrows can break, and the repair looks there.
+        # (Asked again for the same `near`, mostly: choices passes the last witness until it finds
+        # another, and a check of every pin per value was a pass over ~460 pins at 5,000 fields.)
+        if near is not self._near[0]:
+            base = self.state.domains
+            self._near = (
+                near,
+                near is not None and len(near) == len(base) and all(near[n] in base[n] for n in self.pinned),
+            )
+        solves = self._near[1]
         if solves and near is not None:
             mended = self.cp.mend(self.state, near, name, value)
             if mended is not None:
@@ -80,16 +90,20 @@ class Witnesses:
         # Not mended: `search` follows the change along the rules it breaks (`chase`), mostly a
         # solution a few rules away or a refutation, before a descent from `then`'s start.
         changed: list[str] | None = [] if solves else None
-        state = self.state.assign(name, value, changed)
-        if state is None:
+        # In place and taken back (`search` leaves a state as it found it): a copy of the state
+        # per value searched was a pass over every field and open rule.
+        if not self.state.fix(name, value, changed):
             return None
-        return self.cp.search(
-            state,
-            task=f"{self.task} for {name}",
-            hint={**(near or {}), name: value},
-            around=changed,
-            then=None if then is None else lambda: {**then(), name: value},
-        )
+        try:
+            return self.cp.search(
+                self.state,
+                task=f"{self.task} for {name}",
+                hint={**(near or {}), name: value},
+                around=changed,
+                then=None if then is None else lambda: {**then(), name: value},
+            )
+        finally:
+            self.state.undo()
 
 
 def sweep(
