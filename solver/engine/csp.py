@@ -239,7 +239,12 @@ class CompiledPack:
         if any(not c.fields and not c.holds(()) for c in cons):
             return None
         state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
-        return state if state.propagate(list(by_field)) else None
+        # Forward checking revises a rule once at most one of its fields is free: the fixed fields
+        # and those of one-field rules reach every such rule, the same fixpoint as queueing every
+        # field without a look at each rule whose fields are all free (QuickXplain's questions).
+        queue = [n for n in by_field if len(domains[n]) == 1]
+        queue += [c.fields[0] for c in cons if len(c.fields) == 1]
+        return state if state.propagate(queue) else None
 
     def _extra_cons(self, extra: Sequence[Condition]) -> list[Constraint]:
         out = []
