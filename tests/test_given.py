@@ -4,7 +4,8 @@ SGLang applies a model family's attention default only while no attention flag i
 (`is_attention_backend_not_set`); a split backend that follows `--attention-backend` has the
 same value as one typed, so only what was given tells them apart. A preference's `when` reads it,
 and so may a hard rule (SGLang refuses `--moe-runner-backend flashinfer_cutedsl` unless
-`--quantization` is typed): tests/test_given_rules.py. An adjustment may not (`typed_only`).
+`--quantization` is typed): tests/test_given_rules.py. So may an adjustment, except of the field
+it adjusts.
 """
 
 from __future__ import annotations
@@ -124,13 +125,54 @@ def test_condition_reads_the_mark_not_a_value(pack: Pack) -> None:
     assert cond.holds(()) is True  # positional values (lint): nothing given
 
 
-def test_given_is_refused_in_an_adjustment(tmp_path: Path) -> None:
+def test_an_adjustment_may_not_read_given_of_its_own_target(tmp_path: Path) -> None:
     extra = (
-        '[[rule]]\nid = "r"\nwhen = "given(prefill)"\nrequire = "attention == \'generic\'"\n'
+        '[[rule]]\nid = "r"\nwhen = "given(attention)"\nrequire = "attention == \'generic\'"\n'
         'adjusts = "attention"\nbecause = "b attention"\nsource = "test"\n'
     )
-    with pytest.raises(PackError, match=r"not allowed in an adjustment"):
+    with pytest.raises(PackError, match=r"may not read given\(\) of the field it adjusts"):
         _pack(tmp_path / "bad", extra)
+
+
+# SGLang overrides the MoE runner for `--quantization mxfp8` only when that flag is typed (a
+# checkpoint's mxfp8 leaves the runner alone): an adjustment whose `when` reads given().
+OVERRIDE = """
+[[rule]]
+id = "typed-sparse-prefill-forces-attention"
+when = "given(prefill) and prefill == 'sparse_kernel'"
+require = "attention == 'sparse_kernel'"
+adjusts = "attention"
+because = "a typed sparse prefill makes the launcher override the attention backend"
+source = "test"
+"""
+
+
+def _expected_with_override(family: str, options: dict[str, str]) -> tuple[str, bool]:
+    """The attention value and whether a typed one was overridden: the launcher's own override
+    fires only when prefill is typed sparse_kernel, over a typed value or over its own pick."""
+    if options.get("prefill") == "sparse_kernel":
+        return "sparse_kernel", options.get("attention", "sparse_kernel") != "sparse_kernel"
+    return _expected_attention(family, options), False
+
+
+def test_an_adjustment_reading_given_brute_force(tmp_path: Path) -> None:
+    pack = _pack(tmp_path / "override", OVERRIDE)
+    values = ["generic", "sparse_kernel", "other"]
+    seen = 0
+    for family in ("plain", "sparse"):
+        for typed in itertools.chain.from_iterable(
+            itertools.combinations(["attention", "prefill"], k) for k in range(3)
+        ):
+            for chosen in itertools.product(values, repeat=len(typed)):
+                options = dict(zip(typed, chosen, strict=True))
+                want, overridden = _expected_with_override(family, options)
+                answer = check(pack, options, {"family": family})
+                assert answer.values["attention"] == want, (family, options)
+                assert [a.field for a in answer.adjustments] == (["attention"] if overridden else [])
+                # Not typed, prefill follows attention; the rule does not read a picked value.
+                assert answer.values["prefill"] == options.get("prefill", want)
+                seen += 1
+    assert seen == 2 * (1 + 3 + 3 + 9)
 
 
 def test_only_given_of_a_field(tmp_path: Path) -> None:

@@ -265,8 +265,8 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
         except ExprError as exc:
             problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
-        if rules[rule.id].given and rule.adjusts is not None:  # typed_only says it for adjustments
-            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_NOT_IN_ADJUSTMENTS, rule.file))
+        if rule.adjusts is not None and rule.adjusts in rules[rule.id].given:
+            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_OF_ITS_TARGET, rule.file))
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
             problems.add(
                 PackProblem(
@@ -281,8 +281,11 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
     return PackSemantics(rules=rules, whens=whens, preferences=prefs)
 
 
-_GIVEN_NOT_IN_ADJUSTMENTS = (
-    "given(FIELD) is not allowed in an adjustment: `typed_only = true` makes one read the request as given"
+# The launcher's override replaces the value, so whether the field was given is no longer the
+# user's word: the adjustment would read its own doing (`typed_only` says "only when typed").
+_GIVEN_OF_ITS_TARGET = (
+    "an adjustment may not read given() of the field it adjusts (`typed_only = true` makes it fire "
+    "only when the fields its `when` reads are given)"
 )
 
 
