@@ -192,12 +192,13 @@ def test_a_count_cut_short_brackets_the_exact_count(spec, data) -> None:  # type
 
 def test_a_deadline_in_the_past_stops_with_bounds(monkeypatch: pytest.MonkeyPatch) -> None:
     """A count whose deadline has passed stops at its first look at the clock with bounds that
-    hold the exact count; the message says them. (With no compiled count kept: one would answer
-    `platform=cuda` in a pass of a few hundred steps, before any look at the clock.)"""
+    hold the exact count; the message says them. (With no compiled count kept or shipped: the
+    search's bounds; tests/test_count_shipped.py has a pass cut short.)"""
     from solver.engine import count as count_module
 
     monkeypatch.setenv("CONFSOLVE_NO_CACHE", "1")
     monkeypatch.setattr(count_module, "_COMPILED", type(count_module._COMPILED)(8))
+    monkeypatch.setattr(count_module, "read_shipped", lambda pack: None)
     pack = load_pack("sglang")
     seen: list[tuple[int, float]] = []
     with pytest.raises(CountLimitReached) as info:

@@ -12,7 +12,10 @@ caching. A count whose search passes `ddnnf.SEARCH_FIRST` steps (and has no time
 the whole pack instead (`solver.engine.ddnnf`: that search with no pins, written down as a
 decision-DNNF), kept in the process and on disk next to the pack cache by pack digest; every
 count of the pack with a limit above SEARCH_FIRST is then a pass over it that recomputes only
-the nodes its pins touch (`platform=cuda`: 642 of 630k arms). A pack it does
+the nodes its pins touch (`platform=cuda`: ~700 of 677k arms). A pack may ship that form in its
+directory (`read_shipped`; written by `python -m solver.engine.shipped`), so even its first
+count is a pass. The form is shared by the copies of the pack a request's `given()` answers
+make (`compile_whole`: each `given(FIELD)` a hard rule reads is a two-valued field). A pack it does
 not compile (past `diagrams.MAX_FIELDS` fields, or a rule past its expansion budget) is counted by
 `ModelCounter` (`solver.engine.modelcounter`: propagation, components and caching over condition
 evaluation), which `lint` and `diff` use for projected counts. Never a product loop over the
@@ -30,6 +33,7 @@ import time
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.bounded import PACKS_KEPT, Lru
@@ -44,6 +48,7 @@ from solver.engine.countlimit import (
 from solver.engine.ddnnf import SEARCH_FIRST, CompiledCount, compile_count
 from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
+from solver.model import given_key
 
 if TYPE_CHECKING:
     from solver.engine.csp import CompiledPack
@@ -58,9 +63,12 @@ __all__ = [
     "Limit",
     "ModelCounter",
     "Progress",
+    "compile_whole",
     "count",
     "metered",
     "pack_checks",
+    "pack_counter",
+    "read_shipped",
 ]
 
 # --- packs ------------------------------------------------------------------------------------
@@ -119,10 +127,12 @@ def count(
     every combination of what was not), and `parts`, the values of `by` counted exactly.
     """
     from solver.engine.csp import compile_pack
-    from solver.engine.opendomain import query_pack
+    from solver.engine.opendomain import widened
+    from solver.pack.given import for_request
 
     pins = dict(pins or {})
-    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
+    base = widened(pack, pins)  # open domains widened by the pins' values
+    pack = for_request(base, pins)  # and `given(FIELD)` of rules answered (the search's pack)
     cp = compile_pack(pack)
     started = time.monotonic()
     limit = limit or Limit(steps=COUNT_LIMIT)
@@ -138,11 +148,12 @@ def count(
     # bounded, does not depend on what is kept); a larger one may use or make a compiled form.
     if not isinstance(counter, DiagramCounter) or (limit.steps is not None and limit.steps <= SEARCH_FIRST):
         return _searched(counter, query)
-    compiled = _compiled(pack)
+    compiled, asked = _compiled_for(base, pack, query)
     if compiled is not None:
         try:
-            return _answered(compiled, query)
+            return _answered(compiled, asked)
         except ValueError:  # a record on disk this code did not write: forget it, search
+            _COMPILED.pop(base.digest)
             _COMPILED.pop(pack.digest)
     if limit.deadline is not None or limit.seconds is not None:
         # Under a time limit the search alone: a compile cut short by the clock would leave only
@@ -159,13 +170,14 @@ def count(
         searched = stopped
     try:
         left = None if limit.steps is None else limit.steps - counter.steps
-        compiled = compile_count(counter, limit=dataclasses.replace(limit, steps=left), progress=progress)
+        compiled, kept_as = _compile(base, pack, dataclasses.replace(limit, steps=left), progress)
     except CountLimitReached as late:
         stop = CountLimitReached(limit, counter.steps + late.steps)  # named by the caller's limit
         stop.parts = searched.parts
         raise stop.bounded(searched.lower, searched.upper or 0) from None
-    _keep(pack, compiled)
-    answer = _answered(compiled, query)
+    _keep(kept_as, compiled)
+    found, asked = _compiled_for(base, pack, query)
+    answer = _answered(compiled if found is None else found, asked)
     return dataclasses.replace(answer, steps=answer.steps + counter.steps + compiled.steps)
 
 
@@ -209,13 +221,51 @@ def _searched(counter: DiagramCounter | ModelCounter, query: _Query) -> CountRes
     return query.answer(sum(parts.values()), counter.steps, parts)
 
 
+def _hard_given(pack: Pack) -> set[str]:
+    """The fields whose being given a hard rule of `pack` reads (`given(FIELD)`)."""
+    from solver.pack.loader import semantics
+
+    conditions = semantics(pack).rules
+    return {name for rule in pack.rules if rule.severity == "error" for name in conditions[rule.id].given}
+
+
+def _compiled_for(base: Pack, pack: Pack, query: _Query) -> tuple[CompiledCount | None, _Query]:
+    """The compiled count that answers `query` on `pack` (`base`'s copy for the request's
+    `given()`), and the query as it asks that form: `base`'s own, shared by its copies (its
+    `given(FIELD)` fields pinned to what the request gives), when it has a `given(FIELD)` field
+    for each field the request gives that a hard rule asks about; else the copy's own."""
+    found = _compiled(base)
+    if found is not None:
+        typed = _hard_given(base).intersection(query.pins) if pack is not base else set()
+        atoms = {given_key(name): (False, True) for name in typed}
+        if all(atom in found.level for atom in atoms):
+            pins = {**query.pins, **dict.fromkeys(atoms, True)}
+            return found, dataclasses.replace(query, domains={**query.domains, **atoms}, pins=pins)
+    return (_compiled(pack) if pack is not base else None), query
+
+
+def _compile(base: Pack, pack: Pack, limit: Limit, progress: Progress | None) -> tuple[CompiledCount, Pack]:
+    """The compiled count for `pack` (`base`'s copy for the request's `given()`) and the pack
+    it is kept for: `base`'s (`compile_whole`), which answers every copy, unless a hard rule
+    reads `given()` where it cannot be a field and `pack` is such a copy."""
+    if pack is base or _given_fields(pack_checks(base)) is not None:
+        return compile_whole(base, limit=limit, progress=progress), base
+    return compile_count(pack_counter(pack), limit=limit, progress=progress), pack
+
+
 def _answered(compiled: CompiledCount, query: _Query) -> CountResult:
     """The count by a pass over the pack's compiled count (its split by `by`: one pass down)."""
     domains, pins, by, limit = query.domains, query.pins, query.by, query.limit
-    if by is None or by in pins:
-        total, steps = compiled.count(domains, pins, limit=limit, progress=query.progress)
-        return query.answer(total, steps, None if by is None else {pins[by]: total})
-    split, steps = compiled.split(domains, pins, by, limit=limit, progress=query.progress)
+    try:
+        if by is None or by in pins:
+            total, steps = compiled.count(domains, pins, limit=limit, progress=query.progress)
+            return query.answer(total, steps, None if by is None else {pins[by]: total})
+        split, steps = compiled.split(domains, pins, by, limit=limit, progress=query.progress)
+    except CountLimitReached as stop:  # a pass cut short by a deadline: no partial sums to give,
+        every = 1  # so every combination the pins keep is the bound
+        for name, domain in query.domains.items():
+            every *= len(domain) if name not in pins else 1
+        raise stop.bounded(0, every) from None
     return query.answer(sum(split), steps, dict(zip(domains[by], split, strict=True)))
 
 
@@ -236,6 +286,10 @@ def _compiled(pack: Pack) -> CompiledCount | None:
     found = _COMPILED.get(pack.digest)
     if found is not None:
         return found
+    found = read_shipped(pack)  # made with the pack (its directory), for this digest and format
+    if found is not None:
+        _COMPILED.put(pack.digest, found)
+        return found
     from solver.pack import cache
 
     packed = cache.read_blob(_file_key(pack.digest), COMPILED_SUFFIX)
@@ -251,6 +305,33 @@ def _compiled(pack: Pack) -> CompiledCount | None:
         return None
     _COMPILED.put(pack.digest, found)
     return found
+
+
+# A pack's compiled count shipped in its directory (`python -m solver.engine.shipped DIR`).
+SHIPPED_NAME = "compiled-count.xz"
+MAX_SHIPPED_BYTES = 32 * 1024 * 1024  # packed (the SGLang pack's: 1.1 MB)
+
+
+def read_shipped(pack: Pack) -> CompiledCount | None:
+    """The compiled count shipped in `pack`'s directory, when it was made for this pack's digest
+    and this code's `ddnnf.FORMAT`; else None (no file, another pack's or format's, malformed).
+    Read like the pack's own files (installed with them), bounded in size."""
+    import lzma  # only here: ~2 ms
+
+    if not pack.directory or not pack.digest:
+        return None
+    try:
+        with (Path(pack.directory) / SHIPPED_NAME).open("rb") as handle:
+            packed = handle.read(MAX_SHIPPED_BYTES + 1)
+        if len(packed) > MAX_SHIPPED_BYTES:
+            return None
+        unpack = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+        data = unpack.decompress(packed, MAX_COMPILED_BYTES)
+        if not unpack.eof or unpack.unused_data:
+            return None
+        return CompiledCount.from_bytes(data, pack.digest)
+    except (OSError, lzma.LZMAError, ValueError, KeyError, TypeError, IndexError, MemoryError):
+        return None
 
 
 def _keep(pack: Pack, compiled: CompiledCount) -> None:
@@ -274,6 +355,56 @@ def _file_key(digest: str) -> str:
     return hashlib.sha256(digest.encode()).hexdigest()[:32]
 
 
+def pack_counter(pack: Pack, given: Sequence[str] = ()) -> DiagramCounter:
+    """A diagram counter of `pack` made for this call, with nothing counted yet; `given`: the
+    fields whose `given(FIELD)` its rules read as two-valued fields. Raises `TooLarge`."""
+    from solver.engine.csp import compile_pack
+
+    cp = compile_pack(pack)
+    domains = {**cp.domains, **{given_key(name): (False, True) for name in given}}
+    return DiagramCounter(domains, _checks(cp), fields=pack.fields, sets=pack.sets)
+
+
+def compile_whole(
+    pack: Pack, *, limit: Limit | None = None, progress: Progress | None = None
+) -> CompiledCount:
+    """The whole pack's compiled count, from a counter made for it (so the same pack always
+    gives the same bytes: what `solver.engine.shipped` writes). The `given(FIELD)` its hard
+    rules read are two-valued fields counted as False (the pack as loaded), so a request's copy
+    of the pack for what it gives is a pass over this form with them pinned; when a rule reads
+    `given()` inside a comparison (not as an operand of and / or / not) they are left out, and
+    the form answers only requests that give none of them. Raises `TooLarge`, and
+    `CountLimitReached` when `limit` runs out."""
+    given = _given_fields(pack_checks(pack)) or []
+    counted = {given_key(name): (True, False) for name in given}
+    return compile_count(pack_counter(pack, given), counted=counted, limit=limit, progress=progress)
+
+
+def _given_fields(checks: Sequence[Condition]) -> list[str] | None:
+    """The fields whose `given()` the checks read, when each call is an operand of `and` /
+    `or` / `not` (or the whole check) in a check with text; else None."""
+    import ast
+
+    asked: set[str] = set()
+    for check in checks:
+        if not check.given:
+            continue
+        if not check.text:
+            return None
+        top = ast.parse(check.text, mode="eval").body
+        operands = {id(top)}
+        for node in ast.walk(top):  # parents before children
+            if isinstance(node, ast.BoolOp):
+                operands.update(map(id, node.values))
+            elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+                operands.add(id(node.operand))
+            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given":
+                if id(node) not in operands or len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
+                    return None
+                asked.add(node.args[0].id)
+    return sorted(asked)
+
+
 _COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled
 MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
 
@@ -289,7 +420,7 @@ def _counter(pack: Pack, cp: CompiledPack | None = None) -> DiagramCounter | Mod
     kept = _COUNTERS.get(pack.digest) if pack.digest else None
     if kept is None:
         try:
-            kept = DiagramCounter(cp.domains, _checks(cp), fields=pack.fields, sets=pack.sets)
+            kept = pack_counter(pack)
         except TooLarge:
             kept = False
         if pack.digest:

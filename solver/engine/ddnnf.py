@@ -18,6 +18,9 @@ components were split by the rules alone, never by a pin. A node whose fields no
 keeps the count it was compiled with, so a query recomputes only the nodes above its pins (on
 the SGLang pack's 105k nodes and 631k arms: `platform=cuda` 642 arms, the whole pack one). A
 split by a field's values is one pass down (`split`: derivatives), not one count per value.
+A field may count only some of its values when no pin is on it (`counted`: a `given(FIELD)`
+field counts False, the pack as loaded); its other values are still compiled, for a pass that
+pins them.
 
 Where it is used (`solver.engine.count`, for a count with a step limit above `SEARCH_FIRST` and
 no time limit): a compiled form kept for the pack (in this process, or on disk next to the pack
@@ -41,7 +44,13 @@ from solver.engine.countlimit import FIELDS_PER_STEP, Limit, Progress, StepMeter
 from solver.engine.diagrams import DiagramCounter
 from solver.values import same
 
-__all__ = ["SEARCH_FIRST", "CompiledCount", "compile_count"]
+__all__ = ["FORMAT", "SEARCH_FIRST", "CompiledCount", "compile_count"]
+
+# The version of what `to_bytes` writes and `from_bytes` reads, in the header: a form shipped
+# with a pack (`solver.engine.shipped`) is keyed by the pack's digest and this, not by the code,
+# so a change of the compiler or of the format must change it (tests/test_count_shipped.py pins
+# the bytes of a small compile to it).
+FORMAT = 1
 
 # Steps a count searches before it compiles the whole pack instead: the narrow queries of the
 # SGLang pack finish well under it (cuda + sm100 + DeepSeek-V3: 32k steps, 0.3 s), the wide ones
@@ -65,12 +74,20 @@ class CompiledCount:
     `_Records` read lazily from disk) and the root arm over every field."""
 
     def __init__(
-        self, order: Sequence[str], sizes: Sequence[int], records: Sequence[Record], root: Arm
+        self,
+        order: Sequence[str],
+        sizes: Sequence[int],
+        records: Sequence[Record],
+        root: Arm,
+        counted: Mapping[int, int] | None = None,
     ) -> None:
         self.order = list(order)
         self.sizes = list(sizes)
         self.records, self.root = records, root
         self.level = {name: at for at, name in enumerate(self.order)}
+        # Level -> the values a node's count counts when no pin is on it, as bits (every value
+        # when not listed): a `given(FIELD)` field counts only False, the pack as loaded.
+        self.counted = dict(counted or {})
         self.steps = 0  # the search steps that compiled it (0 when read from disk)
 
     def count(
@@ -86,7 +103,7 @@ class CompiledCount:
 
         Raises ValueError when a record read from disk is malformed."""
         meter = StepMeter(limit or Limit(steps=None), progress)
-        return _Pass(self, self._allowed(domains, pins), meter).arm(self.root, -1), meter.steps
+        return _Pass(self, domains, pins, meter).arm(self.root, -1), meter.steps
 
     def split(
         self,
@@ -106,29 +123,39 @@ class CompiledCount:
         node reading `by` gets, from each arm that reaches it, the product of that arm's other
         factors times the parent's own factor; an arm where `by` is the branched field, a free
         field or a one-field mask adds that product to the parts of the values it keeps."""
-        allowed = self._allowed(domains, pins)
         at_by = self.level[by]
-        run = _Pass(self, allowed, StepMeter(limit or Limit(steps=None), progress))
-        down = _Down(run, at_by, allowed.get(at_by, -1) & ((1 << self.sizes[at_by]) - 1))
+        run = _Pass(self, domains, pins, StepMeter(limit or Limit(steps=None), progress))
+        down = _Down(run, at_by, run.allowed.get(at_by, -1) & ((1 << self.sizes[at_by]) - 1))
         down.spread(self.root, -1, 1)
         down.finish()
         return down.parts, run.meter.steps
 
     def _allowed(
         self, domains: Mapping[str, Sequence[Any]], pins: Mapping[str, Any] | None
-    ) -> dict[int, int]:
-        """Level -> the values the pins keep, as bits."""
-        allowed: dict[int, int] = {}
+    ) -> tuple[dict[int, int], int]:
+        """Level -> the values counted, as bits (the pins', else `counted`'s), and the levels
+        whose values differ from the compiled counts' (the pinned ones), as bits."""
+        allowed = dict(self.counted)
+        pinned = 0
         for name, pin in (pins or {}).items():
             level = self.level[name]
             keep = sum(1 << at for at, value in enumerate(domains[name]) if same(value, pin))
-            allowed[level] = allowed.get(level, -1) & keep
-        return allowed
+            if keep != self.counted.get(level, (1 << self.sizes[level]) - 1):
+                pinned |= 1 << level
+            allowed[level] = keep
+        return allowed, pinned
 
     # -- on disk: a JSON header, then one line of numbers per node (parsed when a pass needs it)
     def to_bytes(self, key: str = "") -> bytes:
         """`key`: what it was compiled from (the pack's whole digest), checked when read back."""
-        header = {"key": key, "order": self.order, "sizes": self.sizes, "nodes": len(self.records)}
+        header = {
+            "format": FORMAT,
+            "key": key,
+            "order": self.order,
+            "sizes": self.sizes,
+            "counted": sorted(self.counted.items()),
+            "nodes": len(self.records),
+        }
         lines = [json.dumps(header, separators=(",", ":")), _line(_flat(self.root))]
         for level, reads, count, arms in self.records:
             numbers = [level, reads, count, len(arms)]
@@ -144,16 +171,21 @@ class CompiledCount:
         header_end = data.index(b"\n")
         root_end = data.index(b"\n", header_end + 1)
         header = json.loads(data[:header_end])
-        order, sizes, nodes = header["order"], header["sizes"], header["nodes"]
-        if header.get("key") != key:
-            raise ValueError("compiled count: of another pack")
+        order, sizes, nodes, counted = header["order"], header["sizes"], header["nodes"], header["counted"]
+        if header.get("format") != FORMAT or header.get("key") != key:
+            raise ValueError("compiled count: of another pack or format")
         if not (isinstance(order, list) and isinstance(sizes, list) and len(order) == len(sizes)):
             raise ValueError("compiled count: a bad header")
         if not all(type(n) is int and 0 <= n <= MAX_DOMAIN for n in [*sizes, nodes]):
             raise ValueError("compiled count: a size out of range")
+        pairs = [tuple(pair) for pair in counted if isinstance(pair, list)]
+        if len(pairs) != len(counted) or not all(
+            len(p) == 2 and all(type(n) is int and n >= 0 for n in p) and p[0] < len(order) for p in pairs
+        ):
+            raise ValueError("compiled count: bad counted values")
         records = _Records(data, root_end + 1, nodes, len(order))
         root = records.arms(data[header_end + 1 : root_end].split(), 1, nodes)[0]
-        return cls(order, sizes, records, root)
+        return cls(order, sizes, records, root, {level: mask for level, mask in pairs})
 
 
 def _flat(arm: Arm) -> list[int]:
@@ -229,9 +261,15 @@ class _Pass:
     """One count under pins (`allowed`: level -> the values kept, as bits): a node no pin
     touches keeps its compiled count; the others are recomputed once each."""
 
-    def __init__(self, dag: CompiledCount, allowed: dict[int, int], meter: StepMeter) -> None:
-        self.dag, self.allowed, self.meter = dag, allowed, meter
-        self.pinned = sum(1 << level for level in allowed)
+    def __init__(
+        self,
+        dag: CompiledCount,
+        domains: Mapping[str, Sequence[Any]],
+        pins: Mapping[str, Any] | None,
+        meter: StepMeter,
+    ) -> None:
+        self.dag, self.meter = dag, meter
+        self.allowed, self.pinned = dag._allowed(domains, pins)
         self.memo: dict[int, int] = {}
         self.spans: dict[int, int] = {}
 
@@ -336,22 +374,39 @@ class _Down:
 
 
 def compile_count(
-    counter: DiagramCounter, *, limit: Limit | None = None, progress: Progress | None = None
+    counter: DiagramCounter,
+    *,
+    counted: Mapping[str, Sequence[bool]] | None = None,
+    limit: Limit | None = None,
+    progress: Progress | None = None,
 ) -> CompiledCount:
     """The whole pack's count of `counter` (no pins) written down; raises `CountLimitReached`
-    (without bounds: they would be of the pack, not of a query) when `limit` runs out."""
+    (without bounds: they would be of the pack, not of a query) when `limit` runs out.
+
+    `counted`: fields whose counts count only some of their values when no pin is on them (a
+    `given(FIELD)` field: only False). Every value is still branched on and kept (a pass with a
+    pin on the field counts the others), only the counts in the records leave them out."""
     meter = StepMeter(limit or Limit(steps=None), progress)
+    level = counter.diagrams.level
+    weights = {
+        level[name]: sum(1 << at for at, keep in enumerate(flags) if keep)
+        for name, flags in (counted or {}).items()
+    }
     with counter.diagrams.lock:
-        compiled = _Compiler(counter, meter).run()
+        compiled = _Compiler(counter, meter, weights).run()
     compiled.steps = meter.steps
     return compiled
 
 
 class _Compiler:
-    """`DiagramCounter._component` / `_product` recording nodes and arms instead of summing."""
+    """`DiagramCounter._component` / `_product` recording nodes and arms instead of summing.
 
-    def __init__(self, counter: DiagramCounter, meter: StepMeter) -> None:
-        self.counter, self.meter = counter, meter
+    A component with no model is left out of its parent (never recorded as an arm); a count
+    that is 0 only because of `counted` is not: its arms are what a pin on such a field reads.
+    A node has a model when it has an arm."""
+
+    def __init__(self, counter: DiagramCounter, meter: StepMeter, counted: dict[int, int]) -> None:
+        self.counter, self.meter, self.counted = counter, meter, counted
         self.records: list[Record] = []
         self.cache: dict[tuple[int, ...], int] = {}
         self.zero = -1  # the node of a component with no model (made when first needed)
@@ -363,9 +418,20 @@ class _Compiler:
         if 0 in residuals:
             root: Arm = (1, 0, (self._zero(),), ())
         else:
-            root, _ = self._product(counter._split(residuals), everything, 1)
+            root, _, _ = self._product(counter._split(residuals), everything, 1)
         dd = counter.diagrams
-        return CompiledCount(dd.order, counter.sizes, self.records, root)
+        return CompiledCount(dd.order, counter.sizes, self.records, root, self.counted)
+
+    def _weight(self, level: int, values: int) -> int:
+        """How many of `values` (bits of the field at `level`) a compiled count counts."""
+        return (values & self.counted.get(level, -1)).bit_count()
+
+    def _span(self, free: int) -> int:
+        total = self.counter._span(free)
+        for level, keep in self.counted.items():
+            if free >> level & 1:
+                total = total // self.counter.sizes[level] * self._weight(level, keep)
+        return total
 
     def _node(self, level: int, reads: int, count: int, arms: list[Arm]) -> int:
         self.records.append((level, reads, count, arms))
@@ -383,26 +449,29 @@ class _Compiler:
         mask: int,
         apart: dict[int, list[int]] | None = None,
         known: dict[int, tuple[int, int]] | None = None,
-    ) -> tuple[Arm, int]:
+    ) -> tuple[Arm, int, bool]:
         """The arm of `mask`'s values over independent `components` (`_split`) within `fields`,
-        and its count per value. `known`: the nodes of `apart`'s untouched components, shared
-        by every value of the branch (filled in as compiled)."""
+        its count per value, and whether it has a model. `known`: the nodes of `apart`'s
+        untouched components, shared by every value of the branch (filled in as compiled)."""
         counter = self.counter
         read = 0
         for bits in components:
             read |= bits
         free = fields & ~read
-        total = counter._span(free)
+        total = self._span(free)
         kids: list[int] = []
         parts: list[int] = []
+        models = True
         for bits, members in components.items():
             if not bits & (bits - 1):  # one field: a mask
                 allowed = -1
                 for u in members:
                     allowed &= counter._mask(u)
-                allowed &= (1 << counter.sizes[bits.bit_length() - 1]) - 1
-                parts += (bits.bit_length() - 1, allowed)
-                total *= allowed.bit_count()
+                level = bits.bit_length() - 1
+                allowed &= (1 << counter.sizes[level]) - 1
+                parts += (level, allowed)
+                total *= self._weight(level, allowed)
+                models = models and allowed != 0
                 continue
             shared = apart is not None and known is not None and apart.get(bits) is members
             found = known.get(bits) if shared and known is not None else None
@@ -413,9 +482,10 @@ class _Compiler:
             kid, sub = found
             kids.append(kid)
             total *= sub
-        if not total:
-            return (mask, 0, (self._zero(),), ()), 0
-        return (mask, free, tuple(kids), tuple(parts)), total
+            models = models and bool(self.records[kid][3])
+        if not models:
+            return (mask, 0, (self._zero(),), ()), 0, False
+        return (mask, free, tuple(kids), tuple(parts)), total, True
 
     def _component(self, residuals: list[int], fields: int) -> tuple[int, int]:
         """The node of a component (its id and count), compiled once per set of residuals."""
@@ -460,13 +530,13 @@ class _Compiler:
         for left, values in groups.items():
             if two_fields:
                 arm: Arm = (values, 0, (), (other, left))
-                sub = left.bit_count()
+                sub, models = self._weight(other, left), True
             else:
-                arm, sub = self._product(
+                arm, sub, models = self._product(
                     counter._split([k for k in left if k != 1], apart), rest, values, apart, known
                 )
-            if sub:
+            if models:
                 arms.append(arm)
-                total += values.bit_count() * sub
+                total += self._weight(level, values) * sub
         found = self.cache[key] = self._node(level, fields, total, arms)
         return found, total

@@ -35,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
+from solver.model import given_key
 from solver.pack.expr import Condition
 from solver.values import same
 
@@ -259,6 +260,10 @@ class Diagrams:
                 return out
             if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 return self.negate(build(node.operand))
+            if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name):
+                atom = given_key(node.args[0].id)  # `given(FIELD)` as a two-valued field, when
+                if atom in self.level:  # the order has one (a compile shared by given() copies)
+                    return self.unary(atom, (False, True))
             return self.rule(parse_node(node, fields, sets), LEAF_EXPANSION_BUDGET)
 
         return build(ast.parse(cond.text, mode="eval").body)
@@ -346,7 +351,8 @@ class DiagramCounter:
     ) -> None:
         if len(domains) > MAX_FIELDS:
             raise TooLarge(f"{len(domains)} fields")
-        order = elimination_order(domains, [c.fields for c in checks])
+        atoms = [[a for a in map(given_key, c.given) if a in domains] for c in checks]
+        order = elimination_order(domains, [[*c.fields, *a] for c, a in zip(checks, atoms, strict=True)])
         order.reverse()  # the fields eliminated last tie the most together: branch on them first
         self.diagrams, self.roots = _compiled(order, domains, checks, fields, sets)
         first = most_settling(self.diagrams, self.roots)

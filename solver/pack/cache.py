@@ -4,14 +4,19 @@ A launcher pays for a pack on every start: TOML parsing, validation and the fiel
 alone costs ~200 ms to import). None of that changes until the pack files do, so the results are
 kept as JSON in `$XDG_CACHE_HOME/confsolve/` (default `~/.cache/confsolve/`), one file per pack
 digest. The key also covers the source of every module of `solver` (the code that parses, checks
-and validates a pack), so an upgrade of confsolve never reads an entry written by another version.
+and validates a pack) and the interpreter's version, so an upgrade of confsolve or of Python never
+reads an entry written by another version.
 
 An entry is trusted only as far as the directory holding it: the directory must belong to this
 user and be writable by no one else, and each entry file must belong to this user (a regular
 file, not a link); otherwise the cache is not used at all. That is what stops another user from
 planting an entry that turns a conflict into "ok". Entries are JSON, never pickle, read bounded
 (MAX_ENTRY_BYTES) and parsed with nesting errors caught, so a corrupt or hostile file can only
-be a miss.
+be a miss. The one exception is the side file of a pack's compiled conditions
+(`solver.pack.condcache`): `marshal` data holding code objects this process generated and
+compiled, which is why the directory must be this user's alone (as the installed package is:
+whoever can write there can already change what runs); writes are atomic, so a file is never
+half-written.
 
 Best effort, never a source of errors: a missing, unreadable, corrupt or foreign entry is a miss,
 and a failed write is ignored (an unwritable or full disk). Writes are atomic (a temporary file
@@ -26,6 +31,7 @@ import hashlib
 import json
 import os
 import stat
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -65,7 +71,8 @@ def _private(info: os.stat_result, kind: Any) -> bool:
 def _code() -> str:
     global _code_key
     if _code_key is None:
-        digest = hashlib.sha256(str(FORMAT).encode())
+        # The interpreter too: the conditions' side file holds its code objects (pack.condcache).
+        digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}".encode())
         here = Path(__file__).parent.parent
         # Every module: which of them decide what an entry holds changes as the code does (the
         # loader now runs the model-config checks, validation, the condition language, ...).

@@ -13,7 +13,7 @@ from typing import Any
 
 from solver.errors import Collector, PackProblem
 from solver.model import DETECTED_HOSTS, DETECTED_QUANTITIES, Field, Launcher, Pack, Preference, Rule, Scalar
-from solver.pack.expr import Condition, ExprError, parse, rule_condition
+from solver.pack.expr import Condition, ExprError, parse, rule_conditions
 from solver.values import same
 
 __all__ = [
@@ -259,9 +259,9 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
     prefs: dict[str, Condition | None] = {}
     for rule in pack.rules:
         try:
-            rules[rule.id] = rule_condition(rule.when, rule.require, rule.forbid, fields, sets)
-            if rule.when is not None:
-                whens[rule.id] = parse(rule.when, fields, sets)
+            rules[rule.id], when = rule_conditions(rule.when, rule.require, rule.forbid, fields, sets)
+            if when is not None:
+                whens[rule.id] = when
         except ExprError as exc:
             problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue

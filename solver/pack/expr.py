@@ -15,35 +15,32 @@ Imports only the standard library and `solver.model`.
 from __future__ import annotations
 
 import ast
-import operator
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from solver.model import Field, Scalar, given_key
+from solver.pack.codegen import Piece, Writer
 
-__all__ = ["MAX_DEPTH", "MAX_LENGTH", "Condition", "ExprError", "parse", "parse_node", "rule_condition"]
+__all__ = [
+    "MAX_DEPTH",
+    "MAX_LENGTH",
+    "Condition",
+    "ExprError",
+    "parse",
+    "parse_node",
+    "rule_condition",
+    "rule_conditions",
+]
 
 MAX_DEPTH = 32
 MAX_LENGTH = 4000
 
 Values = Sequence[Any]
-Fast = Callable[[Values], Any]
-Tri = Callable[[Mapping[str, Any]], Any]
 
 
 class ExprError(ValueError):
     """A condition that is not in the language or does not fit the pack."""
-
-
-class _Unknown:
-    """The value of a field not decided yet (three-valued evaluation)."""
-
-    def __repr__(self) -> str:
-        return "UNKNOWN"
-
-
-UNKNOWN: Any = _Unknown()
 
 
 @dataclass(frozen=True)
@@ -159,6 +156,20 @@ class _Compiler:
         self.read: list[str] = []
         self.literals: list[tuple[str, Scalar]] = []
         self.given: list[str] = []
+        self.out = Writer()
+
+    def made(self, text: str, piece: Piece) -> Condition:
+        """The condition `piece` describes, over what was read so far (a rule's `when` is
+        compiled first: its fields, literals and constants are the first ones written)."""
+        holds, partial = self.out.functions(piece)
+        return Condition(
+            text=text,
+            fields=tuple(self.read),
+            holds=holds,
+            partial=partial,
+            literals=tuple(dict.fromkeys(self.literals)),
+            given=tuple(dict.fromkeys(self.given)),
+        )
 
     # -- operands --------------------------------------------------------------------------
     def operand(self, node: ast.expr) -> _Operand:
@@ -265,17 +276,16 @@ class _Compiler:
         self.literals.append((field, value))
 
     # -- conditions ------------------------------------------------------------------------
-    def condition(self, node: ast.expr, depth: int = 0) -> tuple[Fast, Tri]:
+    def condition(self, node: ast.expr, depth: int = 0) -> Piece:
         if depth > MAX_DEPTH:
             raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels")
         if isinstance(node, ast.BoolOp):
             parts = [self.condition(v, depth + 1) for v in node.values]
-            return _and(parts) if isinstance(node.op, ast.And) else _or(parts)
+            return self.out.both(parts) if isinstance(node.op, ast.And) else self.out.either(parts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            fast, tri = self.condition(node.operand, depth + 1)
-            return (lambda a: not fast(a)), (lambda m: None if (r := tri(m)) is None else not r)
+            return self.out.negate(self.condition(node.operand, depth + 1))
         if isinstance(node, ast.Compare):
-            pairs: list[tuple[Fast, Tri]] = []
+            pairs: list[Piece] = []
             left = node.left
             for op_node, right in zip(node.ops, node.comparators, strict=True):
                 op = _CMP.get(type(op_node))
@@ -283,18 +293,17 @@ class _Compiler:
                     raise ExprError(f"operator {type(op_node).__name__} is not allowed")
                 pairs.append(self.compare(op, self.operand(left), self.operand(right)))
                 left = right
-            return pairs[0] if len(pairs) == 1 else _and(pairs)
+            return self.out.both(pairs)
         if isinstance(node, ast.Name) and node.id in self.fields:
             operand = self.operand(node)
             if not all(type(v) is bool for v in self.fields[node.id].domain):
                 raise ExprError(f"{node.id} is not a boolean field; compare it to a value")
             return self.compare("==", operand, _Operand("const", value=True))
         if isinstance(node, ast.Constant) and type(node.value) is bool:
-            value = node.value
-            return (lambda a: value), (lambda m: value)
+            return self.out.constant(node.value)
         return self.given_leaf(node)
 
-    def given_leaf(self, node: ast.expr) -> tuple[Fast, Tri]:
+    def given_leaf(self, node: ast.expr) -> Piece:
         """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never; solver.pack.given)."""
         if not isinstance(node, ast.Call):
             raise ExprError(f"{type(node).__name__} is not allowed as a condition")
@@ -304,9 +313,13 @@ class _Compiler:
             unknown = f"unknown field {name!r} in given(): " if name and name not in self.fields else ""
             raise ExprError(f"{unknown}the only call a condition may make is given(FIELD) of a field")
         self.given.append(name)
-        return (lambda a: False), (lambda m: m.get(given_key(name), False) is True)
+        return self.out.given(given_key(name))
 
-    def compare(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
+    def at(self, name: str) -> tuple[int, str]:
+        """A field read, as the position of its value in `holds`' argument and its name."""
+        return self.read.index(name), name
+
+    def compare(self, op: str, left: _Operand, right: _Operand) -> Piece:
         if "product" in (left.kind, right.kind):
             return self.compare_products(op, left, right)
         if "remainder" in (left.kind, right.kind):
@@ -314,7 +327,9 @@ class _Compiler:
                 left, right = right, left
             if op not in ("==", "!=") or right.kind != "const" or type(right.value) is not int:
                 raise ExprError(f"compare {left.display} with == or != and an integer")
-            return _compile_remainder(op, left, right.value, self.read)
+            divisor = left.value
+            by = self.at(divisor.name) if divisor.kind == "field" else divisor.value
+            return self.out.remainder(op, self.at(left.name), by, right.value)
         if left.kind != "field" and right.kind == "field" and op in ("==", "!="):
             left, right = right, left
         if left.kind != "field":
@@ -335,156 +350,24 @@ class _Compiler:
                 raise ExprError(f"{field} and {right.name} have different value types")
             if op in _ORDER_OPS and not all(type(v) is int for v in mine.domain):
                 raise ExprError(f"{op!r} needs integer fields ({field}, {right.name})")
-        return _compile_compare(op, field, right, self.read)
+        if right.kind == "field":
+            return self.out.compare_fields(op, self.at(field), self.at(right.name))
+        return self.out.compare(op, *self.at(field), right.value)
 
-    def compare_products(self, op: str, left: _Operand, right: _Operand) -> tuple[Fast, Tri]:
+    def compare_products(self, op: str, left: _Operand, right: _Operand) -> Piece:
         if op in ("in", "not in"):
             raise ExprError(f"{op!r} cannot take a product; compare it with == or <")
-        sides: list[tuple[tuple[str, ...], int]] = []
+        sides: list[tuple[list[tuple[int, str]], int]] = []
         for side in (left, right):
             if side.kind == "product":
-                sides.append((side.factors, side.value))
+                sides.append(([self.at(n) for n in side.factors], side.value))
             elif side.kind == "field" and all(type(v) is int for v in self.fields[side.name].domain):
-                sides.append(((side.name,), 1))
+                sides.append(([self.at(side.name)], 1))
             elif side.kind == "const" and type(side.value) is int:
-                sides.append(((), side.value))
+                sides.append(([], side.value))
             else:
                 raise ExprError(f"{side.display or side.kind} is not an integer to compare with a product")
-        return _compile_products(op, sides[0], sides[1], self.read)
-
-
-def _compile_products(
-    op: str, left: tuple[tuple[str, ...], int], right: tuple[tuple[str, ...], int], read: list[str]
-) -> tuple[Fast, Tri]:
-    cmp = _PY_OPS[op]
-    (lnames, lconst), (rnames, rconst) = left, right
-    li, ri = tuple(read.index(n) for n in lnames), tuple(read.index(n) for n in rnames)
-
-    def fast(a: Values) -> bool:
-        x, y = lconst, rconst
-        for i in li:
-            x *= a[i]
-        for i in ri:
-            y *= a[i]
-        return cmp(x, y)
-
-    def tri(m: Mapping[str, Any]) -> bool | None:
-        values = [m.get(n, UNKNOWN) for n in (*lnames, *rnames)]
-        if any(v is UNKNOWN for v in values):
-            return None
-        x, y = lconst, rconst
-        for v in values[: len(lnames)]:
-            x *= v
-        for v in values[len(lnames) :]:
-            y *= v
-        return bool(cmp(x, y))
-
-    return fast, tri
-
-
-def _compile_compare(op: str, field: str, right: _Operand, read: list[str]) -> tuple[Fast, Tri]:
-    i = read.index(field)
-    cmp = _PY_OPS[op]
-    if right.kind == "field":
-        j = read.index(right.name)
-        other = right.name
-
-        def fast_ff(a: Values) -> bool:
-            return cmp(a[i], a[j])
-
-        def tri_ff(m: Mapping[str, Any]) -> bool | None:
-            x, y = m.get(field, UNKNOWN), m.get(other, UNKNOWN)
-            return None if x is UNKNOWN or y is UNKNOWN else cmp(x, y)
-
-        return fast_ff, tri_ff
-    const = right.value
-
-    def fast(a: Values) -> bool:
-        return cmp(a[i], const)
-
-    def tri(m: Mapping[str, Any]) -> bool | None:
-        x = m.get(field, UNKNOWN)
-        return None if x is UNKNOWN else cmp(x, const)
-
-    return fast, tri
-
-
-def _remainder(x: int, y: int) -> int:
-    # A divisor of 0 (a field whose domain lists 0) leaves x whole: `x % 0 == 0` only for x == 0.
-    return x % y if y else x
-
-
-def _compile_remainder(op: str, left: _Operand, const: int, read: list[str]) -> tuple[Fast, Tri]:
-    """`FIELD % DIVISOR op const`, the divisor a field or a literal."""
-    field, divisor = left.name, left.value
-    i = read.index(field)
-    j = read.index(divisor.name) if divisor.kind == "field" else -1
-    fixed = divisor.value
-    cmp = _PY_OPS[op]
-
-    def fast(a: Values) -> bool:
-        return cmp(_remainder(a[i], a[j] if j >= 0 else fixed), const)
-
-    def tri(m: Mapping[str, Any]) -> bool | None:
-        x = m.get(field, UNKNOWN)
-        y = m.get(divisor.name, UNKNOWN) if j >= 0 else fixed
-        return None if x is UNKNOWN or y is UNKNOWN else cmp(_remainder(x, y), const)
-
-    return fast, tri
-
-
-# Plain operators are exact here: a field only ever holds values of its own domain, and literals
-# were checked against that domain (type included) when the pack was loaded.
-_PY_OPS: dict[str, Callable[[Any, Any], bool]] = {
-    "==": operator.eq,
-    "!=": operator.ne,
-    "in": lambda x, y: x in y,
-    "not in": lambda x, y: x not in y,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
-
-
-def _and(parts: list[tuple[Fast, Tri]]) -> tuple[Fast, Tri]:
-    fasts = tuple(p[0] for p in parts)
-    tris = tuple(p[1] for p in parts)
-
-    def fast(a: Values) -> bool:
-        return all(f(a) for f in fasts)
-
-    def tri(m: Mapping[str, Any]) -> bool | None:
-        unknown = False
-        for t in tris:
-            r = t(m)
-            if r is False:
-                return False
-            if r is None:
-                unknown = True
-        return None if unknown else True
-
-    return fast, tri
-
-
-def _or(parts: list[tuple[Fast, Tri]]) -> tuple[Fast, Tri]:
-    fasts = tuple(p[0] for p in parts)
-    tris = tuple(p[1] for p in parts)
-
-    def fast(a: Values) -> bool:
-        return any(f(a) for f in fasts)
-
-    def tri(m: Mapping[str, Any]) -> bool | None:
-        unknown = False
-        for t in tris:
-            r = t(m)
-            if r is True:
-                return True
-            if r is None:
-                unknown = True
-        return None if unknown else False
-
-    return fast, tri
+        return self.out.products(op, sides)
 
 
 def _parse_tree(text: str) -> ast.expr:
@@ -524,7 +407,7 @@ def _quote(text: str, limit: int = 200) -> str:
 
 def parse(text: str, fields: Mapping[str, Field], sets: Mapping[str, Sequence[Scalar]]) -> Condition:
     """Parse and check one condition against the pack's fields and named sets."""
-    return _build(text, [(text, _parse_tree(text))], fields, sets, "single")
+    return _build(text, [(text, _parse_tree(text))], fields, sets, "single")[0]
 
 
 def parse_node(
@@ -533,7 +416,7 @@ def parse_node(
     """One node of a condition the pack's loader has already parsed and checked (a leaf under
     `and` / `or` / `not`), compiled alone, without its text: turning it back into text with
     `ast.unparse` to parse it again would recurse once per level (see `_quote`)."""
-    return _build("", [("", node)], fields, sets, "single")
+    return _build("", [("", node)], fields, sets, "single")[0]
 
 
 def rule_condition(
@@ -544,6 +427,18 @@ def rule_condition(
     sets: Mapping[str, Sequence[Scalar]],
 ) -> Condition:
     """The condition a rule enforces: `not when or require` (`forbid` is `require not`)."""
+    return rule_conditions(when, require, forbid, fields, sets)[0]
+
+
+def rule_conditions(
+    when: str | None,
+    require: str | None,
+    forbid: str | None,
+    fields: Mapping[str, Field],
+    sets: Mapping[str, Sequence[Scalar]],
+) -> tuple[Condition, Condition | None]:
+    """`rule_condition` and, when the rule has one, its `when` alone (as `parse(when)` gives it),
+    from one parse: the `when` is compiled first, so it reads a prefix of the rule's fields."""
     body = require if require is not None else forbid
     if body is None:
         raise ExprError("a rule needs `require` or `forbid`")
@@ -552,7 +447,8 @@ def rule_condition(
     trees = [(when, _parse_tree(when))] if when is not None else []
     trees.append((body, _parse_tree(body)))
     text = (f"not ({when}) or " if when else "") + (f"({body})" if require else f"not ({body})")
-    return _build(text, trees, fields, sets, "rule" if require is not None else "rule-forbid")
+    made = _build(text, trees, fields, sets, "rule" if require is not None else "rule-forbid")
+    return made[0], made[1]
 
 
 def _build(
@@ -561,9 +457,12 @@ def _build(
     fields: Mapping[str, Field],
     sets: Mapping[str, Sequence[Scalar]],
     shape: str,
-) -> Condition:
+) -> tuple[Condition, Condition | None]:
+    """The condition of `trees` (one, or a rule's `when` and body) and, for a rule with a
+    `when`, that `when` alone."""
     compiler = _Compiler(text, fields, sets)
     parts = []
+    first: Condition | None = None
     for source, tree in trees:
         try:
             parts.append(compiler.condition(tree))
@@ -571,30 +470,13 @@ def _build(
             raise ExprError(f"condition nested deeper than {MAX_DEPTH} levels in {_quote(source)}") from None
         except ExprError as exc:
             raise ExprError(f"{exc} in {_quote(source)}") from None
+        if len(trees) == 2 and first is None:
+            first = compiler.made(source, parts[0])
+    out = compiler.out
     if shape == "single":
-        fast, tri = parts[0]
+        piece = parts[0]
     else:
-        body_fast, body_tri = parts[-1]
-        if shape == "rule-forbid":
-            body_fast, body_tri = _negate(body_fast, body_tri)
+        piece = out.negate(parts[-1]) if shape == "rule-forbid" else parts[-1]
         if len(parts) == 2:
-            when_fast, when_tri = _negate(*parts[0])
-            fast, tri = _or([(when_fast, when_tri), (body_fast, body_tri)])
-        else:
-            fast, tri = body_fast, body_tri
-
-    def holds(a: Values) -> bool:
-        return bool(fast(a))
-
-    return Condition(
-        text=text,
-        fields=tuple(compiler.read),
-        holds=holds,
-        partial=tri,
-        literals=tuple(dict.fromkeys(compiler.literals)),
-        given=tuple(dict.fromkeys(compiler.given)),
-    )
-
-
-def _negate(fast: Fast, tri: Tri) -> tuple[Fast, Tri]:
-    return (lambda a: not fast(a)), (lambda m: None if (r := tri(m)) is None else not r)
+            piece = out.either([out.negate(parts[0]), piece])
+    return compiler.made(text, piece), first

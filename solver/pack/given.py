@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping
 from solver.bounded import PACKS_KEPT, Lru
 from solver.model import Pack, Rule
 from solver.pack.crosscheck import PackSemantics
-from solver.pack.expr import parse, rule_condition
+from solver.pack.expr import rule_conditions
 
 __all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields", "reading_given"]
 
@@ -89,9 +89,11 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     # Only the rewritten rules are parsed again; every other condition is the base's own.
     found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=base.preferences)
     for rule in changed:
-        found.rules[rule.id] = rule_condition(rule.when, rule.require, rule.forbid, pack.fields, pack.sets)
-        if rule.when is not None:
-            found.whens[rule.id] = parse(rule.when, pack.fields, pack.sets)
+        found.rules[rule.id], when = rule_conditions(
+            rule.when, rule.require, rule.forbid, pack.fields, pack.sets
+        )
+        if when is not None:
+            found.whens[rule.id] = when
     keep_semantics(copy, found)
     if digest:
         _COPIES.put(digest, copy)

@@ -91,6 +91,12 @@ _CACHE: Lru[str, Pack] = Lru(PACKS_KEPT)
 def semantics(pack: Pack) -> PackSemantics:
     """The parsed conditions of a loaded (or hand-built) pack."""
     found = _SEMANTICS.get(pack.digest) if pack.digest else None
+    if found is None and pack.digest:
+        from solver.pack import condcache
+
+        found = condcache.recall(pack.digest)
+        if found is not None:
+            _SEMANTICS.put(pack.digest, found)
     if found is None:
         problems = pack_problems(pack.name)
         found = parse_conditions(pack, problems)
@@ -317,6 +323,9 @@ def _assemble(
     found = parse_conditions(pack, problems)
     if not problems:
         _SEMANTICS.put(digest, found)
+        from solver.pack import condcache
+
+        condcache.keep(digest, found)  # compiled conditions for the next start (on disk)
     return pack
 
 

@@ -1,0 +1,117 @@
+"""A pack's compiled conditions on disk (solver/pack/condcache.py): a later start reads them instead
+of parsing and compiling, gets conditions that answer as freshly parsed ones do, compiles every
+shape once (the first reading) and nothing after; a damaged or foreign file is a miss."""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import marshal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solver import load_pack, resolve
+from solver.errors import pack_problems
+from solver.pack import cache, codegen, condcache, loader
+from solver.pack.crosscheck import parse_conditions
+
+TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
+
+
+@pytest.fixture
+def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.delenv("CONFSOLVE_NO_CACHE", raising=False)
+    _forget()
+    return tmp_path / "confsolve"
+
+
+def _forget() -> None:
+    """What a new process would not have: the in-memory packs, entries and conditions."""
+    loader._CACHE.clear()
+    loader._SEMANTICS.clear()
+    cache._entries.clear()
+    # Nor how often a shape was made or which were compiled: an earlier test loading the toy
+    # pack would have compiled its shapes at once, and a first start writes them all.
+    codegen._SEEN.clear()
+    codegen._CODE.clear()
+
+
+def _side_file(directory: Path) -> Path:
+    (found,) = directory.glob(f"*{condcache.SUFFIX}")
+    return found
+
+
+def _compiles(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    seen: list[str] = []
+
+    def counting(source: Any, *args: Any, **kwargs: Any) -> Any:
+        seen.append(source)
+        return builtins.compile(source, *args, **kwargs)
+
+    monkeypatch.setattr(codegen, "compile", counting, raising=False)
+    return seen
+
+
+def test_a_later_start_reads_conditions_that_answer_as_parsed_ones(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pack = load_pack(TOY)
+    written = _side_file(fresh).read_bytes()
+    parsed = parse_conditions(pack, pack_problems(pack.name))
+    codegen._CODE.clear()
+    compiled = _compiles(monkeypatch)
+    _forget()
+    again = load_pack(TOY)
+    found = loader.semantics(again)  # the first reading: compiles every shape, writes them
+    assert compiled and _side_file(fresh).read_bytes() != written
+    for group, fresh_group in (
+        (found.rules, parsed.rules),
+        (found.whens, parsed.whens),
+        (found.preferences, parsed.preferences),
+    ):
+        assert group.keys() == fresh_group.keys()
+        for key, cond in group.items():
+            other = fresh_group[key]
+            if cond is None or other is None:
+                assert cond is other
+                continue
+            assert (cond.text, cond.fields, cond.given) == (other.text, other.fields, other.given)
+            # A named set's literals are listed the first time it is checked against a field
+            # in a process (expr.check_collection), so a second parse may list fewer.
+            assert set(other.literals) <= set(cond.literals)
+            for values in itertools.product(*(pack.fields[f].domain for f in cond.fields)):
+                known = dict(zip(cond.fields, values, strict=True))
+                assert cond.holds(values) is other.holds(values), (key, values)
+                assert cond.partial(known) is other.partial(known), (key, values)
+                for name in cond.fields[1:]:
+                    known.pop(name)
+                    assert cond.partial(known) is other.partial(known), (key, known)
+    compiled.clear()
+    _forget()
+    codegen._CODE.clear()
+    third = load_pack(TOY)
+    assert resolve(third, {}, {"gpu": "h100"}, reasons=False) is not None
+    assert not compiled  # the code came from the file
+
+
+def test_a_damaged_or_foreign_side_file_is_a_miss(fresh: Path) -> None:
+    pack = load_pack(TOY)
+    side = _side_file(fresh)
+    expected = {k: c.text for k, c in loader.semantics(pack).rules.items()}
+    good = side.read_bytes()
+    doc = marshal.loads(good)
+    for damaged in (
+        good[: len(good) // 2],  # cut short
+        b"not marshal at all",
+        marshal.dumps((doc[0], "0" * 64, doc[2])),  # another pack's
+        marshal.dumps(("confsolve-conditions-0", *doc[1:])),  # another format
+        marshal.dumps((doc[0], doc[1], ((("r", (1, 2, 3)),), (), ()))),  # a record not of its shape
+    ):
+        side.write_bytes(damaged)
+        assert condcache.recall(pack.digest) is None
+        _forget()
+        again = load_pack(TOY)
+        assert {k: c.text for k, c in loader.semantics(again).rules.items()} == expected

@@ -1,0 +1,222 @@
+"""The compiled count shipped with a pack (`solver.engine.shipped`) and the compile shared by a
+pack's `given()` copies (`count.compile_whole`).
+
+A shipped form is the compile of its pack, byte for byte (made again here: a form stale for its
+pack or for the compiler cannot land), its format is pinned, `count` reads it (no search, no
+compile) and ignores one made for another pack or malformed. The shared compile has each
+`given(FIELD)` a hard rule reads as a two-valued field counted as False: a count of a request's
+copy (the fields it gives answered) is a pass with those fields pinned, and equals brute force
+over that copy's own rules, under any pins and splits."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import itertools
+import lzma
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from solver.engine import count as count_module
+from solver.engine import shipped
+from solver.engine.count import CountLimitReached, Limit, compile_whole, count, pack_checks
+from solver.engine.ddnnf import FORMAT, compile_count
+from solver.engine.diagrams import DiagramCounter
+from solver.model import Pack
+from solver.pack.given import for_request
+from solver.pack.loader import load_directory
+
+PACKS = Path(__file__).parent.parent / "constraints"
+SHIPPED = ["sglang", "vllm"]
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_form_is_the_compile_of_its_pack(name: str) -> None:
+    """Compiled again here, the pack gives the shipped bytes (unpacked: xz's packing may differ
+    between liblzma versions). When this fails, the pack or the compiler changed: run
+    `python -m solver.engine.shipped constraints/sglang constraints/vllm`."""
+    path = PACKS / name / shipped.SHIPPED_NAME
+    assert path.is_file(), f"{path} missing: run python -m solver.engine.shipped {path.parent}"
+    made = shipped.shipped_bytes(load_directory(PACKS / name))
+    assert lzma.decompress(path.read_bytes()) == made, (
+        f"{path} is stale: run python -m solver.engine.shipped constraints/{name}"
+    )
+
+
+def test_the_format_version_is_pinned() -> None:
+    """What the compiler writes for a fixed small pack, pinned to `FORMAT`: a change of the
+    compiler or of the format that changes these bytes must bump `ddnnf.FORMAT` (and this pin),
+    so that a form shipped before is not read as one of the new format."""
+    from solver.pack.expr import Condition
+
+    checks = [
+        Condition.over(("a", "b"), lambda v: v[0] != v[1]),
+        Condition.over(("b", "c"), lambda v: v[0] <= v[1]),
+        Condition.over(("a", "c", "d"), lambda v: v[0] + v[1] != v[2]),
+    ]
+    counter = DiagramCounter(dict.fromkeys("abcd", (0, 1, 2)), checks)
+    data = compile_count(counter, counted={"d": (True, False, True)}).to_bytes("pinned")
+    assert (FORMAT, hashlib.sha256(data).hexdigest()[:16]) == (1, "e0c8ea7901dc396e")
+
+
+@pytest.fixture
+def no_kept_forms(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONFSOLVE_NO_CACHE", "1")
+    monkeypatch.setattr(count_module, "_COMPILED", type(count_module._COMPILED)(8))
+
+
+def test_count_reads_the_shipped_form(no_kept_forms: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With no cache, the first wide count of the SGLang pack (and one that gives a field a
+    `given()` rule reads) is a pass over the shipped form: neither a search past a few steps
+    nor a compile; the narrow one equals its search."""
+    pack = load_directory(PACKS / "sglang")
+    narrow = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"}
+    typed = {**narrow, "quantization": "fp8", "moe_runner_backend": "flashinfer_cutedsl"}
+    searched = [count(pack, pins, limit=count_module.Limit(steps=100_000)).count for pins in (narrow, typed)]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("compiled")
+
+    monkeypatch.setattr(count_module, "compile_count", refuse)
+    monkeypatch.setattr(count_module, "SEARCH_FIRST", 1)  # any search would go on to compile
+    assert count(pack, {"platform": "cuda"}).steps < 5_000
+    assert [count(pack, pins).count for pins in (narrow, typed)] == searched
+
+
+def test_a_pass_cut_short_by_a_deadline_gives_bounds(no_kept_forms: None) -> None:
+    """A deadline already past stops the pass over the shipped form at its first look at the
+    clock: the bounds (every combination the pins keep) hold the count."""
+    pack = load_directory(PACKS / "sglang")
+    exact = count(pack, {"platform": "cuda"}).count
+    with pytest.raises(CountLimitReached) as info:
+        count(pack, {"platform": "cuda"}, limit=Limit(steps=None), deadline=time.monotonic() - 1)
+    assert info.value.upper is not None and info.value.lower <= exact <= info.value.upper
+
+
+def test_a_stale_or_malformed_shipped_form_is_ignored(tmp_path: Path, no_kept_forms: None) -> None:
+    """The shipped file of a pack edited since (another digest), one cut short, or not xz, is
+    not read: the count compiles or searches as it would without it."""
+    root = tmp_path / "sglang"
+    shutil.copytree(PACKS / "sglang", root)
+    # (the loader hands back the pack it has for this digest, with the directory it came from)
+    pack = dataclasses.replace(load_directory(root), directory=str(root))
+    assert shipped.read_shipped(pack) is not None
+    good = (root / shipped.SHIPPED_NAME).read_bytes()
+    for bad in (good[: len(good) // 2], b"not xz", lzma.compress(b'{"format": 1}\n')):
+        (root / shipped.SHIPPED_NAME).write_bytes(bad)
+        assert shipped.read_shipped(pack) is None
+    (root / shipped.SHIPPED_NAME).write_bytes(good)
+    facts = root / "facts.toml"
+    facts.write_text(facts.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    edited = load_directory(root)
+    assert edited.digest != pack.digest and edited.directory == str(root)
+    assert shipped.read_shipped(edited) is None
+
+
+GIVEN_PACK = """
+[pack]
+name = "given-shared"
+version = "1"
+description = "rules that read what the request gives"
+files = ["rules.toml"]
+"""
+
+FIELDS = ("a", "b", "c", "d")
+VALUES = ("x", "y", "z")
+
+
+def _leaf() -> st.SearchStrategy[str]:
+    return st.one_of(
+        st.builds(lambda f, v: f"{f} == '{v}'", st.sampled_from(FIELDS), st.sampled_from(VALUES)),
+        st.builds(lambda f, v: f"{f} != '{v}'", st.sampled_from(FIELDS), st.sampled_from(VALUES)),
+        st.builds(lambda f: f"given({f})", st.sampled_from(FIELDS)),
+    )
+
+
+def _condition() -> st.SearchStrategy[str]:
+    return st.recursive(
+        _leaf(),
+        lambda inner: st.one_of(
+            st.builds(lambda x: f"not ({x})", inner),
+            st.builds(lambda x, y, op: f"({x}) {op} ({y})", inner, inner, st.sampled_from(["and", "or"])),
+        ),
+        max_leaves=5,
+    )
+
+
+def _pack(tmp_path: Path, rules: list[tuple[str, str, bool]]) -> Pack:
+    text = "".join(f'[field.{f}]\nkind = "option"\ndomain = ["x", "y", "z"]\n\n' for f in FIELDS)
+    for at, (when, require, warn) in enumerate(rules):
+        text += (
+            f'[[rule]]\nid = "r{at}"\nwhen = "{when}"\nrequire = "{require}"\n'
+            f'severity = "{"warn" if warn else "error"}"\nbecause = "test"\nsource = "test"\n\n'
+        )
+    root = tmp_path / f"given-shared-{hashlib.sha256(text.encode()).hexdigest()[:12]}"
+    root.mkdir(exist_ok=True)
+    (root / "pack.toml").write_text(GIVEN_PACK, encoding="utf-8")
+    (root / "rules.toml").write_text(text, encoding="utf-8")
+    return load_directory(root)
+
+
+def _brute(pack: Pack, pins: dict[str, str], part: dict[str, str] | None = None) -> int:
+    """The models of the request's copy of `pack` (its `given()` answered for the fields
+    `pins` gives) that keep `pins` and `part` (a split's value: not given), by enumeration."""
+    checks = pack_checks(for_request(pack, pins))
+    keep = {**pins, **(part or {})}
+    return sum(
+        1
+        for row in itertools.product(VALUES, repeat=len(FIELDS))
+        if all(row[FIELDS.index(f)] == v for f, v in keep.items())
+        and all(c.holds([row[FIELDS.index(f)] for f in c.fields]) for c in checks)
+    )
+
+
+@pytest.mark.property
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rules=st.lists(st.tuples(_condition(), _condition(), st.booleans()), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data) -> None:  # type: ignore[no-untyped-def]
+    """One compile of the pack as loaded (`given(FIELD)` as two-valued fields counted as
+    False) answers a count of every request's copy: with it kept, and any search or other
+    compile refused, the counts under up to three pins (the fields they give) and a split by any
+    field equal brute force over the copy's own rules; and a first count with `SEARCH_FIRST` at
+    one step (a copy's search, then the pack's compile) does too."""
+    pack = _pack(tmp_path, rules)
+    pins = data.draw(st.dictionaries(st.sampled_from(FIELDS), st.sampled_from(VALUES), max_size=3))
+    by = data.draw(st.sampled_from(FIELDS))
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(count_module, "SEARCH_FIRST", 1)
+        patch.setattr(count_module, "_COMPILED", type(count_module._COMPILED)(8))
+        patch.setenv("CONFSOLVE_NO_CACHE", "1")
+        assert count(pack, pins).count == _brute(pack, pins)
+        count_module._COMPILED.clear()
+        count_module._keep(pack, compile_whole(pack))
+
+        def refuse(*args: object, **kwargs: object) -> None:
+            raise AssertionError("searched or compiled")
+
+        patch.setattr(count_module, "compile_count", refuse)
+        patch.setattr(DiagramCounter, "count", refuse)
+        assert count(pack, {}).count == _brute(pack, {})
+        assert count(pack, pins).count == _brute(pack, pins)
+        split = count(pack, pins, by=by).by
+        assert split == {v: _brute(pack, pins, {by: v}) for v in VALUES if by not in pins or pins[by] == v}
+
+
+def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
+    """The SGLang pack's four hard rules that read `given()` ask about five fields: each is a
+    two-valued field of its compiled count, counted as False."""
+    compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
+    assert compiled is not None
+    atoms = sorted(compiled.order[level] for level in compiled.counted)
+    asked = ["attention_backend", "decode_attention_backend", "moe_runner_backend"]
+    asked += ["prefill_attention_backend", "quantization"]
+    assert atoms == [f"given({name})" for name in asked]
+    assert set(compiled.counted.values()) == {1}
