@@ -13,6 +13,12 @@ each once as a warm-up (its CPU time is the "first call": caches warm from other
 itself) and then `--repeat` times (the median is the request's time). Over rounds, a request's time
 is its median. Printed: CPU ms per request over the requests every copy resolves (median, p10,
 p90, max), and the first calls' median and p90; the machine's load before and after.
+
+`--answers` compares instead of timing: each copy resolves every SGLang benchmark request (oracle
+scenarios and case files) and every vLLM oracle request (`benchmarks/pack_speed.py`'s), in search
+and predict mode, with and without reasons, and writes each answer (the resolution's JSON, or the
+error's type and text) under PYTHONHASHSEED=0; the run prints how many answers differ from the
+first copy's (0: byte-identical) and exits 1 if any does.
 """
 
 from __future__ import annotations
@@ -54,6 +60,57 @@ def child(pack_dir: str, repeat: int, reasons: bool) -> None:
     print(json.dumps({"solver": solver.__file__, "times": times}))
 
 
+def answers_child() -> None:
+    """Run inside a copy's process: print every benchmark request's answer, one JSON line each."""
+    from pack_speed import sglang_requests, vllm_requests
+    from workload import case_requests
+
+    import solver
+    from solver.reasoning.resolution import resolve
+
+    packs = {"sglang": solver.load_pack("sglang"), "vllm": solver.load_pack("vllm")}
+    requests = {
+        "sglang": sglang_requests(packs["sglang"]) + [(r.options, r.facts) for r in case_requests("sglang")],
+        "vllm": vllm_requests(),
+    }
+    print(json.dumps(["#solver", solver.__file__]), flush=True)
+    for name, pack in packs.items():
+        for i, (options, facts) in enumerate(requests[name]):
+            for predict in (False, True):
+                for reasons in (False, True):
+                    try:
+                        res = resolve(pack, options, facts, reasons=reasons, predict=predict)
+                        answer: Any = res.model_dump(mode="json")
+                    except Exception as exc:  # a conflict or an input problem is an answer too
+                        answer = f"{type(exc).__name__}: {exc}"
+                    key = f"{name}:{i}:{'predict' if predict else 'search'}:{reasons}"
+                    print(json.dumps([key, answer], sort_keys=True), flush=True)
+
+
+def compare_answers(copies: dict[str, tuple[Path, Path]]) -> None:
+    """`--answers`: every copy's answers, compared with the first copy's."""
+    got: dict[str, dict[str, str]] = {}
+    for label, (tree, _) in copies.items():
+        env = {**os.environ, "PYTHONPATH": str(tree), "PYTHONHASHSEED": "0"}
+        cmd = [sys.executable, str(Path(__file__).resolve()), "--answers-child"]
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if out.returncode != 0:
+            sys.exit(f"{label}: {out.stderr[-2000:]}")
+        # (a conflict's repairs name the pack's directory, which is the copy's own)
+        text = out.stdout.replace(str(tree), "TREE")
+        got[label] = {json.loads(line)[0]: line for line in text.splitlines()}
+        where = json.loads(got[label].pop("#solver"))[1]
+        print(f"  {label}: {len(got[label])} answers ({where})", flush=True)
+    first, *others = list(got)
+    differ = 0
+    for label in others:
+        keys = set(got[first]) | set(got[label])
+        bad = sorted(k for k in keys if got[first].get(k) != got[label].get(k))
+        differ += len(bad)
+        print(f"{label} vs {first}: {len(keys) - len(bad)} identical, {len(bad)} differ {bad[:10]}")
+    sys.exit(1 if differ else 0)
+
+
 def _percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     k = (len(ordered) - 1) * q
@@ -69,10 +126,15 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--reasons", action="store_true", help="resolve with reasons=True (run.py's second row)")
     ap.add_argument("--json", type=Path, help="also write every request's times here")
+    ap.add_argument("--answers", action="store_true", help="compare the copies' answers instead of timing")
     ap.add_argument("--child", nargs=2, metavar=("PACK", "REPEAT"), help=argparse.SUPPRESS)
+    ap.add_argument("--answers-child", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         child(args.child[0], int(args.child[1]), args.reasons)
+        return
+    if args.answers_child:
+        answers_child()
         return
     root = HERE.parent
     copies: dict[str, tuple[Path, Path]] = {}
@@ -82,6 +144,8 @@ def main() -> None:
         tree = Path(tree_text).resolve()
         pack = Path(pack_text) if pack_text else tree / "constraints" / "sglang"
         copies[label] = (tree, pack if pack.is_absolute() else root / pack)
+    if args.answers:
+        compare_answers(copies)
     load_before = os.getloadavg()
     rounds: dict[str, list[dict[str, list[float]]]] = {label: [] for label in copies}
     cpu_total: dict[str, float] = dict.fromkeys(copies, 0.0)

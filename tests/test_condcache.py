@@ -115,3 +115,20 @@ def test_a_damaged_or_foreign_side_file_is_a_miss(fresh: Path) -> None:
         _forget()
         again = load_pack(TOY)
         assert {k: c.text for k, c in loader.semantics(again).rules.items()} == expected
+
+
+def test_a_pack_of_very_many_shapes_is_not_compiled_whole_at_a_start(
+    fresh: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past `COMPILE_ALL_MAX` shapes the first reading leaves them to their first calls (and the
+    file as it was): compiling all would cost a start more than what it calls."""
+    load_pack(TOY)
+    written = _side_file(fresh).read_bytes()
+    _forget()
+    monkeypatch.setattr(condcache, "COMPILE_ALL_MAX", 1)
+    compiled = _compiles(monkeypatch)
+    found = loader.semantics(load_pack(TOY))
+    assert not compiled and _side_file(fresh).read_bytes() == written
+    rule = next(iter(found.rules.values()))
+    rule.holds(tuple(load_pack(TOY).fields[f].domain[0] for f in rule.fields))
+    assert len(compiled) == 1  # compiled at its first call

@@ -84,8 +84,11 @@ def test_count_reads_the_shipped_form(no_kept_forms: None, monkeypatch: pytest.M
 
     monkeypatch.setattr(count_module, "compile_count", refuse)
     monkeypatch.setattr(count_module, "SEARCH_FIRST", 1)  # any search would go on to compile
-    assert count(pack, {"platform": "cuda"}).steps < 5_000
+    assert count(pack, {"platform": "cuda"}).steps < count_module.QUICK_SEARCH + 5_000
     assert [count(pack, pins).count for pins in (narrow, typed)] == searched
+    # Pins that conflict end the quick search at once, before any pass.
+    monkeypatch.setattr(count_module, "_answered", refuse)
+    assert count(pack, {"quantization": "fp8", "moe_runner_backend": "flashinfer_cutedsl"}).steps < 100
 
 
 def test_a_pass_cut_short_by_a_deadline_gives_bounds(no_kept_forms: None) -> None:
@@ -204,6 +207,7 @@ def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data
 
         patch.setattr(count_module, "compile_count", refuse)
         patch.setattr(DiagramCounter, "count", refuse)
+        patch.setattr(count_module, "QUICK_SEARCH", 0)
         assert count(pack, {}).count == _brute(pack, {})
         assert count(pack, pins).count == _brute(pack, pins)
         split = count(pack, pins, by=by).by

@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
-from solver.engine.tracing import excluded, traced_base, traced_domains
+from solver.engine.tracing import excluded, excluded_by_split, traced_base, traced_domains
 from solver.errors import Unsatisfiable
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
@@ -670,16 +670,18 @@ def _item_pins(items: Sequence[Item]) -> dict[str, Scalar]:
 @given(case=cases())
 def test_reasons_recorded_by_propagation_are_refutations(case: Case) -> None:
     """Whatever propagation names as the reason a value is gone (solver.engine.tracing, the candidates
-    minimal reasons start from) is a refutation: those rules and pins, with the value, admit no
-    configuration. And nothing is named for a value some configuration takes."""
+    minimal reasons start from), or one case split past it (`excluded_by_split`: every value of
+    some field fails once the value is propagated), is a refutation: those rules and pins, with
+    the value, admit no configuration. And nothing is named for a value some configuration takes."""
     oracle = Oracle(case.spec)
     cp = compile_pack(case.pack)
     pins = values_of(case.pins())
+    fields = list(cp.domains)
     for name in case.pack.fields:
         others = {n: v for n, v in pins.items() if n != name}
         base = traced_base(cp, others)
         for value in case.pack.fields[name].domain:
-            found = excluded(cp, base, name, value)
+            found = excluded(cp, base, name, value) or excluded_by_split(cp, base, name, value, fields)
             if found is None:
                 continue
             reason_pins = {n: others[n] for kind, n in found if kind == "pin"}

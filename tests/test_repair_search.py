@@ -13,6 +13,7 @@ tests/test_laws.py barely reach on their small packs:
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 from generated import Case, Oracle, cases
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +21,10 @@ from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
 from solver.engine.localsearch import chase
+from solver.engine.tracing import excluded, excluded_by_split, traced_base
 from solver.model import Pin
-from solver.reasoning.conflicts import diagnoses, minimal_conflict
+from solver.pack.loader import load_directory
+from solver.reasoning.conflicts import diagnoses, minimal_conflict, minimal_reason
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -82,3 +85,62 @@ def test_diagnoses_are_every_smallest_set_of_user_pins_whose_removal_works(
             ):
                 expected.append(combo)
     assert diagnoses(cp, pins, conflicts=conflicts, limit=limit) == expected
+
+
+# A value only a case split refutes: with x = on, y = 0 needs a both 0 and 1, y = 1 needs b both 0
+# and 1, and y = 2 is gone only because of the pin p = 1 (rule keep_y). Propagating x = on alone
+# leaves every rule with two free fields; the split on y refutes it, and its reason must say why y
+# had no third value (the pin and keep_y), or the rules named would not refute it at all.
+_SPLIT_PACK = {
+    "fields.toml": """
+[field.p]
+kind = "option"
+domain = [0, 1]
+[field.x]
+kind = "option"
+domain = ["off", "on"]
+[field.y]
+kind = "option"
+domain = [0, 1, 2]
+[field.a]
+kind = "option"
+domain = [0, 1]
+[field.b]
+kind = "option"
+domain = [0, 1]
+""",
+    "rules.toml": "\n".join(
+        f'[[rule]]\nid = "{rid}"\nwhen = "{when}"\nrequire = "{require}"\nbecause = "t"\nsource = "t"\n'
+        for rid, when, require in [
+            ("keep_y", "p == 1", "y in [0, 1]"),
+            ("a_one", "x == 'on' and y == 0", "a == 1"),
+            ("a_zero", "x == 'on' and y == 0", "a == 0"),
+            ("b_one", "x == 'on' and y == 1", "b == 1"),
+            ("b_zero", "x == 'on' and y == 1", "b == 0"),
+        ]
+    ),
+}
+
+
+def test_a_value_refuted_by_one_case_split_has_a_reason_that_refutes_it(tmp_path: Path) -> None:
+    names = ", ".join(f'"{n}"' for n in _SPLIT_PACK)
+    (tmp_path / "pack.toml").write_text(f'[pack]\nname = "t"\nversion = "1"\nfiles = [{names}]\n')
+    for name, text in _SPLIT_PACK.items():
+        (tmp_path / name).write_text(text)
+    cp = compile_pack(load_directory(tmp_path))
+    base = traced_base(cp, {"p": 1})
+    assert excluded(cp, base, "x", "on") is None  # propagation alone does not refute it
+    found = excluded_by_split(cp, base, "x", "on", ["y"])
+    assert found == {("pin", "p"), *(("rule", r) for r in ("keep_y", "a_one", "a_zero", "b_one", "b_zero"))}
+    assert cp.solve({"p": 1, "x": "on"}, rules=[r for kind, r in found if kind == "rule"]) is None
+    assert excluded_by_split(cp, traced_base(cp, {}), "x", "on", ["y"]) is None  # y = 2 works
+    # The minimal reason of choices: the split's items made minimal (here all of them).
+    reason = minimal_reason(cp, "x", "on", {"p": 1}, {"p": "user"})
+    assert reason is not None and {i.name for i in reason} == {
+        "p",
+        "keep_y",
+        "a_one",
+        "a_zero",
+        "b_one",
+        "b_zero",
+    }

@@ -239,7 +239,12 @@ class CompiledPack:
         if any(not c.fields and not c.holds(()) for c in cons):
             return None
         state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
-        return state if state.propagate(list(by_field)) else None
+        # Forward checking revises a rule once at most one of its fields is free: the fixed fields
+        # and those of one-field rules reach every such rule, the same fixpoint as queueing every
+        # field without a look at each rule whose fields are all free (QuickXplain's questions).
+        queue = [n for n in by_field if len(domains[n]) == 1]
+        queue += [c.fields[0] for c in cons if len(c.fields) == 1]
+        return state if state.propagate(queue) else None
 
     def _extra_cons(self, extra: Sequence[Condition]) -> list[Constraint]:
         out = []
@@ -292,6 +297,8 @@ class CompiledPack:
         found = self._fact_states.get(key)
         if found is None:
             found = root.pinned({n: v for n, _, v in facts}) or _REFUTED
+            if isinstance(found, State):
+                found.by_field = found.open_index()
             self._fact_states.put(key, found)
         return found if isinstance(found, State) else None
 
@@ -460,7 +467,7 @@ class CompiledPack:
         solution[name] = value
         region: set[str] = set()
         for con in state.by_field.get(name, ()):
-            if con.key in state.open and not con.holds(tuple(solution[f] for f in con.fields)):
+            if con.key in state.open and not con.holds(tuple([solution[f] for f in con.fields])):
                 free = [f for f in con.fields if f != name and len(state.domains[f]) > 1]
                 if not free:
                     solution[name] = old

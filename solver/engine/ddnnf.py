@@ -103,7 +103,7 @@ class CompiledCount:
 
         Raises ValueError when a record read from disk is malformed."""
         meter = StepMeter(limit or Limit(steps=None), progress)
-        return _Pass(self, domains, pins, meter).arm(self.root, -1), meter.steps
+        return _Pass(self, domains, pins, meter).root(), meter.steps
 
     def split(
         self,
@@ -148,21 +148,19 @@ class CompiledCount:
     # -- on disk: a JSON header, then one line of numbers per node (parsed when a pass needs it)
     def to_bytes(self, key: str = "") -> bytes:
         """`key`: what it was compiled from (the pack's whole digest), checked when read back."""
-        header = {
-            "format": FORMAT,
-            "key": key,
-            "order": self.order,
-            "sizes": self.sizes,
-            "counted": sorted(self.counted.items()),
-            "nodes": len(self.records),
-        }
-        lines = [json.dumps(header, separators=(",", ":")), _line(_flat(self.root))]
-        for level, reads, count, arms in self.records:
+        records = self.records
+        if isinstance(records, _Records):  # its lines as they are, under a header with `key`
+            return self._header(key) + records.data[records.body :]
+        lines = [_line(_flat(self.root))]
+        for level, reads, count, arms in records:
             numbers = [level, reads, count, len(arms)]
             for arm in arms:
                 numbers += _flat(arm)
             lines.append(_line(numbers))
-        return "".join([line + "\n" for line in lines]).encode()
+        return self._header(key) + "".join([line + "\n" for line in lines]).encode()
+
+    def _header(self, key: str) -> bytes:
+        return _header(key, self.order, self.sizes, self.counted, len(self.records))
 
     @classmethod
     def from_bytes(cls, data: bytes, key: str = "") -> CompiledCount:
@@ -184,8 +182,21 @@ class CompiledCount:
         ):
             raise ValueError("compiled count: bad counted values")
         records = _Records(data, root_end + 1, nodes, len(order))
+        records.body = header_end + 1
         root = records.arms(data[header_end + 1 : root_end].split(), 1, nodes)[0]
         return cls(order, sizes, records, root, {level: mask for level, mask in pairs})
+
+
+def _header(key: str, order: list[str], sizes: list[int], counted: dict[int, int], nodes: int) -> bytes:
+    doc = {
+        "format": FORMAT,
+        "key": key,
+        "order": order,
+        "sizes": sizes,
+        "counted": sorted(counted.items()),
+        "nodes": nodes,
+    }
+    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
 
 
 def _flat(arm: Arm) -> list[int]:
@@ -214,6 +225,7 @@ class _Records(Sequence[Record]):
         if at != len(data):
             raise ValueError("compiled count: more records than nodes")
         self.read: dict[int, Record] = {}
+        self.body = start  # where the root's line starts (what `to_bytes` keeps)
 
     def __len__(self) -> int:
         return self.nodes
@@ -274,18 +286,26 @@ class _Pass:
         self.spans: dict[int, int] = {}
 
     def node(self, at: int) -> int:
-        level, reads, count, arms = self.dag.records[at]
-        if not reads & self.pinned:
-            return count
-        found = self.memo.get(at)
+        found = self.memo.get(at)  # (an untouched node's too: a record is looked up once)
         if found is None:
-            found = self.memo[at] = sum(self.arm(arm, level) for arm in arms)
+            level, reads, found, arms = self.dag.records[at]
+            if reads & self.pinned:
+                keep = self.allowed.get(level, -1)
+                found = 0
+                for arm in arms:
+                    found += self.arm(arm, keep)
+            self.memo[at] = found
         return found
 
-    def arm(self, arm: Arm, level: int) -> int:
+    def root(self) -> int:
+        _, free, kids, parts = self.dag.root
+        return self.arm((1, free, kids, parts), -1)  # the root arm stands for no field's value
+
+    def arm(self, arm: Arm, keep: int) -> int:
+        """The count of `arm` of a node whose field keeps the values `keep` (bits)."""
         mask, free, kids, parts = arm
         self.meter.tick(1 + len(kids) // FIELDS_PER_STEP)
-        total = (mask & self.allowed.get(level, -1)).bit_count() if level >= 0 else 1
+        total = (mask & keep).bit_count()
         if total and free:
             total *= self.span(free)
         for at in range(0, len(parts), 2):
@@ -407,7 +427,11 @@ class _Compiler:
 
     def __init__(self, counter: DiagramCounter, meter: StepMeter, counted: dict[int, int]) -> None:
         self.counter, self.meter, self.counted = counter, meter, counted
-        self.records: list[Record] = []
+        # Each node written as its line at once (SGLang: 677k arms as tuples held ~175 MB until
+        # the end; as text 20 MB), with its count and whether it has a model.
+        self.lines: list[str] = []
+        self.counts: list[int] = []
+        self.models: list[bool] = []
         self.cache: dict[tuple[int, ...], int] = {}
         self.zero = -1  # the node of a component with no model (made when first needed)
 
@@ -420,7 +444,12 @@ class _Compiler:
         else:
             root, _, _ = self._product(counter._split(residuals), everything, 1)
         dd = counter.diagrams
-        return CompiledCount(dd.order, counter.sizes, self.records, root, self.counted)
+        lines = [_line(_flat(root)), *self.lines]
+        body = "".join([line + "\n" for line in lines]).encode()
+        self.lines.clear()
+        return CompiledCount.from_bytes(
+            _header("", dd.order, counter.sizes, self.counted, len(self.counts)) + body
+        )
 
     def _weight(self, level: int, values: int) -> int:
         """How many of `values` (bits of the field at `level`) a compiled count counts."""
@@ -434,8 +463,13 @@ class _Compiler:
         return total
 
     def _node(self, level: int, reads: int, count: int, arms: list[Arm]) -> int:
-        self.records.append((level, reads, count, arms))
-        return len(self.records) - 1
+        numbers = [level, reads, count, len(arms)]
+        for arm in arms:
+            numbers += _flat(arm)
+        self.lines.append(_line(numbers))
+        self.counts.append(count)
+        self.models.append(bool(arms))
+        return len(self.counts) - 1
 
     def _zero(self) -> int:
         if self.zero < 0:
@@ -482,7 +516,7 @@ class _Compiler:
             kid, sub = found
             kids.append(kid)
             total *= sub
-            models = models and bool(self.records[kid][3])
+            models = models and self.models[kid]
         if not models:
             return (mask, 0, (self._zero(),), ()), 0, False
         return (mask, free, tuple(kids), tuple(parts)), total, True
@@ -492,7 +526,7 @@ class _Compiler:
         key = tuple(sorted(set(residuals)))
         found = self.cache.get(key)
         if found is not None:
-            return found, self.records[found][2]
+            return found, self.counts[found]
         counter = self.counter
         restrict = counter.diagrams.restrict
         level = counter._choose(residuals, fields)

@@ -114,7 +114,7 @@ def repair(
         steps = sum(1 for values in domains.values() if len(values) > 1)
         cons = open_.values()
     for con in cons:
-        if not con.holds(tuple(base[f] for f in con.fields)):
+        if not con.holds(tuple([base[f] for f in con.fields])):
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps

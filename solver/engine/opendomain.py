@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from solver.bounded import PACKS_KEPT, Lru
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
 
@@ -40,11 +41,24 @@ def base_digest(digest: str) -> str:
     return digest.partition(MARK)[0].partition(GIVEN_MARK)[0]
 
 
+# By digest: the fields whose pin can make a request's pack a copy (open fields, and the fields a
+# rule asks `given(FIELD)` of). Every request asks; most pin none of them.
+_SPECIAL: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+
+
 def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
     """The pack one request works on: open domains widened by its pinned values, then its rules'
-    `given(FIELD)` answered for the fields it pins (`solver.pack.given.for_request`)."""
-    from solver.pack.given import for_request
+    `given(FIELD)` answered for the fields it pins (`solver.pack.given.for_request`); `pack`
+    itself, after one set test, when it pins no open field and no field a rule asks about."""
+    from solver.pack.given import for_request, given_fields
 
+    special = _SPECIAL.get(pack.digest) if pack.digest else None
+    if special is None:
+        special = given_fields(pack).union(n for n, f in pack.fields.items() if f.open is not None)
+        if pack.digest:
+            _SPECIAL.put(pack.digest, special)
+    if special.isdisjoint(pins):
+        return pack
     return for_request(widened(pack, pins), pins)
 
 

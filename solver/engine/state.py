@@ -120,17 +120,19 @@ class State:
     def fix(self, name: str, value: Scalar, changed: list[str] | None = None) -> bool:
         """`assign` in place: True when `name = value` propagates without wiping out a field (then
         `undo` takes it back), False with the state unchanged. `changed` as in `assign`."""
-        if value not in self.domains[name]:
+        domains = self.domains
+        current = domains[name]
+        if value not in current:
             return False
-        trail: list[tuple[Any, str, Any]] = [(self.domains, name, self.domains[name])]
-        self.domains[name] = [value]
+        trail: list[tuple[Any, str, Any]] = [(domains, name, current)]
+        domains[name] = [value]
         if not self.propagate([name], trail):
             undo_trail(trail, 0)
             return False
         self._trails.append(trail)
         if changed is not None:
-            changed.append(name)
-            changed.extend(key for table, key, _ in trail[1:] if table is self.domains)
+            # `name` first: the trail starts with it.
+            changed.extend([key for table, key, _ in trail if table is domains])
         return True
 
     def undo(self) -> None:
@@ -139,6 +141,20 @@ class State:
 
     def domain(self, name: str) -> list[Scalar]:
         return self.domains[name]
+
+    def open_index(self) -> dict[str, list[Constraint]]:
+        """`by_field` with only the constraints still open here, in the same order: the index
+        for every state derived from this one (a constraint once closed stays closed, and
+        every walk over `by_field` skips closed ones), built once where it is shared by many.
+        A request's facts close about half the SGLang pack's rules (716 index entries -> 435),
+        which each propagation would otherwise visit to find them closed."""
+        open_ = self.open
+        index: dict[str, list[Constraint]] = {}
+        for name, cons in self.by_field.items():
+            kept = [con for con in cons if con.key in open_]
+            if kept:
+                index[name] = kept
+        return index
 
     def dead_end(self, names: list[str], never: Verdict) -> bool:
         """One step past forward checking, over the open constraints reading `names`: True when

@@ -8,7 +8,6 @@ equal to a field's `auto` spelling means unset. Also reads the pack's environmen
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -176,6 +175,8 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     for key, label in field.labels.items():
         for word in label.replace("(", " ").replace(")", " ").replace(",", " ").split():
             spelled.setdefault(word.lower(), key)
+    import difflib  # only for a value that is not in the domain: not on every start's path
+
     close = (
         tuple(
             dict.fromkeys(
@@ -205,6 +206,8 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
 
 
 def _unknown_field(pack: Pack, raw: Any, value: Any) -> InputIssue:
+    import difflib
+
     names = list(pack.fields)
     name = field_name(raw) if isinstance(raw, str) else shown(raw)
     close = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.6)) if len(name) <= 200 else ()

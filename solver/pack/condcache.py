@@ -29,6 +29,7 @@ from solver.pack.expr import Condition
 __all__ = ["keep", "recall"]
 
 SUFFIX = ".cond"
+COMPILE_ALL_MAX = 4096  # shapes (the SGLang pack has 471; ~90 us each to compile here)
 _FORMAT = "confsolve-conditions-1"
 
 
@@ -46,10 +47,12 @@ def recall(digest: str) -> PackSemantics | None:
     if raw is None:
         return None
     try:
-        found, complete = _load(digest, raw)
+        found, waiting = _load(digest, raw)
     except (ValueError, TypeError, EOFError, IndexError, KeyError, AttributeError):
         return None
-    if not complete:  # the first reading: compile every shape now, for every later start
+    # The first reading compiles every shape now, for every later start; not a pack of so many
+    # shapes that compiling them all would cost more than a start spends on the few it calls.
+    if 0 < waiting <= COMPILE_ALL_MAX:
         for group in (found.rules, found.whens, found.preferences):
             for cond in group.values():
                 if cond is not None:
@@ -78,11 +81,11 @@ def _record(cond: Condition) -> tuple[Any, ...]:
     )
 
 
-def _load(digest: str, raw: bytes) -> tuple[PackSemantics, bool]:
+def _load(digest: str, raw: bytes) -> tuple[PackSemantics, int]:
     doc = marshal.loads(raw)
     if not (isinstance(doc, tuple) and len(doc) == 3 and doc[0] == _FORMAT and doc[1] == digest):
         raise ValueError("not this pack's conditions")
-    complete = True
+    waiting: set[str] = set()  # the sources not compiled yet
     groups: list[dict[str, Any]] = []
     for group in doc[2]:
         made: dict[str, Any] = {}
@@ -91,7 +94,7 @@ def _load(digest: str, raw: bytes) -> tuple[PackSemantics, bool]:
                 made[str(key)] = None
                 continue
             text, fields, literals, given, holds, holds_consts, partial, partial_consts = record
-            complete = complete and isinstance(holds, CodeType) and isinstance(partial, CodeType)
+            waiting.update(made for made in (holds, partial) if not isinstance(made, CodeType))
             made[str(key)] = Condition(
                 text=_typed(text, str),
                 fields=_strings(fields),
@@ -102,7 +105,7 @@ def _load(digest: str, raw: bytes) -> tuple[PackSemantics, bool]:
             )
         groups.append(made)
     rules, whens, preferences = groups
-    return PackSemantics(rules=rules, whens=whens, preferences=preferences), complete
+    return PackSemantics(rules=rules, whens=whens, preferences=preferences), len(waiting)
 
 
 def _typed(value: Any, kind: type) -> Any:

@@ -1,9 +1,11 @@
 """The condition language of packs: parse safely, check against the pack, compile, evaluate.
 
 `quantization == "fp8" and gpu_arch in BLACKWELL`, `ep_size == tp_size`, `not is_mla`.
-Text is parsed with Python's `ast` and only a whitelist of node kinds is accepted; nothing is ever
-evaluated by Python, so a pack from anywhere cannot run code, import, call or read attributes.
-Imports only the standard library and `solver.model`.
+Text is parsed with Python's `ast` and only a whitelist of node kinds is accepted; the pack's text
+is never evaluated: a checked condition becomes two functions whose source `solver.pack.codegen`
+writes from its own pieces (fields by position, literals as parameters' defaults), so a pack from
+anywhere cannot run code, import, call or read attributes. Imports only the standard library,
+`solver.model` and `solver.pack.codegen`.
 
 >>> from solver.model import Field
 >>> fields = {"tp_size": Field(name="tp_size", kind="option", domain=(1, 2, 4, 8))}

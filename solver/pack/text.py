@@ -9,7 +9,6 @@ does not report every use of those names elsewhere as unknown (a cascade). Stand
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -113,5 +112,7 @@ def toml_error_line(message: str) -> int | None:
 
 def did_you_mean(word: str, known: Iterable[str]) -> str:
     """` (did you mean 'x'?)` for the closest known name, or "" when none is close."""
+    import difflib  # only for a problem: not on every start's path
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""

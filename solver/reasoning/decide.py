@@ -62,19 +62,22 @@ def settle(
     *,
     strict: bool,
     predict: bool,
+    values_only: bool = False,
 ) -> Settled:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
     --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
     applied and the decisions start over. Raises `ChainFailed` (with `.pins`) when none helps,
-    `RequestFails` when the adjusted request has no solution."""
+    `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`."""
     cp = plan.compiled
     adjustments = dict(adjustments)
     while True:
         values = {name: pin.value for name, pin in pins.items()}
         fixed: list[str] = []
         try:
-            solution, trace, log = _decide(plan, values, state, witness, fixed, predict=predict)
+            solution, trace, log = _decide(
+                plan, values, state, witness, fixed, predict=predict, values_only=values_only
+            )
             return Settled(pins, adjustments, solution, trace, log, state, fixed)
         except ChainFailed as failed:
             more = None if strict else _launcher_adjustments(plan, pins, failed)
@@ -187,6 +190,7 @@ def _decide(
     fixed: list[str],
     *,
     predict: bool = False,
+    values_only: bool = False,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -199,13 +203,35 @@ def _decide(
     (`Plan.chain`) that works. When none does, the only value the rules leave possible is taken
     if no preference applies or an adjustment sets the field here (the pack states SGLang's own
     derivations as rules); otherwise `ChainFailed` (the launcher would pick a value that fails).
+
+    `values_only`: for a caller that reads the decided values alone (the launcher's own picks,
+    `solver.reasoning.provenance.departures_of`), not `trace`, `log`, `state` nor `fixed`. A field
+    whose first value (of its chain, or of its ranking) the witness has takes it without a
+    propagation: the witness holds every decision so far, so the value is in the field's domain,
+    works, and is what the full step decides (forced or not). Those decisions are fixed in
+    `state` only when a later field departs from the witness and needs the state to test its
+    values; `state` may then lack the last ones.
     """
     fields = plan.pack.fields
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
     # The fields the request gives, marked for preferences that read `given(FIELD)`.
     decided: dict[str, Scalar] = {**given_marks(values), **values}
+    pending: list[tuple[str, Scalar]] = []  # (`values_only`) decided, not yet fixed in `state`
     for name in plan.order:
+        if values_only:
+            if name in values:
+                decided[name] = state.domain(name)[0]  # (a pin is fixed in `state` from the start)
+                continue
+            if follows_chain(fields[name], predict):
+                first = plan.chain(name, decided)[0][0]
+            else:
+                first = plan.best_first(name, decided)[0]
+            if witness.get(name) == first:
+                decided[name] = first
+                pending.append((name, first))
+                continue
+            _catch_up(state, pending)
         current = state.domain(name)
         trace.domains[name] = tuple(current)
         spec = fields[name]
@@ -238,6 +264,15 @@ def _decide(
         decided[name], witness = found
         fixed.append(name)
     return {n: decided[n] for n in plan.pack.fields}, trace, log
+
+
+def _catch_up(state: State, pending: list[tuple[str, Scalar]]) -> None:
+    """Fix the decisions `_decide` took from the witness without a propagation (`values_only`)."""
+    for name, value in pending:
+        if len(state.domain(name)) > 1 and not state.fix(name, value):
+            # (never: a solution holds every one of them, and propagation keeps its values)
+            raise RuntimeError(f"{name}={value!r}, taken from a solution, fails propagation")
+    pending.clear()
 
 
 def _first_working(

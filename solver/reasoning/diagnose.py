@@ -18,16 +18,16 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.opendomain import query_pack
-from solver.engine.supports import Keeping, supports_for
+from solver.engine.supports import Keeping, PinSet, supports_for
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import (
     Item,
+    Reasons,
     conflict_report,
     diagnoses,
     minimal_conflict,
-    minimal_reason,
 )
 from solver.reasoning.decide import ChainFailed, launcher_view
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
@@ -410,6 +410,8 @@ def _request_choices(
     # The other inputs are the same for every field without a pin of its own: one base for them.
     bases: dict[str | None, Witnesses] = {}
     settled: dict[str | None, dict[str, Scalar]] = {}  # the other inputs and what they force
+    explain: dict[str | None, Reasons] = {}  # why values are excluded under the other inputs
+    unders: dict[str | None, PinSet] = {}  # the other inputs as refutations are kept under them
     last: Mapping[str, Scalar] | None = supports.last
     # The pins of the fields not asked about, which every base keeps: the bases start from them
     # when there are several bases (one per pinned option asked about, and the one without).
@@ -449,7 +451,9 @@ def _request_choices(
                 name, value, last, then=partial(search_start, supports, values, name, value, last)
             )
             if witness is None:
-                supports.refute(others, name, value)
+                if key not in unders:
+                    unders[key] = supports.pin_set(others)
+                supports.refute(unders[key], name, value)
                 continue
             possible.add(value)
             row = supports.added(witness)
@@ -457,17 +461,23 @@ def _request_choices(
                 keeping_all = supports.joined(keeping_all, row)
             last = witness
         out.possible[name] = [v for v in domain if v in possible]
-        if key not in settled:
-            settled[key] = plan.settled(others)
-        out.warned[name] = plan.warned(name, settled[key], out.possible[name])
+        if plan.warn_rules.get(name):
+            # (What the other inputs force, for the warn rules to read: none to read, no
+            # propagation per pinned option asked about.)
+            if key not in settled:
+                settled[key] = plan.settled(others)
+            out.warned[name] = plan.warned(name, settled[key], out.possible[name])
+        else:
+            out.warned[name] = {}
         opened = pack.fields[name].open
         if opened is not None:
             out.open[name] = opened.text()
         excluded = [v for v in domain if v not in possible]
-        if reasons:
-            out.excluded[name] = {
-                v: minimal_reason(cp, name, v, others, sources, near=last or None) or [] for v in excluded
-            }
+        if reasons and excluded:
+            if key not in explain:
+                explain[key] = Reasons(cp, others, sources)
+            why = explain[key].why
+            out.excluded[name] = {v: why(name, v, near=last or None) or [] for v in excluded}
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out

@@ -24,6 +24,7 @@ from solver.model import (
     Pin,
     Preference,
     Provenance,
+    ProvenanceKind,
     Rejection,
     Resolution,
     Scalar,
@@ -57,9 +58,7 @@ def assumed_facts(
         prov = provenance[name]
         if spec.kind != "fact" or name in pins or prov.kind not in ("preference", "default"):
             continue
-        out.append(
-            AssumedRecord.model_construct(field=name, value=solution[name], because=prov.because or "")
-        )
+        out.append(AssumedRecord(field=name, value=solution[name], because=prov.because or ""))
     return out
 
 
@@ -91,7 +90,14 @@ def departures_of(
     failed: ChainFailed | None = None
     try:
         predicting = settle(
-            plan, dict(pins), settled.adjustments, state, witness, strict=strict, predict=True
+            plan,
+            dict(pins),
+            settled.adjustments,
+            state,
+            witness,
+            strict=strict,
+            predict=True,
+            values_only=True,
         )
         own, predicted = predicting.pins, predicting.solution
     except ChainFailed as exc:
@@ -172,44 +178,43 @@ def provenance_of(
     log: Mapping[str, tuple[list[Scalar], dict[Scalar, Preference]]],
     reasons: bool,
     predict: bool = False,
+    marks: Mapping[str, bool] | None = None,
 ) -> Provenance:
+    """Who decided `name` and why. `marks`: `given_marks(pins)`, when the caller asks for every
+    field of one request (made here otherwise)."""
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
-        return Provenance.model_construct(
-            kind="adjusted", source="user", rule=rule.id, because=rule.because, rejected=[]
-        )
+        return Provenance(kind="adjusted", source="user", rule=rule.id, because=rule.because, rejected=[])
     pin = pins.get(name)
     if pin is not None:
-        kind = "user" if pin.source == "user" else "fact"
-        return Provenance.model_construct(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
+        kind: ProvenanceKind = "user" if pin.source == "user" else "fact"
+        return Provenance(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
     value = solution[name]
     if len(trace.domains.get(name, ())) <= 1:
-        forcing = _forcing_rules(plan, name, solution)
-        models = plan.compiled.models
-        because = (
-            "; ".join(dict.fromkeys(models[r].because for r in forcing))
-            if forcing
-            else "the only value the rules allow"
-        )
-        return Provenance.model_construct(
+        forcing, because = _forcing_rules(plan, name, solution)
+        return Provenance(
             kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
         )
     ranked, origin = log.get(name, ([value], {}))
-    before = ranked[: ranked.index(value)] if value in ranked else []
-    rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in before]
+    at = ranked.index(value) if value in ranked else 0
+    rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in ranked[:at]] if at else []
     field = pack.fields[name]
     chained = follows_chain(field, predict)  # the launcher's chain, or a fact's assumed default
     if not chained:
-        rejected += _flagged_rejections(plan, name, value, solution, pins, ranked)
+        flagged = _flagged_rejections(
+            plan, name, value, solution, pins, ranked, given_marks(pins) if marks is None else marks
+        )
+        if flagged:
+            rejected += flagged
     pref = origin.get(value)
     if pref is not None:
-        return Provenance.model_construct(
+        return Provenance(
             kind="preference", source=None, rule=pref.id, because=pref.because, rejected=rejected
         )
     if chained:
         # A fact has no flag: its chain's end is the domain's first value, said as such.
-        return Provenance.model_construct(
+        return Provenance(
             kind="default",
             source=None,
             rule=None,
@@ -225,9 +230,7 @@ def provenance_of(
         if field.kind == "fact"
         else "the first value of the domain that works"
     )
-    return Provenance.model_construct(
-        kind="default", source=None, rule=None, because=because, rejected=rejected
-    )
+    return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
 
 
 def _rejection(
@@ -261,20 +264,25 @@ def _flagged_rejections(
     solution: Mapping[str, Scalar],
     pins: Mapping[str, Pin],
     ranked: list[Scalar],
+    marks: Mapping[str, bool],
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
-    warn rule and the decided values it read are the reason."""
+    warn rule and the decided values it read are the reason. `marks`: `given_marks(pins)`."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
     # The decided values the ranking read (fields before this one and pins): the same ranking
-    # as `_decide`'s, which read only these of its decided values.
+    # as `_decide`'s, which read only these of its decided values, and what `given(FIELD)`
+    # reads, as `_decide` marked it.
     here = plan.position(name)
-    read = plan.ranking_reads(name)
-    assigned = {
-        f: solution[f] for f in read if f in solution and f != name and (plan.position(f) < here or f in pins)
+    assigned: dict[str, Scalar] = {
+        f: solution[f]
+        for f in plan.ranking_reads(name)
+        if f in solution and f != name and (f in pins or plan.position(f) < here)
     }
-    assigned.update(given_marks(pins))  # what `given(FIELD)` reads, as `_decide` marked it
+    assigned.update(marks)
     preferred, flagged = plan.preferred_flagged(name, assigned)
+    if not flagged:
+        return []  # (most fields: nothing flagged, nothing moved)
     better = preferred[: preferred.index(value)] if value in preferred else []
     out = []
     for v in better:
@@ -286,12 +294,13 @@ def _flagged_rejections(
             for f in plan.compiled.warn_rules[rid].fields
             if f != name and f in assigned
         ]
-        out.append(Rejection.model_construct(value=v, because=[*reads, rid]))
+        out.append(Rejection(value=v, because=[*reads, rid]))
     return out
 
 
-def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
-    """Rules that, with the other fields as resolved, exclude the field's other values.
+def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tuple[tuple[str, ...], str]:
+    """Rules that, with the other fields as resolved, exclude the field's other values, and the
+    provenance's text for them (their `because`s, each once; or that the domain has one value).
 
     A greedy cover: the rule excluding the most values first, until every other value is
     accounted for (or no rule alone excludes what is left: propagation through several rules).
@@ -303,7 +312,9 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> lis
     provenance.
     """
     cp = plan.compiled
-    kept: tuple[dict[Any, tuple[str, ...]], dict[str, tuple[str, ...]]] | None = cp.memo.get("forcing-rules")
+    kept: tuple[dict[Any, tuple[tuple[str, ...], str]], dict[str, tuple[str, ...]]] | None = cp.memo.get(
+        "forcing-rules"
+    )
     if kept is None:
         kept = cp.memo["forcing-rules"] = (cp.tables.table(), {})
     answers, reads = kept
@@ -314,9 +325,16 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> lis
     key = (name, solution[name], tuple([solution[f] for f in fields]))
     found = answers.get(key)
     if found is None:
-        found = tuple(_greedy_forcing(plan, name, solution))
+        forcing = tuple(_greedy_forcing(plan, name, solution))
+        models = cp.models
+        because = (
+            "; ".join(dict.fromkeys(models[r].because for r in forcing))
+            if forcing
+            else "the only value the rules allow"
+        )
+        found = (forcing, because)
         cp.tables.store(answers, key, found)
-    return list(found)
+    return found
 
 
 def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
@@ -392,8 +410,9 @@ def resolve_planned(
         settled.log,
     )
     check_required(plan, pins, trace)
+    marks = given_marks(pins)
     provenance = {
-        name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict)
+        name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks)
         for name in pack.fields
     }
     departed: list[DepartureRecord] = []

@@ -123,6 +123,7 @@ def sweep(
     # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
     # (and a failed mend costs several times a working one).
     refuted = supports.refuted(values)
+    under = supports.pin_set(values)
     failed: dict[str, int] = {}
     for name in names:
         known = proven[name]
@@ -134,7 +135,7 @@ def sweep(
                 # Three values of a field in a row that would not mend: the next is mostly
                 # impossible too (a platform's missing backends), and a refutation costs less
                 # than a failed mend (npu 68 -> 55 ms; refuting every value: others +30-60 %).
-                supports.refute(values, name, value)
+                supports.refute(under, name, value)
                 continue
             changed = cp.mend_in_place(state, walk, name, value)
             failed[name] = failed.get(name, 0) + 1 if changed is None else 0

@@ -1,0 +1,190 @@
+"""Cold start and garbage collection of several copies of the code, in one run (same-run A/B).
+
+    .venv/bin/python benchmarks/cold_ab.py main=/tmp/snap branch=. --rounds 8
+    .venv/bin/python benchmarks/cold_ab.py main=/tmp/snap branch=. --only explain --size 5000
+
+Each `LABEL=TREE` is a source tree (a checkout or a `git archive` copy) run with `PYTHONPATH=TREE`;
+each round runs every copy in turn, so all see the same load. Sections:
+
+- `check`: `python -m solver check ...` as its own process, CPU time of the child over `python -c
+  pass`, with a warm disk cache (one per copy, filled before the rounds) and with an empty one
+  (a new directory each run); the copies' bytecode is compiled first, as an install has it.
+- `conditions`: every condition of the SGLang pack (rules, their `when`s, preferences) called
+  200 times, `holds` on fixed values and `partial` on maps missing ~40 % of its fields (best of
+  three, CPU ms).
+- `explain`: the synthetic pack of `--size` fields loaded and compiled, the objects the garbage
+  collector tracks then, and explain + repairs of its impossible request (one warm-up, then
+  two calls: CPU s of each, the full collections inside it and their CPU s).
+Prints the medians per copy, and the machine's load before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CHECK = ["check", "--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+CHECK += ["--set", "architecture=LlamaForCausalLM", "--set", "tp_size=8"]
+
+
+def _cpu_ms(cmd: list[str], env: dict[str, str]) -> float:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(cmd, env=env, capture_output=True, cwd=tempfile.gettempdir())
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode != 0:  # a command that fails fast would look like a fast start
+        raise SystemExit(f"{cmd} exited {done.returncode}: {done.stderr[-500:]!r}")
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) * 1e3
+
+
+def check(trees: dict[str, str], rounds: int) -> None:
+    py = sys.executable
+    for tree in trees.values():
+        subprocess.run([py, "-m", "compileall", "-q", f"{tree}/solver"], capture_output=True)
+    runs: dict[str, dict[str, list[float]]] = {k: {"floor": [], "warm": [], "empty": []} for k in trees}
+    with tempfile.TemporaryDirectory() as base:
+        warm = {label: tempfile.mkdtemp(dir=base) for label in trees}
+        for label, tree in trees.items():  # fill the warm caches (twice: see pack.condcache)
+            for _ in range(2):
+                _cpu_ms(
+                    [py, "-m", "solver", *CHECK],
+                    {**os.environ, "PYTHONPATH": tree, "XDG_CACHE_HOME": warm[label]},
+                )
+        for _ in range(rounds):
+            for label, tree in trees.items():
+                env = {**os.environ, "PYTHONPATH": tree, "XDG_CACHE_HOME": warm[label]}
+                runs[label]["floor"].append(_cpu_ms([py, "-c", "pass"], env))
+                runs[label]["warm"].append(_cpu_ms([py, "-m", "solver", *CHECK], env))
+                empty = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=base)}
+                runs[label]["empty"].append(_cpu_ms([py, "-m", "solver", *CHECK], empty))
+    print(f"check: CPU ms over `python -c pass`, median of {rounds} interleaved rounds")
+    for label, got in runs.items():
+        floor = statistics.median(got["floor"])
+        print(
+            f"  {label:<16} floor {floor:4.0f}  warm cache +{statistics.median(got['warm']) - floor:4.0f}"
+            f"  empty cache +{statistics.median(got['empty']) - floor:4.0f}"
+        )
+
+
+def _child(section: str, size: int) -> dict[str, Any]:
+    """Inside a copy's process: the section's numbers as a JSON-able dict."""
+    import gc
+    import itertools
+    import random
+    import time
+
+    os.environ["CONFSOLVE_NO_CACHE"] = "1"
+    sys.path.insert(0, str(HERE))
+    import solver
+    from solver.pack.loader import load_directory, semantics
+
+    if section == "conditions":
+        pack = solver.load_pack("sglang")
+        sem = semantics(pack)
+        conds = [
+            c for c in itertools.chain(sem.rules.values(), sem.whens.values(), sem.preferences.values()) if c
+        ]
+        rng = random.Random(1)
+        rows = [(c, tuple(rng.choice(pack.fields[f].domain) for f in c.fields)) for c in conds]
+        maps = [
+            (c, {f: v for f, v in zip(c.fields, values, strict=True) if rng.random() < 0.6})
+            for c, values in rows
+        ]
+
+        def timed() -> tuple[float, float]:
+            start = time.process_time()
+            for _ in range(200):
+                for c, values in rows:
+                    c.holds(values)
+            middle = time.process_time()
+            for _ in range(200):
+                for c, known in maps:
+                    c.partial(known)
+            return (middle - start) * 1e3, (time.process_time() - middle) * 1e3
+
+        timed()
+        best = min(timed() for _ in range(3))
+        return {"conditions": len(rows), "holds_ms": best[0], "partial_ms": best[1]}
+    import synthetic as syn
+
+    from solver.reasoning.resolution import plan_for
+
+    spec = syn.generate(size, seed=0)
+    with tempfile.TemporaryDirectory() as tmp:
+        pack = load_directory(syn.write(spec, Path(tmp) / f"syn{size}"))
+    plan_for(pack)
+    tracked = len(gc.get_objects())
+    options, facts = syn.impossible_request(spec, 0)
+    full = [0.0, 0.0]
+
+    def collected(phase: str, info: dict[str, int]) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                full[1] = time.process_time()
+            else:
+                full[0] += time.process_time() - full[1]
+
+    gc.callbacks.append(collected)
+    calls = []
+    for _ in range(3):
+        before, full[0] = gc.get_stats()[2]["collections"], 0.0
+        start = time.process_time()
+        solver.explain(pack, options, facts)
+        calls.append([time.process_time() - start, gc.get_stats()[2]["collections"] - before, full[0]])
+    return {"tracked": tracked, "calls": calls[1:]}
+
+
+def children(trees: dict[str, str], rounds: int, section: str, size: int) -> None:
+    got: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
+    for _ in range(rounds):
+        for label, tree in trees.items():
+            env = {**os.environ, "PYTHONPATH": tree}
+            cmd = [sys.executable, __file__, "--child", section, "--size", str(size)]
+            out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
+            got[label].append(json.loads(out.splitlines()[-1]))
+    for label, docs in got.items():
+        if section == "conditions":
+            holds = ", ".join(f"{d['holds_ms']:.0f}" for d in docs)
+            partial = ", ".join(f"{d['partial_ms']:.0f}" for d in docs)
+            shown = f"{docs[0]['conditions']} conditions x 200: holds {holds} ms, partial {partial} ms"
+            print(f"  {label:<16} {shown}")
+        else:
+            calls = " / ".join(
+                ", ".join(f"{t:.2f} s ({n} full, {g:.2f} s)" for t, n, g in d["calls"]) for d in docs
+            )
+            print(f"  {label:<16} {docs[0]['tracked']:,} tracked; explain {calls}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("copies", nargs="*", help="LABEL=TREE")
+    ap.add_argument("--only", default="check,conditions,explain")
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--size", type=int, default=5000, help="synthetic fields for explain")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(_child(args.child, args.size)))
+        return
+    trees = dict(copy.split("=", 1) for copy in args.copies)
+    print(f"load {os.getloadavg()[0]:.1f}")
+    for section in args.only.split(","):
+        if section == "check":
+            check(trees, args.rounds)
+        else:
+            rounds = args.rounds if section == "conditions" else min(args.rounds, 2)
+            print(f"{section}: {rounds} rounds alternated")
+            children(trees, rounds, section, args.size)
+    print(f"load {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
