@@ -106,24 +106,22 @@ PLAIN_CHECKPOINT = {
 DRIVER_595 = (595,)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
+# tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla (serving_hook.
+# _handle_deprecated_args); the pack keeps the old name for the attention and decode backends,
+# since it also sets the KV cache to fp8_e4m3 (tokenspeed-mla-kv-fp8), and reports a prefill
+# tokenspeed_mla as trtllm_mla itself (prefill-tokenspeed-mla-renamed).
 ALIASES: dict[str, dict[str, str]] = {
     "kv_cache_dtype": {"bf16": "bfloat16"},
-    "attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
+    "attention_backend": {"nsa": "dsa", "compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"},
     "prefill_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
-    "decode_attention_backend": {"nsa": "dsa", "compressed": "dsv4"},
+    "decode_attention_backend": {"nsa": "dsa", "compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"},
     "speculative_algorithm": {"NEXTN": "EAGLE"},
 }
 # SGLang input spellings the pack names otherwise: `--quantization unquant` asks for no
 # quantization, the pack's `none` (quant-checkpoint-method-applies still adopts a quantized
 # checkpoint's method, as ModelConfig does).
-# tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla, which is decode-only, so a
-# prefill tokenspeed_mla becomes trtllm_mla (serving_hook._handle_deprecated_args); the pack
-# lists the old name as a backend of its own (KNOWN_DIFFERENCES.md).
 INPUT_SPELLINGS: dict[str, dict[str, str]] = {
     "quantization": {"unquant": "none"},
-    "attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
-    "decode_attention_backend": {"tokenspeed_mla": "cutedsl_mla"},
-    "prefill_attention_backend": {"tokenspeed_mla": "trtllm_mla"},
 }
 # SGLang's own resolved fields that are not ServerArgs choices of ours to compare.
 NOT_COMPARED = {"device"}  # the platform fact, which we pin from the scenario
