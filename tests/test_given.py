@@ -11,6 +11,7 @@ it adjusts.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -83,23 +84,28 @@ def _expected_attention(family: str, options: dict[str, str]) -> str:
     return "generic"
 
 
-def test_every_request_brute_force(pack: Pack) -> None:
+def _every_request() -> Iterator[tuple[str, dict[str, str]]]:
+    """Each family with each choice of typed options (none, one or both, every value)."""
     values = ["generic", "sparse_kernel", "other"]
-    seen = 0
     for family in ("plain", "sparse"):
         for typed in itertools.chain.from_iterable(
             itertools.combinations(["attention", "prefill"], k) for k in range(3)
         ):
             for chosen in itertools.product(values, repeat=len(typed)):
-                options = dict(zip(typed, chosen, strict=True))
-                want = _expected_attention(family, options)
-                for answer in (
-                    check(pack, options, {"family": family}),
-                    resolve(pack, options, {"family": family}),
-                ):
-                    assert answer.values["attention"] == want, (family, options)
-                    assert answer.values["prefill"] == options.get("prefill", want)
-                seen += 1
+                yield family, dict(zip(typed, chosen, strict=True))
+
+
+def test_every_request_brute_force(pack: Pack) -> None:
+    seen = 0
+    for family, options in _every_request():
+        want = _expected_attention(family, options)
+        for answer in (
+            check(pack, options, {"family": family}),
+            resolve(pack, options, {"family": family}),
+        ):
+            assert answer.values["attention"] == want, (family, options)
+            assert answer.values["prefill"] == options.get("prefill", want)
+        seen += 1
     assert seen == 2 * (1 + 3 + 3 + 9)
 
 
@@ -157,21 +163,15 @@ def _expected_with_override(family: str, options: dict[str, str]) -> tuple[str, 
 
 def test_an_adjustment_reading_given_brute_force(tmp_path: Path) -> None:
     pack = _pack(tmp_path / "override", OVERRIDE)
-    values = ["generic", "sparse_kernel", "other"]
     seen = 0
-    for family in ("plain", "sparse"):
-        for typed in itertools.chain.from_iterable(
-            itertools.combinations(["attention", "prefill"], k) for k in range(3)
-        ):
-            for chosen in itertools.product(values, repeat=len(typed)):
-                options = dict(zip(typed, chosen, strict=True))
-                want, overridden = _expected_with_override(family, options)
-                answer = check(pack, options, {"family": family})
-                assert answer.values["attention"] == want, (family, options)
-                assert [a.field for a in answer.adjustments] == (["attention"] if overridden else [])
-                # Not typed, prefill follows attention; the rule does not read a picked value.
-                assert answer.values["prefill"] == options.get("prefill", want)
-                seen += 1
+    for family, options in _every_request():
+        want, overridden = _expected_with_override(family, options)
+        answer = check(pack, options, {"family": family})
+        assert answer.values["attention"] == want, (family, options)
+        assert [a.field for a in answer.adjustments] == (["attention"] if overridden else [])
+        # Not typed, prefill follows attention; the rule does not read a picked value.
+        assert answer.values["prefill"] == options.get("prefill", want)
+        seen += 1
     assert seen == 2 * (1 + 3 + 3 + 9)
 
 
