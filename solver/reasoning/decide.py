@@ -33,6 +33,7 @@ __all__ = [
     "bare_conflict",
     "launcher_view",
     "likely_values",
+    "marked",
     "settle",
 ]
 
@@ -51,6 +52,11 @@ class Settled(NamedTuple):
     fixed: list[str]
     """The fields whose decision was fixed in `state`, in the plan's order (not the fields that
     had one value left when their turn came)."""
+
+
+def marked(values: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """`values` with the marks of the fields they give: what a preference's `when` reads."""
+    return {**given_marks(values), **values}
 
 
 def settle(
@@ -164,9 +170,9 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
     makes MHA) then points the witness at its value, where a guess from the request alone missed
     it and the decision of that field needed the backtracking search."""
     if state is None:
-        marked = {**given_marks(values), **values}
-        return {name: plan.ranking(name, marked)[0][0] for name in plan.order if name not in values}
-    guess: dict[str, Scalar] = {**given_marks(values), **values}
+        read = marked(values)
+        return {name: plan.ranking(name, read)[0][0] for name in plan.order if name not in values}
+    guess: dict[str, Scalar] = marked(values)
     out: dict[str, Scalar] = {}
     for name in plan.order:
         if name in values:
@@ -216,7 +222,7 @@ def _decide(
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
     # The fields the request gives, marked for preferences that read `given(FIELD)`.
-    decided: dict[str, Scalar] = {**given_marks(values), **values}
+    decided: dict[str, Scalar] = marked(values)
     pending: list[tuple[str, Scalar]] = []  # (`values_only`) decided, not yet fixed in `state`
     for name in plan.order:
         if values_only:

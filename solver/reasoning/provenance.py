@@ -40,6 +40,7 @@ from solver.reasoning.decide import (
     check_required,
     follows_chain,
     likely_values,
+    marked,
     settle,
 )
 from solver.reasoning.plan import Plan, plan_for
@@ -152,7 +153,7 @@ def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[s
     value. Every field before it is decided alike: pinned, forced, ranked by the same decided
     values, or its chain's first value, which the solution proves works."""
     fields = plan.pack.fields
-    decided: dict[str, Scalar] = {**given_marks(values), **values}
+    decided: dict[str, Scalar] = marked(values)
     for at, name in enumerate(plan.order):
         chained = name not in values and follows_chain(fields[name], True)
         if chained and plan.chain(name, decided)[0][0] != solution[name]:
