@@ -266,7 +266,7 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
             problems.add(PackProblem(f"rule {rule.id}", str(exc), rule.file))
             continue
         if rule.adjusts is not None and rule.adjusts in rules[rule.id].given:
-            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_OF_ITS_TARGET, rule.file))
+            problems.add(PackProblem(f"rule {rule.id}", _GIVEN_OF_ITS_TARGET.format(rule.adjusts), rule.file))
         if rule.adjusts is not None and rule.adjusts not in rules[rule.id].fields:
             problems.add(
                 PackProblem(
@@ -284,8 +284,8 @@ def parse_conditions(pack: Pack, problems: Collector[PackProblem]) -> PackSemant
 # The launcher's override replaces the value, so whether the field was given is no longer the
 # user's word: the adjustment would read its own doing (`typed_only` says "only when typed").
 _GIVEN_OF_ITS_TARGET = (
-    "an adjustment may not read given() of the field it adjusts (`typed_only = true` makes it fire "
-    "only when the fields its `when` reads are given)"
+    "an adjustment may not read given() of the field it adjusts: given({0}) in a rule that adjusts "
+    "{0} (`typed_only = true` makes it fire only when the fields its `when` reads are given)"
 )
 
 
