@@ -8,9 +8,10 @@ hold that compiled form, made by
     python -m solver.engine.shipped constraints/sglang [more pack directories]
 
 as `compiled-count.xz` (xz: the SGLang pack's 20 MB of records in 1.1 MB, unpacked in ~0.1 s).
-Its header names the pack's whole digest (which covers only the files `pack.toml` lists, so this
-file is not part of it) and `ddnnf.FORMAT`; `count` reads it when both match the pack it counts,
-and otherwise ignores it (a pack edited since: the compile and the user's cache as before). What
+Its header names `count.shipped_key` (a digest of what the compile reads: the pack's fields,
+named sets and rules, not its messages, preferences or lint acknowledgements, so editing those
+leaves the file valid) and `ddnnf.FORMAT`; `count` reads it when both match the pack it counts,
+and otherwise ignores it (rules edited since: the compile and the user's cache as before). What
 keeps a shipped form right: tests/test_count_shipped.py compiles each shipped pack again and
 requires the same bytes, so a form stale for its pack or for the compiler cannot land, and pins
 the bytes of a small compile to `FORMAT`, so a change of what the compiler writes must change the
@@ -31,7 +32,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from solver.engine.count import SHIPPED_NAME, compile_whole, read_shipped
+from solver.engine.count import SHIPPED_NAME, compile_whole, read_shipped, shipped_key
 
 if TYPE_CHECKING:
     from solver.model import Pack
@@ -46,7 +47,7 @@ _PRESET = 9 | lzma.PRESET_EXTREME
 def shipped_bytes(pack: Pack) -> bytes:
     """What the shipped file holds, unpacked (what the test compares: xz's packed bytes may
     differ between liblzma versions)."""
-    return compile_whole(pack).to_bytes(pack.digest)
+    return compile_whole(pack).to_bytes(shipped_key(pack))
 
 
 def write_shipped(directory: str | Path) -> tuple[Path, int, int, float]:
