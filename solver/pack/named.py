@@ -46,27 +46,17 @@ def collect_sets(
 ) -> None:
     """`[sets]` of one file into `sets`; a malformed entry is a problem and its name `broken`
     (its uses elsewhere are a cascade, not problems of their own)."""
-    if not isinstance(table, dict):
-        problems.add(PackProblem("sets", "must be a table of NAME = [values]", file))
-        return
-    for set_name, values in table.items():
-        message = ""
-        if not _UPPER_NAME.match(set_name):
-            message = "set names are UPPER_CASE"
-        elif set_name in sets:
-            message = "declared twice"
-        elif (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, str | int | bool) for v in values)
-        ):
-            message = "must be a non-empty list of literals"
-        else:
-            sets[set_name] = tuple(values)
-            continue
-        problems.add(PackProblem(f"set {set_name}", message, file, locate(file, f"set {set_name}")))
-        if message != "declared twice":
-            broken.add(set_name)
+
+    def invalid(values: Any) -> str:
+        literals = (
+            isinstance(values, list) and values and all(isinstance(v, str | int | bool) for v in values)
+        )
+        return "" if literals else "must be a non-empty list of literals"
+
+    found = _collect_named(
+        table, file, ("set", "sets", "NAME = [values]"), invalid, sets, problems, locate, broken
+    )
+    sets.update((name, tuple(values)) for name, values in found.items())
 
 
 def collect_conditions(
@@ -78,23 +68,46 @@ def collect_conditions(
     broken: set[str],
 ) -> None:
     """`[conditions]` of one file into `conditions` (name -> (text, file))."""
+
+    def invalid(text: Any) -> str:
+        return "" if isinstance(text, str) and text.strip() else "must be a non-empty condition string"
+
+    kind = ("condition", "conditions", 'NAME = "condition"')
+    found = _collect_named(table, file, kind, invalid, conditions, problems, locate, broken)
+    conditions.update((name, (text, file)) for name, text in found.items())
+
+
+def _collect_named(
+    table: Any,
+    file: str,
+    kind: tuple[str, str, str],
+    invalid: Callable[[Any], str],
+    declared: Mapping[str, Any],
+    problems: Collector[PackProblem],
+    locate: Locate,
+    broken: set[str],
+) -> dict[str, Any]:
+    """The entries of one file's `[sets]` or `[conditions]` (`kind`: what one is, the table,
+    its shape) with an UPPER_CASE name not declared before and a value `invalid` accepts."""
+    what, table_name, shape = kind
     if not isinstance(table, dict):
-        problems.add(PackProblem("conditions", 'must be a table of NAME = "condition"', file))
-        return
-    for name, text in table.items():
-        message = ""
+        problems.add(PackProblem(table_name, f"must be a table of {shape}", file))
+        return {}
+    found: dict[str, Any] = {}
+    for name, value in table.items():
         if not _UPPER_NAME.match(name):
-            message = "condition names are UPPER_CASE"
-        elif name in conditions:
+            message = f"{what} names are UPPER_CASE"
+        elif name in declared or name in found:
             message = "declared twice"
-        elif not isinstance(text, str) or not text.strip():
-            message = "must be a non-empty condition string"
         else:
-            conditions[name] = (text, file)
-            continue
-        problems.add(PackProblem(f"condition {name}", message, file, locate(file, f"condition {name}")))
+            message = invalid(value)
+            if not message:
+                found[name] = value
+                continue
+        problems.add(PackProblem(f"{what} {name}", message, file, locate(file, f"{what} {name}")))
         if message != "declared twice":
             broken.add(name)
+    return found
 
 
 def expand_conditions(
