@@ -75,13 +75,14 @@ def _conditions(records: Any, codes: list[CodeType]) -> dict[str, Any]:
 
 def _shipped_module(root: Path) -> ModuleType | None:
     """The module `prebuilt` of the installed `constraints` package's pack directory `root`."""
-    import constraints
-
     try:
+        import constraints
+
         directory = root.resolve()
-    except (OSError, RuntimeError):
+        shipped = Path(constraints.__file__).resolve().parent
+    except (ImportError, OSError, RuntimeError):
         return None
-    if directory.parent != Path(constraints.__file__).resolve().parent:
+    if directory.parent != shipped:
         return None  # a pack given by path: its directory's code is not confsolve's
     if not directory.name.isidentifier():
         return None
