@@ -20,8 +20,9 @@ import pytest
 
 from solver.errors import pack_problems
 from solver.model import given_key
-from solver.pack import cache, codegen, loader, prebuild, prebuilt
+from solver.pack import cache, codegen, graph, loader, prebuild, prebuilt
 from solver.pack.crosscheck import PackSemantics, parse_conditions
+from solver.reasoning import plan
 
 PACKS = Path(__file__).parent.parent / "constraints"
 SHIPPED = ["sglang", "vllm"]
@@ -86,13 +87,18 @@ def _parsed(pack: Any) -> PackSemantics:
 
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_first_start_reads_the_prebuilt_form(name: str, first_start: list[str]) -> None:
-    """No TOML parsed, no condition parsed or compiled; the pack equals the one its files give and
-    each condition answers as the parsed one on random full and partial values."""
+    """No TOML parsed, no condition parsed or compiled, no field graph analysed; the pack equals
+    the one its files give, its field order the graph's, and each condition answers as the parsed
+    one on random full and partial values."""
     compiled_before = len(codegen._CODE)
     pack = loader.load_directory(PACKS / name)
     found = loader.semantics(pack)
     assert first_start == []
     assert len(codegen._CODE) == compiled_before
+    expected = graph.analyse(pack).order
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(graph, "analyse", lambda _: pytest.fail("the field order was analysed again"))
+        assert plan._field_order(pack) == expected
     assert pack == loader.load_directory(PACKS / name, fresh=True)
     assert first_start  # the fresh load did parse
     again = _parsed(pack)

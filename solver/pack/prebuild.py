@@ -29,6 +29,7 @@ __all__ = ["source"]
 def source(directory: str | Path) -> str:
     """The text of `prebuilt.py` for the pack in `directory`, loaded fresh from its files."""
     from solver.model import Pack
+    from solver.pack.graph import analyse
     from solver.pack.loader import load_directory, semantics
 
     pack = load_directory(directory, fresh=True)
@@ -54,6 +55,7 @@ def source(directory: str | Path) -> str:
         f"FORMAT = {FORMAT!r}",
         f"DIGEST = {pack.digest!r}",
         f"PACK = {_literal(doc)}",
+        f"ORDER = {_literal(analyse(pack).order)}",
         "SETS = (",
         *(f"    {_literal(members)}," for members in out.sets),
         ")",
@@ -148,9 +150,10 @@ def _reads_back(text: str, pack: Pack, found: PackSemantics) -> bool:
     module = ModuleType(MODULE)
     module.__dict__.update(namespace)
     from solver.model import Pack
+    from solver.pack.graph import analyse
 
     again = Pack.from_json(module.PACK, digest=pack.digest, directory=pack.directory)
-    if again != pack or pack.digest != module.DIGEST:
+    if again != pack or pack.digest != module.DIGEST or analyse(pack).order != module.ORDER:
         return False
     for name, group in _groups(found):
         made = dict(getattr(module, name))

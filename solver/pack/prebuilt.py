@@ -9,8 +9,9 @@ shipped pack's directory (`constraints/NAME/`, a Python package) may hold that r
     python -m solver.engine.shipped constraints/sglang constraints/vllm
 
 (which also writes the compiled count; `--prebuilt-only` writes this alone): the pack as the disk
-cache holds it (`Pack.model_dump(mode="json")`, rebuilt by `Pack.from_json`), each condition's
-text, fields, literals, `given` fields and constants, and the generated source of each shape of
+cache holds it (`Pack.model_dump(mode="json")`, rebuilt by `Pack.from_json`) and its field order
+(`solver.pack.graph`'s, kept in the entry for `solver.reasoning.plan`), each condition's text,
+fields, literals, `given` fields and constants, and the generated source of each shape of
 condition (`solver.pack.codegen`) as a function of the module. pip compiles a package's modules
 at install, so the shapes arrive compiled for the installed interpreter, whatever its version;
 code in a package is as trusted as confsolve's own.
@@ -20,9 +21,9 @@ given by path elsewhere: a module there is not ours to import), only when its by
 and up to date (an install with `--no-compile`, or a checkout under PYTHONDONTWRITEBYTECODE, would
 compile it on every start, at more than the files cost), and only when its `DIGEST` is the digest
 of the pack files beside it and its `FORMAT` this module's; otherwise the pack is loaded from its
-files as before. What keeps it right: tests/test_prebuilt.py writes it again from the
-pack and requires the same text, so a form stale for its pack or for the code that loads and
-compiles a pack cannot land. The writer is `solver.pack.prebuild`. Imports the standard library,
+files as before. What keeps it right: tests/test_prebuilt.py writes it again from the pack and
+requires the same text, so a form stale for its pack or for the code that loads and compiles a
+pack cannot land. The writer is `solver.pack.prebuild`. Imports the standard library,
 `solver.pack` and `constraints`.
 """
 
@@ -66,6 +67,11 @@ def recall(digest: str, root: Path, keep: Callable[[str, PackSemantics], None]) 
     except (AttributeError, KeyError, TypeError, ValueError, IndexError):
         return None  # a module of another layout: the files decide, as without one
     keep(digest, PackSemantics(rules=rules, whens=whens, preferences=preferences))
+    order = getattr(module, "ORDER", None)
+    if isinstance(order, tuple) and all(isinstance(name, str) for name in order):
+        from solver.pack import cache
+
+        cache.remember(digest, order=list(order))  # the field order `solver.reasoning.plan` reads
     return pack
 
 
