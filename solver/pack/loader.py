@@ -125,17 +125,15 @@ def keep_semantics(pack: Pack, found: PackSemantics) -> None:
 
 
 def _known(digest: str, root: Path) -> Pack | None:
-    """The pack with this digest from the process cache or the on-disk cache, if either has it."""
+    """The pack with this digest from the process cache, a shipped pack's prebuilt form or the disk cache."""
     pack = _CACHE.get(digest)
     if pack is not None:
         return pack
-    from solver.pack import cache
+    from solver.pack import cache, prebuilt
 
-    entry = cache.read(digest)
-    if entry is None or not isinstance(entry.get("pack"), dict):
-        return None
+    pack = prebuilt.recall(digest, root, _SEMANTICS.put)
     try:
-        pack = Pack.from_json(entry["pack"], digest=digest, directory=str(root))
+        pack = pack or Pack.from_json((cache.read(digest) or {})["pack"], digest=digest, directory=str(root))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     _CACHE.put(digest, pack)
@@ -155,8 +153,9 @@ def _store(pack: Pack) -> None:
         cache.write(pack.digest, pack=doc)
 
 
-def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pack:
-    """Load and check the pack in `directory`; raise one `PackError` listing every problem.
+def load_directory(directory: str | Path, *, budget: Budget | None = None, fresh: bool = False) -> Pack:
+    """Load and check the pack in `directory` (`fresh`: from its files, neither cached nor prebuilt);
+    raise one `PackError` listing every problem.
 
     `budget` is charged a step per `LOAD_BYTES_PER_STEP` bytes of the pack's files once they are
     read (bounded) and before anything is parsed, cached or not: a command's total that runs out
@@ -178,7 +177,7 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
     # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
     # file that could not be read is never looked up: the cache must not hide a broken file.
     digest = pack_digest(files)
-    if not problems:
+    if not problems and not fresh:
         known = _known(digest, root)
         if known is not None:
             return known
