@@ -36,9 +36,7 @@ def source(directory: str | Path) -> str:
     doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
     if Pack.from_json(doc, digest=pack.digest, directory=pack.directory) != pack:
         raise ValueError(f"{directory}: the pack does not survive its JSON form")
-    # The conditions that load parsed (a second parse of the same pack would leave out the
-    # literals of named sets already checked: `expr._Compiler.check_collection`); each function
-    # was made from a source this process holds.
+    # The conditions that load parsed: each function was made from a source this process holds.
     found = semantics(pack)
     out = _Text()
     groups = [
