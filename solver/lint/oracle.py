@@ -401,13 +401,17 @@ class PackOracle:
         wanted = None if len(rule_ids) == len(self.index) else {self.index[r] for r in rule_ids}
         for start in self.closest(pins, 2):
             current = {**start, **pins}
+            moved = dict.fromkeys(pins)
             for check in extra:
                 if not check.holds(tuple(current[n] for n in check.fields)):
                     near = nearest_change(check, current, pins, self.cp.domains)
                     if near is None:
                         return None  # the condition cannot hold with these pins at all
                     current.update(near)
-            changed = [n for n, v in current.items() if start[n] != v]
+                    moved.update(dict.fromkeys(near))
+            # (Only the pinned and changed fields can differ: a pass over every field per
+            # question cost the values check ~0.5 s at 1,000 synthetic fields.)
+            changed = [n for n in moved if start[n] != current[n]]
             found = min_conflicts(
                 self.cp.domains,
                 self._checks,
