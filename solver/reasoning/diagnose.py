@@ -19,6 +19,7 @@ from typing import Any
 from solver.budget import Budget
 from solver.engine.opendomain import query_pack
 from solver.engine.supports import Keeping, PinSet, supports_for
+from solver.engine.tracing import WithoutEach
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
@@ -413,12 +414,11 @@ def _request_choices(
     explain: dict[str | None, Reasons] = {}  # why values are excluded under the other inputs
     unders: dict[str | None, PinSet] = {}  # the other inputs as refutations are kept under them
     last: Mapping[str, Scalar] | None = supports.last
-    # The pins of the fields not asked about, which every base keeps: the bases start from them
-    # when there are several bases (one per pinned option asked about, and the one without).
-    asked = set(names)
-    shared = {n: v for n, v in values.items() if n not in asked}
-    seed = shared if len(shared) < len(values) - 1 else None
-    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, seed, keep)
+    # With several options pinned, the bases' states (every pin but one option's) are made by
+    # halves from the pins of the fields not asked about (`WithoutEach`), which the base without
+    # (the sweep's, every pin) starts from too.
+    halves = WithoutEach(cp, values, names) if sum(1 for n in names if n in values) > 1 else None
+    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, keep)
     # What the stored solutions and refutations say under all the pins, for the fields without
     # one (most of them): taken once and brought up to date with each witness stored, instead of
     # a pass over every pin per field.
@@ -443,7 +443,9 @@ def _request_choices(
             if value in possible or (name, supports.tag(value)) in refuted:
                 continue
             if key not in bases:
-                bases[key] = Witnesses(cp, others, "listing choices", seed)
+                bases[key] = Witnesses(
+                    cp, others, "listing choices", None if halves is None or key is None else halves(key)
+                )
             # First a known solution with the value put in and the rules it breaks mended; else
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for).
