@@ -113,14 +113,17 @@ def repair(
     if around is not None and len(hint) == len(domains):
         # The hint solved the state before `around` narrowed: only rules reading those fields
         # can be broken now (a dict copy instead of a pass over every field and rule).
-        mended = Mended(hint)
-        base: Assignment = mended
+        # (Given a `Mended`, the answer is one too, for a caller that stores it as its changes;
+        # a resolution's hints are plain, and so are its witnesses.)
+        mended = Mended(hint) if isinstance(hint, Mended) else None
+        base: Assignment = mended if mended is not None else dict(hint)
         steps = len(around)
         suspects: dict[str, Constraint] = {}
         for name in around:
             if base[name] not in domains[name]:
                 base[name] = domains[name][0]
-                mended.changed.append(name)
+                if mended is not None:
+                    mended.changed.append(name)
                 if len(domains[name]) > 1:
                     region.add(name)
             for con in state.by_field.get(name, ()):

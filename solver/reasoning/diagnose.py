@@ -18,7 +18,7 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.opendomain import query_pack
-from solver.engine.supports import Keeping, PinSet, supports_for
+from solver.engine.supports import Keeping, PinSet, Supports, supports_for
 from solver.engine.tracing import WithoutEach
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
@@ -414,6 +414,7 @@ def _request_choices(
     explain: dict[str | None, Reasons] = {}  # why values are excluded under the other inputs
     unders: dict[str | None, PinSet] = {}  # the other inputs as refutations are kept under them
     last: Mapping[str, Scalar] | None = supports.last
+    found_under: object = _UNKNOWN  # the key `last` was found under
     # With several options pinned, the bases' states (every pin but one option's) are made by
     # halves from the pins of the fields not asked about (`WithoutEach`), which the base without
     # (the sweep's, every pin) starts from too.
@@ -437,7 +438,7 @@ def _request_choices(
         possible = set(supports.proven(name, domain, keeping)) | swept.get(name, set())
         refuted: set[tuple[str, Any]] = set()
         if len(possible) < len(domain):
-            last = supports.example(keeping) or last
+            last = _start(supports, keeping, last, found_under, key)
             refuted = refuted_all if key is None else supports.refuted(others)
         for value in domain:
             if value in possible or (name, supports.tag(value)) in refuted:
@@ -461,7 +462,7 @@ def _request_choices(
             row = supports.added(witness)
             if key is None and keeping_all is not None:
                 keeping_all = supports.joined(keeping_all, row)
-            last = witness
+            last, found_under = witness, key
         out.possible[name] = [v for v in domain if v in possible]
         if plan.warn_rules.get(name):
             # (What the other inputs force, for the warn rules to read: none to read, no
@@ -483,6 +484,24 @@ def _request_choices(
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out
+
+
+_UNKNOWN = object()
+
+
+def _start(
+    supports: Supports,
+    keeping: Keeping,
+    last: Mapping[str, Scalar] | None,
+    found_under: object,
+    key: str | None,
+) -> Mapping[str, Scalar] | None:
+    """Where a field's witnesses start: the last witness when it keeps the field's other inputs
+    (found under all the pins, or under the same ones), else the first stored solution that
+    does. (The last one mended in is stored as its changes: `solver.engine.localsearch.Mended`.)"""
+    if found_under is None or found_under == key:
+        return last
+    return supports.example(keeping) or last
 
 
 def remember_solution(pack: Pack, pins: Mapping[str, Pin], values: Mapping[str, Scalar]) -> bool:

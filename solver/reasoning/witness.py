@@ -83,6 +83,9 @@ class Witnesses:
                 # the mend and the search each copy their hint, and a copy through the proxy
                 # costs ten of a dict's (~1.2 ms at 5,000 fields, for ~460 values per call).
                 near = near.copy()
+            elif type(near) is dict:
+                # (A solution met last, stored: what is mended from it is stored as its changes.)
+                near = Mended(near)
             base = self.state.domains
             self._near = (
                 given,
