@@ -36,7 +36,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
-from solver.engine.tracing import excluded, excluded_by_split, traced_base, traced_domains
+from solver.engine.tracing import WithoutEach, excluded, excluded_by_split, traced_base, traced_domains
 from solver.errors import Unsatisfiable
 from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
@@ -619,6 +619,27 @@ def test_propagation_from_an_earlier_state_reaches_the_same_domains(case: Case, 
             assert (fast.failed is None) == (full.failed is None), asked
             if full.failed is None:
                 assert fast.domains == full.domains, asked
+
+
+@law(100)
+@given(case=cases(), data=st.data())
+def test_the_states_without_each_pin_made_by_halves_are_those_from_the_root(
+    case: Case, data: st.DataObject
+) -> None:
+    """`WithoutEach` (choices' states of every pin but one asked-about option's, each made from
+    a half's state): asked in any order, each has the domains, open rules and wipe-out of
+    propagating the other pins from the root."""
+    cp = compile_pack(case.pack)
+    pins = values_of(case.pins())
+    names = data.draw(st.permutations(sorted(case.pack.fields)))
+    halves = WithoutEach(cp, pins, names)
+    asked = [n for n in names if n in pins]
+    for name in data.draw(st.permutations(asked)) + asked:
+        fast, full = halves(name), traced_base(cp, {n: v for n, v in pins.items() if n != name})
+        assert (fast.failed is None) == (full.failed is None), name
+        if full.failed is None:
+            assert fast.domains == full.domains, name
+            assert list(fast.state.open) == list(full.state.open), name
 
 
 @law(150)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from solver.engine import supports as supports_module
+from solver.engine.localsearch import Mended
 from solver.engine.supports import Supports
 
 DOMAINS: dict[str, list[Any]] = {
@@ -41,25 +42,39 @@ def _scan_keeping(rows: list[dict[str, Any]], pins: dict[str, Any]) -> list[int]
     return [i for i, row in enumerate(rows) if all(_same(row[n], v) for n, v in pins.items())]
 
 
+@pytest.mark.parametrize("mended", [False, True])
 @pytest.mark.parametrize("seed", range(40))
 def test_every_question_answers_what_a_scan_of_the_rows_answers(
-    seed: int, monkeypatch: pytest.MonkeyPatch
+    seed: int, mended: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """`mended`: rows changed from the row before come as a `Mended` of the mapping given last
+    (as the local search makes them), which the table stores as those changes when that mapping
+    is its newest row (not after a repeat), and looks at whole otherwise."""
     rng = random.Random(seed)
     monkeypatch.setattr(supports_module, "MAX_SOLUTIONS", rng.choice([5, 9, 4096]))
     table = Supports(SimpleNamespace(domains=DOMAINS))  # type: ignore[arg-type]
     table._limit = supports_module.MAX_SOLUTIONS  # (its floor of 64 would hide the restarts)
     rows: list[dict[str, Any]] = []  # what the table holds since it last started again
     current = {n: rng.choice(d) for n, d in DOMAINS.items()}
+    given: dict[str, Any] = {}  # the mapping given last
     for _ in range(60):
         # Mostly one or two fields changed from the row before (as a sweep's mends), sometimes
         # a row from anywhere, sometimes a repeat.
+        changes: list[str] | None = None
         if rng.random() < 0.2:
             current = {n: rng.choice(d) for n, d in DOMAINS.items()}
         else:
-            for name in rng.sample(list(DOMAINS), rng.randint(1, 2)):
+            changes = rng.sample(list(DOMAINS), rng.randint(1, 2))
+            for name in changes:
                 current[name] = rng.choice(DOMAINS[name])
         row = {n: _fresh(v) if rng.random() < 0.3 else v for n, v in current.items()}
+        if mended and changes is not None and given:
+            made = Mended(given)
+            for name in changes:  # (and maybe a field named that did not change)
+                made[name] = row[name]
+            made.changed += changes + rng.sample(list(DOMAINS), rng.randint(0, 1))
+            row = made
+        given = row
         known = any(all(_same(r[n], row[n]) for n in DOMAINS) for r in rows)
         if not known and len(rows) >= table._limit:
             rows = []

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SWEEP_FIELDS",
+    "Mended",
     "chase",
     "dive",
     "fits_hint",
@@ -41,6 +42,24 @@ __all__ = [
 ]
 
 Assignment = dict[str, Scalar]
+
+
+class Mended(dict[str, Scalar]):
+    """A solution `repair` made from `near` (a complete solution of the state before the change)
+    by changing only fields of `changed` (every field whose value may differ from `near`'s, and
+    maybe a few that do not): whoever stores solutions one after another stores this one as the
+    few changes it is (`solver.engine.supports`), not as a pass over every field of the pack."""
+
+    __slots__ = ("changed", "near")
+
+    def __init__(self, near: Mapping[str, Scalar]) -> None:
+        super().__init__(near)
+        self.near: Mapping[str, Scalar] | None = near
+        self.changed: list[str] = []
+        if isinstance(near, Mended) and near.near is not None:
+            # Made from a solution made from another: from that one, with both changes. (One
+            # link, never a chain of solutions each keeping the one before alive.)
+            self.near, self.changed = near.near, list(near.changed)
 
 
 def fits_hint(
@@ -94,12 +113,17 @@ def repair(
     if around is not None and len(hint) == len(domains):
         # The hint solved the state before `around` narrowed: only rules reading those fields
         # can be broken now (a dict copy instead of a pass over every field and rule).
-        base = dict(hint)
+        # (Given a `Mended`, the answer is one too, for a caller that stores it as its changes;
+        # a resolution's hints are plain, and so are its witnesses.)
+        mended = Mended(hint) if isinstance(hint, Mended) else None
+        base: Assignment = mended if mended is not None else dict(hint)
         steps = len(around)
         suspects: dict[str, Constraint] = {}
         for name in around:
             if base[name] not in domains[name]:
                 base[name] = domains[name][0]
+                if mended is not None:
+                    mended.changed.append(name)
                 if len(domains[name]) > 1:
                     region.add(name)
             for con in state.by_field.get(name, ()):
@@ -107,6 +131,7 @@ def repair(
                     suspects[con.key] = con
         cons: Collection[Constraint] = suspects.values()
     else:
+        mended = None
         base = {
             name: hint[name] if name in hint and hint[name] in values else values[0]
             for name, values in domains.items()
@@ -126,6 +151,8 @@ def repair(
             return None, steps
         steps += len(region)
         if redecide(state, base, sorted(region)):
+            if mended is not None:
+                mended.changed += region  # (a field `redecide` gave its old value back: no change)
             return base, steps
         grown = set(region)
         for name in region:

@@ -32,6 +32,7 @@ from types import MappingProxyType
 from typing import Any
 
 from solver.engine.csp import CompiledPack
+from solver.engine.localsearch import Mended
 from solver.model import Scalar
 
 __all__ = ["MAX_CELLS", "MAX_REFUTED", "MAX_SOLUTIONS", "Keeping", "PinSet", "Supports", "supports_for"]
@@ -78,7 +79,8 @@ class Supports:
         self._column = {name: i for i, name in enumerate(self.names)}
         self._row_of = operator.itemgetter(*self.names) if len(self.names) > 1 else None
         self._lock = threading.Lock()
-        self._seen: dict[tuple[Scalar, ...], list[int]] = {}  # rows by their values
+        self._seen: dict[int, list[int]] = {}  # rows by the sum of their columns' hashes
+        self._digest = 0  # (that of the newest row)
         self._rows: list[tuple[Scalar, ...]] = []
         # Per column: the bit sets of the runs that have ended, by tagged value; and the run
         # still open, (tagged value, its first row).
@@ -87,6 +89,7 @@ class Supports:
         self._generation = 0  # bumped when the table starts again: older bit sets mean nothing
         self._limit = max(64, min(MAX_SOLUTIONS, MAX_CELLS // max(1, len(self.names))))
         self._last: tuple[Scalar, ...] | None = None  # (a dict only when asked: `last`)
+        self._source: Mapping[str, Scalar] | None = None  # the mapping the newest row was made of
         self._example: tuple[int, int, Mapping[str, Scalar]] | None = None  # (`example`'s last)
         self._refuted: dict[frozenset[tuple[str, Any]], set[tuple[str, Any]]] = {}
 
@@ -114,7 +117,8 @@ class Supports:
 
     def add(self, solution: Mapping[str, Scalar]) -> bool:
         """Store a complete solution of every hard rule (the caller vouches for it: it comes from
-        the engine's search or a resolution). False when it was known already or incomplete."""
+        the engine's search or a resolution, and is not changed after). False when it was known
+        already or incomplete."""
         return self.added(solution) is not None
 
     def added(self, solution: Mapping[str, Scalar]) -> Keeping | None:
@@ -122,51 +126,75 @@ class Supports:
         pins the caller knows it keeps), or None when it was known already or incomplete."""
         if len(solution) < len(self.names):
             return None
-        try:
-            values = self._values(solution)
-        except KeyError:
-            return None
         with self._lock:
+            rows = self._rows
+            restart = len(rows) >= self._limit
+            previous = None if restart or not rows else rows[-1]
+            # The columns whose value is not the very object of the row before: those a
+            # `Mended` made from the newest row names, else a C-level pass. Only they are looked
+            # at below (an equal value in another object ends its run and starts one with the
+            # same value, which changes no bit set): a row of a pack of thousands of fields
+            # taken whole and compared with the one before was most of storing it.
+            columns: list[int] | None = None
+            if isinstance(solution, Mended):
+                if previous is not None and solution.near is self._source:
+                    column, row = self._column, list(previous)
+                    for name in solution.changed:
+                        row[column[name]] = solution[name]
+                    values = tuple(row)
+                    columns = sorted(
+                        {c for c in map(column.__getitem__, solution.changed) if row[c] is not previous[c]}
+                    )
+                solution.near = None  # (read once: see `Mended`)
+            if columns is None:
+                try:
+                    values = self._values(solution)
+                except KeyError:
+                    return None
+                if previous is not None:
+                    columns = list(
+                        itertools.compress(itertools.count(), map(operator.is_not, values, previous))
+                    )
             # Known already: a stored row with equal values and the same types (`True` is not
-            # `1`). The types are compared only when the values match one (a pass over every
-            # field less per row: this runs once per value proven on packs of thousands of fields).
-            same = self._seen.get(values)
+            # `1`). Rows are found by a hash kept up to date with the columns that changed (the
+            # hash of a tuple of every field, twice per row, was a pass over the pack each).
+            if columns is None or previous is None:
+                digest = sum(map(hash, enumerate(values)))
+            else:
+                digest = self._digest + sum([hash((c, values[c])) - hash((c, previous[c])) for c in columns])
+            same = self._seen.get(digest)
             if same is not None:
                 types = tuple(map(type, values))
-                if any(tuple(map(type, self._rows[i])) == types for i in same):
+                if any(rows[i] == values and tuple(map(type, rows[i])) == types for i in same):
                     self._last = values
                     return None
-            if len(self._rows) >= self._limit:
+            if restart:
                 self._seen.clear()
-                self._rows.clear()
+                rows.clear()
                 self._generation += 1
-                same = None
-            at = len(self._rows)
-            if not at:
+            at = len(rows)
+            if columns is None or not at:
                 self._ended = [{} for _ in self.names]
                 self._open = [(_tagged(v), 0) for v in values]
             else:
-                # Only the columns whose value is not the very object of the row before (a
-                # C-level pass); an equal value in another object ends its run and starts one
-                # with the same value, which changes no bit set.
                 ended, opened = self._ended, self._open
-                previous = self._rows[-1]
-                for col in itertools.compress(itertools.count(), map(operator.is_not, values, previous)):
+                for col in columns:
                     new = _tagged(values[col])
                     old, first = opened[col]
                     if new != old:
                         table = ended[col]
                         table[old] = table.get(old, 0) | ((1 << at) - (1 << first))
                         opened[col] = (new, at)
-            if same is None:
-                self._seen[values] = [at]
-            else:
-                same.append(at)
-            self._rows.append(values)
+            self._seen.setdefault(digest, []).append(at)
+            rows.append(values)
+            self._digest = digest
             self._last = values
+            self._source = solution
             return (self._generation, 1 << at)
 
     def _values(self, solution: Mapping[str, Scalar]) -> tuple[Scalar, ...]:
+        if isinstance(solution, dict) and tuple(solution) == self.names:
+            return tuple(solution.values())  # (in the pack's order already: no lookup per field)
         if self._row_of is None:
             return tuple([solution[n] for n in self.names])
         return self._row_of(solution)  # type: ignore[no-any-return]

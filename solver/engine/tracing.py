@@ -22,7 +22,15 @@ from solver.engine.state import Constraint, State
 from solver.model import Scalar
 from solver.values import same
 
-__all__ = ["Because", "Traced", "excluded", "excluded_by_split", "traced_base", "traced_domains"]
+__all__ = [
+    "Because",
+    "Traced",
+    "WithoutEach",
+    "excluded",
+    "excluded_by_split",
+    "traced_base",
+    "traced_domains",
+]
 
 Because = frozenset[tuple[str, str]]
 """Reasons as ("rule", rule id) and ("pin", field name) pairs."""
@@ -161,10 +169,59 @@ def traced_domains(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
     else:
         given = dict(have)
         found = _base(cp, {n: v for n, v in pins.items() if n not in given}, start)
+    _keep(cp, key, found)
+    return found
+
+
+class WithoutEach:
+    """`traced_domains(cp, pins minus one)` for each pin of `names` (the other pins' domains, one
+    per pinned option a choices question asks about), made by halves: the state without a pin
+    comes from the state of the half of `names` that holds it, with the other half's pins
+    propagated. So n such states cost ~n log n pin propagations instead of n - 1 each (at 5,000
+    synthetic fields, 84 options pinned: ~7,000 -> ~600).
+
+    The domains only: propagation reaches one fixpoint whatever order the pins come in (see
+    `traced_domains`), so each is that state's. Made when first asked; a state both of whose
+    halves are made is let go. Each state made is kept as `traced_domains` keeps its own."""
+
+    def __init__(self, cp: CompiledPack, pins: Mapping[str, Scalar], names: Sequence[str]) -> None:
+        self.cp = cp
+        self.pins = pins
+        self._order = [n for n in dict.fromkeys(names) if n in pins]
+        self._at = {name: i for i, name in enumerate(self._order)}
+        self.seed = {n: v for n, v in pins.items() if n not in self._at}
+        # By the slice of `_order` whose pins a state lacks: the whole order, the seed's.
+        self._made: dict[tuple[int, int], Traced] = {(0, len(self._order)): traced_domains(cp, self.seed)}
+
+    def __call__(self, name: str) -> Traced:
+        """The traced domains of every pin but `name`'s (one of `names`)."""
+        at, made, order = self._at[name], self._made, self._order
+        # The halves holding `name`, from the whole order down to `name` alone.
+        path = [(0, len(order))]
+        while path[-1][1] - path[-1][0] > 1:
+            lo, hi = path[-1]
+            mid = (lo + hi) // 2
+            path.append((lo, mid) if at < mid else (mid, hi))
+        # A state is let go only once both its halves are made, so the deepest one made on the
+        # path is there to start from; every state below it on the path is made from it.
+        depth = max(i for i, node in enumerate(path) if node in made)
+        for (lo, hi), (first, last) in zip(path[depth:], path[depth + 1 :], strict=False):
+            adds = order[last:hi] if first == lo else order[lo:first]
+            made[first, last] = _base(self.cp, {n: self.pins[n] for n in adds}, made[lo, hi])
+            if ((lo, first) if first > lo else (last, hi)) in made:
+                del made[lo, hi]
+        found = made[path[-1]]
+        key = tuple(sorted(((n, v) for n, v in self.pins.items() if n != name), key=lambda item: item[0]))
+        _keep(self.cp, key, found)
+        return found
+
+
+def _keep(cp: CompiledPack, key: tuple[tuple[str, Scalar], ...], found: Traced) -> None:
+    """Keep a state of `traced_domains` (only its domains read) under its sorted pins."""
+    kept: dict[tuple[tuple[str, Scalar], ...], Traced] = cp.memo.setdefault("traced-domains", {})
     if len(kept) >= _BASES_KEPT * 2:
         kept.clear()
     kept[key] = found
-    return found
 
 
 def _base(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = None) -> Traced:

@@ -18,7 +18,8 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.opendomain import query_pack
-from solver.engine.supports import Keeping, PinSet, supports_for
+from solver.engine.supports import Keeping, PinSet, Supports, supports_for
+from solver.engine.tracing import WithoutEach
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Pack, Pin, Repair, Scalar
@@ -413,12 +414,12 @@ def _request_choices(
     explain: dict[str | None, Reasons] = {}  # why values are excluded under the other inputs
     unders: dict[str | None, PinSet] = {}  # the other inputs as refutations are kept under them
     last: Mapping[str, Scalar] | None = supports.last
-    # The pins of the fields not asked about, which every base keeps: the bases start from them
-    # when there are several bases (one per pinned option asked about, and the one without).
-    asked = set(names)
-    shared = {n: v for n, v in values.items() if n not in asked}
-    seed = shared if len(shared) < len(values) - 1 else None
-    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, seed, keep)
+    found_under: object = _UNKNOWN  # the key `last` was found under
+    # With several options pinned, the bases' states (every pin but one option's) are made by
+    # halves from the pins of the fields not asked about (`WithoutEach`), which the base without
+    # (the sweep's, every pin) starts from too.
+    halves = WithoutEach(cp, values, names) if sum(1 for n in names if n in values) > 1 else None
+    swept = sweep(cp, supports, bases, [n for n in names if n not in values], values, keep)
     # What the stored solutions and refutations say under all the pins, for the fields without
     # one (most of them): taken once and brought up to date with each witness stored, instead of
     # a pass over every pin per field.
@@ -437,13 +438,15 @@ def _request_choices(
         possible = set(supports.proven(name, domain, keeping)) | swept.get(name, set())
         refuted: set[tuple[str, Any]] = set()
         if len(possible) < len(domain):
-            last = supports.example(keeping) or last
+            last = _start(supports, keeping, last, found_under, key)
             refuted = refuted_all if key is None else supports.refuted(others)
         for value in domain:
             if value in possible or (name, supports.tag(value)) in refuted:
                 continue
             if key not in bases:
-                bases[key] = Witnesses(cp, others, "listing choices", seed)
+                bases[key] = Witnesses(
+                    cp, others, "listing choices", None if halves is None or key is None else halves(key)
+                )
             # First a known solution with the value put in and the rules it breaks mended; else
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for).
@@ -459,7 +462,7 @@ def _request_choices(
             row = supports.added(witness)
             if key is None and keeping_all is not None:
                 keeping_all = supports.joined(keeping_all, row)
-            last = witness
+            last, found_under = witness, key
         out.possible[name] = [v for v in domain if v in possible]
         if plan.warn_rules.get(name):
             # (What the other inputs force, for the warn rules to read: none to read, no
@@ -481,6 +484,24 @@ def _request_choices(
         else:
             out.excluded[name] = {v: [] for v in excluded}
     return out
+
+
+_UNKNOWN = object()
+
+
+def _start(
+    supports: Supports,
+    keeping: Keeping,
+    last: Mapping[str, Scalar] | None,
+    found_under: object,
+    key: str | None,
+) -> Mapping[str, Scalar] | None:
+    """Where a field's witnesses start: the last witness when it keeps the field's other inputs
+    (found under all the pins, or under the same ones), else the first stored solution that
+    does. (The last one mended in is stored as its changes: `solver.engine.localsearch.Mended`.)"""
+    if found_under is None or found_under == key:
+        return last
+    return supports.example(keeping) or last
 
 
 def remember_solution(pack: Pack, pins: Mapping[str, Pin], values: Mapping[str, Scalar]) -> bool:

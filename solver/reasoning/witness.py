@@ -10,11 +10,13 @@ The one home of how `solver.reasoning.diagnose` proves values possible; it impor
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
+from types import MappingProxyType
 
 from solver.engine.csp import CompiledPack
+from solver.engine.localsearch import Mended
 from solver.engine.state import State
 from solver.engine.supports import Supports
-from solver.engine.tracing import traced_domains
+from solver.engine.tracing import Traced, traced_domains
 from solver.model import Scalar
 
 __all__ = ["Witnesses", "search_start", "sweep"]
@@ -34,25 +36,25 @@ class Witnesses:
         cp: CompiledPack,
         pins: Mapping[str, Scalar],
         task: str,
-        seed: Mapping[str, Scalar] | None = None,
+        traced: Traced | None = None,
     ) -> None:
         self.cp = cp
         self.task = task
         self.pinned = [n for n in pins if n in cp.domains]
-        # The last `near` asked with, and whether it keeps the pins (callers never change one).
-        self._near: tuple[Mapping[str, Scalar] | None, bool] = (None, False)
-        if seed is not None:
-            # A subset of `pins` shared by several bases (choices: the pins but the options'
-            # own), kept by `traced_domains` to start from: each base then propagates the few
-            # pins it adds, not all of them from the root (a pass over the pack per option).
-            traced_domains(cp, seed)
-        self.traced = traced_domains(cp, pins)  # (only its domains are read here)
+        # The last `near` asked with, the mapping used for it (a dict), and whether it keeps the
+        # pins (callers never change one).
+        self._near: tuple[Mapping[str, Scalar] | None, Mapping[str, Scalar] | None, bool] = (
+            None,
+            None,
+            False,
+        )
+        # (Only its domains are read here. `traced`: that state, made by the caller: choices
+        # makes the states of its pins but one option's by halves, `WithoutEach`.)
+        self.traced = traced if traced is not None else traced_domains(cp, pins)
         # Its state (tighter than forward checking: sound removals only), a copy of our own:
         # `refutes` and the sweep work on it in place.
-        traced = self.traced.state
-        self.state = (
-            None if self.traced.failed else State(dict(traced.domains), dict(traced.open), traced.by_field)
-        )
+        made = self.traced.state
+        self.state = None if self.traced.failed else State(dict(made.domains), dict(made.open), made.by_field)
 
     def witness(
         self,
@@ -75,12 +77,22 @@ class Witnesses:
         # (Asked again for the same `near`, mostly: choices passes the last witness until it finds
         # another, and a check of every pin per value was a pass over ~460 pins at 5,000 fields.)
         if near is not self._near[0]:
+            given = near
+            if isinstance(near, MappingProxyType):
+                # A stored solution handed out read-only (`Supports.example`), copied once here:
+                # the mend and the search each copy their hint, and a copy through the proxy
+                # costs ten of a dict's (~1.2 ms at 5,000 fields, for ~460 values per call).
+                near = near.copy()
+            elif type(near) is dict:
+                # (A solution met last, stored: what is mended from it is stored as its changes.)
+                near = Mended(near)
             base = self.state.domains
             self._near = (
+                given,
                 near,
                 near is not None and len(near) == len(base) and all(near[n] in base[n] for n in self.pinned),
             )
-        solves = self._near[1]
+        near, solves = self._near[1], self._near[2]
         if solves and near is not None:
             mended = self.cp.mend(self.state, near, name, value)
             if mended is not None:
@@ -94,11 +106,15 @@ class Witnesses:
         # per value searched was a pass over every field and open rule.
         if not self.state.fix(name, value, changed):
             return None
+        # (As a `Mended` of `near`: a solution `repair` makes of it is stored as its changes.)
+        hint = Mended(near or {})
+        hint[name] = value
+        hint.changed.append(name)
         try:
             return self.cp.search(
                 self.state,
                 task=f"{self.task} for {name}",
-                hint={**(near or {}), name: value},
+                hint=hint,
                 around=changed,
                 then=None if then is None else lambda: {**then(), name: value},
             )
@@ -112,7 +128,6 @@ def sweep(
     bases: dict[str | None, Witnesses],
     names: Sequence[str],
     values: Mapping[str, Scalar],
-    seed: Mapping[str, Scalar] | None = None,
     keep: Collection[str] = (),
 ) -> dict[str, set[Scalar]]:
     """Values of the fields without a pin proven possible by walking one solution of the pins
@@ -128,7 +143,7 @@ def sweep(
     if start is None or not names:
         return {}
     if None not in bases:
-        bases[None] = Witnesses(cp, values, "listing choices", seed)
+        bases[None] = Witnesses(cp, values, "listing choices")
     state = bases[None].state
     if state is None:
         return {}
@@ -154,7 +169,7 @@ def sweep(
             changed = cp.mend_in_place(state, walk, name, value)
             failed[name] = failed.get(name, 0) + 1 if changed is None else 0
             if changed is not None and name in keep:
-                supports.add(walk)
+                supports.add(dict(walk))  # (a copy: the walk goes on changing)
             for other in changed or ():
                 if other in proven:
                     proven[other].add(walk[other])
