@@ -197,3 +197,24 @@ def test_a_question_grown_from_a_prefix_is_the_question_started_afresh(
     if found is not None:
         assert all(found[n] == v and type(found[n]) is type(v) for n, v in pins.items())
         assert all(oracle.holds(r, found) for r in oracle.hard if r.id in rules)
+
+
+def test_a_grown_question_names_the_fields_its_growth_narrowed(tmp_path: Path) -> None:
+    """`State.extended` reports the fields propagation narrowed, not only those pinned or read by
+    the new rules: the prefix's solution (the search's hint) holds a value there that is gone,
+    and a search told to look only at the pinned field kept it (quant=none with ckpt=fp8)."""
+    from test_lint import FACTS_ONLY_PACK, write_pack
+
+    from solver.engine.csp import CompiledPack
+
+    cp = CompiledPack(load_pack(write_pack(tmp_path / "pack", FACTS_ONLY_PACK)))
+    head = cp.start({}, rules=["quant-follows-ckpt"])
+    assert head is not None
+    around: list[str] = []
+    grown = head.extended({"ckpt": "fp8"}, [], around)
+    assert grown is not None
+    assert "quant" in around
+    hint = {"gpu": "a100", "ckpt": "none", "fmt": "st", "quant": "none"}
+    found = cp.search(grown, hint=hint, around=around)
+    assert found is not None
+    assert (found["ckpt"], found["quant"]) == ("fp8", "fp8")
