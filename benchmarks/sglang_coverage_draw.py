@@ -212,9 +212,9 @@ def draw(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     return out
 
 
-def _theme(rng: random.Random, choices: dict[str, list[Any]], args: dict[str, Any]) -> str:
-    """Type one theme's related flags into `args`; returns the theme's name."""
-    theme = rng.choice(THEMES)
+def _theme(rng: random.Random, choices: dict[str, list[Any]], args: dict[str, Any], theme: str = "") -> str:
+    """Type one theme's related flags into `args` (a drawn one unless `theme` names it); its name."""
+    theme = theme or rng.choice(THEMES)
     if theme in ("spec", "spec_dp"):
         args["speculative_algorithm"] = rng.choice(choices["speculative_algorithm"])
         related = [
@@ -287,6 +287,98 @@ def draw_themes(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     return out
 
 
+# --wide (round 11): the themes above plus the dimensions the pack was tested least on: more
+# machines (gfx942 with and without aiter, A100 / L40S / H100, two Ascend groups), the quantization x
+# MoE runner x all-to-all triple typed together, hybrid Qwen3-Next with its page / split backends /
+# speculative flags, LoRA and PD disaggregation (flags the pack does not model: what SGLang then
+# decides for the fields it does), every environment variable the pack reads, DP attention sizes.
+WIDE_MACHINES: list[tuple[str, dict[str, str] | None]] = [
+    *THEME_MACHINES,
+    ("mi300x", {"SGLANG_USE_AITER": "1"}),
+    ("mi300x", None),
+    ("ascend910b", None),
+    ("a100", None),
+    ("l40s", None),
+    ("h100", {"SGLANG_CUTLASS_MOE": "1"}),
+    ("b200", {"SGLANG_FLASHINFER_CUTEDSL_NVFP4_W4A16": "1"}),
+    ("b300", {"SGLANG_DSV4_FP4_DEQUANT": "1", "SGLANG_DEEPEP_BF16_DISPATCH": "1"}),
+]
+WIDE_THEMES = ["spec", "dpattn", "a2a", "quant", "attn", "spec_dp", "quant_moe", "hybrid", "lora", "pd"]
+LORA_RUNNERS = ["auto", "triton", "lora_triton", "lora_marlin", "lora_cutedsl"]
+
+
+def _wide_theme(
+    rng: random.Random, choices: dict[str, list[Any]], args: dict[str, Any]
+) -> tuple[str, str | None]:
+    """One --wide theme typed into `args`; returns (theme, architecture it needs or None)."""
+    theme = rng.choice(WIDE_THEMES)
+    if theme in THEMES:
+        return _theme(rng, choices, args, theme), None
+    if theme == "quant_moe":
+        args["quantization"] = rng.choice(choices["quantization"])
+        args["moe_runner_backend"] = rng.choice(choices["moe_runner_backend"])
+        args["moe_a2a_backend"] = rng.choice(choices["moe_a2a_backend"])
+        args["tp_size"] = rng.choice([2, 4, 8])
+        return theme, None
+    if theme == "hybrid":
+        related = [
+            "page_size",
+            "attention_backend",
+            "prefill_attention_backend",
+            "decode_attention_backend",
+            "speculative_algorithm",
+            "kv_cache_dtype",
+            "quantization",
+            "moe_runner_backend",
+        ]
+        for name in rng.sample(related, rng.choice([1, 2, 3])):
+            args[name] = rng.choice(choices[name])
+        return theme, "Qwen3NextForCausalLM"
+    if theme == "lora":
+        args["enable_lora"] = True
+        args["max_lora_rank"] = rng.choice([8, 16, 64])
+        args["lora_target_modules"] = ["all"]
+        args["moe_runner_backend"] = rng.choice(LORA_RUNNERS)
+        if rng.random() < 0.4:
+            args["quantization"] = rng.choice(choices["quantization"])
+        return theme, None
+    args["disaggregation_mode"] = rng.choice(["prefill", "decode"])
+    args["disaggregation_transfer_backend"] = rng.choice(["mooncake", "nixl", "fake"])
+    for name in rng.sample(["moe_a2a_backend", "attention_backend", "page_size", "kv_cache_dtype"], 1):
+        args[name] = rng.choice(choices[name])
+    return theme, None
+
+
+def draw_wide(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
+    """The `--wide` draw (see WIDE_MACHINES); ids W<seed>-<n>-<theme>-<machine>-<template>."""
+    mr = make_random()
+    rng = random.Random(seed)
+    machines = list(WIDE_MACHINES)
+    rng.shuffle(machines)
+    machines = machines[:groups]
+    out: list[dict[str, Any]] = []
+    for i in range(count):
+        hw, env = machines[i % len(machines)]
+        arch = rng.choices(list(THEME_ARCHITECTURES), weights=list(THEME_ARCHITECTURES.values()))[0]
+        args: dict[str, Any] = {}
+        theme, needed = _wide_theme(rng, mr.CHOICES, args)
+        arch = needed or arch
+        for name in rng.sample(sorted(mr.CHOICES), rng.choice([0, 0, 1, 2])):
+            args.setdefault(name, rng.choice(mr.CHOICES[name]))
+        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
+            args["speculative_draft_model_path"] = {"architecture": arch}
+        sc: dict[str, Any] = {"id": f"W{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
+        sc.update(architecture=arch, args=args)
+        if rng.random() < 0.6:
+            ckpt = rng.choice(mr.CHECKPOINTS)
+            if ckpt:
+                sc["checkpoint_quant"] = ckpt
+        if env:
+            sc["env"] = env
+        out.append(sc)
+    return out
+
+
 # --- running through the harness ----------------------------------------------------------------
 
 
@@ -338,9 +430,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", type=Path, metavar="OUT", help="run the draw, write the records here")
     parser.add_argument("--jobs", type=int, default=2, help="harness groups at a time (with --run)")
     parser.add_argument("--themes", action="store_true", help="the kinds make_random under-samples instead")
+    parser.add_argument("--wide", action="store_true", help="--themes plus the kinds tested least")
     args = parser.parse_args(argv)
     groups = max(1, min(args.groups, args.count))
-    drawing = draw_themes if args.themes else draw
+    drawing = draw_wide if args.wide else draw_themes if args.themes else draw
     scenarios = drawing(args.seed, args.count, groups)
     if args.run is None:
         sys.stdout.write("".join(json.dumps(sc, sort_keys=True) + "\n" for sc in scenarios))

@@ -4,11 +4,11 @@ Owns the record types that everything else passes around and that the JSON outpu
 Must not import the solver, the graph or the condition language: a front end can depend on this
 module alone (the way Spack keeps its result types apart from its solver).
 
-The records are frozen standard-library dataclasses, not pydantic models: importing pydantic cost
-a cold `confsolve check` more than its whole budget (issue #7). Pydantic validates what a pack's
-TOML says, in `solver.validation` only; a pack from the on-disk cache (stored after a round trip
-through the validated form) is rebuilt without it. `Record` keeps the part of pydantic's model API
-the code uses (`model_validate`, `model_construct`, `model_copy`, `model_dump`).
+The records are frozen standard-library dataclasses, not pydantic models: importing pydantic cost a
+cold `confsolve check` more than its whole budget (issue #7). Pydantic validates what a pack's TOML
+says, in `solver.validation` only; a pack from the on-disk cache (stored after a round trip through
+the validated form) is rebuilt without it. `Record` keeps the part of pydantic's model API the code
+uses (`model_validate`, `model_construct`, `model_copy`, `model_dump`).
 """
 
 from __future__ import annotations
@@ -391,7 +391,7 @@ DETECTED_HOSTS = ("nvidia", "amd", "cpu")
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Pack(Record):
-    """Fields, rules, preferences and named value sets of one launcher, loaded from TOML."""
+    """Fields, rules, preferences, named value sets and conditions of one launcher, from TOML."""
 
     name: str
     version: str
@@ -400,6 +400,7 @@ class Pack(Record):
     rules: tuple[Rule, ...] = ()
     preferences: tuple[Preference, ...] = ()
     sets: dict[str, tuple[Scalar, ...]] = dataclasses.field(default_factory=dict)
+    conditions: dict[str, str] = dataclasses.field(default_factory=dict)  # [conditions], expanded
     model_config_map: dict[str, Any] = dataclasses.field(default_factory=dict)
     # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
@@ -473,8 +474,7 @@ class Pin(Record):
 
 
 def given_key(name: str) -> str:
-    """How a mapping of decided values marks that the request gives field `name` (what
-    `given(name)` reads in a preference's `when`); no field is spelled so."""
+    """How decided values mark that the request gives `name`: `given(name)`, which no field is spelled."""
     return f"given({name})"
 
 

@@ -175,6 +175,15 @@ def test_a_rules_condition_and_its_when_from_one_parse() -> None:
         )
 
 
+def test_a_condition_parsed_again_names_the_same_literals() -> None:
+    """A named set is checked against a field's domain once per process; every parse still
+    names its literals (`Condition.literals`, which the kept and prebuilt forms record)."""
+    sets = {"NAMES": tuple(["x", "y"]), "SMALL": tuple([1, 2])}  # new objects: not checked yet
+    text = "s1 in NAMES and i1 not in SMALL"
+    first, again = parse(text, FIELDS, sets), parse(text, FIELDS, sets)
+    assert first.literals == again.literals == (("s1", "x"), ("s1", "y"), ("i1", 1), ("i1", 2))
+
+
 def test_no_text_of_the_pack_enters_the_generated_source() -> None:
     hostile = "x'); __import__('os').system('echo owned'); ('"
     fields = {

@@ -176,8 +176,16 @@ def test_the_field_that_settles_the_most_rules_goes_first() -> None:
     assert most_settling(counter.diagrams, counter.roots) == "k"
 
 
-def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
-    """The same for every hard rule of both shipped packs, in the counter's own order."""
+# Whole-rule expansion (`Diagrams.rule`) needs more than its default budget for the widest
+# shipped rules (two SGLang MXFP8 block-split rules over nine fields: ~20 M and ~60 M steps, a
+# minute), which is why the counter builds rules from their text; those are checked under `long`.
+_WIDE_BUDGET = 100_000_000
+
+
+def _text_and_expanded(long: bool) -> int:
+    """Rules of both shipped packs whose diagram built from text (the counter's) equals the whole
+    expansion; the ones past the default budget only when `long`. Returns how many were past it."""
+    wide = 0
     for name in ("sglang", "vllm"):
         pack = load_pack(name)
         counter = DiagramCounter(
@@ -185,7 +193,26 @@ def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
         )
         dd = counter.diagrams
         for cond, root in zip(pack_checks(pack), counter.roots, strict=True):
-            assert dd.rule(cond) == root, (name, cond.text)
+            try:
+                expanded = dd.rule(cond)
+            except TooLarge:
+                wide += 1
+                if not long:
+                    continue
+                expanded = dd.rule(cond, _WIDE_BUDGET)
+            assert expanded == root, (name, cond.text)
+    return wide
+
+
+def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
+    """The same for every hard rule of both shipped packs, in the counter's own order (the few
+    past the default expansion budget: the long test below)."""
+    assert _text_and_expanded(long=False) <= 2
+
+
+@pytest.mark.long
+def test_the_widest_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
+    assert _text_and_expanded(long=True) <= 2
 
 
 def test_the_order_puts_what_ties_the_pack_together_first() -> None:

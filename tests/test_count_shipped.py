@@ -116,9 +116,44 @@ def test_a_stale_or_malformed_shipped_form_is_ignored(tmp_path: Path, no_kept_fo
     (root / shipped.SHIPPED_NAME).write_bytes(good)
     facts = root / "facts.toml"
     facts.write_text(facts.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
-    edited = load_directory(root)
-    assert edited.digest != pack.digest and edited.directory == str(root)
-    assert shipped.read_shipped(edited) is None
+    commented = load_directory(root)  # a comment: another digest, the same rules
+    assert commented.digest != pack.digest and commented.directory == str(root)
+    assert shipped.read_shipped(commented) is not None
+    moe = root / "moe.toml"
+    text = moe.read_text(encoding="utf-8")
+    moe.write_text(
+        text.replace("when = \"quantization == 'nvfp4_online'\"", "when = \"quantization == 'fp8'\"", 1)
+    )
+    assert shipped.read_shipped(load_directory(root)) is None  # a rule edited: stale
+
+
+def test_what_the_shipped_key_leaves_out_does_not_change_the_compile() -> None:
+    """`shipped_key` digests the fields, sets and rules only: emptying everything else of a pack
+    (preferences, messages, sources, acknowledgements, launcher, model configs, digest) keeps the
+    key and the compiled bytes; changing a rule changes the key."""
+    pack = load_directory(PACKS / "vllm")
+    bare = dataclasses.replace(
+        pack,
+        version="other",
+        description="",
+        digest="other",
+        preferences=(),
+        acknowledged={},
+        model_config_map={},
+        launcher=None,
+        example={},
+        assumed_groups={},
+        conditions={},
+        rules=tuple(
+            dataclasses.replace(rule, because="", source="", acknowledged=(), file="") for rule in pack.rules
+        ),
+    )
+    assert count_module.shipped_key(bare) == count_module.shipped_key(pack)
+    assert compile_whole(bare).to_bytes("k") == compile_whole(pack).to_bytes("k")
+    first = pack.rules[0]
+    for change in ({"severity": "warn" if first.severity == "error" else "error"}, {"id": "renamed"}):
+        moved = dataclasses.replace(pack, rules=(dataclasses.replace(first, **change), *pack.rules[1:]))
+        assert count_module.shipped_key(moved) != count_module.shipped_key(pack)
 
 
 GIVEN_PACK = """

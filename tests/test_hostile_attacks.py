@@ -397,10 +397,14 @@ def test_a_cache_path_that_is_a_file_is_ignored(cache_home: Path, tmp_path: Path
     assert _fresh_load(root).fields["a"].domain == (1,)
 
 
-def test_concurrent_processes_with_an_empty_cache_agree(cache_home: Path) -> None:
+def test_concurrent_processes_with_an_empty_cache_agree(cache_home: Path, tmp_path: Path) -> None:
     sglang_pack()
+    # The SGLang pack given by path: the shipped one's prebuilt form (solver/pack/prebuilt.py)
+    # leaves a start nothing to write, and this is about writers racing.
+    copy = tmp_path / "sglang"
+    shutil.copytree(ROOT / "constraints" / "sglang", copy, ignore=shutil.ignore_patterns("__*__", "*.py"))
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home.parent), "PYTHONPATH": str(ROOT)}
-    argv = [sys.executable, "-m", "solver", "resolve", *FACTS, "--json"]
+    argv = [sys.executable, "-m", "solver", "resolve", "--pack", str(copy), *FACTS, "--json"]
     procs = [
         subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         for _ in range(6)

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from generated import Oracle, PackSpec, RuleSpec, packs
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from solver import load_pack
 from solver.budget import Budget
@@ -146,3 +147,50 @@ def test_one_change_answers_only_with_every_other_rule_kept(tmp_path: Path) -> N
     assert one_change("quant-follows-ckpt") is None  # ckpt=fp8 on an a100 breaks fp8-ckpt-needs-h100 too
     linter.learn({"gpu": "h100", "ckpt": "none", "fmt": "st", "quant": "none"})
     assert one_change("quant-follows-ckpt") == {"gpu": "h100", "ckpt": "fp8", "fmt": "st", "quant": "none"}
+
+
+@LAW
+@given(spec=packs(), data=st.data())
+def test_a_question_grown_from_a_prefix_is_the_question_started_afresh(
+    spec: PackSpec, data: st.DataObject
+) -> None:
+    """QuickXplain's questions grow from an earlier one's state (`State.extended`,
+    `solver.lint.grow`): the same propagated domains and open rules as `CompiledPack.start` with
+    every pin and rule, and the search from it, hinted by a solution of the prefix and told where
+    the growth touched (`around`), answers as brute force does."""
+    from solver.engine.csp import CompiledPack
+
+    oracle = Oracle(spec)
+    cp = CompiledPack(spec.pack)
+    items: list[tuple[str, Any]] = [("rule", r) for r in cp.rule_ids]
+    items += [("pin", (f.name, data.draw(st.sampled_from(f.domain)))) for f in spec.fields]
+    items = data.draw(st.permutations(items))
+    cut = data.draw(st.integers(0, len(items)))
+    chosen = items[: data.draw(st.integers(cut, len(items)))]
+
+    def split(part: list[tuple[str, Any]]) -> tuple[dict[str, Scalar], list[str]]:
+        return dict(v for k, v in part if k == "pin"), [v for k, v in part if k == "rule"]
+
+    head_pins, head_rules = split(chosen[:cut])
+    pins, rules = split(chosen)
+    tail_pins, tail_rules = split(chosen[cut:])
+    head = cp.start(head_pins, rules=head_rules)
+    fresh = cp.start(pins, rules=rules)
+    if head is None:
+        assert fresh is None
+        return
+    around: list[str] = []
+    grown = head.extended(tail_pins, [cp.constraints[r] for r in tail_rules], around)
+    assert (grown is None) == (fresh is None)
+    if grown is None or fresh is None:
+        assert not oracle.sat(pins, rules)
+        return
+    assert grown.domains == fresh.domains
+    assert set(grown.open) == set(fresh.open)
+    known = cp.search(head)
+    assert known is not None
+    found = cp.search(grown, hint=known, around=around)
+    assert (found is not None) == oracle.sat(pins, rules)
+    if found is not None:
+        assert all(found[n] == v and type(found[n]) is type(v) for n, v in pins.items())
+        assert all(oracle.holds(r, found) for r in oracle.hard if r.id in rules)

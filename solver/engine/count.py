@@ -70,6 +70,7 @@ __all__ = [
     "pack_checks",
     "pack_counter",
     "read_shipped",
+    "shipped_key",
 ]
 
 # --- packs ------------------------------------------------------------------------------------
@@ -300,7 +301,7 @@ def _compiled(pack: Pack) -> CompiledCount | None:
     found = _COMPILED.get(pack.digest)
     if found is not None:
         return found
-    found = read_shipped(pack)  # made with the pack (its directory), for this digest and format
+    found = read_shipped(pack)  # made with the pack (its directory), for its rules and format
     if found is not None:
         _COMPILED.put(pack.digest, found)
         return found
@@ -327,14 +328,37 @@ MAX_SHIPPED_BYTES = 32 * 1024 * 1024  # packed (the SGLang pack's: 1.1 MB)
 _HEAD_BYTES = 256 * 1024  # unpacked first, to read the header (the SGLang pack's: 3 KB)
 
 
+# What a rule says to the user or to lint, not to the compile.
+_NOT_COMPILED = ("because", "source", "acknowledged", "file")
+
+
+def shipped_key(pack: Pack) -> str:
+    """The key a shipped compiled count is made for: a digest of everything the compile reads
+    (the pack's name, its fields in order, its named sets and its rules, conditions as the loader
+    wrote them out) and nothing else. A comment, a `because`, a `source`, a preference or a lint
+    acknowledgement changes the pack's digest but not this key, so it leaves the shipped form
+    valid; any change the compile could see changes it."""
+    import hashlib
+
+    doc = {
+        "name": pack.name,
+        "fields": [[name, field.model_dump(mode="json")] for name, field in pack.fields.items()],
+        "sets": {name: list(values) for name, values in pack.sets.items()},
+        "rules": [rule.model_dump(mode="json", exclude=_NOT_COMPILED) for rule in pack.rules],
+    }
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "compiled:" + hashlib.sha256(text.encode()).hexdigest()
+
+
 def read_shipped(pack: Pack) -> CompiledCount | None:
-    """The compiled count shipped in `pack`'s directory, when it was made for this pack's digest
-    and this code's `ddnnf.FORMAT`; else None (no file, another pack's or format's, malformed).
-    Read like the pack's own files (installed with them), bounded in size."""
+    """The compiled count shipped in `pack`'s directory, when it was made for this pack's
+    `shipped_key` and this code's `ddnnf.FORMAT`; else None (no file, another pack's or format's,
+    malformed). Read like the pack's own files (installed with them), bounded in size."""
     import lzma  # only here: ~2 ms
 
     if not pack.directory or not pack.digest:
         return None
+    key = shipped_key(pack)
     try:
         with (Path(pack.directory) / SHIPPED_NAME).open("rb") as handle:
             packed = handle.read(MAX_SHIPPED_BYTES + 1)
@@ -343,13 +367,13 @@ def read_shipped(pack: Pack) -> CompiledCount | None:
         unpack = lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
         data = unpack.decompress(packed, _HEAD_BYTES)
         header = json.loads(data.split(b"\n", 1)[0])
-        if not isinstance(header, dict) or (header.get("key"), header.get("format")) != (pack.digest, FORMAT):
-            return None  # a pack edited since (or another format): the rest is not unpacked
+        if not isinstance(header, dict) or (header.get("key"), header.get("format")) != (key, FORMAT):
+            return None  # a pack's rules edited since (or another format): the rest is not unpacked
         if not unpack.eof:
             data += unpack.decompress(b"", MAX_COMPILED_BYTES - len(data))
         if not unpack.eof or unpack.unused_data:
             return None
-        return CompiledCount.from_bytes(data, pack.digest)
+        return CompiledCount.from_bytes(data, key)
     except (OSError, lzma.LZMAError, ValueError, KeyError, TypeError, IndexError, MemoryError):
         return None
 

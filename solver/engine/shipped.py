@@ -8,9 +8,10 @@ hold that compiled form, made by
     python -m solver.engine.shipped constraints/sglang [more pack directories]
 
 as `compiled-count.xz` (xz: the SGLang pack's 20 MB of records in 1.1 MB, unpacked in ~0.1 s).
-Its header names the pack's whole digest (which covers only the files `pack.toml` lists, so this
-file is not part of it) and `ddnnf.FORMAT`; `count` reads it when both match the pack it counts,
-and otherwise ignores it (a pack edited since: the compile and the user's cache as before). What
+Its header names `count.shipped_key` (a digest of what the compile reads: the pack's fields,
+named sets and rules, not its messages, preferences or lint acknowledgements, so editing those
+leaves the file valid) and `ddnnf.FORMAT`; `count` reads it when both match the pack it counts,
+and otherwise ignores it (rules edited since: the compile and the user's cache as before). What
 keeps a shipped form right: tests/test_count_shipped.py compiles each shipped pack again and
 requires the same bytes, so a form stale for its pack or for the compiler cannot land, and pins
 the bytes of a small compile to `FORMAT`, so a change of what the compiler writes must change the
@@ -19,8 +20,10 @@ has more diagram nodes, which changes the order of the records though not the co
 
 `count` reads it (`solver.engine.count.read_shipped`) like the pack's own TOML files (it ships in
 the same directory, installed with them), bounded in size; anything malformed is a miss and the
-count compiles or searches as before. This module is the command that writes it; it imports the
-standard library, `solver.engine.count` and, inside a function, the pack loader.
+count compiles or searches as before. This module is the command that writes it, and the pack's
+prebuilt form beside it (`prebuilt.py`, what a first start loads instead of the TOML files:
+`solver.pack.prebuilt`; `--prebuilt-only` writes that alone, in a second or two); it imports the
+standard library, `solver.engine.count` and, inside functions, the pack loader and writer.
 """
 
 from __future__ import annotations
@@ -31,12 +34,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from solver.engine.count import SHIPPED_NAME, compile_whole, read_shipped
+from solver.engine.count import SHIPPED_NAME, compile_whole, read_shipped, shipped_key
 
 if TYPE_CHECKING:
     from solver.model import Pack
 
-__all__ = ["SHIPPED_NAME", "main", "read_shipped", "shipped_bytes", "write_shipped"]
+__all__ = ["SHIPPED_NAME", "main", "read_shipped", "shipped_bytes", "write_prebuilt", "write_shipped"]
 
 # xz's strongest preset: 1.1 MB against zlib's 2.0-2.9 MB for the SGLang pack (16 s to write,
 # once per pack change; 0.1 s to read).
@@ -46,7 +49,7 @@ _PRESET = 9 | lzma.PRESET_EXTREME
 def shipped_bytes(pack: Pack) -> bytes:
     """What the shipped file holds, unpacked (what the test compares: xz's packed bytes may
     differ between liblzma versions)."""
-    return compile_whole(pack).to_bytes(pack.digest)
+    return compile_whole(pack).to_bytes(shipped_key(pack))
 
 
 def write_shipped(directory: str | Path) -> tuple[Path, int, int, float]:
@@ -63,14 +66,31 @@ def write_shipped(directory: str | Path) -> tuple[Path, int, int, float]:
     return path, len(data), len(packed), time.process_time() - started
 
 
+def write_prebuilt(directory: str | Path) -> tuple[Path, int, float]:
+    """Write the prebuilt form of the pack in `directory` (`solver.pack.prebuilt`): (path,
+    bytes, CPU seconds)."""
+    from solver.pack import prebuild, prebuilt
+
+    started = time.process_time()
+    text = prebuild.source(directory).encode()
+    path = Path(directory) / f"{prebuilt.MODULE}.py"
+    path.write_bytes(text)
+    return path, len(text), time.process_time() - started
+
+
 def main(argv: list[str] | None = None) -> int:
-    directories = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else argv
+    prebuilt_only = "--prebuilt-only" in args
+    directories = [a for a in args if a != "--prebuilt-only"]
     if not directories:
-        print("usage: python -m solver.engine.shipped PACK_DIRECTORY...", file=sys.stderr)
+        print("usage: python -m solver.engine.shipped [--prebuilt-only] PACK_DIRECTORY...", file=sys.stderr)
         return 2
     for directory in directories:
-        path, unpacked, packed, seconds = write_shipped(directory)
-        print(f"{path}: {packed:,} bytes ({unpacked:,} unpacked), {seconds:.1f} s CPU")
+        if not prebuilt_only:
+            path, unpacked, packed, seconds = write_shipped(directory)
+            print(f"{path}: {packed:,} bytes ({unpacked:,} unpacked), {seconds:.1f} s CPU")
+        path, size, seconds = write_prebuilt(directory)
+        print(f"{path}: {size:,} bytes, {seconds:.1f} s CPU")
     return 0
 
 

@@ -10,7 +10,7 @@ pack (`solver.engine.csp`) builds these.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -246,6 +246,46 @@ class State:
                     changed.append(name)
         state = State(domains, dict(self.open), self.by_field)
         return state if state.propagate(changed) else None
+
+    def extended(
+        self, pins: Mapping[str, Scalar], cons: Sequence[Constraint], changed: list[str]
+    ) -> State | None:
+        """A copy of this propagated state with `pins` fixed and `cons` (constraints it does not
+        have) added, propagated: the fixpoint `CompiledPack.start` reaches with all of them
+        (forward checking's does not depend on the order). For a question that grows an earlier
+        one (QuickXplain's backgrounds grow within a branch): a start from scratch indexed and
+        propagated every constraint again. None on a wipe-out. `changed` receives the pinned
+        and narrowed fields and those `cons` read: a solution of this state breaks only rules
+        reading them (`CompiledPack.search`'s `around`)."""
+        domains = dict(self.domains)
+        queue: dict[str, None] = {}
+        for name, value in pins.items():
+            current = domains.get(name)
+            if current is None:
+                continue
+            if value not in current:
+                return None
+            if len(current) > 1:
+                domains[name] = [value]
+                queue[name] = None
+        open_ = dict(self.open)
+        by_field = dict(self.by_field)
+        for con in cons:
+            if not con.fields:
+                if not con.holds(()):
+                    return None
+                continue
+            open_[con.key] = con
+            for name in con.fields:
+                by_field[name] = [*by_field.get(name, ()), con]
+                queue[name] = None
+        state = State(domains, open_, by_field)
+        trail: list[tuple[Any, str, Any]] = []
+        if not state.propagate(list(queue), trail):
+            return None
+        changed.extend(queue)
+        changed.extend(key for table, key, _ in trail if table is domains and key not in queue)
+        return state
 
     def propagate(
         self,

@@ -160,6 +160,11 @@ CODES: dict[str, Code] = {
             "nothing about it; every value is always possible."
         ),
     ),
+    "CS153": Code(
+        "warning",
+        "unused named condition",
+        ("No rule, preference or other named condition reads this named condition. Remove it or use it."),
+    ),
     "CS161": Code(
         "error",
         "malformed acknowledgement",

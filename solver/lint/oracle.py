@@ -31,6 +31,7 @@ from solver.values import show as _show
 if TYPE_CHECKING:
     from solver.engine.count import Limit
     from solver.engine.csp import CompiledPack
+    from solver.engine.state import State
     from solver.model import Pack, Scalar
     from solver.pack.expr import Condition
 
@@ -143,6 +144,7 @@ class PackOracle:
         cases: bool = False,
         local: bool = True,
         near: Mapping[str, Scalar] | None = None,
+        grown: tuple[State, list[str] | None] | None = None,
     ) -> dict[str, Scalar] | None:
         """A solution of `rule_ids` and `extra` with `pins`, or None (proved by an exact search).
 
@@ -164,6 +166,12 @@ class PackOracle:
         indices = [self.oracle_index(c) for c in extra]
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
+            if grown is not None:
+                # A QuickXplain question grown from an earlier one's state (`Backgrounds`): its
+                # hint, `near`, breaks only around the fields the growth touched.
+                state, around = grown
+                where = around if hint is near else None
+                return self.cp.search(state, budget=steps, task="linting", hint=hint, around=where)
             return self.cp.solve(pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=extra)
 
         # `near`: the solution of a like question (QuickXplain's latest witness for the same
@@ -216,7 +224,7 @@ class PackOracle:
             # refutes many at once; the counter's try answers nearly all the rest, where the
             # engine's 125 steps ran out (60 ms each on vLLM's block-size rules: lint 12.2 ->
             # 8.2 s CPU; on the synthetic packs the engine refutes most by propagation).
-            if self.cp.start(pins, rules=rule_ids, extra=extra) is None:
+            if grown is None and self.cp.start(pins, rules=rule_ids, extra=extra) is None:
                 return None
             turns.insert(0, (QUICK_STEPS, counter))
         for steps, ask in turns:
@@ -478,6 +486,7 @@ class PackOracle:
         """A minimal set of `rules` (and, with `blame_pins`, of the pins as `field=value`) that,
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.engine.count import CountLimitReached
+        from solver.lint.grow import Backgrounds
         from solver.reasoning.conflicts import Item, quickxplain, relevant_rules, rule_layers
 
         start = [*pins, *(n for e in extras for n in e.fields)]
@@ -500,6 +509,7 @@ class PackOracle:
         # each rule of a question on each of 8 witnesses (a fifth of synthetic 400's totality
         # profile); learned lazily, as SGLang's questions are a few of its rules each.
         witnesses: list[tuple[dict[str, Scalar], set[str], set[str]]] = []
+        backgrounds = Backgrounds(self.cp, fixed, extras)
         checks = {r: (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in local}
 
         def keeps(witness: tuple[dict[str, Scalar], set[str], set[str]], names: set[str]) -> bool:
@@ -523,10 +533,16 @@ class PackOracle:
             wanted = set(names)
             for witness in witnesses:
                 if self._satisfies(witness[0], given, [], extras) and keeps(witness, wanted):
+                    backgrounds.keep(chosen, None, witness[0])
                     return True
-            found = self.query(given, names, extras, local=False, near=witnesses[0][0] if witnesses else None)
+            state, around, hint = backgrounds.grow(chosen)
+            if state is None:
+                return False  # propagation refutes it
+            near = hint if hint is not None else witnesses[0][0] if witnesses else None
+            found = self.query(given, names, extras, local=False, near=near, grown=(state, around))
             if found is None:
                 return False
+            backgrounds.keep(chosen, state, found)
             witnesses.insert(0, (found, wanted, set()))
             del witnesses[WITNESSES_KEPT:]
             return True

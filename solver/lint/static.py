@@ -50,7 +50,6 @@ def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
 
 
 def static_checks(pack: Pack) -> list[Finding]:
-    import ast
 
     from solver.pack.loader import semantics
 
@@ -84,18 +83,7 @@ def static_checks(pack: Pack) -> list[Finding]:
             out.append(
                 Finding("CS142", [pref.id], f"`source` {pref.source!r} names no file, function, issue or URL")
             )
-    used_sets: set[str] = set()
-    texts = [t for r in pack.rules for t in (r.when, r.require, r.forbid) if t]
-    texts += [p.when for p in pack.preferences if p.when]
-    for text in texts:
-        try:
-            tree = ast.parse(text.strip(), mode="eval")
-        except SyntaxError:  # pragma: no cover - the loader parsed it already
-            continue
-        used_sets |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in pack.sets}
-    for set_name in pack.sets:
-        if set_name not in used_sets:
-            out.append(Finding("CS151", [set_name], "no condition uses this set"))
+    out += _unused_names(pack)
     mentioned: set[str] = set()
     for cond in sem.rules.values():
         mentioned |= set(cond.fields)
@@ -112,6 +100,34 @@ def static_checks(pack: Pack) -> list[Finding]:
     for name, f in pack.fields.items():
         if name not in mentioned:
             out.append(Finding("CS152", [name], f"no rule or preference mentions this {f.kind}"))
+    return out
+
+
+def _unused_names(pack: Pack) -> list[Finding]:
+    """CS151 / CS153: named sets and named conditions that no condition reads."""
+    import ast
+
+    out: list[Finding] = []
+    used_sets: set[str] = set()
+    texts = [t for r in pack.rules for t in (r.when, r.require, r.forbid) if t]
+    texts += [p.when for p in pack.preferences if p.when]
+    for text in texts:
+        try:
+            tree = ast.parse(text.strip(), mode="eval")
+        except SyntaxError:  # pragma: no cover - the loader parsed it already
+            continue
+        used_sets |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in pack.sets}
+    for set_name in pack.sets:
+        if set_name not in used_sets:
+            out.append(Finding("CS151", [set_name], "no condition uses this set"))
+    # The loader expanded each use of a named condition NAME into `(its condition)` (no
+    # parentheses when NAME is the whole text), so a use is that text in a rule, a preference or
+    # another named condition.
+    for name, condition in pack.conditions.items():
+        written = f"({condition.strip()})"
+        readers = texts + [text for other, text in pack.conditions.items() if other != name]
+        if not any(written in text or text.strip() == condition.strip() for text in readers):
+            out.append(Finding("CS153", [name], "no rule, preference or named condition reads it"))
     return out
 
 
@@ -195,7 +211,9 @@ def _scope(finding: Finding) -> list[str]:
 
 
 def _known_ids(pack: Pack) -> set[str]:
-    known = {r.id for r in pack.rules} | {p.id for p in pack.preferences} | set(pack.sets)
+    known = (
+        {r.id for r in pack.rules} | {p.id for p in pack.preferences} | set(pack.sets) | set(pack.conditions)
+    )
     for name, f in pack.fields.items():
         known.add(name)
         known |= {f"{name}={_show(v)}" for v in f.domain}

@@ -36,7 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["MAX_ENTRIES", "read", "read_blob", "write", "write_blob"]
+__all__ = ["MAX_ENTRIES", "read", "read_blob", "remember", "write", "write_blob"]
 
 FORMAT = 2
 MAX_ENTRIES = 32
@@ -164,6 +164,12 @@ def _replace(path: Path, data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def remember(digest: str, **parts: Any) -> None:
+    """Add `parts` to the entry of this digest in this process only (what a shipped pack's
+    prebuilt form brings, `solver.pack.prebuilt`: on disk it would only repeat the module)."""
+    _entries[digest] = {**_entries.get(digest, {}), **parts, "digest": digest}
 
 
 def write(digest: str, **parts: Any) -> None:

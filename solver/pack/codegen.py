@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from types import CodeType, FunctionType
 from typing import Any
 
-__all__ = ["UNKNOWN", "Piece", "Writer", "compile_now", "restore", "state"]
+__all__ = ["UNKNOWN", "Piece", "Writer", "compile_now", "restore", "state", "written"]
 
 Piece = tuple[str, str]  # (the expression over `a` for holds, the one over `m` for partial)
 
@@ -237,6 +237,19 @@ def state(function: Any) -> tuple[CodeType | str, tuple[Any, ...]]:
         pending: _Pending = function.__defaults__[0]
         return pending.source, pending.consts
     return function.__code__, function.__defaults__ or ()
+
+
+def written(function: Any) -> tuple[str, tuple[Any, ...]]:
+    """The source `function` was made of and its constants (what `solver.pack.prebuilt` writes
+    into a shipped pack). Only for a function this process made from a source: its code is then
+    pending or in `_CODE`; a LookupError otherwise (code read from a file, or evicted)."""
+    made, consts = state(function)
+    if isinstance(made, str):
+        return made, consts
+    for source, code in _CODE.items():
+        if code is made:
+            return source, consts
+    raise LookupError("a condition's code whose source this process does not hold")
 
 
 def compile_now(function: Any) -> None:

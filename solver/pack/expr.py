@@ -253,15 +253,20 @@ class _Compiler:
 
     def check_collection(self, field: str, right: _Operand, op: str) -> None:
         """Every literal of a list or named set is a value of `field`; a named set checked
-        against a field once (a pack may use one set in hundreds of rules)."""
+        against a field once (a pack may use one set in hundreds of rules), its literals then
+        recorded as the check recorded them (every parse names the same ones)."""
         domain = self.fields[field].domain
         checked: dict[int, Any] = _by_identity("checked", right.value, dict) if right.name else {}
-        if checked.get(id(domain)) is domain:
+        known = checked.get(id(domain))
+        if known is not None and known[0] is domain:
+            self.literals.extend(known[1])
             return
+        start = len(self.literals)
         for value in sorted(right.value, key=str):
             self.check_literal(field, value, op)
         if right.name:
-            checked[id(domain)] = domain  # held, so its id is not reused while the entry lives
+            # The domain held, so its id is not reused while the entry lives.
+            checked[id(domain)] = (domain, tuple(self.literals[start:]))
 
     def check_literal(self, field: str, value: Scalar, op: str) -> None:
         domain = self.fields[field].domain

@@ -1,8 +1,9 @@
 """Read a pack directory (TOML) into a checked `Pack`, reporting every problem at once.
 
 A pack is untrusted data: nothing in it runs. Its files are read with bounded sizes and nesting
-(`solver.pack.files`); each table is validated into its record here (fields, sets, rules,
-preferences, the manifest's example and launcher), with did-you-mean hints and each problem placed
+(`solver.pack.files`); each table is validated into its record here (fields, rules, preferences,
+the manifest's example and launcher; named sets and conditions in `solver.pack.named`, which also
+writes each named condition out where it is read), with did-you-mean hints and each problem placed
 at its line (`_Locator`); the checks across tables and the conditions are in
 `solver.pack.crosscheck`. No check recurses over the pack's data, so a hostile pack ends in a
 `PackError`, not in a hang. A checked pack is kept by digest, in memory and on disk
@@ -50,6 +51,7 @@ from solver.pack.files import (
     read_bounded,
     read_files,
 )
+from solver.pack.named import collect_conditions, collect_sets, expand_conditions, expand_records
 from solver.pack.parser_flags import check_parser_flags, collect_parser_flags
 from solver.pack.text import FileIndex, did_you_mean, index_of
 from solver.values import same
@@ -78,8 +80,17 @@ MAX_RULES = 200_000
 MAX_DOMAIN = 1_000
 
 _FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-_SET_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
-_FILE_KEYS = {"pack", "sets", "field", "rule", "preference", "model_config", "lint", "launcher_flags"}
+_FILE_KEYS = {
+    "pack",
+    "sets",
+    "conditions",
+    "field",
+    "rule",
+    "preference",
+    "model_config",
+    "lint",
+    "launcher_flags",
+}
 
 
 # By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
@@ -114,17 +125,15 @@ def keep_semantics(pack: Pack, found: PackSemantics) -> None:
 
 
 def _known(digest: str, root: Path) -> Pack | None:
-    """The pack with this digest from the process cache or the on-disk cache, if either has it."""
+    """The pack with this digest from the process cache, a shipped pack's prebuilt form or the disk cache."""
     pack = _CACHE.get(digest)
     if pack is not None:
         return pack
-    from solver.pack import cache
+    from solver.pack import cache, prebuilt
 
-    entry = cache.read(digest)
-    if entry is None or not isinstance(entry.get("pack"), dict):
-        return None
+    pack = prebuilt.recall(digest, root, _SEMANTICS.put)
     try:
-        pack = Pack.from_json(entry["pack"], digest=digest, directory=str(root))
+        pack = pack or Pack.from_json((cache.read(digest) or {})["pack"], digest=digest, directory=str(root))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None
     _CACHE.put(digest, pack)
@@ -144,8 +153,9 @@ def _store(pack: Pack) -> None:
         cache.write(pack.digest, pack=doc)
 
 
-def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pack:
-    """Load and check the pack in `directory`; raise one `PackError` listing every problem.
+def load_directory(directory: str | Path, *, budget: Budget | None = None, fresh: bool = False) -> Pack:
+    """Load and check the pack in `directory` (`fresh`: from its files, neither cached nor prebuilt);
+    raise one `PackError` listing every problem.
 
     `budget` is charged a step per `LOAD_BYTES_PER_STEP` bytes of the pack's files once they are
     read (bounded) and before anything is parsed, cached or not: a command's total that runs out
@@ -167,7 +177,7 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None) -> Pa
     # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
     # file that could not be read is never looked up: the cache must not hide a broken file.
     digest = pack_digest(files)
-    if not problems:
+    if not problems and not fresh:
         known = _known(digest, root)
         if known is not None:
             return known
@@ -209,7 +219,7 @@ class _Locator:
     def finish(self, problems: list[PackProblem], pack: Pack | None) -> list[PackProblem]:
         """The problems to report: cascades of a failed declaration left out, a did-you-mean
         for an unknown name, and each placed at its line."""
-        known = [*pack.fields, *pack.sets] if pack is not None else []
+        known = [*pack.fields, *pack.sets, *pack.conditions] if pack is not None else []
         out: list[PackProblem] = []
         hints = 0
         for problem in problems:
@@ -261,6 +271,7 @@ def _assemble(
     model_config: dict[str, Any] = {}
     model_config_file = ""
     acknowledged: dict[str, tuple[str, ...]] = {}
+    named: dict[str, tuple[str, str]] = {}
     for file, doc in docs:
         for key in doc:
             if key not in _FILE_KEYS:
@@ -273,7 +284,8 @@ def _assemble(
                         where.line(file, "", key) or where.line(file, key),
                     )
                 )
-        _collect_sets(doc.get("sets", {}), file, sets, problems, where)
+        collect_sets(doc.get("sets", {}), file, sets, problems, where.line, where.broken)
+        collect_conditions(doc.get("conditions", {}), file, named, problems, where.line, where.broken)
         _collect_fields(doc.get("field", {}), file, fields, problems, where)
         rules += _collect(doc.get("rule", []), Rule, "rule", file, problems, where)
         prefs += _collect(doc.get("preference", []), Preference, "preference", file, problems, where)
@@ -292,6 +304,9 @@ def _assemble(
             )
         )
         return None
+    conditions = expand_conditions(named, fields, sets, problems, where.line, where.broken)
+    rules = expand_records(rules, conditions, ("when", "require", "forbid"))
+    prefs = expand_records(prefs, conditions, ("when",))
     launcher = collect_parser_flags(docs, _collect_launcher(meta.get("launcher"), problems), problems)
     check_flags(fields, launcher, problems)
     check_parser_flags(fields, launcher, problems)
@@ -307,6 +322,7 @@ def _assemble(
         rules=tuple(rules),
         preferences=tuple(prefs),
         sets=sets,
+        conditions=conditions,
         model_config_map=model_config,
         acknowledged=acknowledged,
         launcher=launcher,
@@ -428,36 +444,6 @@ def _collect_launcher(table: Any, problems: Collector[PackProblem]) -> Launcher 
                 )
             )
     return launcher
-
-
-def _collect_sets(
-    table: Any,
-    file: str,
-    sets: dict[str, tuple[Scalar, ...]],
-    problems: Collector[PackProblem],
-    where: _Locator,
-) -> None:
-    if not isinstance(table, dict):
-        problems.add(PackProblem("sets", "must be a table of NAME = [values]", file))
-        return
-    for set_name, values in table.items():
-        message = ""
-        if not _SET_NAME.match(set_name):
-            message = "set names are UPPER_CASE"
-        elif set_name in sets:
-            message = "declared twice"
-        elif (
-            not isinstance(values, list)
-            or not values
-            or not all(isinstance(v, str | int | bool) for v in values)
-        ):
-            message = "must be a non-empty list of literals"
-        else:
-            sets[set_name] = tuple(values)
-            continue
-        problems.add(PackProblem(f"set {set_name}", message, file, where.line(file, f"set {set_name}")))
-        if message != "declared twice":
-            where.broken.add(set_name)
 
 
 def _collect_acknowledged(

@@ -88,6 +88,12 @@ def pack_file_schema() -> dict[str, Any]:
                 "propertyNames": {"pattern": "^[A-Z][A-Z0-9_]*$"},
                 "additionalProperties": {"type": "array", "minItems": 1, "items": _SCALAR},
             },
+            "conditions": {
+                "type": "object",
+                "description": 'named conditions, NAME = "condition", read by name in conditions',
+                "propertyNames": {"pattern": "^[A-Z][A-Z0-9_]*$"},
+                "additionalProperties": {"type": "string", "minLength": 1},
+            },
             "field": {
                 "type": "object",
                 "description": "[field.NAME] tables",

@@ -34,7 +34,7 @@ class FileIndex:
 
     def line_of(self, where: str, key: str | None = None) -> int | None:
         """The line a problem about `where` ("rule ID", "preference #3", "field NAME", "set NAME",
-        "pack.version", a table name) and, within it, `key` is on; None when not found."""
+        "condition NAME", "pack.version", a table name) and, within it, `key` is on; None when not found."""
         if where in self.headers:
             return (
                 self.keys.get((self.headers[where], key), self.headers[where]) if key else self.headers[where]
@@ -53,8 +53,8 @@ class FileIndex:
             if start is None:  # an inline table under [field]
                 table = self.headers.get("field")
                 start = self.keys.get((table, name)) if table is not None else None
-        elif kind == "set" and name:
-            table = self.headers.get("sets")
+        elif kind in ("set", "condition") and name:
+            table = self.headers.get("sets" if kind == "set" else "conditions")
             return self.keys.get((table, name)) if table is not None else None
         elif "." in where and not name:
             table_name, _, key_name = where.rpartition(".")
@@ -71,9 +71,9 @@ class FileIndex:
         return start
 
     def declared(self) -> set[str]:
-        """The field and set names this file declares (from its text alone)."""
+        """The field, set and condition names this file declares (from its text alone)."""
         names = {h.removeprefix("field.") for h in self.headers if h.startswith("field.")}
-        for table in ("field", "sets"):
+        for table in ("field", "sets", "conditions"):
             line = self.headers.get(table)
             if line is not None:
                 names.update(k for (t, k) in self.keys if t == line)

@@ -1,0 +1,189 @@
+"""The writer of a shipped pack's prebuilt form (`solver.pack.prebuilt` reads it and says what it is).
+
+`source(directory)` is the text of `constraints/NAME/prebuilt.py`: the pack loaded fresh from its
+files, its conditions parsed again (so each function's generated source is known), every shape
+of condition written once as a function of the module and every collection a condition tests
+against once in `SETS`, all as literals (never `repr` of anything but strings, integers, booleans
+and None); the text is run and read back before it is returned. `python -m solver.engine.shipped`
+writes it. Imports the standard library and `solver.pack`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, Any
+
+from solver.pack import codegen
+from solver.pack.crosscheck import PackSemantics
+from solver.pack.expr import Condition
+from solver.pack.prebuilt import FORMAT, GROUPS, MODULE, condition
+
+if TYPE_CHECKING:
+    from solver.model import Pack
+
+__all__ = ["source"]
+
+
+def source(directory: str | Path) -> str:
+    """The text of `prebuilt.py` for the pack in `directory`, loaded fresh from its files."""
+    from solver.model import Pack
+    from solver.pack.graph import analyse
+    from solver.pack.loader import load_directory, semantics
+
+    pack = load_directory(directory, fresh=True)
+    doc = pack.model_dump(mode="json", exclude={"digest", "directory"})
+    if Pack.from_json(doc, digest=pack.digest, directory=pack.directory) != pack:
+        raise ValueError(f"{directory}: the pack does not survive its JSON form")
+    # The conditions that load parsed: each function was made from a source this process holds.
+    found = semantics(pack)
+    out = _Text()
+    groups = [
+        (name, [(key, None if cond is None else out.record(cond)) for key, cond in group.items()])
+        for name, group in _groups(found)
+    ]
+    lines = [
+        f'"""The {pack.name} pack of this directory prebuilt for confsolve (solver.pack.prebuilt).',
+        "",
+        f"Written by `python -m solver.engine.shipped --prebuilt-only constraints/{Path(directory).name}`",
+        "from the pack's files: do not edit (tests/test_prebuilt.py writes it again and compares).",
+        '"""',
+        "",
+        f"FORMAT = {FORMAT!r}",
+        f"DIGEST = {pack.digest!r}",
+        f"PACK = {_literal(doc)}",
+        f"ORDER = {_literal(analyse(pack).order)}",
+        "SETS = (",
+        *(f"    {_literal(members)}," for members in out.sets),
+        ")",
+        "CODE = []",
+    ]
+    for made in out.shapes:
+        lines += [made.rstrip("\n"), f"CODE.append({made[4 : made.index('(')]}.__code__)"]
+    for name, records in groups:
+        lines.append(f"{name} = (")
+        lines += [f"    ({key!r}, {record})," for key, record in records]
+        lines.append(")")
+    text = "\n".join(lines) + "\n"
+    if not _reads_back(text, pack, found):
+        raise ValueError(f"{directory}: the prebuilt text does not give the pack back")
+    return text
+
+
+def _groups(found: PackSemantics) -> list[tuple[str, Mapping[str, Condition | None]]]:
+    return list(zip(GROUPS, (found.rules, found.whens, found.preferences), strict=True))
+
+
+class _Text:
+    """The shapes and the collections of the conditions written so far, each once."""
+
+    def __init__(self) -> None:
+        self.shapes: list[str] = []
+        self._shape_at: dict[str, int] = {}
+        self.sets: list[frozenset[Any]] = []
+        self._set_at: dict[tuple[tuple[str, str], ...], int] = {}
+
+    def shape(self, made: str) -> int:
+        if made not in self._shape_at:
+            self._shape_at[made] = len(self.shapes)
+            self.shapes.append(made)
+        return self._shape_at[made]
+
+    def consts(self, values: tuple[Any, ...]) -> str:
+        parts = []
+        for value in values:
+            if isinstance(value, frozenset):
+                key = _members_key(value)
+                if key not in self._set_at:
+                    self._set_at[key] = len(self.sets)
+                    self.sets.append(value)
+                parts.append(f"SETS[{self._set_at[key]}]")
+            else:
+                parts.append(_literal(value))
+        return "(" + "".join(f"{p}, " for p in parts).rstrip(" ") + ")"
+
+    def record(self, cond: Condition) -> str:
+        holds, holds_consts = codegen.written(cond.holds)
+        partial, partial_consts = codegen.written(cond.partial)
+        parts = [
+            _literal(cond.text),
+            _literal(cond.fields),
+            _literal(cond.literals),
+            _literal(cond.given),
+            str(self.shape(holds)),
+            self.consts(holds_consts),
+            str(self.shape(partial)),
+            self.consts(partial_consts),
+        ]
+        return "(" + ", ".join(parts) + ")"
+
+
+def _members_key(members: frozenset[Any]) -> tuple[tuple[str, str], ...]:
+    """A collection by its values and their types (True and 1 are equal, yet not the same value)."""
+    return tuple(sorted((type(v).__name__, repr(v)) for v in members))
+
+
+def _literal(value: Any) -> str:
+    """`value` as Python source that evaluates to an equal value of the same types."""
+    if value is None or isinstance(value, bool | int | str):
+        return repr(value)
+    if isinstance(value, tuple):
+        return "(" + "".join(f"{_literal(v)}, " for v in value).rstrip(" ") + ")"
+    if isinstance(value, list):
+        return "[" + ", ".join(_literal(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_literal(k)}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, frozenset):
+        ordered = sorted(value, key=lambda v: (type(v).__name__, repr(v)))
+        return "frozenset(" + _literal(tuple(ordered)) + ")" if ordered else "frozenset()"
+    raise TypeError(f"no literal for {type(value).__name__}")
+
+
+def _reads_back(text: str, pack: Pack, found: PackSemantics) -> bool:
+    """Whether `text`, run, gives back `pack` and conditions of the same texts, fields, literals,
+    sources and constants (a writer's check, not a reader's)."""
+    namespace: dict[str, Any] = {}
+    exec(compile(text, f"<{MODULE}>", "exec", dont_inherit=True), namespace)
+    module = ModuleType(MODULE)
+    module.__dict__.update(namespace)
+    from solver.model import Pack
+    from solver.pack.graph import analyse
+
+    again = Pack.from_json(module.PACK, digest=pack.digest, directory=pack.directory)
+    if again != pack or pack.digest != module.DIGEST or analyse(pack).order != module.ORDER:
+        return False
+    for name, group in _groups(found):
+        made = dict(getattr(module, name))
+        if list(made) != list(group):
+            return False
+        for key, cond in group.items():
+            record = made[key]
+            if (cond is None) != (record is None):
+                return False
+            if cond is not None and not _same_condition(cond, condition(record, module.CODE)):
+                return False
+    return True
+
+
+def _same_condition(cond: Condition, again: Condition) -> bool:
+    if (cond.text, cond.fields, cond.literals, cond.given) != (
+        again.text,
+        again.fields,
+        again.literals,
+        again.given,
+    ):
+        return False
+    for mine, theirs in ((cond.holds, again.holds), (cond.partial, again.partial)):
+        made, consts = codegen.written(mine)
+        other, other_consts = codegen.state(theirs)
+        compiled = next(
+            c
+            for c in compile(made, "<condition>", "exec", dont_inherit=True).co_consts
+            if isinstance(c, CodeType)
+        )
+        if not isinstance(other, CodeType) or other.co_code != compiled.co_code or other_consts != consts:
+            return False
+        if [type(c) for c in other_consts] != [type(c) for c in consts]:
+            return False
+    return True

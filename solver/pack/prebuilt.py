@@ -1,0 +1,136 @@
+"""A shipped pack prebuilt: its checked form and compiled conditions, installed as a Python module.
+
+The first start after an install has no disk cache (`solver.pack.cache`), so before this it read
+and validated every TOML file, parsed, checked and compiled the ~750 conditions and wrote the
+cache: ~130 ms of a first `confsolve check`'s CPU, against ~10 ms to read the cache later. A
+shipped pack's directory (`constraints/NAME/`, a Python package) may hold that result as
+`prebuilt.py`, written by
+
+    python -m solver.engine.shipped constraints/sglang constraints/vllm
+
+(which also writes the compiled count; `--prebuilt-only` writes this alone): the pack as the disk
+cache holds it (`Pack.model_dump(mode="json")`, rebuilt by `Pack.from_json`) and its field order
+(`solver.pack.graph`'s, kept in the entry for `solver.reasoning.plan`), each condition's text,
+fields, literals, `given` fields and constants, and the generated source of each shape of
+condition (`solver.pack.codegen`) as a function of the module. pip compiles a package's modules
+at install, so the shapes arrive compiled for the installed interpreter, whatever its version;
+code in a package is as trusted as confsolve's own.
+
+It is read only for a pack directory of the installed `constraints` package (never for a pack
+given by path elsewhere: a module there is not ours to import), only when its bytecode is there
+and up to date (an install with `--no-compile`, or a checkout under PYTHONDONTWRITEBYTECODE, would
+compile it on every start, at more than the files cost), and only when its `DIGEST` is the digest
+of the pack files beside it and its `FORMAT` this module's; otherwise the pack is loaded from its
+files as before. What keeps it right: tests/test_prebuilt.py writes it again from the pack and
+requires the same text, so a form stale for its pack or for the code that loads and compiles a
+pack cannot land. The writer is `solver.pack.prebuild`. Imports the standard library,
+`solver.pack` and `constraints`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from types import CodeType, ModuleType
+from typing import TYPE_CHECKING, Any
+
+from solver.pack import codegen
+from solver.pack.crosscheck import PackSemantics
+from solver.pack.expr import Condition
+
+if TYPE_CHECKING:
+    from solver.model import Pack
+
+__all__ = ["FORMAT", "GROUPS", "MODULE", "condition", "recall"]
+
+MODULE = "prebuilt"  # constraints/NAME/prebuilt.py
+FORMAT = "confsolve-prebuilt-1"
+GROUPS = ("RULES", "WHENS", "PREFERENCES")
+
+
+def recall(digest: str, root: Path, keep: Callable[[str, PackSemantics], None]) -> Pack | None:
+    """The prebuilt pack of the shipped pack in `root` whose files have `digest`, its conditions
+    given to `keep(digest, ...)`; or None (not a shipped pack's directory, no prebuilt form, or
+    one for other files)."""
+    module = _shipped_module(root)
+    if (
+        module is None
+        or getattr(module, "FORMAT", None) != FORMAT
+        or getattr(module, "DIGEST", None) != digest
+    ):
+        return None
+    from solver.model import Pack
+
+    try:
+        pack = Pack.from_json(module.PACK, digest=digest, directory=str(root))
+        rules, whens, preferences = (_conditions(getattr(module, name), module.CODE) for name in GROUPS)
+    except (AttributeError, KeyError, TypeError, ValueError, IndexError):
+        return None  # a module of another layout: the files decide, as without one
+    keep(digest, PackSemantics(rules=rules, whens=whens, preferences=preferences))
+    order = getattr(module, "ORDER", None)
+    if isinstance(order, tuple) and all(isinstance(name, str) for name in order):
+        from solver.pack import cache
+
+        cache.remember(digest, order=list(order))  # the field order `solver.reasoning.plan` reads
+    return pack
+
+
+def _conditions(records: Any, codes: list[CodeType]) -> dict[str, Any]:
+    return {key: None if record is None else condition(record, codes) for key, record in records}
+
+
+def _shipped_module(root: Path) -> ModuleType | None:
+    """The module `prebuilt` of the installed `constraints` package's pack directory `root`."""
+    try:
+        import constraints
+
+        directory = root.resolve()
+        shipped = Path(constraints.__file__).resolve().parent
+    except (ImportError, OSError, RuntimeError):
+        return None
+    if directory.parent != shipped:
+        return None  # a pack given by path: its directory's code is not confsolve's
+    if not directory.name.isidentifier():
+        return None
+    if not _compiled(directory / f"{MODULE}.py"):
+        return None
+    import importlib
+
+    try:
+        return importlib.import_module(f"constraints.{directory.name}.{MODULE}")
+    except (ImportError, SyntaxError, ValueError):
+        return None
+
+
+def _compiled(path: Path) -> bool:
+    """Whether `path` has up-to-date bytecode for this interpreter, as pip writes at install (the
+    header importlib checks: magic number, then the source's time and size, or a hash). Without
+    it, importing would compile the module (~0.9 MB): ~250 ms, more than loading from the files."""
+    from importlib.util import MAGIC_NUMBER, cache_from_source
+
+    try:
+        source = path.stat()
+        with open(cache_from_source(str(path)), "rb") as compiled:
+            head = compiled.read(16)
+    except (OSError, NotImplementedError, ValueError):
+        return False
+    if len(head) < 16 or head[:4] != MAGIC_NUMBER:
+        return False
+    if int.from_bytes(head[4:8], "little") & 1:
+        return True  # hash-based bytecode: importlib checks the hash itself
+    stamp = (int(source.st_mtime) & 0xFFFFFFFF, source.st_size & 0xFFFFFFFF)
+    return (int.from_bytes(head[8:12], "little"), int.from_bytes(head[12:16], "little")) == stamp
+
+
+def condition(record: tuple[Any, ...], codes: list[CodeType]) -> Condition:
+    """A condition of its record in the module: (text, fields, literals, given, the shape of
+    `holds` (an index into CODE), its constants, the shape of `partial`, its constants)."""
+    text, fields, literals, given, holds, holds_consts, partial, partial_consts = record
+    return Condition(
+        text=text,
+        fields=fields,
+        holds=codegen.restore("holds", codes[holds], holds_consts),
+        partial=codegen.restore("partial", codes[partial], partial_consts),
+        literals=literals,
+        given=given,
+    )
