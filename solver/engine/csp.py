@@ -473,7 +473,8 @@ class CompiledPack:
         solution[name] = value
         region: set[str] = set()
         for con in state.by_field.get(name, ()):
-            if con.key in state.open and not con.holds(tuple([solution[f] for f in con.fields])):
+            # (Not remembered: see `localsearch.repair`.)
+            if con.key in state.open and not con.condition.holds(tuple([solution[f] for f in con.fields])):
                 free = [f for f in con.fields if f != name and len(state.domains[f]) > 1]
                 if not free:
                     solution[name] = old

@@ -138,8 +138,12 @@ def repair(
         }
         steps = sum(1 for values in domains.values() if len(values) > 1)
         cons = open_.values()
+    # (`condition.holds`, not the remembered `holds`, here and in `redecide`: the value tuples of
+    # a mend are mostly new, and remembering each of them was ~420,000 table entries per choices
+    # call at 5,000 synthetic fields: the tables' budget emptied twice within the call, and the
+    # kept tuples made three full garbage collections.)
     for con in cons:
-        if not con.holds(tuple([base[f] for f in con.fields])):
+        if not con.condition.holds(tuple([base[f] for f in con.fields])):
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps
@@ -192,7 +196,7 @@ def redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) -> 
         # rule; this function was a third of listing a page's choices.)
         rules = rules_of[name]
         for i, (con, inside) in enumerate(rules):
-            if pending.isdisjoint(inside) and not con.holds(tuple([values[f] for f in con.fields])):
+            if pending.isdisjoint(inside) and not con.condition.holds(tuple([values[f] for f in con.fields])):
                 if i:
                     # The rule that refused this value is tried first for the next one: the
                     # values of a field are mostly refused by the same rule (the value being

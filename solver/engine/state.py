@@ -383,6 +383,8 @@ class State:
             if len(current) <= 1:
                 continue
             never = observer.never(con, at)
+            if never.isdisjoint(current):
+                continue  # (mostly: a set test in C, not a list built)
             kept = [v for v in current if v not in never]
             if not kept:
                 observer.wiped_out(con, at)

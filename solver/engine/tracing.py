@@ -95,7 +95,7 @@ class Traced:
         # the SGLang pack and cost a quarter of the time of listing choices with their reasons.
         domains = self.state.domains
         target = con.fields[at]
-        known = tuple((f, domains[f][0]) for f in con.fields if f != target and len(domains[f]) == 1)
+        known = tuple([(f, domains[f][0]) for f in con.fields if f != target and len(domains[f]) == 1])
         return self.cp.never(con, target, known)
 
 

@@ -451,7 +451,11 @@ def _request_choices(
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for).
             witness = bases[key].witness(
-                name, value, last, then=partial(search_start, supports, values, name, value, last)
+                name,
+                value,
+                last,
+                then=partial(search_start, supports, values, name, value, last),
+                keeps=found_under is None or found_under == key,
             )
             if witness is None:
                 if key not in unders:

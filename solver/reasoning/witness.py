@@ -62,10 +62,13 @@ class Witnesses:
         value: Scalar,
         near: Mapping[str, Scalar] | None = None,
         then: Callable[[], Mapping[str, Scalar]] | None = None,
+        *,
+        keeps: bool = False,
     ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution of every
         rule to start from (read, never changed, by the caller either); `then`: makes the values
-        to descend from when none is found near."""
+        to descend from when none is found near; `keeps`: the caller knows `near` keeps the pins
+        (a witness found under them, or under more)."""
         if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
             return None
         if self.state.refutes(name, value, self.cp.never):
@@ -74,8 +77,8 @@ class Witnesses:
             return None
         # A solution of every rule (what `near` is) that keeps the pins solves the state: then
         # only the rules around what the new value narrows can break, and the repair looks there.
-        # (Asked again for the same `near`, mostly: choices passes the last witness until it finds
-        # another, and a check of every pin per value was a pass over ~460 pins at 5,000 fields.)
+        # (Asked again for the same `near`, mostly, or told: a check of every pin per value was a
+        # pass over ~460 pins at 5,000 fields.)
         if near is not self._near[0]:
             given = near
             if isinstance(near, MappingProxyType):
@@ -90,7 +93,8 @@ class Witnesses:
             self._near = (
                 given,
                 near,
-                near is not None and len(near) == len(base) and all(near[n] in base[n] for n in self.pinned),
+                near is not None
+                and (keeps or (len(near) == len(base) and all(near[n] in base[n] for n in self.pinned))),
             )
         near, solves = self._near[1], self._near[2]
         if solves and near is not None:
