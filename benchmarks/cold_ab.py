@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/cold_ab.py main=/tmp/snap branch=. --rounds 8
     .venv/bin/python benchmarks/cold_ab.py main=/tmp/snap branch=. --only explain --size 5000
+    .venv/bin/python benchmarks/cold_ab.py main=/tmp/snap branch=. --only installed --rounds 9
 
 Each `LABEL=TREE` is a source tree (a checkout or a `git archive` copy) run with `PYTHONPATH=TREE`;
 each round runs every copy in turn, so all see the same load. Sections:
@@ -9,6 +10,10 @@ each round runs every copy in turn, so all see the same load. Sections:
 - `check`: `python -m solver check ...` as its own process, CPU time of the child over `python -c
   pass`, with a warm disk cache (one per copy, filled before the rounds) and with an empty one
   (a new directory each run); the copies' bytecode is compiled first, as an install has it.
+- `installed`: each copy built into a wheel (`pip wheel`) and installed into a fresh virtual
+  environment, as a user installs it (pip compiles the bytecode); `confsolve check` from the
+  console script with an empty cache, over that environment's `python -c pass` (not in the
+  default `--only`: building and installing take a minute or two).
 - `conditions`: every condition of the SGLang pack (rules, their `when`s, preferences) called
   200 times, `holds` on fixed values and `partial` on maps missing ~40 % of its fields (best of
   three, CPU ms).
@@ -24,6 +29,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -75,6 +81,37 @@ def check(trees: dict[str, str], rounds: int) -> None:
             f"  {label:<16} floor {floor:4.0f}  warm cache +{statistics.median(got['warm']) - floor:4.0f}"
             f"  empty cache +{statistics.median(got['empty']) - floor:4.0f}"
         )
+
+
+def installed(trees: dict[str, str], rounds: int) -> None:
+    """Each copy built into a wheel and installed into a fresh virtual environment (pip compiles
+    the bytecode at install, as for a user), then `confsolve check` from its console script with a
+    new empty cache each run, over that environment's `python -c pass`, interleaved."""
+    with tempfile.TemporaryDirectory() as base:
+        venvs = {}
+        for label, tree in trees.items():
+            wheels, venv = Path(base) / f"{label}-wheel", Path(base) / f"{label}-venv"
+            source = Path(base) / f"{label}-source"  # pip builds in the tree: not in the copy's own
+            skip = shutil.ignore_patterns(".git", ".venv*", "__pycache__", "build", "*.egg-info")
+            shutil.copytree(tree, source, ignore=skip)
+            pip = [sys.executable, "-m", "pip"]
+            subprocess.run([*pip, "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)], check=True)
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            (wheel,) = wheels.glob("*.whl")
+            subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True)
+            venvs[label] = venv
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        runs: dict[str, dict[str, list[float]]] = {k: {"floor": [], "empty": []} for k in trees}
+        for _ in range(rounds):
+            for label, venv in venvs.items():
+                empty = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=base)}
+                runs[label]["floor"].append(_cpu_ms([str(venv / "bin" / "python"), "-c", "pass"], empty))
+                runs[label]["empty"].append(_cpu_ms([str(venv / "bin" / "confsolve"), *CHECK], empty))
+    print(f"installed: CPU ms of `confsolve check` over `python -c pass`, empty cache, median of {rounds}")
+    for label, got in runs.items():
+        floor = statistics.median(got["floor"])
+        over = statistics.median(got["empty"]) - floor
+        print(f"  {label:<16} floor {floor:4.0f}  empty cache +{over:4.0f}")
 
 
 def _child(section: str, size: int) -> dict[str, Any]:
@@ -182,6 +219,8 @@ def main() -> None:
     for section in args.only.split(","):
         if section == "check":
             check(trees, args.rounds)
+        elif section == "installed":
+            installed(trees, args.rounds)
         else:
             rounds = args.rounds if section == "conditions" else min(args.rounds, 2)
             print(f"{section}: {rounds} rounds alternated")

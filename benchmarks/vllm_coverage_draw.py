@@ -11,6 +11,12 @@ output is the harness's input format (JSON lines for its oracle.py), so a draw r
     ORACLE_VLLM_MODELS=... venv/bin/python oracle.py < draw.jsonl > results.jsonl
 
 and pairs up with the scenarios as `{"scenario", "vllm"}` records for differential_vllm.py.
+
+`--themes attention,mla,...` draws by theme instead (round robin over the themes named): each
+scenario types 2-5 options that decide one thing together (attention backend, KV-cache dtype,
+block size and FA version; MLA backends with heads per GPU and DCP; the parallel sizes with EP,
+EPLB, DBO and the all-to-all backend; MoE backends with quantization), over the models and GPUs
+where they matter. A uniform draw rarely types two of them at once.
 """
 
 from __future__ import annotations
@@ -119,6 +125,152 @@ def draw(rng: random.Random, values: dict[str, list[Any]], kv: list[str] | None 
     return sc
 
 
+CUDA_ATTENTION = [
+    "FLASH_ATTN",
+    "FLASHINFER",
+    "TRITON_ATTN",
+    "FLEX_ATTENTION",
+    "TURBOQUANT",
+    "TRITON_FLASHINFER",
+    "TRITON_FLASH_ATTN",
+    "FLASH_ATTN_DIFFKV",
+    "TRITON_ATTN_DIFFKV",
+    "HPC_ATTN",
+]
+CUDA_MLA = [
+    "FLASHINFER_MLA",
+    "TOKENSPEED_MLA",
+    "CUTLASS_MLA",
+    "FLASH_ATTN_MLA",
+    "FLASHMLA",
+    "TRITON_MLA",
+    "FLASHINFER_MLA_SPARSE",
+    "FLASHMLA_SPARSE",
+    "FLASH_ATTN_MLA_SPARSE",
+    "FLASH_ATTN_MLA_SPARSE_FA4",
+    "FLASHINFER_MLA_SPARSE_SM120",
+]
+MOE_ARCHS = [
+    "MixtralForCausalLM",
+    "Qwen3MoeForCausalLM",
+    "Glm4MoeForCausalLM",
+    "DeepseekV2ForCausalLM",
+    "DeepseekV3ForCausalLM",
+    "DeepseekV32ForCausalLM",
+    "GptOssForCausalLM",
+    "Qwen3NextForCausalLM",
+    "Llama4ForConditionalGeneration",
+]
+MLA_ARCHS = ["DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"]
+# Themes: the options that decide one thing together, typed together (a random draw rarely sets
+# more than one of them), each over the machines and models where they matter. A theme is
+# (architectures, GPUs, checkpoints, {option: values}); a scenario types 2-5 of its options.
+THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[Any]]]] = {
+    "attention": (
+        [a for a in ARCHS if a not in MLA_ARCHS],
+        SMS,
+        [None, None, "fp8", "modelopt_fp8", "awq"],
+        {
+            "attention_backend": CUDA_ATTENTION,
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e4m3", "fp8_e5m2", "bfloat16", "float16", "nvfp4"],
+            "block_size": [16, 32, 64, 128, 256],
+            "flash_attn_version": [2, 3, 4],
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    "mla": (
+        MLA_ARCHS,
+        [80, 86, 89, 90, 100, 103, 110, 120, 121],
+        [None, "fp8", "modelopt_fp8", "modelopt_fp4", "compressed_tensors_fp8"],
+        {
+            "attention_backend": CUDA_MLA,
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e4m3", "fp8_ds_mla", "nvfp4_ds_mla", "bfloat16"],
+            "block_size": [16, 32, 64, 128, 256],
+            "tensor_parallel_size": [1, 2, 4, 8, 16],
+            "decode_context_parallel_size": [1, 2, 4, 8],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
+    "quantization": (
+        ARCHS,
+        SMS,
+        CHECKPOINTS,
+        {
+            "quantization": [],  # the pack's domain without `none` (domains())
+            "dtype": ["auto", "bfloat16", "float16", "float32", "half"],
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e4m3", "nvfp4"],
+            "moe_backend": [],
+        },
+    ),
+    "parallel": (
+        MOE_ARCHS,
+        [80, 90, 100, 103, 120],
+        [None, "fp8", "modelopt_fp4", "mxfp4"],
+        {
+            "tensor_parallel_size": [1, 2, 4, 8, 16],
+            "pipeline_parallel_size": [1, 2, 4],
+            "data_parallel_size": [1, 2, 4, 8],
+            "decode_context_parallel_size": [1, 2, 4],
+            "enable_expert_parallel": [False, True],
+            "enable_eplb": [False, True],
+            "enable_dbo": [False, True],
+            "all2all_backend": [],
+        },
+    ),
+    "moe": (
+        MOE_ARCHS,
+        [80, 89, 90, 100, 103, 110, 120, 121],
+        [None, "fp8", "modelopt_fp4", "modelopt_fp8", "mxfp4", "compressed_tensors_w4a16", "awq"],
+        {
+            "moe_backend": [],
+            "quantization": [],
+            "enable_expert_parallel": [False, True],
+            "all2all_backend": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    "hybrid": (
+        ["Qwen3NextForCausalLM", "GptOssForCausalLM", "Llama4ForConditionalGeneration"],
+        SMS,
+        [None, "fp8", "modelopt_fp4", "mxfp4"],
+        {
+            "block_size": [16, 32, 48, 64, 96, 128, 256, 272, 544, 1024],
+            "kv_cache_dtype": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "attention_backend": CUDA_ATTENTION,
+        },
+    ),
+}
+
+
+def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> dict[str, Any]:
+    """One scenario of a theme: its models, GPUs and checkpoints, 2-5 of its options typed together."""
+    archs, sms, checkpoints, options = THEMES[theme]
+    sc: dict[str, Any] = {
+        "section": f"T-{theme}",
+        "platform": "cuda",
+        "sm": rng.choice(sms),
+        "architecture": rng.choice(archs),
+        "args": {},
+    }
+    ckpt = rng.choice(checkpoints)
+    if ckpt is not None:
+        sc["checkpoint_quant"] = ckpt
+    # The machine varies by GPU only (node size in the parallel theme): the oracle starts one
+    # worker per machine, which costs more than the scenarios it then runs.
+    if theme == "parallel":
+        sc["num_gpus"] = rng.choice([4, 8, 16])
+    names = rng.sample(sorted(options), rng.randint(2, min(5, len(options))))
+    for name in names:
+        value = rng.choice(options[name] or values[name])
+        if name == "flash_attn_version":
+            sc["args"]["attention_config"] = {"flash_attn_version": value}
+        else:
+            sc["args"][name] = value
+    return sc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, required=True)
@@ -128,14 +280,23 @@ def main(argv: list[str] | None = None) -> int:
         metavar="A,B",
         help="every scenario gives one of these KV-cache dtypes (a focused draw over their block sizes)",
     )
+    parser.add_argument(
+        "--themes",
+        metavar="A,B",
+        help=f"draw the themes named (round robin; any of {', '.join(THEMES)}) instead of uniformly",
+    )
     args = parser.parse_args(argv)
     kv = args.kv_cache_dtype.split(",") if args.kv_cache_dtype else None
+    themes = args.themes.split(",") if args.themes else []
+    unknown = set(themes) - set(THEMES)
+    if unknown:
+        parser.error(f"unknown theme(s) {sorted(unknown)}; themes: {', '.join(THEMES)}")
     rng = random.Random(args.seed)
     values = domains()
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
     while len(out) < args.count:
-        sc = draw(rng, values, kv)
+        sc = draw_theme(rng, values, themes[len(out) % len(themes)]) if themes else draw(rng, values, kv)
         key = json.dumps(sc, sort_keys=True)
         if key in seen:
             continue
