@@ -138,12 +138,14 @@ def repair(
         }
         steps = sum(1 for values in domains.values() if len(values) > 1)
         cons = open_.values()
-    # (`condition.holds`, not the remembered `holds`, here and in `redecide`: the value tuples of
-    # a mend are mostly new, and remembering each of them was ~420,000 table entries per choices
-    # call at 5,000 synthetic fields: the tables' budget emptied twice within the call, and the
-    # kept tuples made three full garbage collections.)
+    # Around a change, `condition.holds`, not the remembered `holds` (also in `redecide`): a
+    # mend's value tuples are mostly new, and remembering each was ~420,000 table entries per
+    # choices call at 5,000 synthetic fields (the tables' budget emptied twice within the call,
+    # and three full garbage collections). A pass over every open rule (a resolution's first
+    # search) asks mostly what it asked before: there the remembered answers pay.
     for con in cons:
-        if not con.condition.holds(tuple([base[f] for f in con.fields])):
+        holds = con.condition.holds if mended is not None else con.holds
+        if not holds(tuple([base[f] for f in con.fields])):
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps
