@@ -42,6 +42,7 @@ import random
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -260,9 +261,27 @@ def _theme(rng: random.Random, choices: dict[str, list[Any]], args: dict[str, An
 
 def draw_themes(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     """The `--themes` draw (see the module docstring); ids F<seed>-<n>-<theme>-<machine>-<template>."""
+    return _draw_grouped(
+        seed, count, groups, "F", THEME_MACHINES, lambda rng, c, a: (_theme(rng, c, a), None)
+    )
+
+
+def _draw_grouped(
+    seed: int,
+    count: int,
+    groups: int,
+    prefix: str,
+    machine_list: list[tuple[str, dict[str, str] | None]],
+    theme_of: Callable[[random.Random, dict[str, list[Any]], dict[str, Any]], tuple[str, str | None]],
+) -> list[dict[str, Any]]:
+    """The loop `--themes` and `--wide` share: `groups` machines of `machine_list` in turn, a
+    weighted template, a theme from `theme_of(rng, choices, args)` (its name, and the template
+    it needs or None), up to two more options, a checkpoint 60 % of the time. The random draws
+    come in the same order as each draw made them before sharing this loop, so a seed gives the
+    same scenarios."""
     mr = make_random()
     rng = random.Random(seed)
-    machines = list(THEME_MACHINES)
+    machines = list(machine_list)
     rng.shuffle(machines)
     machines = machines[:groups]
     out: list[dict[str, Any]] = []
@@ -270,12 +289,13 @@ def draw_themes(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
         hw, env = machines[i % len(machines)]
         arch = rng.choices(list(THEME_ARCHITECTURES), weights=list(THEME_ARCHITECTURES.values()))[0]
         args: dict[str, Any] = {}
-        theme = _theme(rng, mr.CHOICES, args)
+        theme, needed = theme_of(rng, mr.CHOICES, args)
+        arch = needed or arch
         for name in rng.sample(sorted(mr.CHOICES), rng.choice([0, 0, 1, 2])):
             args.setdefault(name, rng.choice(mr.CHOICES[name]))
         if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
             args["speculative_draft_model_path"] = {"architecture": arch}
-        sc: dict[str, Any] = {"id": f"F{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
+        sc: dict[str, Any] = {"id": f"{prefix}{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
         sc.update(architecture=arch, args=args)
         if rng.random() < 0.6:
             ckpt = rng.choice(mr.CHECKPOINTS)
@@ -351,32 +371,7 @@ def _wide_theme(
 
 def draw_wide(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     """The `--wide` draw (see WIDE_MACHINES); ids W<seed>-<n>-<theme>-<machine>-<template>."""
-    mr = make_random()
-    rng = random.Random(seed)
-    machines = list(WIDE_MACHINES)
-    rng.shuffle(machines)
-    machines = machines[:groups]
-    out: list[dict[str, Any]] = []
-    for i in range(count):
-        hw, env = machines[i % len(machines)]
-        arch = rng.choices(list(THEME_ARCHITECTURES), weights=list(THEME_ARCHITECTURES.values()))[0]
-        args: dict[str, Any] = {}
-        theme, needed = _wide_theme(rng, mr.CHOICES, args)
-        arch = needed or arch
-        for name in rng.sample(sorted(mr.CHOICES), rng.choice([0, 0, 1, 2])):
-            args.setdefault(name, rng.choice(mr.CHOICES[name]))
-        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
-            args["speculative_draft_model_path"] = {"architecture": arch}
-        sc: dict[str, Any] = {"id": f"W{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
-        sc.update(architecture=arch, args=args)
-        if rng.random() < 0.6:
-            ckpt = rng.choice(mr.CHECKPOINTS)
-            if ckpt:
-                sc["checkpoint_quant"] = ckpt
-        if env:
-            sc["env"] = env
-        out.append(sc)
-    return out
+    return _draw_grouped(seed, count, groups, "W", WIDE_MACHINES, _wide_theme)
 
 
 # --- running through the harness ----------------------------------------------------------------
