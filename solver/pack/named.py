@@ -123,47 +123,37 @@ def expand_conditions(
     name that is also a field's or a set's, or a cycle, is a problem that names it."""
     taken = {**dict.fromkeys(sets, "set"), **dict.fromkeys(fields, "field")}
     texts = {name: text for name, (text, _) in conditions.items()}
+    names = set(texts)
     done: dict[str, str] = {}
-    for name, (_, file) in conditions.items():
+
+    def refuse(name: str, message: str) -> None:
+        file = conditions[name][1]
+        problems.add(PackProblem(f"condition {name}", message, file, locate(file, f"condition {name}")))
+        broken.add(name)
+
+    for name in conditions:
         if name in taken:
-            message = f"is also the name of a {taken[name]}; give the condition another name"
-            problems.add(PackProblem(f"condition {name}", message, file, locate(file, f"condition {name}")))
-            broken.add(name)
+            refuse(name, f"is also the name of a {taken[name]}; give the condition another name")
     for name in conditions:
         if name in broken:
             continue
         try:
-            _expand_name(name, texts, done, [], broken)
+            _expand_name(name, texts, names, done, [], broken)
         except _Cycle as cycle:
-            first = cycle.path[0]
-            file = conditions[first][1]
-            problems.add(
-                PackProblem(
-                    f"condition {first}",
-                    f"reads itself through {' -> '.join(cycle.path)}; a named condition cannot read itself",
-                    file,
-                    locate(file, f"condition {first}"),
-                )
-            )
+            path = " -> ".join(cycle.path)
+            refuse(cycle.path[0], f"reads itself through {path}; a named condition cannot read itself")
             broken.update(cycle.path)
             broken.add(name)
         except _Broken:
             broken.add(name)  # reads a broken name: a cascade, reported where that name is
         except _Refused as refused:
-            file = conditions[name][1]
-            problems.add(
-                PackProblem(f"condition {name}", str(refused), file, locate(file, f"condition {name}"))
-            )
-            broken.add(name)
+            refuse(name, str(refused))
     for name, text in done.items():
-        if name in broken:
-            continue
-        try:
-            parse(text, fields, sets)
-        except ExprError as exc:
-            file = conditions[name][1]
-            problems.add(PackProblem(f"condition {name}", str(exc), file, locate(file, f"condition {name}")))
-            broken.add(name)
+        if name not in broken:
+            try:
+                parse(text, fields, sets)
+            except ExprError as exc:
+                refuse(name, str(exc))
     return {name: text for name, text in done.items() if name not in broken}
 
 
@@ -182,11 +172,16 @@ class _Refused(Exception):
 
 
 def _expand_name(
-    name: str, texts: Mapping[str, str], done: dict[str, str], path: list[str], broken: set[str]
+    name: str,
+    texts: Mapping[str, str],
+    names: set[str],
+    done: dict[str, str],
+    path: list[str],
+    broken: set[str],
 ) -> str:
-    """`name`'s condition fully expanded (memoised in `done`). Raises `_Cycle` with the cycle's
-    names, or `_Broken` when it reads a name whose declaration failed. Depth is bounded by the
-    number of names: a chain visits each name once."""
+    """`name`'s condition fully expanded (memoised in `done`; `names`: the keys of `texts`).
+    Raises `_Cycle` with the cycle's names, `_Broken` when it reads a name whose declaration
+    failed, `_Refused` past MAX_NAMED_DEPTH or past a condition's length."""
     if name in done:
         return done[name]
     if name in broken:
@@ -197,7 +192,7 @@ def _expand_name(
         raise _Refused(f"named conditions read each other more than {MAX_NAMED_DEPTH} deep")
     path.append(name)
     expanded = _substitute(
-        texts[name], set(texts), lambda used: _expand_name(used, texts, done, path, broken)
+        texts[name], names, lambda used: _expand_name(used, texts, names, done, path, broken)
     )
     if len(expanded) > MAX_LENGTH:
         raise _Refused(f"longer than {MAX_LENGTH} characters once the names it reads are expanded")
