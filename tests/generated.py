@@ -668,7 +668,8 @@ class Oracle:
     ) -> tuple[dict[str, tuple[Scalar, str]], dict[str, tuple[Scalar, str]]]:
         """Apply declared adjustments to a fixpoint, as constraints/README.md describes: while the
         request fails, the first adjustment (declaration order) whose `when` the other inputs (with
-        the launcher's defaults of unset `search = false` options) make certain and whose rule the
+        the launcher's defaults of unset `search = false` options and the assumed values of unset
+        `search = false` facts, `assumed_facts`) make certain and whose rule the
         user's value breaks replaces that value by its first `adjust_to` value that works with the
         same launcher defaults (the search may not pick another resource to make it work), else its
         first `adjust_to` value (the request then fails), or unsets it when it names none."""
@@ -682,6 +683,7 @@ class Oracle:
                 values = {n: v for n, (v, _) in pins.items()}
                 others = {n: v for n, v in values.items() if n != target}
                 given = {**self.unsearched_defaults(values), **others}
+                given.update(self.assumed_facts(given))
                 if not self._certain(rule.when, given):
                     continue
                 if not self._violates(rule, {**given, target: values[target]}):
@@ -699,6 +701,22 @@ class Oracle:
             else:
                 break
         return pins, adjusted
+
+    def assumed_facts(self, given: Known) -> dict[str, Scalar]:
+        """The value assumed for each unset fact marked `search = false`, in graph order: the
+        first of its chain some configuration keeps with `given` and the facts assumed before it
+        (none when no value of the chain is kept): an adjustment's `when` reads these."""
+        specs = {f.name: f for f in self.spec.fields}
+        assigned = dict(given)
+        out: dict[str, Scalar] = {}
+        for name in self.order:
+            if name in assigned or specs[name].kind != "fact" or specs[name].search:
+                continue
+            for value in self.chain(name, assigned)[0]:
+                if self.sat({**assigned, name: value}):
+                    out[name] = assigned[name] = value
+                    break
+        return out
 
     def unsearched_defaults(self, values: Known) -> dict[str, Scalar]:
         """The launcher's default (its chain's first value) of each unset option marked

@@ -369,6 +369,7 @@ def apply_adjustments(
         # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
         # values are never defaulted, so a target's own default never decides its rule.
         given_all = {**resource_defaults(plan, values), **values}
+        assumed: dict[str, dict[str, Scalar]] = {}  # target -> the facts assumed without it
         for rule in plan.pack.rules:
             target = rule.adjusts
             if target is None or target in adjusted:
@@ -379,9 +380,16 @@ def apply_adjustments(
             if rule.typed_only and not plan.when_given(rule, typed):
                 continue
             given = {n: v for n, v in given_all.items() if n != target}
+            # The facts nobody gave that the search may not choose (a model's shape) are read
+            # at the values the answer names as ASSUMED: an adjustment the launcher makes for
+            # the model's real head size fires for the assumed one, said as assumed, instead
+            # of the request failing for every value the fact could have.
+            if target not in assumed:
+                assumed[target] = assumed_values(plan, given)
+            given.update(assumed[target])
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not violated(cp, given_all, rule.id):
+            if not violated(cp, {**given, target: pin.value}, rule.id):
                 continue
             # A replacement must work under the launcher's defaults for the resources nobody
             # gave too (the search may not pick another -tp to make it work).
@@ -427,6 +435,24 @@ def resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Sca
         spec = plan.pack.fields[name]
         if name not in assigned and spec.kind == "option" and not spec.search:
             out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
+
+
+def assumed_values(plan: Plan, given: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The value assumed for each unset fact the search may not choose (`search = false`), in
+    graph order: the first of its chain that keeps `given` and the facts assumed before it
+    solvable, as the decisions assume it (`_decide`); none when no value of the chain does."""
+    cp = plan.compiled
+    assigned = dict(given)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name in assigned or spec.kind != "fact" or spec.search:
+            continue
+        for value in plan.chain(name, assigned)[0]:
+            if cp.satisfiable({**assigned, name: value}, task="assuming a fact") is not None:
+                out[name] = assigned[name] = value
+                break
     return out
 
 
