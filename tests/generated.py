@@ -615,6 +615,7 @@ class Oracle:
                     broken |= 1 << i
             self.rows.append((row, broken))
         self.order = analyse(spec.pack).order
+        self.kinds = {f.name: f.kind for f in spec.fields}
 
     def _holds(self, rule: RuleSpec) -> Callable[[Row], bool]:
         body = rule.body.compile(self.index)
@@ -801,7 +802,9 @@ class Oracle:
         """The first value of the chain some configuration keeps; else, when the chain's first
         value breaks an adjustment rule of the field, its first working `adjust_to` value (none
         named: the best-ranked working value); else, when no preference applies and exactly one
-        value works, that value; else None (the chain fails)."""
+        value works, that value (a fact: when the facts decided so far alone leave exactly one
+        value, and it works: the user's options never tell what the model is); else None (the
+        chain fails)."""
         chain, pref = self.chain(name, decided)
         found = next((v for v in chain if _member(v, seen)), None)
         if found is None:
@@ -816,7 +819,12 @@ class Oracle:
                     replacing = self.ranking(name, decided)[0]
                 found = next((v for v in replacing if _member(v, seen)), None)
         if found is None and pref is None:
-            working = [v for v in self.domains[name] if _member(v, seen)]
+            if self.kinds[name] == "fact":
+                facts = {n: v for n, v in decided.items() if n in self.kinds and self.kinds[n] == "fact"}
+                only = self.possible(name, facts)
+                working = only if len(only) == 1 and _member(only[0], seen) else []
+            else:
+                working = [v for v in self.domains[name] if _member(v, seen)]
             found = working[0] if len(working) == 1 else None
         return found
 

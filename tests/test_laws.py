@@ -359,9 +359,41 @@ def _parallel_examples_predicting(test: F) -> F:
     return test
 
 
+_BLOCK_16 = Cond("cmp", op="==", name="block", value=16)
+
+
+# A fact nobody gave that a typed flag would decide (vLLM: `--block-size 16` with TurboQuant
+# fits only a hybrid model, and vLLM raises it for any other): the model is assumed as its chain
+# says (not hybrid) and the launcher's adjustment fires; it was made hybrid, said as forced.
+_FACT_DERIVED_FROM_A_FLAG = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("hybrid", "fact", (False, True), search=False),
+            FieldSpec("block", "option", (16, 96), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "block-raised",
+                _BLOCK_16,
+                when=Cond("not", parts=(Cond("flag", name="hybrid"),)),
+                forbid=True,
+                adjusts="block",
+                adjust_to=(96,),
+            ),
+        ),
+        prefs=(),
+    ),
+    options={"block": 16},
+    facts={},
+    strict=False,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True))
 @example(case=_OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT)
+@example(case=_FACT_DERIVED_FROM_A_FLAG)
 @_parallel_examples
 def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
     """An option marked `search = false` keeps its typed value (or loses it only to a reported
@@ -419,7 +451,6 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
 # the search may not choose.
 _HEAD = FieldSpec("head", "fact", (64, 128), search=False)
 _TQ = Cond("cmp", op="==", name="kv", value="tq")
-_BLOCK_16 = Cond("cmp", op="==", name="block", value=16)
 _ADJUSTED_BY_AN_ASSUMED_FACT = Case(
     spec=PackSpec(
         fields=(

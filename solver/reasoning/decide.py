@@ -252,8 +252,17 @@ def _decide(
                 found = _first_working(plan, state, witness, name, replacing, current)
             if found is None and pref is None:
                 # The field's default fails: the pack states the launcher's derivation of
-                # it as rules, which here leave one value (else there is no telling).
-                found = _only_working(plan, state, witness, name, current)
+                # it as rules, which here leave one value (else there is no telling). A fact's
+                # derivation reads the facts alone: the user's flags never tell what the model
+                # or the machine is, else a fact nobody gave would quietly become whatever
+                # makes the flags work (a block size making the model hybrid).
+                if spec.kind == "fact":
+                    only = _forced_by_facts(plan, decided, name)
+                    found = None
+                    if only is not None:
+                        found = _first_working(plan, state, witness, name, [only], current)
+                else:
+                    found = _only_working(plan, state, witness, name, current)
                 if found is not None:
                     trace.domains[name] = (found[0],)
             if found is None:
@@ -313,6 +322,24 @@ def _first_working(
             witness = found
         return value, witness
     return None
+
+
+def _forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Scalar | None:
+    """The one value of fact `name` that the facts decided so far (given or assumed) leave
+    possible, the user's options aside; None when they leave more (or none)."""
+    fields = plan.pack.fields
+    facts = {n: v for n, v in decided.items() if n in fields and fields[n].kind == "fact" and n != name}
+    cp = plan.compiled
+    start = cp.start(facts)
+    if start is None:
+        return None
+    possible: list[Scalar] = []
+    for value in start.domain(name):
+        if cp.satisfiable({**facts, name: value}, task="deriving a fact") is not None:
+            possible.append(value)
+            if len(possible) > 1:
+                return None
+    return possible[0] if possible else None
 
 
 def _only_working(
