@@ -116,9 +116,10 @@ def repairs(
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         # (Only values are read: no departures, half of a verification on a large pack.)
         auto = _try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis))
-        if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
+        if auto is None and len(diagnosis) != 1:
             continue
-        # (Unset, a field the search may not choose can fail where a value set for it works.)
+        # (Unset, a field can fail where a value set for it works: one the search may not choose,
+        # or a fact the search picks before a model trait it cannot pick fails its assumed value.)
         alternatives: dict[str, list[Scalar]] = {}
         given = {n: p.value for n, p in base.items()}
         open_to = Witnesses(cp, given, "looking for repairs")
