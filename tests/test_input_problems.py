@@ -4,13 +4,21 @@ reports every bad input in one run, each with its field, value and did-you-mean,
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from solver import load_pack
 from solver.cli.commands import main
 from solver.errors import InputIssue, InvalidInput, PackError, input_issues
+from solver.inputs.launch import read_command
 from solver.inputs.pins import facts_from_environ
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BAD_SETS = {"attention_backend": "flashinf", "tp_sise": "2", "platform": "cudaa"}
 MEANT = {"attention_backend": "flashinfer", "tp_sise": "tp_size", "platform": "cuda"}
@@ -81,3 +89,53 @@ def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
     assert main(["resolve", "--set", f"tp_size={value}"]) == 2
     err = capsys.readouterr().err
     assert says in err and "Allowed: any integer >= 1." in err and "Traceback" not in err
+
+
+# --- round 12's sweep of hostile inputs: each case crashed or hung before ------------------------
+
+
+def test_a_fifo_given_as_a_launch_config_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # `open()` on a FIFO waits for a writer: `check` hung until killed
+    fifo = tmp_path / "serve.yaml"
+    os.mkfifo(fifo)
+    words = [
+        "check",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/m",
+        "--config",
+        str(fifo),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "solver", *words], capture_output=True, text=True, timeout=120, env=env
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("check waited on the FIFO")
+    assert done.returncode == 2, done.stderr
+    assert f"config file {fifo}: is not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_on_a_port_in_use_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    # a bind that failed closed the half-made server, whose close needed what was set after the bind:
+    # "internal error (AttributeError: ... no attribute 'stopping')", exit 70
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port), "--no-warm-up"]) == 2
+    err = capsys.readouterr().err
+    assert f"confsolve serve: cannot listen on 127.0.0.1:{port}" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("value", ["{not json", "[3]", "[" * 100_000])
+def test_a_json_flag_value_that_is_no_json_object_names_the_flag(value: str) -> None:
+    # vLLM's parser refuses it (pydantic: json_invalid / dataclass_type)
+    with pytest.raises(
+        InvalidInput, match=r"-ac .* is not a JSON object, and vllm 0\.33\.0's parser refuses it"
+    ):
+        read_command(load_pack("vllm"), ["vllm", "serve", "m", "-ac", value])

@@ -119,7 +119,6 @@ def test_store_true_flags_are_bare(pack: Pack) -> None:
     [
         (["vllm", "serve", "m"], "not a command"),
         ([*SGLANG, "--tp"], "needs a value"),
-        ([*SGLANG, "--tp", "2", "--tp-size", "4"], "keep one"),
         ([*SGLANG, "--model-path", "a", "--model", "b"], "model is given twice"),
     ],
 )
@@ -631,8 +630,18 @@ def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
 # --- law: writing then reading a launch command gives back what was written ---------------------
 
 _SGLANG_PACK = load_pack("sglang")
+_CHOICES = _SGLANG_PACK.launcher.choices if _SGLANG_PACK.launcher else {}
+# (not a value the launcher's parser refuses: the pack keeps fp4_e2m1 only to explain its rename,
+# a rule forbids it always, so it is never written)
 _OPTION_VALUES = {
-    name: [*f.domain, *((3, 6, 12) if f.open is not None else ())]
+    name: [
+        *(
+            v
+            for v in f.domain
+            if f.cli_flag not in _CHOICES or v == f.absent or str(v) in _CHOICES[f.cli_flag]
+        ),
+        *((3, 6, 12) if f.open is not None else ()),
+    ]
     for name, f in _SGLANG_PACK.fields.items()
     if f.kind == "option"
 }
