@@ -139,3 +139,42 @@ def test_a_json_flag_value_that_is_no_json_object_names_the_flag(value: str) -> 
         InvalidInput, match=r"-ac .* is not a JSON object, and vllm 0\.33\.0's parser refuses it"
     ):
         read_command(load_pack("vllm"), ["vllm", "serve", "m", "-ac", value])
+
+
+def test_an_integer_too_long_to_write_out_is_an_input_error_through_the_library() -> None:
+    # `resolve(pack, {"tp_size": 10**5000})` raised ValueError ("Exceeds the limit (4300 digits) for
+    # integer string conversion") from the open domain's digest: an int the API (or JSON) hands in
+    from solver import resolve
+
+    with pytest.raises(InvalidInput, match="is too long for tp_size"):
+        resolve(load_pack("sglang"), {"tp_size": 10**5000})
+
+
+def test_add_arguments_takes_one_field_name_as_a_name_not_its_letters() -> None:
+    import argparse
+
+    from solver.launcher import add_arguments
+
+    # ("pack 'sglang' has no field 't'", for each letter)
+    assert add_arguments(argparse.ArgumentParser(), load_pack("sglang"), fields="tp_size") == ["tp_size"]
+
+
+def test_to_argv_refuses_a_resolution_of_another_pack() -> None:
+    # it wrote the SGLang values of the fields both packs name (quantization, dtype, ...) as vLLM flags
+    from solver import resolve
+    from solver.launcher import to_argv
+
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"}
+    res = resolve(load_pack("sglang"), {}, facts)
+    with pytest.raises(InvalidInput, match="the resolution is of pack 'sglang', not 'vllm'"):
+        to_argv(res, load_pack("vllm"))
+
+
+@pytest.mark.parametrize("body", [b'{"set": {"attention_backend": "\\ud800"}}', b'{"set": {"\\udfff": "1"}}'])
+def test_serve_refuses_a_lone_surrogate_escape_instead_of_dropping_the_connection(body: bytes) -> None:
+    # the request decoded, the answer quoting it could not be encoded: the handler died with
+    # UnicodeEncodeError (a traceback on the server's stderr) and the page got no response
+    from solver.serve.requests import BadRequest, parse_body
+
+    with pytest.raises(BadRequest, match="lone surrogate"):
+        parse_body(body)
