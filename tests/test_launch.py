@@ -596,9 +596,17 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
 
 
 def test_words_after_a_double_dash_are_the_launchers_and_stay_last(pack: Pack) -> None:
-    cmd = read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
+    # Without the launcher's parser table, they are passed through untouched ...
+    import dataclasses
+
+    assert pack.launcher is not None
+    tableless = dataclasses.replace(pack, launcher=dataclasses.replace(pack.launcher, flags={}))
+    cmd = read_command(tableless, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
     assert cmd.options == {"tp_size": "2"} and cmd.passthrough == ("--", "--tp", "4")
-    assert write_command(pack, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+    assert write_command(tableless, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+    # ... with it, read as SGLang's argparse reads them: positionals, of which it takes none
+    with pytest.raises(InvalidInput, match="'--tp' comes after `--`"):
+        read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
 
 
 def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:

@@ -196,3 +196,10 @@ def test_a_malformed_choices_table_is_a_pack_problem(tmp_path: Path) -> None:
     assert "launcher_flags.choices: --enable-metrics is not a value flag of the table" in messages
     assert "launcher_flags.choices: --no-such-flag is not a value flag of the table" in messages
     assert "launcher_flags.choices: --kv-canary: must be a non-empty list of words" in messages
+
+
+def test_words_after_a_double_dash_are_positionals_as_argparse_reads_them(sglang: Pack, vllm: Pack) -> None:
+    # SGLang: "unrecognized arguments: -- --tp 2" (they were passed through, the command accepted)
+    with pytest.raises(InvalidInput, match="'--tp' comes after `--`"):
+        read_command(sglang, [*SGLANG, "--", "--tp", "2"])
+    assert read_command(vllm, ["vllm", "serve", "--", "m"]).model == "m"  # vLLM's model positional

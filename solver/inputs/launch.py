@@ -33,7 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
-from solver.inputs.launchjson import json_heads, json_object, write_into_json
+from solver.inputs.launchjson import dotted_last, forget, json_heads, json_object, write_into_json
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
@@ -216,6 +216,21 @@ def _flag_value(
     return None, i
 
 
+def _after_options(
+    pack: Pack, words: Sequence[str], issues: Collector[InputIssue], takes_model: bool
+) -> str | None:
+    """The words after `--`, which argparse reads as positionals whatever they look like: the
+    model, when the command takes one there, and no other (each an issue); the model or None."""
+    model = words[0] if takes_model and words else None
+    for word in words[1:] if model is not None else words:
+        message = (
+            f"{shown(word)} comes after `--`, where {_launcher_name(pack)}'s parser reads only words "
+            "without a flag, and it takes no other: it would stop with 'unrecognized arguments'"
+        )
+        issues.add(InputIssue(field="launch command", value=word, message=message))
+    return model
+
+
 def _late_model(pack: Pack, command: str, word: str) -> InputIssue:
     """A model without a flag after other words, for a launcher that reads it first alone."""
     flags = " or ".join(_launcher(pack).model_flags) or "its model flag"
@@ -227,14 +242,6 @@ def _late_model(pack: Pack, command: str, word: str) -> InputIssue:
             f"first word after `{command}`; move it there, or give it with {flags}"
         ),
     )
-
-
-def _forget(keys: list[tuple[str, str]], from_json: set[str], options: dict[str, Scalar]) -> None:
-    """Unset the options a JSON flag's value gave: a later value of the flag replaced it."""
-    for name, _ in keys:
-        if name in from_json:
-            from_json.discard(name)
-            del options[name]
 
 
 def _read_json_flag(
@@ -269,7 +276,7 @@ def _read_json_flag(
                 options[name] = _spelled(value[key])
                 spelled[name] = pack.fields[name].cli_flag
                 from_json.add(name)
-        _forget([(name, key) for name, key in keys if key not in value], from_json, options)
+        forget([(name, key) for name, key in keys if key not in value], from_json, options)
     passthrough += [flag, text]
     return i
 
@@ -374,11 +381,16 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     heads = json_heads(pack)
     from_json: set[str] = set()  # options read from a JSON flag's value
     if launcher.dotted:
-        rest = _dotted_last(rest, launcher.attached)
+        rest = dotted_last(rest, launcher.attached)
     i = 0
     while i < len(rest):
         word = rest[i]
         i += 1
+        if word == "--" and launcher.flags:  # argparse: every later word is a positional
+            takes_model = canonical in launcher.positional_model and launcher.positional_anywhere
+            after = _after_options(pack, rest[i:], issues, model is None and takes_model)
+            model, positional = (after, True) if after is not None else (model, positional)
+            break
         if word == "--":  # the end of options: the rest is the launcher's, untouched
             passthrough += rest[i - 1 :]
             break
@@ -403,7 +415,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         flag = read
         typed_flag = word.partition("=")[0]
         if heads and "." in typed_flag:  # `--flag.key`: its JSON value replaces one typed whole
-            _forget(heads.get(flag.partition(".")[0], []), from_json, options)
+            forget(heads.get(flag.partition(".")[0], []), from_json, options)
         if heads and flag in heads and "." not in typed_flag:
             i = _read_json_flag(
                 pack, heads[flag], flag, word, rest, i, passthrough, from_json, options, spelled, issues
@@ -461,32 +473,6 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
 
 def _shown_option(flag: str, value: Scalar) -> str:
     return flag if isinstance(value, bool) else f"{flag} {_spelled(value)}"
-
-
-def _dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
-    """The words in the order a `dotted` parser reads them: each `--flag.key VALUE` (or
-    `--flag.key=VALUE`) is taken out where it was typed and read after every other word, as one
-    JSON value of `--flag` (vLLM's FlexibleArgumentParser), so the words on either side of it meet:
-    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4."""
-    kept: list[str] = []
-    moved: list[str] = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        if word == "--":
-            kept += words[i:]
-            break
-        name = word.partition("=")[0]
-        dotted = word.startswith("-") and "." in name and not _takes_value(word)
-        if dotted and not any(word.startswith(short) for short in attached):  # `-O.x` is `-O`'s value
-            moved.append(word)
-            if "=" not in word and i + 1 < len(words):
-                moved.append(words[i + 1])
-                i += 1
-        else:
-            kept.append(word)
-        i += 1
-    return kept + moved
 
 
 # A shell's variable assignment: a name of letters, digits and `_`, not starting with a digit.

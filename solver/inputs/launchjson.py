@@ -15,12 +15,12 @@ Imports the standard library and `solver.model`.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver.model import Pack, Scalar
 
-__all__ = ["json_heads", "json_object", "write_into_json"]
+__all__ = ["dotted_last", "forget", "json_heads", "json_object", "write_into_json"]
 
 
 def json_heads(pack: Pack) -> dict[str, list[tuple[str, str]]]:
@@ -78,3 +78,46 @@ def write_into_json(
         else:
             tail[i + 1] = json.dumps(value)
     return written
+
+
+def forget(keys: list[tuple[str, str]], from_json: set[str], options: dict[str, Scalar]) -> None:
+    """Unset the options a JSON flag's value gave: a later value of the flag replaced it."""
+    for name, _ in keys:
+        if name in from_json:
+            from_json.discard(name)
+            del options[name]
+
+
+def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
+    """The words in the order a `dotted` parser reads them: each `--flag.key VALUE` (or
+    `--flag.key=VALUE`) is taken out where it was typed and read after every other word, as one
+    JSON value of `--flag` (vLLM's FlexibleArgumentParser), so the words on either side of it meet:
+    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4."""
+    kept: list[str] = []
+    moved: list[str] = []
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--":
+            kept += words[i:]
+            break
+        name = word.partition("=")[0]
+        dotted = word.startswith("-") and "." in name and not _number(word)
+        if dotted and not any(word.startswith(short) for short in attached):  # `-O.x` is `-O`'s value
+            moved.append(word)
+            if "=" not in word and i + 1 < len(words):
+                moved.append(words[i + 1])
+                i += 1
+        else:
+            kept.append(word)
+        i += 1
+    return kept + moved
+
+
+def _number(word: str) -> bool:
+    """A negative number (`-0.5`) is a value, not a dotted flag."""
+    try:
+        float(word)
+    except ValueError:
+        return False
+    return True
