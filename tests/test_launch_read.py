@@ -69,8 +69,11 @@ def test_a_replaced_value_is_still_read_by_the_parser(vllm: Pack) -> None:
 )
 def test_a_word_the_launchers_parser_refuses_is_refused(sglang: Pack, flag: str, value: str) -> None:
     # SGLang 0.5.23: "argument --quantization: invalid choice: 'none' (choose from 'awq', ...)"
-    with pytest.raises(InvalidInput, match=f"{flag} '{value}' is not a choice of sglang 0.5.23's parser"):
+    with pytest.raises(
+        InvalidInput, match=f"{flag} '{value}' is not a choice of sglang 0.5.23's parser"
+    ) as caught:
         read_command(sglang, [*SGLANG, flag, value])
+    assert f"(leave {flag} out: that is how the launcher is given {value})" in str(caught.value)
 
 
 def test_a_choice_is_checked_on_flags_the_pack_does_not_model(sglang: Pack) -> None:

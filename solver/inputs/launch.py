@@ -290,6 +290,9 @@ def _choice_issue(pack: Pack, flag: str, value: str) -> InputIssue | None:
         return None
     close = tuple(difflib.get_close_matches(value, allowed, n=3, cutoff=0.6))
     hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    for f in pack.fields.values():  # the pack's own words for a flag left out
+        if flag in f.all_flags and value in (f.auto, None if f.absent is None else _spelled(f.absent)):
+            hint = f" (leave {flag} out: that is how the launcher is given {value})"
     listed = ", ".join(allowed[:20]) + (", ..." if len(allowed) > 20 else "")
     return InputIssue(
         field="launch command",
