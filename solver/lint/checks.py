@@ -452,19 +452,24 @@ def _random_facts(
 
     Facts are fixed in a random order, each to a random value still in its propagated domain, so
     the sample follows the fact-only rules instead of rejecting almost every random product.
+    Fixed in place and taken back (`State.fix` / `undo`): a copy of the state per fact was a pass
+    over every field per fact (synthetic 1,000: 150 facts, 250 draws).
     """
-    state = root
-    for name in rng.sample(list(facts), len(facts)):
-        values = list(state.domain(name))
-        rng.shuffle(values)
-        for value in values:
-            nxt = state.assign(name, value)
-            if nxt is not None:
-                state = nxt
-                break
-        else:
-            return None
-    combo = {n: state.domain(n)[0] for n in facts}
+    fixed = 0
+    try:
+        for name in rng.sample(list(facts), len(facts)):
+            values = list(root.domain(name))
+            rng.shuffle(values)
+            for value in values:
+                if root.fix(name, value):
+                    fixed += 1
+                    break
+            else:
+                return None
+        combo = {n: root.domain(n)[0] for n in facts}
+    finally:
+        for _ in range(fixed):
+            root.undo()
     return combo if all(c.evaluate(combo) for c in conds if set(c.fields) <= set(combo)) else None
 
 
