@@ -10,8 +10,9 @@ Imports only the standard library and `solver.values`.
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from solver.values import same
 
@@ -130,18 +131,23 @@ def one_change(
     fields = warn.fields if warn is not None else cp.rules[rule_id].fields
     ids = {n: [r for r in cp.rules_reading(n) if r != rule_id] for n in fields}
     reading = {n: [cp.rules[r] for r in ids[n]] for n in fields}
-    # Each rule's table for the field, its position and its other fields, found once: a lookup
-    # by rule id and field per known solution was a third of the scan when none is found.
+    # Each rule's table for the field, found once, and its answers remembered for this question
+    # by the values of the rule's other fields (read by an itemgetter): a lookup by rule id and
+    # field per known solution was a third of the scan when none is found (most questions).
     tables = {n: [_table(cp, r, n) for r in [rule_id, *ids[n]] if r in cp.rules] for n in fields}
     checks = {n: [(c.fields, c.holds) for c in reading[n]] + [(wanted.fields, wanted.holds)] for n in fields}
     full = {n: frozenset(cp.domains[n]) for n in fields}
+    breaking: dict[str, dict[Any, frozenset[Scalar]]] = {n: {} for n in fields}
     for solution in known:
         for at, name in enumerate(fields):
             # The values that break the rule, then those every other rule reading the field
             # allows here (set operations, the rules in turn until none is left).
             if warn is None:
-                allowed, pos, rest = tables[name][0]
-                left = full[name] - allowed(pos, tuple([solution[f] for f in rest]))
+                allowed, pos, read, single, seen = tables[name][0]
+                key = read(solution)
+                left = breaking[name].get(key)
+                if left is None:
+                    left = breaking[name][key] = full[name] - allowed(pos, (key,) if single else key)
                 others = tables[name][1:]
             else:
                 row = [solution[n] for n in fields]
@@ -149,10 +155,14 @@ def one_change(
                     v for v in cp.domains[name] if not warn.holds((*row[:at], v, *row[at + 1 :]))
                 )
                 others = tables[name]
-            for allowed, pos, rest in others:
+            for allowed, pos, read, single, seen in others:
                 if not left:
                     break
-                left = left & allowed(pos, tuple([solution[f] for f in rest]))
+                key = read(solution)
+                kept = seen.get(key)
+                if kept is None:
+                    kept = seen[key] = allowed(pos, (key,) if single else key)
+                left = left & kept
             for value in (v for v in cp.domains[name] if v in left):
                 changed = {**solution, name: value}
                 if all(holds(tuple([changed[f] for f in read])) for read, holds in checks[name]):
@@ -160,9 +170,19 @@ def one_change(
     return None
 
 
-def _table(
-    cp: CompiledPack, rule_id: str, name: str
-) -> tuple[Callable[..., frozenset[Scalar]], int, list[str]]:
-    """A rule's table of the values of `name` it allows, its position there, its other fields."""
+Reader = Callable[[Mapping[str, "Scalar"]], Any]
+Table = tuple[Callable[..., frozenset["Scalar"]], int, Reader, bool, dict[Any, frozenset["Scalar"]]]
+
+
+def _table(cp: CompiledPack, rule_id: str, name: str) -> Table:
+    """A rule's table of the values of `name` it allows, the field's position in the rule, a
+    reader of the rule's other fields' values (a tuple, one value when there is one), whether
+    there is one, and a memo of the table's answers by those values."""
     con = cp.constraints[rule_id]
-    return con.allowed, con.fields.index(name), [f for f in con.fields if f != name]
+    rest = [f for f in con.fields if f != name]
+    read: Reader = operator.itemgetter(*rest) if rest else _nothing
+    return con.allowed, con.fields.index(name), read, len(rest) == 1, {}
+
+
+def _nothing(solution: Mapping[str, Scalar]) -> tuple[()]:
+    return ()

@@ -18,6 +18,7 @@ imported inside functions (the CLI imports lint at start-up).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -440,6 +441,23 @@ class PackOracle:
         SGLang pack 0.5 s more questions; an older solution is rarely the only one that passes,
         and the question then goes to `solve`."""
         return any(test(w) for w in reversed(self.pool[-SEEN:]))
+
+    def seen_where(self, pins: Mapping[str, Scalar], cond: Condition | None) -> bool:
+        """`seen` of "has `pins` (==) and satisfies `cond`", each distinct row of those fields
+        evaluated once (a scan finding none evaluated every solution: synthetic 1,000 1.2 s)."""
+        names = list(dict.fromkeys([*pins, *(cond.fields if cond is not None else ())]))
+        window = self.pool[-SEEN:]
+        if not names:
+            return bool(window)
+        rows = set(map(operator.itemgetter(*names), window))
+        if len(names) == 1:
+            rows = {(row,) for row in rows}
+        wanted = [(names.index(n), v) for n, v in pins.items()]
+        at = [] if cond is None else [names.index(n) for n in cond.fields]
+        return any(
+            all(row[i] == v for i, v in wanted) and (cond is None or cond.holds(tuple([row[i] for i in at])))
+            for row in rows
+        )
 
     def one_change(self, rule_id: str, wanted: Condition) -> dict[str, Scalar] | None:
         """A latest known solution with one field of `rule_id` changed to a value that breaks the
