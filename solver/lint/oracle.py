@@ -447,8 +447,8 @@ class PackOracle:
         evaluated once (a scan finding none evaluated every solution: synthetic 1,000 1.2 s)."""
         names = list(dict.fromkeys([*pins, *(cond.fields if cond is not None else ())]))
         window = self.pool[-SEEN:]
-        if not names:
-            return bool(window)
+        if not names:  # a condition on no field: constant
+            return bool(window) and (cond is None or bool(cond.holds(())))
         rows = set(map(operator.itemgetter(*names), window))
         if len(names) == 1:
             rows = {(row,) for row in rows}
