@@ -615,6 +615,7 @@ class Oracle:
                     broken |= 1 << i
             self.rows.append((row, broken))
         self.order = analyse(spec.pack).order
+        self.kinds = {f.name: f.kind for f in spec.fields}
 
     def _holds(self, rule: RuleSpec) -> Callable[[Row], bool]:
         body = rule.body.compile(self.index)
@@ -668,7 +669,8 @@ class Oracle:
     ) -> tuple[dict[str, tuple[Scalar, str]], dict[str, tuple[Scalar, str]]]:
         """Apply declared adjustments to a fixpoint, as constraints/README.md describes: while the
         request fails, the first adjustment (declaration order) whose `when` the other inputs (with
-        the launcher's defaults of unset `search = false` options) make certain and whose rule the
+        the launcher's defaults of unset `search = false` options and the assumed values of unset
+        `search = false` facts, `assumed_facts`) make certain and whose rule the
         user's value breaks replaces that value by its first `adjust_to` value that works with the
         same launcher defaults (the search may not pick another resource to make it work), else its
         first `adjust_to` value (the request then fails), or unsets it when it names none."""
@@ -682,6 +684,7 @@ class Oracle:
                 values = {n: v for n, (v, _) in pins.items()}
                 others = {n: v for n, v in values.items() if n != target}
                 given = {**self.unsearched_defaults(values), **others}
+                given.update(self.assumed_facts(given))
                 if not self._certain(rule.when, given):
                     continue
                 if not self._violates(rule, {**given, target: values[target]}):
@@ -699,6 +702,22 @@ class Oracle:
             else:
                 break
         return pins, adjusted
+
+    def assumed_facts(self, given: Known) -> dict[str, Scalar]:
+        """The value assumed for each unset fact marked `search = false`, in graph order: the
+        first of its chain some configuration keeps with `given` and the facts assumed before it
+        (none when no value of the chain is kept): an adjustment's `when` reads these."""
+        specs = {f.name: f for f in self.spec.fields}
+        assigned = dict(given)
+        out: dict[str, Scalar] = {}
+        for name in self.order:
+            if name in assigned or specs[name].kind != "fact" or specs[name].search:
+                continue
+            for value in self.chain(name, assigned)[0]:
+                if self.sat({**assigned, name: value}):
+                    out[name] = assigned[name] = value
+                    break
+        return out
 
     def unsearched_defaults(self, values: Known) -> dict[str, Scalar]:
         """The launcher's default (its chain's first value) of each unset option marked
@@ -783,7 +802,9 @@ class Oracle:
         """The first value of the chain some configuration keeps; else, when the chain's first
         value breaks an adjustment rule of the field, its first working `adjust_to` value (none
         named: the best-ranked working value); else, when no preference applies and exactly one
-        value works, that value; else None (the chain fails)."""
+        value works, that value (a fact: when the facts decided so far alone leave exactly one
+        value, and it works: the user's options never tell what the model is); else None (the
+        chain fails)."""
         chain, pref = self.chain(name, decided)
         found = next((v for v in chain if _member(v, seen)), None)
         if found is None:
@@ -798,7 +819,12 @@ class Oracle:
                     replacing = self.ranking(name, decided)[0]
                 found = next((v for v in replacing if _member(v, seen)), None)
         if found is None and pref is None:
-            working = [v for v in self.domains[name] if _member(v, seen)]
+            if self.kinds[name] == "fact":
+                facts = {n: v for n, v in decided.items() if n in self.kinds and self.kinds[n] == "fact"}
+                only = self.possible(name, facts)
+                working = only if len(only) == 1 and _member(only[0], seen) else []
+            else:
+                working = [v for v in self.domains[name] if _member(v, seen)]
             found = working[0] if len(working) == 1 else None
         return found
 

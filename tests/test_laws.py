@@ -32,7 +32,7 @@ from generated import (
     cases,
     extra_rules,
 )
-from hypothesis import HealthCheck, example, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
@@ -359,9 +359,41 @@ def _parallel_examples_predicting(test: F) -> F:
     return test
 
 
+_BLOCK_16 = Cond("cmp", op="==", name="block", value=16)
+
+
+# A fact nobody gave that a typed flag would decide (vLLM: `--block-size 16` with TurboQuant
+# fits only a hybrid model, and vLLM raises it for any other): the model is assumed as its chain
+# says (not hybrid) and the launcher's adjustment fires; it was made hybrid, said as forced.
+_FACT_DERIVED_FROM_A_FLAG = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("hybrid", "fact", (False, True), search=False),
+            FieldSpec("block", "option", (16, 96), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "block-raised",
+                _BLOCK_16,
+                when=Cond("not", parts=(Cond("flag", name="hybrid"),)),
+                forbid=True,
+                adjusts="block",
+                adjust_to=(96,),
+            ),
+        ),
+        prefs=(),
+    ),
+    options={"block": 16},
+    facts={},
+    strict=False,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True))
 @example(case=_OWN_DEFAULT_DECIDES_ITS_ADJUSTMENT)
+@example(case=_FACT_DERIVED_FROM_A_FLAG)
 @_parallel_examples
 def test_resolve_never_chooses_a_field_marked_search_false(case: Case) -> None:
     """An option marked `search = false` keeps its typed value (or loses it only to a reported
@@ -412,6 +444,86 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
                 seen = oracle.possible(name, decided)
                 assert got.values[name] == oracle.chain_pick(name, decided, seen), name
         decided[name] = got.values[name]
+
+
+# vLLM's TurboQuant block size in miniature (constraints/vllm): the launcher raises a typed
+# block of 16 for either head size, by two adjustments split on the model's head size, a fact
+# the search may not choose.
+_HEAD = FieldSpec("head", "fact", (64, 128), search=False)
+_TQ = Cond("cmp", op="==", name="kv", value="tq")
+_ADJUSTED_BY_AN_ASSUMED_FACT = Case(
+    spec=PackSpec(
+        fields=(
+            _HEAD,
+            FieldSpec("kv", "option", ("auto", "tq")),
+            FieldSpec("block", "option", (16, 96), search=False),
+        ),
+        sets=(),
+        rules=tuple(
+            RuleSpec(
+                f"block-{size}",
+                _BLOCK_16,
+                when=Cond("and", parts=(_TQ, Cond("cmp", op="==", name="head", value=size))),
+                forbid=True,
+                adjusts="block",
+                adjust_to=(96,),
+            )
+            for size in (64, 128)
+        ),
+        prefs=(),
+    ),
+    options={"kv": "tq", "block": 16},
+    facts={},
+    strict=False,
+)
+
+
+@law(150)
+@given(case=cases(unsearched=True), predict=st.booleans())
+@example(case=_ADJUSTED_BY_AN_ASSUMED_FACT, predict=False)
+@example(case=_ADJUSTED_BY_AN_ASSUMED_FACT, predict=True)
+def test_giving_the_facts_an_answer_assumed_changes_nothing(case: Case, predict: bool) -> None:
+    """ASSUMED says "set it if it differs": given at the value assumed, the facts change nothing
+    (the same values, the same adjustments, nothing assumed); and a request is never refused
+    for a fact nobody gave when every value of it resolves. Found wanting: an adjustment whose
+    `when` reads a `search = false` fact nobody gave (vLLM's TurboQuant block size, split on the
+    head size) never fired, so the request failed as typed for every head size the model could
+    have."""
+    try:
+        got = resolve(case.pack, case.options, case.facts, strict=case.strict, predict=predict)
+    except Unsatisfiable:
+        # Refused: then some value of the facts nobody gave that the search may not choose is
+        # refused too (else the refusal came from not knowing them, and the answer should have
+        # assumed one and said so).
+        unset = [
+            f for f in case.spec.fields if f.kind == "fact" and not f.search and f.name not in case.facts
+        ]
+        for values in itertools.product(*(f.domain for f in unset)):
+            facts = {**case.facts, **{f.name: v for f, v in zip(unset, values, strict=True)}}
+            try:
+                resolve(case.pack, case.options, facts, strict=case.strict, predict=predict)
+            except Unsatisfiable:
+                return
+        raise AssertionError(f"refused, yet every value of {[f.name for f in unset]} resolves") from None
+    facts = {**case.facts, **{a.field: a.value for a in got.assumed}}
+    # Preferences that read each other in a cycle (f1 same_as f5, f5 same_as f1) leave one of
+    # them deciding before the fact it reads: giving that fact then applies a preference the
+    # request as typed could not. Lint reports such cycles (CS131); the law is the rest.
+    position = {name: i for i, name in enumerate(Oracle(case.spec).order)}
+    assume(
+        not any(
+            position[pref.field] < position[name]
+            for name in facts.keys() - case.facts.keys()
+            for pref in case.spec.prefs
+            if name == pref.same_as or (pref.when is not None and name in pref.when.reads())
+        )
+    )
+    again = resolve(case.pack, case.options, facts, strict=case.strict, predict=predict)
+    assert again.values == got.values
+    assert [(a.field, a.requested, a.rule) for a in again.adjustments] == [
+        (a.field, a.requested, a.rule) for a in got.adjustments
+    ]
+    assert again.assumed == []
 
 
 @law(150)

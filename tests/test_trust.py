@@ -171,6 +171,27 @@ def test_precision_and_resources_are_not_searched(field: str) -> None:
     assert load_pack("sglang").fields[field].search is False
 
 
+@pytest.mark.parametrize("pack_name", ["sglang", "vllm"])
+def test_the_checkpoints_quantization_is_never_searched(pack_name: str) -> None:
+    """The model's precision is a fact the search may not choose: left unset it is assumed (its
+    chain, said so), never picked to make a flag work."""
+    assert load_pack(pack_name).fields["checkpoint_quant"].search is False
+
+
+def test_a_flag_for_a_quantized_checkpoint_does_not_make_the_checkpoint_quantized() -> None:
+    """--quantization modelopt_fp4 with no checkpoint given: the answer assumes the checkpoint
+    is not quantized (the first value of the fact, said in ASSUMED) and warns that the method
+    loads pre-quantized weights, instead of assuming whichever quantized checkpoint makes the
+    flag work (it assumed an FP8 checkpoint, 'the first value of the domain that works')."""
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "Qwen3MoeForCausalLM"}
+    for answer in (check, resolve):
+        got = answer(pack, {"quantization": "modelopt_fp4"}, facts)
+        assumed = {a.field: a.value for a in got.assumed}
+        assert got.values["checkpoint_quant"] == "none" and assumed["checkpoint_quant"] == "none"
+        assert "quant-offline-method-needs-checkpoint" in [w.rule for w in got.warnings]
+
+
 def test_a2a_backend_sets_ep_size_to_tp_size_as_sglang_does() -> None:
     """ep_size is not searched, but SGLang's own FORCE (par-a2a-ep-equals-tp) sets it."""
     pack = load_pack("sglang")

@@ -252,8 +252,17 @@ def _decide(
                 found = _first_working(plan, state, witness, name, replacing, current)
             if found is None and pref is None:
                 # The field's default fails: the pack states the launcher's derivation of
-                # it as rules, which here leave one value (else there is no telling).
-                found = _only_working(plan, state, witness, name, current)
+                # it as rules, which here leave one value (else there is no telling). A fact's
+                # derivation reads the facts alone: the user's flags never tell what the model
+                # or the machine is, else a fact nobody gave would quietly become whatever
+                # makes the flags work (a block size making the model hybrid).
+                if spec.kind == "fact":
+                    only = _forced_by_facts(plan, decided, name)
+                    found = None
+                    if only is not None:
+                        found = _first_working(plan, state, witness, name, [only], current)
+                else:
+                    found = _only_working(plan, state, witness, name, current)
                 if found is not None:
                     trace.domains[name] = (found[0],)
             if found is None:
@@ -315,6 +324,24 @@ def _first_working(
     return None
 
 
+def _forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Scalar | None:
+    """The one value of fact `name` that the facts decided so far (given or assumed) leave
+    possible, the user's options aside; None when they leave more (or none)."""
+    fields = plan.pack.fields
+    facts = {n: v for n, v in decided.items() if n in fields and fields[n].kind == "fact" and n != name}
+    cp = plan.compiled
+    start = cp.start(facts)
+    if start is None:
+        return None
+    possible: list[Scalar] = []
+    for value in start.domain(name):
+        if cp.satisfiable({**facts, name: value}, task="deriving a fact") is not None:
+            possible.append(value)
+            if len(possible) > 1:
+                return None
+    return possible[0] if possible else None
+
+
 def _only_working(
     plan: Plan,
     state: State,
@@ -369,6 +396,7 @@ def apply_adjustments(
         # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
         # values are never defaulted, so a target's own default never decides its rule.
         given_all = {**resource_defaults(plan, values), **values}
+        assumed: dict[str, dict[str, Scalar]] = {}  # target -> the facts assumed without it
         for rule in plan.pack.rules:
             target = rule.adjusts
             if target is None or target in adjusted:
@@ -379,9 +407,16 @@ def apply_adjustments(
             if rule.typed_only and not plan.when_given(rule, typed):
                 continue
             given = {n: v for n, v in given_all.items() if n != target}
+            # The facts nobody gave that the search may not choose (a model's shape) are read
+            # at the values the answer names as ASSUMED: an adjustment the launcher makes for
+            # the model's real head size fires for the assumed one, said as assumed, instead
+            # of the request failing for every value the fact could have.
+            if target not in assumed:
+                assumed[target] = assumed_values(plan, given)
+            given.update(assumed[target])
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
-            if not violated(cp, given_all, rule.id):
+            if not violated(cp, {**given, target: pin.value}, rule.id):
                 continue
             # A replacement must work under the launcher's defaults for the resources nobody
             # gave too (the search may not pick another -tp to make it work).
@@ -427,6 +462,24 @@ def resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Sca
         spec = plan.pack.fields[name]
         if name not in assigned and spec.kind == "option" and not spec.search:
             out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
+    return out
+
+
+def assumed_values(plan: Plan, given: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The value assumed for each unset fact the search may not choose (`search = false`), in
+    graph order: the first of its chain that keeps `given` and the facts assumed before it
+    solvable, as the decisions assume it (`_decide`); none when no value of the chain does."""
+    cp = plan.compiled
+    assigned = dict(given)
+    out: dict[str, Scalar] = {}
+    for name in plan.order:
+        spec = plan.pack.fields[name]
+        if name in assigned or spec.kind != "fact" or spec.search:
+            continue
+        for value in plan.chain(name, assigned)[0]:
+            if cp.satisfiable({**assigned, name: value}, task="assuming a fact") is not None:
+                out[name] = assigned[name] = value
+                break
     return out
 
 
