@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from solver.budget import Budget
+from solver.engine.collector import fewer_collections
 from solver.engine.opendomain import query_pack
 from solver.engine.supports import Keeping, PinSet, Supports, supports_for
 from solver.engine.tracing import WithoutEach
@@ -370,9 +371,11 @@ def valid_choices(
     pins = collect_pins(pack, options, facts)
     names = list(fields) if fields is not None else pack.options
     ask = partial(_request_choices, reasons=reasons, budget=budget)
-    if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
-        return typed_choices(ask, pack, pins, names, apart)
-    return ask(pack, pins, names)
+    # (Young collections made rare for the call, put back after it: `solver.engine.collector`.)
+    with fewer_collections():
+        if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
+            return typed_choices(ask, pack, pins, names, apart)
+        return ask(pack, pins, names)
 
 
 def _request_choices(
