@@ -190,13 +190,13 @@ def _converter(hint: Any) -> Exact:
             return _NO
 
         return union
-    if origin is tuple and len(args) == 2 and args[1] is Ellipsis:
-        item = _converter(args[0])
+    if (origin is tuple and len(args) == 2 and args[1] is Ellipsis) or (origin is list and len(args) == 1):
+        item, kind = _converter(args[0]), tuple if origin is tuple else list  # (lists: `choices`)
 
         def items(v: Any) -> Any:
             if type(v) is not list and type(v) is not tuple:
                 return _NO
-            made = tuple(item(x) for x in v)
+            made = kind(item(x) for x in v)
             return _NO if _NO in made else made
 
         return items
