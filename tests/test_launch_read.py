@@ -206,3 +206,13 @@ def test_words_after_a_double_dash_are_positionals_as_argparse_reads_them(sglang
     with pytest.raises(InvalidInput, match="'--tp' comes after `--`"):
         read_command(sglang, [*SGLANG, "--", "--tp", "2"])
     assert read_command(vllm, ["vllm", "serve", "--", "m"]).model == "m"  # vLLM's model positional
+
+
+def test_a_repair_that_unsets_a_key_takes_it_out_of_the_json_value(vllm: Pack) -> None:
+    # the JSON typed kept "flash_attn_version": 2, so the repaired command still set it
+    from solver.inputs.launch import repaired_command
+    from solver.model import Repair
+
+    cmd = read_command(vllm, [*VLLM, "-ac", '{"flash_attn_version": 2, "other": 1}', "-tp", "2"])
+    line = shell_line(repaired_command(vllm, cmd, Repair(unset=["flash_attn_version"])))
+    assert line == """vllm serve m -ac '{"other": 1}' --tensor-parallel-size 2"""

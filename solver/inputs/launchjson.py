@@ -52,7 +52,8 @@ def write_into_json(
     heads: Mapping[str, list[tuple[str, str]]], tail: list[str], values: Mapping[str, Scalar]
 ) -> set[str]:
     """Write the modelled keys of `values` into the JSON values `tail` (the passed-through words)
-    holds for their flags, in place; the fields so written (their dotted words are then left out)."""
+    holds for their flags, in place, and take out the modelled keys `values` lacks; the fields so
+    written (their dotted words are then left out)."""
     written: set[str] = set()
     # A dotted word of the flag (passed through, a key the pack does not model) replaces its JSON
     # value whole: the modelled key is then written as a dotted word too, to join it.
@@ -73,6 +74,8 @@ def write_into_json(
             if name in values:
                 value[key] = values[name]
                 written.add(name)
+            else:  # left to the launcher (a repair unsets it): not written, not kept from the typed value
+                value.pop(key, None)
         if eq:
             tail[i] = f"{flag}={json.dumps(value)}"
         else:
