@@ -9,7 +9,7 @@ when the parser accepts it and every option confsolve wrote reads back as the va
 
     .venv/bin/python benchmarks/argv_oracle.py [--count N] [--seed S] [--venv PATH] [--json]
 
-Needs the oracle venv (default /work/oracles/sglang-venv, or $ORACLE_VENV): see
+Needs the oracle venv (default /work/oracle-sglang, or $ORACLE_VENV): see
 ../shared/tools/sglang-oracle/README.md. `tests/test_launch_oracle.py` (-m long) runs it.
 """
 
@@ -34,7 +34,7 @@ from solver.model import Pack, Scalar  # noqa: E402
 from solver.reasoning.minimal import minimal_options  # noqa: E402
 from solver.reasoning.resolution import resolve  # noqa: E402
 
-DEFAULT_VENV = os.environ.get("ORACLE_VENV", "/work/oracles/sglang-venv")
+DEFAULT_VENV = os.environ.get("ORACLE_VENV", "/work/oracle-sglang")
 MACHINES = [
     ("cuda", "sm80"),
     ("cuda", "sm90"),

@@ -8,13 +8,15 @@ Run with the oracle harness's Python, where the launcher is installed with its h
 Every option string of the parser `sglang serve` / `python -m sglang.launch_server` build
 (`ServerArgs.add_cli_args` on an `argparse.ArgumentParser`), or of `vllm serve`
 (`ServeSubcommand.subparser_init`, a `FlexibleArgumentParser`), is listed by what the parser reads
-after it. `solver/pack/parser_flags.py` checks the pack's own flags against the table when the pack
-loads, and `solver/inputs/launch.py` reads typed commands with it.
+after it, and each value flag with `choices` by the words it takes (`[launcher_flags.choices]`).
+`solver/pack/parser_flags.py` checks the pack's own flags against the table when the pack loads,
+and `solver/inputs/launch.py` reads typed commands with it.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import warnings
 from pathlib import Path
@@ -24,10 +26,12 @@ HARNESSES = Path("/work/shared/tools")
 # How each launcher's parser reads flags beyond argparse's own rules, from its source: vLLM's
 # FlexibleArgumentParser.parse_args turns `_` into `-` in a `--` flag's name up to its first `.`,
 # reads `--flag.key VALUE` as one key of the JSON flag `--flag`, and `-O3` / `-O 3` as
-# `--optimization-level 3`; both keep argparse's allow_abbrev.
+# `--optimization-level 3`; both keep argparse's allow_abbrev. `vllm serve`'s model is an argparse
+# positional, read between flags too; `sglang serve` takes it only as the first word
+# (sglang/cli/serve.py::_normalize_positional_model_path).
 EXTRA: dict[str, dict[str, object]] = {
     "sglang": {},
-    "vllm": {"underscores": True, "dotted": True, "attached": ["-O"]},
+    "vllm": {"underscores": True, "dotted": True, "positional_anywhere": True, "attached": ["-O"]},
 }
 
 
@@ -97,11 +101,19 @@ def main() -> None:
     real_stdout, sys.stdout = sys.stdout, sys.stderr  # the launchers' imports print
     parser = (_sglang_parser if opts.launcher == "sglang" else _vllm_parser)(opts.harness)
     by_arity: dict[str, list[str]] = {"switch": [], "value": [], "optional": [], "list": []}
+    choices: dict[str, list[str]] = {}
     # The parser's own table, not each action's option_strings: vLLM keeps `--no-enable-x` there,
     # hidden from help (EnableDisableAction), and argparse matches against this table.
     for flag, action in parser._option_string_actions.items():
         if flag not in ("-h", "--help"):
             by_arity[_arity(action)].append(flag)
+            # The values a value flag's parser refuses all others of (argparse's `choices`, checked
+            # on the word as typed when the flag converts no type).
+            words = list(action.choices) if action.choices is not None and action.nargs != 0 else []
+            if not isinstance(action.choices, list | tuple):  # a set's order differs from run to run
+                words.sort()
+            if words and action.type in (None, str) and all(isinstance(c, str) for c in words):
+                choices[flag] = words
     import importlib.metadata
 
     version = importlib.metadata.version(opts.launcher)
@@ -124,6 +136,9 @@ def main() -> None:
         text += _toml_list(key, flags)
     for arity, flags in by_arity.items():
         text += _toml_list(arity, sorted(flags))
+    text += "\n[launcher_flags.choices]\n"
+    for flag in sorted(choices):
+        text += f"{json.dumps(flag)} = [{', '.join(json.dumps(c) for c in choices[flag])}]\n"
     real_stdout.write(text)
 
 

@@ -15,8 +15,9 @@ and pairs up with the scenarios as `{"scenario", "vllm"}` records for differenti
 `--themes attention,mla,...` draws by theme instead (round robin over the themes named): each
 scenario types 2-5 options that decide one thing together (attention backend, KV-cache dtype,
 block size and FA version; MLA backends with heads per GPU and DCP; the parallel sizes with EP,
-EPLB, DBO and the all-to-all backend; MoE backends with quantization), over the models and GPUs
-where they matter. A uniform draw rarely types two of them at once.
+EPLB, DBO and the all-to-all backend; MoE backends with quantization; every KV-cache dtype with a
+pinned backend of either kind on Thor, RTX PRO 6000 and DGX Spark beside Hopper and B200/B300),
+over the models and GPUs where they matter. A uniform draw rarely types two of them at once.
 """
 
 from __future__ import annotations
@@ -227,6 +228,20 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "quantization": [],
             "enable_expert_parallel": [False, True],
             "all2all_backend": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    # Every KV-cache dtype on the GPUs where the backends differ most (Thor, RTX PRO 6000, DGX
+    # Spark next to Hopper and B200/B300), any model, with a pinned backend of either kind.
+    "kvcache": (
+        ARCHS,
+        [80, 89, 90, 100, 103, 110, 120, 121],
+        [None, None, "fp8", "modelopt_fp8", "modelopt_fp4"],
+        {
+            "kv_cache_dtype": [],  # the pack's whole domain (domains())
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "block_size": [16, 32, 64, 128, 256],
+            "flash_attn_version": [2, 3, 4],
             "tensor_parallel_size": [1, 2, 4, 8],
         },
     ),

@@ -94,7 +94,7 @@ def _selected(pack: Pack, fields: Iterable[str] | None) -> list[Field]:
         return [f for f in pack.fields.values() if not f.env]
     chosen: list[Field] = []
     issues: list[InputIssue] = []
-    for raw in fields:
+    for raw in [fields] if isinstance(fields, str) else fields:  # one name, not its letters
         name = raw if raw in pack.fields else field_name(raw)
         if name not in pack.fields:
             issues.append(
@@ -253,6 +253,10 @@ def to_argv(
     For the whole launch command (program, model, the user's other flags) see
     `solver.inputs.launch.write_command`.
     """
+    made_for = resolution.pack.get("name")
+    if made_for not in (None, pack.name):  # another pack's fields would be written with its values
+        message = f"to_argv: the resolution is of pack {made_for!r}, not {pack.name!r}"
+        raise InvalidInput([InputIssue(field="pack", value=pack.name, message=message)])
     wanted = None if only is None else {_fact_name(pack, n) for n in only}
     if minimal:
         keep = set(minimal_options(pack, resolution.values))

@@ -347,9 +347,8 @@ class Preference(Record):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Launcher(Record):
-    """`[pack.launcher]`: how the launcher is invoked, to read a typed command and write a resolved
-    one. Commands are shell words as a string (the first is written out); the model is a flag
-    (`model_flags`) or, after a command in `positional_model`, the first word that is not a flag."""
+    """`[pack.launcher]`: how the launcher is invoked (commands as shell words, the first written out;
+    the model by a flag or, after a `positional_model` command, as a word), to read and write one."""
 
     commands: tuple[str, ...] = ()
     positional_model: tuple[str, ...] = ()
@@ -359,14 +358,15 @@ class Launcher(Record):
     # reported), and the `platform` value for each kind of host of DETECTED_HOSTS found.
     detect: dict[str, str] = dataclasses.field(default_factory=dict)
     detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)
-    # `[launcher_flags]` (a file of its own): every flag the launcher's parser has, so a command is
-    # read as it reads it (inputs/launch.py); none: words the pack does not model pass through.
+    # `[launcher_flags]`: the parser's every flag, to read a command as it does (inputs/launch.py)
     flags: dict[str, FlagArity] = dataclasses.field(default_factory=dict)
     abbreviations: bool = False  # argparse's allow_abbrev: a flag's unique prefix is that flag
     underscores: bool = False  # `--a_b` is `--a-b` (up to a first `.`)
     dotted: bool = False  # `--flag.key VALUE` sets one key of the JSON flag `--flag`
+    positional_anywhere: bool = False  # the positional model between flags too, not first alone
     attached: tuple[str, ...] = ()  # short flags whose value may be attached (`-O3`)
     config_refused: tuple[str, ...] = ()  # flags its `--config` file may not set (it raises)
+    choices: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a value flag's only words
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

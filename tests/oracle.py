@@ -398,6 +398,11 @@ def sglang_value(pack: Pack, name: str, result: Mapping[str, Any]) -> Any:
         # The effective method lives in the model config; ServerArgs often keeps None (README).
         value = model.get("quantization")
         return "none" if value is None else value
+    if name == "dp_size" and _rewrote_dp_attention(resolved):
+        # With DP attention on, the pack's dp_size counts attention DP groups (parallel.toml): the
+        # launcher passes --dp-size N --enable-dp-attention, which SGLang 0.5.23 rewrites into
+        # attn_dp_size N, dp_size 1 (parallel_hook.handle_deprecated_dp_attention), the same layout.
+        return resolved["attn_dp_size"]
     value = resolved.get(name)
     if name in ("prefill_attention_backend", "decode_attention_backend") and value is None:
         value = resolved.get("attention_backend")  # the effective per-phase backend
@@ -407,6 +412,14 @@ def sglang_value(pack: Pack, name: str, result: Mapping[str, Any]) -> Any:
     if value == "auto" and "auto" not in domain:
         return None
     return _canonical(name, value)
+
+
+def _rewrote_dp_attention(resolved: Mapping[str, Any]) -> bool:
+    """SGLang ran attention DP groups and no replicas: the deprecated pair's rewrite (a typed
+    --attn-dp-size with --dp-size > 1 counts replicas too, which the pack cannot say)."""
+    groups = resolved.get("attn_dp_size")
+    running = bool(resolved.get("enable_dp_attention")) and resolved.get("dp_size") == 1
+    return running and isinstance(groups, int) and groups > 1
 
 
 def _canonical(name: str, value: Any) -> Any:

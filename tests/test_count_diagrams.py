@@ -177,8 +177,9 @@ def test_the_field_that_settles_the_most_rules_goes_first() -> None:
 
 
 # Whole-rule expansion (`Diagrams.rule`) needs more than its default budget for the widest
-# shipped rules (two SGLang MXFP8 block-split rules over nine fields: ~20 M and ~60 M steps, a
-# minute), which is why the counter builds rules from their text; those are checked under `long`.
+# shipped rules (an SGLang MXFP8 block-split rule, moe-flashinfer-cutlass-quant and
+# moe-marlin-no-deepep, which reads AWQ_MOE_ON_MARLIN: 23, 6 and 41 s CPU at load 14), which is why
+# the counter builds rules from their text; those are checked under `long`.
 _WIDE_BUDGET = 100_000_000
 
 
@@ -207,12 +208,12 @@ def _text_and_expanded(long: bool) -> int:
 def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
     """The same for every hard rule of both shipped packs, in the counter's own order (the few
     past the default expansion budget: the long test below)."""
-    assert _text_and_expanded(long=False) <= 2
+    assert _text_and_expanded(long=False) <= 3
 
 
 @pytest.mark.long
 def test_the_widest_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
-    assert _text_and_expanded(long=True) <= 2
+    assert _text_and_expanded(long=True) <= 3
 
 
 def test_the_order_puts_what_ties_the_pack_together_first() -> None:

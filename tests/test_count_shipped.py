@@ -250,12 +250,12 @@ def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data
 
 
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
-    """The SGLang pack's four hard rules that read `given()` ask about five fields: each is a
+    """The SGLang pack's hard rules that read `given()` ask about six fields: each is a
     two-valued field of its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
-    asked = ["attention_backend", "decode_attention_backend", "moe_runner_backend"]
+    asked = ["attention_backend", "decode_attention_backend", "ep_size", "moe_runner_backend"]
     asked += ["prefill_attention_backend", "quantization"]
     assert atoms == [f"given({name})" for name in asked]
     assert set(compiled.counted.values()) == {1}

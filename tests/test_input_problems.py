@@ -4,13 +4,21 @@ reports every bad input in one run, each with its field, value and did-you-mean,
 from __future__ import annotations
 
 import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from solver import load_pack
 from solver.cli.commands import main
 from solver.errors import InputIssue, InvalidInput, PackError, input_issues
+from solver.inputs.launch import read_command
 from solver.inputs.pins import facts_from_environ
+
+ROOT = Path(__file__).resolve().parent.parent
 
 BAD_SETS = {"attention_backend": "flashinf", "tp_sise": "2", "platform": "cudaa"}
 MEANT = {"attention_backend": "flashinfer", "tp_sise": "tp_size", "platform": "cuda"}
@@ -81,3 +89,92 @@ def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
     assert main(["resolve", "--set", f"tp_size={value}"]) == 2
     err = capsys.readouterr().err
     assert says in err and "Allowed: any integer >= 1." in err and "Traceback" not in err
+
+
+# --- round 12's sweep of hostile inputs: each case crashed or hung before ------------------------
+
+
+def test_a_fifo_given_as_a_launch_config_file_is_refused_not_waited_on(tmp_path: Path) -> None:
+    # `open()` on a FIFO waits for a writer: `check` hung until killed
+    fifo = tmp_path / "serve.yaml"
+    os.mkfifo(fifo)
+    words = [
+        "check",
+        "--",
+        "python",
+        "-m",
+        "sglang.launch_server",
+        "--model-path",
+        "/m",
+        "--config",
+        str(fifo),
+    ]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "solver", *words], capture_output=True, text=True, timeout=120, env=env
+        )
+    except subprocess.TimeoutExpired:
+        pytest.fail("check waited on the FIFO")
+    assert done.returncode == 2, done.stderr
+    assert f"config file {fifo}: is not a regular file" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_serve_on_a_port_in_use_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    # a bind that failed closed the half-made server, whose close needed what was set after the bind:
+    # "internal error (AttributeError: ... no attribute 'stopping')", exit 70
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        assert main(["serve", "--host", "127.0.0.1", "--port", str(port), "--no-warm-up"]) == 2
+    err = capsys.readouterr().err
+    assert f"confsolve serve: cannot listen on 127.0.0.1:{port}" in err and "internal error" not in err
+
+
+@pytest.mark.parametrize("value", ["{not json", "[3]", "[" * 100_000])
+def test_a_json_flag_value_that_is_no_json_object_names_the_flag(value: str) -> None:
+    # vLLM's parser refuses it (pydantic: json_invalid / dataclass_type)
+    with pytest.raises(
+        InvalidInput, match=r"-ac .* is not a JSON object, and vllm 0\.33\.0's parser refuses it"
+    ):
+        read_command(load_pack("vllm"), ["vllm", "serve", "m", "-ac", value])
+
+
+def test_an_integer_too_long_to_write_out_is_an_input_error_through_the_library() -> None:
+    # `resolve(pack, {"tp_size": 10**5000})` raised ValueError ("Exceeds the limit (4300 digits) for
+    # integer string conversion") from the open domain's digest: an int the API (or JSON) hands in
+    from solver import resolve
+
+    with pytest.raises(InvalidInput, match="is too long for tp_size"):
+        resolve(load_pack("sglang"), {"tp_size": 10**5000})
+
+
+def test_add_arguments_takes_one_field_name_as_a_name_not_its_letters() -> None:
+    import argparse
+
+    from solver.launcher import add_arguments
+
+    # ("pack 'sglang' has no field 't'", for each letter)
+    assert add_arguments(argparse.ArgumentParser(), load_pack("sglang"), fields="tp_size") == ["tp_size"]
+
+
+def test_to_argv_refuses_a_resolution_of_another_pack() -> None:
+    # it wrote the SGLang values of the fields both packs name (quantization, dtype, ...) as vLLM flags
+    from solver import resolve
+    from solver.launcher import to_argv
+
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"}
+    res = resolve(load_pack("sglang"), {}, facts)
+    with pytest.raises(InvalidInput, match="the resolution is of pack 'sglang', not 'vllm'"):
+        to_argv(res, load_pack("vllm"))
+
+
+@pytest.mark.parametrize("body", [b'{"set": {"attention_backend": "\\ud800"}}', b'{"set": {"\\udfff": "1"}}'])
+def test_serve_refuses_a_lone_surrogate_escape_instead_of_dropping_the_connection(body: bytes) -> None:
+    # the request decoded, the answer quoting it could not be encoded: the handler died with
+    # UnicodeEncodeError (a traceback on the server's stderr) and the page got no response
+    from solver.serve.requests import BadRequest, parse_body
+
+    with pytest.raises(BadRequest, match="lone surrogate"):
+        parse_body(body)

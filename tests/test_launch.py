@@ -119,7 +119,6 @@ def test_store_true_flags_are_bare(pack: Pack) -> None:
     [
         (["vllm", "serve", "m"], "not a command"),
         ([*SGLANG, "--tp"], "needs a value"),
-        ([*SGLANG, "--tp", "2", "--tp-size", "4"], "keep one"),
         ([*SGLANG, "--model-path", "a", "--model", "b"], "model is given twice"),
     ],
 )
@@ -597,9 +596,17 @@ def test_count_and_choices_are_exact_over_the_working_domain(tmp_path: Path) -> 
 
 
 def test_words_after_a_double_dash_are_the_launchers_and_stay_last(pack: Pack) -> None:
-    cmd = read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
+    # Without the launcher's parser table, they are passed through untouched ...
+    import dataclasses
+
+    assert pack.launcher is not None
+    tableless = dataclasses.replace(pack, launcher=dataclasses.replace(pack.launcher, flags={}))
+    cmd = read_command(tableless, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
     assert cmd.options == {"tp_size": "2"} and cmd.passthrough == ("--", "--tp", "4")
-    assert write_command(pack, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+    assert write_command(tableless, cmd, {"tp_size": 2}) == [*SGLANG, "--tp-size", "2", "--", "--tp", "4"]
+    # ... with it, read as SGLang's argparse reads them: positionals, of which it takes none
+    with pytest.raises(InvalidInput, match="'--tp' comes after `--`"):
+        read_command(pack, [*SGLANG, "--tp", "2", "--", "--tp", "4"])
 
 
 def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
@@ -631,8 +638,18 @@ def test_a_generic_launcher_with_a_positional_model_and_short_flags() -> None:
 # --- law: writing then reading a launch command gives back what was written ---------------------
 
 _SGLANG_PACK = load_pack("sglang")
+_CHOICES = _SGLANG_PACK.launcher.choices if _SGLANG_PACK.launcher else {}
+# (not a value the launcher's parser refuses: the pack keeps fp4_e2m1 only to explain its rename,
+# a rule forbids it always, so it is never written)
 _OPTION_VALUES = {
-    name: [*f.domain, *((3, 6, 12) if f.open is not None else ())]
+    name: [
+        *(
+            v
+            for v in f.domain
+            if f.cli_flag not in _CHOICES or v == f.absent or str(v) in _CHOICES[f.cli_flag]
+        ),
+        *((3, 6, 12) if f.open is not None else ()),
+    ]
     for name, f in _SGLANG_PACK.fields.items()
     if f.kind == "option"
 }

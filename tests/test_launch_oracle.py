@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VENV = Path(os.environ.get("ORACLE_VENV", "/work/oracles/sglang-venv"))
+VENV = Path(os.environ.get("ORACLE_VENV", "/work/oracle-sglang"))
 
 
 @pytest.mark.long

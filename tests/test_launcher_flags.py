@@ -98,13 +98,14 @@ def test_vllm_reads_underscores_dotted_keys_short_levels_and_a_late_model() -> N
     )
     assert cmd.options == {"tensor_parallel_size": "2", "flash_attn_version": "2"}
     assert cmd.model == "org/model" and cmd.model_positional
+    # (a dotted word is read after all others, as vLLM's parser gathers them last)
     assert cmd.passthrough == (
         "-O3",
-        "--compilation-config.mode",
-        "3",
         "--no-enable-prefix-caching",
         "-O",
         "1",
+        "--compilation-config.mode",
+        "3",
     )
 
 

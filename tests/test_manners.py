@@ -56,7 +56,10 @@ def test_ctrl_c_in_the_middle_of_work_exits_130_quietly(command: str) -> None:
         pytest.skip(f"{command} finished within 2 s on this machine")
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == EXIT_INTERRUPTED, err.decode()[-2000:]
+    # A command that ended just before the signal may be in the interpreter's teardown, where
+    # Python has given SIGINT back to the system: it ends by the signal, which a shell reports
+    # as 130 too (seen at load 13: returncode -2 with nothing on stderr).
+    assert proc.returncode in (EXIT_INTERRUPTED, -signal.SIGINT), err.decode()[-2000:]
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()[-2000:]
 
 

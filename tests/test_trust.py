@@ -710,6 +710,27 @@ def test_vllm_model_facts_nobody_gave_are_assumed_not_searched() -> None:
     assert {a.field: a.value for a in fits.assumed}["num_attention_heads"] == 28
 
 
+def test_a_model_no_flag_can_serve_here_gets_the_facts_that_would_as_repairs() -> None:
+    """DeepSeek-V3.2 on an A100 with expert parallelism: no flag helps (no sparse-MLA kernel for
+    SM80), so the repairs are facts to change, each verified: another GPU first. Unset, the
+    searched architecture fails (the MoE trait it then needs is assumed, not read off the flag),
+    which hid every repair: 'No change of the given inputs makes this request solvable'."""
+    pack = load_pack("vllm")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm80",
+        "num_gpus": 8,
+        "checkpoint_quant": "fp8",
+        "architecture": "DeepseekV32ForCausalLM",
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(pack, {"enable_expert_parallel": True}, facts)
+    offered = [r.set for r in info.value.repairs]
+    assert offered and offered[0] == {"gpu_arch": "sm90"}
+    for repair in info.value.repairs:
+        assert resolve(pack, {"enable_expert_parallel": True}, {**facts, **repair.set}).values
+
+
 # --- the README walk-through is what the CLI prints ------------------------------------------------
 
 README = Path(__file__).parent.parent / "README.md"

@@ -9,7 +9,9 @@ for --minimal, so the plain `check` path does not pay for it.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable
+from dataclasses import replace
 
 from solver.errors import InputIssue, Unsatisfiable, input_issues
 from solver.inputs.launch import (
@@ -19,7 +21,7 @@ from solver.inputs.launch import (
     repaired_command,
     shell_line,
 )
-from solver.inputs.pins import _lookup, env_value
+from solver.inputs.pins import _lookup, coerce, env_value
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.minimal import minimal_options
@@ -39,12 +41,15 @@ def merge_launch(
     unknown)."""
     command = read_command(pack, args.launch)
     args.command_read = command
+    for note in command.repeated:  # read as the launcher reads it, and said
+        print(f"confsolve: launch command: {note}", file=sys.stderr)
     # `VAR=1 python -m ...`: what the launcher's environment holds is typed, like its flags. A
     # variable the pack does not model is kept and written back, as an unmodelled flag is.
     environment = {n: env_value(v) for n, v in command.environment if n in pack.fields and pack.fields[n].env}
     sources = [{**command.options, **environment}]
     model = command.model
     args.config_options = []
+    from_file: LaunchCommand | None = None
     if command.config is not None:
         from solver.inputs.launchconfig import read_config
 
@@ -58,6 +63,7 @@ def merge_launch(
     options = {name: _spelled(value) for name, value in read_values(pack, (), *sources).items()}
     typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
     issues = input_issues()
+    issues.add(*_set_aside_issues(pack, command, from_file))
     issues.add(
         *(
             InputIssue(
@@ -80,6 +86,26 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return model
+
+
+def _set_aside_issues(
+    pack: Pack, command: LaunchCommand, from_file: LaunchCommand | None
+) -> list[InputIssue]:
+    """The values a later word replaces (an option typed again, a config file's entry the command
+    line sets too) are still read by the launcher's parser, which refuses one it cannot convert:
+    each must be a value of its field too, or it is an input error naming it."""
+    aside = list(command.set_aside)
+    if from_file is not None:
+        aside += list(from_file.set_aside)
+        aside += [(n, v) for n, v in from_file.options.items() if n in command.options]
+    issues = []
+    for name, value in aside:
+        _, issue = coerce(pack.fields[name], value)
+        if issue is not None:
+            issues.append(
+                replace(issue, message=f"{issue.message} (replaced by a later value, but still read)")
+            )
+    return issues
 
 
 def minimal_fields(args: argparse.Namespace, pack: Pack, res: Resolution) -> list[str]:

@@ -49,7 +49,7 @@ class Traced:
     `total[f]` is the union of those (why the domain is what it is). Both tables are replaced
     per field when it narrows, never changed in place, so copies share them."""
 
-    __slots__ = ("cp", "failed", "removed", "state", "total")
+    __slots__ = ("_dense", "cp", "failed", "removed", "state", "total")
 
     def __init__(
         self,
@@ -64,13 +64,23 @@ class Traced:
         self.removed = removed
         self.total = total
         self.failed = failed
+        self._dense = False
 
     @property
     def domains(self) -> dict[str, list[Scalar]]:
         return self.state.domains
 
     def copy(self) -> Traced:
-        state = State(dict(self.state.domains), dict(self.state.open), self.state.by_field)
+        made = self.state
+        if not self._dense:
+            # Propagation deletes the rules it closes from `open`, and a copy of a dict with
+            # deleted entries inserts the rest one by one; a copy of a dense one (a dict just
+            # copied) is a block copy, ~5x faster (~1 ms -> 0.2 ms at 12,000 open rules). A state
+            # copied at all is mostly copied again (a tier's base per excluded value, the root
+            # per base), so its own table is made dense at its first copy (an equal dict).
+            made.open = dict(made.open)
+            self._dense = True
+        state = State(dict(made.domains), dict(made.open), made.by_field)
         return Traced(self.cp, state, dict(self.removed), dict(self.total), self.failed)
 
     def propagate(self, changed: list[str]) -> bool:
@@ -190,6 +200,9 @@ class WithoutEach:
         self._order = [n for n in dict.fromkeys(names) if n in pins]
         self._at = {name: i for i, name in enumerate(self._order)}
         self.seed = {n: v for n, v in pins.items() if n not in self._at}
+        # The pins sorted as `_keep` keys them, made once: each state's key leaves one out (a
+        # new pair per pin per state was ~40,000 tuples per choices call at 5,000 fields).
+        self._sorted = tuple(sorted(pins.items(), key=lambda item: item[0]))
         # By the slice of `_order` whose pins a state lacks: the whole order, the seed's.
         self._made: dict[tuple[int, int], Traced] = {(0, len(self._order)): traced_domains(cp, self.seed)}
 
@@ -211,7 +224,7 @@ class WithoutEach:
             if ((lo, first) if first > lo else (last, hi)) in made:
                 del made[lo, hi]
         found = made[path[-1]]
-        key = tuple(sorted(((n, v) for n, v in self.pins.items() if n != name), key=lambda item: item[0]))
+        key = tuple([item for item in self._sorted if item[0] != name])
         _keep(self.cp, key, found)
         return found
 

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
+from solver.inputs.launchjson import dotted_last, forget, json_heads, json_object, write_into_json
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
@@ -66,6 +67,10 @@ class LaunchCommand:
     # in order: the launcher's environment, as typed. Written back out in front.
     environment: tuple[tuple[str, str], ...] = ()
     env_word: bool = False  # typed as `env VAR=value ... program`
+    # An option typed again with another value: the launcher's parser reads the last one, and so
+    # does this reading; each entry says which words it set aside (`--tp 2`, then `--tp-size 4`).
+    repeated: tuple[str, ...] = ()
+    set_aside: tuple[tuple[str, Scalar], ...] = ()  # (field, value) of each option given again later
 
 
 def _launcher(pack: Pack) -> Launcher:
@@ -155,7 +160,10 @@ def _parser_reads(
         spelled = spelled.partition(".")[0]  # `--flag.key`: one key of the JSON flag `--flag`
     if any(spelled.startswith(short) for short in launcher.attached):
         return spelled  # `-O 3`, or `-O3` with its value attached
-    own = {**table, **dict.fromkeys(launcher.model_flags)}
+    # The pack's spellings are the parser's, but `--flag.key`: the parser has `--flag` alone, and an
+    # abbreviation of it is no prefix of two flags.
+    own = {f: v for f, v in table.items() if not (launcher.dotted and "." in f)}
+    own.update(dict.fromkeys(launcher.model_flags))
     if launcher.config_flag:
         own[launcher.config_flag] = None
     meant, could = resolve_flag(launcher, spelled, own)
@@ -182,8 +190,123 @@ def _parser_reads(
     return None
 
 
+def _flag_value(
+    table: Mapping[str, tuple[str, Scalar | None]],
+    flag: str,
+    attached: str | None,
+    rest: Sequence[str],
+    i: int,
+    issues: Collector[InputIssue],
+) -> tuple[Scalar | None, int]:
+    """The value a flag the pack reads takes (`attached`: typed after `=`): a bare flag's own, or
+    the next word; None (an issue added) when a bare flag has one attached or a value is missing.
+    With the index of the next word."""
+    bare = table[flag][1] if flag in table else None
+    if bare is not None and attached is not None:
+        message = f"{flag} takes no value (it is a bare flag); drop ={attached}"
+        issues.add(InputIssue(field=table[flag][0], value=attached, message=message))
+        return None, i
+    if bare is not None:
+        return bare, i
+    if attached is not None:
+        return attached, i
+    if i < len(rest):
+        return rest[i], i + 1
+    issues.add(InputIssue(field=flag, value=None, message=f"{flag} needs a value"))
+    return None, i
+
+
+def _after_options(
+    pack: Pack, words: Sequence[str], issues: Collector[InputIssue], takes_model: bool
+) -> str | None:
+    """The words after `--`, which argparse reads as positionals whatever they look like: the
+    model, when the command takes one there, and no other (each an issue); the model or None."""
+    model = words[0] if takes_model and words else None
+    for word in words[1:] if model is not None else words:
+        message = (
+            f"{shown(word)} comes after `--`, where {_launcher_name(pack)}'s parser reads only words "
+            "without a flag, and it takes no other: it would stop with 'unrecognized arguments'"
+        )
+        issues.add(InputIssue(field="launch command", value=word, message=message))
+    return model
+
+
+def _late_model(pack: Pack, command: str, word: str) -> InputIssue:
+    """A model without a flag after other words, for a launcher that reads it first alone."""
+    flags = " or ".join(_launcher(pack).model_flags) or "its model flag"
+    return InputIssue(
+        field="launch command",
+        value=word,
+        message=(
+            f"{shown(word)}: {_launcher_name(pack)} reads a model given without a flag only as the "
+            f"first word after `{command}`; move it there, or give it with {flags}"
+        ),
+    )
+
+
+def _read_json_flag(
+    pack: Pack,
+    keys: list[tuple[str, str]],
+    flag: str,
+    word: str,
+    rest: Sequence[str],
+    i: int,
+    passthrough: list[str],
+    from_json: set[str],
+    options: dict[str, Scalar],
+    spelled: dict[str, str],
+    issues: Collector[InputIssue],
+) -> int:
+    """A JSON flag of a dotted launcher with its value: the keys the pack models read into
+    `options` (a key the value lacks is unset again: the value replaces the flag's last one
+    whole), the words passed through, the flag spelled out; the index of the next word."""
+    _, eq, text = word.partition("=")
+    if not eq:
+        if i >= len(rest):
+            passthrough.append(word)
+            return i
+        text, i = rest[i], i + 1
+    value = json_object(text)
+    if value is None:
+        message = f"{flag} {shown(text)} is not a JSON object, and {_launcher_name(pack)}'s parser refuses it"
+        issues.add(InputIssue(field="launch command", value=text[:80], message=message))
+    else:
+        for name, key in keys:
+            if key in value:
+                options[name] = _spelled(value[key])
+                spelled[name] = pack.fields[name].cli_flag
+                from_json.add(name)
+        forget([(name, key) for name, key in keys if key not in value], from_json, options)
+    passthrough += [flag, text]
+    return i
+
+
+def _choice_issue(pack: Pack, flag: str, value: str) -> InputIssue | None:
+    """The launcher's parser refusing `value` after `flag`, when that flag takes only some words
+    (argparse's `choices`, `[launcher_flags.choices]`): `none` or `auto` may be confsolve's words
+    for a field and still be no word of the launcher's flag."""
+    allowed = _launcher(pack).choices.get(flag)
+    if allowed is None or value in allowed:
+        return None
+    close = tuple(difflib.get_close_matches(value, allowed, n=3, cutoff=0.6))
+    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
+    for f in pack.fields.values():  # the pack's own words for a flag left out
+        if flag in f.all_flags and value in (f.auto, None if f.absent is None else _spelled(f.absent)):
+            hint = f" (leave {flag} out: that is how the launcher is given {value})"
+    listed = ", ".join(allowed[:20]) + (", ..." if len(allowed) > 20 else "")
+    return InputIssue(
+        field="launch command",
+        value=value,
+        message=(
+            f"{flag} {shown(value)} is not a choice of {_launcher_name(pack)}'s parser, which refuses "
+            f"it{hint}. It takes: {listed}"
+        ),
+        did_you_mean=close,
+    )
+
+
 def _pass_through(
-    launcher: Launcher,
+    pack: Pack,
     word: str,
     flag: str,
     eq_given: bool,
@@ -195,8 +318,11 @@ def _pass_through(
     """Pass through a word the pack does not model, with the words the launcher's parser reads as
     its value (without the parser's table: the next word, unless it is a flag); the index of the
     next word to read."""
+    launcher = _launcher(pack)
     passthrough.append(word)
     if eq_given or not word.startswith("-"):
+        issue = _choice_issue(pack, flag, word.partition("=")[2]) if eq_given else None
+        issues.add(*(() if issue is None else (issue,)))
         return i
     # No table: the next word unless it is a flag. Not in the table: a short flag of `attached`,
     # alone (`-O 3`) or with its value (`-O3`).
@@ -208,6 +334,8 @@ def _pass_through(
     if takes == "value":
         if i < len(rest) and _takes_value(rest[i]):
             passthrough.append(rest[i])
+            issue = _choice_issue(pack, flag, rest[i])
+            issues.add(*(() if issue is None else (issue,)))
             return i + 1
         issues.add(InputIssue(field="launch command", value=word, message=f"{word} needs a value"))
         return i
@@ -250,11 +378,22 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     spelled: dict[str, str] = {}
     config: str | None = None
     passthrough: list[str] = []
+    repeated: list[str] = []
+    set_aside: list[tuple[str, Scalar]] = []
     issues = input_issues()
+    heads = json_heads(pack)
+    from_json: set[str] = set()  # options read from a JSON flag's value
+    if launcher.dotted:
+        rest = dotted_last(rest, launcher.attached)
     i = 0
     while i < len(rest):
         word = rest[i]
         i += 1
+        if word == "--" and launcher.flags:  # argparse: every later word is a positional
+            takes_model = canonical in launcher.positional_model and launcher.positional_anywhere
+            after = _after_options(pack, rest[i:], issues, model is None and takes_model)
+            model, positional = (after, True) if after is not None else (model, positional)
+            break
         if word == "--":  # the end of options: the rest is the launcher's, untouched
             passthrough += rest[i - 1 :]
             break
@@ -266,38 +405,34 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if launcher.flags and (not word.startswith("-") or _takes_value(word)):
             # The launcher's whole parser is known: it takes no word that is not a flag or its value,
             # but the positional model, which argparse reads between flags too.
-            if canonical in launcher.positional_model and model is None and word != "-":
+            late_model = canonical in launcher.positional_model and model is None and word != "-"
+            if late_model and launcher.positional_anywhere:
                 model, positional = word, True
             else:
-                issues.add(_stray(pack, word))
+                issues.add(_late_model(pack, str(canonical), word) if late_model else _stray(pack, word))
             continue
         read = _parser_reads(pack, flag, table, issues) if launcher.flags else flag
         if read is None:  # reported; its value, if it has one, is no stray word of its own
             i += not eq_given and i < len(rest) and _takes_value(rest[i])
             continue
         flag = read
-        if not (flag in table or flag in launcher.model_flags or flag == launcher.config_flag):
-            i = _pass_through(launcher, word, flag, eq_given, rest, i, passthrough, issues)
+        typed_flag = word.partition("=")[0]
+        if heads and "." in typed_flag:  # `--flag.key`: its JSON value replaces one typed whole
+            forget(heads.get(flag.partition(".")[0], []), from_json, options)
+        if heads and flag in heads and "." not in typed_flag:
+            i = _read_json_flag(
+                pack, heads[flag], flag, word, rest, i, passthrough, from_json, options, spelled, issues
+            )
             continue
-        bare = table[flag][1] if flag in table else None
-        if bare is not None:
-            if eq_given:
-                issues.add(
-                    InputIssue(
-                        field=table[flag][0],
-                        value=attached,
-                        message=(f"{flag} takes no value (it is a bare flag); drop ={attached}"),
-                    )
-                )
-                continue
-            value: Scalar = bare
-        elif eq_given:
-            value = attached
-        elif i < len(rest):
-            value = rest[i]
-            i += 1
-        else:
-            issues.add(InputIssue(field=flag, value=None, message=f"{flag} needs a value"))
+        if not (flag in table or flag in launcher.model_flags or flag == launcher.config_flag):
+            i = _pass_through(pack, word, flag, eq_given, rest, i, passthrough, issues)
+            continue
+        value, i = _flag_value(table, flag, attached if eq_given else None, rest, i, issues)
+        if value is None:
+            continue
+        choice = _choice_issue(pack, flag, value) if isinstance(value, str) else None
+        if choice is not None:
+            issues.add(choice)
             continue
         if flag in launcher.model_flags:
             if model is not None and model != value:
@@ -314,15 +449,12 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             config = str(value)
             continue
         name = table[flag][0]
-        if name in options and options[name] != value:
-            issues.add(
-                InputIssue(
-                    field=name,
-                    value=value,
-                    message=(f"{spelled[name]} {options[name]} and {flag} {value} both set {name}; keep one"),
-                )
+        if name in options and options[name] != value:  # argparse: the last one wins
+            set_aside.append((name, options[name]))
+            repeated.append(
+                f"{_shown_option(spelled[name], options[name])} is given again as "
+                f"{_shown_option(flag, value)}: {_launcher_name(pack)} reads the last one"
             )
-            continue
         options[name] = value
         spelled[name] = flag
     issues.check()
@@ -337,7 +469,13 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         passthrough=tuple(passthrough),
         environment=environment,
         env_word=env_word,
+        repeated=tuple(repeated),
+        set_aside=tuple(set_aside),
     )
+
+
+def _shown_option(flag: str, value: Scalar) -> str:
+    return flag if isinstance(value, bool) else f"{flag} {_spelled(value)}"
 
 
 # A shell's variable assignment: a name of letters, digits and `_`, not starting with a digit.
@@ -403,10 +541,12 @@ def write_command(
         words += [launcher.config_flag, command.config]
     tail = list(command.passthrough)
     end = tail.index("--") if "--" in tail else len(tail)
-    words += tail[:end]
     wanted = set(values if fields is None else fields)
+    head = tail[:end]
+    in_json = write_into_json(json_heads(pack), head, {n: v for n, v in values.items() if n in wanted})
+    words += head
     for name, f in pack.fields.items():
-        if name in wanted and f.kind == "option" and not f.env and name in values:
+        if name in wanted and f.kind == "option" and not f.env and name in values and name not in in_json:
             words += flag_words(f, values[name])
     return words + tail[end:]
 

@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput
 from solver.inputs.launch import LaunchCommand, flag_words, read_command
-from solver.model import Pack
+from solver.model import Launcher, Pack
 from solver.values import show
 
 __all__ = ["MAX_CONFIG_BYTES", "read_config"]
@@ -38,6 +39,9 @@ def _load(path: str) -> dict[str, Any]:
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise _invalid(path, "must be a YAML file (.yaml or .yml), as the launcher requires")
     try:
+        # (a FIFO would wait for a writer forever, a device never end)
+        if not stat.S_ISREG(os.stat(os.path.expanduser(path)).st_mode):
+            raise _invalid(path, "is not a regular file")
         with open(os.path.expanduser(path), "rb") as handle:
             raw = handle.read(MAX_CONFIG_BYTES + 1)
     except OSError as exc:
@@ -61,20 +65,26 @@ def _load(path: str) -> dict[str, Any]:
 
 def _words(pack: Pack, data: dict[str, Any]) -> list[str]:
     """The flags the entries stand for, in file order."""
+    launcher = pack.launcher or Launcher()
     booleans = {flag: f for f in pack.fields.values() if f.flag_value != "value" for flag in f.all_flags}
-    switches = {f for f, takes in (pack.launcher.flags if pack.launcher else {}).items() if takes == "switch"}
+    table = {"--no-" + flag[2:] for flag, f in booleans.items() if f.flag_value == "boolean_optional"}
+    switches = {f for f, takes in launcher.flags.items() if takes == "switch"}
     words: list[str] = []
     for key, value in data.items():
         flag = f"--{key}"
-        if isinstance(value, bool):
-            if flag in booleans:  # a bare flag: spelled as the pack says (no flag, or --no-flag)
-                words += flag_words(booleans[flag], value)
-            elif flag in switches:  # one the pack does not model: written when true
-                words += [flag] if value else []
-            else:
-                words += [flag, show(value)]
+        # Both launchers' config readers find a bare flag by its key with `_` or `-` (vLLM: as its
+        # parser reads the flag); true writes the key as typed, for the parser to read (SGLang's
+        # refuses `--a_b`), false writes `--no-KEY` where the parser has it, else nothing.
+        bare = "--" + str(key).replace("_", "-")
+        if isinstance(value, bool) and bare in booleans and booleans[bare].flag_value == "store_false":
+            words += flag_words(booleans[bare], value)
+        elif isinstance(value, bool) and (bare in booleans or bare in switches):
+            no_flag = f"--no-{key}"
+            words += [flag] if value else [no_flag] if no_flag in launcher.flags or no_flag in table else []
+        elif isinstance(value, bool):
+            words += [flag, show(value)]
         elif isinstance(value, list):
-            words += [flag, *(str(v) for v in value)]
+            words += [flag, *(str(v) for v in value)] if value else []  # an empty list: no flag
         elif isinstance(value, dict):
             words += [flag, json.dumps(value)]
         else:

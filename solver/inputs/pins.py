@@ -147,6 +147,12 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
                 return None, _issue(field, value, too_long + in_range)
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
+        if type(candidate) is int and abs(candidate) >= 10**18:  # (from Python or JSON: no text form)
+            in_range = f" Allowed: {field.open.text()}." if field.open is not None else ""
+            too_long = (
+                f"{field.cli_flag} {shown(value, 30)} is too long for {field.name} (18 digits at most)."
+            )
+            return None, _issue(field, value, too_long + in_range)
     elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):
         # An integer too long for str() cannot spell a domain value.
         candidate = str(value) if value.bit_length() <= 64 else value

@@ -29,9 +29,15 @@ __all__ = [
 ]
 
 PARSER_ARITIES: tuple[str, ...] = get_args(FlagArity)
-PARSER_SWITCHES = ("abbreviations", "underscores", "dotted")
-_KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, "attached", "config_refused")
-PARSER_KEYS = ("flags", *PARSER_SWITCHES, "attached", "config_refused")  # what it fills in `Launcher`
+PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere")
+_KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, "attached", "config_refused", "choices")
+PARSER_KEYS = (
+    "flags",
+    *PARSER_SWITCHES,
+    "attached",
+    "config_refused",
+    "choices",
+)  # what it fills in `Launcher`
 
 
 def collect_parser_flags(
@@ -83,7 +89,26 @@ def collect_parser_flags(
             problems.add(PackProblem(f"{where}.{key}", "must be a list of flags", file))
         else:
             settings[key] = tuple(listed)
+    settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
     return dataclasses.replace(launcher, flags=flags, **settings)
+
+
+def _choices(
+    table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
+) -> dict[str, list[str]]:
+    """`[launcher_flags.choices]`: a value flag of the table -> the only words its parser takes."""
+    if not isinstance(table, dict):
+        problems.add(PackProblem(where, "must be a table of flags to lists of words", file))
+        return {}
+    choices: dict[str, list[str]] = {}
+    for flag, words in table.items():
+        if flags.get(flag) in (None, "switch"):
+            problems.add(PackProblem(where, f"{flag} is not a value flag of the table", file))
+        elif not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            problems.add(PackProblem(where, f"{flag}: must be a non-empty list of words", file))
+        else:
+            choices[flag] = list(words)
+    return choices
 
 
 def resolve_flag(

@@ -121,6 +121,7 @@ def pack_file_schema() -> dict[str, Any]:
                     **{key: {"type": "boolean"} for key in PARSER_SWITCHES},
                     "attached": strings,
                     "config_refused": strings,
+                    "choices": {"type": "object", "additionalProperties": strings},
                 },
             },
         },

@@ -17,6 +17,7 @@ from functools import partial
 from typing import Any
 
 from solver.budget import Budget
+from solver.engine.collector import fewer_collections
 from solver.engine.opendomain import query_pack
 from solver.engine.supports import Keeping, PinSet, Supports, supports_for
 from solver.engine.tracing import WithoutEach
@@ -116,9 +117,10 @@ def repairs(
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         # (Only values are read: no departures, half of a verification on a large pack.)
         auto = _try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis))
-        if auto is None and (len(diagnosis) != 1 or plan.pack.fields[diagnosis[0]].search):
+        if auto is None and len(diagnosis) != 1:
             continue
-        # (Unset, a field the search may not choose can fail where a value set for it works.)
+        # (Unset, a field can fail where a value set for it works: one the search may not choose,
+        # or a fact the search picks before a model trait it cannot pick fails its assumed value.)
         alternatives: dict[str, list[Scalar]] = {}
         given = {n: p.value for n, p in base.items()}
         open_to = Witnesses(cp, given, "looking for repairs")
@@ -369,9 +371,11 @@ def valid_choices(
     pins = collect_pins(pack, options, facts)
     names = list(fields) if fields is not None else pack.options
     ask = partial(_request_choices, reasons=reasons, budget=budget)
-    if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
-        return typed_choices(ask, pack, pins, names, apart)
-    return ask(pack, pins, names)
+    # (Young collections made rare for the call, put back after it: `solver.engine.collector`.)
+    with fewer_collections():
+        if apart := typed_apart(pack, pins, names):  # picking one types it: solver.reasoning.givenchoices
+            return typed_choices(ask, pack, pins, names, apart)
+        return ask(pack, pins, names)
 
 
 def _request_choices(

@@ -102,7 +102,10 @@ def departures_of(
         )
         own, predicted = predicting.pins, predicting.solution
     except ChainFailed as exc:
-        failed, predicted, own = exc, exc.decided, exc.pins
+        # Without its traceback: this frame holding the exception that holds this frame is a
+        # reference cycle, which kept every caller's frame and locals (a choices call's whole
+        # working state) alive until the garbage collector found it.
+        failed, predicted, own = exc.with_traceback(None), exc.decided, exc.pins
     except RequestFails:
         return []
     out = []

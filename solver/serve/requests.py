@@ -68,6 +68,10 @@ def parse_body(raw: bytes) -> dict[str, Any]:
         raise BadRequest(f"the request body is not valid JSON: {str(exc)[:160]}") from None
     if not isinstance(doc, dict):
         raise BadRequest(f"the request body must be a JSON object, not {type(doc).__name__}")
+    try:  # a lone surrogate escape ("\ud800") decodes, but no answer that quotes it can be sent
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise BadRequest("the request body has a lone surrogate escape (such as \\ud800): not text") from None
     return doc
 
 

@@ -53,12 +53,13 @@ class ConfiguratorServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], configurator: Configurator, *, quiet: bool = True) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
+        # Before binding: a bind that fails closes the server (server_close), which needs them.
         self.configurator = configurator
         self.quiet = quiet
         self.stopping = threading.Event()
         self.warm_thread: threading.Thread | None = None
         self.warmed = 0
+        super().__init__(address, _Handler)
 
     def warm_up(self, limit: int = 64) -> threading.Thread:
         def run() -> None:
