@@ -323,7 +323,16 @@ def test_an_interrupted_diff_leaves_no_archive_behind(tmp_path: Path, how: str) 
     argv = [sys.executable, "-m", "solver", "diff", "sglang", str(seed), "--models", str(archive)]
     if how == "deadline":
         argv += ["--deadline", "5"]
-    proc = subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    # Ctrl-C as a terminal delivers it: a suite started in the background ignores SIGINT, and
+    # its children would inherit that (test_manners' `_sigint_as_on_a_terminal`).
+    proc = subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     if how == "ctrl-c":
         time.sleep(3.0)
         if proc.poll() is not None:
