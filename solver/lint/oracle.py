@@ -92,6 +92,7 @@ class PackOracle:
         self._extras: dict[tuple[str, bool], Condition] = {}
         self._implied: dict[tuple[str, str], bool] = {}
         self._narrowed: dict[tuple[int, ...], dict[str, frozenset[Scalar]] | None] = {}
+        self._prefixes: dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] = {}  # `Backgrounds.seed`
         # Each rule as (fields, holds), by its index in pack order, and the rules reading a field.
         self._checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in self.cp.rule_ids]
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
@@ -459,7 +460,8 @@ class PackOracle:
         # each rule of a question on each of 8 witnesses (a fifth of synthetic 400's totality
         # profile); learned lazily, as SGLang's questions are a few of its rules each.
         witnesses: list[tuple[dict[str, Scalar], set[str], set[str]]] = []
-        backgrounds = Backgrounds(self.cp, fixed, extras)
+        backgrounds = Backgrounds(self.cp, fixed, extras, self._prefixes)
+        backgrounds.seed(items)
         checks = {r: (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in local}
 
         def keeps(witness: tuple[dict[str, Scalar], set[str], set[str]], names: set[str]) -> bool:
