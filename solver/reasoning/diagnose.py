@@ -66,14 +66,17 @@ def unsatisfiable_for(
     asks its helper process, beside the minimal conflict here), or None to compute them here."""
     from solver.render.text import conflict_message
 
-    found = minimal_conflict(plan.compiled, pins)
-    core_pins, core_rules = found if found is not None else ([], [])
-    report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs_given() if repairs_given is not None else None
-    if fixes is None:
-        hint = [p.field for p in core_pins] if found is not None else None
-        fixes = repairs(plan, pins, conflict=hint, keep=keep)
-    message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
+    # (Young collections made rare for the call, put back after it: `solver.engine.collector`;
+    # at 5,000 synthetic fields an explain made ~500 young and two full collections.)
+    with fewer_collections():
+        found = minimal_conflict(plan.compiled, pins)
+        core_pins, core_rules = found if found is not None else ([], [])
+        report = conflict_report(plan.compiled, core_pins, core_rules)
+        fixes = repairs_given() if repairs_given is not None else None
+        if fixes is None:
+            hint = [p.field for p in core_pins] if found is not None else None
+            fixes = repairs(plan, pins, conflict=hint, keep=keep)
+        message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
     exc.adjusted = dict(adjustments or {})
@@ -94,6 +97,13 @@ def repairs(
     `keep`: user pins to leave alone (a configurator's choice just made, which a repair should not
     quietly take back): the repairs change only the other user pins, and only when no such repair
     exists are the kept pins changed too (`Repair.unset` / `.set` then name them)."""
+    with fewer_collections():  # (as `unsatisfiable_for`'s; a server's helper asks this alone)
+        return _repairs(plan, pins, limit, conflict, keep)
+
+
+def _repairs(
+    plan: Plan, pins: Mapping[str, Pin], limit: int, conflict: Sequence[str] | None, keep: Collection[str]
+) -> list[Repair]:
     cp = plan.compiled
     known = [set(conflict)] if conflict is not None else []
     found: list[tuple[str, ...]] = []
