@@ -11,10 +11,12 @@ from typing import Any
 
 import pytest
 
-from solver import load_pack
+from solver import Unsatisfiable, explain, load_pack, resolve
 from solver.engine import collector
 from solver.engine.collector import fewer_collections
-from solver.reasoning import diagnose
+from solver.inputs.pins import collect_pins
+from solver.reasoning import conflicts, diagnose
+from solver.reasoning.plan import plan_for
 
 TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
 
@@ -102,4 +104,31 @@ def test_choices_run_with_the_threshold_raised_and_put_it_back(monkeypatch: pyte
     out = diagnose.valid_choices(load_pack(TOY))
     assert out.possible
     assert seen == [(collector._YOUNG, 10, 10)]
+    assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_explain_and_repairs_run_with_the_threshold_raised(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The minimal conflict and the repairs of an impossible request (explain, and a resolve that
+    # fails), and the repairs a server's helper asks for alone.
+    seen: dict[str, list[tuple[int, int, int]]] = {"conflict": [], "repairs": []}
+    conflict, repairs = conflicts.minimal_conflict, diagnose._repairs
+
+    def watched_conflict(*args: Any, **kwargs: Any) -> Any:
+        seen["conflict"].append(gc.get_threshold())
+        return conflict(*args, **kwargs)
+
+    def watched_repairs(*args: Any, **kwargs: Any) -> Any:
+        seen["repairs"].append(gc.get_threshold())
+        return repairs(*args, **kwargs)
+
+    monkeypatch.setattr(diagnose, "minimal_conflict", watched_conflict)
+    monkeypatch.setattr(diagnose, "_repairs", watched_repairs)
+    pack = load_pack(TOY)
+    found = explain(pack, {"quant": "fp4"}, {"gpu": "a100"})
+    assert found is not None and found.repairs
+    with pytest.raises(Unsatisfiable):
+        resolve(pack, {"quant": "fp4"}, {"gpu": "a100"})
+    assert diagnose.repairs(plan_for(pack), collect_pins(pack, {"quant": "fp4"}, {"gpu": "a100"}))
+    raised = (collector._YOUNG, 10, 10)
+    assert seen == {"conflict": [raised, raised], "repairs": [raised, raised, raised]}
     assert gc.get_threshold() == (700, 10, 10)

@@ -13,7 +13,9 @@ tests/test_laws.py barely reach on their small packs:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from generated import Case, Oracle, cases
 from hypothesis import HealthCheck, given, settings
@@ -69,8 +71,9 @@ def test_diagnoses_are_every_smallest_set_of_user_pins_whose_removal_works(
         return
     cp = compile_pack(case.pack)
     conflicts = []
+    solved: dict[str, Any] = {}  # (the groups solved before the conflict's: where the trials start)
     if with_conflict:
-        core = minimal_conflict(cp, pins)
+        core = minimal_conflict(cp, pins, solved=solved)
         assert core is not None
         conflicts = [{p.field for p in core[0]}]
     user = [n for n, p in pins.items() if p.source == "user"]
@@ -84,7 +87,11 @@ def test_diagnoses_are_every_smallest_set_of_user_pins_whose_removal_works(
                 and oracle.sat({n: v for n, v in values.items() if n not in combo})
             ):
                 expected.append(combo)
-    assert diagnoses(cp, pins, conflicts=conflicts, limit=limit) == expected
+    proofs: dict[tuple[str, ...], Mapping[str, Any]] = {}
+    assert diagnoses(cp, pins, conflicts=conflicts, limit=limit, hint=solved, witnesses=proofs) == expected
+    for combo, proof in proofs.items():
+        assert all(proof[n] == v for n, v in values.items() if n not in combo), combo
+        assert all(oracle.holds(rule, proof) for rule in oracle.hard), combo
 
 
 # A value only a case split refutes: with x = on, y = 0 needs a both 0 and 1, y = 1 needs b both 0

@@ -332,9 +332,14 @@ def excluded_by_split(
 def _fix(state: Traced, name: str, value: Scalar, because: Because) -> None:
     """Fix `name` to `value` for `because` alone (a pin, or the value being explained): that is
     the whole reason its domain is one value, whatever removed the others before."""
-    others = [v for v in (*state.removed[name], *state.domains[name]) if v != value]
+    # (The values removed before, then the domain's, in that order, as one dict built in C: a
+    # test per value in Python was a tenth of a choices call at 5,000 synthetic fields, ~40,000
+    # pins fixed by the tiers' states.)
+    removed = dict.fromkeys(state.removed[name], because)
+    removed.update(dict.fromkeys(state.domains[name], because))
+    removed.pop(value, None)
     state.domains[name] = [value]
-    state.removed[name] = dict.fromkeys(others, because)
+    state.removed[name] = removed
     state.total[name] = because
 
 

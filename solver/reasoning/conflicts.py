@@ -131,13 +131,11 @@ def rule_rings(
                     frontier.append(other)
 
 
-# An empty hint: a search given it tries a depth-first descent with forward checking on each
-# group before the search that keeps arc consistency (with no hint it goes straight there, the
-# better order for a refutation). For a question that is mostly satisfiable (a group of a
-# conflict's request with no conflict in it, a diagnosis that works) the descent is the cheaper
-# proof: on the 5,000-field synthetic pack's impossible request, the minimal conflict 2.8 ->
-# 0.6 s CPU and the diagnoses 1.1 -> 0.5 s (one group of ~5,000 fields, solved by a descent of
-# one step per field where the arc-consistent search took ~5,000 steps at several times the cost).
+# An empty hint: a search given it tries a descent with forward checking on each group before
+# the search that keeps arc consistency (without a hint it goes straight there, the better order
+# for a refutation). For a mostly satisfiable question (a group of a conflict's request without
+# the conflict) the descent is the cheaper proof: at 5,000 synthetic fields, one group of ~5,000
+# fields, the minimal conflict 2.8 -> 0.6 s CPU (~5,000 arc-consistent steps -> one per field).
 _SAT: Mapping[str, Scalar] = {}
 
 
@@ -236,9 +234,7 @@ def _solve_within(
 ) -> Mapping[str, Scalar] | None:
     """`cp.solve(pins, rules=rules, hint=hint)` searched over the fields those rules read and the
     pins only, every other field then taken from `hint` (or its first value): no rule asked about
-    reads them. A search over every field of the pack per question (its starting values and its
-    repair pass each a Python step per field) was most of QuickXplain's questions' cost at 5,000
-    synthetic fields, ~26,000 questions of a few rules each."""
+    reads them (a search over every field per question was most of QuickXplain's cost)."""
     state = cp.start(pins, rules=rules)
     if state is None:
         return None
@@ -268,8 +264,7 @@ def _keeps(cp: CompiledPack, witness: Mapping[str, Scalar], known: dict[str, boo
 
 
 class _Changed(Mapping[str, Scalar]):
-    """`{**solution, field: value}` without the copy of every field (made per explained value,
-    and mostly read at a few fields, if at all)."""
+    """`{**solution, field: value}` without a copy of every field (made per explained value)."""
 
     __slots__ = ("field", "solution", "value")
 
@@ -335,15 +330,24 @@ def _pin_rank(source: str) -> int:
 
 
 def minimal_conflict(
-    cp: CompiledPack, pins: Mapping[str, Pin], *, task: str = "explaining a conflict"
+    cp: CompiledPack,
+    pins: Mapping[str, Pin],
+    *,
+    task: str = "explaining a conflict",
+    solved: dict[str, Scalar] | None = None,
 ) -> tuple[list[Pin], list[str]] | None:
-    """A minimal set of pins and rules that cannot hold together, or None if the pins are fine."""
+    """A minimal set of pins and rules that cannot hold together, or None if the pins are fine.
+    `solved`, when given, receives the values of the groups solved before the conflict's (a start
+    for a search of nearly the same request: `diagnoses`' `hint`)."""
     values = {name: pin.value for name, pin in pins.items()}
     for group in _components(cp, values):
-        # (`hint={}`: try a descent before the search that keeps arc consistency, see `_SAT`)
-        if cp.solve(values, rules=group, task=task, hint=_SAT) is not None:
-            continue
         read = {name for rid in group for name in cp.rules[rid].fields}
+        # (`hint={}`: try a descent before the search that keeps arc consistency, see `_SAT`)
+        solution = cp.solve(values, rules=group, task=task, hint=_SAT)
+        if solution is not None:
+            if solved is not None:  # (groups share no free field: their values never disagree)
+                solved.update({name: solution[name] for name in read})
+            continue
         items = [Item("rule", rid) for rid in group]
         pin_items = [Item("pin", n, p.value, p.source) for n, p in pins.items() if n in read]
         pin_items.sort(key=lambda it: _pin_rank(it.source))
@@ -526,6 +530,7 @@ def diagnoses(
     task: str = "looking for repairs",
     conflicts: Sequence[Collection[str]] = (),
     witnesses: dict[tuple[str, ...], Mapping[str, Scalar]] | None = None,
+    hint: Mapping[str, Scalar] | None = None,
 ) -> list[tuple[str, ...]]:
     """Minimal sets of user pins whose removal makes the request solvable, smallest first.
 
@@ -533,19 +538,18 @@ def diagnoses(
     it was. User pins are few, so this stays small; `max_size` bounds it. `conflicts`: pin names
     of known conflicts; a set that removes none of a conflict's pins leaves it standing, so it
     is skipped without a search. `witnesses`, when given, receives per set found the solution
-    that proved it (a solution of the request without those pins).
+    that proved it (a solution of the request without those pins). `hint`: values that solve
+    most of the request (`minimal_conflict`'s `solved`), where each trial's search starts.
     """
     user = [n for n, p in pins.items() if p.source in ("user", "adjusted")]
     fixed = {n: p.value for n, p in pins.items()}
     found: list[tuple[str, ...]] = []
-    # Every trial is "the other pins, minus some user pins": propagate the other pins once, then
-    # add the kept user pins in place and take them back after the check.
+    # Every trial is "the other pins, minus some user pins": the other pins propagated once.
     base = cp.start({n: v for n, v in fixed.items() if n not in user})
     # Known conflicts, and the kept pins of every trial whose pins wiped out a field as they
     # were fixed: a later trial that keeps all of those fails the same way (forward checking
-    # only narrows further with more pins), so it is skipped without fixing its pins again. At
-    # 5,000 synthetic fields this spared 3,400 of the 3,500 trials (85 user pins, sets of up to
-    # three of them), each fixing a dozen pins before the same wipe-out.
+    # only narrows further with more pins), so it is skipped (3,400 of 3,500 trials at 5,000
+    # synthetic fields).
     known = [set(conflict) for conflict in conflicts]
     for size in range(1, min(max_size, len(user)) + 1):
         for combo in _hitting(user, size, known[0] if known else None):
@@ -565,7 +569,8 @@ def diagnoses(
                         break
                     added += 1
             else:
-                solution = cp.search(base, task=task, hint=_SAT)
+                # (From `hint` it mends the conflict's rules, not a descent through every group.)
+                solution = cp.search(base, task=task, hint=hint or _SAT)
                 if solution is not None:
                     found.append(combo)
                     if witnesses is not None:
@@ -580,8 +585,7 @@ def diagnoses(
 def _hitting(names: Sequence[str], size: int, conflict: Collection[str] | None) -> Iterable[tuple[str, ...]]:
     """The sets of `size` of `names` that take at least one of `conflict`'s (all of them when
     None), in `itertools.combinations`' order: made from each member's sets, not filtered out of
-    every set (C(85, 3) = 98,770 sets of a request's user pins, against 2 x C(84, 2) = 6,972 that
-    take one of a two-pin conflict's)."""
+    every set (C(85, 3) = 98,770 sets, against 2 x C(84, 2) = 6,972 for a two-pin conflict)."""
     if conflict is None:
         return itertools.combinations(names, size)
     index = {name: i for i, name in enumerate(names)}

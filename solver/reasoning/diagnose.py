@@ -66,14 +66,18 @@ def unsatisfiable_for(
     asks its helper process, beside the minimal conflict here), or None to compute them here."""
     from solver.render.text import conflict_message
 
-    found = minimal_conflict(plan.compiled, pins)
-    core_pins, core_rules = found if found is not None else ([], [])
-    report = conflict_report(plan.compiled, core_pins, core_rules)
-    fixes = repairs_given() if repairs_given is not None else None
-    if fixes is None:
-        hint = [p.field for p in core_pins] if found is not None else None
-        fixes = repairs(plan, pins, conflict=hint, keep=keep)
-    message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
+    # (Young collections made rare for the call, put back after it: `solver.engine.collector`;
+    # at 5,000 synthetic fields an explain made ~500 young and two full collections.)
+    with fewer_collections():
+        solved: dict[str, Scalar] = {}  # (the rest of the request solved: where the repairs start)
+        found = minimal_conflict(plan.compiled, pins, solved=solved)
+        core_pins, core_rules = found if found is not None else ([], [])
+        report = conflict_report(plan.compiled, core_pins, core_rules)
+        fixes = repairs_given() if repairs_given is not None else None
+        if fixes is None:
+            hint = [p.field for p in core_pins] if found is not None else None
+            fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved)
+        message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
     exc.adjusted = dict(adjustments or {})
@@ -86,6 +90,7 @@ def repairs(
     limit: int = MAX_REPAIRS,
     conflict: Sequence[str] | None = None,
     keep: Collection[str] = (),
+    start: Mapping[str, Scalar] | None = None,
 ) -> list[Repair]:
     """Ranked repairs: fewest changed user pins first, then the least preference rank lost.
 
@@ -93,7 +98,20 @@ def repairs(
     change one of them, which spares the search for the sets of changes that do not.
     `keep`: user pins to leave alone (a configurator's choice just made, which a repair should not
     quietly take back): the repairs change only the other user pins, and only when no such repair
-    exists are the kept pins changed too (`Repair.unset` / `.set` then name them)."""
+    exists are the kept pins changed too (`Repair.unset` / `.set` then name them). `start`: values
+    that solve most of the request (`minimal_conflict`'s `solved`), where the searches start."""
+    with fewer_collections():  # (as `unsatisfiable_for`'s; a server's helper asks this alone)
+        return _repairs(plan, pins, limit, conflict, keep, start)
+
+
+def _repairs(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    limit: int,
+    conflict: Sequence[str] | None,
+    keep: Collection[str],
+    start: Mapping[str, Scalar] | None,
+) -> list[Repair]:
     cp = plan.compiled
     known = [set(conflict)] if conflict is not None else []
     found: list[tuple[str, ...]] = []
@@ -103,15 +121,15 @@ def repairs(
     if keep:
         # Held like facts, the kept pins are never among the user pins a diagnosis removes.
         held = {n: p.model_copy(update={"source": "fact"}) if n in keep else p for n, p in pins.items()}
-        found = diagnoses(cp, held, conflicts=known, witnesses=proofs)
+        found = diagnoses(cp, held, conflicts=known, witnesses=proofs, hint=start)
     if not found:
-        found = diagnoses(cp, pins, conflicts=known, witnesses=proofs)
+        found = diagnoses(cp, pins, conflicts=known, witnesses=proofs, hint=start)
     tier = "user"
     if not found:
         # No change of the user's own choices helps: say which facts would (a what-if).
         tier = "facts"
         as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
-        found = diagnoses(cp, as_user, max_size=2, conflicts=known, witnesses=proofs)
+        found = diagnoses(cp, as_user, max_size=2, conflicts=known, witnesses=proofs, hint=start)
     candidates: list[tuple[tuple[int, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
