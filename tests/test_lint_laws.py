@@ -9,6 +9,7 @@ condition trees) judges what the findings claim.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +31,18 @@ LAW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChec
 
 
 class _Exact(_Linter):
-    """The linter with no solution kept: no shortcut from earlier answers, no local repair."""
+    """The linter with no solution kept: no shortcut from earlier answers, no local repair; no
+    question of rules alone shared between reasons, no condition's fields narrowed up front."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._prefixes = None
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         pass
+
+    def narrowed(self, indices: Sequence[int]) -> None:
+        return None
 
 
 def findings(linter_type: type[_Linter], spec: PackSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -96,10 +96,14 @@ def around(
     layers = rule_layers(oracle.cp, start, pins, rule_ids)
     after = next(layers, None)
     while after is not None:
-        layer, after = after, next(layers, None)
+        layer = after
         inside = {n for r in layer for n in oracle.cp.rules[r].fields if n not in pins}
-        if len(inside) > limit:
+        if len(inside) > limit or len(layer) > share:
+            # (Before the walk's next ring, which holds this one: a fact combination's first
+            # layer, the rules around 150 pinned facts at 1,000 synthetic fields, already is too
+            # large, and its next ring was a walk over most of the pack per question.)
             break
+        after = next(layers, None)
         moving = inside | set(start)
         # The rules reading a field that may move: the next layer (the walk's next ring reads
         # exactly the unpinned fields of this one), or this one when the walk ends here.
