@@ -270,3 +270,84 @@ def test_requests_vllm_refuses_are_conflicts(
     with pytest.raises(Unsatisfiable) as raised:
         resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
     assert rule in {r.id for r in raised.value.conflict.rules}
+
+
+@pytest.mark.parametrize(
+    ("tp", "options", "block_size"),
+    [
+        # V145014-0113: a ModelOpt FP8 checkpoint's KV scheme is the cache vLLM runs with
+        # --kv-cache-dtype unset, so the block is raised for an FP8 cache (272 at -tp 8), not for
+        # the 16-bit one a free search could pick (144, which the FP8 cache then refused)
+        (8, {"block_size": 16}, 272),
+        (4, {"block_size": 272}, 544),
+        (1, {"block_size": 48}, 1104),
+        # a typed 16-bit cache is the user's: the 16-bit answer
+        (8, {"block_size": 16, "kv_cache_dtype": "bfloat16"}, 144),
+    ],
+)
+def test_a_checkpoints_fp8_kv_scheme_raises_the_block_as_vllm_does(
+    tp: int, options: dict[str, Any], block_size: int
+) -> None:
+    fp8_kv = {"checkpoint_quant": "modelopt_fp8", "checkpoint_kv_cache_quant": "fp8"}
+    resolution = predicted({"tensor_parallel_size": tp, **options}, gpu_arch="sm89", **fp8_kv)
+    assert resolution.values["block_size"] == block_size
+    assert [a.field for a in resolution.adjustments] == ["block_size"]
+
+
+@pytest.mark.parametrize(
+    ("options", "block_size"),
+    [
+        # R12P3-0058: at -tp 16 an NVFP4 cache holds the mamba state from 239 tokens
+        ({"block_size": 128}, 256),
+        ({"block_size": 16}, 240),
+        ({"block_size": 48}, 240),
+        ({}, 240),
+    ],
+)
+def test_qwen3_next_at_tp16_with_an_nvfp4_cache(options: dict[str, Any], block_size: int) -> None:
+    request = {"tensor_parallel_size": 16, "kv_cache_dtype": "nvfp4", **options}
+    assert predicted(request, gpu_arch="sm100", num_gpus=16).values["block_size"] == block_size
+
+
+@pytest.mark.parametrize(
+    ("facts", "queries_per_kv"),
+    [
+        ({"architecture": "LlamaForCausalLM"}, 4),
+        # a Llama-3-70B-sized model: 64 heads over the family's 8 KV heads (the family's 4 before)
+        ({"architecture": "LlamaForCausalLM", "num_attention_heads": 64}, 8),
+        ({"architecture": "other", "num_attention_heads": 40, "num_key_value_heads": 8}, 5),
+        ({"architecture": "DeepseekV3ForCausalLM"}, 1),
+    ],
+)
+def test_queries_per_kv_follows_the_head_counts(facts: dict[str, Any], queries_per_kv: int) -> None:
+    resolution = resolve(
+        load_pack("vllm"), {}, {"platform": "cuda", "gpu_arch": "sm90", **facts}, reasons=False
+    )
+    assert resolution.values["num_queries_per_kv"] == queries_per_kv
+
+
+def test_a_typed_queries_per_kv_that_disagrees_with_the_heads_is_refused() -> None:
+    facts = {**LLAMA, "gpu_arch": "sm90", "num_key_value_heads": 8, "num_queries_per_kv": 8}
+    with pytest.raises(Unsatisfiable) as raised:
+        resolve(load_pack("vllm"), {}, facts, reasons=False)
+    assert "queries-per-kv-from-head-counts" in {r.id for r in raised.value.conflict.rules}
+
+
+@pytest.mark.parametrize("typed", ["flash_attn", "Flash_Attn", "triton_attn"])
+def test_attention_backend_names_are_read_in_any_case(typed: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # vLLM upper()s --attention-backend before the enum lookup (AttentionConfig.validate_backend_before)
+    code, doc = run(
+        ["check", "--pack", "vllm", *sets(**LLAMA, gpu_arch="sm90", attention_backend=typed)], capsys
+    )
+    assert code == 0 and doc["values"]["attention_backend"] == typed.upper()
+
+
+def test_the_per_size_qwen3_next_rules_are_what_the_generator_writes() -> None:
+    # block_size_user.toml is written from block_size.toml's mamba-state thresholds: an edit of
+    # either alone (a threshold, an answer) leaves them disagreeing, as this says.
+    import subprocess
+    import sys
+
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "vllm_block_size_rules.py"
+    made = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
+    assert made.returncode == 0, made.stdout + made.stderr
