@@ -26,6 +26,10 @@ the parallel sizes, an all-to-all backend with EP and a runner, quantization wit
 dtype, split attention backends with page size / KV dtype / deterministic inference), with values
 from make_random's CHOICES, plus 0-2 other flags.
 
+`--defaults` (round 13) draws short launches instead (DEFAULT_MACHINES): a template, a family no
+template has (written with `hf_overrides`), or a published config, a checkpoint half the time and no
+flag or one, so that SGLang's own automatic choices decide (`check` must never say ok where they fail).
+
 `--run OUT` also runs the draw through the harness (`run.sh` of $SGL_ORACLE_HARNESS, venv
 $ORACLE_VENV, default /work/oracle-sglang; two groups at a time, load-time probe on), writes the
 records to OUT in the draw's order and shows groups/scenarios done on a terminal. The records go to
@@ -374,6 +378,150 @@ def draw_wide(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     return _draw_grouped(seed, count, groups, "W", WIDE_MACHINES, _wide_theme)
 
 
+# --defaults (round 13): short launches, so that SGLang's own automatic choices decide, on every
+# machine the harness mocks (with the environments and facts that move its defaults): a template, a
+# family no template has (written with `hf_overrides` on one, as round 12's grid G12B), or a published
+# config, a checkpoint half the time, and no flag or one (mostly a --tp-size). `check` must never say
+# ok where SGLang, or its own load-time code, fails on its default.
+DEFAULT_MACHINES: list[tuple[str, dict[str, Any]]] = [
+    ("a100", {}),
+    ("a6000", {}),
+    ("l40s", {}),
+    ("h100", {}),
+    ("h100", {"facts": {"has_flashinfer": False}}),
+    ("b200", {}),
+    ("b300", {}),
+    ("thor", {}),
+    ("rtxpro6000", {}),
+    ("gb10", {}),
+    ("mi300x", {}),
+    ("mi300x", {"env": {"SGLANG_USE_AITER": "1"}}),
+    ("mi355x", {"env": {"SGLANG_USE_AITER": "1"}}),
+    ("mi355x", {}),
+    ("cpu", {}),
+    ("cpu", {"facts": {"amx": False}}),
+    ("ascend910b", {}),
+    ("v100", {}),
+    ("t4", {}),
+]
+# Families no harness template has: (template, config.json edits), as round 12's grid G12B wrote them.
+DEFAULT_FAMILIES: dict[str, tuple[str, dict[str, Any]]] = {
+    "NemotronH": (
+        "LlamaForCausalLM",
+        {
+            "architectures": ["NemotronHForCausalLM"],
+            "model_type": "nemotron_h",
+            "hybrid_override_pattern": "M-M*-M-M*-M-M*-M-M*-M-M*-M-M*-M-",
+            "mamba_num_heads": 64,
+            "mamba_head_dim": 64,
+            "ssm_state_size": 128,
+            "n_groups": 8,
+            "conv_kernel": 4,
+            "num_hidden_layers": 32,
+        },
+    ),
+    "Olmo2": ("LlamaForCausalLM", {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2"}),
+    "Lfm2": (
+        "LlamaForCausalLM",
+        {
+            "architectures": ["Lfm2ForCausalLM"],
+            "model_type": "lfm2",
+            "layer_types": ["conv", "full_attention"] * 16,
+            "conv_L_cache": 3,
+        },
+    ),
+    "FalconH1": (
+        "LlamaForCausalLM",
+        {
+            "architectures": ["FalconH1ForCausalLM"],
+            "model_type": "falcon_h1",
+            "mamba_d_ssm": 4096,
+            "mamba_n_heads": 64,
+            "mamba_d_head": 64,
+            "mamba_d_state": 128,
+            "mamba_n_groups": 1,
+            "mamba_d_conv": 4,
+        },
+    ),
+    "Qwen3VL": (
+        "Qwen3ForCausalLM",
+        {"architectures": ["Qwen3VLForConditionalGeneration"], "model_type": "qwen3_vl"},
+    ),
+    "Gemma2": (
+        "LlamaForCausalLM",
+        {
+            "architectures": ["Gemma2ForCausalLM"],
+            "model_type": "gemma2",
+            "head_dim": 128,
+            "query_pre_attn_scalar": 128,
+            "sliding_window": 4096,
+            "final_logit_softcapping": 30.0,
+            "attn_logit_softcapping": 50.0,
+            "hidden_activation": "gelu_pytorch_tanh",
+            "hidden_act": "gelu_pytorch_tanh",
+        },
+    ),
+    "Qwen2Moe": (
+        "Qwen3MoeForCausalLM",
+        {
+            "architectures": ["Qwen2MoeForCausalLM"],
+            "model_type": "qwen2_moe",
+            "shared_expert_intermediate_size": 5632,
+        },
+    ),
+    "MiniMaxM2": (
+        "Qwen3MoeForCausalLM",
+        {"architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2"},
+    ),
+    "GlmDsa": (
+        "DeepseekV32ForCausalLM",
+        {"architectures": ["GlmMoeDsaForCausalLM"], "model_type": "glm_moe_dsa"},
+    ),
+}
+DEFAULT_FLAGS = ["kv_cache_dtype", "quantization", "page_size", "dtype", "speculative_algorithm"]
+
+
+def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
+    """The `--defaults` draw (see DEFAULT_MACHINES); ids L<seed>-<n>-<machine>-<model>."""
+    mr = make_random()
+    tables = Tables(mr)
+    rng = random.Random(seed)
+    machines = list(DEFAULT_MACHINES)
+    rng.shuffle(machines)
+    machines = machines[:groups]
+    out: list[dict[str, Any]] = []
+    for i in range(count):
+        hw, extra = machines[i % len(machines)]
+        sc: dict[str, Any] = {**tables.hardware[hw], **extra}
+        pick = rng.random()
+        if pick < 0.15:
+            model = rng.choice(tables.models)
+            sc["model_path"], tag = str(MODELS / model), model
+        elif pick < 0.4:
+            tag = rng.choice(sorted(DEFAULT_FAMILIES))
+            sc["architecture"], sc["hf_overrides"] = DEFAULT_FAMILIES[tag]
+        else:
+            tag = sc["architecture"] = rng.choice(tables.architectures)
+        if "model_path" not in sc and rng.random() < 0.5:
+            ckpt = rng.choice([c for c in tables.checkpoints if c])
+            sc["checkpoint_quant"] = ckpt
+        args: dict[str, Any] = {}
+        flags = rng.random()
+        if flags < 0.3:
+            args["tp_size"] = rng.choice([2, 4, 8])
+        elif flags < 0.45:
+            name = rng.choice(DEFAULT_FLAGS)
+            args[name] = rng.choice(mr.CHOICES[name])
+        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
+            args["speculative_draft_model_path"] = {
+                "architecture": sc.get("architecture", "LlamaForCausalLM")
+            }
+        sc["args"] = args
+        sc["id"] = f"L{seed}-{i:05d}-{hw}-{tag}"
+        out.append(sc)
+    return out
+
+
 # --- running through the harness ----------------------------------------------------------------
 
 
@@ -426,9 +574,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="harness groups at a time (with --run)")
     parser.add_argument("--themes", action="store_true", help="the kinds make_random under-samples instead")
     parser.add_argument("--wide", action="store_true", help="--themes plus the kinds tested least")
+    parser.add_argument(
+        "--defaults", action="store_true", help="short launches: SGLang's own defaults decide"
+    )
     args = parser.parse_args(argv)
     groups = max(1, min(args.groups, args.count))
-    drawing = draw_wide if args.wide else draw_themes if args.themes else draw
+    drawing = (
+        draw_defaults if args.defaults else draw_wide if args.wide else draw_themes if args.themes else draw
+    )
     scenarios = drawing(args.seed, args.count, groups)
     if args.run is None:
         sys.stdout.write("".join(json.dumps(sc, sort_keys=True) + "\n" for sc in scenarios))

@@ -104,6 +104,12 @@ PLAIN_CHECKPOINT = {
     "moe_has_dense_layers": False,
 }
 DRIVER_595 = (595,)
+# SGLang's per-rank all-to-all dispatch budgets (environ.py), read by a2a_dispatch_budget_raised.
+DISPATCH_BUDGET_ENV = (
+    "SGLANG_MORI_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+    "SGLANG_PPLX_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+    "SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+)
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
 # tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla (serving_hook.
@@ -349,6 +355,12 @@ def inputs_for(
     facts["nvidia_driver_ge_595"] = driver is not None and tuple(driver) >= DRIVER_595
     facts.update(extra)
     env = scenario.get("env") or {}
+    if "a2a_dispatch_budget_raised" in pack.fields:
+        # The harness leaves the three dispatch-budget variables at SGLang's defaults unless a
+        # scenario's env sets one (none does yet); the fact exists only for those three backends.
+        a2a = (scenario.get("args") or {}).get("moe_a2a_backend")
+        raised = any(name in env for name in DISPATCH_BUDGET_ENV)
+        facts["a2a_dispatch_budget_raised"] = raised and a2a in ("mori", "pplx", "deepep_v2")
     for name, fld in pack.fields.items():
         if fld.env:
             facts[name] = str(env.get(name, "0"))
