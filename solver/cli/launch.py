@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from solver.errors import InputIssue, Unsatisfiable, input_issues
+from solver.errors import InputIssue, InvalidInput, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
     read_command,
@@ -21,7 +21,7 @@ from solver.inputs.launch import (
     repaired_command,
     shell_line,
 )
-from solver.inputs.pins import _lookup, coerce, env_value
+from solver.inputs.pins import _lookup, coerce, env_value, shown
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.minimal import minimal_options
@@ -55,6 +55,8 @@ def merge_launch(
 
         # The launcher puts the file's flags before the command line's: a typed flag wins.
         from_file = read_config(pack, command.config)
+        if command.model_not_first and from_file.model is None:
+            raise InvalidInput([_no_model_first(pack, command)])
         args.config_options = list(from_file.options)
         sources.insert(0, from_file.options)
         model = model or from_file.model
@@ -86,6 +88,24 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return model
+
+
+def _no_model_first(pack: Pack, command: LaunchCommand) -> InputIssue:
+    """A `model_first` command with a config file: its parser puts the file's flags after the
+    first word when that is the model, and refuses the command when neither it nor the file
+    gives one (a model later on the line is not looked at)."""
+    program = " ".join(command.program)
+    flags = " or ".join((pack.launcher.model_flags if pack.launcher else ()) or ("the model flag",))
+    later = f" ({shown(command.model)} comes later)" if command.model else ""
+    return InputIssue(
+        field="launch command",
+        value=command.config,
+        message=(
+            f"`{program}` with a config file needs the model as its first word, or in the file{later}: "
+            f"{pack.name} {pack.version.partition('+')[0]} refuses it with 'No model specified!'; "
+            f"write `{program} MODEL ...` or give {flags} (moved first)"
+        ),
+    )
 
 
 def _set_aside_issues(
