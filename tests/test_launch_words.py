@@ -203,3 +203,20 @@ def test_a_modelled_json_key_the_config_class_lacks_is_a_pack_error(tmp_path: Pa
         load_pack(root)
     messages = [f"{p.where}: {p.message}" for p in caught.value.problems]
     assert any("takes no key 'flash_attn_version'" in m for m in messages), messages
+
+
+def test_only_a_dotted_keys_last_value_is_checked(vllm: Pack) -> None:
+    # vLLM merges the dotted words into one JSON value: an earlier one is replaced unchecked
+    # (`--attention-config.flash_attn_version --attention-config.flash_attn_version ...=4` is FA4)
+    words = [
+        *VLLM,
+        "--attention-config.flash_attn_version",
+        "x",
+        "--attention-config.flash_attn_version",
+        "3",
+    ]
+    assert _merged(vllm, words)[1] == {"flash_attn_version": "3"}
+    assert "config class refuses it" in _refused(vllm, [*words, "--attention-config.flash_attn_version", "x"])
+    assert _merged(vllm, [*words[:-1], "5", *words[-2:]])[1] == {
+        "flash_attn_version": "3"
+    }  # 5: no domain check

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
+from solver.inputs.arguments import need_pack, need_words
 from solver.inputs.launchjson import dotted_last, forget, json_heads, write_into_json
 from solver.inputs.launchwords import (
     as_parser_reads,
@@ -191,8 +192,9 @@ def _parser_reads(
         shown_could = ", ".join(could[:6]) + (", ..." if len(could) > 6 else "")
         message = f"{flag} is ambiguous for {name}'s parser: it could be {shown_could}; spell it out"
     else:
-        known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
-        close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
+        if len(issues.problems) < 20:  # (a did-you-mean for the first few: 100,000 bad flags took minutes)
+            known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
+            close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
         hint = f"; did you mean {' or '.join(close)}?" if close else " (`--help` of the launcher lists them)"
         message = f"{name} has no flag {flag}{hint}"
     issues.add(
@@ -350,8 +352,8 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     through. Raises `InvalidInput` for a command the pack does not list, a flag without its
     value, or one option given twice with different values.
     """
-    launcher = launcher_of(pack)
-    environment, env_word, words = _environment_prefix(list(words))
+    launcher = launcher_of(need_pack(pack, "read_command"))
+    environment, env_word, words = _environment_prefix(list(need_words(words, "read_command")))
     program = _match_program(launcher, words)
     if not program and words and not words[0].startswith("-"):
         known = "; ".join(launcher.commands) or "none (give the flags alone after --)"
@@ -381,6 +383,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     heads = json_heads(pack)
     from_json: set[str] = set()  # options read from a JSON flag's value
     unread: str | None = None  # the word an `unread_positional` command takes and never reads
+    pending: dict[str, InputIssue] = {}  # values the parser refuses (a dotted key's: its last only)
     if launcher.dotted:
         rest = dotted_last(rest, launcher.attached)
     i = 0
@@ -430,10 +433,15 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         value, i = _flag_value(table, flag, attached if eq_given else None, rest, i, issues)
         if value is None:
             continue
-        value, problem = as_parser_reads(pack, flag, value)
+        name = table[flag][0] if flag in table else ""
+        value, problem = as_parser_reads(pack, flag, value, name or None)
+        # vLLM merges `--flag.key` words into one JSON value: only a dotted key's last value is checked
+        dotted = launcher.dotted and "." in flag
+        key = name if dotted else str(i)
+        pending.pop(key, None)
         if problem is not None or value is None:  # refused, or `--flag.key null`: left to the launcher
-            issues.add(*(() if problem is None else (problem,)))
-            options.pop(table[flag][0] if flag in table else "", None)
+            pending.update({key: problem} if problem is not None else {})
+            options.pop(name, None)
             continue
         if flag in launcher.model_flags:
             again = model not in (None, value)  # the launcher reads the last, or what it moved first
@@ -446,15 +454,15 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             issues.add(*([config_twice(pack, config, str(value))] if exact and config is not None else []))
             config = str(value) if exact and config is None else config
             continue
-        name = table[flag][0]
         if name in options and options[name] != value:  # argparse: the last one wins
-            set_aside.append((name, options[name]))
+            set_aside += [] if dotted else [(name, options[name])]
             repeated.append(
                 f"{_shown_option(spelled[name], options[name])} is given again as "
                 f"{_shown_option(flag, value)}: {launcher_name(pack)} reads the last one"
             )
         options[name] = value
         spelled[name] = flag
+    issues.add(*pending.values())
     issues.check()
     return LaunchCommand(
         program=program,

@@ -95,21 +95,23 @@ def _int_issue(pack: Pack, flag: str, value: str) -> InputIssue:
     )
 
 
-def as_parser_reads(pack: Pack, flag: str, value: Scalar) -> tuple[Scalar | None, InputIssue | None]:
+def as_parser_reads(
+    pack: Pack, flag: str, value: Scalar, field: str | None
+) -> tuple[Scalar | None, InputIssue | None]:
     """A modelled flag's value as the launcher's parser converts it: a word its `choices` lack
     refused; after a flag it reads with int(), the integer (`+8`, ` 8`, `0_8` are 8; anything
     int() refuses is refused); after a dotted JSON key, the JSON value its config class takes
-    (None: `null`, the key left to the launcher). Else the value as typed."""
+    (None: `null`, the key left to the launcher). Else the value as typed. `field`: the field
+    the flag sets (None: the model or config flag)."""
     launcher = launcher_of(pack)
     if not isinstance(value, str):
         return value, None
     choice = choice_issue(pack, flag, value)
     if choice is not None:
         return None, choice
-    field = next((n for n, f in pack.fields.items() if flag in f.all_flags), None)
     if launcher.dotted and "." in flag and field is not None:
         return typed_json_value(pack, field, flag, dotted_value(value))
-    if _parser_flag(launcher, flag) in launcher.integers:
+    if field is not None and _parser_flag(launcher, flag) in launcher.integers:
         try:
             return str(int(value)), None
         except ValueError:  # refused by the parser; anything but the pack's `auto` is by the pack too
