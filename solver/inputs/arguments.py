@@ -30,7 +30,7 @@ def need(value: Any, kind: type | tuple[type, ...], call: str, param: str, takes
 
 def need_pack(pack: Any, call: str) -> Pack:
     """`pack`, which must be a loaded `Pack`."""
-    need(pack, Pack, call, "pack", "a Pack (solver.load_pack('sglang') returns one)")
+    need(pack, Pack, call, "pack", "a Pack (solver.load_pack(NAME) returns one)")
     return pack  # type: ignore[no-any-return]  # a Pack, checked above
 
 

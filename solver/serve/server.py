@@ -76,7 +76,8 @@ class ConfiguratorServer(ThreadingHTTPServer):
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)
             except Exception as exc:  # the warm-up only saves time; a failure must not stop serving
-                print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+                if not self.stopping.is_set():  # (else Ctrl-C closed the server under it: say nothing)
+                    print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
 
         thread = threading.Thread(target=run, name="confsolve-warm-up", daemon=True)
         thread.start()
