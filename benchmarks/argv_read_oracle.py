@@ -119,6 +119,14 @@ KNOWN: list[tuple[str, str, str, str]] = [
         "`vllm serve` with --served-model-name and the model not first (nor --model): vLLM's "
         "FlexibleArgumentParser refuses it; confsolve reads the later model",
     ),
+    (
+        "we_accept",
+        "",
+        " requires --",
+        "a flag the pack does not model that the launcher checks against another after reading "
+        "(vLLM's validate_parsed_serve_args: --data-parallel-multi-port-external-lb requires "
+        "--data-parallel-size > 1): a check of two flags, not of the reading",
+    ),
 ]
 
 

@@ -220,3 +220,13 @@ def test_only_a_dotted_keys_last_value_is_checked(vllm: Pack) -> None:
     assert _merged(vllm, [*words[:-1], "5", *words[-2:]])[1] == {
         "flash_attn_version": "3"
     }  # 5: no domain check
+
+
+def test_another_packs_command_says_which_pack(capsys: pytest.CaptureFixture[str]) -> None:
+    # a newcomer's `confsolve check -- vllm serve m` (default pack sglang) said only "not a command"
+    from clirun import run
+
+    code, _, err = run(capsys, "check", "--", "vllm", "serve", "m", "-tp", "2")
+    assert code == 2 and "it is a command of the vllm pack: add --pack vllm" in err
+    code, _, err = run(capsys, "check", "--pack", "vllm", "--", "python", "-m", "sglang.launch_server")
+    assert code == 2 and "add --pack sglang" in err

@@ -39,7 +39,10 @@ def merge_launch(
     model path to read facts from: --model-config when given, else the command's model when it
     is a path on this machine (a model that is not is said on stderr, and its facts stay
     unknown)."""
-    command = read_command(pack, args.launch)
+    try:
+        command = read_command(pack, args.launch)
+    except InvalidInput as exc:
+        raise _another_packs_command(pack, args.launch, exc) from None
     args.command_read = command
     for note in command.repeated:  # read as the launcher reads it, and said
         print(f"confsolve: launch command: {note}", file=sys.stderr)
@@ -88,6 +91,31 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return model
+
+
+def _another_packs_command(pack: Pack, words: list[str], exc: InvalidInput) -> InvalidInput:
+    """The error, with `--pack NAME` said when the command is no command of this pack's launcher
+    but one of another shipped pack's (`confsolve check -- vllm serve m` without `--pack vllm`)."""
+    import tomllib
+
+    import constraints
+    from solver.inputs.launch import _environment_prefix, _match_program
+    from solver.model import Launcher
+
+    typed = _environment_prefix(list(words))[2]
+    if not typed or typed[0].startswith("-") or _match_program(pack.launcher or Launcher(), typed):
+        return exc
+    for name in constraints.shipped_packs():
+        directory = constraints.pack_directory(name)
+        if name == pack.name or directory is None:
+            continue
+        with (directory / "pack.toml").open("rb") as handle:
+            commands = tomllib.load(handle).get("pack", {}).get("launcher", {}).get("commands", [])
+        if _match_program(Launcher(commands=tuple(commands)), typed):
+            first = exc.issues[0]
+            hint = f"; it is a command of the {name} pack: add --pack {name}"
+            return InvalidInput([replace(first, message=first.message + hint), *exc.issues[1:]])
+    return exc
 
 
 def _no_model_first(pack: Pack, command: LaunchCommand) -> InputIssue:
