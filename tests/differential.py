@@ -340,13 +340,20 @@ def run(
     return Summary(cases)
 
 
-def run_fixture(pack: Pack, directory: Path, scratch: Path) -> Summary:
+def run_fixture(
+    pack: Pack,
+    directory: Path,
+    scratch: Path,
+    select: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+) -> Summary:
     """Replay a compact fixture directory (records.jsonl.gz and configs.json.gz, written by
-    `benchmarks/differential.py --fixture`), writing its config files under `scratch`."""
+    `benchmarks/differential.py --fixture`), writing its config files under `scratch`; `select`
+    picks the records to replay (all of them by default)."""
     with gzip.open(directory / "configs.json.gz", "rt", encoding="utf-8") as handle:
         configs = json.load(handle)
     store = oracle.ConfigStore(scratch, configs)
-    return run(pack, read_records(directory / "records.jsonl.gz"), store, explain=False)
+    records = list(read_records(directory / "records.jsonl.gz"))
+    return run(pack, select(records) if select is not None else records, store, explain=False)
 
 
 # --- the compact fixture ------------------------------------------------------------------------

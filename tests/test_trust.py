@@ -731,6 +731,99 @@ def test_a_model_no_flag_can_serve_here_gets_the_facts_that_would_as_repairs() -
         assert resolve(pack, {"enable_expert_parallel": True}, {**facts, **repair.set}).values
 
 
+# --- a fact is never chosen to make a flag work ------------------------------------------------
+
+# The device is asked for when nothing decides it (required); every other fact is assumed at its
+# chain's value, never searched: a search picked the model's architecture, its MLA trait, the GPU
+# count or the installed kernels to make a kernel flag work ("the first value that works").
+_SEARCHED_FACTS = {"platform", "gpu_arch"}
+
+
+@pytest.mark.parametrize("pack_name", ["sglang", "vllm"])
+def test_no_fact_but_the_device_is_searched(pack_name: str) -> None:
+    pack = load_pack(pack_name)
+    searched = {n for n in pack.facts if pack.fields[n].search}
+    assert searched == _SEARCHED_FACTS
+    assert all(pack.fields[n].required for n in searched)
+
+
+@pytest.mark.parametrize(
+    ("flag", "fact", "assumed", "warned"),
+    [
+        # it assumed architecture=DeepseekV4ForCausalLM, "the first value of the domain that works"
+        ("dsv4", "architecture", "other", "dsv4-needs-deepseek-v4"),
+        # it assumed is_mla=true
+        ("flashmla", "is_mla", False, "mla-backends-need-mla-model"),
+    ],
+)
+def test_a_kernel_flag_never_decides_the_model(flag: str, fact: str, assumed: Any, warned: str) -> None:
+    """With no model given, an attention backend made for one kind of model is answered for the
+    model the pack assumes (said in ASSUMED), with SGLang's own warning for it, instead of a
+    model picked to fit the flag."""
+    pack = load_pack("sglang")
+    for answer in (check, resolve):
+        got = answer(pack, {"attention_backend": flag}, {"platform": "cuda", "gpu_arch": "sm100"})
+        assert {a.field: a.value for a in got.assumed}[fact] == assumed
+        assert warned in [w.rule for w in got.warnings]
+
+
+def test_a_fact_the_flags_narrowed_is_still_said_assumed() -> None:
+    """--moe-runner-backend cutlass with --quantization modelopt_fp4 holds only for a dense model
+    (SGLang refuses the pair for MoE layers). With no model given the answer holds for the
+    assumed dense model and says so; is_moe was shown as decided by the rule, read off the
+    user's flags, and left out of ASSUMED."""
+    pack = load_pack("sglang")
+    flags = {"moe_runner_backend": "cutlass", "quantization": "modelopt_fp4"}
+    got = resolve(pack, flags, {"platform": "cuda", "gpu_arch": "sm100"})
+    assert {a.field: a.value for a in got.assumed}["is_moe"] is False
+    assert got.provenance["is_moe"].kind != "rule"
+
+
+def _random_requests(pack: Any, seed: int, count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """`count` requests of one to three typed options on a device drawn from the pack's own
+    platform / architecture pairs (seeded)."""
+    import random
+
+    rng = random.Random(seed)
+    archs = {"cuda": ["sm80", "sm89", "sm90", "sm100", "sm120"], "hip": ["gfx942", "gfx950"]}
+    options = [n for n in pack.options if len(pack.fields[n].domain) > 1]
+    out = []
+    for _ in range(count):
+        platform = rng.choice(sorted(archs))
+        facts = {"platform": platform, "gpu_arch": rng.choice(archs[platform])}
+        flags = {n: rng.choice(pack.fields[n].domain) for n in rng.sample(options, rng.randint(1, 3))}
+        out.append((flags, facts))
+    return out
+
+
+@pytest.mark.parametrize("pack_name", ["sglang", "vllm"])
+def test_a_fact_not_said_assumed_follows_from_the_facts(pack_name: str) -> None:
+    """Law: every fact nobody gave is either under ASSUMED or follows from the facts alone (given
+    and assumed): no other value of it holds with them, whatever the flags. A fact the flags
+    decided and the answer did not name as assumed would be a silent assumption."""
+    from solver.reasoning.plan import plan_for
+
+    pack = load_pack(pack_name)
+    cp = plan_for(pack).compiled
+    checked = 0
+    for flags, facts in _random_requests(pack, seed=1313, count=60):
+        try:
+            got = resolve(pack, flags, facts)
+        except Unsatisfiable:
+            continue
+        assumed = {a.field for a in got.assumed}
+        known = {n: got.values[n] for n in pack.facts if n in facts or n in assumed}
+        for name in pack.facts:
+            if name in known:
+                continue
+            others = [v for v in pack.fields[name].domain if v != got.values[name]]
+            for value in others:
+                held = cp.satisfiable({**known, name: value}, task="law")
+                assert held is None, (flags, facts, name, got.values[name], value)
+            checked += 1
+    assert checked > 50  # the law was exercised, not skipped
+
+
 # --- the README walk-through is what the CLI prints ------------------------------------------------
 
 README = Path(__file__).parent.parent / "README.md"

@@ -48,6 +48,8 @@ from solver.values import show as _show
 
 __all__ = ["resolve_planned", "resolve_unexplained"]
 
+_FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
+
 
 def assumed_facts(
     plan: Plan, pins: Mapping[str, Pin], solution: Mapping[str, Scalar], provenance: Mapping[str, Provenance]
@@ -195,7 +197,18 @@ def provenance_of(
         kind: ProvenanceKind = "user" if pin.source == "user" else "fact"
         return Provenance(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
     value = solution[name]
+    field = pack.fields[name]
     if len(trace.domains.get(name, ())) <= 1:
+        if field.kind == "fact" and not field.search and not _facts_force(plan, name, solution):
+            # An unset fact the search may not choose, narrowed only through the user's options
+            # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
+            # the chain's assumption (the decisions fail otherwise), said under ASSUMED.
+            _, pref = plan.chain(name, solution)
+            if pref is not None:
+                return Provenance(
+                    kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[]
+                )
+            return Provenance(kind="default", source=None, rule=None, because=_FACT_DEFAULT, rejected=[])
         forcing, because = _forcing_rules(plan, name, solution)
         return Provenance(
             kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
@@ -203,7 +216,6 @@ def provenance_of(
     ranked, origin = log.get(name, ([value], {}))
     at = ranked.index(value) if value in ranked else 0
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in ranked[:at]] if at else []
-    field = pack.fields[name]
     chained = follows_chain(field, predict)  # the launcher's chain, or a fact's assumed default
     if not chained:
         flagged = _flagged_rejections(
@@ -224,9 +236,7 @@ def provenance_of(
             rule=None,
             rejected=rejected,
             because=(
-                "not given; the first value of its domain — set it if it differs"
-                if field.kind == "fact"
-                else f"{pack.name}'s default when the flag is not given"
+                _FACT_DEFAULT if field.kind == "fact" else f"{pack.name}'s default when the flag is not given"
             ),
         )
     because = (
@@ -339,6 +349,17 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
         found = (forcing, because)
         cp.tables.store(answers, key, found)
     return found
+
+
+def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> bool:
+    """Whether rules reading only facts (given or assumed) besides `name` exclude every other
+    value of `name` as resolved: the value then follows from the facts, not from the flags."""
+    fields = plan.pack.fields
+    left = {v for v in plan.compiled.domains[name] if v != solution[name]}
+    for _, con, at, others in plan.reading(name):
+        if left and all(fields[f].kind == "fact" for f in others):
+            left -= left - con.allowed(at, tuple([solution[f] for f in others]))
+    return not left
 
 
 def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:

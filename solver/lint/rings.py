@@ -1,0 +1,119 @@
+"""The local exact step of lint's questions (`around`): searches and refutations within the rings
+of rules around a question's fields, so that a question costs what its neighbourhood holds, not
+the pack.
+
+Imports only the standard library and `solver.budget` at module level; the counter, the engine's
+errors and the ring walk are imported inside the function (the CLI imports lint at start-up).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from solver.budget import CommandBudgetExceeded
+
+if TYPE_CHECKING:
+    from solver.engine.count import Limit
+    from solver.lint.oracle import PackOracle
+    from solver.model import Scalar
+    from solver.pack.expr import Condition
+
+__all__ = ["around"]
+
+RING_STEPS = 2000
+RING_STARTS = 4
+RING_SHARE = 0.5
+RING_RULES = 600
+
+
+def around(
+    oracle: PackOracle,
+    pins: Mapping[str, Scalar],
+    rule_ids: Sequence[str],
+    conditions: Sequence[Condition],
+    indices: Sequence[int],
+) -> tuple[dict[str, Scalar] | None, bool]:
+    """The local exact step: (a solution, False), (None, True) when the question has none,
+    or (None, False) when it cannot tell. It walks the layers of rules around the question's
+    fields (`rule_layers`), and in each layer tries
+
+    - a witness: every field outside the layer held at a known solution's values, a short
+      search over the layer's fields with every rule that reads one. Sound: the known
+      solution keeps every rule, so a rule that reads no field that may move still holds;
+    - a refutation: the layer's rules alone with the question's pins and conditions. Exact:
+      more rules can only leave fewer solutions.
+
+    Each try costs what the layer holds, where the exact search over the whole pack starts
+    with a propagation of every rule: that made lint grow as n^2.2 on the synthetic packs.
+    It stops at a layer holding half the pack's fields, or whose rules reading them are half
+    the question's rules (`RING_RULES` for a question with pins only): the whole-pack search is
+    then no dearer (SGLang's hubs reach that at once).
+    """
+    from solver.engine.count import CountLimitReached, Limit
+    from solver.errors import SolverBudgetExceeded
+    from solver.reasoning.conflicts import rule_layers
+
+    start = [*pins, *(n for c in conditions for n in c.fields)]
+    if not start:
+        return None, False
+    knowns = oracle.closest(pins, RING_STARTS)
+    share = len(set(rule_ids)) * RING_SHARE
+    if not conditions:
+        # A value's question (pins only) stops at a ring of `RING_RULES`: on synthetic 1,000 its
+        # witnesses over the third ring (~1,000-1,250 rules, half the pack) took 60-170 ms each,
+        # where the whole-pack search started from a known solution is cheaper (the values check
+        # 10.0 -> 7.0 s CPU, load 23-26). At 300 rules (values 5.9 s) synthetic 400's rules
+        # check that follows took 1.4 s more (its learned solutions less varied: 18 more
+        # searches); at 600 the packs up to 400 fields are unchanged. Not for a rule broken:
+        # there the whole-pack search is the counter's (300 rules: that check 5.7 -> 15.8 s).
+        share = min(share, RING_RULES)
+    limit = len(oracle.cp.domains) // 2
+    steps = min(RING_STEPS, oracle.budget)
+    counter = oracle.oracle  # (the exact counter of every question)
+
+    def ask(given: Mapping[str, Scalar], rules: Sequence[str]) -> dict[str, Scalar] | None:
+        if not conditions:
+            # Pins only (a value's question): the engine's search. Each of the counter's
+            # tries passed over every field of the pack (its root and component keys); the
+            # engine's start and search cost the ring (synthetic 400: the values check 3.3
+            # -> 2.0 s CPU). No hint: started from the known solution, the rules check that
+            # follows took 3 s more. With a condition (a rule broken) the counter stays:
+            # there the engine took 1.5 times as long.
+            try:
+                return oracle.cp.solve(given, rules=rules, budget=steps, task="linting")
+            except CommandBudgetExceeded:
+                raise
+            except SolverBudgetExceeded:
+                raise CountLimitReached(Limit(steps=steps), steps) from None
+        only = [oracle.index[r] for r in rules]
+
+        def search(limit: Limit) -> dict[str, Scalar] | None:
+            return counter.solution(given, only=only, extra=indices, limit=limit)
+
+        return oracle.counted(counter, search, steps)
+
+    layers = rule_layers(oracle.cp, start, pins, rule_ids)
+    after = next(layers, None)
+    while after is not None:
+        layer, after = after, next(layers, None)
+        inside = {n for r in layer for n in oracle.cp.rules[r].fields if n not in pins}
+        if len(inside) > limit:
+            break
+        moving = inside | set(start)
+        # The rules reading a field that may move: the next layer (the walk's next ring reads
+        # exactly the unpinned fields of this one), or this one when the walk ends here.
+        ring = layer if after is None else after
+        if len(ring) > share:
+            break
+        outside = {n for r in ring for n in oracle.cp.rules[r].fields if n not in moving}
+        try:
+            for known in knowns:
+                found = ask({**{n: known[n] for n in outside}, **pins}, ring)
+                if found is not None:
+                    return {**known, **{n: found[n] for n in moving}}, False
+            if ask(pins, layer) is None:
+                return None, True
+        except CountLimitReached:
+            continue
+    return None, False
