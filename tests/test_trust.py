@@ -354,6 +354,27 @@ def test_notices_wrap_to_a_terminal_and_stay_whole_when_piped(tmp_path: Path) ->
     assert " ".join(line.strip() for line in wrapped) == " ".join(line.strip() for line in whole)
 
 
+@pytest.mark.parametrize("columns", [80, 60])
+def test_the_resolution_table_fits_a_terminal(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """On a terminal every line of the table fits its width (39 of 107 lines ran past 80 columns:
+    a 44-letter environment variable, a 34-letter architecture and a preference id on one row);
+    piped, each field keeps its one aligned row for grep and diff."""
+    from solver.render import text
+
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "Qwen3VLMoeForConditionalGeneration"}
+    res = resolve(pack, {"attention_backend": "flashinfer"}, facts)
+    piped = text.resolution_table(pack, res).splitlines()
+    monkeypatch.setattr(text, "tty_width", lambda: columns)
+    shown = text.resolution_table(pack, res).splitlines()
+    assert max(len(line) for line in piped) > columns >= max(len(line) for line in shown)
+    rows = [line for line in piped if line.startswith("  ") and line.split()[0] in pack.fields]
+    assert len(rows) == len(pack.fields)
+    # Nothing is lost: each piped row's words are on the terminal.
+    for row in rows:
+        assert all(word in " ".join(shown).split() for word in row.split())
+
+
 def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     """A plain request assumes ~26 facts; the notice groups the model's shape, the installed
     packages and the environment, so it stays under ten lines and still names every one."""

@@ -379,26 +379,47 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
         groups.setdefault(field.group, []).append(name)
-    width = max((len(n) for n in pack.fields), default=10)
-    vwidth = max((len(_show(v)) for v in res.values.values()), default=10)
+    # On a terminal the table fits its width: columns sized per group, and a note that would run
+    # past the edge continues on the next line under its kind. Piped, every row stays one line
+    # (aligned over the whole table) for grep and diff.
+    limit = tty_width()
+    names = list(pack.fields) if limit is None else []
+    width = max((len(n) for n in names), default=10)
+    vwidth = max((len(_show(res.values[n])) for n in names), default=10)
     title = "predicted (what the launcher does as typed)" if res.mode == "predict" else "resolved"
     lines = [f"{pack.name} {pack.version}: {title}"]
     # Adjustments, warnings and what was assumed first: a 70-line table read through `| head`
     # must not lose them.
     lines += notices(pack, res, colour=colour, width=tty_width())
     adjusted = {a.field for a in res.adjustments}
-    for group, names in groups.items():
+    for group, members in groups.items():
         lines.append("")
         lines.append(_paint(f"[{group}]", "1", colour))
-        for name in names:
+        if limit is not None:
+            width = max(len(n) for n in members)
+            vwidth = max(len(_show(res.values[n])) for n in members)
+        for name in members:
             prov = res.provenance[name]
             value = _show(res.values[name])
             note = prov.rule or (prov.source if prov.source not in (None, prov.kind, "user") else "")
             row = f"  {name:<{width}}  {value:<{vwidth}}  {prov.kind:<10} {note}".rstrip()
+            if limit is not None and len(row) > limit:
+                row = _fold_row(row, [name, value, prov.kind, note], 2 + width + 2 + vwidth + 2, limit)
             if name in adjusted:
                 row = _paint(row, "33", colour)
             lines.append(row)
     return "\n".join(lines)
+
+
+def _fold_row(row: str, cells: list[str], kind_at: int, limit: int) -> str:
+    """A table row too wide for the terminal, folded: the note continues under the kind column
+    (or as far right as it fits, at least a short indent); when even name, value and kind do not fit,
+    the name stands alone and the rest follows indented."""
+    name, value, kind, note = cells
+    head = row[: len(row) - len(note)].rstrip() if note else row
+    if len(head) <= limit:
+        return head + ("\n" + " " * max(6, min(kind_at, limit - len(note))) + note if note else "")
+    return f"  {name}\n" + "\n".join(f"      {part}" for part in (f"{value}  {kind}", note) if part)
 
 
 def why_text(
