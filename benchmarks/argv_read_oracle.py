@@ -85,6 +85,10 @@ OTHER_FLAGS: dict[str, list[list[str]]] = {
         ["--attention-config", '{"flash_attn_version": 2}'],
         ["-ac", '{"flash_attn_version": 3}'],
         ["--attention-config", "{}"],
+        ["--compilation-config", '{"mode": 3}'],
+        ["-cc", '{"mode": 3, "cudagraph_mod": "FULL"}'],
+        ["--compilation-config.cudagraph_mod", "FULL"],
+        ["--max-num-seqs", "+64"],
         ["--no-enable-prefix-caching"],
         ["--max_num_seqs", "64"],
         ["--cudagraph-capture-sizes", "1", "2", "4"],
@@ -102,38 +106,26 @@ MALFORMED = ["", " ", "+8", "08", "0_8", " 8", "8.0", "-1", "0", "true", "None",
 # launcher or confsolve said). Anything else is new, and fails the run.
 KNOWN: list[tuple[str, str, str, str]] = [
     (
-        "we_refuse",
-        "api_server",
-        "is neither a flag nor a flag's value",
-        "vLLM's api_server parser takes one word without a flag (make_arg_parser's model_tag) and "
-        "ignores it (only `vllm serve` serves it): confsolve refuses the word instead",
+        "we_accept",
+        "",
+        "invalid ",
+        "a value of a flag the pack does not model, of a type its parser refuses: the flag table "
+        "types only int() flags (`--mem-fraction-static x`, `--max-model-len 1x` are not checked)",
+    ),
+    (
+        "we_accept",
+        "vllm serve",
+        "`model` should be provided as the first positional argument",
+        "`vllm serve` with --served-model-name and the model not first (nor --model): vLLM's "
+        "FlexibleArgumentParser refuses it; confsolve reads the later model",
     ),
     (
         "we_accept",
         "",
-        "errors.pydantic.dev",
-        "a key of a vLLM JSON flag the pack does not model (`--attention-config.fl 3`): vLLM's "
-        "config class refuses a key it lacks, confsolve passes the flag through unread",
-    ),
-    (
-        "we_accept",
-        "",
-        "AttributeError: 'NoneType' object has no attribute 'items'",
-        "an empty --config file: vLLM 0.33.0's load_config_file fails on it; confsolve reads no entries",
-    ),
-    (
-        "we_refuse",
-        "",
-        "the model is given twice",
-        "the model given twice: SGLang keeps the last (`sglang serve M` is `--model-path M` in front), "
-        "`vllm serve` refuses it or keeps the first; confsolve refuses it",
-    ),
-    (
-        "we_accept",
-        "",
-        "invalid int value",
-        "a value of a flag the pack does not model, of a type its parser refuses: the flag table has "
-        "no types (`--cuda-graph-bs-decode 1 2 stray`)",
+        " requires --",
+        "a flag the pack does not model that the launcher checks against another after reading "
+        "(vLLM's validate_parsed_serve_args: --data-parallel-multi-port-external-lb requires "
+        "--data-parallel-size > 1): a check of two flags, not of the reading",
     ),
 ]
 
@@ -248,8 +240,10 @@ class Draw:
         if rng.random() < 0.3:
             lines.append("port: 30002" if self.launcher == "sglang" else "port: 8002")
         path = self.scratch / f"c{rng.randrange(10**9)}.yaml"
-        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-        return ["--config", str(path)]
+        empty = rng.random() < 0.05  # an empty file; `--config=FILE` and a prefix, never opened
+        path.write_text("" if empty else "\n".join(lines) + "\n", encoding="utf-8")
+        spelled = rng.choice(["--config=", "--confi"]) if rng.random() < 0.1 else "--config"
+        return [f"{spelled}{path}"] if spelled.endswith("=") else [spelled, str(path)]
 
     def command(self) -> tuple[list[str], list[str], list[str]]:
         """(the environment words, the program words, the rest) of one typed command line."""
@@ -279,6 +273,9 @@ class Draw:
             groups.append(self._config())
         rng.shuffle(groups)
         model = "/models/m" if rng.random() < 0.8 else "org/model.v2"
+        if rng.random() < 0.06:  # the model given (again) by a flag
+            flag = rng.choice(launcher.model_flags)
+            groups.insert(rng.randint(0, len(groups)), [flag, rng.choice(["/models/other", model])])
         first: list[str] = []
         if serve and rng.random() < 0.6:
             if rng.random() < 0.9:

@@ -16,6 +16,7 @@ and `solver/inputs/launch.py` reads typed commands with it.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import warnings
@@ -28,10 +29,27 @@ HARNESSES = Path("/work/shared/tools")
 # reads `--flag.key VALUE` as one key of the JSON flag `--flag`, and `-O3` / `-O 3` as
 # `--optimization-level 3`; both keep argparse's allow_abbrev. `vllm serve`'s model is an argparse
 # positional, read between flags too; `sglang serve` takes it only as the first word
-# (sglang/cli/serve.py::_normalize_positional_model_path).
+# (sglang/cli/serve.py::_normalize_positional_model_path). vLLM's `api_server` entry point builds
+# the same parser (make_arg_parser: a `model_tag` positional) but never reads that word
+# (launchers/api_server/entry.py::main serves `--model`); `vllm serve` moves its first `--model`
+# to the front as that word (FlexibleArgumentParser.parse_args), so a positional model besides it
+# is a second positional, and a `--config` file's entries go after it (_pull_args_from_config:
+# no model first nor in the file is "No model specified!"); load_config_file calls `.items()` on
+# what yaml.safe_load returns, None for an empty file.
 EXTRA: dict[str, dict[str, object]] = {
     "sglang": {},
-    "vllm": {"underscores": True, "dotted": True, "positional_anywhere": True, "attached": ["-O"]},
+    "vllm": {
+        "underscores": True,
+        "dotted": True,
+        "positional_anywhere": True,
+        "config_empty_refused": True,
+        "attached": ["-O"],
+        "unread_positional": [
+            "python -m vllm.entrypoints.openai.api_server",
+            "python3 -m vllm.entrypoints.openai.api_server",
+        ],
+        "model_first": ["vllm serve"],
+    },
 }
 
 
@@ -88,6 +106,17 @@ def _arity(action: argparse.Action) -> str:
     return "optional" if action.nargs == "?" else "list"
 
 
+def _json_config_class(action: argparse.Action) -> type | None:
+    """The config dataclass a JSON flag's value is validated as (vLLM's `parse_dataclass`, which
+    keeps it as its default argument), or None."""
+    convert = action.type
+    defaults = getattr(convert, "__defaults__", None) or ()
+    if getattr(convert, "__name__", "") != "parse_dataclass" or not defaults:
+        return None
+    config_class = defaults[0]
+    return config_class if isinstance(config_class, type) and dataclasses.is_dataclass(config_class) else None
+
+
 def _toml_list(name: str, flags: list[str]) -> str:
     return f"{name} = [\n" + "".join(f'    "{flag}",\n' for flag in flags) + "]\n"
 
@@ -102,6 +131,8 @@ def main() -> None:
     parser = (_sglang_parser if opts.launcher == "sglang" else _vllm_parser)(opts.harness)
     by_arity: dict[str, list[str]] = {"switch": [], "value": [], "optional": [], "list": []}
     choices: dict[str, list[str]] = {}
+    integers: list[str] = []
+    json_keys: dict[str, list[str]] = {}
     # The parser's own table, not each action's option_strings: vLLM keeps `--no-enable-x` there,
     # hidden from help (EnableDisableAction), and argparse matches against this table.
     for flag, action in parser._option_string_actions.items():
@@ -114,6 +145,13 @@ def main() -> None:
                 words.sort()
             if words and action.type in (None, str) and all(isinstance(c, str) for c in words):
                 choices[flag] = words
+            # A value flag converted by int() (`+8`, ` 8`, `0_8` are 8 there), and a JSON flag whose
+            # value a config dataclass validates (vLLM: pydantic, extra="forbid"): its only keys.
+            if action.type is int and action.nargs != 0:
+                integers.append(flag)
+            config_class = _json_config_class(action)
+            if config_class is not None:
+                json_keys[flag] = sorted(f.name for f in dataclasses.fields(config_class))
     import importlib.metadata
 
     version = importlib.metadata.version(opts.launcher)
@@ -136,9 +174,14 @@ def main() -> None:
         text += _toml_list(key, flags)
     for arity, flags in by_arity.items():
         text += _toml_list(arity, sorted(flags))
+    text += _toml_list("integers", sorted(integers))
     text += "\n[launcher_flags.choices]\n"
     for flag in sorted(choices):
         text += f"{json.dumps(flag)} = [{', '.join(json.dumps(c) for c in choices[flag])}]\n"
+    if json_keys:
+        text += "\n[launcher_flags.json_keys]\n"
+        for flag in sorted(json_keys):
+            text += f"{json.dumps(flag)} = [{', '.join(json.dumps(k) for k in json_keys[flag])}]\n"
     real_stdout.write(text)
 
 

@@ -96,9 +96,13 @@ def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack
     directory (an SGLang checkout) never shadows the shipped SGLang pack. A path that does not
     exist is bad input naming it (`InvalidInput`), not a broken pack.
     """
+    import os
+
     from solver.errors import InputIssue, InvalidInput
+    from solver.inputs.arguments import need
     from solver.pack.loader import load_directory
 
+    need(name_or_path, (str, os.PathLike), "load_pack", "name_or_path", "a pack's name or directory")
     if isinstance(name_or_path, str) and not looks_like_path(name_or_path):
         import constraints
 
@@ -162,6 +166,8 @@ def resolve(
     """Resolve a request; see `solver.reasoning.resolution.resolve` (`budget`: `solver.budget`)."""
     from solver.reasoning.resolution import resolve as _resolve
 
+    _arguments("resolve", pack, budget)
+
     return _resolve(
         pack,
         options,
@@ -188,6 +194,7 @@ def check(
 
     Unset options take the launcher's own default chain, never another value; raises
     `Unsatisfiable` (with `.launcher_default` when it is the launcher's own pick that fails)."""
+    _arguments("check", pack, budget)
     return resolve(
         pack,
         options,
@@ -210,7 +217,11 @@ def valid_choices(
     budget: Budget | None = None,
 ) -> Any:
     """The values each option can still take; see `solver.reasoning.diagnose.valid_choices`."""
+    from solver.inputs.arguments import need_names
     from solver.reasoning.diagnose import valid_choices as _valid_choices
+
+    _arguments("valid_choices", pack, budget)
+    fields = need_names(fields, "valid_choices", "fields")
 
     return _valid_choices(pack, options, facts, fields=fields, reasons=reasons, budget=budget)
 
@@ -219,6 +230,8 @@ def prepare_choices(pack: Pack) -> int:
     """Do up front what every later `valid_choices` on this pack reuses (a server calls it once
     at start); see `solver.reasoning.diagnose.prepare_choices`."""
     from solver.reasoning.diagnose import prepare_choices as _prepare
+
+    _arguments("prepare_choices", pack, None)
 
     return _prepare(pack)
 
@@ -237,7 +250,10 @@ def explain(
     `keep`: fields whose given values the repairs leave alone when any repair can (a
     configurator's choice just made); only when none can do the repairs change them."""
     from solver.errors import Unsatisfiable
+    from solver.inputs.arguments import need_names
 
+    _arguments("explain", pack, budget)
+    keep = need_names(keep, "explain", "keep") or ()
     try:
         resolve(pack, options, facts, strict=strict, reasons=False, budget=budget)
     except Unsatisfiable as exc:
@@ -249,3 +265,12 @@ def explain(
 
         return unsatisfiable_for(plan_for(pack).within(budget), collect_pins(pack, options, facts), keep=keep)
     return None
+
+
+def _arguments(call: str, pack: Any, budget: Any) -> None:
+    """A call's `pack` and `budget` of the right kinds, else `InvalidInput` naming them."""
+    from solver.budget import Budget
+    from solver.inputs.arguments import need, need_pack
+
+    need_pack(pack, call)
+    need(budget, (Budget, type(None)), call, "budget", "a solver.budget.Budget or None")

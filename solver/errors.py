@@ -76,8 +76,9 @@ class InvalidInput(SolverError, ValueError):
 
     def _render(self) -> str:
         lines = [f"invalid input ({len(self.issues)} problem{'s' * (len(self.issues) != 1)}):"]
-        lines += [f"  - {issue.message}" for issue in self.issues]
-        return "\n".join(lines)
+        lines += [f"  - {issue.message}" for issue in self.issues[:50]]
+        more = len(self.issues) - 50  # (100,000 unknown keys made an 8 MB message; `issues` has all)
+        return "\n".join(lines + [f"  ... and {more} more"] * (more > 0))
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable
+from solver.inputs.arguments import need, need_names, need_pack
 from solver.inputs.launch import (
     flag_words,
     read_command,
@@ -94,7 +95,7 @@ def _selected(pack: Pack, fields: Iterable[str] | None) -> list[Field]:
         return [f for f in pack.fields.values() if not f.env]
     chosen: list[Field] = []
     issues: list[InputIssue] = []
-    for raw in [fields] if isinstance(fields, str) else fields:  # one name, not its letters
+    for raw in need_names(fields, "add_arguments", "fields") or ():  # one name, not its letters
         name = raw if raw in pack.fields else field_name(raw)
         if name not in pack.fields:
             issues.append(
@@ -123,6 +124,8 @@ def add_arguments(
     value is still read by `resolve_namespace` (give such flags `default=None` so "not typed" is
     distinguishable from a value).
     """
+    need_pack(pack, "add_arguments")
+    need(parser, argparse._ActionsContainer, "add_arguments", "parser", "an argparse parser or group")
     # argparse keeps no public index of its flags; these two are stable since Python 3.2.
     taken_flags = set(parser._option_string_actions)
     taken_dests = {action.dest for action in parser._actions}
@@ -200,6 +203,10 @@ def resolve_namespace(
     """
     from solver.reasoning.resolution import resolve_pins
 
+    need_pack(pack, "resolve_namespace")
+    need(ns, (argparse.Namespace, Mapping), "resolve_namespace", "ns", "an argparse.Namespace or a mapping")
+    need(facts, (Mapping, type(None)), "resolve_namespace", "facts", "a mapping of fact names to values")
+    require = need_names(require, "resolve_namespace", "require") or ()
     given = vars(ns) if isinstance(ns, argparse.Namespace) else dict(ns)
     read = read_values(pack, [raw for raw, value in given.items() if value is not None], facts or {})
     pins: dict[str, Pin] = collect_pins(pack, given, read, ignore_unknown=True)
@@ -253,6 +260,9 @@ def to_argv(
     For the whole launch command (program, model, the user's other flags) see
     `solver.inputs.launch.write_command`.
     """
+    need_pack(pack, "to_argv")
+    need(resolution, Resolution, "to_argv", "resolution", "a Resolution (resolve() returns one)")
+    only = need_names(only, "to_argv", "only")
     made_for = resolution.pack.get("name")
     if made_for not in (None, pack.name):  # another pack's fields would be written with its values
         message = f"to_argv: the resolution is of pack {made_for!r}, not {pack.name!r}"
@@ -310,6 +320,8 @@ def explain_conflict(
     """
     from solver.reasoning.resolution import conflict_text
 
+    need_pack(pack, "explain_conflict")
+    need(exc, Unsatisfiable, "explain_conflict", "exc", "an Unsatisfiable (resolve() raises one)")
     if render is None:
         typed = read_command(pack, list(argv))
         if prog:

@@ -53,13 +53,11 @@ __all__ = [
 Scalar = str | int | bool
 FieldKind = Literal["fact", "option"]
 # How a launcher flag carries a field's value: `value` (`--flag VALUE`), `store_true` (a bare flag
-# means true, no flag false), `store_false` (a bare flag means false), `boolean_optional`
-# (`--flag` true, `--no-flag` false: argparse's BooleanOptionalAction).
+# true, none false), `store_false`, `boolean_optional` (`--flag` true, `--no-flag` false: argparse's).
 FlagValue = Literal["value", "store_true", "store_false", "boolean_optional"]
 # "launcher-default": a value the launcher picks by itself for a flag left unset (predict mode's
 # conflicts name it; only explanations carry it, never a request).
-# What a launcher's parser reads after a flag: nothing (`switch`), one word (`value`), one unless a
-# flag follows (`optional`), every word up to a flag (`list`).
+# What a launcher's parser reads after a flag: nothing, one word, one unless a flag follows, all up to one.
 FlagArity = Literal["switch", "value", "optional", "list"]
 PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected", "launcher-default"]
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
@@ -347,19 +345,16 @@ class Preference(Record):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Launcher(Record):
-    """`[pack.launcher]`: how the launcher is invoked (commands as shell words, the first written out;
-    the model by a flag or, after a `positional_model` command, as a word), to read and write one."""
+    """`[pack.launcher]` (commands as shell words, the first written; the model by a flag or as a word
+    after a `positional_model` command) and `[launcher_flags]` (its parser: see inputs/launch.py)."""
 
     commands: tuple[str, ...] = ()
     positional_model: tuple[str, ...] = ()
     model_flags: tuple[str, ...] = ()
     config_flag: str | None = None
-    # `--detect` (inputs/detect.py): the fact each quantity of DETECTED_QUANTITIES fills (none: not
-    # reported), and the `platform` value for each kind of host of DETECTED_HOSTS found.
-    detect: dict[str, str] = dataclasses.field(default_factory=dict)
-    detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)
-    # `[launcher_flags]`: the parser's every flag, to read a command as it does (inputs/launch.py)
-    flags: dict[str, FlagArity] = dataclasses.field(default_factory=dict)
+    detect: dict[str, str] = dataclasses.field(default_factory=dict)  # `--detect`: a quantity's fact
+    detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)  # a host's `platform`
+    flags: dict[str, FlagArity] = dataclasses.field(default_factory=dict)  # what each flag reads
     abbreviations: bool = False  # argparse's allow_abbrev: a flag's unique prefix is that flag
     underscores: bool = False  # `--a_b` is `--a-b` (up to a first `.`)
     dotted: bool = False  # `--flag.key VALUE` sets one key of the JSON flag `--flag`
@@ -367,6 +362,11 @@ class Launcher(Record):
     attached: tuple[str, ...] = ()  # short flags whose value may be attached (`-O3`)
     config_refused: tuple[str, ...] = ()  # flags its `--config` file may not set (it raises)
     choices: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a value flag's only words
+    integers: tuple[str, ...] = ()  # value flags it reads with int(): `+8`, ` 8`, `0_8` are 8
+    json_keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a JSON flag's only keys
+    unread_positional: tuple[str, ...] = ()  # commands taking one word without a flag, never read
+    model_first: tuple[str, ...] = ()  # commands moving a first `--model` to the front, as the model
+    config_empty_refused: bool = False  # its `--config` reader fails on an empty file
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -8,6 +8,7 @@ import gzip
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -342,3 +343,21 @@ def test_an_interrupted_diff_leaves_no_archive_behind(tmp_path: Path, how: str) 
     assert proc.returncode == (130 if how == "ctrl-c" else 4), err.decode()[-2000:]
     assert b"Traceback" not in err
     assert list(scratch.iterdir()) == []
+
+
+def test_a_scratch_of_an_ended_command_makes_no_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a worker still in the diff after Ctrl-C ended its command made its directory after the
+    # command's cleanup (or between making and listing it): a confsolve-models-* left in TMPDIR
+    from solver.inputs import modelset
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    scratch = modelset._Scratch()
+    modelset.remove_scratch()  # the command ends; its worker goes on
+    with pytest.raises(RuntimeError):
+        scratch.under(0)
+    fresh = modelset._Scratch()  # the next command's
+    assert fresh.under(0).parent.is_dir()
+    modelset.remove_scratch()
+    assert list(tmp_path.iterdir()) == []

@@ -178,3 +178,46 @@ def test_serve_refuses_a_lone_surrogate_escape_instead_of_dropping_the_connectio
 
     with pytest.raises(BadRequest, match="lone surrogate"):
         parse_body(body)
+
+
+def _library_calls() -> list[tuple[str, object]]:
+    import argparse
+
+    import solver
+    from solver import launcher
+
+    sglang = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"}
+    return [
+        ("resolve: pack must be a Pack", lambda: solver.resolve("sglang", {}, facts)),  # type: ignore[arg-type]
+        ("check: pack must be a Pack", lambda: solver.check(None, {}, facts)),  # type: ignore[arg-type]
+        ("explain: pack must be a Pack", lambda: solver.explain(3, {}, facts)),  # type: ignore[arg-type]
+        ("valid_choices: pack must be a Pack", lambda: solver.valid_choices(b"x", {}, facts)),  # type: ignore[arg-type]
+        ("prepare_choices: pack must be a Pack", lambda: solver.prepare_choices({})),  # type: ignore[arg-type]
+        ("resolve: budget must be", lambda: solver.resolve(sglang, {}, facts, budget=5)),  # type: ignore[arg-type]
+        ("valid_choices: fields must be", lambda: solver.valid_choices(sglang, {}, facts, fields=3)),  # type: ignore[arg-type]
+        ("explain: keep must be", lambda: solver.explain(sglang, {}, facts, keep=True)),  # type: ignore[arg-type]
+        ("load_pack: name_or_path must be", lambda: solver.load_pack(None)),  # type: ignore[arg-type]
+        ("read_command: words must be a list of words", lambda: read_command(sglang, "sglang serve m")),  # type: ignore[arg-type]
+        ("read_command: words (each) must be a string", lambda: read_command(sglang, ["sglang", "serve", 3])),  # type: ignore[list-item]
+        ("read_command: pack must be a Pack", lambda: read_command("sglang", ["x"])),  # type: ignore[arg-type]
+        ("add_arguments: parser must be", lambda: launcher.add_arguments(None, sglang)),  # type: ignore[arg-type]
+        (
+            "add_arguments: fields (each) must be",
+            lambda: launcher.add_arguments(argparse.ArgumentParser(), sglang, [3]),
+        ),  # type: ignore[list-item]
+        ("resolve_namespace: ns must be", lambda: launcher.resolve_namespace(["x"], sglang)),  # type: ignore[arg-type]
+        ("resolve_namespace: facts must be", lambda: launcher.resolve_namespace({}, sglang, facts=[1])),  # type: ignore[arg-type]
+        ("to_argv: resolution must be a Resolution", lambda: launcher.to_argv({"values": {}}, sglang)),  # type: ignore[arg-type]
+        ("explain_conflict: exc must be an Unsatisfiable", lambda: launcher.explain_conflict("x", sglang)),  # type: ignore[arg-type]
+    ]
+
+
+@pytest.mark.parametrize("index", range(18))
+def test_a_wrong_kind_of_library_argument_is_an_input_error_naming_it(index: int) -> None:
+    # each raised AttributeError or TypeError from deep inside ("'str' object has no attribute
+    # 'fields'", "'int' object is not iterable", "'bool' object has no attribute 'startswith'")
+    says, call = _library_calls()[index]
+    with pytest.raises(InvalidInput) as caught:
+        call()  # type: ignore[operator]
+    assert says in str(caught.value) and "(" in str(caught.value).partition(" not ")[2]

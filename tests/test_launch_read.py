@@ -58,6 +58,8 @@ def test_a_replaced_value_is_still_read_by_the_parser(vllm: Pack) -> None:
     # vLLM's argparse converts every -tp value, the one a later -tp replaces too
     with pytest.raises(InvalidInput, match="replaced by a later value"):
         _merged(vllm, [*VLLM, "-tp", "two", "-tp", "2"])
+    with pytest.raises(InvalidInput, match="replaced by a later value"):  # an integer, not the pack's
+        _merged(vllm, [*VLLM, "-pp", "5", "-pp", "2"])
 
 
 # --- words the launcher's parser refuses: confsolve's `none` / `auto` are not its choices ----
@@ -91,21 +93,29 @@ def test_a_choice_is_checked_on_flags_the_pack_does_not_model(sglang: Pack) -> N
 
 @pytest.mark.parametrize("flag", ["--attention-config", "-ac", "--attention-conf"])
 def test_a_modelled_key_is_read_from_the_json_value(vllm: Pack, flag: str) -> None:
-    cmd = read_command(vllm, [*VLLM, flag, '{"flash_attn_version": 2, "other": 1}'])
+    cmd = read_command(vllm, [*VLLM, flag, '{"flash_attn_version": 2, "flex_attn_block_m": 1}'])
     assert cmd.options == {"flash_attn_version": "2"}
 
 
 def test_a_dotted_word_replaces_the_json_value_whole(vllm: Pack) -> None:
     # (a guard on the reading above: fails when a dotted word does not drop what the JSON said)
     # vLLM gathers `--attention-config.KEY V` into one JSON value given last: the JSON typed is gone
-    words = [*VLLM, "--attention-config", '{"flash_attn_version": 2}', "--attention-config.other", "1"]
+    words = [
+        *VLLM,
+        "--attention-config",
+        '{"flash_attn_version": 2}',
+        "--attention-config.flex_attn_block_m",
+        "1",
+    ]
     assert read_command(vllm, words).options == {}
 
 
 def test_a_key_is_written_into_the_json_value_typed(vllm: Pack) -> None:
-    cmd = read_command(vllm, [*VLLM, "--attention-config", '{"flash_attn_version": 2, "other": 1}'])
+    cmd = read_command(
+        vllm, [*VLLM, "--attention-config", '{"flash_attn_version": 2, "flex_attn_block_m": 1}']
+    )
     line = shell_line(write_command(vllm, cmd, {"flash_attn_version": 3}))
-    assert line == """vllm serve m --attention-config '{"flash_attn_version": 3, "other": 1}'"""
+    assert line == """vllm serve m --attention-config '{"flash_attn_version": 3, "flex_attn_block_m": 1}'"""
 
 
 def test_dotted_words_are_read_after_the_others(vllm: Pack) -> None:
@@ -213,6 +223,6 @@ def test_a_repair_that_unsets_a_key_takes_it_out_of_the_json_value(vllm: Pack) -
     from solver.inputs.launch import repaired_command
     from solver.model import Repair
 
-    cmd = read_command(vllm, [*VLLM, "-ac", '{"flash_attn_version": 2, "other": 1}', "-tp", "2"])
+    cmd = read_command(vllm, [*VLLM, "-ac", '{"flash_attn_version": 2, "flex_attn_block_m": 1}', "-tp", "2"])
     line = shell_line(repaired_command(vllm, cmd, Repair(unset=["flash_attn_version"])))
-    assert line == """vllm serve m -ac '{"other": 1}' --tensor-parallel-size 2"""
+    assert line == """vllm serve m -ac '{"flex_attn_block_m": 1}' --tensor-parallel-size 2"""

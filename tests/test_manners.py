@@ -71,6 +71,26 @@ def test_ctrl_c_in_the_middle_of_work_exits_130_quietly(command: str) -> None:
     assert b"Traceback" not in err and b"KeyboardInterrupt" not in err, err.decode()[-2000:]
 
 
+def test_ctrl_c_on_serve_while_it_warms_up_exits_130_quietly() -> None:
+    # the warm-up thread, cut off by the interpreter's shutdown, printed "confsolve serve: warm-up
+    # stopped: RuntimeError: can't register atexit after shutdown" on the way out
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "solver", "serve", "--port", "0"],
+        cwd=ROOT,
+        env=_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        preexec_fn=_sigint_as_on_a_terminal,
+    )
+    assert proc.stdout is not None
+    proc.stdout.readline()  # "... configurator is at http://...": serving, the warm-up started
+    time.sleep(1.0)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode in (EXIT_INTERRUPTED, -signal.SIGINT), err.decode()[-2000:]
+    assert err == b"", err.decode()[-2000:]
+
+
 @pytest.mark.parametrize(
     "command",
     [

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -184,6 +185,8 @@ def _http(
 ) -> tuple[int, bytes, str]:
     host, port = srv.server_address[:2]
     conn = http.client.HTTPConnection(str(host), int(port), timeout=60)
+    if headers is None and method == "POST":  # as the page sends its requests
+        headers = {"Content-Type": "application/json"}
     try:
         conn.request(method, path, body=body, headers=headers or {})
         response = conn.getresponse()
@@ -223,6 +226,47 @@ def test_bad_bodies_answer_400_without_a_traceback(
     doc = _valid(json.loads(raw), "error")
     assert doc["status"] == "error" and doc["error"]["message"]
     assert "Traceback" not in raw.decode("utf-8", "replace")
+
+
+def _raw(srv: ConfiguratorServer, data: bytes) -> bytes:
+    """What the server answers to bytes sent as they are (a request http.client will not send)."""
+    host, port = srv.server_address[:2]
+    with socket.create_connection((str(host), int(port)), timeout=60) as conn:
+        conn.sendall(data)
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    return answer
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    [b"GET /static/" + b"a" * 5000 + b" HTTP/1.1", b"GET /static/a\x00b HTTP/1.1"],
+)
+def test_a_static_name_the_file_system_refuses_is_not_found(
+    server: ConfiguratorServer, request_line: bytes
+) -> None:
+    # a name too long or with a NUL byte raised in the handler: no answer, a traceback on stderr
+    answer = _raw(server, request_line + b"\r\nHost: x\r\nConnection: close\r\n\r\n")
+    assert answer.startswith(b"HTTP/1.1 404") and b'"NotFound"' in answer
+
+
+@pytest.mark.parametrize("kind", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_body_that_is_not_json_by_its_type_is_refused(server: ConfiguratorServer, kind: str | None) -> None:
+    # (answered 200 before: a form another site posts reached the solver)
+    headers = {} if kind is None else {"Content-Type": kind}
+    status, raw, _ = _http(server, "POST", "/api/state", b'{"set": {"tp_size": 2}}', headers)
+    assert status == 415 and _valid(json.loads(raw), "error")["error"]["type"] == "UnsupportedMediaType"
+
+
+def test_other_methods_and_bad_request_lines_answer_json_not_5xx_html(server: ConfiguratorServer) -> None:
+    for method in ("PUT", "DELETE", "PATCH", "OPTIONS"):  # were 501 with http.server's HTML page
+        status, raw, kind = _http(server, method, "/api/state", b"{}")
+        assert status == 405 and kind.startswith("application/json"), (method, status)
+        assert _valid(json.loads(raw), "error")["error"]["type"] == "MethodNotAllowed"
+    for line in (b"BREW /pot HTTP/1.1", b"GET / HTTP/9.9", b"garbage"):
+        answer = _raw(server, line + b"\r\nHost: x\r\n\r\n")
+        assert b'"status":"error"' in answer and b"<html" not in answer.lower(), line
 
 
 def test_sizes_and_routes_are_bounded(server: ConfiguratorServer) -> None:

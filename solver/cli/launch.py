@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from solver.errors import InputIssue, Unsatisfiable, input_issues
+from solver.errors import InputIssue, InvalidInput, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
     read_command,
@@ -21,7 +21,7 @@ from solver.inputs.launch import (
     repaired_command,
     shell_line,
 )
-from solver.inputs.pins import _lookup, coerce, env_value
+from solver.inputs.pins import _lookup, coerce, env_value, shown
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.minimal import minimal_options
@@ -39,7 +39,10 @@ def merge_launch(
     model path to read facts from: --model-config when given, else the command's model when it
     is a path on this machine (a model that is not is said on stderr, and its facts stay
     unknown)."""
-    command = read_command(pack, args.launch)
+    try:
+        command = read_command(pack, args.launch)
+    except InvalidInput as exc:
+        raise _another_packs_command(pack, args.launch, exc) from None
     args.command_read = command
     for note in command.repeated:  # read as the launcher reads it, and said
         print(f"confsolve: launch command: {note}", file=sys.stderr)
@@ -55,6 +58,8 @@ def merge_launch(
 
         # The launcher puts the file's flags before the command line's: a typed flag wins.
         from_file = read_config(pack, command.config)
+        if command.model_not_first and from_file.model is None:
+            raise InvalidInput([_no_model_first(pack, command)])
         args.config_options = list(from_file.options)
         sources.insert(0, from_file.options)
         model = model or from_file.model
@@ -86,6 +91,49 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return model
+
+
+def _another_packs_command(pack: Pack, words: list[str], exc: InvalidInput) -> InvalidInput:
+    """The error, with `--pack NAME` said when the command is no command of this pack's launcher
+    but one of another shipped pack's (`confsolve check -- vllm serve m` without `--pack vllm`)."""
+    import tomllib
+
+    import constraints
+    from solver.inputs.launch import _environment_prefix, _match_program
+    from solver.model import Launcher
+
+    typed = _environment_prefix(list(words))[2]
+    if not typed or typed[0].startswith("-") or _match_program(pack.launcher or Launcher(), typed):
+        return exc
+    for name in constraints.shipped_packs():
+        directory = constraints.pack_directory(name)
+        if name == pack.name or directory is None:
+            continue
+        with (directory / "pack.toml").open("rb") as handle:
+            commands = tomllib.load(handle).get("pack", {}).get("launcher", {}).get("commands", [])
+        if _match_program(Launcher(commands=tuple(commands)), typed):
+            first = exc.issues[0]
+            hint = f"; it is a command of the {name} pack: add --pack {name}"
+            return InvalidInput([replace(first, message=first.message + hint), *exc.issues[1:]])
+    return exc
+
+
+def _no_model_first(pack: Pack, command: LaunchCommand) -> InputIssue:
+    """A `model_first` command with a config file: its parser puts the file's flags after the
+    first word when that is the model, and refuses the command when neither it nor the file
+    gives one (a model later on the line is not looked at)."""
+    program = " ".join(command.program)
+    flags = " or ".join((pack.launcher.model_flags if pack.launcher else ()) or ("the model flag",))
+    later = f" ({shown(command.model)} comes later)" if command.model else ""
+    return InputIssue(
+        field="launch command",
+        value=command.config,
+        message=(
+            f"`{program}` with a config file needs the model as its first word, or in the file{later}: "
+            f"{pack.name} {pack.version.partition('+')[0]} refuses it with 'No model specified!'; "
+            f"write `{program} MODEL ...` or give {flags} (moved first)"
+        ),
+    )
 
 
 def _set_aside_issues(

@@ -33,7 +33,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
-from solver.inputs.launchjson import dotted_last, forget, json_heads, json_object, write_into_json
+from solver.inputs.arguments import need_pack, need_words
+from solver.inputs.launchjson import dotted_last, forget, json_heads, write_into_json
+from solver.inputs.launchwords import (
+    as_parser_reads,
+    choice_issue,
+    config_twice,
+    config_unread,
+    json_key_issue,
+    launcher_name,
+    launcher_of,
+    model_again,
+    model_moved_first,
+    read_json_flag,
+    second_model,
+    unmodelled_value_issue,
+    unread_note,
+)
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
 from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
@@ -67,14 +83,12 @@ class LaunchCommand:
     # in order: the launcher's environment, as typed. Written back out in front.
     environment: tuple[tuple[str, str], ...] = ()
     env_word: bool = False  # typed as `env VAR=value ... program`
-    # An option typed again with another value: the launcher's parser reads the last one, and so
-    # does this reading; each entry says which words it set aside (`--tp 2`, then `--tp-size 4`).
+    # Words the launcher's parser reads and then sets aside, as this reading does, each said: an
+    # option typed again (the last one wins: `--tp 2`, then `--tp-size 4`), the model given again, a
+    # word its parser takes and never reads, a config file it never opens.
     repeated: tuple[str, ...] = ()
     set_aside: tuple[tuple[str, Scalar], ...] = ()  # (field, value) of each option given again later
-
-
-def _launcher(pack: Pack) -> Launcher:
-    return pack.launcher or Launcher()
+    model_not_first: bool = False  # a `model_first` command whose first word is no model
 
 
 def _problem(word: str, message: str) -> InvalidInput:
@@ -133,16 +147,12 @@ def _takes_value(word: str) -> bool:
     return True
 
 
-def _launcher_name(pack: Pack) -> str:
-    return f"{pack.name} {pack.version.partition('+')[0]}"
-
-
 def _stray(pack: Pack, word: str) -> InputIssue:
     return InputIssue(
         field="launch command",
         value=word,
         message=(
-            f"{shown(word)} is neither a flag nor a flag's value, and {_launcher_name(pack)} takes no "
+            f"{shown(word)} is neither a flag nor a flag's value, and {launcher_name(pack)} takes no "
             "other word here: its parser would stop with 'unrecognized arguments'"
         ),
     )
@@ -152,12 +162,19 @@ def _parser_reads(
     pack: Pack, flag: str, table: Mapping[str, object], issues: Collector[InputIssue]
 ) -> str | None:
     """The flag the launcher's parser reads `flag` as, or None (an issue added) when it has none."""
-    launcher = _launcher(pack)
+    launcher = launcher_of(pack)
     spelled = spelled_as_parser_reads(launcher, flag)
     if spelled in table:
         return spelled
-    if launcher.dotted and spelled.startswith("--") and "." in spelled:
-        spelled = spelled.partition(".")[0]  # `--flag.key`: one key of the JSON flag `--flag`
+    if launcher.dotted and spelled.startswith("-") and "." in spelled:
+        # `--flag.key`: one key of the JSON flag `--flag` (its name read as any flag's: a prefix)
+        head, _, key = spelled.partition(".")
+        meant = _parser_reads(pack, head, table, issues)
+        if meant is None or f"{meant}.{key}" in table:
+            return None if meant is None else f"{meant}.{key}"
+        issue = json_key_issue(pack, meant, [key.partition(".")[0]])
+        issues.add(*(() if issue is None else (issue,)))
+        return None if issue is not None else meant
     if any(spelled.startswith(short) for short in launcher.attached):
         return spelled  # `-O 3`, or `-O3` with its value attached
     # The pack's spellings are the parser's, but `--flag.key`: the parser has `--flag` alone, and an
@@ -169,14 +186,15 @@ def _parser_reads(
     meant, could = resolve_flag(launcher, spelled, own)
     if meant is not None:
         return meant
-    name = _launcher_name(pack)
+    name = launcher_name(pack)
     close: list[str] = []
     if could:
         shown_could = ", ".join(could[:6]) + (", ..." if len(could) > 6 else "")
         message = f"{flag} is ambiguous for {name}'s parser: it could be {shown_could}; spell it out"
     else:
-        known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
-        close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
+        if len(issues.problems) < 20:  # (a did-you-mean for the first few: 100,000 bad flags took minutes)
+            known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
+            close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
         hint = f"; did you mean {' or '.join(close)}?" if close else " (`--help` of the launcher lists them)"
         message = f"{name} has no flag {flag}{hint}"
     issues.add(
@@ -224,84 +242,40 @@ def _after_options(
     model = words[0] if takes_model and words else None
     for word in words[1:] if model is not None else words:
         message = (
-            f"{shown(word)} comes after `--`, where {_launcher_name(pack)}'s parser reads only words "
+            f"{shown(word)} comes after `--`, where {launcher_name(pack)}'s parser reads only words "
             "without a flag, and it takes no other: it would stop with 'unrecognized arguments'"
         )
         issues.add(InputIssue(field="launch command", value=word, message=message))
     return model
 
 
+def _bare_word(
+    pack: Pack, command: str | None, moved: str | None, model: str | None, unread: str | None, word: str
+) -> tuple[str | None, str | None, InputIssue | None]:
+    """A word without a flag before `--`, where the launcher's whole parser is known: (the word
+    taken as the model, or as the word an `unread_positional` command never reads; a note; an
+    issue). Argparse reads the positional model between flags too (`positional_anywhere`)."""
+    launcher = launcher_of(pack)
+    late_model = command in launcher.positional_model and model is None and word != "-"
+    if late_model and launcher.positional_anywhere:
+        return word, None, None
+    if command in launcher.unread_positional and unread is None:
+        return word, unread_note(pack, str(command), word), None
+    if moved and command in launcher.positional_model:
+        return None, None, second_model(pack, str(command), moved, str(model), word)
+    return None, None, _late_model(pack, str(command), word) if late_model else _stray(pack, word)
+
+
 def _late_model(pack: Pack, command: str, word: str) -> InputIssue:
     """A model without a flag after other words, for a launcher that reads it first alone."""
-    flags = " or ".join(_launcher(pack).model_flags) or "its model flag"
+    flags = " or ".join(launcher_of(pack).model_flags) or "its model flag"
     return InputIssue(
         field="launch command",
         value=word,
         message=(
-            f"{shown(word)}: {_launcher_name(pack)} reads a model given without a flag only as the "
+            f"{shown(word)}: {launcher_name(pack)} reads a model given without a flag only as the "
             f"first word after `{command}`; move it there, or give it with {flags}"
         ),
-    )
-
-
-def _read_json_flag(
-    pack: Pack,
-    keys: list[tuple[str, str]],
-    flag: str,
-    word: str,
-    rest: Sequence[str],
-    i: int,
-    passthrough: list[str],
-    from_json: set[str],
-    options: dict[str, Scalar],
-    spelled: dict[str, str],
-    issues: Collector[InputIssue],
-) -> int:
-    """A JSON flag of a dotted launcher with its value: the keys the pack models read into
-    `options` (a key the value lacks is unset again: the value replaces the flag's last one
-    whole), the words passed through, the flag spelled out; the index of the next word."""
-    _, eq, text = word.partition("=")
-    if not eq:
-        if i >= len(rest):
-            passthrough.append(word)
-            return i
-        text, i = rest[i], i + 1
-    value = json_object(text)
-    if value is None:
-        message = f"{flag} {shown(text)} is not a JSON object, and {_launcher_name(pack)}'s parser refuses it"
-        issues.add(InputIssue(field="launch command", value=text[:80], message=message))
-    else:
-        for name, key in keys:
-            if key in value:
-                options[name] = _spelled(value[key])
-                spelled[name] = pack.fields[name].cli_flag
-                from_json.add(name)
-        forget([(name, key) for name, key in keys if key not in value], from_json, options)
-    passthrough += [flag, text]
-    return i
-
-
-def _choice_issue(pack: Pack, flag: str, value: str) -> InputIssue | None:
-    """The launcher's parser refusing `value` after `flag`, when that flag takes only some words
-    (argparse's `choices`, `[launcher_flags.choices]`): `none` or `auto` may be confsolve's words
-    for a field and still be no word of the launcher's flag."""
-    allowed = _launcher(pack).choices.get(flag)
-    if allowed is None or value in allowed:
-        return None
-    close = tuple(difflib.get_close_matches(value, allowed, n=3, cutoff=0.6))
-    hint = f" (did you mean {' or '.join(close)}?)" if close else ""
-    for f in pack.fields.values():  # the pack's own words for a flag left out
-        if flag in f.all_flags and value in (f.auto, None if f.absent is None else _spelled(f.absent)):
-            hint = f" (leave {flag} out: that is how the launcher is given {value})"
-    listed = ", ".join(allowed[:20]) + (", ..." if len(allowed) > 20 else "")
-    return InputIssue(
-        field="launch command",
-        value=value,
-        message=(
-            f"{flag} {shown(value)} is not a choice of {_launcher_name(pack)}'s parser, which refuses "
-            f"it{hint}. It takes: {listed}"
-        ),
-        did_you_mean=close,
     )
 
 
@@ -318,10 +292,32 @@ def _pass_through(
     """Pass through a word the pack does not model, with the words the launcher's parser reads as
     its value (without the parser's table: the next word, unless it is a flag); the index of the
     next word to read."""
-    launcher = _launcher(pack)
+    launcher = launcher_of(pack)
     passthrough.append(word)
+    start = len(passthrough)
+    i = _pass_values(pack, word, flag, eq_given, rest, i, passthrough, issues)
+    values = [word.partition("=")[2]] if eq_given else passthrough[start:]
+    issue = (
+        unmodelled_value_issue(pack, word, flag, values) if launcher.flags and word.startswith("-") else None
+    )
+    issues.add(*(() if issue is None else (issue,)))
+    return i
+
+
+def _pass_values(
+    pack: Pack,
+    word: str,
+    flag: str,
+    eq_given: bool,
+    rest: Sequence[str],
+    i: int,
+    passthrough: list[str],
+    issues: Collector[InputIssue],
+) -> int:
+    """`_pass_through`'s reading of the words a flag the pack does not model takes."""
+    launcher = launcher_of(pack)
     if eq_given or not word.startswith("-"):
-        issue = _choice_issue(pack, flag, word.partition("=")[2]) if eq_given else None
+        issue = choice_issue(pack, flag, word.partition("=")[2]) if eq_given else None
         issues.add(*(() if issue is None else (issue,)))
         return i
     # No table: the next word unless it is a flag. Not in the table: a short flag of `attached`,
@@ -334,7 +330,7 @@ def _pass_through(
     if takes == "value":
         if i < len(rest) and _takes_value(rest[i]):
             passthrough.append(rest[i])
-            issue = _choice_issue(pack, flag, rest[i])
+            issue = choice_issue(pack, flag, rest[i])
             issues.add(*(() if issue is None else (issue,)))
             return i + 1
         issues.add(InputIssue(field="launch command", value=word, message=f"{word} needs a value"))
@@ -356,8 +352,8 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     through. Raises `InvalidInput` for a command the pack does not list, a flag without its
     value, or one option given twice with different values.
     """
-    launcher = _launcher(pack)
-    environment, env_word, words = _environment_prefix(list(words))
+    launcher = launcher_of(need_pack(pack, "read_command"))
+    environment, env_word, words = _environment_prefix(list(need_words(words, "read_command")))
     program = _match_program(launcher, words)
     if not program and words and not words[0].startswith("-"):
         known = "; ".join(launcher.commands) or "none (give the flags alone after --)"
@@ -371,8 +367,11 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     model_flag: str | None = None
     positional = False
     canonical = _canonical(launcher, program)
+    moved, rest = model_moved_first(launcher, canonical, rest)
     if canonical in launcher.positional_model and rest and not rest[0].startswith("-"):
         model, positional, rest = rest[0], True, rest[1:]
+        model_flag, positional = (moved, False) if moved else (None, True)
+    model_not_first = canonical in launcher.model_first and model is None
     table = _flag_table(pack)
     options: dict[str, Scalar] = {}
     spelled: dict[str, str] = {}
@@ -383,6 +382,8 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     issues = input_issues()
     heads = json_heads(pack)
     from_json: set[str] = set()  # options read from a JSON flag's value
+    unread: str | None = None  # the word an `unread_positional` command takes and never reads
+    pending: dict[str, InputIssue] = {}  # values the parser refuses (a dotted key's: its last only)
     if launcher.dotted:
         rest = dotted_last(rest, launcher.attached)
     i = 0
@@ -405,11 +406,13 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if launcher.flags and (not word.startswith("-") or _takes_value(word)):
             # The launcher's whole parser is known: it takes no word that is not a flag or its value,
             # but the positional model, which argparse reads between flags too.
-            late_model = canonical in launcher.positional_model and model is None and word != "-"
-            if late_model and launcher.positional_anywhere:
-                model, positional = word, True
-            else:
-                issues.add(_late_model(pack, str(canonical), word) if late_model else _stray(pack, word))
+            taken, note, issue = _bare_word(pack, canonical, moved, model, unread, word)
+            if taken is not None and canonical in launcher.unread_positional:
+                unread = taken
+            elif taken is not None:
+                model, positional = taken, True
+            repeated += [note] if note else []
+            issues.add(*(() if issue is None else (issue,)))
             continue
         read = _parser_reads(pack, flag, table, issues) if launcher.flags else flag
         if read is None:  # reported; its value, if it has one, is no stray word of its own
@@ -420,7 +423,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if heads and "." in typed_flag:  # `--flag.key`: its JSON value replaces one typed whole
             forget(heads.get(flag.partition(".")[0], []), from_json, options)
         if heads and flag in heads and "." not in typed_flag:
-            i = _read_json_flag(
+            i = read_json_flag(
                 pack, heads[flag], flag, word, rest, i, passthrough, from_json, options, spelled, issues
             )
             continue
@@ -430,33 +433,36 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         value, i = _flag_value(table, flag, attached if eq_given else None, rest, i, issues)
         if value is None:
             continue
-        choice = _choice_issue(pack, flag, value) if isinstance(value, str) else None
-        if choice is not None:
-            issues.add(choice)
+        name = table[flag][0] if flag in table else ""
+        value, problem = as_parser_reads(pack, flag, value, name or None)
+        # vLLM merges `--flag.key` words into one JSON value: only a dotted key's last value is checked
+        dotted = launcher.dotted and "." in flag
+        key = name if dotted else str(i)
+        pending.pop(key, None)
+        if problem is not None or value is None:  # refused, or `--flag.key null`: left to the launcher
+            pending.update({key: problem} if problem is not None else {})
+            options.pop(name, None)
             continue
         if flag in launcher.model_flags:
-            if model is not None and model != value:
-                issues.add(
-                    InputIssue(
-                        field="model",
-                        value=str(value),
-                        message=(f"the model is given twice ({model!r} and {value!r}); keep one"),
-                    )
-                )
-            model, model_flag = str(value), flag
+            again = model not in (None, value)  # the launcher reads the last, or what it moved first
+            repeated += [model_again(pack, str(canonical), str(model), flag, str(value), bool(moved))] * again
+            model, model_flag = (model, model_flag) if moved else (str(value), flag)
             continue
         if flag == launcher.config_flag:
-            config = str(value)
+            exact = word == launcher.config_flag  # (the only spelling the launcher opens a file for)
+            repeated += [] if exact else [config_unread(pack, word, str(value))]
+            issues.add(*([config_twice(pack, config, str(value))] if exact and config is not None else []))
+            config = str(value) if exact and config is None else config
             continue
-        name = table[flag][0]
         if name in options and options[name] != value:  # argparse: the last one wins
-            set_aside.append((name, options[name]))
+            set_aside += [] if dotted else [(name, options[name])]
             repeated.append(
                 f"{_shown_option(spelled[name], options[name])} is given again as "
-                f"{_shown_option(flag, value)}: {_launcher_name(pack)} reads the last one"
+                f"{_shown_option(flag, value)}: {launcher_name(pack)} reads the last one"
             )
         options[name] = value
         spelled[name] = flag
+    issues.add(*pending.values())
     issues.check()
     return LaunchCommand(
         program=program,
@@ -471,6 +477,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         env_word=env_word,
         repeated=tuple(repeated),
         set_aside=tuple(set_aside),
+        model_not_first=model_not_first,
     )
 
 
@@ -528,7 +535,7 @@ def write_command(
     """The launch command that runs `values`: the program typed (else the pack's first command),
     the model and config file as typed, the passed-through words in order, then every option of
     `fields` (default: every option in `values`) in the pack's field order."""
-    launcher = _launcher(pack)
+    launcher = launcher_of(pack)
     command = command or LaunchCommand(program=())
     words: list[str] = (["env"] if command.env_word else []) + [f"{n}={v}" for n, v in command.environment]
     words += list(command.program) or (shlex.split(launcher.commands[0]) if launcher.commands else [])

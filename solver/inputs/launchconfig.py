@@ -35,7 +35,7 @@ def _invalid(path: str, message: str) -> InvalidInput:
     return InvalidInput([InputIssue(field="--config", value=path, message=f"config file {path}: {message}")])
 
 
-def _load(path: str) -> dict[str, Any]:
+def _load(path: str, empty_refused: bool = False) -> dict[str, Any]:
     if Path(path).suffix.lower() not in (".yaml", ".yml"):
         raise _invalid(path, "must be a YAML file (.yaml or .yml), as the launcher requires")
     try:
@@ -56,6 +56,8 @@ def _load(path: str) -> dict[str, Any]:
         data = yaml.safe_load(raw.decode("utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError, RecursionError) as exc:
         raise _invalid(path, f"is not valid YAML ({type(exc).__name__})") from None
+    if data is None and empty_refused:  # (the launcher's reader calls `.items()` on what it read)
+        raise _invalid(path, "holds no entries, and the launcher's config reader fails on an empty file")
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -96,10 +98,10 @@ def read_config(pack: Pack, path: str) -> LaunchCommand:
     """The config file's entries read like flags given alone (see the module docstring); its
     keys may use `_` or `-`. Raises `InvalidInput` naming the file for a missing, oversized,
     non-YAML or misshapen file and for entries the pack's flags refuse."""
-    data = _load(path)
+    launcher = pack.launcher
+    data = _load(path, launcher is not None and launcher.config_empty_refused)
     normalised: dict[str, Any] = {}
     flags = {flag for f in pack.fields.values() for flag in f.all_flags}
-    launcher = pack.launcher
     if launcher is not None:
         flags |= set(launcher.model_flags)
     refused = []

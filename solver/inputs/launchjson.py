@@ -15,12 +15,22 @@ Imports the standard library and `solver.model`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from solver.model import Pack, Scalar
+from solver.model import Field, Pack, Scalar
 
-__all__ = ["dotted_last", "forget", "json_heads", "json_object", "write_into_json"]
+__all__ = [
+    "dotted_last",
+    "dotted_value",
+    "forget",
+    "human_int",
+    "json_heads",
+    "json_object",
+    "json_typed",
+    "write_into_json",
+]
 
 
 def json_heads(pack: Pack) -> dict[str, list[tuple[str, str]]]:
@@ -40,12 +50,68 @@ def json_heads(pack: Pack) -> dict[str, list[tuple[str, str]]]:
 
 
 def json_object(text: str) -> dict[str, Any] | None:
-    """`text` as the JSON object the flag's parser reads, or None when it is not one."""
+    """`text` as the JSON object the flag's parser reads (bare `80m`, `2K` first written out as
+    the numbers they stand for), or None when it is not one."""
     try:
-        value = json.loads(text)
+        value = json.loads(_HUMAN_IN_JSON.sub(_human_in_json, text))
     except (ValueError, RecursionError):  # (nested too deeply for this parser, and for the launcher's)
         return None
     return value if isinstance(value, dict) else None
+
+
+# vLLM's human-readable integers (argparse_utils.human_readable_int): `1k` 1,000, `1K` 1,024, `2.5k`
+# 2,500 (no decimals with the binary suffixes), else int()'s own reading (`+8`, `0_8`, ` 8`).
+_HUMAN = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
+_HUMAN_IN_JSON = re.compile(r'("(?:[^"\\]|\\.)*")|\b\d+(?:\.\d+)?[kKmMgGtT]\b')
+_SCALE = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def human_int(text: str) -> int | None:
+    """`text` as a human-readable integer, or None when it is not one."""
+    text = text.strip()
+    match = _HUMAN.fullmatch(text)
+    try:
+        if match is None:
+            return int(text)
+        number, suffix = match.groups()
+        return int(float(number) * _SCALE[suffix]) if suffix.islower() else int(number) * _SCALE[suffix]
+    except ValueError:
+        return None
+
+
+def _human_in_json(match: re.Match[str]) -> str:
+    """A bare human-readable number in JSON text as its digits (a quoted string stays as it is)."""
+    if match.group(1) is not None:
+        return match.group(1)
+    number = human_int(match.group(0))
+    return match.group(0) if number is None else str(number)
+
+
+def dotted_value(text: str) -> Any:
+    """The value of `--flag.key TEXT` as a dotted parser reads it: JSON, else a human-readable
+    integer, else the text itself."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError):
+        number = human_int(text)
+        return text if number is None else number
+
+
+def json_typed(f: Field, value: Any) -> tuple[Scalar | None, str | None]:
+    """A JSON value of a modelled key as the launcher's config class takes it (pydantic's lax
+    reading: `3.0` is 3, a string is no number): (the value, None), (None, None) for `null` (the
+    key left to the launcher), or (None, what the class wants)."""
+    kinds = {type(v) for v in f.domain}
+    if value is None:
+        return None, None
+    if kinds == {int} and isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if kinds == {bool} and isinstance(value, int) and value in (0, 1):
+        value = bool(value)
+    if len(kinds) == 1 and type(value) in kinds:
+        return value, None
+    wants = {int: "a JSON number", bool: "true or false", str: "a JSON string"}.get(next(iter(kinds)), "")
+    return None, wants or "a value of its domain"
 
 
 def write_into_json(

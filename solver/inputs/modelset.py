@@ -25,6 +25,7 @@ import gzip
 import json
 import os
 import re
+import secrets
 import shutil
 import stat
 import tempfile
@@ -56,12 +57,20 @@ class _Scratch:
 
     def __init__(self) -> None:
         self.path: Path | None = None
+        self.generation = _GENERATION[0]
 
     def under(self, index: int) -> Path:
         if self.path is None:
-            self.path = Path(tempfile.mkdtemp(prefix="confsolve-models-"))
+            # Listed before it exists, under the lock `remove_scratch` takes: a Ctrl-C between
+            # making and listing it left it behind; a worker `remove_scratch` has given up on
+            # (an older generation) makes none.
             with _LIVE_LOCK:
-                _LIVE.add(self.path)
+                if self.generation != _GENERATION[0]:
+                    raise RuntimeError("the command has ended: no scratch directory for it")
+                path = Path(tempfile.gettempdir()) / f"confsolve-models-{secrets.token_hex(8)}"
+                _LIVE.add(path)
+                path.mkdir(mode=0o700)
+                self.path = path
         return self.path / str(index)
 
     def remove(self) -> None:
@@ -73,6 +82,7 @@ class _Scratch:
 
 _LIVE: set[Path] = set()
 _LIVE_LOCK = threading.Lock()
+_GENERATION = [0]  # advanced by remove_scratch: the scratches of a command it ended make no more
 
 
 def remove_scratch() -> None:
@@ -81,6 +91,7 @@ def remove_scratch() -> None:
     with _LIVE_LOCK:
         live = list(_LIVE)
         _LIVE.clear()
+        _GENERATION[0] += 1
     for path in live:
         shutil.rmtree(path, ignore_errors=True)
 

@@ -211,12 +211,13 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
     )
 
 
-def _unknown_field(pack: Pack, raw: Any, value: Any) -> InputIssue:
+def _unknown_field(pack: Pack, raw: Any, value: Any, *, suggest: bool = True) -> InputIssue:
     import difflib
 
     names = list(pack.fields)
     name = field_name(raw) if isinstance(raw, str) else shown(raw)
-    close = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.6)) if len(name) <= 200 else ()
+    near = suggest and len(name) <= 200
+    close = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.6)) if near else ()
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return InputIssue(
         field=raw if isinstance(raw, str) else name,
@@ -272,8 +273,8 @@ def collect_pins(
                 continue
             name = _lookup(pack, raw)
             if name is None:
-                if not ignore_unknown:
-                    issues.add(_unknown_field(pack, raw, value))
+                if not ignore_unknown:  # (a did-you-mean for the first few: 100,000 took a minute)
+                    issues.add(_unknown_field(pack, raw, value, suggest=len(issues.problems) < 20))
                 continue
             field = pack.fields[name]
             coerced, issue = coerce(field, value)

@@ -20,8 +20,11 @@ from solver.pack.crosscheck import flag_spellings, is_flag
 
 __all__ = [
     "PARSER_ARITIES",
+    "PARSER_COMMAND_LISTS",
+    "PARSER_FLAG_LISTS",
     "PARSER_KEYS",
     "PARSER_SWITCHES",
+    "PARSER_TABLES",
     "check_parser_flags",
     "collect_parser_flags",
     "resolve_flag",
@@ -29,15 +32,13 @@ __all__ = [
 ]
 
 PARSER_ARITIES: tuple[str, ...] = get_args(FlagArity)
-PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere")
-_KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, "attached", "config_refused", "choices")
-PARSER_KEYS = (
-    "flags",
-    *PARSER_SWITCHES,
-    "attached",
-    "config_refused",
-    "choices",
-)  # what it fills in `Launcher`
+PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere", "config_empty_refused")
+PARSER_FLAG_LISTS = ("attached", "config_refused", "integers")  # lists of flags
+PARSER_COMMAND_LISTS = ("unread_positional", "model_first")  # lists of `[pack.launcher]` commands
+PARSER_TABLES = ("choices", "json_keys")  # a flag -> a list of words
+_KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
+# what it fills in `Launcher`
+PARSER_KEYS = ("flags", *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
 
 
 def collect_parser_flags(
@@ -77,26 +78,43 @@ def collect_parser_flags(
                 problems.add(PackProblem(f"{where}.{arity}", f"{flag} is also listed as {flags[flag]}", file))
             else:
                 flags[flag] = arity  # type: ignore[assignment]  # one of FlagArity's values
+    settings = _settings(table, launcher, where, file, problems)
+    settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
+    settings["json_keys"] = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems)
+    return dataclasses.replace(launcher, flags=flags, **settings)
+
+
+def _settings(
+    table: dict[str, Any], launcher: Launcher, where: str, file: str, problems: Collector[PackProblem]
+) -> dict[str, Any]:
+    """The table's switches and lists (of flags, of the launcher's commands)."""
     settings: dict[str, Any] = {}
     for key in PARSER_SWITCHES:
         if key in table and not isinstance(table[key], bool):
             problems.add(PackProblem(f"{where}.{key}", "must be true or false", file))
         elif key in table:
             settings[key] = table[key]
-    for key in ("attached", "config_refused"):
+    for key in PARSER_FLAG_LISTS:
         listed = table.get(key, [])
         if not isinstance(listed, list) or not all(isinstance(f, str) and is_flag(f) for f in listed):
             problems.add(PackProblem(f"{where}.{key}", "must be a list of flags", file))
         else:
             settings[key] = tuple(listed)
-    settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
-    return dataclasses.replace(launcher, flags=flags, **settings)
+    for key in PARSER_COMMAND_LISTS:
+        listed = table.get(key, [])
+        if not isinstance(listed, list) or not all(f in launcher.commands for f in listed):
+            message = f"must be a list of the commands of [pack.launcher] ({', '.join(launcher.commands)})"
+            problems.add(PackProblem(f"{where}.{key}", message, file))
+        else:
+            settings[key] = tuple(listed)
+    return settings
 
 
 def _choices(
     table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
 ) -> dict[str, list[str]]:
-    """`[launcher_flags.choices]`: a value flag of the table -> the only words its parser takes."""
+    """`[launcher_flags.choices]`: a value flag of the table -> the only words its parser takes
+    (`.json_keys`: a JSON value flag -> the only keys its config class takes)."""
     if not isinstance(table, dict):
         problems.add(PackProblem(where, "must be a table of flags to lists of words", file))
         return {}
@@ -158,7 +176,11 @@ def check_parser_flags(
             continue
         for flag in flag_spellings(field):
             if launcher.dotted and "." in flag:  # `--flag.key`: one key of the JSON value flag `--flag`
-                flag = flag.partition(".")[0]
+                flag, _, key = flag.partition(".")
+                keys = launcher.json_keys.get(flag)
+                if keys is not None and key not in keys:
+                    message = f"{flag} takes no key {key!r} in the launcher's parser (json_keys)"
+                    problems.add(PackProblem(f"field {name}", message, field.file))
             meant, _ = resolve_flag(launcher, flag, own)
             if meant is None:
                 problems.add(

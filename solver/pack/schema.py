@@ -15,7 +15,14 @@ import copy
 from typing import Any
 
 from solver.model import AssumedGroup, Field, Launcher, Preference, Rule
-from solver.pack.parser_flags import PARSER_ARITIES, PARSER_KEYS, PARSER_SWITCHES
+from solver.pack.parser_flags import (
+    PARSER_ARITIES,
+    PARSER_COMMAND_LISTS,
+    PARSER_FLAG_LISTS,
+    PARSER_KEYS,
+    PARSER_SWITCHES,
+    PARSER_TABLES,
+)
 
 __all__ = ["PACK_FILES_SCHEMA_ID", "pack_file_schema"]
 
@@ -119,9 +126,8 @@ def pack_file_schema() -> dict[str, Any]:
                 "properties": {
                     **{key: strings for key in PARSER_ARITIES},
                     **{key: {"type": "boolean"} for key in PARSER_SWITCHES},
-                    "attached": strings,
-                    "config_refused": strings,
-                    "choices": {"type": "object", "additionalProperties": strings},
+                    **{key: strings for key in (*PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS)},
+                    **{key: {"type": "object", "additionalProperties": strings} for key in PARSER_TABLES},
                 },
             },
         },

@@ -4,8 +4,11 @@
 Routes: `GET /` (the page), `GET /static/NAME`, `GET /api/pack`, `POST /api/state`,
 `POST /api/reasons`, `POST /api/model-config`, and `POST /api/prefetch` (a state's request, to be
 answered into the cache when the server is idle; no content back). Bad input answers 400 with a
-message; a bug answers 500 with a one-line message; neither carries a traceback. Bodies are
-bounded (`requests.MAX_BODY_BYTES`), and the server binds to loopback unless told otherwise.
+message (a body that is not `application/json` 415, another method 405, a request line http.server
+refuses its own 4xx/501, each as a JSON error document); a bug answers 500 with a one-line
+message; none carries a traceback. Bodies are bounded (`requests.MAX_BODY_BYTES`), an idle or
+short-bodied connection is closed after `_Handler.timeout`, and the server binds to loopback
+unless told otherwise.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ def _static(name: str) -> bytes | None:
     entry = resources.files("solver.serve").joinpath("static", name)
     try:
         return entry.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+    except (OSError, ValueError):  # missing, a directory, a name too long, a NUL byte in it
         return None
 
 
@@ -73,7 +76,8 @@ class ConfiguratorServer(ThreadingHTTPServer):
                 states = self.configurator.first_states(limit)
                 self.warmed = self.configurator.warm(self.stopping, states)
             except Exception as exc:  # the warm-up only saves time; a failure must not stop serving
-                print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
+                if not self.stopping.is_set():  # (else Ctrl-C closed the server under it: say nothing)
+                    print(f"confsolve serve: warm-up stopped: {type(exc).__name__}: {exc}", file=sys.stderr)
 
         thread = threading.Thread(target=run, name="confsolve-warm-up", daemon=True)
         thread.start()
@@ -97,13 +101,18 @@ class _Handler(BaseHTTPRequestHandler):
     server: ConfiguratorServer
     server_version = "confsolve-serve"
     protocol_version = "HTTP/1.1"
+    # A connection that sends nothing (or less than its Content-Length) for this long is closed:
+    # http.server logs the timeout and frees the thread, which would otherwise wait for ever.
+    timeout = 120
 
     def log_message(self, format: str, *args: Any) -> None:
         if not self.server.quiet:
             super().log_message(format, *args)
 
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
+    def _send(self, status: int, body: bytes, content_type: str, allow: str = "") -> None:
         self.send_response(status)
+        if allow:  # (405: the methods that are answered)
+            self.send_header("Allow", allow)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -116,12 +125,25 @@ class _Handler(BaseHTTPRequestHandler):
             # The page went away (a reload, a closed tab) before its answer: nothing to tell it.
             self.close_connection = True
 
-    def _json(self, status: int, doc: Any) -> None:
+    def _json(self, status: int, doc: Any, allow: str = "") -> None:
         body = json.dumps(doc, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-        self._send(status, body, "application/json; charset=utf-8")
+        self._send(status, body, "application/json; charset=utf-8", allow)
 
-    def _error(self, status: int, message: str, issues: list[Any] | None = None) -> None:
-        self._json(status, error_document(HTTPStatus(status).phrase.replace(" ", ""), message, issues or []))
+    def _error(self, status: int, message: str, issues: list[Any] | None = None, allow: str = "") -> None:
+        kind = HTTPStatus(status).phrase.replace(" ", "")
+        self._json(status, error_document(kind, message, issues or []), allow)
+
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+        """http.server's own refusals (a malformed request line, an unknown method, headers too
+        long) as the API's error documents, not its HTML page."""
+        self.close_connection = True
+        self._error(code, message or HTTPStatus(code).phrase)
+
+    def _not_allowed(self) -> None:
+        message = f"{self.command} is not answered here: GET, HEAD and POST are"
+        self._error(HTTPStatus.METHOD_NOT_ALLOWED, message, allow="GET, HEAD, POST")
+
+    do_PUT = do_DELETE = do_PATCH = do_OPTIONS = do_TRACE = do_CONNECT = _not_allowed
 
     def do_HEAD(self) -> None:
         self.do_GET()
@@ -165,6 +187,15 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(
                 HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
                 f"the request body is {length} bytes; at most {MAX_BODY_BYTES} are read",
+            )
+            return
+        kind = (self.headers.get("Content-Type") or "").partition(";")[0].strip().lower()
+        if kind != "application/json":
+            # (the page sends JSON; a form or text/plain post from another site is no request of its)
+            self.close_connection = True
+            self._error(
+                HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
+                f"a request body is JSON with Content-Type: application/json, not {kind or 'none given'!r}",
             )
             return
         raw = self.rfile.read(length)
