@@ -133,11 +133,9 @@ class CompiledPack:
         """The values of `target` that satisfy the rule whatever its other unknown fields hold,
         and those that violate it whatever they hold.
 
-        Most values of a field are of the first kind for most rules (`when` does not mention them,
-        or a fixed field already makes `when` false), so arc consistency needs no support search
-        for them; the second kind it removes without one, however many values the free fields
-        have. Decided by three-valued evaluation with `known` and `target` given, once per rule,
-        field and known values, and kept (bounded) for the life of the pack.
+        Most values are of the first kind for most rules, so arc consistency needs no support
+        search for them; the second kind it removes without one. Decided by three-valued
+        evaluation, once per rule, field and known values, kept (bounded) for the pack's life.
         """
         key = (id(constraint), target, known)
         found = self._verdict_sets.get(key)
@@ -147,10 +145,12 @@ class CompiledPack:
                 return NO_VERDICTS
             given, partial = dict(known), rule.condition.partial
             answers = {v: partial({**given, target: v}) for v in self.domains[target]}
-            made = tuple(frozenset(v for v, a in answers.items() if a is kind) for kind in (True, False))
-            # One object per distinct answer (a few per rule and field): a pair of sets kept per
-            # question was ~140,000 objects for the collector per choices at 5,000 fields.
-            found = self._verdict_shapes.setdefault(made, made)  # type: ignore[arg-type]
+            made: Verdicts = tuple(frozenset(v for v, a in answers.items() if a is k) for k in (True, False))  # type: ignore[assignment]
+            # One object per distinct answer (a pair of sets per question was ~140,000 objects
+            # per choices at 5,000 fields), stored through the budget (tests/test_memory).
+            found = self._verdict_shapes.get(made) or made
+            if found is made:
+                self.tables.store(self._verdict_shapes, made, made)
             self.tables.store(self._verdict_sets, key, found)
         return found
 
