@@ -330,6 +330,21 @@ def _forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Sc
     fields = plan.pack.fields
     facts = {n: v for n, v in decided.items() if n in fields and fields[n].kind == "fact" and n != name}
     cp = plan.compiled
+    # Remembered (under the pack's memo budget) by the field and the facts: requests share their
+    # hardware and model, and a start from the facts alone was a seventh of a resolve.
+    memo = cp.memo.get("forced-by-facts")
+    if memo is None:
+        memo = cp.memo["forced-by-facts"] = cp.tables.table()
+    key = (name, tuple(facts.items()))
+    if key in memo:
+        return memo[key]  # type: ignore[no-any-return]
+    only = _forced_by_facts_computed(cp, facts, name)
+    cp.tables.store(memo, key, only)
+    return only
+
+
+def _forced_by_facts_computed(cp: CompiledPack, facts: Mapping[str, Scalar], name: str) -> Scalar | None:
+    """`_forced_by_facts`, computed."""
     start = cp.start(facts)
     if start is None:
         return None
