@@ -336,8 +336,9 @@ def _forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Sc
     if memo is None:
         memo = cp.memo["forced-by-facts"] = cp.tables.table()
     key = (name, tuple(facts.items()))
-    if key in memo:
-        return memo[key]  # type: ignore[no-any-return]
+    known = memo.get(key, memo)  # (one lookup: another thread's flush may empty the table)
+    if known is not memo:
+        return known  # type: ignore[no-any-return]
     only = _forced_by_facts_computed(cp, facts, name)
     cp.tables.store(memo, key, only)
     return only
