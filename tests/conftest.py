@@ -20,10 +20,14 @@ import os
 from collections.abc import Generator
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
-settings.register_profile("repro", derandomize=True, print_blob=True)
-settings.register_profile("explore", derandomize=False, print_blob=True)
+# `repro` is what Hypothesis' own `ci` profile does (it loads that one by itself where CI=true, as
+# in `.ci/run`), now in every run: CI's examples and a developer's are the same. No deadline: on a
+# loaded machine a slow example is the load, not the code.
+_BOTH = settings(deadline=None, print_blob=True, suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("repro", _BOTH, derandomize=True, database=None)
+settings.register_profile("explore", _BOTH, derandomize=False)
 # `--hypothesis-profile NAME` (read by Hypothesis' pytest plugin after this file) overrides this.
 settings.load_profile("repro")
 
