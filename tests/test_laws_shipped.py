@@ -5,16 +5,17 @@ The same laws as tests/test_laws_trust.py, where a wrong answer costs a user a f
 what `resolve` answers, `check` of its command line takes as typed; what `check` accepts,
 `resolve` answers; nothing typed changes without a reported adjustment; giving the facts it
 assumed changes nothing; a repair gets the values it promised. The default run draws
-`QUICK` requests per pack; `CONFSOLVE_LONG=1` forty times as many, `CONFSOLVE_EXAMPLES=N` exactly
-N, `CONFSOLVE_SEED=S` another draw (a failure names its request, which is all it takes to replay).
+`QUICK` requests per pack and law; `pytest -m long` (or `CONFSOLVE_LONG=1`) forty times as many,
+`CONFSOLVE_EXAMPLES=N` exactly N, `CONFSOLVE_SEED=S` another draw (a failure names its request,
+which is all it takes to replay).
 """
 
 from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterator, Mapping
-from functools import cache
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache, partial
 from typing import Any
 
 import pytest
@@ -34,9 +35,9 @@ _DEVICES = {"cuda": ["sm80", "sm89", "sm90", "sm100", "sm120"], "hip": ["gfx942"
 Request = tuple[dict[str, Scalar], dict[str, Scalar]]
 
 
-def _count() -> int:
+def _count(long: bool = False) -> int:
     exact = int(os.environ.get("CONFSOLVE_EXAMPLES", "0"))
-    return exact or QUICK * (LONG_FACTOR if os.environ.get("CONFSOLVE_LONG") == "1" else 1)
+    return exact or QUICK * (LONG_FACTOR if long or os.environ.get("CONFSOLVE_LONG") == "1" else 1)
 
 
 @cache
@@ -44,15 +45,15 @@ def _pack(name: str) -> Pack:
     return load_pack(name)
 
 
-def requests(name: str, law: str) -> Iterator[tuple[Pack, dict[str, Scalar], dict[str, Scalar]]]:
-    """`_count()` requests on pack `name`, the same for every run of one law (seeded by the law's
-    name and `CONFSOLVE_SEED`), each valid (typed values of the fields' domains)."""
+def requests(name: str, law: str, count: int) -> Iterator[tuple[Pack, dict[str, Scalar], dict[str, Scalar]]]:
+    """`count` requests on pack `name`, the same for every run of one law (seeded by the law's
+    name, the count and `CONFSOLVE_SEED`), each valid (typed values of the fields' domains)."""
     pack = _pack(name)
-    rng = random.Random(f"{law}/{name}/{os.environ.get('CONFSOLVE_SEED', '14')}")
+    rng = random.Random(f"{law}/{name}/{count}/{os.environ.get('CONFSOLVE_SEED', '14')}")
     platforms = list(pack.fields["platform"].domain)
     facts_pool = [n for n in pack.facts if n not in ("platform", "gpu_arch")]
     options = [n for n in pack.options if len(pack.fields[n].domain) > 1]
-    for _ in range(_count()):
+    for _ in range(count):
         platform = rng.choice(["cuda", "cuda", "hip", rng.choice(platforms)])
         facts: dict[str, Scalar] = {"platform": platform}
         if platform in _DEVICES:
@@ -83,15 +84,11 @@ def _typed_from(pack: Pack, argv: list[str], got: Resolution) -> dict[str, Scala
     return typed
 
 
-PACKS = pytest.mark.parametrize("name", ["sglang", "vllm"])
-
-
-@PACKS
-def test_every_typed_value_is_kept_or_reported_as_adjusted(name: str) -> None:
+def _law_every_typed_value_is_kept_or_reported_as_adjusted(name: str, count: int) -> None:
     """`resolve` and `check`: a typed option keeps its value unless a reported adjustment
     declared on it replaced it; a given fact keeps its value."""
     exercised = 0
-    for pack, options, facts in requests(name, "typed"):
+    for pack, options, facts in requests(name, "typed", count):
         for fn in (resolve, check):
             got = _answer(fn, pack, options, facts)
             if not isinstance(got, Resolution):
@@ -109,12 +106,11 @@ def test_every_typed_value_is_kept_or_reported_as_adjusted(name: str) -> None:
     assert exercised, "no request resolved: the law was not exercised"
 
 
-@PACKS
-def test_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str) -> None:
+def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str, count: int) -> None:
     """`check` ok ⇒ `resolve` works; an option whose value differs is a departure `resolve`
     lists (the launcher's pick being `check`'s value), or a typed one an adjustment replaced."""
     exercised = 0
-    for pack, options, facts in requests(name, "check-then-resolve"):
+    for pack, options, facts in requests(name, "check-then-resolve", count):
         predicted = _answer(check, pack, options, facts)
         if not isinstance(predicted, Resolution):
             continue
@@ -134,14 +130,12 @@ def test_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str)
     assert exercised, "check accepted no request: the law was not exercised"
 
 
-@PACKS
-@pytest.mark.parametrize("minimal", [False, True], ids=["full", "minimal"])
-def test_the_launch_command_resolve_writes_is_taken_as_typed(name: str, minimal: bool) -> None:
+def _law_the_launch_command_resolve_writes_is_taken_as_typed(name: str, count: int, minimal: bool) -> None:
     """The flags `resolve` writes (`to_argv`, every option or `minimal=True`), read back as a
     launch command and given to `check` with the facts the answer assumed: the launcher takes
     them as typed (nothing adjusted) and lands on exactly the answer."""
     exercised = 0
-    for pack, options, facts in requests(name, "argv"):
+    for pack, options, facts in requests(name, "argv", count):
         got = _answer(resolve, pack, options, facts)
         if not isinstance(got, Resolution):
             continue
@@ -155,12 +149,11 @@ def test_the_launch_command_resolve_writes_is_taken_as_typed(name: str, minimal:
     assert exercised, "no request resolved: the law was not exercised"
 
 
-@PACKS
-def test_giving_the_facts_an_answer_assumed_changes_nothing(name: str) -> None:
+def _law_giving_the_facts_an_answer_assumed_changes_nothing(name: str, count: int) -> None:
     """Given at the values ASSUMED named, the facts change nothing: the same values and
     adjustments, and nothing assumed."""
     exercised = 0
-    for pack, options, facts in requests(name, "assumed"):
+    for pack, options, facts in requests(name, "assumed", count):
         for fn in (resolve, check):
             got = _answer(fn, pack, options, facts)
             if not isinstance(got, Resolution):
@@ -176,12 +169,11 @@ def test_giving_the_facts_an_answer_assumed_changes_nothing(name: str) -> None:
     assert exercised, "no request resolved: the law was not exercised"
 
 
-@PACKS
-def test_each_repair_applied_gets_the_answer_it_promised(name: str) -> None:
+def _law_each_repair_applied_gets_the_answer_it_promised(name: str, count: int) -> None:
     """A repair applied to the request as typed and asked again in the same mode resolves to
     exactly its `values` (the known bugs of tests/generated.py's KNOWN_BUGS aside)."""
     exercised = 0
-    for pack, options, facts in requests(name, "repairs"):
+    for pack, options, facts in requests(name, "repairs", count):
         for fn in (resolve, check):
             if fn is check and "check-repairs-are-searched" in KNOWN_BUGS:
                 continue
@@ -201,3 +193,29 @@ def test_each_repair_applied_gets_the_answer_it_promised(name: str) -> None:
                 differ = {n: (v, again.values[n]) for n, v in repair.values.items() if again.values[n] != v}
                 assert not differ, (fn.__name__, options, facts, repair.set, repair.unset, differ)
     assert exercised, "no repair was applied: the law was not exercised"
+
+
+LAWS: dict[str, Callable[[str, int], None]] = {
+    "typed": _law_every_typed_value_is_kept_or_reported_as_adjusted,
+    "check-then-resolve": _law_what_check_accepts_resolve_answers_and_says_where_it_departs,
+    "argv": partial(_law_the_launch_command_resolve_writes_is_taken_as_typed, minimal=False),
+    "minimal-argv": partial(_law_the_launch_command_resolve_writes_is_taken_as_typed, minimal=True),
+    "assumed": _law_giving_the_facts_an_answer_assumed_changes_nothing,
+    "repairs": _law_each_repair_applied_gets_the_answer_it_promised,
+}
+
+
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_the_law_holds_for_random_requests(name: str, law: str) -> None:
+    """Each law above, `QUICK` requests per pack (`CONFSOLVE_LONG=1`: forty times as many)."""
+    LAWS[law](name, _count())
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_the_law_holds_for_many_random_requests(name: str, law: str) -> None:
+    """The long run (`pytest -m long`): each law for forty times `QUICK` requests per pack, on
+    another draw than the default run's."""
+    LAWS[law](name, _count(long=True))
