@@ -115,7 +115,10 @@ def conflict_message(
             if render is not None:
                 lines.append(f"     {render(repair)}")
                 continue
-            kept = {n: p.value for n, p in pins.items() if n not in repair.unset}
+            # From what the user typed: an adjusted pin is written as typed (a repair that needs
+            # the adjusted value sets it itself).
+            kept = {n: p.value for n, p in pins.items()} | {n: v for n, (v, _) in (adjusted or {}).items()}
+            kept = {n: v for n, v in kept.items() if n not in repair.unset}
             kept.update(repair.set)
             lines.append(f"     {command_for(pack, kept)}")
     else:
