@@ -278,7 +278,8 @@ def assumed_lines(
             continue
         lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     if shown_env:
-        lines.append("  environment: " + ", ".join(shown_env) + " (pass --env-from-os to read them)")
+        read = " (pass --env-from-os to read them)" if env else ""  # (what the group holds it does not read)
+        lines.append("  environment: " + ", ".join(shown_env) + read)
     return lines
 
 
