@@ -278,6 +278,8 @@ def chain_failure(
     if fact:  # an assumed fact is corrected only when the model differs: the user's flags first
         ranked_fixes.sort(key=lambda item: name in item[1].set)
     fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
+    if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
+        fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
     own = f"{describe_pin(pack, name, default, 'user')} is " + (
@@ -302,7 +304,7 @@ def chain_failure(
             f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
             "request."
         )
-    message = conflict_message(plan, pins, report, fixes, lead=lead)
+    message = conflict_message(plan, pins, report, fixes, lead=lead, adjusted=failed.adjustments)
     exc = Unsatisfiable(
         report,
         fixes,
@@ -314,7 +316,7 @@ def chain_failure(
             "preference": pref.id if pref else None,
         },
     )
-    exc.request, exc.lead = dict(pins), lead
+    exc.request, exc.lead, exc.adjusted = dict(pins), lead, dict(failed.adjustments)
     return exc
 
 

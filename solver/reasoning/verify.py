@@ -67,9 +67,8 @@ def as_typed(
         )
         values = try_resolve(plan, base, departures=False, predict=predict)
         if values is None:
-            kept = {
-                n: pins[n].value for n in adjustments if n in pins and n not in fix.unset and n not in fix.set
-            }
+            # The values the adjusted request resolved them to (a pin's, or auto's pick).
+            kept = {n: fix.values[n] for n in adjustments if n not in fix.unset and n not in fix.set}
             base.update({n: Pin(field=n, value=v, source="user") for n, v in kept.items()})
             values = try_resolve(plan, base, departures=False, predict=predict) if kept else None
             if values is None:
