@@ -48,8 +48,6 @@ __all__ = [
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
 KNOWN_BUGS: dict[str, str] = {
-    "check-repairs-are-searched": "test_laws_trust.py::test_a_check_repair_is_one_check_accepts",
-    "repairs-keep-adjusted-pins": "test_laws_trust.py::test_a_repair_keeps_what_the_user_typed",
     "warn-steering-misses-forced-later-fields": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_forced_later_field_makes_certain"
     ),

@@ -247,7 +247,6 @@ _CHECK_REPAIR_UNSETS = Case(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['check-repairs-are-searched']")
 def test_a_check_repair_is_one_check_accepts() -> None:
     case = _CHECK_REPAIR_UNSETS
     got = answer(case, predict=True)
@@ -284,7 +283,6 @@ _REPAIR_OF_AN_ADJUSTED_REQUEST = Case(
 )
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['repairs-keep-adjusted-pins']")
 def test_a_repair_keeps_what_the_user_typed() -> None:
     case = _REPAIR_OF_AN_ADJUSTED_REQUEST
     got = answer(case, predict=False)

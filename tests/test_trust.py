@@ -992,3 +992,20 @@ def test_an_environment_group_joins_the_environment_line(tmp_path: Path) -> None
     env_line = next(line for line in lines if line.startswith("  environment: "))
     assert "NUM_GPUS_DEFAULT" in env_line and f"{env_fact.field}=" in env_line
     assert not any("num_gpus" in line for line in lines)
+
+
+def test_every_repair_applied_to_what_the_user_typed_gives_its_values() -> None:
+    """SGLang on MUSA, `--moe-a2a-backend deepep_v2 --ep-size 8`: the launcher sets --ep-size to
+    --tp-size (1), and deepep_v2 fails anyway. The repairs were found on that adjusted request
+    and written without --ep-size, so "leave --moe-a2a-backend on auto" then failed on the typed
+    --ep-size 8 (tp 1). Each repair, applied to what the user typed, resolves to its values;
+    one that needs the adjusted value says so (`set`)."""
+    pack = load_pack("sglang")
+    typed, facts = {"moe_a2a_backend": "deepep_v2", "ep_size": 8}, {"platform": "musa"}
+    with pytest.raises(Unsatisfiable) as raised:
+        resolve(pack, typed, facts)
+    assert raised.value.repairs
+    for repair in raised.value.repairs:
+        options = {n: v for n, v in typed.items() if n not in repair.unset} | repair.set
+        assert resolve(pack, options, facts, reasons=False).values == repair.values, repair
+    assert raised.value.repairs[0].set.get("ep_size") == 1

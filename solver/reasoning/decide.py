@@ -100,7 +100,7 @@ def settle(
                 continue
             more = None if strict else _launcher_adjustments(plan, pins, failed)
             if more is None:
-                failed.pins = pins
+                failed.pins, failed.adjustments = pins, adjustments
                 raise
             pins, fired = more
             adjustments.update(fired)
@@ -133,6 +133,7 @@ class ChainFailed(Exception):
         self.preference = preference
         self.decided = decided
         self.pins: dict[str, Pin] = {}  # the request when it failed (after any adjustments)
+        self.adjustments: dict[str, tuple[Scalar, str]] = {}  # those adjustments (`settle`)
 
 
 def launcher_view(plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed) -> dict[str, Pin]:

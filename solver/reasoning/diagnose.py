@@ -34,7 +34,7 @@ from solver.reasoning.conflicts import (
 from solver.reasoning.decide import ChainFailed, launcher_view
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
 from solver.reasoning.plan import Plan, plan_for
-from solver.reasoning.provenance import resolve_unexplained
+from solver.reasoning.verify import as_typed, try_resolve
 from solver.reasoning.witness import Witnesses, search_start, sweep
 from solver.values import show as _key
 
@@ -59,11 +59,15 @@ def unsatisfiable_for(
     *,
     keep: Collection[str] = (),
     repairs_given: Callable[[], list[Repair] | None] | None = None,
+    predict: bool = False,
 ) -> Unsatisfiable:
     """The error for a request with no solution: minimal conflict, repairs, and the text.
     `keep`: user pins the repairs leave alone when they can (see `repairs`). `repairs_given`:
     the result of `repairs(plan, pins, keep=keep)` computed elsewhere meanwhile (the configurator
-    asks its helper process, beside the minimal conflict here), or None to compute them here."""
+    asks its helper process, beside the minimal conflict here), or None to compute them here.
+    `predict`: the request was `check`'s, so each repair is one `check` accepts. `adjustments`:
+    field -> (the user's value, rule) of the pins an adjustment replaced in `pins`; each repair is
+    then checked on the request as typed (`_as_typed`)."""
     from solver.render.text import conflict_message
 
     # (Young collections made rare for the call, put back after it: `solver.engine.collector`;
@@ -76,7 +80,9 @@ def unsatisfiable_for(
         fixes = repairs_given() if repairs_given is not None else None
         if fixes is None:
             hint = [p.field for p in core_pins] if found is not None else None
-            fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved)
+            fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved, predict=predict)
+        if adjustments:
+            fixes = as_typed(plan, pins, adjustments, fixes, predict)
         message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
@@ -91,8 +97,10 @@ def repairs(
     conflict: Sequence[str] | None = None,
     keep: Collection[str] = (),
     start: Mapping[str, Scalar] | None = None,
+    predict: bool = False,
 ) -> list[Repair]:
     """Ranked repairs: fewest changed user pins first, then the least preference rank lost.
+    `predict`: each verified as `check` (the launcher's own defaults for what it unsets).
 
     `conflict`: the pins of a minimal conflict of this request, if known: every repair must
     change one of them, which spares the search for the sets of changes that do not.
@@ -101,7 +109,7 @@ def repairs(
     exists are the kept pins changed too (`Repair.unset` / `.set` then name them). `start`: values
     that solve most of the request (`minimal_conflict`'s `solved`), where the searches start."""
     with fewer_collections():  # (as `unsatisfiable_for`'s; a server's helper asks this alone)
-        return _repairs(plan, pins, limit, conflict, keep, start)
+        return _repairs(plan, pins, limit, conflict, keep, start, predict)
 
 
 def _repairs(
@@ -111,6 +119,7 @@ def _repairs(
     conflict: Sequence[str] | None,
     keep: Collection[str],
     start: Mapping[str, Scalar] | None,
+    predict: bool = False,
 ) -> list[Repair]:
     cp = plan.compiled
     known = [set(conflict)] if conflict is not None else []
@@ -134,7 +143,7 @@ def _repairs(
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         # (Only values are read: no departures, half of a verification on a large pack.)
-        auto = _try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis))
+        auto = try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis), predict=predict)
         if auto is None and len(diagnosis) != 1:
             continue
         # (Unset, a field can fail where a value set for it works: one the search may not choose,
@@ -171,11 +180,12 @@ def _repairs(
         best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
-            values = _try_resolve(
+            values = try_resolve(
                 plan,
                 {**base, name: Pin(field=name, value=value, source=pins[name].source)},
                 witness=witnesses[name, value],
                 departures=False,
+                predict=predict,
             )
             if values is None:
                 continue
@@ -224,7 +234,7 @@ def chain_failure(
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if not picked:
-            values = _try_resolve(plan, base, predict=predict)
+            values = try_resolve(plan, base, predict=predict)
             if values is not None:
                 ranked_fixes.append(
                     (
@@ -249,7 +259,7 @@ def chain_failure(
         for tried, value in enumerate(fitting[:_SET_TRIALS]):
             if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
-            values = _try_resolve(
+            values = try_resolve(
                 plan, {**base, pin.field: Pin(field=pin.field, value=value, source="user")}, predict=predict
             )
             if values is not None:
@@ -268,6 +278,8 @@ def chain_failure(
     if fact:  # an assumed fact is corrected only when the model differs: the user's flags first
         ranked_fixes.sort(key=lambda item: name in item[1].set)
     fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
+    if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
+        fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
     own = f"{describe_pin(pack, name, default, 'user')} is " + (
@@ -292,7 +304,7 @@ def chain_failure(
             f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
             "request."
         )
-    message = conflict_message(plan, pins, report, fixes, lead=lead)
+    message = conflict_message(plan, pins, report, fixes, lead=lead, adjusted=failed.adjustments)
     exc = Unsatisfiable(
         report,
         fixes,
@@ -304,38 +316,12 @@ def chain_failure(
             "preference": pref.id if pref else None,
         },
     )
-    exc.request, exc.lead = dict(pins), lead
+    exc.request, exc.lead, exc.adjusted = dict(pins), lead, dict(failed.adjustments)
     return exc
 
 
 # How many other values of a field a predict-mode repair tries (each is a full prediction).
 _SET_TRIALS = 8
-
-
-def _try_resolve(
-    plan: Plan,
-    pins: Mapping[str, Pin],
-    *,
-    predict: bool = False,
-    witness: Mapping[str, Scalar] | None = None,
-    departures: bool = True,
-) -> dict[str, Scalar] | None:
-    """Verify a repair by resolving it; None when it does not resolve. Only the values are
-    read: `departures=False` leaves out the launcher's own picks (a second pass of decisions);
-    `witness`: a solution of `pins` already found (it spares the first search)."""
-    try:
-        res = resolve_unexplained(
-            plan.pack,
-            pins,
-            reasons=False,
-            predict=predict,
-            budget=plan.compiled.budget,
-            departures=departures,
-            witness=witness,
-        )
-    except (Unsatisfiable, InvalidInput):
-        return None
-    return dict(res.values)
 
 
 @dataclass
@@ -431,7 +417,7 @@ def _request_choices(
         # The resolution of the request is a solution found by the ordered search, which is much
         # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
         # (When it does not resolve, even with adjustments, the pins as given have no solution.)
-        first: Mapping[str, Scalar] | None = _try_resolve(plan, pins)
+        first: Mapping[str, Scalar] | None = try_resolve(plan, pins)
         if first is not None and any(first[n] != v for n, v in values.items()):
             first = cp.satisfiable(values, task="listing choices")
         if first is not None:

@@ -105,7 +105,7 @@ def resolve_pins(
     except RequestFails as fails:
         from solver.reasoning.diagnose import unsatisfiable_for
 
-        raise unsatisfiable_for(plan, fails.pins, fails.adjustments) from None
+        raise unsatisfiable_for(plan, fails.pins, fails.adjustments, predict=predict) from None
 
 
 def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:

@@ -115,7 +115,10 @@ def conflict_message(
             if render is not None:
                 lines.append(f"     {render(repair)}")
                 continue
-            kept = {n: p.value for n, p in pins.items() if n not in repair.unset}
+            # From what the user typed: an adjusted pin is written as typed (a repair that needs
+            # the adjusted value sets it itself).
+            kept = {n: p.value for n, p in pins.items()} | {n: v for n, (v, _) in (adjusted or {}).items()}
+            kept = {n: v for n, v in kept.items() if n not in repair.unset}
             kept.update(repair.set)
             lines.append(f"     {command_for(pack, kept)}")
     else:
@@ -275,7 +278,8 @@ def assumed_lines(
             continue
         lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     if shown_env:
-        lines.append("  environment: " + ", ".join(shown_env) + " (pass --env-from-os to read them)")
+        read = " (pass --env-from-os to read them)" if env else ""  # (what the group holds it does not read)
+        lines.append("  environment: " + ", ".join(shown_env) + read)
     return lines
 
 
