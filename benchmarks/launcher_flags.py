@@ -35,7 +35,9 @@ HARNESSES = Path("/work/shared/tools")
 # to the front as that word (FlexibleArgumentParser.parse_args), so a positional model besides it
 # is a second positional, and a `--config` file's entries go after it (_pull_args_from_config:
 # no model first nor in the file is "No model specified!"); load_config_file calls `.items()` on
-# what yaml.safe_load returns, None for an empty file.
+# what yaml.safe_load returns, None for an empty file. With `--served-model-name` (spelled out, `_`
+# or `-`) and no `--config`, parse_args refuses a `vllm serve` whose first word (after that move)
+# is a flag: "`model` should be provided as the first positional argument".
 EXTRA: dict[str, dict[str, object]] = {
     "sglang": {},
     "vllm": {
@@ -49,6 +51,7 @@ EXTRA: dict[str, dict[str, object]] = {
             "python3 -m vllm.entrypoints.openai.api_server",
         ],
         "model_first": ["vllm serve"],
+        "needs_model_first": ["--served-model-name"],
     },
 }
 
@@ -117,6 +120,20 @@ def _json_config_class(action: argparse.Action) -> type | None:
     return config_class if isinstance(config_class, type) and dataclasses.is_dataclass(config_class) else None
 
 
+def _nested_keys(flag: str, config_class: type, into: dict[str, list[str]]) -> None:
+    """`flag`'s keys (its config class's fields), and under `flag.key` the keys of each field
+    that holds a config dataclass of its own (pydantic refuses other keys there too)."""
+    import typing
+
+    into[flag] = sorted(f.name for f in dataclasses.fields(config_class))
+    hints = typing.get_type_hints(config_class)
+    for f in dataclasses.fields(config_class):
+        kind = hints.get(f.name, f.type)
+        for held in (kind, *typing.get_args(kind)):
+            if isinstance(held, type) and dataclasses.is_dataclass(held):
+                _nested_keys(f"{flag}.{f.name}", held, into)
+
+
 def _toml_list(name: str, flags: list[str]) -> str:
     return f"{name} = [\n" + "".join(f'    "{flag}",\n' for flag in flags) + "]\n"
 
@@ -151,7 +168,7 @@ def main() -> None:
                 integers.append(flag)
             config_class = _json_config_class(action)
             if config_class is not None:
-                json_keys[flag] = sorted(f.name for f in dataclasses.fields(config_class))
+                _nested_keys(flag, config_class, json_keys)
     import importlib.metadata
 
     version = importlib.metadata.version(opts.launcher)

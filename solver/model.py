@@ -345,8 +345,7 @@ class Preference(Record):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Launcher(Record):
-    """`[pack.launcher]` (commands as shell words, the first written; the model by a flag or as a word
-    after a `positional_model` command) and `[launcher_flags]` (its parser: see inputs/launch.py)."""
+    """`[pack.launcher]` and `[launcher_flags]` (its parser): see constraints/README.md, inputs/launch.py."""
 
     commands: tuple[str, ...] = ()
     positional_model: tuple[str, ...] = ()
@@ -366,6 +365,7 @@ class Launcher(Record):
     json_keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a JSON flag's only keys
     unread_positional: tuple[str, ...] = ()  # commands taking one word without a flag, never read
     model_first: tuple[str, ...] = ()  # commands moving a first `--model` to the front, as the model
+    needs_model_first: tuple[str, ...] = ()  # flags with which a model_first command needs it first
     config_empty_refused: bool = False  # its `--config` reader fails on an empty file
 
 

@@ -40,11 +40,14 @@ from solver.inputs.launchwords import (
     choice_issue,
     config_twice,
     config_unread,
+    dotted_path,
     json_key_issue,
+    keys_of_a_value,
     launcher_name,
     launcher_of,
     model_again,
     model_moved_first,
+    needs_model_first_issue,
     read_json_flag,
     second_model,
     unmodelled_value_issue,
@@ -168,11 +171,12 @@ def _parser_reads(
         return spelled
     if launcher.dotted and spelled.startswith("-") and "." in spelled:
         # `--flag.key`: one key of the JSON flag `--flag` (its name read as any flag's: a prefix)
-        head, _, key = spelled.partition(".")
+        head = spelled.partition(".")[0]
+        path, _ = dotted_path(spelled)
         meant = _parser_reads(pack, head, table, issues)
-        if meant is None or f"{meant}.{key}" in table:
-            return None if meant is None else f"{meant}.{key}"
-        issue = json_key_issue(pack, meant, [key.partition(".")[0]])
+        if meant is None or f"{meant}.{'.'.join(path)}" in table:
+            return None if meant is None else f"{meant}.{'.'.join(path)}"
+        issue = json_key_issue(pack, meant, path) or keys_of_a_value(pack, meant, path, table)
         issues.add(*(() if issue is None else (issue,)))
         return None if issue is not None else meant
     if any(spelled.startswith(short) for short in launcher.attached):
@@ -373,13 +377,14 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         model_flag, positional = (moved, False) if moved else (None, True)
     model_not_first = canonical in launcher.model_first and model is None
     table = _flag_table(pack)
+    issues = input_issues()
+    issues.add(*needs_model_first_issue(pack, canonical, rest if model_not_first else []))
     options: dict[str, Scalar] = {}
     spelled: dict[str, str] = {}
     config: str | None = None
     passthrough: list[str] = []
     repeated: list[str] = []
     set_aside: list[tuple[str, Scalar]] = []
-    issues = input_issues()
     heads = json_heads(pack)
     from_json: set[str] = set()  # options read from a JSON flag's value
     unread: str | None = None  # the word an `unread_positional` command takes and never reads
@@ -434,7 +439,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if value is None:
             continue
         name = table[flag][0] if flag in table else ""
-        value, problem = as_parser_reads(pack, flag, value, name or None)
+        value, problem = as_parser_reads(pack, flag, value, name or None, typed_flag)
         # vLLM merges `--flag.key` words into one JSON value: only a dotted key's last value is checked
         dotted = launcher.dotted and "." in flag
         key = name if dotted else str(i)

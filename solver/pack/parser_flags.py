@@ -33,7 +33,7 @@ __all__ = [
 
 PARSER_ARITIES: tuple[str, ...] = get_args(FlagArity)
 PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere", "config_empty_refused")
-PARSER_FLAG_LISTS = ("attached", "config_refused", "integers")  # lists of flags
+PARSER_FLAG_LISTS = ("attached", "config_refused", "integers", "needs_model_first")  # lists of flags
 PARSER_COMMAND_LISTS = ("unread_positional", "model_first")  # lists of `[pack.launcher]` commands
 PARSER_TABLES = ("choices", "json_keys")  # a flag -> a list of words
 _KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
@@ -80,7 +80,8 @@ def collect_parser_flags(
                 flags[flag] = arity  # type: ignore[assignment]  # one of FlagArity's values
     settings = _settings(table, launcher, where, file, problems)
     settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
-    settings["json_keys"] = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems)
+    json_keys = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems, nested=True)
+    settings["json_keys"] = json_keys
     return dataclasses.replace(launcher, flags=flags, **settings)
 
 
@@ -111,16 +112,26 @@ def _settings(
 
 
 def _choices(
-    table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
+    table: Any,
+    flags: Mapping[str, FlagArity],
+    where: str,
+    file: str,
+    problems: Collector[PackProblem],
+    nested: bool = False,
 ) -> dict[str, list[str]]:
     """`[launcher_flags.choices]`: a value flag of the table -> the only words its parser takes
-    (`.json_keys`: a JSON value flag -> the only keys its config class takes)."""
+    (`.json_keys`, `nested`: a JSON value flag -> the only keys its config class takes, and
+    `--flag.key` -> the only keys of the config class that key holds, `--flag.key.sub` deeper)."""
     if not isinstance(table, dict):
         problems.add(PackProblem(where, "must be a table of flags to lists of words", file))
         return {}
     choices: dict[str, list[str]] = {}
     for flag, words in table.items():
-        if flags.get(flag) in (None, "switch"):
+        head, dot, path = flag.partition(".")
+        parent = f"{head}.{path.rpartition('.')[0]}".rstrip(".")
+        if nested and dot and path.rpartition(".")[2] not in table.get(parent, ()):
+            problems.add(PackProblem(where, f"{flag}: {parent} has no key {path.rpartition('.')[2]!r}", file))
+        elif flags.get(head if nested else flag) in (None, "switch"):
             problems.add(PackProblem(where, f"{flag} is not a value flag of the table", file))
         elif not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
             problems.add(PackProblem(where, f"{flag}: must be a non-empty list of words", file))
