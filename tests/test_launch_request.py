@@ -91,3 +91,20 @@ def test_each_refusal_has_its_exit_code(vllm: Pack) -> None:
     assert {"field": "attention_backend", "value": "FLASHMLA"} in [
         {"field": p.field, "value": p.value} for p in conflict.value.conflict.pins
     ]
+
+
+def test_confsolves_own_option_after_the_command_says_where_it_goes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a newcomer's `confsolve check --pack vllm -- vllm serve m --set gpu_arch=sm90` said only
+    # "vllm 0.33.0 has no flag --set"
+    from clirun import run
+
+    code, _, err = run(
+        capsys, "check", "--pack", "vllm", "--", "vllm", "serve", "m", "--set", "gpu_arch=sm90"
+    )
+    assert code == 2 and "confsolve's own --set goes before `--`" in err
+    code, _, err = run(
+        capsys, "check", "--pack", "vllm", "--", "vllm", "serve", "m", "--tensor-parallel-sise", "2"
+    )
+    assert code == 2 and "goes before" not in err

@@ -43,7 +43,7 @@ def merge_launch(
     try:
         request = read_request_into(pack, args.launch, issues)
     except InvalidInput as exc:
-        raise _another_packs_command(pack, args.launch, exc) from None
+        raise _another_packs_command(pack, args.launch, _own_options_after(args, exc)) from None
     args.command_read = request.command
     for note in request.notes:  # read as the launcher reads it, and said
         print(f"confsolve: launch command: {note}", file=sys.stderr)
@@ -74,6 +74,19 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return request.model
+
+
+def _own_options_after(args: argparse.Namespace, exc: InvalidInput) -> InvalidInput:
+    """The error, with a hint on each word after `--` that is an option of confsolve's own (`--set`,
+    `--json`): everything after `--` is the launch command, whose launcher has no such flag."""
+    own = {"--" + name.replace("_", "-") for name in vars(args)}
+    issues = [
+        replace(i, message=f"{i.message}; confsolve's own {i.value} goes before `--`")
+        if i.field == "launch command" and i.value in own
+        else i
+        for i in exc.issues
+    ]
+    return InvalidInput(issues) if issues != exc.issues else exc
 
 
 def _another_packs_command(pack: Pack, words: list[str], exc: InvalidInput) -> InvalidInput:
