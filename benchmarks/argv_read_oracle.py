@@ -228,7 +228,10 @@ class Draw:
         flag = rng.choice([x for x in f.all_flags if x.startswith("--") or "." not in x])
         if f.flag_value != "value":
             if f.flag_value == "boolean_optional" and flag.startswith("--") and rng.random() < 0.3:
-                flag = "--no-" + flag[2:]
+                # argparse's `--no-x`, or vLLM's `--disable-x` (from the parser's flags, not the
+                # pack's negatives: the same draw on a tree without them)
+                own = "--disable-" + flag.removeprefix("--enable-")
+                flag = own if own in self.table and rng.random() < 0.5 else "--no-" + flag[2:]
             flag = self._spelling(flag)
             r = rng.random()
             if r < 0.8:

@@ -150,6 +150,7 @@ def main() -> None:
     choices: dict[str, list[str]] = {}
     integers: list[str] = []
     json_keys: dict[str, list[str]] = {}
+    negatives: dict[str, str] = {}
     # The parser's own table, not each action's option_strings: vLLM keeps `--no-enable-x` there,
     # hidden from help (EnableDisableAction), and argparse matches against this table.
     for flag, action in parser._option_string_actions.items():
@@ -166,6 +167,18 @@ def main() -> None:
             # value a config dataclass validates (vLLM: pydantic, extra="forbid"): its only keys.
             if action.type is int and action.nargs != 0:
                 integers.append(flag)
+            # A boolean's negative spellings (argparse's `--no-x`, vLLM's `--disable-x` for
+            # `--enable-x`): they set the positive flag's value false.
+            if isinstance(action, argparse.BooleanOptionalAction) and flag.startswith("--"):
+                negative = getattr(action, "negative_option_strings", None)
+                negative = (
+                    set(negative)
+                    if negative is not None
+                    else {f for f in action.option_strings if f.startswith("--no-")}
+                )
+                positive = next(f for f in action.option_strings if f not in negative)
+                if flag in negative:
+                    negatives[flag] = positive
             config_class = _json_config_class(action)
             if config_class is not None:
                 _nested_keys(flag, config_class, json_keys)
@@ -195,6 +208,10 @@ def main() -> None:
     text += "\n[launcher_flags.choices]\n"
     for flag in sorted(choices):
         text += f"{json.dumps(flag)} = [{', '.join(json.dumps(c) for c in choices[flag])}]\n"
+    if negatives:
+        text += "\n[launcher_flags.negatives]\n"
+        for flag in sorted(negatives):
+            text += f"{json.dumps(flag)} = {json.dumps(negatives[flag])}\n"
     if json_keys:
         text += "\n[launcher_flags.json_keys]\n"
         for flag in sorted(json_keys):

@@ -138,6 +138,23 @@ def test_a_key_under_a_modelled_key_is_refused(vllm: Pack) -> None:
     assert "takes one value, not keys" in text
 
 
+# --- vLLM's `--disable-x` (EnableDisableAction) sets `--enable-x` false ------------------------
+
+
+@pytest.mark.parametrize(
+    "words, read",
+    [
+        (["--enable-expert-parallel", "--disable-expert-parallel"], False),  # confsolve read True
+        (["--disable-expert-parallel", "--enable-expert-parallel"], True),
+        (["--disable-expert"], False),  # a unique prefix
+        (["--disable_dbo"], False),
+    ],
+)
+def test_a_disable_flag_turns_its_enable_flag_off(vllm: Pack, words: list[str], read: bool) -> None:
+    field = "enable_dbo" if "dbo" in words[0] else "enable_expert_parallel"
+    assert _merged(vllm, [*VLLM, *words])[1] == {field: str(read).lower()}
+
+
 # --- the table -------------------------------------------------------------------------------
 
 
@@ -154,3 +171,16 @@ def test_a_nested_key_table_needs_its_parent_key(tmp_path: Path) -> None:
         load_pack(root)
     messages = [p.message for p in caught.value.problems]
     assert any("--compilation-config has no key 'pass_conf'" in m for m in messages), messages
+
+
+def test_a_negative_must_name_a_switch(tmp_path: Path) -> None:
+    root = tmp_path / "vllm"
+    shutil.copytree(Path(constraints.__file__).parent / "vllm", root)
+    (root / "prebuilt.py").unlink()
+    table = root / "launcher_flags.toml"
+    text = table.read_text(encoding="utf-8")
+    wrong = text.replace('"--disable-dbo" = "--enable-dbo"', '"--disable-dbo" = "--port"')
+    table.write_text(wrong, encoding="utf-8")
+    with pytest.raises(PackError) as caught:
+        load_pack(root)
+    assert any("both must be switches" in p.message for p in caught.value.problems)

@@ -136,6 +136,10 @@ def _flag_table(pack: Pack) -> dict[str, tuple[str, Scalar | None]]:
             table[flag] = (name, bare)
             if f.flag_value == "boolean_optional" and flag.startswith("--"):
                 table["--no-" + flag[2:]] = (name, False)
+    # The parser's other negative spellings (`[launcher_flags.negatives]`: vLLM's `--disable-x`).
+    for negative, positive in launcher_of(pack).negatives.items():
+        if table.get(positive, ("", None))[1] is not None:
+            table[negative] = (table[positive][0], not table[positive][1])
     return table
 
 

@@ -35,7 +35,7 @@ PARSER_ARITIES: tuple[str, ...] = get_args(FlagArity)
 PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere", "config_empty_refused")
 PARSER_FLAG_LISTS = ("attached", "config_refused", "integers", "needs_model_first")  # lists of flags
 PARSER_COMMAND_LISTS = ("unread_positional", "model_first")  # lists of `[pack.launcher]` commands
-PARSER_TABLES = ("choices", "json_keys")  # a flag -> a list of words
+PARSER_TABLES = ("choices", "json_keys", "negatives")  # a flag -> a list of words (negatives: a flag)
 _KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
 # what it fills in `Launcher`
 PARSER_KEYS = ("flags", *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
@@ -82,6 +82,9 @@ def collect_parser_flags(
     settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
     json_keys = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems, nested=True)
     settings["json_keys"] = json_keys
+    settings["negatives"] = _negatives(
+        table.get("negatives", {}), flags, f"{where}.negatives", file, problems
+    )
     return dataclasses.replace(launcher, flags=flags, **settings)
 
 
@@ -138,6 +141,29 @@ def _choices(
         else:
             choices[flag] = list(words)
     return choices
+
+
+def _negatives(
+    table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
+) -> dict[str, str]:
+    """`[launcher_flags.negatives]`: a switch of the table -> the switch whose value it sets false
+    (argparse's `--no-x`; vLLM's `--disable-x` for `--enable-x`, EnableDisableAction)."""
+    if not isinstance(table, dict):
+        problems.add(PackProblem(where, "must be a table of switches to switches", file))
+        return {}
+    negatives: dict[str, str] = {}
+    for flag, turned_off in table.items():
+        if (
+            flags.get(flag) != "switch"
+            or not isinstance(turned_off, str)
+            or flags.get(turned_off) != "switch"
+        ):
+            problems.add(
+                PackProblem(where, f"{flag} = {turned_off!r}: both must be switches of the table", file)
+            )
+        else:
+            negatives[flag] = turned_off
+    return negatives
 
 
 def resolve_flag(
