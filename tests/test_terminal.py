@@ -188,3 +188,9 @@ def test_every_help_fits_80_columns(
 def test_an_apostrophe_in_prose_is_no_quote() -> None:
     line = "  - rule x: vLLM's own check (verify_with_parallel_config), kept so its words are the refusal's"
     assert all(len(part) <= 60 for part in fold(line, 60).split("\n"))
+
+
+def test_a_list_item_folds_under_its_text() -> None:
+    item = "  - the launch command's model m: no such file or directory (give a local config.json or model"
+    second = fold(item, 60).split("\n")[1]
+    assert second.startswith("    ") and second[4] != " "

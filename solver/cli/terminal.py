@@ -46,6 +46,8 @@ def _fold_line(line: str, width: int) -> list[str]:
     lead = len(line) - len(line.lstrip(" "))
     colon = _ESCAPE.sub("", line).find(": ", lead)
     hang = colon + 2 if colon > 0 and colon + 2 <= width // 2 else min(lead + 4, width // 2)
+    if line[lead:].startswith(("- ", "* ")):  # a list item: under its text
+        hang = lead + 2
     if _command(_ESCAPE.sub("", line)[lead:]):
         folded = _fold_words(line, width - 2, lead, min(lead + 4, width // 2), _SHELL_WORDS)
         return [part + " \\" for part in folded[:-1]] + folded[-1:]
