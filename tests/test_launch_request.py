@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from solver import InvalidInput, Unsatisfiable, check, load_pack
+from solver.inputs.launch import repaired_command, shell_line
 from solver.inputs.launchrequest import LaunchRequest, read_request
 from solver.inputs.modelconfig import facts_from_model_config
 from solver.model import Pack
@@ -88,6 +89,8 @@ def test_each_refusal_has_its_exit_code(vllm: Pack) -> None:
     with pytest.raises(Unsatisfiable) as conflict:  # the launcher would fail at start-up
         check(vllm, request.options, machine)
     assert conflict.value.exit_code == 1 and conflict.value.repairs
+    repaired = shell_line(repaired_command(vllm, request.command, conflict.value.repairs[0]))
+    assert repaired.startswith("vllm serve m") and "FLASHMLA" not in repaired
     assert {"field": "attention_backend", "value": "FLASHMLA"} in [
         {"field": p.field, "value": p.value} for p in conflict.value.conflict.pins
     ]
