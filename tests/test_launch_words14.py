@@ -155,6 +155,38 @@ def test_a_disable_flag_turns_its_enable_flag_off(vllm: Pack, words: list[str], 
     assert _merged(vllm, [*VLLM, *words])[1] == {field: str(read).lower()}
 
 
+# --- dotted words: one JSON value per flag as spelled, the later replacing the earlier ---------
+
+
+@pytest.mark.parametrize(
+    "words, read",
+    [
+        # vLLM: `-ac.backend` is a JSON value of its own, given after `--attention-config`'s: it
+        # replaces it whole (confsolve read FA2 from the first)
+        (["--attention-config.flash_attn_version", "2", "-ac.backend", "FLASH_ATTN"], None),
+        (["--attention-config.flash_attn_version", "2", "--attention-conf.backend", "FLASH_ATTN"], None),
+        (["-ac.backend", "FLASH_ATTN", "--attention-config.flash_attn_version", "2"], "2"),
+        (["--attention_config.flash_attn_version", "2", "--attention-config.backend", "FLASH_ATTN"], "2"),
+        (["--attention-config.flash_attn_version", "2", "-ac.flash_attn_version", "3"], "3"),
+        (["-ac.flash_attn_version", "3", "--attention-config.flash_attn_version", "2"], "2"),
+        (["--attention-config.flash_attn_version", "2", "-ac", '{"backend": "FLASH_ATTN"}'], "2"),
+    ],
+)
+def test_dotted_words_make_one_json_value_per_spelling(
+    vllm: Pack, words: list[str], read: str | None
+) -> None:
+    assert _merged(vllm, [*VLLM, *words])[1].get("flash_attn_version") == read
+
+
+def test_a_replaced_json_value_is_still_converted(vllm: Pack) -> None:
+    # vLLM converts each JSON value argparse is given: `-ac.flash_attn_version x` is refused though
+    # the later `--attention-config` value replaces it (within one spelling, only the last counts)
+    words = ["-ac.flash_attn_version", "x", "--attention-config.backend", "FLASH_ATTN"]
+    assert "config class refuses it" in _refused(vllm, [*VLLM, *words])
+    words = ["-ac.flash_attn_version", "x", "-ac.flash_attn_version", "3", "--attention-config.backend"]
+    assert _merged(vllm, [*VLLM, *words, "TRITON_ATTN"])[1] == {}
+
+
 # --- the table -------------------------------------------------------------------------------
 
 

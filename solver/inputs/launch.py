@@ -34,12 +34,13 @@ from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
 from solver.inputs.arguments import need_pack, need_words
-from solver.inputs.launchjson import dotted_last, forget, json_heads, write_into_json
+from solver.inputs.launchjson import dotted_last, json_heads, write_into_json
 from solver.inputs.launchwords import (
     as_parser_reads,
     choice_issue,
     config_twice,
     config_unread,
+    dotted_group,
     dotted_path,
     json_key_issue,
     keys_of_a_value,
@@ -48,6 +49,7 @@ from solver.inputs.launchwords import (
     model_again,
     model_moved_first,
     needs_model_first_issue,
+    next_dotted_group,
     read_json_flag,
     second_model,
     unmodelled_value_issue,
@@ -393,8 +395,9 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     from_json: set[str] = set()  # options read from a JSON flag's value
     unread: str | None = None  # the word an `unread_positional` command takes and never reads
     pending: dict[str, InputIssue] = {}  # values the parser refuses (a dotted key's: its last only)
+    group: str | None = None  # the dotted words' JSON value being read (its head, as the parser spells it)
     if launcher.dotted:
-        rest = dotted_last(rest, launcher.attached)
+        rest = dotted_last(rest, launcher.attached, lambda word: dotted_group(launcher, word))
     i = 0
     while i < len(rest):
         word = rest[i]
@@ -429,8 +432,10 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             continue
         flag = read
         typed_flag = word.partition("=")[0]
-        if heads and "." in typed_flag:  # `--flag.key`: its JSON value replaces one typed whole
-            forget(heads.get(flag.partition(".")[0], []), from_json, options)
+        if heads and "." in typed_flag:
+            group = next_dotted_group(
+                launcher, heads.get(flag.partition(".")[0], []), word, group, options, pending, from_json
+            )
         if heads and flag in heads and "." not in typed_flag:
             i = read_json_flag(
                 pack, heads[flag], flag, word, rest, i, passthrough, from_json, options, spelled, issues

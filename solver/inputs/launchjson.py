@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from solver.model import Field, Pack, Scalar
 
 __all__ = [
+    "dotted_head",
     "dotted_last",
     "dotted_value",
     "forget",
@@ -157,13 +158,23 @@ def forget(keys: list[tuple[str, str]], from_json: set[str], options: dict[str, 
             del options[name]
 
 
-def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
+def dotted_head(word: str) -> str:
+    """The JSON flag a dotted word's value joins, as typed (`--cfg.a.b=1` -> `--cfg`)."""
+    return word.partition("=")[0].partition(".")[0]
+
+
+def dotted_last(
+    words: list[str], attached: Sequence[str], head: Callable[[str], str] = dotted_head
+) -> list[str]:
     """The words in the order a `dotted` parser reads them: each `--flag.key VALUE` (or
     `--flag.key=VALUE`) is taken out where it was typed and read after every other word, as one
     JSON value of `--flag` (vLLM's FlexibleArgumentParser), so the words on either side of it meet:
-    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4."""
+    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4. The parser makes one JSON
+    value of the words with the same `head` (the flag as spelled, `_` read as `-`), in the order
+    each head first came: so they are read grouped so, a group after the others of its head."""
     kept: list[str] = []
     moved: list[str] = []
+    groups: dict[str, list[str]] = {}
     i = 0
     while i < len(words):
         word = words[i]
@@ -173,6 +184,7 @@ def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
         name = word.partition("=")[0]
         dotted = word.startswith("-") and "." in name and not _number(word)
         if dotted and not any(word.startswith(short) for short in attached):  # `-O.x` is `-O`'s value
+            moved = groups.setdefault(head(word), [])
             moved.append(word)
             if "=" not in word and i + 1 < len(words):
                 moved.append(words[i + 1])
@@ -180,7 +192,7 @@ def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
         else:
             kept.append(word)
         i += 1
-    return kept + moved
+    return kept + [w for group in groups.values() for w in group]
 
 
 def _number(word: str) -> bool:

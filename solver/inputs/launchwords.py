@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver.errors import Collector, InputIssue
-from solver.inputs.launchjson import dotted_value, forget, json_object, json_typed
+from solver.inputs.launchjson import dotted_head, dotted_value, forget, json_object, json_typed
 from solver.inputs.pins import shown
 from solver.model import Launcher, Pack, Scalar
 from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
@@ -27,6 +27,7 @@ __all__ = [
     "as_parser_reads",
     "config_twice",
     "config_unread",
+    "dotted_group",
     "dotted_path",
     "json_key_issue",
     "json_value_issue",
@@ -36,6 +37,7 @@ __all__ = [
     "model_again",
     "model_moved_first",
     "needs_model_first_issue",
+    "next_dotted_group",
     "not_json_object",
     "read_json_flag",
     "second_model",
@@ -372,3 +374,32 @@ def keys_of_a_value(pack: Pack, flag: str, path: list[str], table: Mapping[str, 
             )
             return InputIssue(field="launch command", value=".".join(path), message=message)
     return None
+
+
+def dotted_group(launcher: Launcher, word: str) -> str:
+    """The JSON value a dotted word joins: its flag as the parser spells it (`--a_b.x` is `--a-b`,
+    `--attention-conf.x` stays a value of its own, as `-ac.x` does)."""
+    return dotted_head(spelled_as_parser_reads(launcher, word.partition("=")[0]))
+
+
+def next_dotted_group(
+    launcher: Launcher,
+    keys: list[tuple[str, str]],
+    word: str,
+    group: str | None,
+    options: dict[str, Scalar],
+    pending: dict[str, InputIssue],
+    from_json: set[str],
+) -> str:
+    """The group of the dotted word `word` (of a flag whose modelled keys are `keys`): a new one is
+    a JSON value of the flag that replaces, whole, what an earlier value (typed JSON, or a group
+    spelled otherwise) set; an earlier group's refused value stays refused (the parser converts
+    each JSON value it is given, replaced or not)."""
+    new = dotted_group(launcher, word)
+    if new != group:
+        for name, _ in keys:
+            options.pop(name, None)
+            from_json.discard(name)
+            if name in pending:  # (kept, under a key of its own: a later value no longer takes it out)
+                pending[f"{name} {group}"] = pending.pop(name)
+    return new
