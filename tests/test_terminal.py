@@ -194,3 +194,14 @@ def test_a_list_item_folds_under_its_text() -> None:
     item = "  - the launch command's model m: no such file or directory (give a local config.json or model"
     second = fold(item, 60).split("\n")[1]
     assert second.startswith("    ") and second[4] != " "
+
+
+def test_a_mistyped_command_says_which_it_may_be(capsys: pytest.CaptureFixture[str]) -> None:
+    # main 9c915d2: "invalid choice: 'reslove' (choose from 'resolve', ..., '__complete', ...)"
+    from solver.cli.commands import main
+
+    with pytest.raises(SystemExit) as ended:
+        main(["reslove"])
+    err = capsys.readouterr().err
+    assert ended.value.code == 2 and "no command 'reslove'; did you mean resolve?" in err
+    assert "__complete" not in err

@@ -46,8 +46,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits with the contract's usage code (2) and a one-line hint."""
 
     def error(self, message: str) -> Any:
+        from solver.cli.terminal import unknown_command
+
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {unknown_command(message)}\n")
 
 
 def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:

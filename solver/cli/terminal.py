@@ -13,7 +13,7 @@ import re
 import sys
 from typing import TextIO
 
-__all__ = ["fold", "fold_for", "write_answer"]
+__all__ = ["fold", "fold_for", "unknown_command", "write_answer"]
 
 _ESCAPE = re.compile(r"\x1b\[[0-9;]*m")  # a colour (--color), no column of its own
 _WORDS = re.compile(r" +|[^ ]+")  # prose: words and runs of spaces (`vLLM's` is one word)
@@ -96,3 +96,21 @@ def write_answer(out: str, notes: str, *, prose: bool) -> None:
         sys.stdout.write(fold_for(sys.stdout, out) if prose else out)
     if notes:  # (print: with stderr closed, `2>&-`, they go to stdout as an error always did)
         print(fold_for(sys.stderr, notes) if prose else notes, file=sys.stderr, end="")
+
+
+_INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '(.*)' \(choose from (.*)\)")
+
+
+def unknown_command(message: str) -> str:
+    """argparse's error for a command it lacks, said with a did-you-mean and without the hidden
+    commands (`__complete`); any other message as it is."""
+    found = _INVALID_COMMAND.fullmatch(message)
+    if found is None:
+        return message
+    import difflib
+
+    typed = found.group(1)
+    commands = [c.strip("'") for c in found.group(2).split(", ") if not c.strip("'").startswith("_")]
+    close = difflib.get_close_matches(typed, commands, n=2, cutoff=0.6)
+    hint = f"; did you mean {' or '.join(close)}?" if close else ""
+    return f"no command {typed!r}{hint} (commands: {', '.join(commands)})"
