@@ -187,6 +187,31 @@ def test_a_replaced_json_value_is_still_converted(vllm: Pack) -> None:
     assert _merged(vllm, [*VLLM, *words, "TRITON_ATTN"])[1] == {}
 
 
+@pytest.mark.parametrize(
+    "typed, written",
+    [
+        # the key joins the dotted value vLLM keeps: main wrote `--attention-config.flash_attn_version
+        # 3` after `-ac.backend FLASH_ATTN`, a later value of its own that drops the backend
+        (["-ac.backend", "FLASH_ATTN"], ["-ac.backend", "FLASH_ATTN", "-ac.flash_attn_version", "3"]),
+        (
+            ["--attention_config.backend", "X"],
+            ["--attention_config.backend", "X", "--attention_config.flash_attn_version", "3"],
+        ),
+        # typed as a dotted word, its value was the flag's last: it stays last, as typed
+        (
+            ["--attention-config.backend", "X", "-ac.flash_attn_version", "2"],
+            ["--attention-config.backend", "X", "-ac.flash_attn_version", "3"],
+        ),
+        (["-ac", '{"backend": "X"}'], ["-ac", '{"backend": "X", "flash_attn_version": 3}']),
+    ],
+)
+def test_a_key_is_written_into_the_value_vllm_keeps(vllm: Pack, typed: list[str], written: list[str]) -> None:
+    from solver.inputs.launch import read_command, write_command
+
+    command = read_command(vllm, [*VLLM, *typed])
+    assert write_command(vllm, command, {**command.options, "flash_attn_version": 3}) == [*VLLM, *written]
+
+
 # --- the table -------------------------------------------------------------------------------
 
 

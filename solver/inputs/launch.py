@@ -84,13 +84,11 @@ class LaunchCommand:
     model_positional: bool = False
     config: str | None = None
     passthrough: tuple[str, ...] = ()  # words the pack does not model, in order
-    # `VAR=value` words before the program (`SGLANG_USE_AITER=1 python -m ...`, or after `env`),
-    # in order: the launcher's environment, as typed. Written back out in front.
+    # `VAR=value` words before the program (or after `env`): the launcher's environment, written back.
     environment: tuple[tuple[str, str], ...] = ()
     env_word: bool = False  # typed as `env VAR=value ... program`
-    # Words the launcher's parser reads and then sets aside, as this reading does, each said: an
-    # option typed again (the last one wins: `--tp 2`, then `--tp-size 4`), the model given again, a
-    # word its parser takes and never reads, a config file it never opens.
+    # Words the launcher's parser reads and sets aside, each said: an option typed again (the last
+    # wins), the model given again, a word it takes and never reads, a config file it never opens.
     repeated: tuple[str, ...] = ()
     set_aside: tuple[tuple[str, Scalar], ...] = ()  # (field, value) of each option given again later
     model_not_first: bool = False  # a `model_first` command whose first word is no model
@@ -562,9 +560,11 @@ def write_command(
         words += [launcher.config_flag, command.config]
     tail = list(command.passthrough)
     end = tail.index("--") if "--" in tail else len(tail)
-    wanted = set(values if fields is None else fields)
-    head = tail[:end]
-    in_json = write_into_json(json_heads(pack), head, {n: v for n, v in values.items() if n in wanted})
+    wanted, head = set(values if fields is None else fields), tail[:end]
+    dotted = {n: flag for n, flag in command.spelled.items() if "." in flag}  # (read: its group was last)
+    in_json = write_into_json(
+        json_heads(pack), head, {n: values[n] for n in wanted & set(values)}, launcher, dotted
+    )
     words += head
     for name, f in pack.fields.items():
         if name in wanted and f.kind == "option" and not f.env and name in values and name not in in_json:
