@@ -215,29 +215,26 @@ def test_a_key_is_written_into_the_value_vllm_keeps(vllm: Pack, typed: list[str]
 # --- the table -------------------------------------------------------------------------------
 
 
-def test_a_nested_key_table_needs_its_parent_key(tmp_path: Path) -> None:
+def _table_problems(tmp_path: Path, old: str, new: str) -> list[str]:
+    """The load problems of the vLLM pack with its launcher_flags.toml edited `old` -> `new`."""
     root = tmp_path / "vllm"
     shutil.copytree(Path(constraints.__file__).parent / "vllm", root)
     (root / "prebuilt.py").unlink()
     table = root / "launcher_flags.toml"
     text = table.read_text(encoding="utf-8")
-    table.write_text(
-        text.replace('"--compilation-config.pass_config" =', '"--compilation-config.pass_conf" =')
-    )
+    assert old in text
+    table.write_text(text.replace(old, new), encoding="utf-8")
     with pytest.raises(PackError) as caught:
         load_pack(root)
-    messages = [p.message for p in caught.value.problems]
+    return [p.message for p in caught.value.problems]
+
+
+def test_a_nested_key_table_needs_its_parent_key(tmp_path: Path) -> None:
+    old = '"--compilation-config.pass_config" ='
+    messages = _table_problems(tmp_path, old, '"--compilation-config.pass_conf" =')
     assert any("--compilation-config has no key 'pass_conf'" in m for m in messages), messages
 
 
 def test_a_negative_must_name_a_switch(tmp_path: Path) -> None:
-    root = tmp_path / "vllm"
-    shutil.copytree(Path(constraints.__file__).parent / "vllm", root)
-    (root / "prebuilt.py").unlink()
-    table = root / "launcher_flags.toml"
-    text = table.read_text(encoding="utf-8")
-    wrong = text.replace('"--disable-dbo" = "--enable-dbo"', '"--disable-dbo" = "--port"')
-    table.write_text(wrong, encoding="utf-8")
-    with pytest.raises(PackError) as caught:
-        load_pack(root)
-    assert any("both must be switches" in p.message for p in caught.value.problems)
+    messages = _table_problems(tmp_path, '"--disable-dbo" = "--enable-dbo"', '"--disable-dbo" = "--port"')
+    assert any("both must be switches" in m for m in messages), messages
