@@ -35,7 +35,9 @@ HARNESSES = Path("/work/shared/tools")
 # to the front as that word (FlexibleArgumentParser.parse_args), so a positional model besides it
 # is a second positional, and a `--config` file's entries go after it (_pull_args_from_config:
 # no model first nor in the file is "No model specified!"); load_config_file calls `.items()` on
-# what yaml.safe_load returns, None for an empty file.
+# what yaml.safe_load returns, None for an empty file. With `--served-model-name` (spelled out, `_`
+# or `-`) and no `--config`, parse_args refuses a `vllm serve` whose first word (after that move)
+# is a flag: "`model` should be provided as the first positional argument".
 EXTRA: dict[str, dict[str, object]] = {
     "sglang": {},
     "vllm": {
@@ -49,6 +51,7 @@ EXTRA: dict[str, dict[str, object]] = {
             "python3 -m vllm.entrypoints.openai.api_server",
         ],
         "model_first": ["vllm serve"],
+        "needs_model_first": ["--served-model-name"],
     },
 }
 
@@ -117,6 +120,20 @@ def _json_config_class(action: argparse.Action) -> type | None:
     return config_class if isinstance(config_class, type) and dataclasses.is_dataclass(config_class) else None
 
 
+def _nested_keys(flag: str, config_class: type, into: dict[str, list[str]]) -> None:
+    """`flag`'s keys (its config class's fields), and under `flag.key` the keys of each field
+    that holds a config dataclass of its own (pydantic refuses other keys there too)."""
+    import typing
+
+    into[flag] = sorted(f.name for f in dataclasses.fields(config_class))
+    hints = typing.get_type_hints(config_class)
+    for f in dataclasses.fields(config_class):
+        kind = hints.get(f.name, f.type)
+        for held in (kind, *typing.get_args(kind)):
+            if isinstance(held, type) and dataclasses.is_dataclass(held):
+                _nested_keys(f"{flag}.{f.name}", held, into)
+
+
 def _toml_list(name: str, flags: list[str]) -> str:
     return f"{name} = [\n" + "".join(f'    "{flag}",\n' for flag in flags) + "]\n"
 
@@ -133,6 +150,7 @@ def main() -> None:
     choices: dict[str, list[str]] = {}
     integers: list[str] = []
     json_keys: dict[str, list[str]] = {}
+    negatives: dict[str, str] = {}
     # The parser's own table, not each action's option_strings: vLLM keeps `--no-enable-x` there,
     # hidden from help (EnableDisableAction), and argparse matches against this table.
     for flag, action in parser._option_string_actions.items():
@@ -149,9 +167,21 @@ def main() -> None:
             # value a config dataclass validates (vLLM: pydantic, extra="forbid"): its only keys.
             if action.type is int and action.nargs != 0:
                 integers.append(flag)
+            # A boolean's negative spellings (argparse's `--no-x`, vLLM's `--disable-x` for
+            # `--enable-x`): they set the positive flag's value false.
+            if isinstance(action, argparse.BooleanOptionalAction) and flag.startswith("--"):
+                negative = getattr(action, "negative_option_strings", None)
+                negative = (
+                    set(negative)
+                    if negative is not None
+                    else {f for f in action.option_strings if f.startswith("--no-")}
+                )
+                positive = next(f for f in action.option_strings if f not in negative)
+                if flag in negative:
+                    negatives[flag] = positive
             config_class = _json_config_class(action)
             if config_class is not None:
-                json_keys[flag] = sorted(f.name for f in dataclasses.fields(config_class))
+                _nested_keys(flag, config_class, json_keys)
     import importlib.metadata
 
     version = importlib.metadata.version(opts.launcher)
@@ -178,6 +208,10 @@ def main() -> None:
     text += "\n[launcher_flags.choices]\n"
     for flag in sorted(choices):
         text += f"{json.dumps(flag)} = [{', '.join(json.dumps(c) for c in choices[flag])}]\n"
+    if negatives:
+        text += "\n[launcher_flags.negatives]\n"
+        for flag in sorted(negatives):
+            text += f"{json.dumps(flag)} = {json.dumps(negatives[flag])}\n"
     if json_keys:
         text += "\n[launcher_flags.json_keys]\n"
         for flag in sorted(json_keys):

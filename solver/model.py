@@ -345,8 +345,7 @@ class Preference(Record):
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Launcher(Record):
-    """`[pack.launcher]` (commands as shell words, the first written; the model by a flag or as a word
-    after a `positional_model` command) and `[launcher_flags]` (its parser: see inputs/launch.py)."""
+    """`[pack.launcher]` and `[launcher_flags]` (its parser): see constraints/README.md, inputs/launch.py."""
 
     commands: tuple[str, ...] = ()
     positional_model: tuple[str, ...] = ()
@@ -366,6 +365,8 @@ class Launcher(Record):
     json_keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a JSON flag's only keys
     unread_positional: tuple[str, ...] = ()  # commands taking one word without a flag, never read
     model_first: tuple[str, ...] = ()  # commands moving a first `--model` to the front, as the model
+    needs_model_first: tuple[str, ...] = ()  # flags with which a model_first command needs it first
+    negatives: dict[str, str] = dataclasses.field(default_factory=dict)  # a switch -> the flag it turns off
     config_empty_refused: bool = False  # its `--config` reader fails on an empty file
 
 
@@ -382,9 +383,8 @@ class AssumedGroup(Record):
     then: str = ""
 
 
-# What `--detect` can find (solver/inputs/detect.py): the accelerator kind, the GPU architecture (a compute
-# capability as smXY, or a gfx target), how many GPUs, and whether the CPU has AMX tiles; and the
-# kinds of host it tells apart.
+# What `--detect` can find (solver/inputs/detect.py): the accelerator kind, the GPU architecture (smXY,
+# a gfx target), how many GPUs, whether the CPU has AMX tiles; and the kinds of host it tells apart.
 DETECTED_QUANTITIES = ("platform", "gpu_arch", "gpu_count", "cpu_amx")
 DETECTED_HOSTS = ("nvidia", "amd", "cpu")
 

@@ -23,7 +23,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TextIO
 
-__all__ = ["Progress", "advance", "current_phase", "deadline_from_env", "parse_seconds", "phase", "reporting"]
+__all__ = [
+    "Progress",
+    "advance",
+    "clear",
+    "current_phase",
+    "deadline_from_env",
+    "parse_seconds",
+    "phase",
+    "reporting",
+]
 
 _REDRAW_SECONDS = 0.1
 _CHECK_EVERY = 256  # advance() calls between two looks at the clock
@@ -128,6 +137,14 @@ def reporting(
     finally:
         progress.close()
         _ACTIVE, _OWNER = saved
+
+
+def clear() -> None:
+    """Clear the running command's progress line now (before its answer is printed); the next
+    report draws it again."""
+    active = _ACTIVE
+    if active is not None and threading.get_ident() == _OWNER:
+        active.close()
 
 
 def current_phase() -> str:

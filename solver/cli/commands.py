@@ -46,8 +46,10 @@ class _Parser(argparse.ArgumentParser):
     """argparse that exits with the contract's usage code (2) and a one-line hint."""
 
     def error(self, message: str) -> Any:
+        from solver.cli.terminal import unknown_command
+
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {unknown_command(message)}\n")
 
 
 def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
@@ -315,7 +317,9 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
             print(json.dumps(exc.to_json(), indent=2, sort_keys=True))
             _flush()
         else:
-            print(f"confsolve: {exc}", file=sys.stderr)
+            from solver.cli.terminal import write_answer
+
+            write_answer("", f"confsolve: {exc}\n", prose=True)
     except BrokenPipeError:
         _drop_stdout()
     return exc.exit_code
@@ -333,13 +337,13 @@ def _add_format(p: Any, answer: str) -> None:
 def _answer(args: argparse.Namespace, answer: str, *subject: Any) -> None:
     """Print `answer` in the format the command line chose (`--format`, `--json`), with the
     formats table's writer: its text on stdout, then its notes (if any) on stderr."""
+    from solver.cli.terminal import write_answer
     from solver.render import formats
 
     fmt = formats.chosen(answer, getattr(args, "format", None), bool(getattr(args, "json", False)))
-    out, notes = formats.write(answer, fmt, *subject)
-    sys.stdout.write(out)
-    if notes:
-        sys.stderr.write(notes)
+    # On a terminal, text folds to its width (a matrix comes in blocks of columns that fit); every
+    # other format stays whole.
+    write_answer(*formats.write(answer, fmt, *subject), prose=fmt == "text")
 
 
 def _drop_stdout() -> None:

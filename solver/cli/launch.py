@@ -16,12 +16,12 @@ from dataclasses import replace
 from solver.errors import InputIssue, InvalidInput, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
-    read_command,
     repair_fact_changes,
     repaired_command,
     shell_line,
 )
-from solver.inputs.pins import _lookup, coerce, env_value, shown
+from solver.inputs.launchrequest import read_request_into
+from solver.inputs.pins import _lookup
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.minimal import minimal_options
@@ -34,63 +34,59 @@ __all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflic
 def merge_launch(
     args: argparse.Namespace, pack: Pack, sets: dict[str, str], model_path: str | None
 ) -> str | None:
-    """Read `args.launch` into `args.command_read`, add its options to `sets` (the --set
-    assignments; one field set twice to different values is an input error) and return the
-    model path to read facts from: --model-config when given, else the command's model when it
-    is a path on this machine (a model that is not is said on stderr, and its facts stay
-    unknown)."""
-    try:
-        command = read_command(pack, args.launch)
-    except InvalidInput as exc:
-        raise _another_packs_command(pack, args.launch, exc) from None
-    args.command_read = command
-    for note in command.repeated:  # read as the launcher reads it, and said
-        print(f"confsolve: launch command: {note}", file=sys.stderr)
-    # `VAR=1 python -m ...`: what the launcher's environment holds is typed, like its flags. A
-    # variable the pack does not model is kept and written back, as an unmodelled flag is.
-    environment = {n: env_value(v) for n, v in command.environment if n in pack.fields and pack.fields[n].env}
-    sources = [{**command.options, **environment}]
-    model = command.model
-    args.config_options = []
-    from_file: LaunchCommand | None = None
-    if command.config is not None:
-        from solver.inputs.launchconfig import read_config
-
-        # The launcher puts the file's flags before the command line's: a typed flag wins.
-        from_file = read_config(pack, command.config)
-        if command.model_not_first and from_file.model is None:
-            raise InvalidInput([_no_model_first(pack, command)])
-        args.config_options = list(from_file.options)
-        sources.insert(0, from_file.options)
-        model = model or from_file.model
-    # The one precedence merge, twice: the file under the command's flags, then the command's
-    # options under --set. Both are the user's words, so they must agree where both set a field.
-    options = {name: _spelled(value) for name, value in read_values(pack, (), *sources).items()}
-    typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
+    """Read `args.launch` into `args.command_read` (`solver.inputs.launchrequest`), say its notes
+    on stderr, add its options to `sets` (the --set assignments; one field set twice to different
+    values is an input error) and return the model path to read facts from: --model-config when
+    given, else the command's model when it is a path on this machine (a model that is not is
+    said on stderr, and its facts stay unknown)."""
     issues = input_issues()
-    issues.add(*_set_aside_issues(pack, command, from_file))
+    try:
+        request = read_request_into(pack, args.launch, issues)
+    except InvalidInput as exc:
+        raise _another_packs_command(pack, args.launch, _own_options_after(args, exc)) from None
+    args.command_read = request.command
+    for note in request.notes:  # read as the launcher reads it, and said
+        print(f"confsolve: launch command: {note}", file=sys.stderr)
+    args.config_options = list(request.config_options)
+    # The command's options under --set: both are the user's words, so they must agree where both
+    # set a field.
+    typed = {(_lookup(pack, k) or k): (k, v) for k, v in sets.items()}
+    command = request.command
     issues.add(
         *(
             InputIssue(
                 field=name,
                 value=shown,
                 message=(
-                    f"--set {typed[name][0]}={typed[name][1]} and "
-                    f"{_typed_as(pack, command, name, shown)} in the launch command disagree; keep one"
+                    f"--set {typed[name][0]}={typed[name][1]} and {_typed_as(pack, command, name, shown)} "
+                    "in the launch command disagree; keep one"
                 ),
             )
-            for name, shown in options.items()
+            for name, shown in request.options.items()
             if name in typed and typed[name][1] != shown
         )
     )
-    sets.update(read_values(pack, sets, options))  # before raising: the caller goes on collecting
+    sets.update(read_values(pack, sets, request.options))  # before raising: the caller goes on collecting
     issues.check()
-    if model_path or model is None:
+    if model_path or request.model is None:
         return model_path
     # Read like --model-config: a local path, or a hub id found in the local Hugging Face cache.
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
-    return model
+    return request.model
+
+
+def _own_options_after(args: argparse.Namespace, exc: InvalidInput) -> InvalidInput:
+    """The error, with a hint on each word after `--` that is an option of confsolve's own (`--set`,
+    `--json`): everything after `--` is the launch command, whose launcher has no such flag."""
+    own = {"--" + name.replace("_", "-") for name in vars(args)}
+    issues = [
+        replace(i, message=f"{i.message}; confsolve's own {i.value} goes before `--`")
+        if i.field == "launch command" and i.value in own
+        else i
+        for i in exc.issues
+    ]
+    return InvalidInput(issues) if issues != exc.issues else exc
 
 
 def _another_packs_command(pack: Pack, words: list[str], exc: InvalidInput) -> InvalidInput:
@@ -116,44 +112,6 @@ def _another_packs_command(pack: Pack, words: list[str], exc: InvalidInput) -> I
             hint = f"; it is a command of the {name} pack: add --pack {name}"
             return InvalidInput([replace(first, message=first.message + hint), *exc.issues[1:]])
     return exc
-
-
-def _no_model_first(pack: Pack, command: LaunchCommand) -> InputIssue:
-    """A `model_first` command with a config file: its parser puts the file's flags after the
-    first word when that is the model, and refuses the command when neither it nor the file
-    gives one (a model later on the line is not looked at)."""
-    program = " ".join(command.program)
-    flags = " or ".join((pack.launcher.model_flags if pack.launcher else ()) or ("the model flag",))
-    later = f" ({shown(command.model)} comes later)" if command.model else ""
-    return InputIssue(
-        field="launch command",
-        value=command.config,
-        message=(
-            f"`{program}` with a config file needs the model as its first word, or in the file{later}: "
-            f"{pack.name} {pack.version.partition('+')[0]} refuses it with 'No model specified!'; "
-            f"write `{program} MODEL ...` or give {flags} (moved first)"
-        ),
-    )
-
-
-def _set_aside_issues(
-    pack: Pack, command: LaunchCommand, from_file: LaunchCommand | None
-) -> list[InputIssue]:
-    """The values a later word replaces (an option typed again, a config file's entry the command
-    line sets too) are still read by the launcher's parser, which refuses one it cannot convert:
-    each must be a value of its field too, or it is an input error naming it."""
-    aside = list(command.set_aside)
-    if from_file is not None:
-        aside += list(from_file.set_aside)
-        aside += [(n, v) for n, v in from_file.options.items() if n in command.options]
-    issues = []
-    for name, value in aside:
-        _, issue = coerce(pack.fields[name], value)
-        if issue is not None:
-            issues.append(
-                replace(issue, message=f"{issue.message} (replaced by a later value, but still read)")
-            )
-    return issues
 
 
 def minimal_fields(args: argparse.Namespace, pack: Pack, res: Resolution) -> list[str]:

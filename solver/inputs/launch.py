@@ -34,17 +34,22 @@ from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
 from solver.inputs.arguments import need_pack, need_words
-from solver.inputs.launchjson import dotted_last, forget, json_heads, write_into_json
+from solver.inputs.launchjson import dotted_last, json_heads, write_into_json
 from solver.inputs.launchwords import (
     as_parser_reads,
     choice_issue,
     config_twice,
     config_unread,
+    dotted_group,
+    dotted_path,
     json_key_issue,
+    keys_of_a_value,
     launcher_name,
     launcher_of,
     model_again,
     model_moved_first,
+    needs_model_first_issue,
+    next_dotted_group,
     read_json_flag,
     second_model,
     unmodelled_value_issue,
@@ -79,13 +84,11 @@ class LaunchCommand:
     model_positional: bool = False
     config: str | None = None
     passthrough: tuple[str, ...] = ()  # words the pack does not model, in order
-    # `VAR=value` words before the program (`SGLANG_USE_AITER=1 python -m ...`, or after `env`),
-    # in order: the launcher's environment, as typed. Written back out in front.
+    # `VAR=value` words before the program (or after `env`): the launcher's environment, written back.
     environment: tuple[tuple[str, str], ...] = ()
     env_word: bool = False  # typed as `env VAR=value ... program`
-    # Words the launcher's parser reads and then sets aside, as this reading does, each said: an
-    # option typed again (the last one wins: `--tp 2`, then `--tp-size 4`), the model given again, a
-    # word its parser takes and never reads, a config file it never opens.
+    # Words the launcher's parser reads and sets aside, each said: an option typed again (the last
+    # wins), the model given again, a word it takes and never reads, a config file it never opens.
     repeated: tuple[str, ...] = ()
     set_aside: tuple[tuple[str, Scalar], ...] = ()  # (field, value) of each option given again later
     model_not_first: bool = False  # a `model_first` command whose first word is no model
@@ -133,6 +136,10 @@ def _flag_table(pack: Pack) -> dict[str, tuple[str, Scalar | None]]:
             table[flag] = (name, bare)
             if f.flag_value == "boolean_optional" and flag.startswith("--"):
                 table["--no-" + flag[2:]] = (name, False)
+    # The parser's other negative spellings (`[launcher_flags.negatives]`: vLLM's `--disable-x`).
+    for negative, positive in launcher_of(pack).negatives.items():
+        if table.get(positive, ("", None))[1] is not None:
+            table[negative] = (table[positive][0], not table[positive][1])
     return table
 
 
@@ -168,11 +175,12 @@ def _parser_reads(
         return spelled
     if launcher.dotted and spelled.startswith("-") and "." in spelled:
         # `--flag.key`: one key of the JSON flag `--flag` (its name read as any flag's: a prefix)
-        head, _, key = spelled.partition(".")
+        head = spelled.partition(".")[0]
+        path, _ = dotted_path(spelled)
         meant = _parser_reads(pack, head, table, issues)
-        if meant is None or f"{meant}.{key}" in table:
-            return None if meant is None else f"{meant}.{key}"
-        issue = json_key_issue(pack, meant, [key.partition(".")[0]])
+        if meant is None or f"{meant}.{'.'.join(path)}" in table:
+            return None if meant is None else f"{meant}.{'.'.join(path)}"
+        issue = json_key_issue(pack, meant, path) or keys_of_a_value(pack, meant, path, table)
         issues.add(*(() if issue is None else (issue,)))
         return None if issue is not None else meant
     if any(spelled.startswith(short) for short in launcher.attached):
@@ -373,19 +381,21 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         model_flag, positional = (moved, False) if moved else (None, True)
     model_not_first = canonical in launcher.model_first and model is None
     table = _flag_table(pack)
+    issues = input_issues()
+    issues.add(*needs_model_first_issue(pack, canonical, rest if model_not_first else []))
     options: dict[str, Scalar] = {}
     spelled: dict[str, str] = {}
     config: str | None = None
     passthrough: list[str] = []
     repeated: list[str] = []
     set_aside: list[tuple[str, Scalar]] = []
-    issues = input_issues()
     heads = json_heads(pack)
     from_json: set[str] = set()  # options read from a JSON flag's value
     unread: str | None = None  # the word an `unread_positional` command takes and never reads
     pending: dict[str, InputIssue] = {}  # values the parser refuses (a dotted key's: its last only)
+    group: str | None = None  # the dotted words' JSON value being read (its head, as the parser spells it)
     if launcher.dotted:
-        rest = dotted_last(rest, launcher.attached)
+        rest = dotted_last(rest, launcher.attached, lambda word: dotted_group(launcher, word))
     i = 0
     while i < len(rest):
         word = rest[i]
@@ -420,8 +430,10 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             continue
         flag = read
         typed_flag = word.partition("=")[0]
-        if heads and "." in typed_flag:  # `--flag.key`: its JSON value replaces one typed whole
-            forget(heads.get(flag.partition(".")[0], []), from_json, options)
+        if heads and "." in typed_flag:
+            group = next_dotted_group(
+                launcher, heads.get(flag.partition(".")[0], []), word, group, options, pending, from_json
+            )
         if heads and flag in heads and "." not in typed_flag:
             i = read_json_flag(
                 pack, heads[flag], flag, word, rest, i, passthrough, from_json, options, spelled, issues
@@ -434,7 +446,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         if value is None:
             continue
         name = table[flag][0] if flag in table else ""
-        value, problem = as_parser_reads(pack, flag, value, name or None)
+        value, problem = as_parser_reads(pack, flag, value, name or None, typed_flag)
         # vLLM merges `--flag.key` words into one JSON value: only a dotted key's last value is checked
         dotted = launcher.dotted and "." in flag
         key = name if dotted else str(i)
@@ -548,9 +560,11 @@ def write_command(
         words += [launcher.config_flag, command.config]
     tail = list(command.passthrough)
     end = tail.index("--") if "--" in tail else len(tail)
-    wanted = set(values if fields is None else fields)
-    head = tail[:end]
-    in_json = write_into_json(json_heads(pack), head, {n: v for n, v in values.items() if n in wanted})
+    wanted, head = set(values if fields is None else fields), tail[:end]
+    dotted = {n: flag for n, flag in command.spelled.items() if "." in flag}  # (read: its group was last)
+    in_json = write_into_json(
+        json_heads(pack), head, {n: values[n] for n in wanted & set(values)}, launcher, dotted
+    )
     words += head
     for name, f in pack.fields.items():
         if name in wanted and f.kind == "option" and not f.env and name in values and name not in in_json:

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from solver.model import Field, Pack, Scalar
+from solver.model import Field, Launcher, Pack, Scalar
 
 __all__ = [
+    "dotted_head",
     "dotted_last",
     "dotted_value",
     "forget",
@@ -115,22 +116,47 @@ def json_typed(f: Field, value: Any) -> tuple[Scalar | None, str | None]:
 
 
 def write_into_json(
-    heads: Mapping[str, list[tuple[str, str]]], tail: list[str], values: Mapping[str, Scalar]
+    heads: Mapping[str, list[tuple[str, str]]],
+    tail: list[str],
+    values: Mapping[str, Scalar],
+    launcher: Launcher | None = None,
+    as_read: Mapping[str, str] | None = None,
 ) -> set[str]:
     """Write the modelled keys of `values` into the JSON values `tail` (the passed-through words)
     holds for their flags, in place, and take out the modelled keys `values` lacks; the fields so
-    written (their dotted words are then left out)."""
+    written (their dotted words are then left out). `launcher`: its parser's spellings (`_` as `-`,
+    an abbreviation) name the flag a typed word is. `as_read`: the dotted flag each field was typed
+    with (`-ac.flash_attn_version`): read, its group was the flag's last, and it is written last."""
+    from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
+
     written: set[str] = set()
-    # A dotted word of the flag (passed through, a key the pack does not model) replaces its JSON
-    # value whole: the modelled key is then written as a dotted word too, to join it.
-    dotted = {
-        w.partition("=")[0].partition(".")[0]
-        for w in tail
-        if w.startswith("-") and "." in w.partition("=")[0]
-    }
+
+    def spell(typed: str) -> str:
+        return spelled_as_parser_reads(launcher, typed) if launcher is not None else typed
+
+    def meant(typed: str) -> str:  # the pack's spelling of the JSON flag a typed one is
+        return (resolve_flag(launcher, spell(typed), heads)[0] or "") if launcher is not None else typed
+
+    def flag_of(typed: str) -> tuple[str, ...] | None:  # the JSON flag, by the fields it holds
+        return tuple(sorted(n for n, _ in heads[meant(typed)])) if meant(typed) in heads else None
+
+    # The parser makes one JSON value of each flag's dotted words as spelled and puts them after
+    # every other word, the spelling that came last last: that value replaces all the others, so a
+    # modelled key is written as a dotted word of that spelling, to join it.
+    last: dict[tuple[str, ...], str] = {}
+    seen: set[str] = set()
+    for word in tail:
+        typed = word.partition("=")[0]
+        if not (word.startswith("-") and "." in typed):
+            continue
+        head = dotted_head(typed)
+        held = flag_of(head)
+        if held is not None and spell(head) not in seen:
+            last[held] = head  # a group that comes after the flag's earlier ones
+        seen.add(spell(head))
     for i, word in enumerate(tail):
         flag, eq, attached = word.partition("=")
-        if flag not in heads or flag in dotted:
+        if flag not in heads or flag_of(flag) in last:
             continue
         text = attached if eq else (tail[i + 1] if i + 1 < len(tail) else "")
         value = json_object(text)
@@ -146,7 +172,21 @@ def write_into_json(
             tail[i] = f"{flag}={json.dumps(value)}"
         else:
             tail[i + 1] = json.dumps(value)
+    as_typed = {n: flag for n, flag in (as_read or {}).items() if n in values and n not in written}
+    for group in last.values():
+        for name, key in heads.get(meant(group), []):
+            if name in values and name not in as_typed:
+                tail += [f"{group}.{key}", _dotted_text(values[name])]
+                written.add(name)
+    for name, flag in as_typed.items():
+        tail += [flag, _dotted_text(values[name])]
+        written.add(name)
     return written
+
+
+def _dotted_text(value: Scalar) -> str:
+    """A value as a dotted word's text the parser reads back as it (JSON for a number or a bool)."""
+    return json.dumps(value) if isinstance(value, bool | int) else str(value)
 
 
 def forget(keys: list[tuple[str, str]], from_json: set[str], options: dict[str, Scalar]) -> None:
@@ -157,13 +197,23 @@ def forget(keys: list[tuple[str, str]], from_json: set[str], options: dict[str, 
             del options[name]
 
 
-def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
+def dotted_head(word: str) -> str:
+    """The JSON flag a dotted word's value joins, as typed (`--cfg.a.b=1` -> `--cfg`)."""
+    return word.partition("=")[0].partition(".")[0]
+
+
+def dotted_last(
+    words: list[str], attached: Sequence[str], head: Callable[[str], str] = dotted_head
+) -> list[str]:
     """The words in the order a `dotted` parser reads them: each `--flag.key VALUE` (or
     `--flag.key=VALUE`) is taken out where it was typed and read after every other word, as one
     JSON value of `--flag` (vLLM's FlexibleArgumentParser), so the words on either side of it meet:
-    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4."""
+    `--sizes 1 2 --cfg.mode 3 4` gives `--sizes` the values 1, 2 and 4. The parser makes one JSON
+    value of the words with the same `head` (the flag as spelled, `_` read as `-`), in the order
+    each head first came: so they are read grouped so, a group after the others of its head."""
     kept: list[str] = []
     moved: list[str] = []
+    groups: dict[str, list[str]] = {}
     i = 0
     while i < len(words):
         word = words[i]
@@ -173,6 +223,7 @@ def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
         name = word.partition("=")[0]
         dotted = word.startswith("-") and "." in name and not _number(word)
         if dotted and not any(word.startswith(short) for short in attached):  # `-O.x` is `-O`'s value
+            moved = groups.setdefault(head(word), [])
             moved.append(word)
             if "=" not in word and i + 1 < len(words):
                 moved.append(words[i + 1])
@@ -180,7 +231,7 @@ def dotted_last(words: list[str], attached: Sequence[str]) -> list[str]:
         else:
             kept.append(word)
         i += 1
-    return kept + moved
+    return kept + [w for group in groups.values() for w in group]
 
 
 def _number(word: str) -> bool:

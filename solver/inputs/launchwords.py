@@ -13,25 +13,31 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver.errors import Collector, InputIssue
-from solver.inputs.launchjson import dotted_value, forget, json_object, json_typed
+from solver.inputs.launchjson import dotted_head, dotted_value, forget, json_object, json_typed
 from solver.inputs.pins import shown
 from solver.model import Launcher, Pack, Scalar
-from solver.pack.parser_flags import resolve_flag
+from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
 from solver.values import show as _spelled
 
 __all__ = [
     "as_parser_reads",
     "config_twice",
     "config_unread",
+    "dotted_group",
+    "dotted_path",
     "json_key_issue",
+    "json_value_issue",
+    "keys_of_a_value",
     "launcher_name",
     "launcher_of",
     "model_again",
     "model_moved_first",
+    "needs_model_first_issue",
+    "next_dotted_group",
     "not_json_object",
     "read_json_flag",
     "second_model",
@@ -96,13 +102,14 @@ def _int_issue(pack: Pack, flag: str, value: str) -> InputIssue:
 
 
 def as_parser_reads(
-    pack: Pack, flag: str, value: Scalar, field: str | None
+    pack: Pack, flag: str, value: Scalar, field: str | None, typed: str = ""
 ) -> tuple[Scalar | None, InputIssue | None]:
     """A modelled flag's value as the launcher's parser converts it: a word its `choices` lack
     refused; after a flag it reads with int(), the integer (`+8`, ` 8`, `0_8` are 8; anything
     int() refuses is refused); after a dotted JSON key, the JSON value its config class takes
-    (None: `null`, the key left to the launcher). Else the value as typed. `field`: the field
-    the flag sets (None: the model or config flag)."""
+    (None: `null`, the key left to the launcher; typed `--flag.key+`, the list of the value's
+    comma-separated words). Else the value as typed. `field`: the field the flag sets (None:
+    the model or config flag)."""
     launcher = launcher_of(pack)
     if not isinstance(value, str):
         return value, None
@@ -110,7 +117,8 @@ def as_parser_reads(
     if choice is not None:
         return None, choice
     if launcher.dotted and "." in flag and field is not None:
-        return typed_json_value(pack, field, flag, dotted_value(value))
+        listed = dotted_path(typed or flag)[1]
+        return typed_json_value(pack, field, flag, value.split(",") if listed else dotted_value(value))
     if field is not None and _parser_flag(launcher, flag) in launcher.integers:
         try:
             return str(int(value)), None
@@ -121,22 +129,33 @@ def as_parser_reads(
 
 def unmodelled_value_issue(pack: Pack, word: str, flag: str, values: Sequence[str]) -> InputIssue | None:
     """The launcher's refusal of a value of a flag the pack does not model (typed as `word`),
-    where its table says how the parser converts it (int(); a JSON flag's config class: a dotted
-    word's key is checked where it is read), or None."""
+    where its table says how the parser converts it (int(); a JSON flag's config class, and a
+    dotted word's value under its key), or None."""
     launcher = launcher_of(pack)
     meant = _parser_flag(launcher, flag)
+    typed = spelled_as_parser_reads(launcher, word.partition("=")[0])
     for value in values:
         if meant in launcher.integers:
             try:
                 int(value)
             except ValueError:
                 return _int_issue(pack, flag, value)
-        if launcher.dotted and meant in launcher.json_keys and "." not in word.partition("=")[0]:
+        if launcher.dotted and meant in launcher.json_keys and "." not in typed:
             read = json_object(value)
             if read is None:
                 return not_json_object(pack, flag, value)
-            return json_key_issue(pack, meant, read)
+            return json_value_issue(pack, meant, [], read)
+        if launcher.dotted and meant in launcher.json_keys:
+            path, appended = dotted_path(typed)
+            return json_value_issue(pack, meant, path, value.split(",") if appended else dotted_value(value))
     return None
+
+
+def dotted_path(word: str) -> tuple[list[str], bool]:
+    """The keys `--flag.key.sub` (or `--flag.key+`) names under its JSON flag, and whether a `+`
+    ends it: vLLM's parser then sets the key to the list of the value's comma-separated words."""
+    key = word.partition("=")[0].partition(".")[2]
+    return key.removesuffix("+").split("."), key.endswith("+")
 
 
 def not_json_object(pack: Pack, flag: str, text: str) -> InputIssue:
@@ -144,20 +163,46 @@ def not_json_object(pack: Pack, flag: str, text: str) -> InputIssue:
     return InputIssue(field="launch command", value=text[:80], message=message)
 
 
-def json_key_issue(pack: Pack, flag: str, keys: Iterable[str]) -> InputIssue | None:
-    """The launcher's refusal of a key its JSON flag `flag` lacks (`json_keys`: its config class
-    takes only those), or None."""
-    allowed = launcher_of(pack).json_keys.get(flag)
-    unknown = [str(k) for k in keys if allowed is not None and k not in allowed]
-    if not unknown or allowed is None:
-        return None
-    close = tuple(difflib.get_close_matches(unknown[0], allowed, n=3, cutoff=0.6))
-    listed = ", ".join(allowed[:12]) + (", ..." if len(allowed) > 12 else "")
-    hint = f"; did you mean {' or '.join(close)}?" if close else f". It takes: {listed}"
-    message = (
-        f"{flag} takes no key {shown(unknown[0])}: {launcher_name(pack)}'s config class refuses it{hint}"
-    )
-    return InputIssue(field="launch command", value=unknown[0], message=message, did_you_mean=close)
+def json_key_issue(pack: Pack, flag: str, path: Sequence[str]) -> InputIssue | None:
+    """The launcher's refusal of the key `path` (`["pass_config", "x"]`) under its JSON flag
+    `flag`, where a config class there lacks it (`json_keys`: the flag's keys, and under
+    `flag.key` those of a key holding a config class of its own; other keys hold what they
+    like), or None."""
+    tables = launcher_of(pack).json_keys
+    for depth, key in enumerate(path):
+        allowed = tables.get(".".join([flag, *path[:depth]]))
+        if allowed is None:
+            return None
+        if key not in allowed:
+            close = tuple(difflib.get_close_matches(key, allowed, n=3, cutoff=0.6))
+            listed = ", ".join(allowed[:12]) + (", ..." if len(allowed) > 12 else "")
+            hint = f"; did you mean {' or '.join(close)}?" if close else f". It takes: {listed}"
+            named = shown(".".join(path[: depth + 1]))
+            message = f"{flag} takes no key {named}: {launcher_name(pack)}'s config class refuses it{hint}"
+            return InputIssue(field="launch command", value=named, message=message, did_you_mean=close)
+    return None
+
+
+def json_value_issue(pack: Pack, flag: str, path: list[str], value: Any) -> InputIssue | None:
+    """The launcher's refusal of `value` set at `path` under its JSON flag `flag` (`[]`: the
+    flag's whole JSON object): a key a config class there lacks, or a key holding a config class
+    given something else than a JSON object (pydantic refuses both); None when neither."""
+    tables = launcher_of(pack).json_keys
+    issue = json_key_issue(pack, flag, path)
+    where = ".".join([flag, *path])
+    if issue is not None or where not in tables:
+        return issue
+    if not isinstance(value, dict):
+        message = (
+            f"{flag}: {'.'.join(path)} takes a JSON object (keys {', '.join(tables[where][:6])}, ...), and "
+            f"{launcher_name(pack)}'s config class refuses {json.dumps(value)[:40]}"
+        )
+        return InputIssue(field="launch command", value=json.dumps(value)[:80], message=message)
+    for key, held in value.items():
+        issue = json_value_issue(pack, flag, [*path, str(key)], held)
+        if issue is not None:
+            return issue
+    return None
 
 
 def typed_json_value(pack: Pack, name: str, flag: str, raw: Any) -> tuple[Scalar | None, InputIssue | None]:
@@ -168,6 +213,9 @@ def typed_json_value(pack: Pack, name: str, flag: str, raw: Any) -> tuple[Scalar
         return (None if value is None else _spelled(value)), None
     key = pack.fields[name].cli_flag.partition(".")[2]
     hint = _leave_out(pack, flag, raw).replace(f"leave {flag} out", "leave the key out")
+    hint += " (a `+` after the key makes its value the list of its comma-separated words)" * isinstance(
+        raw, list
+    )
     message = (
         f"{flag}: {key} {json.dumps(raw)[:40]} is not {wants}, and {launcher_name(pack)}'s config "
         f"class refuses it{hint}"
@@ -270,7 +318,7 @@ def read_json_flag(
             return i
         text, i = rest[i], i + 1
     value = json_object(text)
-    issue = json_key_issue(pack, flag, value or ())
+    issue = None if value is None else json_value_issue(pack, flag, [], value)
     if value is None:
         issues.add(not_json_object(pack, flag, text))
     elif issue is not None:
@@ -286,3 +334,72 @@ def read_json_flag(
         forget([(n, k) for n, k in keys if n not in typed or typed[n][0] is None], from_json, options)
     passthrough += [flag, text]
     return i
+
+
+def needs_model_first_issue(pack: Pack, command: str | None, words: Sequence[str]) -> list[InputIssue]:
+    """A `model_first` command with a `needs_model_first` flag (spelled out: `--a_b` or `--a-b`,
+    `=value`), no config file, and a flag as its first word (after its first model flag moved to
+    the front): its parser refuses it before reading anything."""
+    launcher = launcher_of(pack)
+    if command not in launcher.model_first or not words or not words[0].startswith("-"):
+        return []
+    config = launcher.config_flag
+
+    def spelled(word: str, flag: str | None) -> bool:
+        name, eq, value = word.partition("=")
+        return flag is not None and spelled_as_parser_reads(launcher, name) == flag and bool(value or not eq)
+
+    if any(spelled(w, config) for w in words):
+        return []
+    typed = next((w for w in words for f in launcher.needs_model_first if spelled(w, f)), None)
+    if typed is None:
+        return []
+    message = (
+        f"{typed.partition('=')[0]}: `{command}` with this flag takes the model only as its first word "
+        f"(or from a {config} file), and {launcher_name(pack)}'s parser refuses a command whose first "
+        f"word is a flag ({shown(words[0])}); put the model first: `{command} MODEL ...`"
+    )
+    return [InputIssue(field="launch command", value=typed, message=message)]
+
+
+def keys_of_a_value(pack: Pack, flag: str, path: list[str], table: Mapping[str, object]) -> InputIssue | None:
+    """A key under a key the pack models (`--attention-config.backend.x`): that key holds one value
+    of its domain, and the launcher's config class refuses a JSON object there."""
+    for depth in range(1, len(path)):
+        modelled = f"{flag}.{'.'.join(path[:depth])}"
+        if modelled in table:
+            message = (
+                f"{flag}.{'.'.join(path)}: {modelled} takes one value, not keys, and "
+                f"{launcher_name(pack)}'s config class refuses a JSON object there"
+            )
+            return InputIssue(field="launch command", value=".".join(path), message=message)
+    return None
+
+
+def dotted_group(launcher: Launcher, word: str) -> str:
+    """The JSON value a dotted word joins: its flag as the parser spells it (`--a_b.x` is `--a-b`,
+    `--attention-conf.x` stays a value of its own, as `-ac.x` does)."""
+    return dotted_head(spelled_as_parser_reads(launcher, word.partition("=")[0]))
+
+
+def next_dotted_group(
+    launcher: Launcher,
+    keys: list[tuple[str, str]],
+    word: str,
+    group: str | None,
+    options: dict[str, Scalar],
+    pending: dict[str, InputIssue],
+    from_json: set[str],
+) -> str:
+    """The group of the dotted word `word` (of a flag whose modelled keys are `keys`): a new one is
+    a JSON value of the flag that replaces, whole, what an earlier value (typed JSON, or a group
+    spelled otherwise) set; an earlier group's refused value stays refused (the parser converts
+    each JSON value it is given, replaced or not)."""
+    new = dotted_group(launcher, word)
+    if new != group:
+        for name, _ in keys:
+            options.pop(name, None)
+            from_json.discard(name)
+            if name in pending:  # (kept, under a key of its own: a later value no longer takes it out)
+                pending[f"{name} {group}"] = pending.pop(name)
+    return new

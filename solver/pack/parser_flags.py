@@ -33,9 +33,9 @@ __all__ = [
 
 PARSER_ARITIES: tuple[str, ...] = get_args(FlagArity)
 PARSER_SWITCHES = ("abbreviations", "underscores", "dotted", "positional_anywhere", "config_empty_refused")
-PARSER_FLAG_LISTS = ("attached", "config_refused", "integers")  # lists of flags
+PARSER_FLAG_LISTS = ("attached", "config_refused", "integers", "needs_model_first")  # lists of flags
 PARSER_COMMAND_LISTS = ("unread_positional", "model_first")  # lists of `[pack.launcher]` commands
-PARSER_TABLES = ("choices", "json_keys")  # a flag -> a list of words
+PARSER_TABLES = ("choices", "json_keys", "negatives")  # a flag -> a list of words (negatives: a flag)
 _KEYS = (*PARSER_ARITIES, *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
 # what it fills in `Launcher`
 PARSER_KEYS = ("flags", *PARSER_SWITCHES, *PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS, *PARSER_TABLES)
@@ -80,7 +80,11 @@ def collect_parser_flags(
                 flags[flag] = arity  # type: ignore[assignment]  # one of FlagArity's values
     settings = _settings(table, launcher, where, file, problems)
     settings["choices"] = _choices(table.get("choices", {}), flags, f"{where}.choices", file, problems)
-    settings["json_keys"] = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems)
+    json_keys = _choices(table.get("json_keys", {}), flags, f"{where}.json_keys", file, problems, nested=True)
+    settings["json_keys"] = json_keys
+    settings["negatives"] = _negatives(
+        table.get("negatives", {}), flags, f"{where}.negatives", file, problems
+    )
     return dataclasses.replace(launcher, flags=flags, **settings)
 
 
@@ -111,22 +115,55 @@ def _settings(
 
 
 def _choices(
-    table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
+    table: Any,
+    flags: Mapping[str, FlagArity],
+    where: str,
+    file: str,
+    problems: Collector[PackProblem],
+    nested: bool = False,
 ) -> dict[str, list[str]]:
     """`[launcher_flags.choices]`: a value flag of the table -> the only words its parser takes
-    (`.json_keys`: a JSON value flag -> the only keys its config class takes)."""
+    (`.json_keys`, `nested`: a JSON value flag -> the only keys its config class takes, and
+    `--flag.key` -> the only keys of the config class that key holds, `--flag.key.sub` deeper)."""
     if not isinstance(table, dict):
         problems.add(PackProblem(where, "must be a table of flags to lists of words", file))
         return {}
     choices: dict[str, list[str]] = {}
     for flag, words in table.items():
-        if flags.get(flag) in (None, "switch"):
+        head, dot, path = flag.partition(".")
+        parent = f"{head}.{path.rpartition('.')[0]}".rstrip(".")
+        if nested and dot and path.rpartition(".")[2] not in table.get(parent, ()):
+            problems.add(PackProblem(where, f"{flag}: {parent} has no key {path.rpartition('.')[2]!r}", file))
+        elif flags.get(head if nested else flag) in (None, "switch"):
             problems.add(PackProblem(where, f"{flag} is not a value flag of the table", file))
         elif not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
             problems.add(PackProblem(where, f"{flag}: must be a non-empty list of words", file))
         else:
             choices[flag] = list(words)
     return choices
+
+
+def _negatives(
+    table: Any, flags: Mapping[str, FlagArity], where: str, file: str, problems: Collector[PackProblem]
+) -> dict[str, str]:
+    """`[launcher_flags.negatives]`: a switch of the table -> the switch whose value it sets false
+    (argparse's `--no-x`; vLLM's `--disable-x` for `--enable-x`, EnableDisableAction)."""
+    if not isinstance(table, dict):
+        problems.add(PackProblem(where, "must be a table of switches to switches", file))
+        return {}
+    negatives: dict[str, str] = {}
+    for flag, turned_off in table.items():
+        if (
+            flags.get(flag) != "switch"
+            or not isinstance(turned_off, str)
+            or flags.get(turned_off) != "switch"
+        ):
+            problems.add(
+                PackProblem(where, f"{flag} = {turned_off!r}: both must be switches of the table", file)
+            )
+        else:
+            negatives[flag] = turned_off
+    return negatives
 
 
 def resolve_flag(

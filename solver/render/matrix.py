@@ -89,13 +89,33 @@ def markdown(m: Matrix) -> str:
 
 
 def text(m: Matrix) -> str:
-    """Aligned columns, each ✗ and ⚠ numbered with its footnote below."""
+    """Aligned columns, each ✗ and ⚠ numbered with its footnote below; on a terminal too narrow
+    for every column, the table in blocks of columns that fit, each with the row names."""
+    from solver.render.text import tty_width
+
     grid = _grid(m, _marker(m))
     widths = [max(len(row[i]) for row in grid) for i in range(len(grid[0]))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in grid]
+    lines: list[str] = []
+    for block in _column_blocks(widths, tty_width()):
+        lines += [""] if lines else []
+        lines += ["  ".join(row[i].ljust(widths[i]) for i in (0, *block)).rstrip() for row in grid]
     notes = _footnote_lines(m, "text")
     header = "why not, and warnings:" if m.warnings() else "why not:"
     return "\n".join(lines + (["", header, *notes] if notes else [])) + "\n"
+
+
+def _column_blocks(widths: list[int], room: int | None) -> list[list[int]]:
+    """The columns after the row names (1, 2, ...) in blocks that fit `room` columns beside them
+    (None: one block, as piped output has it); a column wider than the room gets a block alone."""
+    blocks: list[list[int]] = [[]]
+    used = widths[0]
+    for column in range(1, len(widths)):
+        if room is not None and blocks[-1] and used + 2 + widths[column] > room:
+            blocks.append([])
+            used = widths[0]
+        blocks[-1].append(column)
+        used += 2 + widths[column]
+    return blocks
 
 
 def render(m: Matrix, fmt: str) -> str:

@@ -566,7 +566,11 @@ def register(sub: Any, add_inputs: Callable[..., None]) -> None:
     )
     what = p.add_mutually_exclusive_group()
     what.add_argument(
-        "--kind", choices=DOCUMENT_KINDS, default=None, help="only the schema of one document kind"
+        "--kind",
+        choices=DOCUMENT_KINDS,
+        default=None,
+        metavar="KIND",  # (the choices, listed in the help, wrap there; as a metavar they ran 190 columns)
+        help=f"only the schema of one document kind: {', '.join(DOCUMENT_KINDS)}",
     )
     what.add_argument(
         "--pack-files", action="store_true", help="the schema of a pack's TOML files instead, for editors"
