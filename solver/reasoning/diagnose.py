@@ -18,9 +18,10 @@ from typing import Any
 
 from solver.budget import Budget
 from solver.engine.collector import fewer_collections
+from solver.engine.csp import CompiledPack
 from solver.engine.opendomain import query_pack
 from solver.engine.supports import Keeping, PinSet, Supports, supports_for
-from solver.engine.tracing import WithoutEach
+from solver.engine.tracing import WithoutEach, traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import AssumedRecord, Pack, Pin, Repair, Scalar
@@ -544,4 +545,24 @@ def prepare_choices(pack: Pack) -> int:
     plan = plan_for(pack)
     valid_choices(pack, fields=list(pack.fields), reasons=False)
     prepare_copies(pack)  # and the copies a request typing one field a rule asks about works on
+    for name, value in _first_clicks(pack, plan.compiled):
+        traced_domains(plan.compiled, {name: value})
     return supports_for(plan.compiled).size
+
+
+# A page's first click is mostly one searched fact (the platform, the GPU). The traced state of
+# each of their values is what that question lists and explains its choices from, and what every
+# later click's state starts from (`traced_domains`); made first there, it was about a fifth of
+# the question (its verdict tables too). `prepare_choices` makes at most this many (a compiled
+# pack keeps 32 traced states: `solver.engine.tracing`).
+_FIRST_CLICKS = 24
+
+
+def _first_clicks(pack: Pack, cp: CompiledPack) -> list[tuple[str, Scalar]]:
+    """The searched facts' values, fact by fact in pack order, while they fit in `_FIRST_CLICKS`."""
+    out: list[tuple[str, Scalar]] = []
+    for name, spec in pack.fields.items():
+        values = cp.domains.get(name, ())
+        if spec.kind == "fact" and spec.search and len(out) + len(values) <= _FIRST_CLICKS:
+            out += [(name, value) for value in values]
+    return out

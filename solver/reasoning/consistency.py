@@ -1,0 +1,180 @@
+"""Whether pins can hold under a subset of a pack's rules: QuickXplain's consistency checks.
+
+`Checks` answers them without a search when it can (three-valued evaluation, earlier witnesses,
+the solutions stored for the pack, one rule tried alone) and otherwise with a search over the
+fields those rules read (`solve_within`). The one home of these checks: `solver.reasoning.conflicts`
+(minimal conflicts and the reasons of excluded values) asks them.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Mapping, Sequence
+
+from solver.engine.csp import CompiledPack
+from solver.engine.state import State
+from solver.engine.supports import Supports
+from solver.model import Scalar
+
+__all__ = ["Changed", "Checks", "solve_within"]
+
+
+class Checks:
+    """Whether pins can hold under a subset of the rules, answered without a search when it can.
+
+    QuickXplain asks many such questions about overlapping sets. A rule that three-valued
+    evaluation already finds false under the pins refutes the set at once, one it finds true is
+    left out of the question (whatever the free fields hold, it holds), and a solution found
+    for an earlier question proves a later one whenever it keeps those pins and satisfies those
+    rules (it was found under fewer rules, or other ones); only the rest needs a search.
+    """
+
+    KEEP = 8
+
+    def __init__(
+        self,
+        cp: CompiledPack,
+        task: str,
+        witnesses: Sequence[Mapping[str, Scalar]] = (),
+        known: Supports | None = None,
+    ) -> None:
+        self.cp = cp
+        self.task = task
+        # Solutions of every rule met before (`solver.engine.supports`): one that keeps a
+        # question's pins answers it, whatever rules it asks about, without a search.
+        self.known = known
+        self.witnesses: list[Mapping[str, Scalar]] = list(witnesses)
+        # Per witness (the same place in the list): whether it keeps each rule asked about so
+        # far. QuickXplain over the thousands of rules of a far layer asks ~100 questions of
+        # mostly the same rules; a rule is checked against a witness once, not per question.
+        self._keeps: list[dict[str, bool]] = [{} for _ in self.witnesses]
+        # The three-valued verdict of each rule no pin of a question touches (the same for all).
+        self._unpinned: dict[str, bool | None] = {}
+        # Questions answered "no": any question that asks for at least those pins and rules
+        # has the same answer (more pins or rules can only make it harder).
+        self.refuted: list[tuple[tuple[tuple[str, Scalar], ...], frozenset[str]]] = []
+
+    def __call__(self, pins: Mapping[str, Scalar], rules: Sequence[str]) -> bool:
+        cp = self.cp
+        open_rules = []
+        given = pins.keys()
+        unpinned = self._unpinned
+        for rid in rules:
+            condition = cp.rules[rid].condition
+            if given.isdisjoint(condition.fields):
+                if rid not in unpinned:
+                    unpinned[rid] = condition.partial({})
+                verdict = unpinned[rid]
+            else:
+                verdict = condition.partial(pins)
+            if verdict is False:
+                return False
+            if verdict is None:  # a rule the pins already satisfy cannot matter
+                open_rules.append(rid)
+        if not open_rules:
+            return True
+        if self.refuted:
+            asked = set(rules)
+            for known_pins, known_rules in self.refuted:
+                if known_rules <= asked and all(n in pins and pins[n] == v for n, v in known_pins):
+                    return False
+        rules = open_rules
+        for witness, keeps in zip(self.witnesses, self._keeps, strict=True):
+            if all(witness[n] == v for n, v in pins.items()) and all(
+                _keeps(cp, witness, keeps, r) for r in rules
+            ):
+                return True
+        if len(rules) == 1:
+            # One rule: whether some values of its free fields keep it, by trying them (most
+            # checks QuickXplain makes on a two-item reason are of this kind).
+            alone = _one_rule(cp, rules[0], pins)
+            if alone is not None:
+                if not alone:
+                    self.refuted.append((tuple(pins.items()), frozenset(rules)))
+                return alone
+        if self.known is not None and self.known.keeping(pins)[1]:
+            return True
+        hint = self.witnesses[0] if self.witnesses else None
+        found = solve_within(cp, pins, rules, self.task, hint)
+        if found is None:
+            self.refuted.append((tuple(pins.items()), frozenset(rules)))
+            return False
+        self.witnesses.insert(0, found)
+        self._keeps.insert(0, {})
+        del self.witnesses[self.KEEP :], self._keeps[self.KEEP :]
+        return True
+
+
+def solve_within(
+    cp: CompiledPack,
+    pins: Mapping[str, Scalar],
+    rules: Sequence[str],
+    task: str,
+    hint: Mapping[str, Scalar] | None,
+) -> Mapping[str, Scalar] | None:
+    """`cp.solve(pins, rules=rules, hint=hint)` searched over the fields those rules read and the
+    pins only, every other field then taken from `hint` (or its first value): no rule asked about
+    reads them (a search over every field per question was most of QuickXplain's cost)."""
+    state = cp.start(pins, rules=rules)
+    if state is None:
+        return None
+    domains = state.domains
+    read = [f for f in (*state.by_field, *pins) if f in domains]
+    within = State({f: domains[f] for f in read}, state.open, state.by_field)
+    found = cp.search(within, task=task, hint=hint)
+    if found is None:
+        return None
+    if isinstance(hint, Changed):
+        return {**hint.solution, hint.field: hint.value, **found}  # (C-level copies only)
+    if hint is None or len(hint) != len(domains):
+        # Each field's first value, once per compiled pack.
+        hint = cp.memo.get("first-values") or cp.memo.setdefault(
+            "first-values", {n: v[0] for n, v in cp.domains.items() if v}
+        )
+    return {**hint, **found}
+
+
+def _keeps(cp: CompiledPack, witness: Mapping[str, Scalar], known: dict[str, bool], rid: str) -> bool:
+    """Whether `witness` keeps the rule, remembered in `known` (the witness's own table)."""
+    found = known.get(rid)
+    if found is None:
+        rule = cp.rules[rid]
+        found = known[rid] = rule.holds(tuple([witness[f] for f in rule.fields]))
+    return found
+
+
+class Changed(Mapping[str, Scalar]):
+    """`{**solution, field: value}` without a copy of every field (made per explained value)."""
+
+    __slots__ = ("field", "solution", "value")
+
+    def __init__(self, solution: Mapping[str, Scalar], field: str, value: Scalar) -> None:
+        self.solution, self.field, self.value = solution, field, value
+
+    def __getitem__(self, name: str) -> Scalar:
+        return self.value if name == self.field else self.solution[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.solution)
+
+    def __len__(self) -> int:
+        return len(self.solution)
+
+
+_ONE_RULE_TRIES = 4096
+
+
+def _one_rule(cp: CompiledPack, rid: str, pins: Mapping[str, Scalar]) -> bool | None:
+    """Whether the rule can hold with `pins` and its other fields free; None: too many to try."""
+    rule = cp.rules[rid]
+    choices: list[Sequence[Scalar]] = []
+    size = 1
+    for f in rule.fields:
+        if f in pins:
+            choices.append((pins[f],))
+        else:
+            size *= len(cp.domains[f])
+            if size > _ONE_RULE_TRIES:
+                return None
+            choices.append(cp.domains[f])
+    return any(rule.holds(combo) for combo in itertools.product(*choices))
