@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from solver import load_pack
 from solver.budget import Budget
 from solver.lint.checks import LINT_BUDGET, SAMPLE_FACTS, _Linter
-from solver.lint.oracle import _known_first
+from solver.lint.moves import known_first
 from solver.model import Scalar
 from solver.values import show
 
@@ -116,7 +116,7 @@ def test_a_known_solution_first_order_keeps_every_value(
 ) -> None:
     """QuickXplain's counter searches try a known solution's values first: a reordering of the
     whole domain (an exact search, the same answers), the known value by type too (True is not 1)."""
-    order = list(_known_first({"f": known})("f", values))
+    order = list(known_first({"f": known})("f", values))
     assert [(type(v), v) for v in order] == [(type(v), v) for v in expected]
 
 

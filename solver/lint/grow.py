@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from solver.engine.csp import CompiledPack
-    from solver.engine.state import State
+    from solver.engine.state import Constraint, State
     from solver.model import Scalar
     from solver.pack.expr import Condition
     from solver.reasoning.conflicts import Item
@@ -53,13 +53,22 @@ class Backgrounds:
         # The states of questions of rules alone, by the rules' names, kept across the reasons
         # that fix no pin and add no condition (`seed`): the same question in each of them.
         self.shared = shared if not fixed and not extras else None
+        # Each item's pin (name, value) and rule's constraint by the item's identity (`seed`).
+        self._pin_of: dict[int, tuple[str, Scalar | None]] = {}
+        self._rule_of: dict[int, Constraint] = {}
 
     def seed(self, items: Sequence[Item]) -> None:
         """Keep the questions of rules alone, prefixes of `items`, that an earlier reason made a
         state for. The totality check explains each fact combination over the same first layer
         of rules, its pins last: QuickXplain's first questions (the first half of the rules, then
         three quarters, ...) are the same in every reason, and each grew its state from the root
-        (synthetic 1,000: 186 of them, 1.2 s of the totality check at load 23)."""
+        (synthetic 1,000: 186 of them, 1.2 s of the totality check at load 23). Also makes the
+        tables of the items by identity (`_grown`, `_share`): called first, with every item."""
+        constraints = self.cp.constraints
+        self._pin_of = {id(i): (i.name, i.value) for i in items if i.kind == "pin"}
+        self._rule_of = {
+            id(i): constraints[i.name] for i in items if i.kind == "rule" and i.name in constraints
+        }
         if not self.shared:
             return
         names: list[str] = []
@@ -72,7 +81,7 @@ class Backgrounds:
                 self.kept.append([tuple(map(id, items[: len(key)])), state, solution])
 
     def _share(self, chosen: Sequence[Item], state: State | None, solution: dict[str, Scalar]) -> None:
-        if self.shared is not None and state is not None and all(i.kind == "rule" for i in chosen):
+        if self.shared is not None and state is not None and self._pin_of.keys().isdisjoint(map(id, chosen)):
             self.shared[tuple(i.name for i in chosen)] = (state, solution)
             if len(self.shared) > KEPT:
                 del self.shared[next(iter(self.shared))]
@@ -118,14 +127,10 @@ class Backgrounds:
                 best[1] = self._grown(chosen[:size], ids[:size], size, [])[0]
                 self._share(chosen[:size], best[1], best[2])
             base = best[1]
-        pins: dict[str, Scalar] = {}
-        rules = []
-        constraints = self.cp.constraints
-        for item in chosen[size:]:
-            if item.kind == "pin":
-                pins[item.name] = item.value  # type: ignore[assignment]
-            elif item.name in constraints:
-                rules.append(constraints[item.name])
+        # The items past the prefix, read by identity in C (`seed`'s tables).
+        added = ids[size:]
+        pins: dict[str, Scalar] = dict(filter(None, map(self._pin_of.get, added)))  # type: ignore[arg-type]
+        rules = list(filter(None, map(self._rule_of.get, added)))
         return base.extended(pins, rules, around), hint
 
     def keep(self, chosen: Sequence[Item], state: State | None, solution: dict[str, Scalar]) -> None:

@@ -1,8 +1,10 @@
 """Small value moves for lint's questions: the cases that make a condition true whatever its other
-fields hold (`condition_cases`, `PackOracle.by_cases`), and the nearest change of one or two
+fields hold (`condition_cases`, `solver.lint.rings.by_cases`), and the nearest change of one or two
 fields that makes a condition hold (`nearest_change`, `PackOracle.repair`), a known solution with
-one field changed so that a rule breaks and no other does (`one_change`), and a solution of a few
-conditions alone over a small product of their fields' values (`small_solution`).
+one field changed so that a rule breaks and no other does (`one_change`), a solution of a few
+conditions alone over a small product of their fields' values (`small_solution`), a search's
+value order from a known solution (`known_first`) and whether a known solution keeps some pins
+and conditions (`satisfies`).
 
 Imports only the standard library and `solver.values`.
 """
@@ -186,3 +188,26 @@ def _table(cp: CompiledPack, rule_id: str, name: str) -> Table:
 
 def _nothing(solution: Mapping[str, Scalar]) -> tuple[()]:
     return ()
+
+
+def known_first(known: Mapping[str, Scalar]) -> Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]]:
+    """A search's value order: each field's value in the `known` solution first."""
+
+    def rank(name: str, values: tuple[Scalar, ...]) -> Sequence[Scalar]:
+        first = known[name]
+        for at, value in enumerate(values):
+            if same(value, first):
+                return values if at == 0 else (value, *values[:at], *values[at + 1 :])
+        return values
+
+    return rank
+
+
+def satisfies(
+    solution: Mapping[str, Scalar], pins: Mapping[str, Scalar], conditions: Sequence[Condition]
+) -> bool:
+    """Whether `solution` keeps `pins` and satisfies `conditions`: then it answers a QuickXplain
+    question about them without a search."""
+    if not all(same(solution[n], v) for n, v in pins.items()):
+        return False
+    return all(c.holds(tuple([solution[f] for f in c.fields])) for c in conditions)

@@ -6,7 +6,7 @@ answers most "yes" questions (one solution proves many values and conditions ali
 local exact step searches and refutes within the rings of rules around the question's fields
 (`solver.lint.rings.around`), so a question costs what its neighbourhood holds, not the pack;
 a question with a condition (a rule's checks) then pins, in turn, the small cases that make the
-condition true (`by_cases`); then the engine's `CompiledPack.solve` and the exact search of
+condition true (`solver.lint.rings.by_cases`); then the engine's `CompiledPack.solve` and the exact search of
 `solver.engine.count` take turns, short tries first, then each the whole budget. The "no" answers,
 which the findings rest on, are always proved by an exact search, and their minimal reasons come
 from QuickXplain (`PackOracle.reason`).
@@ -25,9 +25,15 @@ from typing import TYPE_CHECKING, Any
 from solver import progress as _progress
 from solver.budget import Budget, CommandBudgetExceeded
 from solver.lint.codes import Finding
-from solver.lint.moves import SMALL_PRODUCT, condition_cases, nearest_change, one_change, small_solution
-from solver.lint.rings import around
-from solver.values import same
+from solver.lint.moves import (
+    SMALL_PRODUCT,
+    known_first,
+    nearest_change,
+    one_change,
+    satisfies,
+    small_solution,
+)
+from solver.lint.rings import around, by_cases
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -43,7 +49,6 @@ REPAIR_STEPS = 4
 FIRST_STEPS = 125
 QUICK_STEPS = 2000
 REFUTE_STEPS = 100
-CASE_STEPS = 500
 SEEN = 1024
 ONE_CHANGE_FIRST = 64
 WITNESSES_KEPT = 8
@@ -86,6 +91,7 @@ class PackOracle:
         # (nothing projected), every rule a check that a query can switch on or off.
         self.oracle = ModelCounter(self.cp.domains, pack_checks(pack), project=())
         self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
+        self._every = frozenset(range(len(self.index)))  # `indices`
         self.fact_names = set(pack.facts)
         # The hard rules over facts alone: what the world can be.
         self.world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= self.fact_names]
@@ -98,6 +104,8 @@ class PackOracle:
         ) = {}  # `Backgrounds.seed`
         # Each rule as (fields, holds), by its index in pack order, and the rules reading a field.
         self._checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in self.cp.rule_ids]
+        self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
+        self._repaired: tuple[dict[str, Scalar], dict[str, Scalar]] | None = None  # (found, start)
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
         self._reading: dict[str, list[int]] = {}
         for index, (names, _) in enumerate(self._checks):
@@ -128,7 +136,9 @@ class PackOracle:
         from solver.engine.count import CountLimitReached
 
         _progress.advance()
-        rule_ids = list(self.cp.rule_ids) if rules is None else list(rules)
+        # (The pack's own tuple when every rule is asked: a copy per question was a pass over
+        # every rule, and the values check asks one per value.)
+        rule_ids = self.cp.rule_ids if rules is None else list(rules)
         found = None if left_out is None else self.one_change(left_out, extra[0], 0, ONE_CHANGE_FIRST)
         try:
             if found is None and rule_ids:
@@ -157,21 +167,25 @@ class PackOracle:
         """A solution of `rule_ids` and `extra` with `pins`, or None (proved by an exact search).
 
         `cases`: before the exact search, try the cases that make each condition of `extra`
-        true whatever its other fields hold, as pins (`by_cases`). Worth it when a solution is
-        likely (a rule's checks); QuickXplain's questions, mostly without one, skip it.
+        true whatever its other fields hold, as pins (`solver.lint.rings.by_cases`). Worth it
+        when a solution is likely (a rule's checks); QuickXplain's questions, mostly without one,
+        skip it.
         `local`: first repair a known solution (`repair`). QuickXplain's questions skip that too:
         about half have no solution, where a repair always fails, and those with one are over
         a few rules, which the exact search answers at once (SGLang's totality check: 17.9 ->
         9.6 s wall, the same findings). `left_out`: as in `solve`, whose `one_change` tried the
         latest `ONE_CHANGE_FIRST` solutions; the older ones are tried after `around`."""
+        whole = len(rule_ids) == len(self.index)
+        if whole and self.refuted_at_root(pins):
+            return None
+        only = None if whole else self.indices(rule_ids, left_out)
         if local:
-            found = self.repair(pins, rule_ids, extra)
+            found = self.repair(pins, only, extra)
             if found is not None:
                 return found
         from solver.errors import SolverBudgetExceeded
 
         self.solves += 1
-        only = None if len(rule_ids) == len(self.index) else [self.index[r] for r in rule_ids]
         indices = [self.oracle_index(c) for c in extra]
         # The engine's searches start with the conditions' fields narrowed to the values each
         # condition leaves possible: forward checking waits for a condition's last free field,
@@ -180,16 +194,18 @@ class PackOracle:
         # the narrowing 7,400 (0.6 s), from a known solution 987 (12 ms).
         narrowed = self.narrowed(indices)
 
-        def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
-            if grown is not None:
-                # A QuickXplain question grown from an earlier one's state (`Backgrounds`): its
-                # hint, `near`, breaks only around the fields the growth touched.
-                state, around = grown
-                where = around if hint is near else None
-                return self.cp.search(state, budget=steps, task="linting", hint=hint, around=where)
-            return self.cp.solve(
-                pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=extra, allowed=narrowed
-            )
+        started: State | None = None
+        if whole and local and not extra:
+            # A whole-pack question with pins only (a value, a fact combination) that repair
+            # could not answer: the engine's start (the pins propagated from the pack's root)
+            # refutes most of those without a solution before `around` walks its rings (the
+            # totality check's fact combinations: 56 of 59 at synthetic 1,000, 3 ms each where
+            # a failed repair and `around` took ~10 ms), and the engine's tries search from it.
+            started = self.cp.start(pins)
+            if started is None:
+                return None
+
+        engine = self._engine(pins, None if whole else rule_ids, extra, narrowed, grown, near, started)
 
         # `near`: the solution of a like question (QuickXplain's latest witness for the same
         # reason), where the searches start; it keeps more of this question's rules and pins than
@@ -199,7 +215,7 @@ class PackOracle:
         # QuickXplain question's is not, and a known solution keeps every rule of its subset of
         # the rules: its values first leave the search to mend only what the question's pins and
         # conditions break (synthetic 400: lint's counter steps 18,128 -> 10,643).
-        rank = self.rank if local or hint is None else _known_first(hint)
+        rank = self.rank if local or hint is None else known_first(hint)
 
         def counter(steps: int) -> dict[str, Scalar] | None:
             def ask(limit: Limit) -> dict[str, Scalar] | None:
@@ -220,9 +236,35 @@ class PackOracle:
             if found is not None:
                 return found
         if cases and extra:
-            found = self.by_cases(pins, rule_ids, extra)
+            found = by_cases(self, pins, rule_ids, extra)
             if found is not None:
                 return found
+        turns = self._turns(engine, counter, hint, extra)
+        if not local and extra:
+            # QuickXplain's questions with a condition (a rule broken, a `when`): propagation
+            # refutes many at once; the counter's try answers nearly all the rest, where the
+            # engine's 125 steps ran out (60 ms each on vLLM's block-size rules: lint 12.2 ->
+            # 8.2 s CPU; on the synthetic packs the engine refutes most by propagation).
+            if grown is None and self.cp.start(pins, rules=rule_ids, extra=extra) is None:
+                return None
+            turns.insert(0, (QUICK_STEPS, counter))
+        for steps, ask in turns:
+            try:
+                return ask(min(steps, self.budget))
+            except CommandBudgetExceeded:
+                raise
+            except SolverBudgetExceeded:  # (CountLimitReached is one)
+                pass
+        return counter(self.budget)
+
+    def _turns(
+        self,
+        engine: Callable[[int, Mapping[str, Scalar] | None], dict[str, Scalar] | None],
+        counter: Callable[[int], dict[str, Scalar] | None],
+        hint: Mapping[str, Scalar] | None,
+        extra: Sequence[Condition],
+    ) -> list[tuple[int, Callable[[int], dict[str, Scalar] | None]]]:
+        """`query`'s exact searches in turn: (steps, ask)."""
         # Two searches with different strengths: the engine's arc consistency, started from a
         # known solution, finds solutions hidden behind disjunctions and refutes most questions
         # by propagation; the counter's propagation refutes case splits at once. Each gets a
@@ -244,59 +286,52 @@ class PackOracle:
             # by the engine's search with no hint in 0.05-0.5 s, where the counter's 2,000
             # steps took 2.7-5.4 s.
             turns[1:3] = [(REFUTE_STEPS, counter)]
-        if not local and extra:
-            # QuickXplain's questions with a condition (a rule broken, a `when`): propagation
-            # refutes many at once; the counter's try answers nearly all the rest, where the
-            # engine's 125 steps ran out (60 ms each on vLLM's block-size rules: lint 12.2 ->
-            # 8.2 s CPU; on the synthetic packs the engine refutes most by propagation).
-            if grown is None and self.cp.start(pins, rules=rule_ids, extra=extra) is None:
-                return None
-            turns.insert(0, (QUICK_STEPS, counter))
-        for steps, ask in turns:
-            try:
-                return ask(min(steps, self.budget))
-            except CommandBudgetExceeded:
-                raise
-            except SolverBudgetExceeded:  # (CountLimitReached is one)
-                pass
-        return counter(self.budget)
+        if hint is None:
+            # No known solution yet (the first question, "is the pack satisfiable"): the hinted
+            # try is the last turn's search cut short, whose steps that search takes again
+            # (synthetic 1,000: 2,000 steps, 0.4 s, then the counter's 100 ran out too).
+            turns = turns[-1:]
+        return turns
 
-    def by_cases(
+    def refuted_at_root(self, pins: Mapping[str, Scalar]) -> bool:
+        """Whether a pin's value is gone from its field in the whole pack's propagated state
+        with no pin (forward checking of every rule, once per lint): then no configuration has
+        it (exact), with no question asked. Every dead value of synthetic 400 and 1,000 is one
+        (371 at 1,000, each a failed repair and a walk of `around` of ~5 ms)."""
+        if self._root is None:
+            self._root = [self.cp.start({})]
+        root = self._root[0]
+        if root is None:
+            return False  # (the pack has no solution: the checks stop at the first question)
+        domains = root.domains
+        return any(name in domains and value not in domains[name] for name, value in pins.items())
+
+    def _engine(
         self,
         pins: Mapping[str, Scalar],
-        rule_ids: Sequence[str],
+        rule_ids: Sequence[str] | None,
         extra: Sequence[Condition],
-    ) -> dict[str, Scalar] | None:
-        """A solution found by pinning, in turn, each small case that makes the first condition
-        true whatever its other fields hold (one or two of its fields), with a short search
-        each; None when none gives one within its steps (which proves nothing).
+        narrowed: Mapping[str, frozenset[Scalar]] | None,
+        grown: tuple[State, list[str] | None] | None,
+        near: Mapping[str, Scalar] | None,
+        started: State | None,
+    ) -> Callable[[int, Mapping[str, Scalar] | None], dict[str, Scalar] | None]:
+        """The engine's search of a question (`query`'s turns): `engine(steps, hint)`."""
 
-        A condition such as "one of three backend fields is X and the KV dtype is not one of
-        four" is a disjunction propagation cannot use, and both exact searches wander before
-        they meet it (SGLang's cutedsl-mla-kv-dtype: 10-20 s); pinned as
-        `attention_backend=cutedsl_mla, kv_cache_dtype=fp8_e5m2` its witness takes 70 ms. Sound
-        whatever the cases are: every search still has all of `extra` and the rules.
-        """
-        from solver.errors import SolverBudgetExceeded
+        def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
+            if started is not None:
+                return self.cp.search(started, budget=steps, task="linting", hint=hint)
+            if grown is not None:
+                # A QuickXplain question grown from an earlier one's state (`Backgrounds`): its
+                # hint, `near`, breaks only around the fields the growth touched.
+                state, around = grown
+                where = around if hint is near else None
+                return self.cp.search(state, budget=steps, task="linting", hint=hint, around=where)
+            return self.cp.solve(
+                pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=extra, allowed=narrowed
+            )
 
-        hint = self.pool[-1] if self.pool else None
-        for case in condition_cases(extra[0], pins, self.cp.domains):
-            try:
-                found = self.cp.solve(
-                    {**pins, **case},
-                    rules=rule_ids,
-                    budget=min(CASE_STEPS, self.budget),
-                    task="linting",
-                    hint=hint,
-                    extra=extra,
-                )
-            except CommandBudgetExceeded:
-                raise
-            except SolverBudgetExceeded:
-                continue
-            if found is not None:
-                return found
-        return None
+        return engine
 
     def counted(
         self, counter: Any, ask: Callable[[Limit], dict[str, Scalar] | None], steps: int
@@ -344,8 +379,18 @@ class PackOracle:
         step (a repair, a ring's witness) starts."""
         return sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))[:k]
 
+    def indices(self, rule_ids: Sequence[str], left_out: str | None = None) -> frozenset[int]:
+        """The indices of `rule_ids` (for the counter's `only` and `repair`). Every rule but
+        `left_out` (a rule's checks: is it implied, can its `when` hold) is the set of all
+        indices less one, made in C: a comprehension over the pack's rules per question was a
+        pass growing as n^2 (synthetic 1,000: ~5,500 such questions, two passes each)."""
+        at = None if left_out is None else self.index.get(left_out)
+        if at is not None and len(rule_ids) == len(self.index) - 1 and left_out not in rule_ids:
+            return self._every - {at}
+        return frozenset(map(self.index.__getitem__, rule_ids))
+
     def repair(
-        self, pins: Mapping[str, Scalar], rule_ids: Sequence[str], extra: Sequence[Condition]
+        self, pins: Mapping[str, Scalar], wanted: frozenset[int] | None, extra: Sequence[Condition]
     ) -> dict[str, Scalar] | None:
         """A solution made from a known one, or None: pins applied, each ad-hoc condition met by
         changing as few of its fields as possible, then a few min-conflicts steps.
@@ -358,7 +403,6 @@ class PackOracle:
             return None
         from solver.engine.localsearch import min_conflicts
 
-        wanted = None if len(rule_ids) == len(self.index) else {self.index[r] for r in rule_ids}
         for start in self.closest(pins, 2):
             current = {**start, **pins}
             moved = dict.fromkeys(pins)
@@ -386,6 +430,7 @@ class PackOracle:
             )
             if found is not None:
                 self.repaired += 1
+                self._repaired = (found, start)  # (`learn`: the fields that can differ)
                 return found
         return None
 
@@ -405,9 +450,12 @@ class PackOracle:
         window = self.pool[-SEEN:]
         if not names:  # a condition on no field: constant
             return bool(window) and (cond is None or bool(cond.holds(())))
-        rows = set(map(operator.itemgetter(*names), window))
         if len(names) == 1:
-            rows = {(row,) for row in rows}
+            # One field: the values every known solution has shown (`proven`), the whole pool
+            # and not the latest `SEEN` only, with no scan (synthetic 1,000: ~1,800 such `when`s).
+            rows = {(value,) for value in self.proven[names[0]]}
+        else:
+            rows = set(map(operator.itemgetter(*names), window))
         wanted = [(names.index(n), v) for n, v in pins.items()]
         at = [] if cond is None else [names.index(n) for n in cond.fields]
         return any(
@@ -426,8 +474,19 @@ class PackOracle:
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         self.pool.append(solution)
+        proven = self.proven
+        repaired = self._repaired
+        if repaired is not None and repaired[0] is solution and len(solution) == len(repaired[1]):
+            # A repair of a known solution (whose values are proven already) as a copy in the same
+            # key order, changed in place: only the values that differ are new. Compared in C
+            # (`map`): a pass over every field per learned solution was a twentieth of synthetic
+            # 1,000's profile (8,900 solutions, most of them the values check's repairs).
+            start = repaired[1]
+            for name in itertools.compress(solution, map(operator.ne, solution.values(), start.values())):
+                proven[name].add(solution[name])
+            return
         for name, value in solution.items():
-            self.proven[name].add(value)
+            proven[name].add(value)
 
     def extra(self, cond: Condition, *, negate: bool = False) -> Condition:
         """A condition or its negation, one object per text (so the exact search, which keeps
@@ -480,29 +539,33 @@ class PackOracle:
         witnesses: list[tuple[dict[str, Scalar], set[str], set[str]]] = []
         backgrounds = Backgrounds(self.cp, fixed, extras, self._prefixes)
         backgrounds.seed(items)
-        checks = {r: (self.cp.rules[r].fields, self.cp.rules[r].holds) for r in local}
+        constraints = self.cp.rules
+        # Each item's rule name or pin by the item's identity: a question's rules and pins are
+        # read from these in C (`map`, `filter`), not by a loop over its ~1,500 items per
+        # question (the totality check's reasons at synthetic 1,000: ~60 questions each).
+        rule_of = {id(i): i.name for i in items if i.kind == "rule"}
+        pin_of = {id(i): (i.name, i.value) for i in items if i.kind == "pin"}
 
         def keeps(witness: tuple[dict[str, Scalar], set[str], set[str]], names: set[str]) -> bool:
             solution, kept, broken = witness
             if not broken.isdisjoint(names):
                 return False
             for rule in names - kept:
-                read, holds = checks[rule]
-                if not holds(tuple([solution[f] for f in read])):
+                con = constraints[rule]
+                if not con.holds(tuple([solution[f] for f in con.fields])):
                     broken.add(rule)
                     return False
                 kept.add(rule)
             return True
 
         def consistent(chosen: Sequence[Item]) -> bool:
+            ids = list(map(id, chosen))
             given = dict(fixed)
-            for item in chosen:
-                if item.kind == "pin":
-                    given[item.name] = item.value  # type: ignore[assignment]
-            names = [i.name for i in chosen if i.kind == "rule"]
+            given.update(filter(None, map(pin_of.get, ids)))  # type: ignore[arg-type]
+            names: list[str] = list(filter(None, map(rule_of.get, ids)))
             wanted = set(names)
             for witness in witnesses:
-                if self._satisfies(witness[0], given, [], extras) and keeps(witness, wanted):
+                if satisfies(witness[0], given, extras) and keeps(witness, wanted):
                     backgrounds.keep(chosen, None, witness[0])
                     return True
             state, around, hint = backgrounds.grow(chosen)
@@ -523,21 +586,6 @@ class PackOracle:
             return ["(not minimised: search budget)", *local]
         return [i.label() for i in core]
 
-    def _satisfies(
-        self,
-        solution: Mapping[str, Scalar],
-        pins: Mapping[str, Scalar],
-        rules: Sequence[str],
-        extras: Sequence[Condition],
-    ) -> bool:
-        """Whether `solution` keeps `pins` and satisfies `rules` and `extras`: then it answers a
-        QuickXplain question about them without a search."""
-        if not all(same(solution[n], v) for n, v in pins.items()):
-            return False
-        checks = [(c.fields, c.holds) for c in (self.cp.rules[r] for r in rules)]
-        checks += [(c.fields, c.holds) for c in extras]
-        return all(holds(tuple([solution[f] for f in names])) for names, holds in checks)
-
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first, so each new solution proves more values."""
         known = self.proven[name]
@@ -548,16 +596,3 @@ class PackOracle:
         each of the pack's rules was a pass growing as n^2, 0.35 s at 1,000 synthetic fields)."""
         ids, at = self.cp.rule_ids, self.index.get(rule_id)
         return list(ids) if at is None else [*ids[:at], *ids[at + 1 :]]
-
-
-def _known_first(known: Mapping[str, Scalar]) -> Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]]:
-    """A search's value order: each field's value in the `known` solution first."""
-
-    def rank(name: str, values: tuple[Scalar, ...]) -> Sequence[Scalar]:
-        first = known[name]
-        for at, value in enumerate(values):
-            if same(value, first):
-                return values if at == 0 else (value, *values[:at], *values[at + 1 :])
-        return values
-
-    return rank

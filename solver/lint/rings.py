@@ -1,9 +1,10 @@
 """The local exact step of lint's questions (`around`): searches and refutations within the rings
 of rules around a question's fields, so that a question costs what its neighbourhood holds, not
-the pack.
+the pack; and the short searches of the cases that make a question's condition true (`by_cases`).
 
-Imports only the standard library and `solver.budget` at module level; the counter, the engine's
-errors and the ring walk are imported inside the function (the CLI imports lint at start-up).
+Imports only the standard library, `solver.budget` and `solver.lint.moves` at module level; the
+counter, the engine's errors and the ring walk are imported inside the functions (the CLI imports
+lint at start-up).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.budget import CommandBudgetExceeded
+from solver.lint.moves import condition_cases
 
 if TYPE_CHECKING:
     from solver.engine.count import Limit
@@ -19,12 +21,13 @@ if TYPE_CHECKING:
     from solver.model import Scalar
     from solver.pack.expr import Condition
 
-__all__ = ["around"]
+__all__ = ["around", "by_cases"]
 
 RING_STEPS = 2000
 RING_STARTS = 4
 RING_SHARE = 0.5
 RING_RULES = 600
+CASE_STEPS = 500
 
 
 def around(
@@ -58,7 +61,7 @@ def around(
     if not start:
         return None, False
     knowns = oracle.closest(pins, RING_STARTS)
-    share = len(set(rule_ids)) * RING_SHARE
+    share = len(rule_ids) * RING_SHARE  # (distinct: a question's rules are a subset of the pack's)
     if not conditions:
         # A value's question (pins only) stops at a ring of `RING_RULES`: on synthetic 1,000 its
         # witnesses over the third ring (~1,000-1,250 rules, half the pack) took 60-170 ms each,
@@ -121,3 +124,41 @@ def around(
         except CountLimitReached:
             continue
     return None, False
+
+
+def by_cases(
+    oracle: PackOracle,
+    pins: Mapping[str, Scalar],
+    rule_ids: Sequence[str],
+    extra: Sequence[Condition],
+) -> dict[str, Scalar] | None:
+    """A solution found by pinning, in turn, each small case that makes the first condition
+    true whatever its other fields hold (one or two of its fields), with a short search
+    each; None when none gives one within its steps (which proves nothing).
+
+    A condition such as "one of three backend fields is X and the KV dtype is not one of
+    four" is a disjunction propagation cannot use, and both exact searches wander before
+    they meet it (SGLang's cutedsl-mla-kv-dtype: 10-20 s); pinned as
+    `attention_backend=cutedsl_mla, kv_cache_dtype=fp8_e5m2` its witness takes 70 ms. Sound
+    whatever the cases are: every search still has all of `extra` and the rules.
+    """
+    from solver.errors import SolverBudgetExceeded
+
+    hint = oracle.pool[-1] if oracle.pool else None
+    for case in condition_cases(extra[0], pins, oracle.cp.domains):
+        try:
+            found = oracle.cp.solve(
+                {**pins, **case},
+                rules=rule_ids,
+                budget=min(CASE_STEPS, oracle.budget),
+                task="linting",
+                hint=hint,
+                extra=extra,
+            )
+        except CommandBudgetExceeded:
+            raise
+        except SolverBudgetExceeded:
+            continue
+        if found is not None:
+            return found
+    return None

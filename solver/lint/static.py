@@ -22,9 +22,14 @@ __all__ = ["acknowledge", "graph_checks", "static_checks"]
 _SOURCE_REF = re.compile(r"(/|::|\.py\b|\.md\b|\.rst\b|#\d+|https?://|\bPR\b|\bissue\b)", re.IGNORECASE)
 
 
-def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
+def _names_something(
+    text: str, pack: Pack, fields: Iterable[str], patterns: dict[tuple[str, bool], re.Pattern[str]]
+) -> bool:
     """Whether `text` names one of `fields`: its name or flag, a value (or a word starting with
-    one: "triton_kernels"), or a distinctive word of a value's label ("Hopper", "H100")."""
+    one: "triton_kernels"), or a distinctive word of a value's label ("Hopper", "H100").
+    `patterns`: each word's compiled search, kept for the pack (past `re`'s own cache of 512, a
+    pack of 1,000 fields compiled every word again: static checks 0.04 -> 0.69 s CPU from 100
+    to 1,000 synthetic fields)."""
     words: set[str] = set()
     starts: set[str] = set()
     for name in fields:
@@ -43,8 +48,12 @@ def _names_something(text: str, pack: Pack, fields: Iterable[str]) -> bool:
             }
     lowered = text.lower()
     for word in words | starts:
-        tail = "" if word in starts else r"(?![\w])"
-        if re.search(r"(?<![\w])" + re.escape(word.lower()) + tail, lowered):
+        key = (word.lower(), word in starts)
+        pattern = patterns.get(key)
+        if pattern is None:
+            tail = "" if key[1] else r"(?![\w])"
+            pattern = patterns[key] = re.compile(r"(?<![\w])" + re.escape(key[0]) + tail)
+        if pattern.search(lowered):
             return True
     return False
 
@@ -56,11 +65,12 @@ def static_checks(pack: Pack) -> list[Finding]:
     sem = semantics(pack)
     out: list[Finding] = []
     every = list(pack.fields)
+    patterns: dict[tuple[str, bool], re.Pattern[str]] = {}
     for rule in pack.rules:
         read = list(sem.rules[rule.id].fields) + ([rule.adjusts] if rule.adjusts else [])
         # A rule over facts alone states how the world is; there is nothing for the user to change.
         acts = any(pack.fields[n].kind == "option" for n in read)
-        if acts and not _names_something(rule.because, pack, read or every):
+        if acts and not _names_something(rule.because, pack, read or every, patterns):
             out.append(
                 Finding(
                     "CS141",
@@ -75,7 +85,8 @@ def static_checks(pack: Pack) -> list[Finding]:
     for pref in pack.preferences:
         cond = sem.preferences.get(pref.id)
         read = [pref.field, *(cond.fields if cond is not None else ())]
-        if pack.fields[pref.field].kind == "option" and not _names_something(pref.because, pack, read):
+        option = pack.fields[pref.field].kind == "option"
+        if option and not _names_something(pref.because, pack, read, patterns):
             out.append(
                 Finding("CS141", [pref.id], f"`because` names none of {', '.join(read)} (flag or value)")
             )
