@@ -50,6 +50,9 @@ __all__ = [
 KNOWN_BUGS: dict[str, str] = {
     "check-repairs-are-searched": "test_laws_trust.py::test_a_check_repair_is_one_check_accepts",
     "repairs-keep-adjusted-pins": "test_laws_trust.py::test_a_repair_keeps_what_the_user_typed",
+    "argv-types-a-flag-the-launcher-needs-unset": (
+        "test_laws_shipped.py::test_the_command_for_a_gptq_marlin_moe_leaves_the_moe_runner_unset"
+    ),
     "warn-steering-misses-forced-later-fields": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_forced_later_field_makes_certain"
     ),
