@@ -48,6 +48,9 @@ __all__ = [
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
 KNOWN_BUGS: dict[str, str] = {
+    "argv-types-a-flag-the-launcher-needs-unset": (
+        "test_laws_shipped.py::test_the_command_for_a_gptq_marlin_moe_leaves_the_moe_runner_unset"
+    ),
     "warn-steering-misses-forced-later-fields": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_forced_later_field_makes_certain"
     ),

@@ -26,7 +26,7 @@ from solver import check, load_pack, resolve
 from solver.errors import Unsatisfiable
 from solver.inputs.launch import read_command
 from solver.launcher import to_argv
-from solver.model import Pack, Resolution, Scalar
+from solver.model import Pack, Repair, Resolution, Scalar
 
 pytestmark = pytest.mark.property
 
@@ -130,6 +130,23 @@ def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str,
     assert exercised, "check accepted no request: the law was not exercised"
 
 
+def _keeps_an_adjusted_pin(options: Mapping[str, Scalar], repair: Repair) -> bool:
+    """The repair promises another value for a typed option it neither unsets nor sets: the
+    known bug of repairs verified on the adjusted request (`repairs-keep-adjusted-pins`)."""
+    if "repairs-keep-adjusted-pins" not in KNOWN_BUGS:
+        return False
+    kept = [n for n in options if n not in repair.unset and n not in repair.set]
+    return any(repair.values[n] != options[n] for n in kept)
+
+
+def _needs_unset(pack: Pack, refused: Unsatisfiable) -> bool:
+    """The refusal is the known bug of a written flag its rule needs left unset (`given(...)`)."""
+    if "argv-types-a-flag-the-launcher-needs-unset" not in KNOWN_BUGS:
+        return False
+    rules = [pack.rule(r.id) for r in refused.conflict.rules]
+    return any("given(" in f"{rule.when} {rule.require} {rule.forbid}" for rule in rules)
+
+
 def _law_the_launch_command_resolve_writes_is_taken_as_typed(name: str, count: int, minimal: bool) -> None:
     """The flags `resolve` writes (`to_argv`, every option or `minimal=True`), read back as a
     launch command and given to `check` with the facts the answer assumed: the launcher takes
@@ -142,6 +159,8 @@ def _law_the_launch_command_resolve_writes_is_taken_as_typed(name: str, count: i
         exercised += 1
         argv = to_argv(got, pack, minimal=minimal)
         taken = _answer(check, pack, _typed_from(pack, argv, got), _given_back(pack, got, facts))
+        if isinstance(taken, Unsatisfiable) and _needs_unset(pack, taken):
+            continue
         assert isinstance(taken, Resolution), (options, facts, argv, str(taken)[:400])
         assert taken.adjustments == [], (options, facts, argv, taken.adjustments)
         differ = {n: (v, taken.values[n]) for n, v in got.values.items() if taken.values[n] != v}
@@ -162,9 +181,10 @@ def _law_giving_the_facts_an_answer_assumed_changes_nothing(name: str, count: in
             again = _answer(fn, pack, options, _given_back(pack, got, facts))
             assert isinstance(again, Resolution), (fn.__name__, options, facts, str(again)[:400])
             assert again.values == got.values, (fn.__name__, options, facts)
-            assert [(a.field, a.requested) for a in again.adjustments] == [
-                (a.field, a.requested) for a in got.adjustments
-            ]
+            # (in any order: given, the facts may change which adjustment the fixpoint tries first)
+            assert sorted((a.field, str(a.requested)) for a in again.adjustments) == sorted(
+                (a.field, str(a.requested)) for a in got.adjustments
+            )
             assert again.assumed == []
     assert exercised, "no request resolved: the law was not exercised"
 
@@ -180,9 +200,9 @@ def _law_each_repair_applied_gets_the_answer_it_promised(name: str, count: int) 
             got = _answer(fn, pack, options, facts)
             if not isinstance(got, Unsatisfiable):
                 continue
-            if got.adjusted and "repairs-keep-adjusted-pins" in KNOWN_BUGS:
-                continue
             for repair in got.repairs:
+                if _keeps_an_adjusted_pin(options, repair):
+                    continue
                 typed = {n: v for n, v in options.items() if n not in repair.unset}
                 given = {n: v for n, v in facts.items() if n not in repair.unset}
                 for field, value in repair.set.items():
@@ -219,3 +239,19 @@ def test_the_law_holds_for_many_random_requests(name: str, law: str) -> None:
     """The long run (`pytest -m long`): each law for forty times `QUICK` requests per pack, on
     another draw than the default run's."""
     LAWS[law](name, _count(long=True))
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['argv-types-a-flag-the-launcher-needs-unset']")
+@pytest.mark.parametrize("minimal", [False, True], ids=["full", "minimal"])
+def test_the_command_for_a_gptq_marlin_moe_leaves_the_moe_runner_unset(minimal: bool) -> None:
+    """Found by the argv law: a GPTQ Marlin MoE model needs `--moe-runner-backend` left unset
+    (`moe-gptq-marlin-runner-auto`: SGLang asserts it when it loads the model); the command
+    `resolve` wrote typed `--moe-runner-backend marlin`, which `check` (and SGLang) refuses."""
+    pack = _pack("sglang")
+    facts: dict[str, Scalar] = {"platform": "cuda", "gpu_arch": "sm100", "is_moe": True}
+    got = _answer(resolve, pack, {"quantization": "gptq_marlin"}, facts)
+    assert isinstance(got, Resolution)
+    argv = to_argv(got, pack, minimal=minimal)
+    taken = _answer(check, pack, _typed_from(pack, argv, got), _given_back(pack, got, facts))
+    assert isinstance(taken, Resolution), argv
+    assert taken.values == got.values

@@ -309,10 +309,13 @@ def test_each_repair_applied_gets_the_answer_it_promised(case: Case, predict: bo
     got = answer(case, predict=predict)
     if not isinstance(got, Unsatisfiable):
         return
-    if got.adjusted and "repairs-keep-adjusted-pins" in KNOWN_BUGS:
-        return
     pack = case.pack
     for repair in got.repairs:
+        kept = [n for n in case.options if n not in repair.unset and n not in repair.set]
+        if "repairs-keep-adjusted-pins" in KNOWN_BUGS and any(
+            repair.values[n] != case.options[n] for n in kept
+        ):
+            continue  # (the known bug: verified on the adjusted request, not on what was typed)
         options = {n: v for n, v in case.options.items() if n not in repair.unset}
         facts = {n: v for n, v in case.facts.items() if n not in repair.unset}
         for name, value in repair.set.items():
@@ -350,3 +353,40 @@ def test_a_value_choices_excludes_is_refused_and_one_it_offers_is_refused_only_f
             if isinstance(strictly, Unsatisfiable):
                 sources = {p.source for p in strictly.conflict.pins}
                 assert sources & {"launcher-default", "assumed"}, (name, value, strictly.conflict)
+
+
+@law(150)
+@given(case=cases(unsearched=True), predict=st.booleans())
+@example(case=_CHECK_REPAIR_UNSETS, predict=True)
+@example(case=_REPAIR_OF_AN_ADJUSTED_REQUEST, predict=False)
+@_parallel_examples_predicting
+def test_a_refusal_names_pins_and_rules_that_cannot_all_hold(case: Case, predict: bool) -> None:
+    """In both modes, with fields the search may not choose: a refusal's conflict is pins and
+    hard rules that admit no configuration (brute force), minimally: dropping any one of them
+    leaves some. Its given pins are the request's (a typed value, or the value an adjustment put
+    in its place); the others are the launcher's own default of a field nobody gave
+    (`launcher-default`) or a fact nobody gave at its assumed value (`assumed`). So a request is
+    never refused while a configuration exists that keeps what was given, unless the conflict
+    says which default or assumption fails."""
+    got = answer(case, predict=predict)
+    if not isinstance(got, Unsatisfiable):
+        return
+    oracle = Oracle(case.spec)
+    conflict = got.conflict
+    assert conflict.pins or conflict.rules, "an empty conflict explains nothing"
+    pins = {p.field: p.value for p in conflict.pins}
+    rules = [r.id for r in conflict.rules]
+    assert set(rules) <= {r.id for r in oracle.hard}
+    assert not oracle.sat(pins, rules), conflict
+    for name in pins:
+        assert oracle.sat({n: v for n, v in pins.items() if n != name}, rules), f"not minimal: {name}"
+    for rule in rules:
+        assert oracle.sat(pins, [r for r in rules if r != rule]), f"not minimal: {rule}"
+    given = {**case.options, **case.facts}
+    for ref in conflict.pins:
+        if ref.source in ("launcher-default", "assumed"):
+            assert ref.field not in given, ref
+        elif ref.source == "adjusted":
+            assert ref.field in got.adjusted, ref
+        else:
+            assert given.get(ref.field) == ref.value and ref.field in given, ref
