@@ -86,7 +86,7 @@ def test_sglang_reads_prefixes_and_every_arity_as_argparse_does() -> None:
     )
 
 
-VLLM_OTHER = ["-O3", "--compilation-config.mode", "3", "--no-enable-prefix-caching", "-O", "1"]
+VLLM_OTHER = ["-O3", "--compilation-config.mode", "3", "--no-async-scheduling", "-O", "1"]
 FLASH = ["--attention_config.flash_attn_version", "2"]
 TP_UNDERSCORED = ["vllm", "serve", "--tensor_parallel_size", "2"]
 
@@ -101,7 +101,7 @@ def test_vllm_reads_underscores_dotted_keys_short_levels_and_a_late_model() -> N
     # (a dotted word is read after all others, as vLLM's parser gathers them last)
     assert cmd.passthrough == (
         "-O3",
-        "--no-enable-prefix-caching",
+        "--no-async-scheduling",
         "-O",
         "1",
         "--compilation-config.mode",

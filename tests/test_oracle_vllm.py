@@ -126,6 +126,15 @@ def test_scenarios_outside_the_contract_are_skipped_not_scored() -> None:
     assert facts["checkpoint_quant"] == "modelopt_mxfp8" and facts["num_attention_heads"] == 32
 
 
+def test_a_scenario_the_harness_timed_out_is_skipped_not_a_refusal() -> None:
+    # Round 14's draws at load 30: the harness gave up on some scenarios (OracleTimeout, no error
+    # site). That is no answer of vLLM's; it was read as a refusal and the replay crashed on it.
+    scenario = {"id": "T-1", "platform": "cuda", "sm": 90, "architecture": "LlamaForCausalLM", "args": {}}
+    timeout = {"ok": False, "error": {"type": "OracleTimeout", "message": "", "where": None}}
+    report = oracle_vllm.run([{"scenario": scenario, "vllm": timeout}])
+    assert [o.ours for o in report.outcomes] == ["skipped"] and not report.differences
+
+
 def _check_floor(report: oracle_vllm.Report, name: str, measure: str) -> None:
     floor = json.loads(FLOOR.read_text())[name][measure]
     agree, total = report.verdict_agree if measure == "verdict" else report.field_agree

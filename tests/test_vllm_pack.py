@@ -351,3 +351,65 @@ def test_the_per_size_qwen3_next_rules_are_what_the_generator_writes() -> None:
     script = Path(__file__).resolve().parent.parent / "benchmarks" / "vllm_block_size_rules.py"
     made = subprocess.run([sys.executable, str(script), "--check"], capture_output=True, text=True)
     assert made.returncode == 0, made.stdout + made.stderr
+
+
+@pytest.mark.parametrize(
+    ("num_gpus", "options", "accepted"),
+    [
+        # R14P1-: vLLM 0.33.0 takes -pp 16 on 16 GPUs for every measured model (it was outside the
+        # pack's domain: an input error) and refuses it on 8, or with -tp 2 (world size 32)
+        (16, {"pipeline_parallel_size": 16}, True),
+        (8, {"pipeline_parallel_size": 16}, False),
+        (16, {"pipeline_parallel_size": 16, "tensor_parallel_size": 2}, False),
+    ],
+)
+def test_pipeline_parallel_16_is_a_world_size_question(
+    num_gpus: int, options: dict[str, Any], accepted: bool
+) -> None:
+    facts = LLAMA | {"gpu_arch": "sm90", "num_gpus": num_gpus}
+    if accepted:
+        assert (
+            resolve(load_pack("vllm"), options, facts, reasons=False, predict=True).values[
+                "pipeline_parallel_size"
+            ]
+            == 16
+        )
+        return
+    with pytest.raises(Unsatisfiable) as raised:
+        resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
+    assert {r.id for r in raised.value.conflict.rules} & {
+        "world-size-within-8-gpus",
+        "world-size-within-16-gpus",
+    }
+
+
+@pytest.mark.parametrize(
+    ("architecture", "options", "refused"),
+    [
+        # R14P2-: Qwen3-Next (mamba) with prefix caching on, vLLM's default, needs chunked prefill
+        ("Qwen3NextForCausalLM", {"enable_chunked_prefill": False}, True),
+        ("Qwen3NextForCausalLM", {"enable_chunked_prefill": False, "enable_prefix_caching": True}, True),
+        ("Qwen3NextForCausalLM", {"enable_chunked_prefill": False, "enable_prefix_caching": False}, False),
+        ("LlamaForCausalLM", {"enable_chunked_prefill": False}, False),
+    ],
+)
+def test_a_mamba_models_prefix_caching_needs_chunked_prefill(
+    architecture: str, options: dict[str, Any], refused: bool
+) -> None:
+    facts = QWEN3_NEXT | {"gpu_arch": "sm90", "architecture": architecture}
+    if refused:
+        with pytest.raises(Unsatisfiable) as raised:
+            resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
+        assert "mamba-prefix-caching-needs-chunked-prefill" in {r.id for r in raised.value.conflict.rules}
+        return
+    resolution = resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
+    assert resolution.values["enable_chunked_prefill"] is False
+    # vLLM logs that disabling chunked prefill is not officially supported
+    assert "chunked-prefill-off-unsupported" in {w.rule for w in resolution.warnings}
+
+
+def test_the_launch_commands_no_chunked_prefill_is_read(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["check", "--pack", "vllm", *sets(platform="cuda", gpu_arch="sm90"), "--set"]
+    argv += ["architecture=Qwen3NextForCausalLM", "--", "vllm", "serve", "--no-enable-chunked-prefill"]
+    code, doc = run(argv, capsys)
+    assert code == 1 and "mamba-prefix-caching-needs-chunked-prefill" in conflict_rules(doc)
