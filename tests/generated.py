@@ -44,9 +44,16 @@ __all__ = [
 ]
 
 # Engine bugs the laws step around until they are fixed: the generator leaves the construct out,
-# or the law skips the check. Each names the xfail test in tests/test_engine.py that shows the
-# bug; delete the entry when that test passes (strict xfail makes it fail then).
-KNOWN_BUGS: dict[str, str] = {}
+# or the law skips the check. Each names the strict xfail test (tests/test_engine.py or
+# tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
+# xfail makes it fail then).
+KNOWN_BUGS: dict[str, str] = {
+    "check-repairs-are-searched": "test_laws_trust.py::test_a_check_repair_is_one_check_accepts",
+    "repairs-keep-adjusted-pins": "test_laws_trust.py::test_a_repair_keeps_what_the_user_typed",
+    "warn-steering-misses-forced-later-fields": (
+        "test_laws_trust.py::test_auto_avoids_a_warning_a_forced_later_field_makes_certain"
+    ),
+}
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")
 INT_POOL: tuple[int, ...] = (-1, 0, 1, 2, 4, 8)
@@ -835,21 +842,25 @@ class Oracle:
         launcher's own picks may make it override a user value: the adjustments are tried again
         on the request as the launcher sees it (its picks so far, its default for the failing
         field, the chain defaults of the other unset unsearched options), and on a change the
-        decisions start over."""
+        decisions start over. When the chain of an unset `search = false` fact fails (an option
+        decided before it took its value away), the fact is assumed first, at the value the
+        facts force, else the first of its chain some configuration of the request keeps, and
+        the decisions start over (the options then decide around it)."""
         final = dict(pins)
         adjusted: dict[str, tuple[Scalar, str]] = {}
         if not strict:
             final, adjusted = self.adjust(final)
         specs = {f.name: f for f in self.spec.fields}
+        first: dict[str, Scalar] = {}  # facts assumed first
         while True:
-            decided: dict[str, Scalar] = {n: v for n, (v, _) in final.items()}
+            decided: dict[str, Scalar] = {**{n: v for n, (v, _) in final.items()}, **first}
             live = list(self.solutions(decided))
             if not live:
                 return Expected(final, adjusted, None), None
             steps: dict[str, Step] = {}
             failed: str | None = None
             for name in self.order:
-                if name in final:
+                if name in final or name in first:
                     continue
                 i = self.index[name]
                 seen = {row[i] for row in live}
@@ -873,6 +884,10 @@ class Oracle:
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
             if failed is None:
                 return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps), None
+            assumed = self._assumed_first(failed, decided, {**{n: v for n, (v, _) in final.items()}, **first})
+            if assumed is not None:
+                first[failed] = assumed
+                continue
             if strict:
                 return Expected(final, adjusted, None), failed
             view = dict(final)
@@ -887,6 +902,17 @@ class Oracle:
                 return Expected(final, adjusted, None), failed
             final = {n: p for n, p in changed.items() if n in final}
             adjusted.update(more)
+
+    def _assumed_first(self, name: str, decided: Known, request: Known) -> Scalar | None:
+        """The value an unset `search = false` fact whose chain failed is assumed at before the
+        decisions (None: not such a fact, or no value holds with the `request`)."""
+        spec = next(f for f in self.spec.fields if f.name == name)
+        if spec.kind != "fact" or spec.search or name in request:
+            return None
+        facts = {n: v for n, v in decided.items() if self.kinds.get(n) == "fact" and n != name}
+        only = self.possible(name, facts)
+        chain = [only[0]] if len(only) == 1 else self.chain(name, decided)[0]
+        return next((v for v in chain if any(True for _ in self.solutions({**request, name: v}))), None)
 
     def warnings(self, values: Known) -> list[str]:
         return [r.id for r in self.warn if not self.holds(r, values)]

@@ -1,8 +1,9 @@
 """The compiled count shipped with a pack (`solver.engine.shipped`) and the compile shared by a
 pack's `given()` copies (`count.compile_whole`).
 
-A shipped form is the compile of its pack, byte for byte (made again here: a form stale for its
-pack or for the compiler cannot land), its format is pinned, `count` reads it (no search, no
+A shipped form is the compile of its pack, byte for byte (made again under `-m replay`, which CI
+runs: a form stale for its pack or for the compiler cannot land; the default run checks that it
+was made for the pack's rules), its format is pinned, `count` reads it (no search, no
 compile) and ignores one made for another pack or malformed. The shared compile has each
 `given(FIELD)` a hard rule reads as a two-valued field counted as False: a count of a request's
 copy (the fields it gives answered) is a pass with those fields pinned, and equals brute force
@@ -35,6 +36,22 @@ PACKS = Path(__file__).parent.parent / "constraints"
 SHIPPED = ["sglang", "vllm"]
 
 
+@pytest.mark.parametrize("name", SHIPPED)
+def test_a_shipped_form_is_made_for_its_pack(name: str) -> None:
+    """The shipped form's header names this pack's `shipped_key` (its fields, sets and rules) and
+    this code's `ddnnf.FORMAT`, so `count` reads it: a rule edited without making the form again
+    fails here. That the form's bytes are this compiler's for this pack (a pack compile of tens of
+    seconds) is the `replay` test below; a compiler change shows in the default run through the
+    pinned format (test_the_format_version_is_pinned) and the counts read from the form
+    (test_count_reads_the_shipped_form)."""
+    path = PACKS / name / shipped.SHIPPED_NAME
+    assert path.is_file(), f"{path} missing: run python -m solver.engine.shipped {path.parent}"
+    assert shipped.read_shipped(load_directory(PACKS / name)) is not None, (
+        f"{path} is stale: run python -m solver.engine.shipped constraints/{name}"
+    )
+
+
+@pytest.mark.replay
 @pytest.mark.parametrize("name", SHIPPED)
 def test_a_shipped_form_is_the_compile_of_its_pack(name: str) -> None:
     """Compiled again here, the pack gives the shipped bytes (unpacked: xz's packing may differ
@@ -130,18 +147,14 @@ def test_a_stale_or_malformed_shipped_form_is_ignored(tmp_path: Path, no_kept_fo
     assert shipped.read_shipped(load_directory(root)) is None  # a rule edited: stale
 
 
-def test_what_the_shipped_key_leaves_out_does_not_change_the_compile() -> None:
-    """`shipped_key` digests the fields, sets and rules only: emptying everything else of a pack
-    (preferences, messages, sources, acknowledgements, launcher, model configs, digest) keeps the
-    key and the compiled bytes; changing a rule changes the key. The pack's own compile is its
-    shipped form (test_a_shipped_form_is_the_compile_of_its_pack), so the bare pack is compiled
-    and the whole one read: one compile of the vLLM pack fewer in the default run."""
-    pack = load_directory(PACKS / "vllm")
-    bare = dataclasses.replace(
+def _bare(pack: Pack) -> Pack:
+    """`pack` with everything but its fields, sets and rules emptied (and another digest, so
+    that no compile kept for `pack` answers for it)."""
+    return dataclasses.replace(
         pack,
         version="other",
         description="",
-        digest="other",
+        digest=f"bare {pack.digest}",
         preferences=(),
         acknowledged={},
         model_config_map={},
@@ -153,6 +166,36 @@ def test_what_the_shipped_key_leaves_out_does_not_change_the_compile() -> None:
             dataclasses.replace(rule, because="", source="", acknowledged=(), file="") for rule in pack.rules
         ),
     )
+
+
+def _changing_a_rule_changes_the_key(pack: Pack) -> None:
+    first = pack.rules[0]
+    for change in ({"severity": "warn" if first.severity == "error" else "error"}, {"id": "renamed"}):
+        moved = dataclasses.replace(pack, rules=(dataclasses.replace(first, **change), *pack.rules[1:]))
+        assert count_module.shipped_key(moved) != count_module.shipped_key(pack)
+
+
+def test_what_the_shipped_key_leaves_out_does_not_change_the_compile() -> None:
+    """`shipped_key` digests the fields, sets and rules only: emptying everything else of a pack
+    (preferences, messages, sources, acknowledgements, launcher, model configs, digest) keeps the
+    key and the compiled bytes; changing a rule changes the key. Here on the vLLM pack cut to
+    every fifth rule (all of the rest kept; a compile of a tenth of a second), the whole pack
+    under `replay` below."""
+    whole = load_directory(PACKS / "vllm")
+    pack = dataclasses.replace(whole, rules=whole.rules[::5], digest=f"every fifth rule of {whole.digest}")
+    bare = _bare(pack)
+    assert count_module.shipped_key(bare) == count_module.shipped_key(pack)
+    assert shipped.shipped_bytes(bare) == shipped.shipped_bytes(pack)
+    _changing_a_rule_changes_the_key(pack)
+
+
+@pytest.mark.replay
+def test_what_the_shipped_key_leaves_out_of_a_whole_pack_does_not_change_the_compile() -> None:
+    """The same for the whole vLLM pack. Its own compile is its shipped form
+    (test_a_shipped_form_is_the_compile_of_its_pack), so the bare pack is compiled and the whole
+    one read: one compile of the vLLM pack fewer."""
+    pack = load_directory(PACKS / "vllm")
+    bare = _bare(pack)
     assert count_module.shipped_key(bare) == count_module.shipped_key(pack)
     assert shipped.shipped_bytes(bare) == lzma.decompress(
         (PACKS / "vllm" / shipped.SHIPPED_NAME).read_bytes()
@@ -160,10 +203,7 @@ def test_what_the_shipped_key_leaves_out_does_not_change_the_compile() -> None:
         "the bare pack compiles to other bytes than the shipped form (or the form is stale: see "
         "test_a_shipped_form_is_the_compile_of_its_pack)"
     )
-    first = pack.rules[0]
-    for change in ({"severity": "warn" if first.severity == "error" else "error"}, {"id": "renamed"}):
-        moved = dataclasses.replace(pack, rules=(dataclasses.replace(first, **change), *pack.rules[1:]))
-        assert count_module.shipped_key(moved) != count_module.shipped_key(pack)
+    _changing_a_rule_changes_the_key(pack)
 
 
 GIVEN_PACK = """

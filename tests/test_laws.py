@@ -478,9 +478,46 @@ _ADJUSTED_BY_AN_ASSUMED_FACT = Case(
 )
 
 
+# Found by this law in CI (round 13): an option nobody set (f4, search = false, default false)
+# is decided before the fact nobody gave that r1 reads (f3, later in the graph's order through
+# depends_on); its default then excludes the fact's assumed value p and the request was refused,
+# though every value of f3 resolves (with f3 = p, f4 becomes true). A fact is assumed from the
+# facts alone, so the options decide around it.
+_OPTION_DECIDED_BEFORE_AN_ASSUMED_FACT = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", (False, True), depends_on=("f4",), search=False),
+            FieldSpec("f1", "option", (False, True), search=False),
+            FieldSpec("f2", "option", (False, True), depends_on=("f0",), search=False),
+            FieldSpec("f3", "fact", ("p", "q", "r"), depends_on=("f0",), search=False),
+            FieldSpec("f4", "option", (False, True), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r0", Cond("flag", name="f0"), forbid=True, severity="warn"),
+            RuleSpec(
+                "r1",
+                Cond("cmp", op="in", name="f3", value=("p",)),
+                when=Cond("cmp", op="!=", name="f0", other="f4"),
+                forbid=True,
+            ),
+            RuleSpec(
+                "r2", Cond("flag", name="f0"), when=Cond("flag", name="f0"), forbid=True, severity="warn"
+            ),
+        ),
+        prefs=(),
+    ),
+    options={"f0": True, "f1": False, "f2": False},
+    facts={},
+    strict=True,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True), predict=st.booleans())
 @example(case=_ADJUSTED_BY_AN_ASSUMED_FACT, predict=False)
+@example(case=_OPTION_DECIDED_BEFORE_AN_ASSUMED_FACT, predict=False)
+@example(case=_OPTION_DECIDED_BEFORE_AN_ASSUMED_FACT, predict=True)
 @example(case=_ADJUSTED_BY_AN_ASSUMED_FACT, predict=True)
 def test_giving_the_facts_an_answer_assumed_changes_nothing(case: Case, predict: bool) -> None:
     """ASSUMED says "set it if it differs": given at the value assumed, the facts change nothing

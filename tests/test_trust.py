@@ -903,3 +903,92 @@ def test_the_walk_through_shows_what_the_cli_prints(
             at += 1
         assert at < len(printed), (line, out + err)
         at += 1
+
+
+# --- choices list what resolve takes, for the facts it assumes ----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pack_name", "facts"),
+    [
+        ("vllm", {"platform": "cuda", "gpu_arch": "sm90"}),
+        ("sglang", {"platform": "hip", "gpu_arch": "gfx942"}),
+        ("sglang", {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"}),
+    ],
+)
+def test_choices_never_offer_a_value_resolve_refuses_for_an_assumed_fact(
+    pack_name: str, facts: dict[str, str]
+) -> None:
+    """With no model given, `choices` offered vLLM's FLASHMLA (possible for an MLA model), and
+    `resolve --set attention_backend=FLASHMLA` then refused it for the head size it assumed. Now
+    the choices take the facts as the resolution assumes them: every value listed works once
+    the user types the other flags of a configuration that has it (a resource left at its
+    default, say), with the facts nobody gave left to resolve's assumptions."""
+    from solver.reasoning.assumedchoices import choices_as_resolved
+    from solver.reasoning.plan import plan_for
+
+    pack = load_pack(pack_name)
+    found, resolution = choices_as_resolved(pack, {}, facts, reasons=False)
+    assert resolution is not None and found.assumed == resolution.assumed
+    plan = plan_for(pack)
+    compiled = plan.compiled
+    assumed = {a.field: a.value for a in found.assumed}
+    refused_for_a_fact = []
+    for name, values in found.possible.items():
+        for value in values:
+            # A configuration with the value and the assumed facts. The value, and the options
+            # resolve never searches (resources, precision) where it departs from their
+            # defaults, typed: that must resolve with the facts left to resolve's assumptions.
+            witness = compiled.satisfiable({**facts, **assumed, name: value})
+            assert witness is not None, (name, value)
+            typed = {name: value}
+            for f, spec in pack.fields.items():
+                if spec.kind == "option" and not spec.search and witness[f] != plan.chain(f, witness)[0][0]:
+                    typed[f] = witness[f]
+            try:
+                resolve(pack, typed, facts, reasons=False)
+            except Unsatisfiable:
+                refused_for_a_fact.append((name, value))
+    assert refused_for_a_fact == []
+
+
+def test_choices_say_which_assumed_fact_excludes_a_value(capsys: pytest.CaptureFixture[str]) -> None:
+    """The MLA backends are excluded for the assumed head size, said so, with the ASSUMED lines
+    that say how to give the model; `--json` lists the facts under `assumed`."""
+    facts = ["--pack", "vllm", "--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+    code, out, _ = run(capsys, "choices", "attention_backend", *facts)
+    assert code == 0
+    offered = out.splitlines()[0]
+    assert "FLASHMLA," not in offered and "FLASH_ATTN" in offered
+    assert any(
+        line.startswith("    not FLASHMLA:") and "head_size=128 (assumed)" in line
+        for line in out.splitlines()
+    )
+    assert "ASSUMED" in out and "head_size=128" in out.split("ASSUMED", 1)[1]
+    code, out, _ = run(capsys, "choices", "attention_backend", "--json", *facts)
+    doc = json.loads(out)
+    assert {"field": "head_size", "value": 128} in [
+        {k: a[k] for k in ("field", "value")} for a in doc["assumed"]
+    ]
+    assert "FLASHMLA" not in doc["choices"]["attention_backend"]["possible"]
+    model = ["--set", "architecture=DeepseekV3ForCausalLM"]
+    given = run(capsys, "choices", "attention_backend", "--json", *facts, *model)[1]
+    assert "FLASHMLA" in json.loads(given)["choices"]["attention_backend"]["possible"]
+
+
+def test_an_environment_group_joins_the_environment_line(tmp_path: Path) -> None:
+    """A fact standing for variables no `env` field holds (SGLang's a2a dispatch budgets) is told
+    on the environment line when its pack group is named `environment`, not on a line of its own."""
+    from solver.render.text import assumed_lines
+
+    pack = load_pack("sglang")
+    records = resolve(pack, {}, {"platform": "cuda", "gpu_arch": "sm90"}, reasons=False).assumed
+    env_fact = next(a for a in records if pack.fields[a.field].env)
+    budget = next(a for a in records if a.field == "num_gpus")
+    groups = dict(pack.assumed_groups)
+    spec = next(iter(groups.values()))
+    groups["environment"] = spec.model_copy(update={"members": {"num_gpus": "NUM_GPUS_DEFAULT"}})
+    lines = assumed_lines(pack.model_copy(update={"assumed_groups": groups}), [env_fact, budget])
+    env_line = next(line for line in lines if line.startswith("  environment: "))
+    assert "NUM_GPUS_DEFAULT" in env_line and f"{env_fact.field}=" in env_line
+    assert not any("num_gpus" in line for line in lines)

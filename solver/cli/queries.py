@@ -315,7 +315,7 @@ def _save_case(
 def cmd_why(args: argparse.Namespace) -> int:
     from solver.errors import InvalidInput
     from solver.inputs.pins import _lookup, _unknown_field
-    from solver.reasoning.diagnose import valid_choices
+    from solver.reasoning.assumedchoices import choices_as_resolved
     from solver.reasoning.resolution import plan_for, resolve
 
     pack = load(args)
@@ -336,7 +336,9 @@ def cmd_why(args: argparse.Namespace) -> int:
         deps_set.update(sem.preferences[prov.rule].fields)  # type: ignore[union-attr]
     deps_set.discard(name)
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
-    choices = valid_choices(pack, options, facts, fields=[name], reasons=False, budget=args.command_budget)
+    choices, _ = choices_as_resolved(
+        pack, options, facts, fields=[name], reasons=False, strict=args.strict, budget=args.command_budget
+    )
     _answer(args, "why", pack, res, name, deps, choices.possible[name])
     return EXIT_OK
 
@@ -344,7 +346,7 @@ def cmd_why(args: argparse.Namespace) -> int:
 def cmd_choices(args: argparse.Namespace) -> int:
     from solver.errors import InvalidInput
     from solver.inputs.pins import _lookup, _unknown_field
-    from solver.reasoning.diagnose import valid_choices
+    from solver.reasoning.assumedchoices import choices_as_resolved
 
     pack = load(args)
     fields = None
@@ -354,7 +356,11 @@ def cmd_choices(args: argparse.Namespace) -> int:
             raise InvalidInput([_unknown_field(pack, args.field, None)])
         fields = [name]
     options, facts = gather(args, pack)
-    choices = valid_choices(pack, options, facts, fields=fields, budget=args.command_budget)
+    # Under the facts the resolution assumes (said under ASSUMED): a value listed is one
+    # `resolve` and `check` take, never one they refuse for a model nobody gave.
+    choices, _ = choices_as_resolved(
+        pack, options, facts, fields=fields, strict=args.strict, budget=args.command_budget
+    )
     _answer(args, "choices", pack, choices)
     return EXIT_OK
 

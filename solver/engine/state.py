@@ -127,6 +127,14 @@ class State:
         current = domains[name]
         if value not in current:
             return False
+        if len(current) == 1:
+            # Already down to it: a propagated state has folded it into every rule that reads
+            # it (as `pinned` takes for granted), so there is nothing to propagate. Unsearched
+            # facts and options reach their turn so in most requests (~16 per SGLang request).
+            self._trails.append([])
+            if changed is not None:
+                changed.append(name)
+            return True
         trail: list[tuple[Any, str, Any]] = [(domains, name, current)]
         domains[name] = [value]
         if not self.propagate([name], trail):

@@ -23,6 +23,7 @@ from solver.model import (
     given_marks,
 )
 from solver.pack.loader import semantics
+from solver.reasoning.assume import assumed_first, assumed_values, forced_by_facts
 from solver.reasoning.plan import Plan
 
 __all__ = [
@@ -52,6 +53,8 @@ class Settled(NamedTuple):
     fixed: list[str]
     """The fields whose decision was fixed in `state`, in the plan's order (not the fields that
     had one value left when their turn came)."""
+    assumed: dict[str, Scalar]
+    """Unset facts assumed before the decisions (`assume.assumed_first`), in `state` from the start."""
 
 
 def marked(values: Mapping[str, Scalar]) -> dict[str, Scalar]:
@@ -69,23 +72,32 @@ def settle(
     strict: bool,
     predict: bool,
     values_only: bool = False,
+    assumed: Mapping[str, Scalar] | None = None,
 ) -> Settled:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
     --enable-dp-attention with its default --dp-size 1 is turned off): those adjustments are
-    applied and the decisions start over. Raises `ChainFailed` (with `.pins`) when none helps,
-    `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`."""
+    applied and the decisions start over. When an unset fact's chain fails because options
+    decided before it took its value away, the fact is assumed first and the decisions start
+    over (`assume.assumed_first`). Raises `ChainFailed` (with `.pins`) when none helps,
+    `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`. `assumed`: facts
+    already assumed first (in `state`), by an earlier `settle` of the same request."""
     cp = plan.compiled
     adjustments = dict(adjustments)
+    assumed = dict(assumed or {})
     while True:
         values = {name: pin.value for name, pin in pins.items()}
         fixed: list[str] = []
         try:
             solution, trace, log = _decide(
-                plan, values, state, witness, fixed, predict=predict, values_only=values_only
+                plan, values, state, witness, fixed, predict=predict, values_only=values_only, assumed=assumed
             )
-            return Settled(pins, adjustments, solution, trace, log, state, fixed)
+            return Settled(pins, adjustments, solution, trace, log, state, fixed, assumed)
         except ChainFailed as failed:
+            first = assumed_first(plan, {**values, **assumed}, failed.field, failed.chain, failed.decided)
+            if first is not None:
+                assumed[failed.field], state, witness = first
+                continue
             more = None if strict else _launcher_adjustments(plan, pins, failed)
             if more is None:
                 failed.pins = pins
@@ -93,7 +105,7 @@ def settle(
             pins, fired = more
             adjustments.update(fired)
             values = {name: pin.value for name, pin in pins.items()}
-            started = cp.start(values)
+            started = cp.start({**values, **assumed})
             found = cp.search(started, task="checking the request") if started is not None else None
             if started is None or found is None:
                 raise RequestFails(pins, adjustments) from None
@@ -197,6 +209,7 @@ def _decide(
     *,
     predict: bool = False,
     values_only: bool = False,
+    assumed: Mapping[str, Scalar] | None = None,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -217,12 +230,17 @@ def _decide(
     works, and is what the full step decides (forced or not). Those decisions are fixed in
     `state` only when a later field departs from the witness and needs the state to test its
     values; `state` may then lack the last ones.
+
+    `assumed`: unset facts assumed before the decisions (`settle`), fixed in `state`: decided
+    like given values, but not marked given for a preference's `given(FIELD)`.
     """
     fields = plan.pack.fields
     trace = SearchTrace()
     log: dict[str, tuple[list[Scalar], dict[Scalar, Preference]]] = {}
     # The fields the request gives, marked for preferences that read `given(FIELD)`.
-    decided: dict[str, Scalar] = marked(values)
+    decided: dict[str, Scalar] = {**marked(values), **(assumed or {})}
+    if assumed:
+        values = {**values, **assumed}
     pending: list[tuple[str, Scalar]] = []  # (`values_only`) decided, not yet fixed in `state`
     for name in plan.order:
         if values_only:
@@ -257,7 +275,7 @@ def _decide(
                 # or the machine is, else a fact nobody gave would quietly become whatever
                 # makes the flags work (a block size making the model hybrid).
                 if spec.kind == "fact":
-                    only = _forced_by_facts(plan, decided, name)
+                    only = forced_by_facts(plan, decided, name)
                     found = None
                     if only is not None:
                         found = _first_working(plan, state, witness, name, [only], current)
@@ -322,43 +340,6 @@ def _first_working(
             witness = found
         return value, witness
     return None
-
-
-def _forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Scalar | None:
-    """The one value of fact `name` that the facts decided so far (given or assumed) leave
-    possible, the user's options aside; None when they leave more (or none)."""
-    fields = plan.pack.fields
-    facts = {n: v for n, v in decided.items() if n in fields and fields[n].kind == "fact" and n != name}
-    cp = plan.compiled
-    # Remembered (under the pack's memo budget) by the field and the facts: requests share their
-    # hardware and model, and a start from the facts alone was a seventh of a resolve.
-    memo = cp.memo.get("forced-by-facts")
-    if memo is None:
-        memo = cp.memo["forced-by-facts"] = cp.tables.table()
-    key = (name, tuple(facts.items()))
-    known = memo.get(key, memo)  # (one lookup: another thread's flush may empty the table)
-    if known is not memo:
-        return known  # type: ignore[no-any-return]
-    only = _forced_by_facts_computed(cp, facts, name)
-    cp.tables.store(memo, key, only)
-    return only
-
-
-def _forced_by_facts_computed(cp: CompiledPack, facts: Mapping[str, Scalar], name: str) -> Scalar | None:
-    """`_forced_by_facts`, computed."""
-    start = cp.start(facts)
-    if start is None:
-        return None
-    left = start.domain(name)
-    if len(left) == 1:
-        return left[0]  # propagation of the facts alone leaves one (the architecture's MLA trait)
-    possible: list[Scalar] = []
-    for value in left:
-        if cp.satisfiable({**facts, name: value}, task="deriving a fact") is not None:
-            possible.append(value)
-            if len(possible) > 1:
-                return None
-    return possible[0] if possible else None
 
 
 def _only_working(
@@ -481,48 +462,6 @@ def resource_defaults(plan: Plan, values: Mapping[str, Scalar]) -> dict[str, Sca
         spec = plan.pack.fields[name]
         if name not in assigned and spec.kind == "option" and not spec.search:
             out[name] = assigned[name] = plan.chain(name, assigned)[0][0]
-    return out
-
-
-def assumed_values(plan: Plan, given: Mapping[str, Scalar]) -> dict[str, Scalar]:
-    """The value assumed for each unset fact the search may not choose (`search = false`), in
-    graph order: the first of its chain that keeps `given` and the facts assumed before it
-    solvable, as the decisions assume it (`_decide`); none when no value of the chain does."""
-    cp = plan.compiled
-    todo = [
-        n
-        for n in plan.order
-        if n not in given and plan.pack.fields[n].kind == "fact" and not plan.pack.fields[n].search
-    ]
-    # Mostly each chain's first value that propagation of `given` leaves (the values before it
-    # cannot hold) holds with the others: one search says so, and the loop below would take
-    # exactly these; instead of a search per fact (~40 in the SGLang pack).
-    start = cp.start(given)
-    heads: dict[str, Scalar] = {}
-    guess = dict(given)
-    for name in todo if start is not None else ():
-        left = start.domain(name)  # type: ignore[union-attr]
-        head = next((v for v in plan.chain(name, guess)[0] if v in left), None)
-        if head is None:
-            break
-        guess[name] = heads[name] = head
-    if len(heads) == len(todo) and cp.satisfiable(guess, task="assuming the facts") is not None:
-        return heads
-    witness = cp.satisfiable(given, task="assuming the facts") if start is not None else None
-    if witness is None:
-        return {}  # no value of any fact holds with `given` (a conflicting request's other pins)
-    assigned = dict(given)
-    out: dict[str, Scalar] = {}
-    for name in todo:
-        for value in plan.chain(name, assigned)[0]:
-            # A solution of what is assigned so far that has this value proves it holds.
-            found = witness if witness.get(name) == value else None
-            if found is None and (start is None or value in start.domain(name)):
-                found = cp.satisfiable({**assigned, name: value}, task="assuming a fact")
-            if found is not None:
-                out[name] = assigned[name] = value
-                witness = found
-                break
     return out
 
 

@@ -23,7 +23,7 @@ from solver.engine.supports import Keeping, PinSet, Supports, supports_for
 from solver.engine.tracing import WithoutEach
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
-from solver.model import Pack, Pin, Repair, Scalar
+from solver.model import AssumedRecord, Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import (
     Item,
     Reasons,
@@ -350,6 +350,9 @@ class Choices:
     # Possible values that a warn rule flags given the other inputs (the launcher accepts them
     # and they are expected to fail): value -> the warn rules' ids, in declaration order.
     warned: dict[str, dict[Scalar, list[str]]] = field(default_factory=dict)
+    # The facts nobody gave that these choices take as the resolution assumes them (pinned,
+    # source `assumed`: `solver.reasoning.assumedchoices`); empty when every value of them counts.
+    assumed: list[AssumedRecord] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -368,7 +371,10 @@ class Choices:
             out[name] = {"possible": list(values), "excluded": excluded, "warned": warned}
             if name in self.open:
                 out[name]["open"] = self.open[name]
-        return {"schema": 1, "status": "choices", "choices": out}
+        doc: dict[str, Any] = {"schema": 1, "status": "choices", "choices": out}
+        if self.assumed:
+            doc["assumed"] = [a.model_dump(mode="json") for a in self.assumed]
+        return doc
 
 
 def valid_choices(

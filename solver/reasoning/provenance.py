@@ -101,6 +101,7 @@ def departures_of(
             strict=strict,
             predict=True,
             values_only=True,
+            assumed=settled.assumed,
         )
         own, predicted = predicting.pins, predicting.solution
     except ChainFailed as exc:

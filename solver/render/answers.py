@@ -14,6 +14,7 @@ from typing import Any
 
 from solver.model import Pack, Repair, Resolution, Scalar
 from solver.render.text import (
+    assumed_lines,
     launcher_picks,
     notices,
     resolution_table,
@@ -54,7 +55,13 @@ def choices(pack: Pack, found: Any) -> str:
             because = "; ".join(f"{rid}: {pack.rule(rid).because}" for rid in rules)
             lines.append(f"    ⚠ {value} works, with a warning ({because})")
         for value, items in found.excluded.get(name, {}).items():
-            lines.append(f"    not {value}: " + ", ".join(i.label() for i in items))
+            lines.append(
+                f"    not {value}: "
+                + ", ".join(i.label() + (" (assumed)" if i.source == "assumed" else "") for i in items)
+            )
+    # The facts the choices take as `resolve` assumes them: a value excluded by one of them is
+    # possible for another model or machine, once that fact is set.
+    lines += assumed_lines(pack, found.assumed)
     return "".join(line + "\n" for line in lines)
 
 

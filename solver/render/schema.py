@@ -145,6 +145,8 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                     open={"type": "string"},
                 ),
             },
+            # `confsolve choices`: the facts nobody gave, pinned as the resolution assumes them
+            assumed={"type": "array", "items": _ref("AssumedRecord")},
         ),
         "counted": _doc(
             "counted",

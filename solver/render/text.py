@@ -13,7 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, TextIO
 
 from constraints import DEFAULT_PACK
-from solver.model import ConflictReport, Pack, Pin, PinRef, Repair, Resolution, Scalar
+from solver.model import (
+    AssumedRecord,
+    ConflictReport,
+    Pack,
+    Pin,
+    PinRef,
+    Provenance,
+    Repair,
+    Resolution,
+    Scalar,
+)
 from solver.values import same as values_same
 from solver.values import show as _show
 
@@ -231,37 +241,63 @@ def assumed_notice(pack: Pack, res: Resolution) -> list[str]:
     """The facts nobody gave: the answer holds only if they are so. One line per fact, except
     those one reason covers: a pack group (`[pack.assumed_groups]`) whose preference filled
     the fact with its first value, and the environment variables, each set on one line."""
-    if not res.assumed:
+    return assumed_lines(pack, res.assumed, res.provenance)
+
+
+def assumed_lines(
+    pack: Pack, assumed: Sequence[AssumedRecord], provenance: Mapping[str, Provenance] | None = None
+) -> list[str]:
+    """`assumed_notice` of the records `assumed`; `provenance`: who filled each fact (without
+    it, a fact at its domain's first value, or at the first value of the only preference of it
+    a group lists, is taken as filled so)."""
+    if not assumed:
         return []
     lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
     grouped: dict[str, dict[str, str]] = {}  # group -> member -> how the line shows it
-    env = [a for a in res.assumed if pack.fields[a.field].env]
-    for item in res.assumed:
+    env = [a for a in assumed if pack.fields[a.field].env]
+    for item in assumed:
         if pack.fields[item.field].env:
             continue
-        group = _assumed_group(pack, res, item.field, item.value)
+        prov = provenance.get(item.field) if provenance is not None else _filled_by(pack, item.field)
+        group = _assumed_group(pack, prov, item.field, item.value)
         if group is None:
             lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
         else:
             grouped.setdefault(group[0], {})[group[1]] = group[2]
+    shown_env = [f"{a.field}={_show(a.value)}" for a in env]
     for name, members in grouped.items():
         spec = pack.assumed_groups[name]
         named = [members[m] for m in spec.members if m in members]  # in the pack's order
+        if name == _ENV_GROUP:
+            # A fact that stands for environment variables no `env` field holds (a number's
+            # default): on the environment line, as the pack's group names it.
+            shown_env += named
+            continue
         lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
-    if env:
-        lines.append(
-            "  environment: "
-            + ", ".join(f"{a.field}={_show(a.value)}" for a in env)
-            + " (pass --env-from-os to read them)"
-        )
+    if shown_env:
+        lines.append("  environment: " + ", ".join(shown_env) + " (pass --env-from-os to read them)")
     return lines
 
 
-def _assumed_group(pack: Pack, res: Resolution, field: str, value: Scalar) -> tuple[str, str, str] | None:
+_ENV_GROUP = "environment"  # `[pack.assumed_groups.environment]`: joins the environment line
+
+
+def _filled_by(pack: Pack, field: str) -> Provenance:
+    """Who filled an assumed fact when no resolution says: the only preference of it a group
+    lists, else its domain's order (`_assumed_group` then checks the value is their first)."""
+    for spec in pack.assumed_groups.values():
+        for member in spec.members:
+            if member != field and any(p.id == member and p.field == field for p in pack.preferences):
+                return Provenance(kind="preference", source=None, rule=member, because=None, rejected=[])
+    return Provenance(kind="default", source=None, rule=None, because=None, rejected=[])
+
+
+def _assumed_group(
+    pack: Pack, prov: Provenance | None, field: str, value: Scalar
+) -> tuple[str, str, str] | None:
     """The pack group (name, member, how the line shows the fact) whose preference filled `field`
     with its first value, or that lists `field` itself when its domain's first value filled it;
     None when none did, so the fact keeps its own line and reason."""
-    prov = res.provenance.get(field)
     if prov is not None and prov.kind == "default" and values_same(pack.fields[field].domain[0], value):
         for name, spec in pack.assumed_groups.items():
             if field in spec.members:

@@ -1,0 +1,67 @@
+"""Choices under the facts a resolution assumes: the values `resolve` and `check` accept.
+
+`valid_choices` answers for every value of the facts nobody gave (a model, a GPU count, an
+installed kernel): with no model, `--attention-backend FLASHMLA` is possible, for an MLA model.
+`resolve` of the same request never searches such a fact: it assumes it (`search = false`) and
+says so under ASSUMED, so FLASHMLA is then refused for the head size it assumed. A list that
+offers what the next answer refuses is wrong without a warning; this one pins the facts the
+resolution assumes (source `assumed`), so each value it lists is one the resolution takes with
+the same assumptions, and an excluded value's reason names the assumed fact that excludes it
+("head_size=128"), which the answer's ASSUMED lines say how to set.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solver.budget import Budget
+from solver.errors import Unsatisfiable
+from solver.inputs.pins import collect_pins
+from solver.model import AssumedRecord, Pin, Resolution
+from solver.reasoning.assume import assumed_values
+from solver.reasoning.diagnose import Choices, valid_choices
+from solver.reasoning.plan import plan_for
+from solver.reasoning.resolution import resolve_pins
+
+__all__ = ["choices_as_resolved"]
+
+_NO_CHAIN_VALUE = "not given; assumed at the value resolve assumes — set it if it differs"
+
+
+def choices_as_resolved(
+    pack: Any,
+    options: Any = None,
+    facts: Any = None,
+    *,
+    fields: list[str] | None = None,
+    reasons: bool = True,
+    strict: bool = False,
+    budget: Budget | None = None,
+) -> tuple[Choices, Resolution | None]:
+    """`valid_choices` with the facts the request's resolution assumes pinned (source
+    `assumed`), and that resolution (None when the request as given does not resolve: then the
+    facts are assumed from the given facts alone, each at the first value of its chain they
+    keep, never from the options). `Choices.assumed` lists the facts pinned so."""
+    pins = collect_pins(pack, options, facts)
+    resolution: Resolution | None
+    try:
+        resolution = resolve_pins(
+            pack, pins, strict=strict, reasons=False, explain_failure=False, budget=budget
+        )
+        records = list(resolution.assumed)
+    except Unsatisfiable:
+        resolution = None
+        records = _assumed_from_facts(pack, pins)
+    assumed = {r.field: Pin(field=r.field, value=r.value, source="assumed") for r in records}
+    found = valid_choices(pack, {**pins, **assumed}, fields=fields, reasons=reasons, budget=budget)
+    found.assumed = records
+    return found, resolution
+
+
+def _assumed_from_facts(pack: Any, pins: dict[str, Pin]) -> list[AssumedRecord]:
+    plan = plan_for(pack)
+    given = {n: p.value for n, p in pins.items() if pack.fields[n].kind == "fact"}
+    return [
+        AssumedRecord(field=name, value=value, because=_NO_CHAIN_VALUE)
+        for name, value in assumed_values(plan, given).items()
+    ]

@@ -1,0 +1,221 @@
+"""Laws of trust on the shipped packs (SGLang, vLLM), for seeded random requests: a device drawn
+from the pack's platforms, a few facts and one to four typed options at random values.
+
+The same laws as tests/test_laws_trust.py, where a wrong answer costs a user a failed launch:
+what `resolve` answers, `check` of its command line takes as typed; what `check` accepts,
+`resolve` answers; nothing typed changes without a reported adjustment; giving the facts it
+assumed changes nothing; a repair gets the values it promised. The default run draws
+`QUICK` requests per pack and law; `pytest -m long` (or `CONFSOLVE_LONG=1`) forty times as many,
+`CONFSOLVE_EXAMPLES=N` exactly N, `CONFSOLVE_SEED=S` another draw (a failure names its request,
+which is all it takes to replay).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Callable, Iterator, Mapping
+from functools import cache, partial
+from typing import Any
+
+import pytest
+from generated import KNOWN_BUGS
+from test_laws import LONG_FACTOR
+
+from solver import check, load_pack, resolve
+from solver.errors import Unsatisfiable
+from solver.inputs.launch import read_command
+from solver.launcher import to_argv
+from solver.model import Pack, Resolution, Scalar
+
+pytestmark = pytest.mark.property
+
+QUICK = 12
+_DEVICES = {"cuda": ["sm80", "sm89", "sm90", "sm100", "sm120"], "hip": ["gfx942", "gfx950"]}
+Request = tuple[dict[str, Scalar], dict[str, Scalar]]
+
+
+def _count(long: bool = False) -> int:
+    exact = int(os.environ.get("CONFSOLVE_EXAMPLES", "0"))
+    return exact or QUICK * (LONG_FACTOR if long or os.environ.get("CONFSOLVE_LONG") == "1" else 1)
+
+
+@cache
+def _pack(name: str) -> Pack:
+    return load_pack(name)
+
+
+def requests(name: str, law: str, count: int) -> Iterator[tuple[Pack, dict[str, Scalar], dict[str, Scalar]]]:
+    """`count` requests on pack `name`, the same for every run of one law (seeded by the law's
+    name, the count and `CONFSOLVE_SEED`), each valid (typed values of the fields' domains)."""
+    pack = _pack(name)
+    rng = random.Random(f"{law}/{name}/{count}/{os.environ.get('CONFSOLVE_SEED', '14')}")
+    platforms = list(pack.fields["platform"].domain)
+    facts_pool = [n for n in pack.facts if n not in ("platform", "gpu_arch")]
+    options = [n for n in pack.options if len(pack.fields[n].domain) > 1]
+    for _ in range(count):
+        platform = rng.choice(["cuda", "cuda", "hip", rng.choice(platforms)])
+        facts: dict[str, Scalar] = {"platform": platform}
+        if platform in _DEVICES:
+            facts["gpu_arch"] = rng.choice(_DEVICES[platform])
+        for fact in rng.sample(facts_pool, rng.randint(0, 3)):
+            facts[fact] = rng.choice(pack.fields[fact].domain)
+        typed = {n: rng.choice(pack.fields[n].domain) for n in rng.sample(options, rng.randint(1, 4))}
+        yield pack, typed, facts
+
+
+def _answer(fn: Any, pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar]) -> Any:
+    try:
+        return fn(pack, dict(options), dict(facts))
+    except Unsatisfiable as exc:
+        return exc
+
+
+def _given_back(pack: Pack, got: Resolution, facts: Mapping[str, Scalar]) -> dict[str, Scalar]:
+    """The facts of the request with the ones the answer assumed given."""
+    return {**facts, **{a.field: a.value for a in got.assumed}}
+
+
+def _typed_from(pack: Pack, argv: list[str], got: Resolution) -> dict[str, Scalar]:
+    """The options a launcher reading `argv` gets (read back as confsolve reads a launch
+    command), with the environment options (not flags) at the answer's values."""
+    typed = dict(read_command(pack, argv).options)
+    typed.update({n: got.values[n] for n in pack.options if pack.fields[n].env})
+    return typed
+
+
+def _law_every_typed_value_is_kept_or_reported_as_adjusted(name: str, count: int) -> None:
+    """`resolve` and `check`: a typed option keeps its value unless a reported adjustment
+    declared on it replaced it; a given fact keeps its value."""
+    exercised = 0
+    for pack, options, facts in requests(name, "typed", count):
+        for fn in (resolve, check):
+            got = _answer(fn, pack, options, facts)
+            if not isinstance(got, Resolution):
+                continue
+            exercised += 1
+            adjusted = {a.field: a for a in got.adjustments}
+            for field, value in options.items():
+                record = adjusted.get(field)
+                if record is None:
+                    assert got.values[field] == value, (fn.__name__, options, facts, field)
+                else:
+                    assert record.requested == value and record.resolved == got.values[field]
+                    assert pack.rule(record.rule).adjusts == field
+            assert all(got.values[n] == v for n, v in facts.items()), (fn.__name__, options, facts)
+    assert exercised, "no request resolved: the law was not exercised"
+
+
+def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str, count: int) -> None:
+    """`check` ok ⇒ `resolve` works; an option whose value differs is a departure `resolve`
+    lists (the launcher's pick being `check`'s value), or a typed one an adjustment replaced."""
+    exercised = 0
+    for pack, options, facts in requests(name, "check-then-resolve", count):
+        predicted = _answer(check, pack, options, facts)
+        if not isinstance(predicted, Resolution):
+            continue
+        exercised += 1
+        searched = _answer(resolve, pack, options, facts)
+        assert isinstance(searched, Resolution), (options, facts, str(searched)[:400])
+        departures = {d.field: d for d in searched.departures}
+        adjusted = {a.field for a in [*predicted.adjustments, *searched.adjustments]}
+        for field, value in searched.values.items():
+            if value == predicted.values[field] or pack.fields[field].kind == "fact":
+                continue
+            if field in options:
+                assert field in adjusted, (options, facts, field)
+            else:
+                assert field in departures, (options, facts, field, predicted.values[field], value)
+                assert departures[field].launcher == predicted.values[field]
+    assert exercised, "check accepted no request: the law was not exercised"
+
+
+def _law_the_launch_command_resolve_writes_is_taken_as_typed(name: str, count: int, minimal: bool) -> None:
+    """The flags `resolve` writes (`to_argv`, every option or `minimal=True`), read back as a
+    launch command and given to `check` with the facts the answer assumed: the launcher takes
+    them as typed (nothing adjusted) and lands on exactly the answer."""
+    exercised = 0
+    for pack, options, facts in requests(name, "argv", count):
+        got = _answer(resolve, pack, options, facts)
+        if not isinstance(got, Resolution):
+            continue
+        exercised += 1
+        argv = to_argv(got, pack, minimal=minimal)
+        taken = _answer(check, pack, _typed_from(pack, argv, got), _given_back(pack, got, facts))
+        assert isinstance(taken, Resolution), (options, facts, argv, str(taken)[:400])
+        assert taken.adjustments == [], (options, facts, argv, taken.adjustments)
+        differ = {n: (v, taken.values[n]) for n, v in got.values.items() if taken.values[n] != v}
+        assert not differ, (options, facts, argv, differ)
+    assert exercised, "no request resolved: the law was not exercised"
+
+
+def _law_giving_the_facts_an_answer_assumed_changes_nothing(name: str, count: int) -> None:
+    """Given at the values ASSUMED named, the facts change nothing: the same values and
+    adjustments, and nothing assumed."""
+    exercised = 0
+    for pack, options, facts in requests(name, "assumed", count):
+        for fn in (resolve, check):
+            got = _answer(fn, pack, options, facts)
+            if not isinstance(got, Resolution):
+                continue
+            exercised += 1
+            again = _answer(fn, pack, options, _given_back(pack, got, facts))
+            assert isinstance(again, Resolution), (fn.__name__, options, facts, str(again)[:400])
+            assert again.values == got.values, (fn.__name__, options, facts)
+            assert [(a.field, a.requested) for a in again.adjustments] == [
+                (a.field, a.requested) for a in got.adjustments
+            ]
+            assert again.assumed == []
+    assert exercised, "no request resolved: the law was not exercised"
+
+
+def _law_each_repair_applied_gets_the_answer_it_promised(name: str, count: int) -> None:
+    """A repair applied to the request as typed and asked again in the same mode resolves to
+    exactly its `values` (the known bugs of tests/generated.py's KNOWN_BUGS aside)."""
+    exercised = 0
+    for pack, options, facts in requests(name, "repairs", count):
+        for fn in (resolve, check):
+            if fn is check and "check-repairs-are-searched" in KNOWN_BUGS:
+                continue
+            got = _answer(fn, pack, options, facts)
+            if not isinstance(got, Unsatisfiable):
+                continue
+            if got.adjusted and "repairs-keep-adjusted-pins" in KNOWN_BUGS:
+                continue
+            for repair in got.repairs:
+                typed = {n: v for n, v in options.items() if n not in repair.unset}
+                given = {n: v for n, v in facts.items() if n not in repair.unset}
+                for field, value in repair.set.items():
+                    (typed if pack.fields[field].kind == "option" else given)[field] = value
+                again = _answer(fn, pack, typed, given)
+                exercised += 1
+                assert isinstance(again, Resolution), (fn.__name__, options, facts, repair)
+                differ = {n: (v, again.values[n]) for n, v in repair.values.items() if again.values[n] != v}
+                assert not differ, (fn.__name__, options, facts, repair.set, repair.unset, differ)
+    assert exercised, "no repair was applied: the law was not exercised"
+
+
+LAWS: dict[str, Callable[[str, int], None]] = {
+    "typed": _law_every_typed_value_is_kept_or_reported_as_adjusted,
+    "check-then-resolve": _law_what_check_accepts_resolve_answers_and_says_where_it_departs,
+    "argv": partial(_law_the_launch_command_resolve_writes_is_taken_as_typed, minimal=False),
+    "minimal-argv": partial(_law_the_launch_command_resolve_writes_is_taken_as_typed, minimal=True),
+    "assumed": _law_giving_the_facts_an_answer_assumed_changes_nothing,
+    "repairs": _law_each_repair_applied_gets_the_answer_it_promised,
+}
+
+
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_the_law_holds_for_random_requests(name: str, law: str) -> None:
+    """Each law above, `QUICK` requests per pack (`CONFSOLVE_LONG=1`: forty times as many)."""
+    LAWS[law](name, _count())
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("law", LAWS)
+@pytest.mark.parametrize("name", ["sglang", "vllm"])
+def test_the_law_holds_for_many_random_requests(name: str, law: str) -> None:
+    """The long run (`pytest -m long`): each law for forty times `QUICK` requests per pack, on
+    another draw than the default run's."""
+    LAWS[law](name, _count(long=True))
