@@ -128,6 +128,8 @@ def pack_file_schema() -> dict[str, Any]:
                     **{key: {"type": "boolean"} for key in PARSER_SWITCHES},
                     **{key: strings for key in (*PARSER_FLAG_LISTS, *PARSER_COMMAND_LISTS)},
                     **{key: {"type": "object", "additionalProperties": strings} for key in PARSER_TABLES},
+                    # a switch -> the switch whose value it sets false (`--no-x` -> `--x`)
+                    "negatives": {"type": "object", "additionalProperties": {"type": "string"}},
                 },
             },
         },
