@@ -46,7 +46,7 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
@@ -512,14 +512,20 @@ def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
         elif flags < 0.45:
             name = rng.choice(DEFAULT_FLAGS)
             args[name] = rng.choice(mr.CHOICES[name])
-        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
-            args["speculative_draft_model_path"] = {
-                "architecture": sc.get("architecture", "LlamaForCausalLM")
-            }
-        sc["args"] = args
-        sc["id"] = f"L{seed}-{i:05d}-{hw}-{tag}"
-        out.append(sc)
+        out.append(finished(sc, args, mr.DRAFT_ALGORITHMS, f"L{seed}-{i:05d}-{hw}-{tag}"))
     return out
+
+
+def finished(
+    sc: dict[str, Any], args: dict[str, Any], draft_algorithms: Collection[str], ident: str
+) -> dict[str, Any]:
+    """`sc` with its flags and id; a draft algorithm gets a draft model of the target's
+    architecture (SGLang needs one to start)."""
+    if args.get("speculative_algorithm") in draft_algorithms:
+        args["speculative_draft_model_path"] = {"architecture": sc.get("architecture", "LlamaForCausalLM")}
+    sc["args"] = args
+    sc["id"] = ident
+    return sc
 
 
 # --- running through the harness ----------------------------------------------------------------

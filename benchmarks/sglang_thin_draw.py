@@ -153,13 +153,9 @@ def draw_thin(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
         args: dict[str, Any] = {}
         _theme(rng, theme, tables, args)
         args = {name: value for name, value in args.items() if value != "none" or name in coverage.TYPED_NONE}
-        if args.get("speculative_algorithm") in tables.draft_algorithms:
-            args["speculative_draft_model_path"] = {
-                "architecture": sc.get("architecture", "LlamaForCausalLM")
-            }
-        sc["args"] = args
-        sc["id"] = f"T{seed}-{i:05d}-{theme}-{hw}-{tag}"
-        out.append(sc)
+        out.append(
+            coverage.finished(sc, args, tables.draft_algorithms, f"T{seed}-{i:05d}-{theme}-{hw}-{tag}")
+        )
     return out
 
 

@@ -337,7 +337,7 @@ def cmd_why(args: argparse.Namespace) -> int:
     deps_set.discard(name)
     deps = sorted(deps_set, key=list(plan_for(pack).order).index)
     choices, _ = choices_as_resolved(
-        pack, options, facts, fields=[name], reasons=False, strict=args.strict, budget=args.command_budget
+        pack, options, facts, fields=[name], reasons=False, budget=args.command_budget, resolution=res
     )
     _answer(args, "why", pack, res, name, deps, choices.possible[name])
     return EXIT_OK

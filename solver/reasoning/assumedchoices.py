@@ -21,7 +21,7 @@ from solver.model import AssumedRecord, Pin, Resolution
 from solver.reasoning.assume import assumed_values
 from solver.reasoning.diagnose import Choices, valid_choices
 from solver.reasoning.plan import plan_for
-from solver.reasoning.resolution import resolve_pins
+from solver.reasoning.provenance import resolve_unexplained
 
 __all__ = ["choices_as_resolved"]
 
@@ -37,21 +37,23 @@ def choices_as_resolved(
     reasons: bool = True,
     strict: bool = False,
     budget: Budget | None = None,
+    resolution: Resolution | None = None,
 ) -> tuple[Choices, Resolution | None]:
     """`valid_choices` with the facts the request's resolution assumes pinned (source
     `assumed`), and that resolution (None when the request as given does not resolve: then the
     facts are assumed from the given facts alone, each at the first value of its chain they
-    keep, never from the options). `Choices.assumed` lists the facts pinned so."""
+    keep, never from the options). `Choices.assumed` lists the facts pinned so. `resolution`:
+    the request's, when the caller has it (`why`), so it is not resolved twice."""
     pins = collect_pins(pack, options, facts)
-    resolution: Resolution | None
-    try:
-        resolution = resolve_pins(
-            pack, pins, strict=strict, reasons=False, explain_failure=False, budget=budget
-        )
-        records = list(resolution.assumed)
-    except Unsatisfiable:
-        resolution = None
-        records = _assumed_from_facts(pack, pins)
+    if resolution is None:
+        try:
+            # (Only its assumed facts are read: no departures, the launcher's own second pass.)
+            resolution = resolve_unexplained(
+                pack, pins, strict=strict, reasons=False, budget=budget, departures=False
+            )
+        except Unsatisfiable:
+            resolution = None
+    records = list(resolution.assumed) if resolution is not None else _assumed_from_facts(pack, pins)
     assumed = {r.field: Pin(field=r.field, value=r.value, source="assumed") for r in records}
     found = valid_choices(pack, {**pins, **assumed}, fields=fields, reasons=reasons, budget=budget)
     found.assumed = records

@@ -289,9 +289,10 @@ _ENV_GROUP = "environment"  # `[pack.assumed_groups.environment]`: joins the env
 def _filled_by(pack: Pack, field: str) -> Provenance:
     """Who filled an assumed fact when no resolution says: the only preference of it a group
     lists, else its domain's order (`_assumed_group` then checks the value is their first)."""
+    field_of = {p.id: p.field for p in pack.preferences}
     for spec in pack.assumed_groups.values():
         for member in spec.members:
-            if member != field and any(p.id == member and p.field == field for p in pack.preferences):
+            if member != field and field_of.get(member) == field:
                 return Provenance(kind="preference", source=None, rule=member, because=None, rejected=[])
     return Provenance(kind="default", source=None, rule=None, because=None, rejected=[])
 
