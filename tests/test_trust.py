@@ -515,6 +515,28 @@ def test_require_names_the_missing_fact_and_how_to_give_it() -> None:
     assert issue.field == "architecture" and "--architecture" in issue.message
 
 
+@pytest.mark.parametrize(
+    ("facts", "options"),
+    [({"architecture": "DeepseekV3ForCausalLM"}, {"tp_size": 8}), ({}, {"dtype": "float16"})],
+)
+def test_a_missing_required_fact_offers_exactly_the_values_the_inputs_allow(
+    facts: dict[str, Any], options: dict[str, Any]
+) -> None:
+    """The list is not the one the search's own pick of a platform left: with no platform given,
+    a ROCm user was offered only CUDA architectures. It is exactly `valid_choices`' list for the
+    same inputs (every value listed works with them, every value left out cannot)."""
+    from solver import valid_choices
+
+    pack = load_pack("sglang")
+    with pytest.raises(InvalidInput) as info:
+        resolve(pack, {**facts, **options})
+    offered = {issue.field: list(issue.allowed) for issue in info.value.issues}
+    assert set(offered) == {"platform", "gpu_arch"}
+    assert {"gfx942", "gfx950", "none"} <= set(offered["gpu_arch"])
+    choices = valid_choices(pack, options, facts, fields=list(offered), reasons=False)
+    assert offered == {name: list(choices.possible[name]) for name in offered}
+
+
 # --- warnings that show -----------------------------------------------------------------------------
 
 

@@ -487,16 +487,22 @@ def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool
 
 
 def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
+    undecided = [
+        name
+        for name, spec in plan.pack.fields.items()
+        if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
+    ]
+    if not undecided:
+        return
     issues = []
-    for name, spec in plan.pack.fields.items():
-        if not spec.required or name in pins or len(trace.domains.get(name, ())) <= 1:
-            continue
-        shown = ", ".join(str(v) for v in trace.domains[name][:16])
+    for name in undecided:
+        allowed = _possible_given(plan.compiled, pins, name)
+        shown = ", ".join(str(v) for v in allowed[:16])
         issues.append(
             InputIssue(
                 field=name,
                 value=None,
-                allowed=tuple(trace.domains[name]),
+                allowed=allowed,
                 message=(
                     f"{name} is not given and the other inputs do not decide it: "
                     f"pass --set {name}=VALUE (one of {shown}) or --detect"
@@ -505,3 +511,18 @@ def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> N
         )
     if issues:
         raise InvalidInput(issues)
+
+
+def _possible_given(cp: CompiledPack, pins: Mapping[str, Pin], name: str) -> tuple[Scalar, ...]:
+    """The values of `name` that some configuration of the given inputs takes: the list a
+    missing required field's message offers. Not the values the search's own decisions left
+    (those assume it picked a platform: a ROCm user was offered only CUDA architectures)."""
+    values = {n: p.value for n, p in pins.items()}
+    start = cp.start(values)
+    if start is None:
+        return ()
+    return tuple(
+        v
+        for v in start.domain(name)
+        if cp.satisfiable({**values, name: v}, task="listing a required field's values") is not None
+    )
