@@ -259,6 +259,31 @@ source = "x"
 """
 
 
+@pytest.mark.parametrize(
+    ("launch", "silent"),
+    [
+        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "mla_deepseek_dims=true"),
+        (
+            ["--", "python", "-m", "sglang.launch_server", "--model-path", "MODEL", "--tp", "8"],
+            "moe_experts_fp4=false",
+        ),
+    ],
+)
+def test_a_model_fact_its_read_config_does_not_say_is_not_called_unread(
+    capsys: pytest.CaptureFixture[str], launch: list[str], silent: str
+) -> None:
+    """The model group's own reason tells the user to give the config.json; when it was given and
+    read, the facts it does not say are assumed as such, not as "not read"."""
+    model = str(Path(__file__).parent / "fixtures" / "models" / "deepseek-v3-fp8")
+    pack = ["--pack", "vllm"] if launch[1] == "vllm" else []
+    words = [model if w == "MODEL" else w for w in launch]
+    code, out, _ = run(capsys, "check", *pack, "--set", "platform=cuda", "--set", "gpu_arch=sm90", *words)
+    assert code == 0
+    [line] = [line for line in out.splitlines() if silent in line]
+    assert line.startswith("  the model's config.json (read) does not say:"), line
+    assert "not read" not in out.split("ASSUMED", 1)[1].replace("not given, not read,", "")
+
+
 def test_a_cpu_without_amx_information_is_assumed_loudly(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue #13's second example: `intel_amx` rests on an assumed AMX Xeon, and the text says so
     above the table, with how to say otherwise; saying otherwise gives torch_native."""
