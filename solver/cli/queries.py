@@ -259,6 +259,10 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         from solver.cli.launch import minimal_fields
 
         fields = minimal_fields(args, pack, res)
+    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
+        from solver.reasoning.minimal import command_options
+
+        fields = command_options(pack, res, fields)
     _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields)
     return EXIT_OK
 

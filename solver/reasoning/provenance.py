@@ -456,7 +456,12 @@ def resolve_planned(
                 rule=rule_id,
                 because=pack.rule(rule_id).because,
             )
-            for name, (requested, rule_id) in adjustments.items()
+            # In the pack's field order, not the order they fired in: which adjustment the
+            # fixpoint tries first can depend on facts the answer assumed, and giving those
+            # facts must not change the answer (tests/test_laws_shipped.py, "assumed").
+            for name in pack.fields
+            if name in adjustments
+            for requested, rule_id in [adjustments[name]]
         ],
         warnings=warnings_of(plan, solution),
         mode="predict" if predict else "search",
