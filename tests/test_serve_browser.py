@@ -193,6 +193,7 @@ def test_the_page_greys_what_resolve_refuses_for_an_assumed_fact(browser: Any) -
         conflict = p.page.locator("#conflict").inner_text()
         assert "head_size=128" in conflict
         assert "head_size was not given" in p.page.locator("#conflict-lead").inner_text()
+        assert "unless the assumed fact above differs" in p.page.locator("#conflict .lost").inner_text()
         p.select_value("attention_backend", "")
         p.click_value("architecture", "DeepseekV3ForCausalLM")
         assert "FLASHMLA" in p.page.evaluate("S.good.choices.attention_backend.possible")

@@ -485,8 +485,10 @@ function renderConflict() {
   card.append(list);
   const kept = S.keep.filter((n) => n in S.set);
   if (kept.length && !doc.kept) {
+    // (A fact's assumed value that failed: giving the fact keeps it, which the lead says.)
+    const unless = doc.lead ? " (unless the assumed fact above differs: then give it)" : "";
     card.append(el("div", { class: "lost", text:
-      `No repair keeps ${kept.map((n) => describePin(n, S.set[n])).join(", ")}: every way out changes it.` }));
+      `No repair keeps ${kept.map((n) => describePin(n, S.set[n])).join(", ")}: every way out changes it${unless}.` }));
   }
   card.append(el("h3", { text: doc.repairs.length ? "Repairs (best first)" : "No change of your choices makes this solvable" }));
   doc.repairs.forEach((r, i) => {
