@@ -14,7 +14,7 @@ const SCOPE_WORDS = {
   assumed: "excluded for the facts assumed (not given)",
   choices: "excluded by your other choices",
 };
-const SCOPE_HINT = { assumed: "set the assumed fact if yours differs (see Assumed)" };
+const SCOPE_HINT = { assumed: "set the assumed fact if yours differs: see Assumed" };
 const SOURCE_WORDS = {
   user: "you set it", fact: "given", "model-config": "from the model's config.json",
   assumed: "assumed", env: "from the environment", detected: "detected",
