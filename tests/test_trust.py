@@ -999,6 +999,31 @@ def test_choices_never_offer_a_value_resolve_refuses_for_an_assumed_fact(
     assert refused_for_a_fact == []
 
 
+def test_a_fact_s_choices_are_not_narrowed_by_what_resolve_assumes_without_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Setting a fact makes resolve assume the others anew: with no model given vLLM assumes
+    `is_moe=false`, yet `resolve --set architecture=MixtralForCausalLM` resolves (Mixtral makes
+    it a MoE model). `choices architecture` refused Mixtral for `is_moe=false (assumed)`; every
+    value it lists for a fact must resolve, and the values resolve takes must be listed."""
+    pack = load_pack("vllm")
+    facts = {"platform": "cuda", "gpu_arch": "sm90"}
+    argv = [f"--set={k}={v}" for k, v in facts.items()]
+    resolve(pack, {}, {**facts, "architecture": "MixtralForCausalLM"}, reasons=False)  # resolves
+    for name in ("architecture", "head_size"):
+        code, out, _ = run(capsys, "choices", name, "--pack", "vllm", "--json", *argv)
+        assert code == 0
+        doc = json.loads(out)
+        offered = doc["choices"][name]["possible"]
+        for value in pack.fields[name].domain:
+            try:
+                resolve(pack, {}, {**facts, name: value}, reasons=False)
+                resolves = True
+            except Unsatisfiable:
+                resolves = False
+            assert (value in offered) == resolves, (name, value)
+
+
 def test_choices_say_which_assumed_fact_excludes_a_value(capsys: pytest.CaptureFixture[str]) -> None:
     """The MLA backends are excluded for the assumed head size, said so, with the ASSUMED lines
     that say how to give the model; `--json` lists the facts under `assumed`."""
