@@ -495,7 +495,10 @@ def _request_choices(
         excluded = [v for v in domain if v not in possible]
         if reasons and excluded:
             if key not in explain:
-                explain[key] = Reasons(cp, others, sources)
+                # (The domains of the other inputs, as the witnesses' state has them: see `Reasons`.)
+                known = bases[key].traced if key in bases else None
+                domains = known.domains if known is not None and known.failed is None else None
+                explain[key] = Reasons(cp, others, sources, domains=domains)
             why = explain[key].why
             out.excluded[name] = {v: why(name, v, near=last or None) or [] for v in excluded}
         else:
