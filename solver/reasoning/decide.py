@@ -32,6 +32,7 @@ __all__ = [
     "Settled",
     "apply_adjustments",
     "bare_conflict",
+    "first_search",
     "launcher_view",
     "likely_values",
     "marked",
@@ -169,6 +170,26 @@ def _launcher_adjustments(
     if not fired:
         return None
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
+
+
+def first_search(
+    plan: Plan,
+    values: Mapping[str, Scalar],
+    *,
+    hint: Mapping[str, Scalar] | None = None,
+    task: str = "checking the request",
+) -> tuple[State | None, dict[str, Scalar] | None]:
+    """A resolution's first step: the request's propagated state (None on a wipe-out) and a
+    solution of its pins searched from `hint` (default: `likely_values`, the guess at the
+    resolution), or None when the pins as given have none. A caller that needs only some
+    solution of the pins (choices' first witness) stops here: the decisions after it are most
+    of a resolution (at 5,000 synthetic fields ~0.4 s of a choices call)."""
+    cp = plan.compiled
+    state = cp.start(values)
+    if state is None:
+        return None, None
+    start = likely_values(plan, values, state) if hint is None else hint
+    return state, cp.search(state, task=task, hint=start)
 
 
 def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None = None) -> dict[str, Scalar]:

@@ -38,8 +38,8 @@ from solver.reasoning.decide import (
     apply_adjustments,
     bare_conflict,
     check_required,
+    first_search,
     follows_chain,
-    likely_values,
     marked,
     settle,
 )
@@ -416,9 +416,7 @@ def resolve_planned(
     values = {name: pin.value for name, pin in pins.items()}
     # One check serves three purposes: whether adjustments are needed (only when the request as
     # given has no solution), whether it resolves, and the start of the greedy decisions.
-    state = cp.start(values)
-    start = likely_values(plan, values, state) if witness is None and state is not None else witness
-    witness = cp.search(state, task="checking the request", hint=start) if state is not None else None
+    state, witness = first_search(plan, values, hint=witness)
     if witness is None and not strict:
         pins, adjustments = apply_adjustments(plan, pins)
         if adjustments:
