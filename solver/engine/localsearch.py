@@ -17,6 +17,7 @@ region with every other field fixed, does not (measured in solver/README.md's on
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -409,7 +410,7 @@ Predicate = tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]
 
 def min_conflicts(
     domains: Mapping[str, Sequence[Scalar]],
-    rules: Sequence[Predicate],
+    rules: Sequence[Constraint],
     reading: Mapping[str, Sequence[int]],
     wanted: Collection[int] | None,
     extra: Sequence[Predicate],
@@ -422,63 +423,23 @@ def min_conflicts(
     """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
     but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
     checks must hold. Changed in place; a solution or None. `reading`: the indices of the rules
-    that read each field.
+    that read each field; `domains`: each field's values (those the rules' `full` tables list).
 
     Checks are numbered: the rules by their index, the extras after them. Only the checks
     around a moved field are looked at, never the whole pack.
     """
-    base = len(rules)
-    checks = list(rules) + list(extra)
-    extra_reading: dict[str, list[int]] = {}
-    for offset, (names, _) in enumerate(extra):
-        for name in names:
-            extra_reading.setdefault(name, []).append(base + offset)
-
-    arounds: dict[str, list[int]] = {}
-
-    def around(name: str) -> list[int]:
-        found = arounds.get(name)
-        if found is None:
-            mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
-            found = arounds[name] = mine + extra_reading.get(name, [])
-        return found
-
-    def fails(index: int) -> bool:
-        names, holds = checks[index]
-        return not holds(tuple([current[n] for n in names]))
-
+    walk = _Walk(domains, rules, reading, wanted, extra, current)
+    fails, around = walk.fails, walk.around
     bad = {j for name in changed for j in around(name) if fails(j)}
-    bad |= {base + i for i in range(len(extra)) if fails(base + i)}
+    bad |= {walk.base + i for i in range(len(extra)) if fails(walk.base + i)}
     for _ in range(steps):
         if not bad:
             return current
-        names = checks[rng.choice(sorted(bad))][0]
+        names = walk.checks[rng.choice(sorted(bad))][0]
         free = [n for n in names if n not in fixed]
         if not free:
             break
-        moves: list[tuple[str, Scalar]] = []
-        best = 0
-        for name in free:
-            was = current[name]
-            near = around(name)
-            # The checks failing now first: they mostly still fail, so a move that cannot be
-            # among the best is known after a few tests (it is not counted to the end). The
-            # moves kept and their scores are those of a full count; on the SGLang pack's lint
-            # the full counts were 30 % of the time (4.8 million rule tests).
-            broken = [j for j in near if j in bad]
-            before = len(broken)
-            ordered = broken + [j for j in near if j not in bad]
-            for value in domains[name]:
-                if value == was:
-                    continue
-                current[name] = value
-                # (more failures than `before + best`: worse than a move kept already)
-                score = _failures(ordered, fails, before + best if moves else None) - before
-                if not moves or score < best:
-                    best, moves = score, [(name, value)]
-                elif score == best:
-                    moves.append((name, value))
-            current[name] = was
+        moves = walk.best_moves(free, bad)
         if not moves:
             break
         # Mostly greedy; now and then a random move, so plateaus do not trap the search.
@@ -496,12 +457,88 @@ def min_conflicts(
     return current if not bad else None
 
 
-def _failures(order: Sequence[int], fails: Callable[[int], bool], cap: int | None) -> int:
-    """How many of the checks `order` fail, counted only to one past `cap` (None: all)."""
-    count = 0
-    for index in order:
-        if fails(index):
-            count += 1
-            if cap is not None and count > cap:
-                break
-    return count
+class _Walk:
+    """`min_conflicts`' checks around each field, and the scores of the moves of a step."""
+
+    def __init__(
+        self,
+        domains: Mapping[str, Sequence[Scalar]],
+        rules: Sequence[Constraint],
+        reading: Mapping[str, Sequence[int]],
+        wanted: Collection[int] | None,
+        extra: Sequence[Predicate],
+        current: dict[str, Scalar],
+    ) -> None:
+        self.domains, self.rules, self.reading, self.wanted = domains, rules, reading, wanted
+        self.current = current
+        self.base = len(rules)
+        self.checks: list[Predicate] = [(con.fields, con.holds) for con in rules] + list(extra)
+        self.extra_reading: dict[str, list[int]] = {}
+        for offset, (names, _) in enumerate(extra):
+            for name in names:
+                self.extra_reading.setdefault(name, []).append(self.base + offset)
+        self.arounds: dict[str, list[int]] = {}
+        self.extra_cuts: dict[tuple[int, int, tuple[Scalar, ...]], frozenset[Scalar]] = {}
+
+    def around(self, name: str) -> list[int]:
+        found = self.arounds.get(name)
+        if found is None:
+            wanted = self.wanted
+            mine = [j for j in self.reading.get(name, ()) if wanted is None or j in wanted]
+            found = self.arounds[name] = mine + self.extra_reading.get(name, [])
+        return found
+
+    def fails(self, index: int) -> bool:
+        names, holds = self.checks[index]
+        current = self.current
+        return not holds(tuple([current[n] for n in names]))
+
+    def best_moves(self, free: Sequence[str], bad: set[int]) -> list[tuple[str, Scalar]]:
+        """The moves (a field of `free`, a new value) that leave the fewest checks failing, in
+        field and domain order. A move's score is how many checks around its field fail with it,
+        less how many fail now: each check's values that keep it are read once per field (a
+        table lookup, `keeps`), not the check evaluated once per value. On the SGLang pack's
+        lint the evaluations (4.8 million counted per value; 2.1 million stopping one past the
+        best score kept) were 30 % of the time."""
+        moves: list[tuple[str, Scalar]] = []
+        best = 0
+        for name in free:
+            was = self.current[name]
+            near = self.around(name)
+            support: Counter[Scalar] = Counter()
+            for j in near:
+                support.update(self.keeps(j, name))
+            worst = len(near) - sum(1 for j in near if j in bad)
+            for value in self.domains[name]:
+                if value == was:
+                    continue
+                score = worst - support[value]
+                if not moves or score < best:
+                    best, moves = score, [(name, value)]
+                elif score == best:
+                    moves.append((name, value))
+        return moves
+
+    def keeps(self, index: int, name: str) -> frozenset[Scalar]:
+        """The values of `name` with which check `index` holds, its other fields as they are: a
+        rule's from its table (`Constraint.allowed`, shared by every question on the pack)."""
+        names = self.checks[index][0]
+        at = names.index(name)
+        current = self.current
+        others = tuple([current[n] for n in names if n != name])
+        if index < self.base:
+            con = self.rules[index]
+            found = con.cuts.get((at, others))
+            return found if found is not None else con.allowed(at, others)
+        key = (index, at, others)
+        found = self.extra_cuts.get(key)
+        if found is None:
+            holds, row = self.checks[index][1], list[Any](others)
+            row.insert(at, None)
+            ok = []
+            for value in self.domains[name]:
+                row[at] = value
+                if holds(tuple(row)):
+                    ok.append(value)
+            found = self.extra_cuts[key] = frozenset(ok)
+        return found

@@ -102,14 +102,14 @@ class PackOracle:
         self._prefixes: (
             dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None
         ) = {}  # `Backgrounds.seed`
-        # Each rule as (fields, holds), by its index in pack order, and the rules reading a field.
-        self._checks = [(self.cp.rules[r].fields, self.cp.rules[r].holds) for r in self.cp.rule_ids]
+        # Each rule's constraint by its index in pack order, and the rules reading a field.
+        self._checks = [self.cp.rules[r] for r in self.cp.rule_ids]
         self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
         self._repaired: tuple[dict[str, Scalar], dict[str, Scalar]] | None = None  # (found, start)
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
         self._reading: dict[str, list[int]] = {}
-        for index, (names, _) in enumerate(self._checks):
-            for name in names:
+        for index, con in enumerate(self._checks):
+            for name in con.fields:
                 self._reading.setdefault(name, []).append(index)
 
     # -- solver access ---------------------------------------------------------------------
