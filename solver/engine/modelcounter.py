@@ -84,6 +84,7 @@ class ModelCounter:
         self._roots: dict[
             frozenset[int] | None, tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None
         ] = {}
+        self._quiet: dict[int, bool] = {}  # `_quiet_at_start`
         self._budget = StepMeter(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self.steps = 0
@@ -230,20 +231,50 @@ class ModelCounter:
             return self._roots[only]
         checks = list(range(self._base)) if only is None else sorted(only)
         dead: dict[str, set[Any]] = {}
+        refutes = self.refutes
         for index in checks:
-            for name, values in self.refutes[index].items():
+            for name, values in refutes[index].items():
                 if values:
                     dead.setdefault(name, set()).update(values)
         doms = dict(self._open)
         fixed = dict(self._fixed)
         root: tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None = None
         if not self._empty and self._narrow_root(dead, doms, fixed):
-            live = self._propagate(checks, list(checks), doms, fixed)
+            # Only the checks that do something on the pack's own domains, and those reading a
+            # field the refuted values narrowed, need a look: every other one is at its fixpoint
+            # already, and is looked at again if propagation narrows one of its fields (the same
+            # fixpoint, as forward checking's does not depend on the order). Each root was a
+            # pass over its every check (a three-valued evaluation each): 1,644 roots of rule
+            # subsets at 1,000 synthetic fields, 7 % of lint's profile.
+            quiet = self._quiet
+            for index in checks:
+                if index not in quiet:
+                    self._quiet_at_start(index)
+            chosen = set(checks)
+            pending = [c for c in checks if not quiet[c]]
+            pending += [c for name in dead for c in self.by_field[name] if c in chosen]
+            live = self._propagate(checks, pending, doms, fixed)
             root = None if live is None else (live, doms, fixed)
         if len(self._roots) >= 64:
             self._roots.pop(next(iter(self._roots)))
         self._roots[only] = root
         return root
+
+    def _quiet_at_start(self, index: int) -> bool:
+        """Whether propagation leaves check `index` open and narrows nothing when its fields hold
+        their whole domains (remembered in `_quiet`: `_root` looks at the others only)."""
+        found = self._quiet.get(index)
+        if found is None:
+            names = self.checks[index].fields
+            doms = {n: self._open[n] for n in names if n in self._open}
+            values = {n: self._fixed[n] for n in names if n in self._fixed}
+            found = (
+                len(doms) > 1
+                and self._propagate([index], [index], doms, values) == [index]
+                and all(doms.get(n) == self._open[n] for n in names if n in self._open)
+            )
+            self._quiet[index] = found
+        return found
 
     def _narrow_root(
         self, dead: Mapping[str, set[Any]], doms: dict[str, tuple[Scalar, ...]], fixed: dict[str, Scalar]
