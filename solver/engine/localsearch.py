@@ -419,11 +419,13 @@ def min_conflicts(
     changed: Sequence[str],
     rng: random.Random,
     steps: int,
+    moved: list[str] | None = None,
 ) -> dict[str, Scalar] | None:
     """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
     but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
     checks must hold. Changed in place; a solution or None. `reading`: the indices of the rules
     that read each field; `domains`: each field's values (those the rules' `full` tables list).
+    `moved`, when given, receives each field the walk sets (the only ones it changes).
 
     Checks are numbered: the rules by their index, the extras after them. Only the checks
     around a moved field are looked at, never the whole pack.
@@ -449,6 +451,8 @@ def min_conflicts(
             name = rng.choice(free)
             value = rng.choice(list(domains[name]))
         current[name] = value
+        if moved is not None:
+            moved.append(name)
         for j in around(name):
             if fails(j):
                 bad.add(j)
