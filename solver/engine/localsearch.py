@@ -313,6 +313,7 @@ def _next_move(
 
 
 _DIVE_STEPS = 1
+ASKED_KEPT = 1 << 17  # `min_conflicts`' `asked`: past this many, a table is never made for a new one
 
 
 def chase(
@@ -410,7 +411,8 @@ Predicate = tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]
 
 def min_conflicts(
     domains: Mapping[str, Sequence[Scalar]],
-    rules: Sequence[Constraint],
+    rules: Sequence[Predicate],
+    tables: Sequence[Constraint],
     reading: Mapping[str, Sequence[int]],
     wanted: Collection[int] | None,
     extra: Sequence[Predicate],
@@ -423,14 +425,16 @@ def min_conflicts(
 ) -> dict[str, Scalar] | None:
     """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
     but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
-    checks must hold. Changed in place; a solution or None. `reading`: the indices of the rules
-    that read each field; `domains`: each field's values (those the rules' `full` tables list).
-    `moved`, when given, receives each field the walk sets (the only ones it changes).
+    checks must hold. Changed in place; a solution or None. `rules`: each rule as a predicate
+    and `tables` as its constraint, by index (made once by the caller: a list per walk was a
+    pass over the pack per question); `reading`: the indices of the rules that read each field;
+    `domains`: each field's values (those the rules' tables list). `moved`, when given,
+    receives each field the walk sets (the only ones it changes).
 
     Checks are numbered: the rules by their index, the extras after them. Only the checks
     around a moved field are looked at, never the whole pack.
     """
-    walk = _Walk(domains, rules, reading, wanted, extra, current)
+    walk = _Walk(domains, rules, tables, reading, wanted, extra, current)
     fails, around = walk.fails, walk.around
     bad = {j for name in changed for j in around(name) if fails(j)}
     bad |= {walk.base + i for i in range(len(extra)) if fails(walk.base + i)}
@@ -467,16 +471,17 @@ class _Walk:
     def __init__(
         self,
         domains: Mapping[str, Sequence[Scalar]],
-        rules: Sequence[Constraint],
+        rules: Sequence[Predicate],
+        tables: Sequence[Constraint],
         reading: Mapping[str, Sequence[int]],
         wanted: Collection[int] | None,
         extra: Sequence[Predicate],
         current: dict[str, Scalar],
     ) -> None:
-        self.domains, self.rules, self.reading, self.wanted = domains, rules, reading, wanted
+        self.domains, self.tables, self.reading, self.wanted = domains, tables, reading, wanted
         self.current = current
         self.base = len(rules)
-        self.checks: list[Predicate] = [(con.fields, con.holds) for con in rules] + list(extra)
+        self.checks = list(rules) + list(extra)  # (a copy in C)
         self.extra_reading: dict[str, list[int]] = {}
         for offset, (names, _) in enumerate(extra):
             for name in names:
@@ -531,7 +536,7 @@ class _Walk:
         current = self.current
         others = tuple([current[n] for n in names if n != name])
         if index < self.base:
-            con = self.rules[index]
+            con = self.tables[index]
             found = con.cuts.get((at, others))
             return found if found is not None else con.allowed(at, others)
         key = (index, at, others)
