@@ -325,6 +325,7 @@ class CompiledPack:
         hint: Mapping[str, Scalar] | None = None,
         around: Sequence[str] | None = None,
         then: Callable[[], Mapping[str, Scalar]] | None = None,
+        chase_first: bool = False,
     ) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
@@ -343,7 +344,7 @@ class CompiledPack:
         meter = self.budget if self.budget is not None else Budget()
         allowed = meter.allowance(budget)
         counter = trace if trace is not None else SearchTrace()
-        found = self._search(state, meter, allowed, task, counter, hint, around, then)
+        found = self._search(state, meter, allowed, task, counter, hint, around, then, chase_first)
         meter.spend(counter.steps)
         return found
 
@@ -357,19 +358,32 @@ class CompiledPack:
         hint: Mapping[str, Scalar] | None,
         around: Sequence[str] | None,
         then: Callable[[], Mapping[str, Scalar]] | None = None,
+        chase_first: bool = False,
     ) -> Assignment | None:
         domains = state.domains
         steps = 0
+        chased_first = chase_first and hint is not None and around is not None and len(hint) == len(domains)
+        if chased_first:
+            # (Lint's QuickXplain questions, grown from a question the hint solved: about half
+            # have no solution, which `chase` proves where `repair` first fails; and it finds
+            # most of the others as cheaply. SGLang's totality check: 646 refutations, each a
+            # failed repair of ~0.9 ms before a chase of ~0.4 ms.)
+            assert hint is not None and around is not None
+            chased, steps, refuted = chase(state, hint, around, allowed)
+            if chased is not None or refuted:
+                trace.steps = steps
+                return chased
         if hint is not None:
             # The hint (usually the last witness with one value changed) is often a solution
             # already, or one after a few fields around the change are decided again.
-            repaired, steps = repair(state, hint, around)
+            repaired, used = repair(state, hint, around)
+            steps += used
             if steps > allowed:
                 raise meter.exhausted(task, allowed)
             if repaired is not None:
                 trace.steps = steps
                 return repaired
-            if around is not None and len(hint) == len(domains):
+            if around is not None and len(hint) == len(domains) and not chased_first:
                 # Not near enough for `repair`: follow the change along the rules it breaks
                 # before a descent through the whole group (`chase`).
                 chased, used, refuted = chase(state, hint, around, allowed - steps)

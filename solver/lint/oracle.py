@@ -102,15 +102,17 @@ class PackOracle:
         self._prefixes: (
             dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None
         ) = {}  # `Backgrounds.seed`
-        # Each rule's constraint by its index in pack order, and the rules reading a field.
-        self._checks = [self.cp.rules[r] for r in self.cp.rule_ids]
+        # Each rule as (fields, holds) and as its constraint, by its index in pack order, and the
+        # rules reading a field.
+        self._cons = [self.cp.rules[r] for r in self.cp.rule_ids]
+        self._checks = [(con.fields, con.holds) for con in self._cons]
         self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
         # (found, the fields where it can differ from the known solution it was repaired from)
         self._repaired: tuple[dict[str, Scalar], list[str]] | None = None
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
         self._reading: dict[str, list[int]] = {}
-        for index, con in enumerate(self._checks):
-            for name in con.fields:
+        for index, (names, _) in enumerate(self._checks):
+            for name in names:
                 self._reading.setdefault(name, []).append(index)
 
     # -- solver access ---------------------------------------------------------------------
@@ -327,7 +329,9 @@ class PackOracle:
                 # hint, `near`, breaks only around the fields the growth touched.
                 state, around = grown
                 where = around if hint is near else None
-                return self.cp.search(state, budget=steps, task="linting", hint=hint, around=where)
+                return self.cp.search(
+                    state, budget=steps, task="linting", hint=hint, around=where, chase_first=True
+                )
             return self.cp.solve(
                 pins, rules=rule_ids, budget=steps, task="linting", hint=hint, extra=extra, allowed=narrowed
             )
@@ -421,6 +425,7 @@ class PackOracle:
             found = min_conflicts(
                 self.cp.domains,
                 self._checks,
+                self._cons,
                 self._reading,
                 wanted,
                 [(c.fields, c.holds) for c in extra],
