@@ -14,6 +14,7 @@ Never imports python-constraint or networkx directly.
 from __future__ import annotations
 
 import itertools
+import operator
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from solver import progress as _progress
 from solver.budget import Budget
 from solver.lint.codes import CODES, SEVERITIES, Finding, LintReport, explain_code
-from solver.lint.oracle import PackOracle, pins_text
+from solver.lint.oracle import SEEN, PackOracle, pins_text
 from solver.lint.static import acknowledge, graph_checks, static_checks
 from solver.values import show as _show
 
@@ -266,6 +267,21 @@ class _Linter(PackOracle):
             return False
         return found is not False
 
+    def _seen_rows(self, fields: tuple[str, ...], when: Condition, other: Condition) -> bool:
+        """`seen` of "`when` holds and `other` does not", each distinct row of `fields` (theirs)
+        among the latest solutions evaluated once, not both conditions per solution (SGLang's
+        preferences: 124,000 evaluations, 0.15 s)."""
+        if len(fields) < 2:
+            return self.seen(lambda w: when.evaluate(w) and not other.evaluate(w))
+        rows = set(map(operator.itemgetter(*fields), self.pool[-SEEN:]))
+        at_when = [fields.index(n) for n in when.fields]
+        at_other = [fields.index(n) for n in other.fields]
+        return any(
+            when.holds(tuple([row[i] for i in at_when]))
+            and not other.holds(tuple([row[i] for i in at_other]))
+            for row in rows
+        )
+
     def _implies(self, when: Condition | None, other: Condition | None) -> bool:
         """Whether `other` holds wherever `when` does (on the conditions alone)."""
         if other is None:
@@ -275,12 +291,12 @@ class _Linter(PackOracle):
         key = (when.text, other.text)
         if key in self._implied:
             return self._implied[key]
-        if self.seen(lambda w: when.evaluate(w) and not other.evaluate(w)):
+        fields = tuple(dict.fromkeys(when.fields + other.fields))
+        if self._seen_rows(fields, when, other):
             self._implied[key] = False
             return False
         from solver.pack.expr import Condition
 
-        fields = tuple(dict.fromkeys(when.fields + other.fields))
         w, o = when, other
 
         def counter(values: Sequence[Scalar]) -> bool:
