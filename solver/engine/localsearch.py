@@ -434,18 +434,54 @@ def min_conflicts(
     Checks are numbered: the rules by their index, the extras after them. Only the checks
     around a moved field are looked at, never the whole pack.
     """
-    walk = _Walk(domains, rules, tables, reading, wanted, extra, current)
-    fails, around = walk.fails, walk.around
+    base = len(rules)
+    checks = list(rules) + list(extra)  # (a copy in C)
+    extra_reading: dict[str, list[int]] = {}
+    for offset, (names, _) in enumerate(extra):
+        for name in names:
+            extra_reading.setdefault(name, []).append(base + offset)
+
+    arounds: dict[str, list[int]] = {}
+
+    def around(name: str) -> list[int]:
+        found = arounds.get(name)
+        if found is None:
+            mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
+            found = arounds[name] = mine + extra_reading.get(name, [])
+        return found
+
+    def fails(index: int) -> bool:
+        names, holds = checks[index]
+        return not holds(tuple([current[n] for n in names]))
+
+    extra_cuts: dict[tuple[int, int, tuple[Scalar, ...]], frozenset[Scalar]] = {}
+
+    def keeps(index: int, name: str) -> frozenset[Scalar]:
+        """The values of `name` with which check `index` holds, its other fields as they are: a
+        rule's from its table (`Constraint.allowed`, shared by every question on the pack)."""
+        names, holds = checks[index]
+        at = names.index(name)
+        others = tuple([current[n] for n in names if n != name])
+        if index < base:
+            con = tables[index]
+            found = con.cuts.get((at, others))
+            return found if found is not None else con.allowed(at, others)
+        key = (index, at, others)
+        found = extra_cuts.get(key)
+        if found is None:
+            found = extra_cuts[key] = _kept(holds, at, others, domains[name])
+        return found
+
     bad = {j for name in changed for j in around(name) if fails(j)}
-    bad |= {walk.base + i for i in range(len(extra)) if fails(walk.base + i)}
+    bad |= {base + i for i in range(len(extra)) if fails(base + i)}
     for _ in range(steps):
         if not bad:
             return current
-        names = walk.checks[rng.choice(sorted(bad))][0]
+        names = checks[rng.choice(sorted(bad))][0]
         free = [n for n in names if n not in fixed]
         if not free:
             break
-        moves = walk.best_moves(free, bad)
+        moves = _best_moves(free, bad, around, keeps, domains, current)
         if not moves:
             break
         # Mostly greedy; now and then a random move, so plateaus do not trap the search.
@@ -465,89 +501,49 @@ def min_conflicts(
     return current if not bad else None
 
 
-class _Walk:
-    """`min_conflicts`' checks around each field, and the scores of the moves of a step."""
+def _best_moves(
+    free: Sequence[str],
+    bad: set[int],
+    around: Callable[[str], list[int]],
+    keeps: Callable[[int, str], frozenset[Scalar]],
+    domains: Mapping[str, Sequence[Scalar]],
+    current: Mapping[str, Scalar],
+) -> list[tuple[str, Scalar]]:
+    """`min_conflicts`' moves (a field of `free`, a new value) that leave the fewest checks
+    failing, in field and domain order. A move's score is how many checks around its field fail
+    with it, less how many fail now: each check's values that keep it are read once per field
+    (a table lookup, `keeps`), not the check evaluated once per value. On the SGLang pack's lint
+    the evaluations (4.8 million counted per value; 2.1 million stopping one past the best
+    score kept) were 30 % of the time."""
+    moves: list[tuple[str, Scalar]] = []
+    best = 0
+    for name in free:
+        was = current[name]
+        near = around(name)
+        support: Counter[Scalar] = Counter()
+        for j in near:
+            support.update(keeps(j, name))
+        worst = len(near) - sum(1 for j in near if j in bad)
+        for value in domains[name]:
+            if value == was:
+                continue
+            score = worst - support[value]
+            if not moves or score < best:
+                best, moves = score, [(name, value)]
+            elif score == best:
+                moves.append((name, value))
+    return moves
 
-    def __init__(
-        self,
-        domains: Mapping[str, Sequence[Scalar]],
-        rules: Sequence[Predicate],
-        tables: Sequence[Constraint],
-        reading: Mapping[str, Sequence[int]],
-        wanted: Collection[int] | None,
-        extra: Sequence[Predicate],
-        current: dict[str, Scalar],
-    ) -> None:
-        self.domains, self.tables, self.reading, self.wanted = domains, tables, reading, wanted
-        self.current = current
-        self.base = len(rules)
-        self.checks = list(rules) + list(extra)  # (a copy in C)
-        self.extra_reading: dict[str, list[int]] = {}
-        for offset, (names, _) in enumerate(extra):
-            for name in names:
-                self.extra_reading.setdefault(name, []).append(self.base + offset)
-        self.arounds: dict[str, list[int]] = {}
-        self.extra_cuts: dict[tuple[int, int, tuple[Scalar, ...]], frozenset[Scalar]] = {}
 
-    def around(self, name: str) -> list[int]:
-        found = self.arounds.get(name)
-        if found is None:
-            wanted = self.wanted
-            mine = [j for j in self.reading.get(name, ()) if wanted is None or j in wanted]
-            found = self.arounds[name] = mine + self.extra_reading.get(name, [])
-        return found
-
-    def fails(self, index: int) -> bool:
-        names, holds = self.checks[index]
-        current = self.current
-        return not holds(tuple([current[n] for n in names]))
-
-    def best_moves(self, free: Sequence[str], bad: set[int]) -> list[tuple[str, Scalar]]:
-        """The moves (a field of `free`, a new value) that leave the fewest checks failing, in
-        field and domain order. A move's score is how many checks around its field fail with it,
-        less how many fail now: each check's values that keep it are read once per field (a
-        table lookup, `keeps`), not the check evaluated once per value. On the SGLang pack's
-        lint the evaluations (4.8 million counted per value; 2.1 million stopping one past the
-        best score kept) were 30 % of the time."""
-        moves: list[tuple[str, Scalar]] = []
-        best = 0
-        for name in free:
-            was = self.current[name]
-            near = self.around(name)
-            support: Counter[Scalar] = Counter()
-            for j in near:
-                support.update(self.keeps(j, name))
-            worst = len(near) - sum(1 for j in near if j in bad)
-            for value in self.domains[name]:
-                if value == was:
-                    continue
-                score = worst - support[value]
-                if not moves or score < best:
-                    best, moves = score, [(name, value)]
-                elif score == best:
-                    moves.append((name, value))
-        return moves
-
-    def keeps(self, index: int, name: str) -> frozenset[Scalar]:
-        """The values of `name` with which check `index` holds, its other fields as they are: a
-        rule's from its table (`Constraint.allowed`, shared by every question on the pack)."""
-        names = self.checks[index][0]
-        at = names.index(name)
-        current = self.current
-        others = tuple([current[n] for n in names if n != name])
-        if index < self.base:
-            con = self.tables[index]
-            found = con.cuts.get((at, others))
-            return found if found is not None else con.allowed(at, others)
-        key = (index, at, others)
-        found = self.extra_cuts.get(key)
-        if found is None:
-            holds, row = self.checks[index][1], list[Any](others)
-            row.insert(at, None)
-            ok = []
-            for value in self.domains[name]:
-                row[at] = value
-                if holds(tuple(row)):
-                    ok.append(value)
-            found = self.extra_cuts[key] = frozenset(ok)
-        return found
+def _kept(
+    holds: Callable[[tuple[Scalar, ...]], bool], at: int, others: tuple[Scalar, ...], values: Sequence[Scalar]
+) -> frozenset[Scalar]:
+    """The `values` at position `at` with which `holds` holds, the other positions `others`."""
+    row: list[Any] = list(others)
+    row.insert(at, None)
+    ok = []
+    for value in values:
+        row[at] = value
+        if holds(tuple(row)):
+            ok.append(value)
+    return frozenset(ok)
