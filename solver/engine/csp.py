@@ -33,13 +33,13 @@ from solver.engine.backtrack import (
 )
 from solver.engine.localsearch import (
     SWEEP_FIELDS,
-    chase,
     dive,
     fits_hint,
     hint_first,
     independent_groups,
     redecide,
     repair,
+    settle,
     starting_values,
 )
 from solver.engine.state import Constraint, ResidueCheck, RuleConstraint, State, memoized
@@ -336,7 +336,7 @@ class CompiledPack:
         solved request changes, only the group around that field is searched again.
         `around`: the fields whose domains changed since `hint` was a complete solution (see
         `State.assign`); the hint is then only checked there. `then`: the hint for the groups'
-        search when none is found near `hint` (asked only then).
+        search when none is found near `hint` (asked only then). `chase_first`: `settle`'s order.
         `budget`: steps for this search (at most its `Budget`'s, see `within`); the steps used are
         charged to that `Budget`, and running out raises `SolverBudgetExceeded` (or the command's
         `CommandBudgetExceeded` when the command's total is what ran out).
@@ -362,35 +362,16 @@ class CompiledPack:
     ) -> Assignment | None:
         domains = state.domains
         steps = 0
-        chased_first = chase_first and hint is not None and around is not None and len(hint) == len(domains)
-        if chased_first:
-            # (Lint's QuickXplain questions, grown from a question the hint solved: about half
-            # have no solution, which `chase` proves where `repair` first fails; and it finds
-            # most of the others as cheaply. SGLang's totality check: 646 refutations, each a
-            # failed repair of ~0.9 ms before a chase of ~0.4 ms.)
-            assert hint is not None and around is not None
-            chased, steps, refuted = chase(state, hint, around, allowed)
-            if chased is not None or refuted:
-                trace.steps = steps
-                return chased
         if hint is not None:
             # The hint (usually the last witness with one value changed) is often a solution
-            # already, or one after a few fields around the change are decided again.
-            repaired, used = repair(state, hint, around)
-            steps += used
+            # already, or one after a few fields around the change are decided again; else the
+            # change is followed along the rules it breaks (`settle`).
+            found, steps, decided = settle(state, hint, around, allowed, chase_first)
             if steps > allowed:
                 raise meter.exhausted(task, allowed)
-            if repaired is not None:
+            if decided:
                 trace.steps = steps
-                return repaired
-            if around is not None and len(hint) == len(domains) and not chased_first:
-                # Not near enough for `repair`: follow the change along the rules it breaks
-                # before a descent through the whole group (`chase`).
-                chased, used, refuted = chase(state, hint, around, allowed - steps)
-                steps += used
-                if chased is not None or refuted:
-                    trace.steps = steps
-                    return chased
+                return found
             hint = hint if then is None else then()
         # Smallest groups first: a value that cannot work is mostly refuted in a small group
         # around it, before a descent through a group of thousands of fields (each group is

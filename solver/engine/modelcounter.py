@@ -10,8 +10,9 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 `diff` needs for packs with different fields.
 
 Imports the standard library, `solver.engine.countkeys` (a component's cache key),
-`solver.engine.countlimit`, `solver.engine.groups` (the one union-find), `solver.pack.expr` (a rule
-is counted as its `Condition`) and `solver.values`.
+`solver.engine.countlimit`, `solver.engine.countroot` (a root's domains), `solver.engine.groups`
+(the one union-find), `solver.pack.expr` (a rule is counted as its `Condition`) and
+`solver.values`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countkeys import ResidualKeys
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
+from solver.engine.countroot import root_domains
 from solver.engine.groups import connected_groups
 from solver.pack.expr import Condition
 from solver.values import same
@@ -230,29 +232,19 @@ class ModelCounter:
         if only in self._roots:
             return self._roots[only]
         checks = list(range(self._base)) if only is None else sorted(only)
-        dead: dict[str, set[Any]] = {}
-        refutes = self.refutes
-        for index in checks:
-            for name, values in refutes[index].items():
-                if values:
-                    dead.setdefault(name, set()).update(values)
-        doms = dict(self._open)
-        fixed = dict(self._fixed)
+        start = None if self._empty else root_domains(self.refutes, checks, self._open, self._fixed)
         root: tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None = None
-        if not self._empty and self._narrow_root(dead, doms, fixed):
-            # Only the checks that do something on the pack's own domains, and those reading a
-            # field the refuted values narrowed, need a look: every other one is at its fixpoint
-            # already, and is looked at again if propagation narrows one of its fields (the same
-            # fixpoint, as forward checking's does not depend on the order). Each root was a
-            # pass over its every check (a three-valued evaluation each): 1,644 roots of rule
-            # subsets at 1,000 synthetic fields, 7 % of lint's profile.
+        if start is not None:
+            doms, fixed, narrowed = start
+            # Only the checks that act on the pack's own domains, and those reading a field the
+            # refuted values narrowed, need a look: the others are at their fixpoint (forward
+            # checking's does not depend on the order) until propagation narrows one of their
+            # fields. A pass over every check of each root (a three-valued evaluation each) was 7 %
+            # of lint's profile at 1,000 synthetic fields (1,644 roots of rule subsets).
             quiet = self._quiet
-            for index in checks:
-                if index not in quiet:
-                    self._quiet_at_start(index)
+            pending = [c for c in checks if not (quiet[c] if c in quiet else self._quiet_at_start(c))]
             chosen = set(checks)
-            pending = [c for c in checks if not quiet[c]]
-            pending += [c for name in dead for c in self.by_field[name] if c in chosen]
+            pending += [c for name in narrowed for c in self.by_field[name] if c in chosen]
             live = self._propagate(checks, pending, doms, fixed)
             root = None if live is None else (live, doms, fixed)
         if len(self._roots) >= 64:
@@ -263,39 +255,13 @@ class ModelCounter:
     def _quiet_at_start(self, index: int) -> bool:
         """Whether propagation leaves check `index` open and narrows nothing when its fields hold
         their whole domains (remembered in `_quiet`: `_root` looks at the others only)."""
-        found = self._quiet.get(index)
-        if found is None:
-            names = self.checks[index].fields
-            doms = {n: self._open[n] for n in names if n in self._open}
-            values = {n: self._fixed[n] for n in names if n in self._fixed}
-            found = (
-                len(doms) > 1
-                and self._propagate([index], [index], doms, values) == [index]
-                and all(doms.get(n) == self._open[n] for n in names if n in self._open)
-            )
-            self._quiet[index] = found
-        return found
-
-    def _narrow_root(
-        self, dead: Mapping[str, set[Any]], doms: dict[str, tuple[Scalar, ...]], fixed: dict[str, Scalar]
-    ) -> bool:
-        """Remove the `dead` values from `doms` / `fixed` (a field left with one value moves to
-        `fixed`, keeping the others in field order); False when a domain empties."""
-        for name, values in dead.items():
-            if name in fixed:
-                if fixed[name] in values:
-                    return False
-                continue
-            domain = doms[name]
-            kept = tuple(v for v in domain if v not in values)
-            if not kept:
-                return False
-            if len(kept) == 1:
-                del doms[name]
-                fixed[name] = kept[0]
-            elif len(kept) != len(domain):
-                doms[name] = kept
-        return True
+        names = self.checks[index].fields
+        doms = {n: self._open[n] for n in names if n in self._open}
+        before = dict(doms)
+        values = {n: self._fixed[n] for n in names if n in self._fixed}
+        live = len(doms) > 1 and self._propagate([index], [index], doms, values) == [index]
+        quiet = self._quiet[index] = live and doms == before
+        return quiet
 
     def _weight(self, name: str, size: int) -> int:  # a field outside the projection counts once
         return size if self.project is None or name in self.project else 1
