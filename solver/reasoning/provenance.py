@@ -220,7 +220,14 @@ def provenance_of(
     chained = follows_chain(field, predict)  # the launcher's chain, or a fact's assumed default
     if not chained:
         flagged = _flagged_rejections(
-            plan, name, value, solution, pins, ranked, given_marks(pins) if marks is None else marks
+            plan,
+            name,
+            value,
+            solution,
+            pins,
+            ranked,
+            given_marks(pins) if marks is None else marks,
+            trace.forced.get(name),
         )
         if flagged:
             rejected += flagged
@@ -280,9 +287,11 @@ def _flagged_rejections(
     pins: Mapping[str, Pin],
     ranked: list[Scalar],
     marks: Mapping[str, bool],
+    forced: Mapping[str, Scalar] | None = None,
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
-    warn rule and the decided values it read are the reason. `marks`: `given_marks(pins)`."""
+    warn rule and the decided (or forced: `forced`, as `_decide` saw them) values it read are the
+    reason. `marks`: `given_marks(pins)`."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
     # The decided values the ranking read (fields before this one and pins): the same ranking
@@ -295,7 +304,9 @@ def _flagged_rejections(
         if f in solution and f != name and (f in pins or plan.position(f) < here)
     }
     assigned.update(marks)
-    preferred, flagged = plan.preferred_flagged(name, assigned)
+    preferred, flagged = plan.preferred_flagged(name, assigned, forced)
+    if forced:
+        assigned = {**forced, **assigned}
     if not flagged:
         return []  # (most fields: nothing flagged, nothing moved)
     better = preferred[: preferred.index(value)] if value in preferred else []
