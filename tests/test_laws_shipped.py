@@ -107,8 +107,10 @@ def _law_every_typed_value_is_kept_or_reported_as_adjusted(name: str, count: int
 
 
 def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str, count: int) -> None:
-    """`check` ok ⇒ `resolve` works; an option whose value differs is a departure `resolve`
-    lists (the launcher's pick being `check`'s value), or a typed one an adjustment replaced."""
+    """`check` ok ⇒ `resolve` works and keeps every typed value `check` kept (the launcher takes
+    the command as typed, so the best answer needs no change to it); an option whose value
+    differs is a departure `resolve` lists (the launcher's pick being `check`'s value), or a typed
+    one an adjustment of `check` replaced."""
     exercised = 0
     for pack, options, facts in requests(name, "check-then-resolve", count):
         predicted = _answer(check, pack, options, facts)
@@ -118,11 +120,11 @@ def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str,
         searched = _answer(resolve, pack, options, facts)
         assert isinstance(searched, Resolution), (options, facts, str(searched)[:400])
         departures = {d.field: d for d in searched.departures}
-        adjusted = {a.field for a in [*predicted.adjustments, *searched.adjustments]}
+        adjusted = {a.field for a in predicted.adjustments}
         for field, value in searched.values.items():
             if value == predicted.values[field] or pack.fields[field].kind == "fact":
                 continue
-            if field in options:
+            if field in options:  # (what `check` kept, `resolve` keeps: not adjusted by resolve alone)
                 assert field in adjusted, (options, facts, field)
             else:
                 assert field in departures, (options, facts, field, predicted.values[field], value)
@@ -254,23 +256,6 @@ def _law_no_resource_is_chosen_to_make_another_flag_work(name: str, count: int) 
     assert exercised, "no request resolved: the law was not exercised"
 
 
-def _law_what_check_accepts_resolve_keeps_as_typed(name: str, count: int) -> None:
-    """`check` ok ⇒ `resolve` of the same typed request keeps every typed value `check` kept
-    (the launcher takes the command as typed, so the best answer needs no change to it)."""
-    exercised = 0
-    for pack, options, facts in requests(name, "check-keeps", count):
-        taken = _answer(check, pack, options, facts)
-        if not isinstance(taken, Resolution):
-            continue
-        exercised += 1
-        got = _answer(resolve, pack, options, facts)
-        assert isinstance(got, Resolution), (options, facts, str(got)[:400])
-        kept = [n for n, v in options.items() if taken.values[n] == v]
-        changed = {n: (options[n], got.values[n]) for n in kept if got.values[n] != options[n]}
-        assert not changed, (options, facts, changed)
-    assert exercised, "check accepted no request: the law was not exercised"
-
-
 LAWS: dict[str, Callable[[str, int], None]] = {
     "typed": _law_every_typed_value_is_kept_or_reported_as_adjusted,
     "check-then-resolve": _law_what_check_accepts_resolve_answers_and_says_where_it_departs,
@@ -280,7 +265,6 @@ LAWS: dict[str, Callable[[str, int], None]] = {
     "repairs": _law_each_repair_applied_gets_the_answer_it_promised,
     "assumed-silently": _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed,
     "resources": _law_no_resource_is_chosen_to_make_another_flag_work,
-    "check-keeps": _law_what_check_accepts_resolve_keeps_as_typed,
 }
 
 

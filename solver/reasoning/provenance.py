@@ -49,6 +49,7 @@ from solver.values import show as _show
 __all__ = ["resolve_planned", "resolve_unexplained"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
+_ASSUMED_WITH = "not given; the value the facts assumed with it leave — set it if it differs"
 
 
 def assumed_facts(
@@ -200,11 +201,13 @@ def provenance_of(
     value = solution[name]
     field = pack.fields[name]
     if len(trace.domains.get(name, ())) <= 1:
-        if field.kind == "fact" and not field.search and not _facts_force(plan, name, solution):
+        if field.kind == "fact" and not field.search and not _facts_force(plan, name, solution, pins):
             # An unset fact the search may not choose, narrowed only through the user's options
             # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
             # the chain's assumption (the decisions fail otherwise), said under ASSUMED.
-            _, pref = plan.chain(name, solution)
+            chain, pref = plan.chain(name, solution)
+            if value not in chain:  # (a fact assumed first, `settle`, made it so)
+                return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
             if pref is not None:
                 return Provenance(
                     kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[]
@@ -363,13 +366,18 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     return found
 
 
-def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> bool:
-    """Whether rules reading only facts (given or assumed) besides `name` exclude every other
-    value of `name` as resolved: the value then follows from the facts, not from the flags."""
+def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+    """Whether rules reading only facts besides `name` exclude every other value of `name` as
+    resolved: the value then follows from the facts, not from the flags. Only given facts and
+    those before `name` in the plan's order count: two facts nobody gave that a rule ties
+    (`f1 == f5`) would each follow from the other, and neither be said as assumed
+    (tests/test_laws.py, `_TIED_FACTS`)."""
     fields = plan.pack.fields
+    here = plan.position(name)
     left = {v for v in plan.compiled.domains[name] if v != solution[name]}
     for _, con, at, others in plan.reading(name):
-        if left and all(fields[f].kind == "fact" for f in others):
+        counted = (fields[f].kind == "fact" and (f in pins or plan.position(f) < here) for f in others)
+        if left and all(counted):
             left -= left - con.allowed(at, tuple([solution[f] for f in others]))
     return not left
 
