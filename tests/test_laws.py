@@ -435,10 +435,34 @@ _TIED_FACTS = Case(
 )
 
 
+# A fact the search chooses (`f5`), narrowed by the launcher's default of an option nobody typed
+# (`f0 = -1` needs `f5 = f0`): the answer held only on f5 = -1, said as forced by r4, not as
+# assumed (found by the law below; failed on main f9f5f24).
+_FACT_A_DEFAULT_NEEDS = Case(
+    spec=PackSpec(
+        fields=(FieldSpec("f0", "option", (-1, 0, 1), search=False), FieldSpec("f5", "fact", (-1, 0))),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r4",
+                Cond("cmp", op="==", name="f0", other="f5"),
+                when=Cond("cmp", op="==", name="f0", value=-1),
+            ),
+        ),
+        prefs=(),
+    ),
+    options={},
+    facts={},
+    strict=True,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True), predict=st.booleans())
 @example(case=_TIED_FACTS, predict=False)
 @example(case=_TIED_FACTS, predict=True)
+@example(case=_FACT_A_DEFAULT_NEEDS, predict=False)
+@example(case=_FACT_A_DEFAULT_NEEDS, predict=True)
 @_parallel_examples_predicting
 def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) -> None:
     """`assumed` names only facts no input gave, each with the value the answer has and a reason;

@@ -49,7 +49,7 @@ from solver.values import show as _show
 __all__ = ["resolve_planned", "resolve_unexplained"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
-_ASSUMED_WITH = "not given; the value the facts assumed with it leave — set it if it differs"
+_ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"
 
 
 def assumed_facts(
@@ -201,12 +201,14 @@ def provenance_of(
     value = solution[name]
     field = pack.fields[name]
     if len(trace.domains.get(name, ())) <= 1:
-        if field.kind == "fact" and not field.search and not _facts_force(plan, name, solution, pins):
+        if field.kind == "fact" and not _facts_force(plan, name, solution, pins):
             # An unset fact the search may not choose, narrowed only through the user's options
             # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
-            # the chain's assumption (the decisions fail otherwise), said under ASSUMED.
+            # the chain's assumption (the decisions fail otherwise), said under ASSUMED. So is a
+            # fact the search chooses that options nobody typed narrowed (a launcher default
+            # that needs the fact at one value): the answer holds only if the fact is so.
             chain, pref = plan.chain(name, solution)
-            if value not in chain:  # (a fact assumed first, `settle`, made it so)
+            if value not in chain:  # (a fact assumed first, `settle`, or an option, made it so)
                 return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
             if pref is not None:
                 return Provenance(
@@ -371,12 +373,18 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     resolved: the value then follows from the facts, not from the flags. Only given facts and
     those before `name` in the plan's order count: two facts nobody gave that a rule ties
     (`f1 == f5`) would each follow from the other, and neither be said as assumed
-    (tests/test_laws.py, `_TIED_FACTS`)."""
+    (tests/test_laws.py, `_TIED_FACTS`). A fact the search chooses (the platform) also follows
+    from the options the user typed (`--attention-backend fa3` is CUDA's)."""
     fields = plan.pack.fields
     here = plan.position(name)
+    searched = fields[name].search
     left = {v for v in plan.compiled.domains[name] if v != solution[name]}
     for _, con, at, others in plan.reading(name):
-        counted = (fields[f].kind == "fact" and (f in pins or plan.position(f) < here) for f in others)
+        counted = (
+            (f in pins and (searched or fields[f].kind == "fact"))
+            or (fields[f].kind == "fact" and plan.position(f) < here)
+            for f in others
+        )
         if left and all(counted):
             left -= left - con.allowed(at, tuple([solution[f] for f in others]))
     return not left
