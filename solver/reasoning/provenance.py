@@ -9,6 +9,8 @@ that imports it.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -370,24 +372,42 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
 
 def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
     """Whether rules reading only facts besides `name` exclude every other value of `name` as
-    resolved: the value then follows from the facts, not from the flags. Only given facts and
-    those before `name` in the plan's order count: two facts nobody gave that a rule ties
-    (`f1 == f5`) would each follow from the other, and neither be said as assumed
-    (tests/test_laws.py, `_TIED_FACTS`). A fact the search chooses (the platform) also follows
-    from the options the user typed (`--attention-backend fa3` is CUDA's)."""
-    fields = plan.pack.fields
+    resolved: the value then follows from the facts, not from the flags. A fact counts at its
+    value when given or before `name` in the plan's order; one after it nobody gave counts as
+    any value of its domain (else two facts nobody gave that a rule ties, `f1 == f5`, would
+    each follow from the other, and neither be said as assumed: tests/test_laws.py,
+    `_TIED_FACTS`). A fact the search chooses (the platform) also follows from the options the
+    user typed (`--attention-backend fa3` is CUDA's); options nobody typed never count."""
+    fields, domains = plan.pack.fields, plan.compiled.domains
     here = plan.position(name)
     searched = fields[name].search
-    left = {v for v in plan.compiled.domains[name] if v != solution[name]}
+    left = {v for v in domains[name] if v != solution[name]}
     for _, con, at, others in plan.reading(name):
-        counted = (
-            (f in pins and (searched or fields[f].kind == "fact"))
-            or (fields[f].kind == "fact" and plan.position(f) < here)
-            for f in others
-        )
-        if left and all(counted):
-            left -= left - con.allowed(at, tuple([solution[f] for f in others]))
+        if not left:
+            break
+        free = []
+        for f in others:
+            if (f in pins and (searched or fields[f].kind == "fact")) or (
+                fields[f].kind == "fact" and plan.position(f) < here
+            ):
+                continue
+            free.append(f)
+        if (
+            any(fields[f].kind != "fact" for f in free)
+            or math.prod(len(domains[f]) for f in free) > _PROJECTED
+        ):
+            continue
+        allowed: set[Scalar] = set()
+        for combo in itertools.product(*(domains[f] for f in free)):
+            values = {**solution, **dict(zip(free, combo, strict=True))}
+            allowed.update(con.allowed(at, tuple([values[f] for f in others])))
+        left &= allowed
     return not left
+
+
+# The most combinations of later facts `_facts_force` tries for one rule (derived traits are
+# booleans: a rule over a handful of them is a few dozen).
+_PROJECTED = 256
 
 
 def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
