@@ -51,6 +51,9 @@ KNOWN_BUGS: dict[str, str] = {
     "resolve-departs-to-a-value-refused-typed": (
         "test_given_rules.py::test_resolve_departs_only_to_a_value_a_command_can_type"
     ),
+    "warn-steering-misses-later-assumed-facts": (
+        "test_laws.py::test_auto_avoids_a_warning_a_later_assumed_fact_makes_certain"
+    ),
     "warn-steering-reads-only-propagation": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_later_field_only_search_forces"
     ),

@@ -612,11 +612,52 @@ def test_giving_the_facts_an_answer_assumed_changes_nothing(case: Case, predict:
         )
     )
     again = resolve(case.pack, case.options, facts, strict=case.strict, predict=predict)
+    if "warn-steering-misses-later-assumed-facts" in KNOWN_BUGS and got.warnings:
+        # (until fixed: given, the facts may steer auto clear of a warning the answer had)
+        assert {w.rule for w in again.warnings} <= {w.rule for w in got.warnings}
+        return
     assert again.values == got.values
     assert [(a.field, a.requested, a.rule) for a in again.adjustments] == [
         (a.field, a.requested, a.rule) for a in got.adjustments
     ]
     assert again.assumed == []
+
+
+# A warn rule over a searched option and a fact decided after it that nobody gave and the search
+# may not choose (`f2`, assumed at its chain's False): `f0` is ranked while `f2` is open, so
+# `f0 = p` did not look flagged; the answer (f0 = p, f2 = False) warns, and given f2 = False as
+# ASSUMED says, the answer changes to f0 = q (found by the law above at 600 examples; on main
+# f9f5f24 too).
+_WARNED_BY_A_LATER_ASSUMED_FACT = PackSpec(
+    fields=(
+        FieldSpec("f0", "option", ("p", "q")),
+        FieldSpec("f2", "fact", (False, True), depends_on=("f0",), search=False),
+    ),
+    sets=(),
+    rules=(
+        RuleSpec(
+            "r2",
+            Cond("not", parts=(Cond("cmp", op="==", name="f0", value="p"),)),
+            when=Cond("cmp", op="==", name="f2", value=False),
+            severity="warn",
+        ),
+    ),
+    prefs=(),
+)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['warn-steering-misses-later-assumed-facts']")
+def test_auto_avoids_a_warning_a_later_assumed_fact_makes_certain() -> None:
+    """The assumed value of a later fact the search may not choose is as certain as a forced one
+    (it is read from the facts alone): auto should take f0 = q, as it does with f2 given. A fix:
+    rank with `solver.reasoning.assume.assumed_values` of the facts, as with `Plan.warn_forced`;
+    the oracle with `Oracle.assumed_facts`."""
+    pack = _WARNED_BY_A_LATER_ASSUMED_FACT.pack
+    assert Oracle(_WARNED_BY_A_LATER_ASSUMED_FACT).order == ("f0", "f2")
+    given = resolve(pack, {}, {"f2": False})
+    assert given.values["f0"] == "q" and not given.warnings
+    got = resolve(pack, {}, {})
+    assert got.values == given.values and not got.warnings
 
 
 @law(150)
