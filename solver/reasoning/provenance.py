@@ -385,6 +385,8 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     for _, con, at, others in plan.reading(name):
         if not left:
             break
+        if left <= con.allowed(at, tuple([solution[f] for f in others])):
+            continue  # (most rules: excludes nothing even with every field as resolved)
         free = []
         for f in others:
             if (f in pins and (searched or fields[f].kind == "fact")) or (
