@@ -51,8 +51,11 @@ KNOWN_BUGS: dict[str, str] = {
     "resolve-departs-to-a-value-refused-typed": (
         "test_given_rules.py::test_resolve_departs_only_to_a_value_a_command_can_type"
     ),
-    "warn-steering-misses-forced-later-fields": (
-        "test_laws_trust.py::test_auto_avoids_a_warning_a_forced_later_field_makes_certain"
+    "warn-steering-misses-later-assumed-facts": (
+        "test_laws.py::test_auto_avoids_a_warning_a_later_assumed_fact_makes_certain"
+    ),
+    "warn-steering-reads-only-propagation": (
+        "test_laws_trust.py::test_auto_avoids_a_warning_a_later_field_only_search_forces"
     ),
 }
 
@@ -739,11 +742,36 @@ class Oracle:
         return out
 
     # -- preferences and the optimum ----------------------------------------------------------
-    def ranking(self, name: str, decided: Known) -> tuple[list[Scalar], dict[Scalar, str]]:
-        """The preferred ranking with the values a warn rule flags (`flagged`) moved to the end."""
+    def ranking(
+        self, name: str, decided: Known, forced: Known | None = None
+    ) -> tuple[list[Scalar], dict[Scalar, str]]:
+        """The preferred ranking with the values a warn rule flags (`flagged`, reading `decided`
+        and the values propagation `forced`) moved to the end."""
         ranked, origin = self.preferred(name, decided)
-        flagged = self.flagged(name, decided, ranked)
+        flagged = self.flagged(name, {**(forced or {}), **decided}, ranked)
         return [v for v in ranked if v not in flagged] + [v for v in ranked if v in flagged], origin
+
+    def forced(self, decided: Known) -> dict[str, Scalar]:
+        """The fields not in `decided` that the engine's propagation leaves one value of: forward
+        checking to a fixpoint, as `solver.engine.state.State.propagate` does it (a hard rule
+        with one field not down to one value keeps the values of that field that hold with the
+        others' values). Not every value the rules force (brute force would find more): the
+        engine ranks with what its propagation knows, and this models exactly that."""
+        domains = {n: [decided[n]] if n in decided else list(d) for n, d in self.domains.items()}
+        reads = [(rule, [n for n in self.names if n in rule.reads()]) for rule in self.hard]
+        changed = True
+        while changed:
+            changed = False
+            for rule, names in reads:
+                free = [n for n in names if len(domains[n]) > 1]
+                if len(free) != 1:
+                    continue
+                target = free[0]
+                known = {n: domains[n][0] for n in names if n != target}
+                kept = [v for v in domains[target] if rule.holds3({**known, target: v}) is not False]
+                if len(kept) < len(domains[target]):
+                    domains[target], changed = kept, True
+        return {n: d[0] for n, d in domains.items() if len(d) == 1 and n not in decided}
 
     def flagged(self, name: str, decided: Known, values: Iterable[Scalar]) -> dict[Scalar, str]:
         """Values that break a warn rule reading `name` whatever its undecided fields hold."""
@@ -874,12 +902,14 @@ class Oracle:
                     value = picked
                 else:
                     possible = [v for v in self.domains[name] if v in seen]
-                    ranked, origin = self.ranking(name, decided)
+                    forced = self.forced(decided)
+                    ranked, origin = self.ranking(name, decided, forced)
                     value = next(v for v in ranked if v in seen)
                     preferred, _ = self.preferred(name, decided)
                     above = preferred[: preferred.index(value)]
                     tried = ranked[: ranked.index(value)]
-                    flagged = {v: r for v, r in self.flagged(name, decided, above).items() if v not in tried}
+                    flagged = self.flagged(name, {**forced, **decided}, above)
+                    flagged = {v: r for v, r in flagged.items() if v not in tried}
                     steps[name] = Step(ranked, origin, possible, value, flagged)
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]

@@ -22,7 +22,7 @@ import pytest
 from generated import KNOWN_BUGS
 from test_laws import LONG_FACTOR
 
-from solver import check, load_pack, resolve
+from solver import check, load_pack, resolve, valid_choices
 from solver.errors import Unsatisfiable
 from solver.inputs.launch import read_command
 from solver.launcher import to_argv
@@ -107,8 +107,10 @@ def _law_every_typed_value_is_kept_or_reported_as_adjusted(name: str, count: int
 
 
 def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str, count: int) -> None:
-    """`check` ok ⇒ `resolve` works; an option whose value differs is a departure `resolve`
-    lists (the launcher's pick being `check`'s value), or a typed one an adjustment replaced."""
+    """`check` ok ⇒ `resolve` works and keeps every typed value `check` kept (the launcher takes
+    the command as typed, so the best answer needs no change to it); an option whose value
+    differs is a departure `resolve` lists (the launcher's pick being `check`'s value), or a typed
+    one an adjustment of `check` replaced."""
     exercised = 0
     for pack, options, facts in requests(name, "check-then-resolve", count):
         predicted = _answer(check, pack, options, facts)
@@ -118,11 +120,11 @@ def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str,
         searched = _answer(resolve, pack, options, facts)
         assert isinstance(searched, Resolution), (options, facts, str(searched)[:400])
         departures = {d.field: d for d in searched.departures}
-        adjusted = {a.field for a in [*predicted.adjustments, *searched.adjustments]}
+        adjusted = {a.field for a in predicted.adjustments}
         for field, value in searched.values.items():
             if value == predicted.values[field] or pack.fields[field].kind == "fact":
                 continue
-            if field in options:
+            if field in options:  # (what `check` kept, `resolve` keeps: not adjusted by resolve alone)
                 assert field in adjusted, (options, facts, field)
             else:
                 assert field in departures, (options, facts, field, predicted.values[field], value)
@@ -207,6 +209,53 @@ def _law_each_repair_applied_gets_the_answer_it_promised(name: str, count: int) 
     assert exercised, "no repair was applied: the law was not exercised"
 
 
+def _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed(name: str, count: int) -> None:
+    """Nothing assumed silently: in `resolve` and `check`, a fact nobody gave that ASSUMED does not
+    name has the one value the given inputs (the typed options at the answer's values, the given
+    facts) and the assumed facts leave possible (`valid_choices`): the answer never holds on a
+    fact's value only because of an option it decided itself."""
+    exercised = 0
+    for pack, options, facts in requests(name, "assumed-silently", count):
+        for fn in (resolve, check):
+            got = _answer(fn, pack, options, facts)
+            if not isinstance(got, Resolution):
+                continue
+            exercised += 1
+            known = _given_back(pack, got, facts)
+            unsaid = [n for n in pack.facts if n not in known]
+            typed = {n: got.values[n] for n in options}
+            possible = valid_choices(pack, typed, known, fields=unsaid, reasons=False).possible
+            for field in unsaid:
+                assert possible[field] == [got.values[field]], (fn.__name__, options, facts, field)
+    assert exercised, "no request resolved: the law was not exercised"
+
+
+def _law_no_resource_is_chosen_to_make_another_flag_work(name: str, count: int) -> None:
+    """No resource chosen: an option the search may not choose (`search = false`: GPU counts,
+    parallel sizes, the checkpoint's quantization and dtype), left unset, is never a departure
+    from the launcher's own pick and has the value `check` of the same request gives it; typed,
+    it keeps its value unless a reported adjustment replaced it."""
+    exercised = 0
+    for pack, options, facts in requests(name, "resources", count):
+        got = _answer(resolve, pack, options, facts)
+        if not isinstance(got, Resolution):
+            continue
+        exercised += 1
+        own = _answer(check, pack, options, facts)
+        departed = {d.field for d in got.departures}
+        adjusted = {a.field for a in got.adjustments}
+        for field, spec in pack.fields.items():
+            if spec.kind != "option" or spec.search:
+                continue
+            if field in options:
+                assert got.values[field] == options[field] or field in adjusted, (options, facts, field)
+                continue
+            assert field not in departed, (options, facts, field, got.values[field])
+            if isinstance(own, Resolution):
+                assert got.values[field] == own.values[field], (options, facts, field)
+    assert exercised, "no request resolved: the law was not exercised"
+
+
 LAWS: dict[str, Callable[[str, int], None]] = {
     "typed": _law_every_typed_value_is_kept_or_reported_as_adjusted,
     "check-then-resolve": _law_what_check_accepts_resolve_answers_and_says_where_it_departs,
@@ -214,6 +263,8 @@ LAWS: dict[str, Callable[[str, int], None]] = {
     "minimal-argv": partial(_law_the_launch_command_resolve_writes_is_taken_as_typed, minimal=True),
     "assumed": _law_giving_the_facts_an_answer_assumed_changes_nothing,
     "repairs": _law_each_repair_applied_gets_the_answer_it_promised,
+    "assumed-silently": _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed,
+    "resources": _law_no_resource_is_chosen_to_make_another_flag_work,
 }
 
 

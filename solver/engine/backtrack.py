@@ -31,6 +31,9 @@ class SearchTrace:
 
     domains: dict[str, tuple[Scalar, ...]] = field(default_factory=dict)
     steps: int = 0
+    # Per field: the values propagation forced, of fields decided after it, that its warn rules
+    # read when it was ranked (`Plan.warn_forced`), so its explanation reads the same.
+    forced: dict[str, dict[str, Scalar]] = field(default_factory=dict)
 
 
 def _pc() -> Any:

@@ -271,6 +271,9 @@ def _decide(
                 continue
             if follows_chain(fields[name], predict):
                 first = plan.chain(name, decided)[0][0]
+            elif plan.warn_rules.get(name):  # its warn rules read what the state forces
+                _catch_up(state, pending)
+                first = plan.best_first(name, decided, plan.warn_forced(name, state, decided))[0]
             else:
                 first = plan.best_first(name, decided)[0]
             if witness.get(name) == first:
@@ -311,7 +314,10 @@ def _decide(
             decided[name] = current[0]
             continue
         else:
-            ranked, origin = plan.ranking(name, decided)
+            forced = plan.warn_forced(name, state, decided) if plan.warn_rules.get(name) else None
+            if forced:
+                trace.forced[name] = forced
+            ranked, origin = plan.ranking(name, decided, forced)
             log[name] = (ranked, origin)
             found = _first_working(plan, state, witness, name, ranked, current)
             if found is None:  # pragma: no cover - a satisfiable state always has a working value

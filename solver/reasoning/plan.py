@@ -18,7 +18,7 @@ from solver.bounded import PACKS_KEPT, Lru
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.opendomain import base_digest
-from solver.engine.state import memoized
+from solver.engine.state import State, memoized
 from solver.model import (
     Pack,
     Preference,
@@ -56,9 +56,7 @@ class Plan:
     # Rankings already computed, by field and the values of the fields its ranking reads: the
     # ranking, which preference ranked each value, the preferences' own order and the values a
     # warn rule flags (what provenance asks again for the same decided values).
-    _rankings: dict[tuple[str, tuple[Any, ...]], _Ranking] = field(
-        default_factory=dict, compare=False, repr=False
-    )
+    _rankings: dict[tuple[Any, ...], _Ranking] = field(default_factory=dict, compare=False, repr=False)
     _reads: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False, repr=False)
     # Default chains already computed, by field and the values its preferences read.
     _chains: dict[tuple[str, tuple[Any, ...]], tuple[tuple[Scalar, ...], Preference | None]] = field(
@@ -81,7 +79,7 @@ class Plan:
         return dataclasses.replace(self, compiled=self.compiled.within(budget))
 
     def ranking(
-        self, name: str, assigned: Mapping[str, Scalar]
+        self, name: str, assigned: Mapping[str, Scalar], forced: Mapping[str, Scalar] | None = None
     ) -> tuple[list[Scalar], dict[Scalar, Preference]]:
         """The field's values, best first, given the decided fields; and which preference ranked each.
 
@@ -89,32 +87,57 @@ class Plan:
         combination SGLang accepts but that is expected to fail, which a user may choose and then
         gets the warning, but which auto never takes while another value works.
 
+        `forced`: values propagation left one of, of fields not decided yet (`warn_forced`): a
+        warn rule reads them (a value it flags is flagged whatever is decided later), the
+        preferences do not (a preference applies on decided values only).
+
         Depends only on the decided values of the fields the field's preferences and warn rules
         read, so it is remembered by those (a resolution asks for each field several times).
         """
-        found = self._ranked(name, assigned)
+        found = self._ranked(name, assigned, forced)
         return list(found[0]), dict(found[1])
 
-    def best_first(self, name: str, assigned: Mapping[str, Scalar]) -> Sequence[Scalar]:
+    def best_first(
+        self, name: str, assigned: Mapping[str, Scalar], forced: Mapping[str, Scalar] | None = None
+    ) -> Sequence[Scalar]:
         """`ranking`'s values alone, read-only (shared with later calls): for a caller that only
         walks them (the guess of `likely_values` asks for every free field of every request)."""
-        return self._ranked(name, assigned)[0]
+        return self._ranked(name, assigned, forced)[0]
 
     def preferred_flagged(
-        self, name: str, assigned: Mapping[str, Scalar]
+        self, name: str, assigned: Mapping[str, Scalar], forced: Mapping[str, Scalar] | None = None
     ) -> tuple[Sequence[Scalar], Mapping[Scalar, str]]:
         """`preferred` (its ranking) and `flagged` over all of it, as `ranking` computed them for
         the same decided values (read-only: shared with later calls)."""
-        found = self._ranked(name, assigned)
+        found = self._ranked(name, assigned, forced)
         return found[2], found[3]
 
-    def _ranked(self, name: str, assigned: Mapping[str, Scalar]) -> _Ranking:
+    def warn_forced(self, name: str, state: State, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
+        """The fields `name`'s warn rules read that `assigned` lacks and `state` (propagated)
+        leaves one value of, at that value: a rule that forces a field decided later makes a
+        value of `name` break a warn rule as surely as a decided one (tests/test_laws_trust.py,
+        `_WARNED_BY_A_FORCED_LATER_FIELD`)."""
+        out: dict[str, Scalar] = {}
+        rules = self.compiled.warn_rules
+        for rid in self.warn_rules.get(name, ()):
+            for f in rules[rid].fields:
+                if f != name and f not in assigned and f not in out:
+                    domain = state.domain(f)
+                    if len(domain) == 1:
+                        out[f] = domain[0]
+        return out
+
+    def _ranked(
+        self, name: str, assigned: Mapping[str, Scalar], forced: Mapping[str, Scalar] | None
+    ) -> _Ranking:
         reads = self.ranking_reads(name)
-        key = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
+        key: tuple[Any, ...] = (name, tuple([assigned.get(f, _UNDECIDED) for f in reads]))
+        if forced:
+            key += tuple(sorted(forced.items()))
         found = self._rankings.get(key)
         if found is None:
             preferred, origin = self.preferred(name, assigned)
-            flagged = self.flagged(name, assigned, preferred)
+            flagged = self.flagged(name, {**forced, **assigned} if forced else assigned, preferred)
             ranked = preferred
             if flagged:
                 ranked = [v for v in preferred if v not in flagged] + [v for v in preferred if v in flagged]

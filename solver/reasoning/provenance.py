@@ -9,6 +9,8 @@ that imports it.
 
 from __future__ import annotations
 
+import itertools
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,6 +51,7 @@ from solver.values import show as _show
 __all__ = ["resolve_planned", "resolve_unexplained"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
+_ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"
 
 
 def assumed_facts(
@@ -200,11 +203,15 @@ def provenance_of(
     value = solution[name]
     field = pack.fields[name]
     if len(trace.domains.get(name, ())) <= 1:
-        if field.kind == "fact" and not field.search and not _facts_force(plan, name, solution):
+        if field.kind == "fact" and not _facts_force(plan, name, solution, pins):
             # An unset fact the search may not choose, narrowed only through the user's options
             # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
-            # the chain's assumption (the decisions fail otherwise), said under ASSUMED.
-            _, pref = plan.chain(name, solution)
+            # the chain's assumption (the decisions fail otherwise), said under ASSUMED. So is a
+            # fact the search chooses that options nobody typed narrowed (a launcher default
+            # that needs the fact at one value): the answer holds only if the fact is so.
+            chain, pref = plan.chain(name, solution)
+            if value not in chain:  # (a fact assumed first, `settle`, or an option, made it so)
+                return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
             if pref is not None:
                 return Provenance(
                     kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[]
@@ -220,7 +227,14 @@ def provenance_of(
     chained = follows_chain(field, predict)  # the launcher's chain, or a fact's assumed default
     if not chained:
         flagged = _flagged_rejections(
-            plan, name, value, solution, pins, ranked, given_marks(pins) if marks is None else marks
+            plan,
+            name,
+            value,
+            solution,
+            pins,
+            ranked,
+            given_marks(pins) if marks is None else marks,
+            trace.forced.get(name),
         )
         if flagged:
             rejected += flagged
@@ -280,9 +294,11 @@ def _flagged_rejections(
     pins: Mapping[str, Pin],
     ranked: list[Scalar],
     marks: Mapping[str, bool],
+    forced: Mapping[str, Scalar] | None = None,
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
-    warn rule and the decided values it read are the reason. `marks`: `given_marks(pins)`."""
+    warn rule and the decided (or forced: `forced`, as `_decide` saw them) values it read are the
+    reason. `marks`: `given_marks(pins)`."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
     # The decided values the ranking read (fields before this one and pins): the same ranking
@@ -295,7 +311,9 @@ def _flagged_rejections(
         if f in solution and f != name and (f in pins or plan.position(f) < here)
     }
     assigned.update(marks)
-    preferred, flagged = plan.preferred_flagged(name, assigned)
+    preferred, flagged = plan.preferred_flagged(name, assigned, forced)
+    if forced:
+        assigned = {**forced, **assigned}
     if not flagged:
         return []  # (most fields: nothing flagged, nothing moved)
     better = preferred[: preferred.index(value)] if value in preferred else []
@@ -352,15 +370,46 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     return found
 
 
-def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> bool:
-    """Whether rules reading only facts (given or assumed) besides `name` exclude every other
-    value of `name` as resolved: the value then follows from the facts, not from the flags."""
-    fields = plan.pack.fields
-    left = {v for v in plan.compiled.domains[name] if v != solution[name]}
+def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+    """Whether rules reading only facts besides `name` exclude every other value of `name` as
+    resolved: the value then follows from the facts, not from the flags. A fact counts at its
+    value when given or before `name` in the plan's order; one after it nobody gave counts as
+    any value of its domain (else two facts nobody gave that a rule ties, `f1 == f5`, would
+    each follow from the other, and neither be said as assumed: tests/test_laws.py,
+    `_TIED_FACTS`). A fact the search chooses (the platform) also follows from the options the
+    user typed (`--attention-backend fa3` is CUDA's); options nobody typed never count."""
+    fields, domains = plan.pack.fields, plan.compiled.domains
+    here = plan.position(name)
+    searched = fields[name].search
+    left = {v for v in domains[name] if v != solution[name]}
     for _, con, at, others in plan.reading(name):
-        if left and all(fields[f].kind == "fact" for f in others):
-            left -= left - con.allowed(at, tuple([solution[f] for f in others]))
+        if not left:
+            break
+        if left <= con.allowed(at, tuple([solution[f] for f in others])):
+            continue  # (most rules: excludes nothing even with every field as resolved)
+        free = []
+        for f in others:
+            if (f in pins and (searched or fields[f].kind == "fact")) or (
+                fields[f].kind == "fact" and plan.position(f) < here
+            ):
+                continue
+            free.append(f)
+        if (
+            any(fields[f].kind != "fact" for f in free)
+            or math.prod(len(domains[f]) for f in free) > _PROJECTED
+        ):
+            continue
+        allowed: set[Scalar] = set()
+        for combo in itertools.product(*(domains[f] for f in free)):
+            values = {**solution, **dict(zip(free, combo, strict=True))}
+            allowed.update(con.allowed(at, tuple([values[f] for f in others])))
+        left &= allowed
     return not left
+
+
+# The most combinations of later facts `_facts_force` tries for one rule (derived traits are
+# booleans: a rule over a handful of them is a few dozen).
+_PROJECTED = 256
 
 
 def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
