@@ -38,7 +38,7 @@ from solver.inputs.launch import (
 from solver.inputs.pins import coerce, collect_pins, field_name
 from solver.inputs.precedence import read_values
 from solver.model import Field, Pack, Pin, Repair, Resolution, Scalar
-from solver.reasoning.minimal import minimal_options
+from solver.reasoning.minimal import command_options, minimal_options
 from solver.values import same
 from solver.values import show as _show
 
@@ -257,6 +257,9 @@ def to_argv(
     Facts are inputs, not server flags: only with `include_facts` (environment facts never).
     `only` limits the output to those fields (any kind). `minimal` keeps only the options that
     differ from what the launcher would choose by itself (`solver.reasoning.minimal.minimal_options`).
+    Without `only`, an option whose being typed a rule refuses (`given(FIELD)`) is left out when the
+    launcher reaches its value by itself; when it does not, `Unsatisfiable` says that no command
+    gives this answer (`solver.reasoning.minimal.command_options`).
     For the whole launch command (program, model, the user's other flags) see
     `solver.inputs.launch.write_command`.
     """
@@ -271,8 +274,14 @@ def to_argv(
     if minimal:
         keep = set(minimal_options(pack, resolution.values))
         wanted = keep if wanted is None else wanted & keep
+    left_out: set[str] = set()
+    if only is None:  # a whole command: none the launcher refuses (`command_options`)
+        written = [n for n in pack.options if wanted is None or n in wanted]
+        left_out = set(written).difference(command_options(pack, resolution, written))
     argv: list[str] = []
     for name, field in pack.fields.items():
+        if name in left_out:
+            continue
         if wanted is not None:
             if name not in wanted:
                 continue

@@ -17,7 +17,9 @@ what the test itself costs, and what a quiet run's wall time is made of.
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Generator
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,6 +34,10 @@ settings.register_profile("explore", _BOTH, derandomize=False)
 settings.load_profile("repro")
 
 _SPENT: dict[str, float] = {}
+_CPU_KEY = "cpu_seconds"
+# tests/test_fuzz.py's cases by target and outcome, from each test's report (see there).
+_FUZZ_CASES = "fuzz_cases"
+_FUZZ: Counter[tuple[str, str]] = Counter()
 
 
 def _cpu_seconds() -> float:
@@ -39,17 +45,55 @@ def _cpu_seconds() -> float:
     return times.user + times.system + times.children_user + times.children_system
 
 
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
-    if not os.environ.get("CONFSOLVE_CPU_DURATIONS"):
-        yield
-        return
-    start = _cpu_seconds()
-    yield
-    _SPENT[item.nodeid] = _cpu_seconds() - start
+# Measured per phase (setup, call, teardown) and carried on that phase's report: under pytest-xdist
+# the tests run in worker processes, and only their reports reach the process that prints this.
+_PHASE_START = pytest.StashKey[float]()
+
+
+def _mark_phase_start(item: pytest.Item) -> None:
+    if os.environ.get("CONFSOLVE_CPU_DURATIONS"):
+        item.stash[_PHASE_START] = _cpu_seconds()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _mark_phase_start(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_call(item: pytest.Item) -> None:
+    _mark_phase_start(item)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    _mark_phase_start(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+    report = yield
+    start = item.stash.get(_PHASE_START, None)
+    if start is not None and os.environ.get("CONFSOLVE_CPU_DURATIONS"):
+        report.user_properties.append((_CPU_KEY, _cpu_seconds() - start))
+    return report
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    for key, value in report.user_properties:
+        if key == _CPU_KEY:
+            _SPENT[report.nodeid] = _SPENT.get(report.nodeid, 0.0) + float(value)
+        elif key == _FUZZ_CASES:
+            for target, outcome, count in value:
+                _FUZZ[(target, outcome)] += count
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _FUZZ:
+        terminalreporter.write_line(f"fuzz cases run: {sum(_FUZZ.values())}")
+        for target in sorted({t for t, _ in _FUZZ}):
+            by_outcome = ", ".join(f"{o}: {n}" for (t, o), n in sorted(_FUZZ.items()) if t == target)
+            terminalreporter.write_line(f"  {target}: {by_outcome}")
     wanted = os.environ.get("CONFSOLVE_CPU_DURATIONS")
     if not wanted or not _SPENT:
         return

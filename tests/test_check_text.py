@@ -155,3 +155,51 @@ def test_check_json_is_unchanged_by_the_picks(capsys: pytest.CaptureFixture[str]
     doc = json.loads(doc_text)
     assert "picks" not in doc and not any(re.search("pick", key) for key in doc)
     assert doc["mode"] == "predict" and doc["status"] == "resolved"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [*HOPPER_LLAMA, "--set", "attention_backend=trtllm_mla"],  # a because without a full stop
+        [
+            "--pack",
+            "vllm",
+            "--set",
+            "platform=cuda",
+            "--set",
+            "gpu_arch=sm90",
+            "--set",
+            "attention_backend=FLASHMLA",
+        ],
+        [*HOPPER_LLAMA, "--set", "tp_size=8", "--set", "num_gpus=4"],
+    ],
+)
+def test_the_conflict_paragraph_is_sentences(capsys: pytest.CaptureFixture[str], argv: list[str]) -> None:
+    """The rule's reason ran into the repair: "... fa3 or flashmla Try: unset attention_backend."
+    Each part of the paragraph ends with a full stop before the next begins."""
+    code, out, _ = run(capsys, "check", *argv)
+    assert code == 1 and out.startswith("conflict: ")
+    paragraph = " ".join(out.split())
+    assert re.search(r"[^.!?] (Try:|Run `confsolve resolve`)", paragraph) is None, paragraph
+
+
+def test_a_repair_s_fact_change_is_said_after_the_command_not_inside_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A V100 (sm70) under a typed SGLang command: the repair's GPU change sat inside the
+    backticks, after a 4-space gap, as if it were words of the command. resolve keeps its column."""
+    argv = [
+        "--set",
+        "platform=cuda",
+        "--set",
+        "gpu_arch=sm70",
+        "--",
+        *["python", "-m", "sglang.launch_server", "--tp", "8"],
+    ]
+    code, out, _ = run(capsys, "check", *argv)
+    assert code == 1
+    assert (
+        "Try: `python -m sglang.launch_server --tp-size 8` on a machine or model with gpu_arch=sm75." in out
+    )
+    code, out, err = run(capsys, "resolve", *argv)
+    assert "--tp-size 8    (on a machine or model with gpu_arch=sm75)" in out + err

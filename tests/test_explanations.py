@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
 
 from solver import Unsatisfiable, load_pack
+from solver.pack.loader import load_directory
 from solver.reasoning.resolution import resolve
 
 TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
@@ -31,6 +33,19 @@ def test_canonical_conflict_message_word_for_word() -> None:
     with pytest.raises(Unsatisfiable) as info:
         resolve(pack, {"quant": "fp4", "kernel": "trtllm"}, {"gpu": "h100"})
     assert str(info.value) == CANONICAL.format(pack=pack.directory)
+
+
+def test_the_message_names_the_directory_it_was_asked_about(tmp_path: Path) -> None:
+    """The same pack in two directories (one digest: one compiled plan in this process): each
+    conflict's `--pack` names its own directory, whichever this process read first (the canonical
+    message above depended on which tests had run before it in the same process)."""
+    for copy in ("first", "second"):
+        root = tmp_path / copy / "toy"
+        shutil.copytree(TOY, root)
+        pack = load_directory(root, fresh=True)
+        with pytest.raises(Unsatisfiable) as info:
+            resolve(pack, {"quant": "fp4", "kernel": "trtllm"}, {"gpu": "h100"})
+        assert str(info.value) == CANONICAL.format(pack=root)
 
 
 @pytest.fixture(scope="module")

@@ -69,23 +69,20 @@ from solver.model import Pack, Pin, Resolution
 LONG_EXAMPLES = int(os.environ.get("CONFSOLVE_FUZZ_EXAMPLES", "2000"))
 
 
-# Cases run per fuzz target and outcome, reported at the end of the module (see _report_counts).
+# Cases run per fuzz target and outcome. Each test's own are carried on its report, and
+# tests/conftest.py adds them up and prints them at the end of the run: under pytest-xdist the
+# tests run in worker processes, whose output is not shown.
 COUNTS: Counter[tuple[str, str]] = Counter()
+FUZZ_CASES = "fuzz_cases"  # the report property tests/conftest.py reads
 
 
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture(autouse=True)
 def _report_counts(request: pytest.FixtureRequest) -> Iterator[None]:
+    before = Counter(COUNTS)
     yield
-    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    capture = request.config.pluginmanager.get_plugin("capturemanager")
-    if reporter is None or capture is None or not COUNTS:
-        return
-    with capture.global_and_fixture_disabled():
-        reporter.write_line("")
-        reporter.write_line(f"fuzz cases run: {sum(COUNTS.values())}")
-        for target in sorted({t for t, _ in COUNTS}):
-            by_outcome = ", ".join(f"{o}: {n}" for (t, o), n in sorted(COUNTS.items()) if t == target)
-            reporter.write_line(f"  {target}: {by_outcome}")
+    ran = COUNTS - before
+    if ran:
+        request.node.user_properties.append((FUZZ_CASES, [[t, o, n] for (t, o), n in sorted(ran.items())]))
 
 
 def modes(quick: int, long_share: float = 1.0) -> Any:

@@ -265,3 +265,126 @@ def test_choices_where_typing_a_field_tightens_a_rule(tmp_path: Path) -> None:
                             )
                         ]
                         assert got[name] == want, (family, typed, name)
+
+
+COMMAND_RULES = """
+[field.checkpoint]
+kind = "fact"
+domain = ["gptq", "bf16"]
+required = true
+
+[field.quantization]
+kind = "option"
+domain = ["none", "gptq"]
+
+[field.runner]
+kind = "option"
+domain = ["triton", "marlin"]
+
+[field.kernel]
+kind = "option"
+domain = ["k1", "k2"]
+
+[[preference]]
+id = "quantization-from-checkpoint"
+field = "quantization"
+when = "checkpoint == 'gptq'"
+prefer = ["gptq"]
+because = "the checkpoint's own method is used when none is typed"
+source = "test"
+
+[[rule]]
+id = "gptq-checkpoint-quant"
+when = "checkpoint == 'gptq'"
+require = "quantization == 'gptq'"
+because = "a GPTQ checkpoint loads only with its own method"
+source = "test"
+
+[[rule]]
+id = "gptq-runner-untyped"
+when = "quantization == 'gptq'"
+require = "runner == 'marlin' and not given(runner)"
+because = "GPTQ experts take marlin only with --runner unset: leave --runner unset"
+source = "test"
+
+[[rule]]
+id = "k1-slow-quantized"
+when = "kernel == 'k1'"
+require = "quantization == 'none'"
+severity = "warn"
+because = "k1 runs quantized models slowly: k2 is faster"
+source = "test"
+
+[[rule]]
+id = "k2-untyped"
+when = "kernel == 'k2'"
+forbid = "given(kernel)"
+because = "k2 asserts --kernel unset: leave --kernel unset"
+source = "test"
+"""
+
+
+@pytest.fixture
+def command_pack(tmp_path: Path) -> Pack:
+    root = tmp_path / "command"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "command"), encoding="utf-8")
+    (root / "rules.toml").write_text(COMMAND_RULES, encoding="utf-8")
+    return load_directory(root)
+
+
+def test_the_command_leaves_out_a_flag_a_rule_needs_unset_where_the_launcher_reaches_it(
+    command_pack: Pack,
+) -> None:
+    """A GPTQ checkpoint with k1 typed: the answer's runner is marlin, which the launcher picks
+    itself and refuses typed; every command (full, minimal, the command line's) leaves it out and
+    lands on the answer. (Before the fix: `--runner marlin` written, and `check` refused it.)"""
+    from solver.launcher import to_argv
+
+    pack = command_pack
+    got = resolve(pack, {"quantization": "none"}, {"checkpoint": "bf16"})
+    assert (got.values["runner"], to_argv(got, pack, minimal=True)) == ("triton", [])  # nothing to leave out
+    got = resolve(pack, {"kernel": "k1"}, {"checkpoint": "gptq"})
+    assert got.values["runner"] == "marlin"
+    for minimal in (False, True):
+        argv = to_argv(got, pack, minimal=minimal)
+        assert "--runner" not in argv and ("--kernel" in argv) is not minimal, argv
+        typed = {argv[i][2:]: argv[i + 1] for i in range(0, len(argv), 2)}
+        assert check(pack, typed, {"checkpoint": "gptq"}).values == got.values
+
+
+def test_an_answer_no_command_reaches_is_said_not_written(
+    command_pack: Pack, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A GPTQ checkpoint: the search steers away from k1 (warned), the launcher left to itself
+    takes k1, and typed `--kernel k2` is refused.
+    No command gives this answer, so `to_argv` and `--format argv` say so (exit 1), naming the
+    rule, rather than print a command the launcher refuses."""
+    from clirun import run
+
+    from solver.launcher import to_argv
+
+    pack = command_pack
+    got = resolve(pack, {}, {"checkpoint": "gptq"})
+    assert got.values["kernel"] == "k2" and [d.field for d in got.departures] == ["kernel"]
+    for minimal in (False, True):
+        with pytest.raises(Unsatisfiable) as caught:
+            to_argv(got, pack, minimal=minimal)
+        assert [r.id for r in caught.value.conflict.rules] == ["k2-untyped"]
+        assert "--kernel k2" in caught.value.message and "--kernel k1" in caught.value.message
+    root = str(pack.directory)
+    code, out, err = run(
+        capsys, "resolve", "--pack", root, "--set", "checkpoint=gptq",
+        "--format", "argv",
+    )  # fmt: skip
+    assert code == 1 and out == "" and "k2-untyped" in err, (code, out, err)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['resolve-departs-to-a-value-refused-typed']")
+def test_resolve_departs_only_to_a_value_a_command_can_type(command_pack: Pack) -> None:
+    """The answer above is one no command reaches: the search departs from the launcher's k1
+    (warned) to k2 with `given(kernel)` read as false, though departing means typing `--kernel`,
+    which `k2-untyped` refuses. The only configuration a command gives is the launcher's own k1,
+    with its warning. (A fix: the search reads a departed field as given.)"""
+    got = resolve(command_pack, {}, {"checkpoint": "gptq"})
+    assert got.values["kernel"] == "k1" and [w.rule for w in got.warnings] == ["k1-slow-quantized"]

@@ -91,6 +91,30 @@ def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
     assert says in err and "Allowed: any integer >= 1." in err and "Traceback" not in err
 
 
+@pytest.mark.parametrize(
+    ("pack", "typed", "meant"),
+    [
+        ("vllm", "pipeline_parallel_size=7", ["8", "4"]),  # 6 and 7 are no pipeline sizes
+        ("vllm", "block_size=100", ["96", "112"]),
+        ("vllm", "num_gpus=3", ["4", "2"]),
+        ("vllm", "pipeline_parallel_size=1000", ["16"]),
+        ("sglang", "tp_size=-3", ["1"]),  # an open range's first value
+        ("sglang", "weight_group_size=100", ["128", "64"]),
+    ],
+)
+def test_a_whole_number_s_did_you_mean_is_the_nearest_allowed_values(
+    capsys: pytest.CaptureFixture[str], pack: str, typed: str, meant: list[str]
+) -> None:
+    """By spelling, `--block-size 100` suggested 1600, 1200 and 1040; a whole number is near the
+    numbers on either side of it."""
+    assert main(["resolve", "--pack", pack, "--set", typed, "--json"]) == 2
+    (issue,) = json.loads(capsys.readouterr().out)["error"]["issues"]
+    assert issue["did_you_mean"] == meant
+    assert main(["resolve", "--pack", pack, "--set", typed]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean " + " or ".join(repr(m) for m in meant) + "?" in err
+
+
 # --- round 12's sweep of hostile inputs: each case crashed or hung before ------------------------
 
 

@@ -54,6 +54,36 @@ def test_the_note_on_a_repeated_option_is_on_stderr(sglang: Pack, capsys: pytest
     assert "--dp 2 is given again as --dp 4" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("extra", [[], ["--attention-backend", "trtllm_mla"]])
+def test_check_json_carries_the_launch_notes_text_check_says(
+    capsys: pytest.CaptureFixture[str], extra: list[str]
+) -> None:
+    """`check` says on stderr what reading the command set aside; `check --json` had it only
+    there, not in the document a script reads: now `launch_notes`, resolved or conflict."""
+    import json
+
+    import jsonschema
+    from clirun import run
+
+    from solver.render.schema import output_schema
+
+    facts = ["--set", "platform=cuda", "--set", "gpu_arch=sm90", "--set", "architecture=LlamaForCausalLM"]
+    words = ["python", "-m", "sglang.launch_server", "--tp", "2", "--tp-size", "4", *extra]
+    note = "--tp 2 is given again as --tp-size 4: sglang 0.5.23 reads the last one"
+    code, out, err = run(capsys, "check", "--pack", "sglang", *facts, "--", *words)
+    assert code == (1 if extra else 0) and note in err
+    code, out, err = run(capsys, "check", "--json", "--pack", "sglang", *facts, "--", *words)
+    doc = json.loads(out)
+    assert doc["status"] == ("conflict" if extra else "resolved") and doc["launch_notes"] == [note]
+    jsonschema.validate(doc, output_schema(doc["status"]))
+    assert not jsonschema.Draft202012Validator(output_schema(doc["status"])).is_valid(
+        {**doc, "launch_notes": [1]}
+    )
+    # Nothing set aside: no key.
+    code, out, _ = run(capsys, "check", "--json", "--pack", "sglang", *facts, "--", *words[:3], "--tp", "4")
+    assert "launch_notes" not in json.loads(out)
+
+
 def test_a_replaced_value_is_still_read_by_the_parser(vllm: Pack) -> None:
     # vLLM's argparse converts every -tp value, the one a later -tp replaces too
     with pytest.raises(InvalidInput, match="replaced by a later value"):

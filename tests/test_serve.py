@@ -358,13 +358,98 @@ def test_every_shipped_pack_is_described_and_answers(name: str) -> None:
     _state(api, {k: str(v) for k, v in required.items()})
 
 
+@pytest.fixture(scope="module")
+def vllm() -> Iterator[Configurator]:
+    api = Configurator(load_pack("vllm"))
+    yield api
+    api.close()
+
+
+H100 = {"platform": "cuda", "gpu_arch": "sm90"}
+
+
+def test_an_option_is_greyed_for_the_facts_resolve_assumes(vllm: Configurator) -> None:
+    """No model given: resolve assumes `head_size=128` and refuses FLASHMLA (possible for an MLA
+    model). The state greys it with scope `assumed`, its reason names the assumed fact, and a
+    fact's own values are not narrowed by what is assumed without it (Mixtral, a MoE model,
+    though `is_moe=false` is assumed); given the model, FLASHMLA is possible."""
+    state = _state(vllm, H100)
+    backends = state["choices"]["attention_backend"]
+    assert backends["excluded"]["FLASHMLA"] == "assumed"
+    assert backends["excluded"]["CUTLASS_MLA"] == "facts"  # Blackwell's, whatever the model
+    assert {"field": "head_size", "value": 128} in [
+        {k: a[k] for k in ("field", "value")} for a in state["resolution"]["assumed"]
+    ]
+    assert "MixtralForCausalLM" in state["choices"]["architecture"]["possible"]
+    reason = _valid(vllm.answer("reasons", {"set": H100, "field": "attention_backend"}), "reasons")
+    flashmla = reason["reasons"]["attention_backend"]["FLASHMLA"]
+    assert flashmla["scope"] == "assumed"
+    assert {"field": "head_size", "value": "128", "source": "assumed"} in flashmla["pins"]
+    model = _state(vllm, {**H100, "architecture": "DeepseekV3ForCausalLM"})
+    assert "FLASHMLA" in model["choices"]["attention_backend"]["possible"]
+
+
+def test_picking_a_value_an_assumed_fact_refuses_shows_resolve_s_conflict(vllm: Configurator) -> None:
+    """The pins alone hold together (for an MLA model), so a minimal conflict among them was
+    empty: the page showed "these cannot all hold" over nothing. It is resolve's: the assumed
+    fact in it, and its lead paragraph."""
+    doc = _state(vllm, {**H100, "attention_backend": "FLASHMLA"}, keep=["attention_backend"])
+    assert doc["verdict"] == "conflict"
+    assert {"field": "head_size", "value": 128, "source": "assumed"} in doc["conflict"]["pins"]
+    assert doc["conflict"]["rules"] and "head_size was not given" in doc["lead"]
+    assert doc["repairs"] and doc["kept"] is False
+
+
+@pytest.mark.parametrize(
+    ("name", "values"),
+    [
+        ("vllm", H100),
+        ("vllm", {**H100, "tensor_parallel_size": "2"}),
+        ("sglang", {"platform": "cuda", "gpu_arch": "sm90"}),
+        ("sglang", {"platform": "hip", "gpu_arch": "gfx942", "kv_cache_dtype": "fp8_e4m3"}),
+    ],
+)
+def test_every_option_value_offered_resolves_and_reasons_have_the_state_s_scopes(
+    name: str, values: dict[str, str], request: pytest.FixtureRequest
+) -> None:
+    """No option value the page offers is one resolve refuses for a fact it assumes (set with
+    the state's pins, as a click sets it; a value that needs another flag typed too, an
+    unsearched resource, may still fail for that flag's default); each greyed value's reason
+    has the scope it is drawn with."""
+    from solver.errors import Unsatisfiable
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import resolve_pins
+
+    api: Configurator = request.getfixturevalue(name) if name == "vllm" else request.getfixturevalue("sglang")
+    state = _state(api, values)
+    assert state["verdict"] == "resolved"
+    reasons = api.answer("reasons", {"set": values})["reasons"]
+    refused = []
+    for field, entry in state["choices"].items():
+        for value, scope in entry["excluded"].items():
+            assert reasons[field][value]["scope"] == scope, (field, value)
+        if api.pack.fields[field].kind != "option":
+            continue
+        for value in entry["possible"]:
+            pins = collect_pins(api.pack, {**values, field: value})
+            try:
+                resolve_pins(api.pack, pins, reasons=False)
+            except Unsatisfiable as exc:
+                failed = (exc.launcher_default or {}).get("field")
+                if failed is not None and api.pack.fields[failed].kind == "fact":
+                    refused.append((field, value, failed))
+    assert refused == []
+
+
 def test_reasons_from_the_worker_process_equal_those_computed_here(sglang: Configurator) -> None:
     from solver.serve.reasons import excluded_reasons
     from solver.serve.requests import parse_request as parse
 
     values = parse(sglang.pack, {"set": {**WALK, "gpu_arch": "sm120"}}, ("set",)).values
     served = sglang.answer("reasons", {"set": {**WALK, "gpu_arch": "sm120"}})["reasons"]
-    assert served == excluded_reasons(sglang.pack, values)
+    assumed = sglang._assumed_of(values)
+    assert assumed  # (the GPU count, the kernels installed, ...: the third scope is computed)
+    assert served == excluded_reasons(sglang.pack, values, assumed)
     assert sglang._reason_worker.process._pool is not None  # answered by the worker process
 
 

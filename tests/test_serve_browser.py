@@ -162,6 +162,44 @@ def test_resting_on_a_value_computes_its_state_before_the_click(browser: Any) ->
         assert "user" in p.now("tp_size") and not p.errors, p.errors
 
 
+def test_the_page_greys_what_resolve_refuses_for_an_assumed_fact(browser: Any) -> None:
+    """vLLM on an H100 with no model given: FLASHMLA works for an MLA model, but resolve assumes
+    `head_size=128` and refuses it. The page offered it (greyed by `valid_choices`, which takes
+    every value of the facts not given); it is now greyed as excluded for an assumed fact, named
+    in its reason, with the Assumed list; picking it shows the conflict resolve gives, and once
+    the model is given it is possible."""
+    with served("vllm") as server:
+        p = _page(browser)
+        p.open(server.url + "?platform=cuda&gpu_arch=sm90")
+        assert p.page.locator("#status-pill").inner_text().startswith("✓")
+        flashmla = p.page.locator('select[data-field="attention_backend"] option[value="FLASHMLA"]')
+        assert "x-assumed" in (flashmla.get_attribute("class") or "")
+        assert "FLASH_ATTN" in p.page.evaluate("S.good.choices.attention_backend.possible")
+        notes = p.page.locator("#notes").inner_text()
+        assert "Assumed" in notes and "head_size=128" in notes
+        assert (
+            "greyed (dotted) only for these assumed facts" in p.page.locator("#assumed-greyed").inner_text()
+        )
+        p.wait_for_reasons()
+        p.page.locator('[data-info="attention_backend"]').first.click()
+        info = p.page.locator("#info").inner_text()
+        assert "excluded for the facts assumed" in info.lower()
+        line = p.page.locator('#info [data-reason="FLASHMLA"]').inner_text()
+        assert "head_size=128 (assumed)" in line, line
+        p.shot("08-vllm-assumed")
+        # What resolve does with it: the conflict names the assumed head size.
+        p.select_value("attention_backend", "FLASHMLA")
+        assert p.page.locator("#conflict").is_visible()
+        conflict = p.page.locator("#conflict").inner_text()
+        assert "head_size=128" in conflict
+        assert "head_size was not given" in p.page.locator("#conflict-lead").inner_text()
+        assert "unless the assumed fact above differs" in p.page.locator("#conflict .lost").inner_text()
+        p.select_value("attention_backend", "")
+        p.click_value("architecture", "DeepseekV3ForCausalLM")
+        assert "FLASHMLA" in p.page.evaluate("S.good.choices.attention_backend.possible")
+        assert not p.errors, p.errors
+
+
 def test_keyboard_and_narrow_window(browser: Any, sglang_url: str) -> None:
     p = _page(browser, width=600, height=900)
     p.open(sglang_url + "?platform=cuda")

@@ -259,6 +259,31 @@ source = "x"
 """
 
 
+@pytest.mark.parametrize(
+    ("launch", "silent"),
+    [
+        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "mla_deepseek_dims=true"),
+        (
+            ["--", "python", "-m", "sglang.launch_server", "--model-path", "MODEL", "--tp", "8"],
+            "moe_experts_fp4=false",
+        ),
+    ],
+)
+def test_a_model_fact_its_read_config_does_not_say_is_not_called_unread(
+    capsys: pytest.CaptureFixture[str], launch: list[str], silent: str
+) -> None:
+    """The model group's own reason tells the user to give the config.json; when it was given and
+    read, the facts it does not say are assumed as such, not as "not read"."""
+    model = str(Path(__file__).parent / "fixtures" / "models" / "deepseek-v3-fp8")
+    pack = ["--pack", "vllm"] if launch[1] == "vllm" else []
+    words = [model if w == "MODEL" else w for w in launch]
+    code, out, _ = run(capsys, "check", *pack, "--set", "platform=cuda", "--set", "gpu_arch=sm90", *words)
+    assert code == 0
+    [line] = [line for line in out.splitlines() if silent in line]
+    assert line.startswith("  the model's config.json (read) does not say:"), line
+    assert "not read" not in out.split("ASSUMED", 1)[1].replace("not given, not read,", "")
+
+
 def test_a_cpu_without_amx_information_is_assumed_loudly(capsys: pytest.CaptureFixture[str]) -> None:
     """Issue #13's second example: `intel_amx` rests on an assumed AMX Xeon, and the text says so
     above the table, with how to say otherwise; saying otherwise gives torch_native."""
@@ -513,6 +538,28 @@ def test_require_names_the_missing_fact_and_how_to_give_it() -> None:
         resolve_namespace({"platform": "cuda", "gpu_arch": "sm90"}, pack, require=("architecture",))
     [issue] = info.value.issues
     assert issue.field == "architecture" and "--architecture" in issue.message
+
+
+@pytest.mark.parametrize(
+    ("facts", "options"),
+    [({"architecture": "DeepseekV3ForCausalLM"}, {"tp_size": 8}), ({}, {"dtype": "float16"})],
+)
+def test_a_missing_required_fact_offers_exactly_the_values_the_inputs_allow(
+    facts: dict[str, Any], options: dict[str, Any]
+) -> None:
+    """The list is not the one the search's own pick of a platform left: with no platform given,
+    a ROCm user was offered only CUDA architectures. It is exactly `valid_choices`' list for the
+    same inputs (every value listed works with them, every value left out cannot)."""
+    from solver import valid_choices
+
+    pack = load_pack("sglang")
+    with pytest.raises(InvalidInput) as info:
+        resolve(pack, {**facts, **options})
+    offered = {issue.field: list(issue.allowed) for issue in info.value.issues}
+    assert set(offered) == {"platform", "gpu_arch"}
+    assert {"gfx942", "gfx950", "none"} <= set(offered["gpu_arch"])
+    choices = valid_choices(pack, options, facts, fields=list(offered), reasons=False)
+    assert offered == {name: list(choices.possible[name]) for name in offered}
 
 
 # --- warnings that show -----------------------------------------------------------------------------
@@ -950,6 +997,31 @@ def test_choices_never_offer_a_value_resolve_refuses_for_an_assumed_fact(
             except Unsatisfiable:
                 refused_for_a_fact.append((name, value))
     assert refused_for_a_fact == []
+
+
+def test_a_fact_s_choices_are_not_narrowed_by_what_resolve_assumes_without_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Setting a fact makes resolve assume the others anew: with no model given vLLM assumes
+    `is_moe=false`, yet `resolve --set architecture=MixtralForCausalLM` resolves (Mixtral makes
+    it a MoE model). `choices architecture` refused Mixtral for `is_moe=false (assumed)`; every
+    value it lists for a fact must resolve, and the values resolve takes must be listed."""
+    pack = load_pack("vllm")
+    facts = {"platform": "cuda", "gpu_arch": "sm90"}
+    argv = [f"--set={k}={v}" for k, v in facts.items()]
+    resolve(pack, {}, {**facts, "architecture": "MixtralForCausalLM"}, reasons=False)  # resolves
+    for name in ("architecture", "head_size"):
+        code, out, _ = run(capsys, "choices", name, "--pack", "vllm", "--json", *argv)
+        assert code == 0
+        doc = json.loads(out)
+        offered = doc["choices"][name]["possible"]
+        for value in pack.fields[name].domain:
+            try:
+                resolve(pack, {}, {**facts, name: value}, reasons=False)
+                resolves = True
+            except Unsatisfiable:
+                resolves = False
+            assert (value in offered) == resolves, (name, value)
 
 
 def test_choices_say_which_assumed_fact_excludes_a_value(capsys: pytest.CaptureFixture[str]) -> None:

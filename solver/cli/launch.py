@@ -129,19 +129,26 @@ def _typed_as(pack: Pack, command: LaunchCommand, name: str, shown: str) -> str:
     return f"{command.spelled.get(name, pack.fields[name].cli_flag)} {shown}"
 
 
-def repair_renderer(args: argparse.Namespace, pack: Pack) -> Callable[[Repair], str]:
+def repair_renderer(
+    args: argparse.Namespace, pack: Pack, *, in_sentence: bool = False
+) -> Callable[[Repair], str]:
     """How this command line writes a repair: as the launch command when one was given, else as
-    the same `confsolve` command with the user's other inputs exactly as typed."""
+    the same `confsolve` command with the user's other inputs exactly as typed. `in_sentence`:
+    for `check`'s one paragraph, the command in backticks and what it cannot say after them."""
     command: LaunchCommand | None = getattr(args, "command_read", None)
     if command is not None:
-        return lambda repair: _launch_line(pack, command, repair)
+        return lambda repair: _launch_line(pack, command, repair, in_sentence)
+    if in_sentence:
+        return lambda repair: f"`{_confsolve_line(args, pack, repair)}`"
     return lambda repair: _confsolve_line(args, pack, repair)
 
 
-def _launch_line(pack: Pack, command: LaunchCommand, repair: Repair) -> str:
+def _launch_line(pack: Pack, command: LaunchCommand, repair: Repair, in_sentence: bool = False) -> str:
     line = shell_line(repaired_command(pack, command, repair))
-    facts = repair_fact_changes(pack, repair)
-    return line + (f"    (on a machine or model with {', '.join(facts)})" if facts else "")
+    facts = ", ".join(repair_fact_changes(pack, repair))
+    if in_sentence:  # the fact change is no word of the command: outside the backticks
+        return f"`{line}`" + (f" on a machine or model with {facts}" if facts else "")
+    return line + (f"    (on a machine or model with {facts})" if facts else "")
 
 
 def _confsolve_line(args: argparse.Namespace, pack: Pack, repair: Repair) -> str:

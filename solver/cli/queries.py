@@ -259,6 +259,10 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         from solver.cli.launch import minimal_fields
 
         fields = minimal_fields(args, pack, res)
+    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
+        from solver.reasoning.minimal import command_options
+
+        fields = command_options(pack, res, fields)
     _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields)
     return EXIT_OK
 
@@ -388,11 +392,17 @@ def cmd_check(args: argparse.Namespace) -> int:
         if not args.json and getattr(args, "command_read", None) is not None:  # typed as a launch command
             from solver.cli.launch import repair_renderer
 
-            render = repair_renderer(args, pack)
-        _answer(args, "check", pack, exc, render)
+            render = repair_renderer(args, pack, in_sentence=True)
+        _answer(args, "check", pack, exc, render, _launch_notes(args))
         return EXIT_CONFLICT
-    _answer(args, "check", pack, res, None)
+    _answer(args, "check", pack, res, None, _launch_notes(args))
     return EXIT_OK
+
+
+def _launch_notes(args: argparse.Namespace) -> tuple[str, ...]:
+    """What reading the launch command after `--` set aside (`merge_launch` says it on stderr)."""
+    command = getattr(args, "command_read", None)
+    return tuple(command.repeated) if command is not None else ()
 
 
 def cmd_graph(args: argparse.Namespace) -> int:

@@ -192,6 +192,9 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
         if text is not None
         else ()
     )
+    number = _integer(field, value)
+    if number is not None:
+        close = _nearest(field, number)
     if message is None:
         listed = ", ".join(domain[:20]) + (", ..." if len(domain) > 20 else "")
         if field.open is not None:
@@ -209,6 +212,26 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
         did_you_mean=close,
         allowed=tuple(field.domain),
     )
+
+
+def _integer(field: Field, value: Any) -> int | None:
+    """`value` as the whole number it spells, for a field whose values are whole numbers."""
+    if not field.domain or any(type(v) is not int for v in field.domain):
+        return None
+    if type(value) is int:
+        return value
+    text = value.strip() if isinstance(value, str) else None
+    return int(text) if text is not None and _INTEGER.fullmatch(text) else None
+
+
+def _nearest(field: Field, number: int) -> tuple[str, ...]:
+    """The allowed values nearest `number`: the next one below and the next above, the nearer
+    first (a tie: the larger). By spelling, 7 was near 70 and 700, not 6 or 8."""
+    below = max((v for v in field.domain if isinstance(v, int) and v < number), default=None)
+    above = min((v for v in field.domain if isinstance(v, int) and v > number), default=None)
+    found = [v for v in (above, below) if v is not None]
+    found.sort(key=lambda v: abs(v - number))  # (stable: above before below on a tie)
+    return tuple(show(v) for v in found)
 
 
 def _unknown_field(pack: Pack, raw: Any, value: Any, *, suggest: bool = True) -> InputIssue:

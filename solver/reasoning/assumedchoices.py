@@ -8,10 +8,16 @@ offers what the next answer refuses is wrong without a warning; this one pins th
 resolution assumes (source `assumed`), so each value it lists is one the resolution takes with
 the same assumptions, and an excluded value's reason names the assumed fact that excludes it
 ("head_size=128"), which the answer's ASSUMED lines say how to set.
+
+Only an option's values are listed under those facts (`choices_under`). A fact's values are
+listed under the facts as given: setting a fact makes `resolve` assume the others anew from it
+(a Mixtral architecture is a MoE model), so what it assumes without the fact says nothing about
+another value of that fact, and pinning it refused Mixtral for `is_moe=false (assumed)`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver.budget import Budget
@@ -23,7 +29,7 @@ from solver.reasoning.diagnose import Choices, valid_choices
 from solver.reasoning.plan import plan_for
 from solver.reasoning.provenance import resolve_unexplained
 
-__all__ = ["choices_as_resolved"]
+__all__ = ["choices_as_resolved", "choices_under"]
 
 _NO_CHAIN_VALUE = "not given; assumed at the value resolve assumes — set it if it differs"
 
@@ -55,9 +61,41 @@ def choices_as_resolved(
             resolution = None
     records = list(resolution.assumed) if resolution is not None else _assumed_from_facts(pack, pins)
     assumed = {r.field: Pin(field=r.field, value=r.value, source="assumed") for r in records}
-    found = valid_choices(pack, {**pins, **assumed}, fields=fields, reasons=reasons, budget=budget)
+    found = choices_under(pack, pins, assumed, fields=fields, reasons=reasons, budget=budget)
     found.assumed = records
     return found, resolution
+
+
+def choices_under(
+    pack: Any,
+    pins: Mapping[str, Pin],
+    assumed: Mapping[str, Pin],
+    *,
+    fields: Sequence[str] | None = None,
+    reasons: bool = True,
+    budget: Budget | None = None,
+) -> Choices:
+    """`valid_choices` of `fields` (default: the options) as `resolve` takes them: an option's
+    values with the `assumed` facts pinned beside `pins`, a fact's with `pins` alone (setting a
+    fact changes what the others are assumed to be). The configurator's listing too."""
+    names = list(fields) if fields is not None else list(pack.options)
+    facts = [n for n in names if n in pack.fields and pack.fields[n].kind == "fact"]
+    if not assumed or not facts:
+        return valid_choices(pack, {**pins, **assumed}, fields=names, reasons=reasons, budget=budget)
+    options = [n for n in names if n not in facts]
+    if not options:
+        return valid_choices(pack, dict(pins), fields=names, reasons=reasons, budget=budget)
+    under = valid_choices(pack, {**pins, **assumed}, fields=options, reasons=reasons, budget=budget)
+    given = valid_choices(pack, dict(pins), fields=facts, reasons=reasons, budget=budget)
+    out = Choices()
+    for name in names:
+        part = given if name in given.possible else under
+        out.possible[name] = part.possible[name]
+        out.excluded[name] = part.excluded[name]
+        out.warned[name] = part.warned[name]
+        if name in part.open:
+            out.open[name] = part.open[name]
+    return out
 
 
 def _assumed_from_facts(pack: Any, pins: dict[str, Pin]) -> list[AssumedRecord]:

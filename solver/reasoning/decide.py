@@ -32,6 +32,7 @@ __all__ = [
     "Settled",
     "apply_adjustments",
     "bare_conflict",
+    "first_search",
     "launcher_view",
     "likely_values",
     "marked",
@@ -169,6 +170,26 @@ def _launcher_adjustments(
     if not fired:
         return None
     return {n: p for n, p in adjusted_pins.items() if n in pins}, fired
+
+
+def first_search(
+    plan: Plan,
+    values: Mapping[str, Scalar],
+    *,
+    hint: Mapping[str, Scalar] | None = None,
+    task: str = "checking the request",
+) -> tuple[State | None, dict[str, Scalar] | None]:
+    """A resolution's first step: the request's propagated state (None on a wipe-out) and a
+    solution of its pins searched from `hint` (default: `likely_values`, the guess at the
+    resolution), or None when the pins as given have none. A caller that needs only some
+    solution of the pins (choices' first witness) stops here: the decisions after it are most
+    of a resolution (at 5,000 synthetic fields ~0.4 s of a choices call)."""
+    cp = plan.compiled
+    state = cp.start(values)
+    if state is None:
+        return None, None
+    start = likely_values(plan, values, state) if hint is None else hint
+    return state, cp.search(state, task=task, hint=start)
 
 
 def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None = None) -> dict[str, Scalar]:
@@ -487,16 +508,22 @@ def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool
 
 
 def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
+    undecided = [
+        name
+        for name, spec in plan.pack.fields.items()
+        if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
+    ]
+    if not undecided:
+        return
     issues = []
-    for name, spec in plan.pack.fields.items():
-        if not spec.required or name in pins or len(trace.domains.get(name, ())) <= 1:
-            continue
-        shown = ", ".join(str(v) for v in trace.domains[name][:16])
+    for name in undecided:
+        allowed = _possible_given(plan.compiled, pins, name)
+        shown = ", ".join(str(v) for v in allowed[:16])
         issues.append(
             InputIssue(
                 field=name,
                 value=None,
-                allowed=tuple(trace.domains[name]),
+                allowed=allowed,
                 message=(
                     f"{name} is not given and the other inputs do not decide it: "
                     f"pass --set {name}=VALUE (one of {shown}) or --detect"
@@ -505,3 +532,18 @@ def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> N
         )
     if issues:
         raise InvalidInput(issues)
+
+
+def _possible_given(cp: CompiledPack, pins: Mapping[str, Pin], name: str) -> tuple[Scalar, ...]:
+    """The values of `name` that some configuration of the given inputs takes: the list a
+    missing required field's message offers. Not the values the search's own decisions left
+    (those assume it picked a platform: a ROCm user was offered only CUDA architectures)."""
+    values = {n: p.value for n, p in pins.items()}
+    start = cp.start(values)
+    if start is None:
+        return ()
+    return tuple(
+        v
+        for v in start.domain(name)
+        if cp.satisfiable({**values, name: v}, task="listing a required field's values") is not None
+    )

@@ -32,7 +32,7 @@ from solver.reasoning.conflicts import (
     diagnoses,
     minimal_conflict,
 )
-from solver.reasoning.decide import ChainFailed, launcher_view
+from solver.reasoning.decide import ChainFailed, first_search, launcher_view
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.verify import as_typed, try_resolve
@@ -415,12 +415,10 @@ def _request_choices(
     # values none of them proves, and no earlier refutation excludes, are searched for.
     supports = supports_for(cp)
     if not supports.keeping(values)[1]:
-        # The resolution of the request is a solution found by the ordered search, which is much
-        # cheaper than a satisfiability search from nothing; an adjusted pin makes it no witness.
-        # (When it does not resolve, even with adjustments, the pins as given have no solution.)
-        first: Mapping[str, Scalar] | None = try_resolve(plan, pins)
-        if first is not None and any(first[n] != v for n, v in values.items()):
-            first = cp.satisfiable(values, task="listing choices")
+        # A solution of the pins, searched from the guess at their resolution (a resolution's
+        # first step, without its decisions: any solution proves its values, and none means the
+        # pins as given have none, as a resolution that needed adjustments would say).
+        first = first_search(plan, values, task="listing choices")[1]
         if first is not None:
             supports.add(first)
     # The other inputs are the same for every field without a pin of its own: one base for them.
@@ -497,7 +495,10 @@ def _request_choices(
         excluded = [v for v in domain if v not in possible]
         if reasons and excluded:
             if key not in explain:
-                explain[key] = Reasons(cp, others, sources)
+                # (The domains of the other inputs, as the witnesses' state has them: see `Reasons`.)
+                known = bases[key].traced if key in bases else None
+                domains = known.domains if known is not None and known.failed is None else None
+                explain[key] = Reasons(cp, others, sources, domains=domains)
             why = explain[key].why
             out.excluded[name] = {v: why(name, v, near=last or None) or [] for v in excluded}
         else:

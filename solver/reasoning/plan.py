@@ -8,6 +8,7 @@ latest few plans (widened packs come and go).
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -298,6 +299,13 @@ _RANKINGS_KEPT = 1 << 15
 def plan_for(pack: Pack) -> Plan:
     """The cached plan of a pack (compiled CSP, field order, preferences per field)."""
     plan = _PLANS.get(pack.digest) if pack.digest else None
+    if plan is not None and plan.pack.directory != pack.directory:
+        # Kept by content: the same bytes from another directory answer alike, but what the plan
+        # says of its pack (a conflict's `--pack DIR`) names the directory asked about, not the
+        # first one this process read. A shallow copy sharing the rest, as `within`'s.
+        named = copy.copy(plan.compiled)
+        named.pack = pack
+        return dataclasses.replace(plan, compiled=named)
     if plan is None:
         prefs: dict[str, list[Preference]] = {}
         for pref in pack.preferences:

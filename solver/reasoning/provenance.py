@@ -38,8 +38,8 @@ from solver.reasoning.decide import (
     apply_adjustments,
     bare_conflict,
     check_required,
+    first_search,
     follows_chain,
-    likely_values,
     marked,
     settle,
 )
@@ -416,9 +416,7 @@ def resolve_planned(
     values = {name: pin.value for name, pin in pins.items()}
     # One check serves three purposes: whether adjustments are needed (only when the request as
     # given has no solution), whether it resolves, and the start of the greedy decisions.
-    state = cp.start(values)
-    start = likely_values(plan, values, state) if witness is None and state is not None else witness
-    witness = cp.search(state, task="checking the request", hint=start) if state is not None else None
+    state, witness = first_search(plan, values, hint=witness)
     if witness is None and not strict:
         pins, adjustments = apply_adjustments(plan, pins)
         if adjustments:
@@ -456,7 +454,12 @@ def resolve_planned(
                 rule=rule_id,
                 because=pack.rule(rule_id).because,
             )
-            for name, (requested, rule_id) in adjustments.items()
+            # In the pack's field order, not the order they fired in: which adjustment the
+            # fixpoint tries first can depend on facts the answer assumed, and giving those
+            # facts must not change the answer (tests/test_laws_shipped.py, "assumed").
+            for name in pack.fields
+            if name in adjustments
+            for requested, rule_id in [adjustments[name]]
         ],
         warnings=warnings_of(plan, solution),
         mode="predict" if predict else "search",

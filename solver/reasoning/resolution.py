@@ -27,7 +27,7 @@ from solver.model import (
     Resolution,
 )
 from solver.pack.loader import semantics
-from solver.reasoning.decide import ChainFailed, RequestFails, launcher_view
+from solver.reasoning.decide import ChainFailed, RequestFails, bare_conflict, launcher_view
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned, resolve_unexplained
 
@@ -88,11 +88,15 @@ def resolve_pins(
     explain_failure: bool = True,
     predict: bool = False,
     budget: Budget | None = None,
+    explain_chain: bool = False,
 ) -> Resolution:
     """Resolve already validated pins (see `resolve`); `predict`: the launcher's own choices;
     `budget`: the steps its searches may spend. A failure is explained (a minimal conflict and
-    ranked repairs, `solver.reasoning.diagnose`) unless `explain_failure` is False."""
-    if not explain_failure:
+    ranked repairs, `solver.reasoning.diagnose`) unless `explain_failure` is False. With
+    `explain_chain`, a failure of the value a fact is assumed at (or of an unsearched flag's
+    default) is explained all the same: the pins then hold together, so a minimal conflict
+    among them alone (the configurator's, computed apart) would be empty."""
+    if not explain_failure and not explain_chain:
         return resolve_unexplained(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
     pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
@@ -103,6 +107,8 @@ def resolve_pins(
 
         raise chain_failure(plan, failed.pins, failed, predict=predict) from None
     except RequestFails as fails:
+        if not explain_failure:
+            raise Unsatisfiable(bare_conflict()) from None
         from solver.reasoning.diagnose import unsatisfiable_for
 
         raise unsatisfiable_for(plan, fails.pins, fails.adjustments, predict=predict) from None

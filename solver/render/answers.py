@@ -65,9 +65,12 @@ def choices(pack: Pack, found: Any) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def check(pack: Pack, outcome: Any, renderer: Callable[[Repair], str] | None) -> str:
+def check(
+    pack: Pack, outcome: Any, renderer: Callable[[Repair], str] | None, notes: Sequence[str] = ()
+) -> str:
     """`check`: "ok" with what the launcher picks by itself and the notices, or the conflict in
-    one paragraph (repairs written by `renderer` when the request was a launch command)."""
+    one paragraph (repairs written by `renderer` when the request was a launch command). The
+    launch command's `notes` are on stderr already (`merge_launch`), said as it was read."""
     if isinstance(outcome, Resolution):
         lines = [
             f"ok: {pack.name} takes the request as typed"
@@ -86,7 +89,9 @@ def check(pack: Pack, outcome: Any, renderer: Callable[[Repair], str] | None) ->
 
 
 def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) -> str:
-    """One paragraph for `check`: what cannot hold, the first repair, where to read more."""
+    """One paragraph for `check`: what cannot hold, the first repair, where to read more.
+    `render`: the first repair as words of a sentence (its command in backticks: the CLI's
+    `repair_renderer(..., in_sentence=True)`); without it, the changes themselves."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
     said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
@@ -102,7 +107,7 @@ def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) 
     )
     fix = ""
     if first is not None and render is not None:
-        fix = f" Try: `{render(first)}`."
+        fix = f" Try: {render(first)}."  # (`render` puts the command in backticks)
     elif first is not None:
         changes = [f"unset {n}" for n in first.unset]
         changes += [f"set {n}={v}" for n, v in first.set.items()]
@@ -118,9 +123,12 @@ def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) 
             else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
+    because = exc.conflict.rules[0].because.rstrip() if exc.conflict.rules else ""
+    if because and not because.endswith((".", "!", "?")):
+        because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
     return (
         f"conflict: {lead}{pins} cannot hold together under {rules}. "
-        f"{exc.conflict.rules[0].because if exc.conflict.rules else ''}{fix} "
+        f"{because}{fix} "
         f"Run `confsolve resolve` with the same inputs for the full explanation."
     )
 

@@ -53,9 +53,14 @@ def choices(pack: Pack, found: Any) -> str:
     return json_text(found.to_json())
 
 
-def check(pack: Pack, outcome: Any, renderer: Any) -> str:
-    """A resolution (`resolved`) or an `Unsatisfiable` (`conflict`): both write their own."""
-    return json_text(outcome.to_json())
+def check(pack: Pack, outcome: Any, renderer: Any, notes: Sequence[str] = ()) -> str:
+    """A resolution (`resolved`) or an `Unsatisfiable` (`conflict`): both write their own, with
+    what reading the launch command after `--` set aside (`launch_notes`: the text answer's
+    `confsolve: launch command:` lines on stderr), when there is any."""
+    doc = outcome.to_json()
+    if notes:
+        doc["launch_notes"] = list(notes)
+    return json_text(doc)
 
 
 def packs(rows: Sequence[Mapping[str, Any]]) -> str:

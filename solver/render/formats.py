@@ -81,7 +81,7 @@ ANSWERS: dict[str, Answer] = {
         (Format("text", _TEXT + "choices"), Format("json", _DOC + "choices", ("choices",))),
     ),
     "check": Answer(
-        "pack, resolution or Unsatisfiable, how a repair is written (or None)",
+        "pack, resolution or Unsatisfiable, how a repair is written (or None), the launch command's notes",
         (Format("text", _TEXT + "check"), Format("json", _DOC + "check", ("resolved", "conflict"))),
     ),
     "graph": Answer(

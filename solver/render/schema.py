@@ -92,9 +92,19 @@ def _ref(name: str) -> dict[str, Any]:
     return {"$ref": _REF.format(model=name)}
 
 
+# check --json after `--`: what reading the launch command set aside (a flag given again, a word
+# the launcher never reads), as the text answer says it on stderr.
+_LAUNCH_NOTES = {"type": "array", "items": {"type": "string"}}
+
+
+def _launch_notes(doc: dict[str, Any]) -> dict[str, Any]:
+    doc["properties"]["launch_notes"] = _LAUNCH_NOTES
+    return doc
+
+
 def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {
-        "resolved": _from_model(defs, "Resolution", "resolved"),
+        "resolved": _launch_notes(_from_model(defs, "Resolution", "resolved")),
         "conflict": _doc(
             "conflict",
             ["conflict", "message", "repairs"],
@@ -109,6 +119,7 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 chain=_SCALARS,
                 preference={"type": ["string", "null"]},
             ),
+            launch_notes=_LAUNCH_NOTES,
         ),
         "error": _doc(
             "error",
@@ -395,8 +406,9 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     choice = _obj(
         ["possible", "excluded", "warned"],
         possible=values,
-        # excluded value -> "facts" (impossible on this hardware or model) or "choices"
-        excluded={"type": "object", "additionalProperties": {"enum": ["facts", "choices"]}},
+        # excluded value -> "facts" (impossible on this hardware or model), "assumed" (an option's
+        # value excluded only with the facts the resolution assumes) or "choices" (by the options)
+        excluded={"type": "object", "additionalProperties": {"enum": ["facts", "assumed", "choices"]}},
         warned={
             "type": "object",
             "additionalProperties": _obj(
@@ -444,6 +456,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         message={"type": "string"},
         repairs={"type": "array", "items": repair},
         kept={"type": "boolean"},
+        lead={"type": "string"},  # a conflict of a fact's assumed value: what resolve says first
         needs=_STRINGS,
         error=_obj(["message"], message={"type": "string"}),
     )
@@ -460,7 +473,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
     rule = _obj(["id", "because", "source"], id={"type": "string"}, because={"type": "string"}, source={})
     reason = _obj(
         ["scope", "pins", "rules"],
-        scope={"enum": ["facts", "choices"]},
+        scope={"enum": ["facts", "assumed", "choices"]},
         pins={"type": "array", "items": pin},
         rules={"type": "array", "items": rule},
     )

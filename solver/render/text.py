@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from constraints import DEFAULT_PACK
 from solver.model import (
+    AssumedGroup,
     AssumedRecord,
     ConflictReport,
     Pack,
@@ -276,7 +277,8 @@ def assumed_lines(
             # default): on the environment line, as the pack's group names it.
             shown_env += named
             continue
-        lines.append(f"  {spec.reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
+        reason = _MODEL_SILENT if _read_from_the_model(pack, spec, provenance) else spec.reason
+        lines.append(f"  {reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     if shown_env:
         read = " (pass --env-from-os to read them)" if env else ""  # (what the group holds it does not read)
         lines.append("  environment: " + ", ".join(shown_env) + read)
@@ -284,6 +286,19 @@ def assumed_lines(
 
 
 _ENV_GROUP = "environment"  # `[pack.assumed_groups.environment]`: joins the environment line
+# A group's own reason says its facts were not read ("--model-config reads them"): when another
+# of its facts came from the model's config.json, the file was read and does not say these.
+_MODEL_SILENT = "the model's config.json (read) does not say"
+
+
+def _read_from_the_model(pack: Pack, spec: AssumedGroup, provenance: Mapping[str, Provenance] | None) -> bool:
+    """Whether a fact of group `spec` (a member, or the field a member preference fills) was read
+    from the model's config.json in this answer."""
+    if provenance is None:
+        return False
+    field_of = {p.id: p.field for p in pack.preferences}
+    fields = {field_of.get(member, member) for member in spec.members}
+    return any(provenance[f].source == "model-config" for f in fields if f in provenance)
 
 
 def _filled_by(pack: Pack, field: str) -> Provenance:

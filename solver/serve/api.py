@@ -17,6 +17,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -48,18 +49,27 @@ class Listed:
 
 
 def list_choices(
-    pack: Pack, values: Values, fields: tuple[str, ...], solution: Mapping[str, Scalar] | None = None
+    pack: Pack,
+    values: Values,
+    fields: tuple[str, ...],
+    solution: Mapping[str, Scalar] | None = None,
+    assumed: Values = (),
 ) -> Listed:
-    """`valid_choices` of `fields` for the state `values` (no reasons); `solution`: a known
-    solution of `values` to start from. Module level: the helper process runs it too."""
+    """The choices of `fields` for the state `values` (no reasons), each option's under the
+    facts `assumed` too, as `resolve` takes them (`choices_under`); `solution`: a known solution
+    of `values` (and `assumed`) to start from. Module level: the helper process runs it too."""
     from solver.inputs.pins import collect_pins
-    from solver.reasoning.diagnose import remember_solution, valid_choices
+    from solver.reasoning.assumedchoices import choices_under
+    from solver.reasoning.diagnose import remember_solution
 
     start = time.thread_time()
     pins = collect_pins(pack, dict(values))
+    pinned = {n: Pin(field=n, value=v, source="assumed") for n, v in assumed}
     if solution is not None:
         remember_solution(pack, pins, solution)
-    found = valid_choices(pack, pins, fields=list(fields), reasons=False)
+        if pinned:
+            remember_solution(pack, {**pins, **pinned}, solution)
+    found = choices_under(pack, pins, pinned, fields=list(fields), reasons=False)
     first = {n: {v: rules[0] for v, rules in w.items()} for n, w in found.warned.items()}
     return Listed(found.possible, first, (time.thread_time() - start) * 1000)
 
@@ -78,12 +88,13 @@ def find_repairs(pack: Pack, values: Values, keep: tuple[str, ...]) -> tuple[lis
     return found, (time.thread_time() - start) * 1000
 
 
-def halves(pack: Pack) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The fields split in two of about equal work (a field's values, the largest first, each to
-    the lighter half): the first half for the helper process, the second for the server's."""
+def halves(pack: Pack, names: Iterable[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The fields (or `names`) split in two of about equal work (a field's values, the largest
+    first, each to the lighter half): the first half for the helper process, the second for the
+    server's."""
     loads = [0, 0]
     parts: list[list[str]] = [[], []]
-    for name in sorted(pack.fields, key=lambda n: -len(pack.fields[n].domain)):
+    for name in sorted(pack.fields if names is None else names, key=lambda n: -len(pack.fields[n].domain)):
         at = 0 if loads[0] <= loads[1] else 1
         parts[at].append(name)
         loads[at] += len(pack.fields[name].domain)
@@ -164,7 +175,8 @@ class Configurator:
         self._reason_worker = ReasonWorker(pack)
         # Half of each click's choices are listed in this process beside the server's thread.
         self._helper = PackProcess(pack, lower_priority=False)
-        self._halves = halves(pack)
+        # Every field's listing and the options' (`_choices`), each split in two of equal work.
+        self._halves = {names: halves(pack, names) for names in (tuple(pack.fields), tuple(pack.options))}
         self._prefetching = threading.Lock()
         self._helped = threading.local()  # the helper's CPU time for the answer of this thread
 
@@ -249,7 +261,9 @@ class Configurator:
         }
         try:
             res = timed("resolve", lambda: self._resolve(pins))
-        except Unsatisfiable:
+        except Unsatisfiable as exc:
+            if exc.launcher_default is not None:  # a fact's assumed value failed: resolve's own
+                return {**out, **timed("conflict", partial(_conflict_doc, exc, request.keep))}
             return {**out, **timed("conflict", lambda: self._conflict(request, pins))}
         except InvalidInput as exc:
             # Facts the pack requires are not given yet (the first clicks of a session): no
@@ -267,7 +281,8 @@ class Configurator:
         from solver.reasoning.diagnose import remember_solution
 
         remember_solution(self.pack, pins, res.values)  # the choices below start from it
-        out["choices"] = timed("choices", lambda: self._choices(request.values, res.values))
+        assumed = self._answers.get(("assumed", request.values), lambda: _assumed(res))
+        out["choices"] = timed("choices", lambda: self._choices(request.values, res.values, assumed))
         out["command"] = timed("command", lambda: self._command(res, pins))
         return out
 
@@ -277,9 +292,12 @@ class Configurator:
         return collect_pins(self.pack, dict(values))
 
     def _resolve(self, pins: Mapping[str, Pin]) -> Resolution:
+        """The resolution; on failure a bare `Unsatisfiable` (`_conflict` explains it, half in
+        the helper), unless the value a fact is assumed at failed: that one comes explained as
+        `resolve` explains it (the pins hold together; the assumed fact is in the conflict)."""
         from solver.reasoning.resolution import resolve_pins
 
-        return resolve_pins(self.pack, pins, reasons=True, explain_failure=False)
+        return resolve_pins(self.pack, pins, reasons=True, explain_failure=False, explain_chain=True)
 
     def _conflict(self, request: Request, pins: Mapping[str, Pin]) -> dict[str, Any]:
         from solver.reasoning.diagnose import unsatisfiable_for
@@ -296,38 +314,42 @@ class Configurator:
             self._helped.cpu_ms = getattr(self._helped, "cpu_ms", 0.0) + done[1]
             return done[0]
 
-        exc = unsatisfiable_for(self.plan, pins, keep=request.keep, repairs_given=given)
-        doc = exc.to_json()
-        kept = set(request.keep)
-        repairs = []
-        for repair in doc["repairs"]:
-            touched = set(repair["unset"]) | set(repair["set"])
-            repairs.append({**repair, "undoes": sorted(touched & kept)})
-        return {
-            "verdict": "conflict",
-            "conflict": doc["conflict"],
-            "message": doc["message"],
-            "repairs": repairs,
-            "kept": bool(repairs) and not any(r["undoes"] for r in repairs),
-        }
+        return _conflict_doc(
+            unsatisfiable_for(self.plan, pins, keep=request.keep, repairs_given=given), request.keep
+        )
 
     def _choices(
-        self, values: tuple[tuple[str, Scalar], ...], solution: Mapping[str, Scalar] | None = None
+        self, values: Values, solution: Mapping[str, Scalar] | None = None, assumed: Values = ()
     ) -> dict[str, Any]:
         """Per field: possible values, excluded ones with their scope, warned ones with the rule.
 
-        Scope `facts`: excluded by the facts alone (impossible on this hardware or model);
-        `choices`: possible with the facts, excluded by the options set. `solution`: a solution
-        of `values` (the resolution), where the search for witnesses starts."""
-        full = self._possible(values, solution)
+        As the next `resolve` takes them: an option's values under the facts the resolution
+        `assumed` (a model nobody gave: FLASHMLA is refused for the head size assumed), a fact's
+        under the inputs as given (setting a fact makes resolve assume the others anew). Scope
+        `facts`: excluded by the given facts alone (impossible on this hardware or model);
+        `assumed`: by those and the assumed facts, an option's value the given facts alone
+        allow (possible for another model or machine: set the fact); `choices`: by the options
+        set. `solution`: a solution of `values` (the resolution), where witnesses start."""
         facts_only = tuple((n, v) for n, v in values if self.pack.fields[n].kind == "fact")
-        by_facts = full if facts_only == values else self._possible(facts_only)
+        given = solution if facts_only == values else None  # (the resolution keeps all of them)
+        by_assumed = self._possible(facts_only, given, assumed)
+        # Under the given facts alone, a fact's values are `by_assumed`'s (listed without the
+        # assumed facts): only the options are listed again. (Known from the click that gave
+        # the facts, mostly; its refutations then hold under more pins, `Supports`.)
+        by_facts = self._possible(facts_only, given, (), by_assumed if assumed else None)
+        full = by_assumed if facts_only == values else self._possible(values, solution, assumed)
+
+        def scope(name: str, value: Scalar) -> str:
+            if value not in by_facts.possible[name]:
+                return "facts"
+            if value not in by_assumed.possible[name]:
+                return "assumed"  # (a fact's listing takes no assumed facts: never for a fact)
+            return "choices"
+
         out: dict[str, Any] = {}
         for name, possible in full.possible.items():
             excluded = {
-                value_key(v): "facts" if v not in by_facts.possible[name] else "choices"
-                for v in self.pack.fields[name].domain
-                if v not in possible
+                value_key(v): scope(name, v) for v in self.pack.fields[name].domain if v not in possible
             }
             out[name] = {
                 "possible": [value_key(v) for v in possible],
@@ -340,30 +362,49 @@ class Configurator:
         return out
 
     def _possible(
-        self, values: tuple[tuple[str, Scalar], ...], solution: Mapping[str, Scalar] | None = None
+        self,
+        values: Values,
+        solution: Mapping[str, Scalar] | None = None,
+        assumed: Values = (),
+        facts_from: Listed | None = None,
     ) -> Listed:
-        """The values each field can take given the others (exact), and the first warn rule of
-        each warned one: half of the fields in the helper process when it is ready (both halves
-        at once: a click waits for the longer one), the other half here."""
+        """The values each field can take given the others (exact; an option's under the facts
+        `assumed` too), and the first warn rule of each warned one. `facts_from`: a listing of
+        the same `values` whose facts' values are taken as they are (only the options are
+        listed)."""
+        fields = self.pack.fields
 
         def compute() -> Listed:
-            far, near = self._halves
-            given = dict(solution) if solution is not None else None
-            future = self._helper.submit(list_choices, values, far, given) if self._helper.ready else None
-            mine = list_choices(self.pack, values, near if future is not None else tuple(self.pack.fields))
-            theirs = self._helper.result(future) if future is not None else None
-            if future is not None and theirs is None:  # the helper died: its half is done here
-                theirs = list_choices(self.pack, values, far)
-            if theirs is None:
-                return mine
-            self._helped.cpu_ms = getattr(self._helped, "cpu_ms", 0.0) + theirs.cpu_ms
-            return Listed(
-                {n: mine.possible.get(n, theirs.possible.get(n, [])) for n in self.pack.fields},
-                {n: mine.warned.get(n, theirs.warned.get(n, {})) for n in self.pack.fields},
-            )
+            if facts_from is None:
+                return self._listed(values, solution, assumed, tuple(fields))
+            options = self._listed(values, solution, assumed, tuple(self.pack.options))
+            part = {n: options if fields[n].kind == "option" else facts_from for n in fields}
+            return Listed({n: part[n].possible[n] for n in fields}, {n: part[n].warned[n] for n in fields})
 
-        result: Listed = self._answers.get(("possible", values), compute)
+        result: Listed = self._answers.get(("possible", values, assumed), compute)
         return result
+
+    def _listed(
+        self, values: Values, solution: Mapping[str, Scalar] | None, assumed: Values, names: tuple[str, ...]
+    ) -> Listed:
+        """`list_choices` of `names`: their half (`halves`) in the helper process when it is
+        ready (both halves at once: a click waits for the longer one), the other half here."""
+        far, near = self._halves.get(names) or halves(self.pack, names)
+        given = dict(solution) if solution is not None else None
+        future = (
+            self._helper.submit(list_choices, values, far, given, assumed) if self._helper.ready else None
+        )
+        mine = list_choices(self.pack, values, near if future is not None else names, None, assumed)
+        theirs = self._helper.result(future) if future is not None else None
+        if future is not None and theirs is None:  # the helper died: its half is done here
+            theirs = list_choices(self.pack, values, far, None, assumed)
+        if theirs is None:
+            return mine
+        self._helped.cpu_ms = getattr(self._helped, "cpu_ms", 0.0) + theirs.cpu_ms
+        return Listed(
+            {n: mine.possible.get(n, theirs.possible.get(n, [])) for n in names},
+            {n: mine.warned.get(n, theirs.warned.get(n, {})) for n in names},
+        )
 
     def _command(self, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
         from solver.serve.command import launch_command
@@ -382,11 +423,21 @@ class Configurator:
             "reasons": {name: found.get(name, {}) for name in names},
         }
 
-    def _reasons(self, values: tuple[tuple[str, Scalar], ...]) -> dict[str, dict[str, Any]]:
-        result: dict[str, dict[str, Any]] = self._answers.get(
-            ("reasons", values), lambda: self._reason_worker.reasons(values)
-        )
+    def _reasons(self, values: Values) -> dict[str, dict[str, Any]]:
+        def compute() -> dict[str, dict[str, Any]]:
+            # Under the facts the state's resolution assumed (known when the state was answered).
+            assumed = self._answers.get(("assumed", values), lambda: self._assumed_of(values))
+            return self._reason_worker.reasons(values, assumed)
+
+        result: dict[str, dict[str, Any]] = self._answers.get(("reasons", values), compute)
         return result
+
+    def _assumed_of(self, values: Values) -> Values:
+        """The facts the resolution of `values` assumes; none when it does not resolve."""
+        try:
+            return _assumed(self._resolve(self._pins(values)))
+        except SolverError:
+            return ()
 
     def start_helper(self) -> None:
         """Start the process that lists half of each click's choices (the pack loaded and the
@@ -461,6 +512,31 @@ class Configurator:
     @property
     def cache_stats(self) -> dict[str, int]:
         return {"hits": self._answers.hits, "misses": self._answers.misses}
+
+
+def _conflict_doc(exc: Unsatisfiable, keep: Iterable[str]) -> dict[str, Any]:
+    """A conflict's part of a state: each repair with the kept fields it changes (`undoes`), and
+    `lead` when the failure is of a fact's assumed value (what resolve says first)."""
+    doc = exc.to_json()
+    kept = set(keep)
+    repairs = []
+    for repair in doc["repairs"]:
+        touched = set(repair["unset"]) | set(repair["set"])
+        repairs.append({**repair, "undoes": sorted(touched & kept)})
+    out = {
+        "verdict": "conflict",
+        "conflict": doc["conflict"],
+        "message": doc["message"],
+        "repairs": repairs,
+        "kept": bool(repairs) and not any(r["undoes"] for r in repairs),
+    }
+    if exc.lead:
+        out["lead"] = exc.lead
+    return out
+
+
+def _assumed(res: Resolution) -> Values:
+    return tuple((a.field, a.value) for a in res.assumed)
 
 
 def _plain(values: Iterable[tuple[str, Scalar]]) -> dict[str, str]:

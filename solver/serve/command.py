@@ -23,8 +23,9 @@ MODEL_PLACEHOLDER = "MODEL_PATH"
 
 
 def launch_command(pack: Pack, res: Resolution, pins: Mapping[str, Pin]) -> dict[str, Any]:
+    from solver.errors import Unsatisfiable
     from solver.inputs.launch import LaunchCommand, shell_line, write_command
-    from solver.reasoning.minimal import minimal_options
+    from solver.reasoning.minimal import command_options, minimal_options
 
     launcher = pack.launcher
     # The first command is the one written out; it takes the model as a word of its own when
@@ -37,14 +38,21 @@ def launch_command(pack: Pack, res: Resolution, pins: Mapping[str, Pin]) -> dict
         if field.env and name in res.values and (name in pins or res.values[name] != field.domain[0])
     }
     prefix = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
-    full = write_command(pack, model, res.values, fields=pack.options)
-    minimal = write_command(pack, model, res.values, fields=minimal_options(pack, res.values))
+    try:
+        full = write_command(pack, model, res.values, fields=command_options(pack, res, pack.options))
+        minimal_fields = command_options(pack, res, minimal_options(pack, res.values))
+        minimal = write_command(pack, model, res.values, fields=minimal_fields)
+        full_text = " ".join(p for p in (prefix, shell_line(full)) if p)
+        minimal_text = " ".join(p for p in (prefix, shell_line(minimal)) if p)
+    except Unsatisfiable as exc:  # no command of the launcher gives this answer: said, not written
+        full, minimal = [], []
+        full_text = minimal_text = f"# no command: {exc.message}"
     return {
         "env": env,
         "full": full,
         "minimal": minimal,
-        "full_text": " ".join(p for p in (prefix, shell_line(full)) if p),
-        "minimal_text": " ".join(p for p in (prefix, shell_line(minimal)) if p),
+        "full_text": full_text,
+        "minimal_text": minimal_text,
         "model_placeholder": MODEL_PLACEHOLDER,
         "has_launcher": pack.launcher is not None,
     }

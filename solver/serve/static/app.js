@@ -8,11 +8,16 @@ const CHIP_LIMIT = 32;       // more values than this: a drop-down list instead 
 const FOLD_EXCLUDED = 10;    // more values than this: excluded ones fold behind "+N excluded"
 const SCOPE_WORDS = {
   facts: "impossible on this hardware or model",
+  // An option's value the given facts allow, refused for a fact nobody gave that the answer
+  // assumes (a model's head size): resolve would refuse it, so it is greyed; set the fact if
+  // yours differs.
+  assumed: "excluded for the facts assumed (not given)",
   choices: "excluded by your other choices",
 };
+const SCOPE_HINT = { assumed: "set the assumed fact if yours differs: see Assumed" };
 const SOURCE_WORDS = {
   user: "you set it", fact: "given", "model-config": "from the model's config.json",
-  assumed: "assumed (what-if)", env: "from the environment", detected: "detected",
+  assumed: "assumed", env: "from the environment", detected: "detected",
   adjusted: "adjusted from your value",
 };
 
@@ -75,6 +80,9 @@ function reasonText(reason) {
   const pins = reason.pins.map((p) => `${describePin(p.field, p.value)} (${SOURCE_WORDS[p.source] || p.source})`);
   const rules = reason.rules.map((r) => `${r.id}: ${r.because}`);
   return [...pins, ...rules].join("\n");
+}
+function scopeTitle(scope, reason) {
+  return [`${SCOPE_WORDS[scope]}:`, reason, SCOPE_HINT[scope] ? `(${SCOPE_HINT[scope]})` : ""].filter(Boolean).join("\n");
 }
 function badge(kind) { return el("span", { class: `badge b-${kind}`, text: kind }); }
 function provenanceKind(name) {
@@ -242,7 +250,7 @@ async function loadReasons(seq) {
     S.reasons = doc.reasons;
     for (const chip of document.querySelectorAll("[data-excluded]")) {
       const r = S.reasons[chip.dataset.field] && S.reasons[chip.dataset.field][chip.dataset.value];
-      if (r) chip.title = `${SCOPE_WORDS[r.scope]}:\n${reasonText(r)}`;
+      if (r) chip.title = scopeTitle(r.scope, reasonText(r));
     }
     if (S.info) renderInfo();
     document.body.dataset.reasons = String(seq);
@@ -361,7 +369,7 @@ function chip(f, item, unsetWord) {
   let title = label;
   if (item.scope) {
     const r = S.reasons && S.reasons[f.name] && S.reasons[f.name][v];
-    title = `${SCOPE_WORDS[item.scope]}:\n${r ? reasonText(r) : "(the reason is loading…)"}`;
+    title = scopeTitle(item.scope, r ? reasonText(r) : "(the reason is loading…)");
   } else if (item.warned) {
     title = `⚠ ${item.warned.rule}: ${item.warned.because}`;
   } else if (v === null) {
@@ -463,6 +471,7 @@ function renderConflict() {
   card.hidden = false;
   card.textContent = "";
   card.append(el("h2", { text: "Conflict: these cannot all hold" }));
+  if (doc.lead) card.append(el("p", { class: "small", id: "conflict-lead", text: doc.lead }));
   const list = el("ul");
   for (const p of doc.conflict.pins) {
     list.append(el("li", {}, el("span", { class: "mono", text: describePin(p.field, p.value) }),
@@ -476,8 +485,10 @@ function renderConflict() {
   card.append(list);
   const kept = S.keep.filter((n) => n in S.set);
   if (kept.length && !doc.kept) {
+    // (A fact's assumed value that failed: giving the fact keeps it, which the lead says.)
+    const unless = doc.lead ? " (unless the assumed fact above differs: then give it)" : "";
     card.append(el("div", { class: "lost", text:
-      `No repair keeps ${kept.map((n) => describePin(n, S.set[n])).join(", ")}: every way out changes it.` }));
+      `No repair keeps ${kept.map((n) => describePin(n, S.set[n])).join(", ")}: every way out changes it${unless}.` }));
   }
   card.append(el("h3", { text: doc.repairs.length ? "Repairs (best first)" : "No change of your choices makes this solvable" }));
   doc.repairs.forEach((r, i) => {
@@ -546,8 +557,16 @@ function renderNotes() {
       el("li", {}, el("span", { class: "mono", text: w.rule }), `: ${w.message}`))));
   }
   if ((res.assumed || []).length) {
-    parts.push(el("h3", { text: "Assumed" }), el("ul", {}, res.assumed.map((a) =>
+    // The greyed values these exclude (scope `assumed`) work for another model or machine.
+    const choices = doc.choices || {};
+    const greyed = Object.values(choices).reduce(
+      (n, c) => n + Object.values(c.excluded).filter((s) => s === "assumed").length, 0);
+    parts.push(el("h3", { text: "Assumed (not given; set them if they differ)" }), el("ul", {}, res.assumed.map((a) =>
       el("li", {}, el("span", { class: "mono", text: `${a.field}=${a.value}` }), ` — ${a.because}`))));
+    if (greyed) {
+      parts.push(el("p", { class: "small muted", id: "assumed-greyed",
+        text: `${greyed} option value${greyed === 1 ? " is" : "s are"} greyed (dotted) only for these assumed facts.` }));
+    }
   }
   card.hidden = !parts.length;
   card.append(...parts);
@@ -582,7 +601,7 @@ function renderInfo() {
   const choices = S.good && S.good.choices ? S.good.choices[name] : null;
   if (choices) {
     const reasons = S.reasons ? S.reasons[name] : null;
-    for (const scope of ["facts", "choices"]) {
+    for (const scope of ["facts", "assumed", "choices"]) {
       const values = Object.entries(choices.excluded).filter(([, s]) => s === scope).map(([v]) => v);
       if (!values.length) continue;
       const list = el("ul");
@@ -591,7 +610,8 @@ function renderInfo() {
         list.append(el("li", { class: "small", "data-reason": v },
           el("span", { class: "mono", text: v }), " — ", r ? reasonText(r).replaceAll("\n", "; ") : "loading…"));
       }
-      dl.append(el("dt", { class: `reason-scope ${scope}`, text: `${SCOPE_WORDS[scope]} (${values.length})` }), el("dd", {}, list));
+      const hint = SCOPE_HINT[scope] ? el("div", { class: "small muted", text: SCOPE_HINT[scope] }) : null;
+      dl.append(el("dt", { class: `reason-scope ${scope}`, text: `${SCOPE_WORDS[scope]} (${values.length})` }), el("dd", {}, hint, list));
     }
     const warned = Object.entries(choices.warned);
     if (warned.length) {
