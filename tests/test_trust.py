@@ -1066,6 +1066,20 @@ def test_an_environment_group_joins_the_environment_line(tmp_path: Path) -> None
     assert not any("num_gpus" in line for line in lines)
 
 
+def test_the_sglang_dispatch_budget_is_told_with_the_environment(capsys: pytest.CaptureFixture[str]) -> None:
+    """SGLang's MoRI / pplx / DeepEP v2 dispatch budgets are environment numbers no `env` field
+    holds; the fact standing for them (a2a_dispatch_budget_raised, assumed false) is named on the
+    environment line with the variables, not on a line of its own (pack group `environment`)."""
+    argv = ["--set", "platform=hip", "--set", "gpu_arch=gfx942", "--set", "architecture=Qwen3MoeForCausalLM"]
+    argv += ["--set", "moe_a2a_backend=mori", "--set", "tp_size=8", "--set", "dp_size=8"]
+    code, out, _ = run(capsys, "check", *argv, "--set", "enable_dp_attention=true")
+    lines = out.splitlines()
+    env_line = next(line for line in lines if line.startswith("  environment: "))
+    assert code == 0 and "a2a_dispatch_budget_raised=false" in env_line
+    assert "SGLANG_USE_AITER=0" in env_line
+    assert not [line for line in lines if line.startswith("  a2a_dispatch_budget_raised")]
+
+
 def test_every_repair_applied_to_what_the_user_typed_gives_its_values() -> None:
     """SGLang on MUSA, `--moe-a2a-backend deepep_v2 --ep-size 8`: the launcher sets --ep-size to
     --tp-size (1), and deepep_v2 fails anyway. The repairs were found on that adjusted request
