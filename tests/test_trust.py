@@ -1077,6 +1077,8 @@ def test_the_sglang_dispatch_budget_is_told_with_the_environment(capsys: pytest.
     env_line = next(line for line in lines if line.startswith("  environment: "))
     assert code == 0 and "a2a_dispatch_budget_raised=false" in env_line
     assert "SGLANG_USE_AITER=0" in env_line
+    # --env-from-os reads the variables, not the fact standing for the budgets: it comes after
+    assert env_line.index("(pass --env-from-os") < env_line.index("a2a_dispatch_budget_raised")
     assert not [line for line in lines if line.startswith("  a2a_dispatch_budget_raised")]
 
 

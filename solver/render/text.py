@@ -269,19 +269,22 @@ def assumed_lines(
         else:
             grouped.setdefault(group[0], {})[group[1]] = group[2]
     shown_env = [f"{a.field}={_show(a.value)}" for a in env]
+    standing_for_env: list[str] = []  # the `environment` group's facts (see below)
     for name, members in grouped.items():
         spec = pack.assumed_groups[name]
         named = [members[m] for m in spec.members if m in members]  # in the pack's order
         if name == _ENV_GROUP:
             # A fact that stands for environment variables no `env` field holds (a number's
             # default): on the environment line, as the pack's group names it.
-            shown_env += named
+            standing_for_env += named
             continue
         reason = _MODEL_SILENT if _read_from_the_model(pack, spec, provenance) else spec.reason
         lines.append(f"  {reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
-    if shown_env:
-        read = " (pass --env-from-os to read them)" if env else ""  # (what the group holds it does not read)
-        lines.append("  environment: " + ", ".join(shown_env) + read)
+    # The variables, with how to read them, then the group's facts, which --env-from-os does not read.
+    variables = ", ".join(shown_env) + " (pass --env-from-os to read them)" if shown_env else ""
+    told = [part for part in (variables, ", ".join(standing_for_env)) if part]
+    if told:
+        lines.append("  environment: " + "; ".join(told))
     return lines
 
 
