@@ -259,10 +259,14 @@ def assumed_lines(
     lines = ["ASSUMED (not given, not read, not detected; set them if they differ):"]
     grouped: dict[str, dict[str, str]] = {}  # group -> member -> how the line shows it
     env = [a for a in assumed if pack.fields[a.field].env]
+    field_of = _preference_fields(pack)  # (once per notice, not per fact or group)
     for item in assumed:
         if pack.fields[item.field].env:
             continue
-        prov = provenance.get(item.field) if provenance is not None else _filled_by(pack, item.field)
+        if provenance is not None:
+            prov: Provenance | None = provenance.get(item.field)
+        else:
+            prov = _filled_by(pack, item.field, field_of)
         group = _assumed_group(pack, prov, item.field, item.value)
         if group is None:
             lines.append(f"  {describe_pin(pack, item.field, item.value, 'assumed')}: {item.because}")
@@ -278,7 +282,7 @@ def assumed_lines(
             # default): on the environment line, as the pack's group names it.
             standing_for_env += named
             continue
-        reason = _MODEL_SILENT if _read_from_the_model(pack, spec, provenance) else spec.reason
+        reason = _MODEL_SILENT if _read_from_the_model(spec, provenance, field_of) else spec.reason
         lines.append(f"  {reason}: {', '.join(named)}" + (f" — {spec.then}" if spec.then else ""))
     # The variables, with how to read them, then the group's facts, which --env-from-os does not read.
     variables = ", ".join(shown_env) + " (pass --env-from-os to read them)" if shown_env else ""
@@ -294,20 +298,25 @@ _ENV_GROUP = "environment"  # `[pack.assumed_groups.environment]`: joins the env
 _MODEL_SILENT = "the model's config.json (read) does not say"
 
 
-def _read_from_the_model(pack: Pack, spec: AssumedGroup, provenance: Mapping[str, Provenance] | None) -> bool:
-    """Whether a fact of group `spec` (a member, or the field a member preference fills) was read
-    from the model's config.json in this answer."""
+def _preference_fields(pack: Pack) -> dict[str, str]:
+    """The field each preference fills: a group member is a fact's name or such a preference's id."""
+    return {p.id: p.field for p in pack.preferences}
+
+
+def _read_from_the_model(
+    spec: AssumedGroup, provenance: Mapping[str, Provenance] | None, field_of: Mapping[str, str]
+) -> bool:
+    """Whether a fact of group `spec` (a member, or the field a member preference fills,
+    `field_of`) was read from the model's config.json in this answer."""
     if provenance is None:
         return False
-    field_of = {p.id: p.field for p in pack.preferences}
     fields = {field_of.get(member, member) for member in spec.members}
     return any(provenance[f].source == "model-config" for f in fields if f in provenance)
 
 
-def _filled_by(pack: Pack, field: str) -> Provenance:
+def _filled_by(pack: Pack, field: str, field_of: Mapping[str, str]) -> Provenance:
     """Who filled an assumed fact when no resolution says: the only preference of it a group
     lists, else its domain's order (`_assumed_group` then checks the value is their first)."""
-    field_of = {p.id: p.field for p in pack.preferences}
     for spec in pack.assumed_groups.values():
         for member in spec.members:
             if member != field and field_of.get(member) == field:
