@@ -562,6 +562,28 @@ def test_a_missing_required_fact_offers_exactly_the_values_the_inputs_allow(
     assert offered == {name: list(choices.possible[name]) for name in offered}
 
 
+@pytest.mark.parametrize("facts", [{}, {"platform": "cuda"}])
+def test_check_asks_for_the_gpu_before_it_blames_one_nobody_named(facts: dict[str, Any]) -> None:
+    """A DeepSeek FP8 checkpoint (SGLang adopts fp8) with no GPU named: `check` said the command
+    fails on gpu_arch=sm75 "(assumed: not given)", a T4 the search had picked, while the same
+    command works on an H100. A launcher default that fails only because of a required fact the
+    request leaves open is no conflict yet: the request must name the fact, as it must before an
+    answer that works (Llama's check asks for both)."""
+    pack = load_pack("sglang")
+    given = {**facts, "architecture": "DeepseekV3ForCausalLM", "checkpoint_quant": "fp8"}
+    with pytest.raises(InvalidInput) as info:
+        check(pack, {"tp_size": 8}, given)
+    asked = {issue.field for issue in info.value.issues}
+    assert asked == {"gpu_arch"} | ({"platform"} if not facts else set())
+    # Named, it answers: fails on the T4, works on the H100.
+    with pytest.raises(Unsatisfiable):
+        check(pack, {"tp_size": 8}, {**given, "platform": "cuda", "gpu_arch": "sm75"})
+    assert (
+        check(pack, {"tp_size": 8}, {**given, "platform": "cuda", "gpu_arch": "sm90"}).values["quantization"]
+        == "fp8"
+    )
+
+
 # --- warnings that show -----------------------------------------------------------------------------
 
 

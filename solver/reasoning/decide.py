@@ -514,13 +514,40 @@ def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool
 
 
 def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
-    undecided = [
-        name
-        for name, spec in plan.pack.fields.items()
-        if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
-    ]
-    if not undecided:
-        return
+    """`InvalidInput` naming every required field the request leaves open: the answer would
+    otherwise rest on a value the search picked for it (a GPU nobody named)."""
+    _require(
+        plan,
+        pins,
+        [
+            name
+            for name, spec in plan.pack.fields.items()
+            if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
+        ],
+    )
+
+
+def check_required_before_failing(plan: Plan, failed: ChainFailed) -> None:
+    """`check_required` for a launcher chain that failed: the required fields left open that the
+    decisions had already given a value when it failed. The failure may rest on those values
+    (`check` of a DeepSeek FP8 checkpoint with no GPU named failed on an assumed T4), so the
+    request must name them before a conflict is an answer, as it must before an answer that
+    works. Only on the failure path: costs a working request nothing."""
+    _require(
+        plan,
+        failed.pins,
+        [
+            name
+            for name, spec in plan.pack.fields.items()
+            if spec.required
+            and name not in failed.pins
+            and name in failed.decided
+            and len(_possible_given(plan.compiled, failed.pins, name)) > 1
+        ],
+    )
+
+
+def _require(plan: Plan, pins: Mapping[str, Pin], undecided: list[str]) -> None:
     issues = []
     for name in undecided:
         allowed = _possible_given(plan.compiled, pins, name)

@@ -27,7 +27,13 @@ from solver.model import (
     Resolution,
 )
 from solver.pack.loader import semantics
-from solver.reasoning.decide import ChainFailed, RequestFails, bare_conflict, launcher_view
+from solver.reasoning.decide import (
+    ChainFailed,
+    RequestFails,
+    bare_conflict,
+    check_required_before_failing,
+    launcher_view,
+)
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned, resolve_unexplained
 
@@ -105,6 +111,7 @@ def resolve_pins(
     except ChainFailed as failed:
         from solver.reasoning.diagnose import chain_failure
 
+        check_required_before_failing(plan, failed)
         raise chain_failure(plan, failed.pins, failed, predict=predict) from None
     except RequestFails as fails:
         if not explain_failure:
