@@ -92,6 +92,24 @@ def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
 
 
 @pytest.mark.parametrize(
+    ("typed", "says"),
+    [
+        ("gpu_arch=sm91", "gpu_arch='sm91' is not a value of gpu_arch; did you mean 'sm90' or 'sm89'?"),
+        ("SGLANG_USE_AITER=7", "SGLANG_USE_AITER='7' is not a value of SGLANG_USE_AITER. Allowed: 0, 1."),
+        ("num_gpus=" + "9" * 20, f"num_gpus='{'9' * 20}' is too long for num_gpus"),
+    ],
+)
+def test_a_bad_fact_is_named_as_the_user_gave_it_not_as_a_launcher_flag(
+    capsys: pytest.CaptureFixture[str], typed: str, says: str
+) -> None:
+    """A fact has no launcher flag: its bad value read "--gpu-arch 'sm91'" and "--SGLANG-USE-AITER
+    '7'", flags SGLang does not have (the user wrote `--set gpu_arch=sm91` or set a variable)."""
+    assert main(["resolve", "--set", typed]) == 2
+    err = capsys.readouterr().err
+    assert says in err and "--gpu-arch" not in err and "--SGLANG" not in err and "--num-gpus" not in err
+
+
+@pytest.mark.parametrize(
     ("pack", "typed", "meant"),
     [
         ("vllm", "pipeline_parallel_size=7", ["8", "4"]),  # 6 and 7 are no pipeline sizes

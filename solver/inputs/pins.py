@@ -141,17 +141,13 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             candidate = int(text) if _INTEGER.fullmatch(text) else value
             if candidate is value and _DIGITS.fullmatch(text):
                 in_range = f" Allowed: {field.open.text()}." if field.open is not None else ""
-                too_long = (
-                    f"{field.cli_flag} {shown(value, 30)} is too long for {field.name} (18 digits at most)."
-                )
+                too_long = f"{_typed(field, value, 30)} is too long for {field.name} (18 digits at most)."
                 return None, _issue(field, value, too_long + in_range)
         elif isinstance(value, float) and value.is_integer():
             candidate = int(value)
         if type(candidate) is int and abs(candidate) >= 10**18:  # (from Python or JSON: no text form)
             in_range = f" Allowed: {field.open.text()}." if field.open is not None else ""
-            too_long = (
-                f"{field.cli_flag} {shown(value, 30)} is too long for {field.name} (18 digits at most)."
-            )
+            too_long = f"{_typed(field, value, 30)} is too long for {field.name} (18 digits at most)."
             return None, _issue(field, value, too_long + in_range)
     elif kinds == {str} and isinstance(value, int) and not isinstance(value, bool):
         # An integer too long for str() cannot spell a domain value.
@@ -169,6 +165,19 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
             if meant is not None and str(allowed) == meant:
                 return allowed, None
     return None, _issue(field, value, None)
+
+
+def _typed(field: Field, value: Any, width: int) -> str:
+    """How the user wrote a value: an option as its launcher flag (`--tp-size 'abc'`), a fact as
+    `name='value'` (a fact has no launcher flag: `--gpu-arch` or `--SGLANG-USE-AITER` named
+    flags that exist nowhere)."""
+    if field.kind == "option":
+        return f"{field.cli_flag} {shown(value, width)}"
+    return f"{field.name}={shown(value, width)}"
+
+
+def _typed_name(field: Field) -> str:
+    return field.cli_flag if field.kind == "option" else field.name
 
 
 def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
@@ -202,7 +211,7 @@ def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
         auto = f" (or {field.auto!r} to let confsolve choose)" if field.auto else ""
         hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else "."
         message = (
-            f"{field.cli_flag} {shown(value, 80)} is not a value of {field.name}{hint} "
+            f"{_typed(field, value, 80)} is not a value of {field.name}{hint} "
             f"Allowed: {listed}{auto}{'' if (listed + auto).endswith('...') else '.'}"
         )
     return InputIssue(
@@ -317,7 +326,7 @@ def collect_pins(
                         field=name,
                         value=value,
                         message=(
-                            f"{field.cli_flag} is given twice with different values "
+                            f"{_typed_name(field)} is given twice with different values "
                             f"({previous.value!r} and {coerced!r}); keep one"
                         ),
                     )
