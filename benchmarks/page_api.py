@@ -7,7 +7,8 @@ the real one (the helper process started and both processes prepared), without t
 the first states, so every state is computed, not answered from the cache. Per state: the CPU
 time of the server's thread and of the helper process (`cpu_ms`, `helper_cpu_ms`) and the wall
 time; per reasons answer (the low-priority worker process, after the state is drawn): its wall
-time and the worker's CPU time (from /proc, 10 ms ticks). Rows: no input, one fact, every state.
+time and the worker's CPU time (from /proc, 10 ms ticks). Rows: no input, one fact, every state, and
+the clicks that set a fact (each has its listing under the facts it assumes anew).
 
     python benchmarks/page_api.py [--pack sglang] [--sessions 8] [--seed 1] [--json PATH]
 
@@ -55,10 +56,11 @@ def _session(
     chosen: dict[str, str] = {}
     good: dict[str, Any] = {}
 
-    def ask(kind: str, keep: list[str]) -> dict[str, Any]:
+    def ask(kind: str, keep: list[str], fact: bool = False) -> dict[str, Any]:
         doc = api.answer("state", {"set": chosen, "keep": keep})
         row = {
             "kind": kind,
+            "fact": fact,  # the click set a fact (the state's assumed facts are assumed anew)
             "set": dict(chosen),
             "verdict": doc["verdict"],
             "cpu_ms": doc["cpu_ms"],
@@ -89,7 +91,9 @@ def _session(
         chosen[field["name"]] = value
         facts = sum(1 for f in fields if f["name"] in chosen and f["kind"] == "fact")
         doc = ask(
-            "one fact" if facts == 1 and len(chosen) == 1 else "greyed" if greyed else "set", [field["name"]]
+            "one fact" if facts == 1 and len(chosen) == 1 else "greyed" if greyed else "set",
+            [field["name"]],
+            field["kind"] == "fact",
         )
         if doc["verdict"] == "conflict" and doc["repairs"]:
             repair = doc["repairs"][0]
@@ -154,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
                 [r["cpu_ms"] + r["helper_cpu_ms"] for r in rows if r["kind"] == kind],
             )
         )
+    facts = [r["cpu_ms"] + r["helper_cpu_ms"] for r in rows if r["fact"]]
+    print(_line("a fact set: CPU, both processes", facts))
     print(_line("reasons: worker CPU", [r["reasons_cpu_ms"] for r in rows if "reasons_cpu_ms" in r]))
     print(_line("reasons: wall", [r["reasons_wall_ms"] for r in rows if "reasons_wall_ms" in r]))
     if args.json:

@@ -46,11 +46,11 @@ import random
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -149,6 +149,11 @@ class Tables:
             self.options[name] = values
             self.unseen[name] = [v for v in values if v not in drawn]
         self.models = sorted(p.name for p in MODELS.iterdir() if (p / "config.json").is_file())
+
+    def checkpoint(self, rng: random.Random, sc: dict[str, Any], share: float) -> None:
+        """A quantized checkpoint format for `sc` `share` of the time, unless it reads a config."""
+        if "model_path" not in sc and rng.random() < share:
+            sc["checkpoint_quant"] = rng.choice([c for c in self.checkpoints if c])
 
     def value(self, rng: random.Random, name: str) -> Any:
         unseen = self.unseen.get(name) or []
@@ -285,29 +290,22 @@ def _draw_grouped(
     same scenarios."""
     mr = make_random()
     rng = random.Random(seed)
-    machines = list(machine_list)
-    rng.shuffle(machines)
-    machines = machines[:groups]
     out: list[dict[str, Any]] = []
-    for i in range(count):
-        hw, env = machines[i % len(machines)]
+    for i, hw, env in machine_turns(rng, machine_list, groups, count):
         arch = rng.choices(list(THEME_ARCHITECTURES), weights=list(THEME_ARCHITECTURES.values()))[0]
         args: dict[str, Any] = {}
         theme, needed = theme_of(rng, mr.CHOICES, args)
         arch = needed or arch
         for name in rng.sample(sorted(mr.CHOICES), rng.choice([0, 0, 1, 2])):
             args.setdefault(name, rng.choice(mr.CHOICES[name]))
-        if args.get("speculative_algorithm") in mr.DRAFT_ALGORITHMS:
-            args["speculative_draft_model_path"] = {"architecture": arch}
-        sc: dict[str, Any] = {"id": f"{prefix}{seed}-{i:05d}-{theme}-{hw}-{arch}", **mr.HARDWARE[hw]}
-        sc.update(architecture=arch, args=args)
+        sc: dict[str, Any] = {**mr.HARDWARE[hw], "architecture": arch}
         if rng.random() < 0.6:
             ckpt = rng.choice(mr.CHECKPOINTS)
             if ckpt:
                 sc["checkpoint_quant"] = ckpt
         if env:
             sc["env"] = env
-        out.append(sc)
+        out.append(finished(sc, args, mr.DRAFT_ALGORITHMS, f"{prefix}{seed}-{i:05d}-{theme}-{hw}-{arch}"))
     return out
 
 
@@ -486,12 +484,8 @@ def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     mr = make_random()
     tables = Tables(mr)
     rng = random.Random(seed)
-    machines = list(DEFAULT_MACHINES)
-    rng.shuffle(machines)
-    machines = machines[:groups]
     out: list[dict[str, Any]] = []
-    for i in range(count):
-        hw, extra = machines[i % len(machines)]
+    for i, hw, extra in machine_turns(rng, DEFAULT_MACHINES, groups, count):
         sc: dict[str, Any] = {**tables.hardware[hw], **extra}
         pick = rng.random()
         if pick < 0.15:
@@ -502,9 +496,7 @@ def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
             sc["architecture"], sc["hf_overrides"] = DEFAULT_FAMILIES[tag]
         else:
             tag = sc["architecture"] = rng.choice(tables.architectures)
-        if "model_path" not in sc and rng.random() < 0.5:
-            ckpt = rng.choice([c for c in tables.checkpoints if c])
-            sc["checkpoint_quant"] = ckpt
+        tables.checkpoint(rng, sc, 0.5)
         args: dict[str, Any] = {}
         flags = rng.random()
         if flags < 0.3:
@@ -514,6 +506,23 @@ def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
             args[name] = rng.choice(mr.CHOICES[name])
         out.append(finished(sc, args, mr.DRAFT_ALGORITHMS, f"L{seed}-{i:05d}-{hw}-{tag}"))
     return out
+
+
+Extra = TypeVar("Extra")
+
+
+def machine_turns(
+    rng: random.Random, machines: Sequence[tuple[str, Extra]], groups: int, count: int
+) -> Iterator[tuple[int, str, Extra]]:
+    """The grouped draws' loop: `count` turns (number, machine, what comes with it) over `groups`
+    of `machines`, shuffled by `rng` before the first turn, taken in turn (one harness worker
+    per group)."""
+    chosen = list(machines)
+    rng.shuffle(chosen)
+    chosen = chosen[:groups]
+    for i in range(count):
+        hw, extra = chosen[i % len(chosen)]
+        yield i, hw, extra
 
 
 def finished(

@@ -139,17 +139,12 @@ def draw_thin(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     mr = coverage.make_random()
     tables = coverage.Tables(mr)
     rng = random.Random(seed)
-    machines = list(THIN_MACHINES)
-    rng.shuffle(machines)
-    machines = machines[:groups]
     out: list[dict[str, Any]] = []
-    for i in range(count):
-        hw, extra = machines[i % len(machines)]
+    for i, hw, extra in coverage.machine_turns(rng, THIN_MACHINES, groups, count):
         theme = rng.choice(THIN_THEMES)
         model, tag = _model(rng, theme, tables)
         sc: dict[str, Any] = {**tables.hardware[hw], **extra, **model}
-        if "model_path" not in sc and rng.random() < 0.4:
-            sc["checkpoint_quant"] = rng.choice([c for c in tables.checkpoints if c])
+        tables.checkpoint(rng, sc, 0.4)
         args: dict[str, Any] = {}
         _theme(rng, theme, tables, args)
         args = {name: value for name, value in args.items() if value != "none" or name in coverage.TYPED_NONE}

@@ -100,16 +100,7 @@ def domains() -> dict[str, list[Any]]:
 def draw(rng: random.Random, values: dict[str, list[Any]], kv: list[str] | None = None) -> dict[str, Any]:
     """One scenario: a uniform GPU, node, model and checkpoint, and 1-4 options with uniform values
     (with `kv`, a KV-cache dtype of that list always, and 0-3 other options)."""
-    sc: dict[str, Any] = {
-        "section": "V",
-        "platform": "cuda",
-        "sm": rng.choice(SMS),
-        "architecture": rng.choice(ARCHS),
-        "args": {},
-    }
-    ckpt = rng.choice(CHECKPOINTS)
-    if ckpt is not None:
-        sc["checkpoint_quant"] = ckpt
+    sc = _machine_and_model(rng, "V", SMS, ARCHS, CHECKPOINTS)
     if rng.random() < 0.4:
         sc["num_gpus"] = rng.choice(NUM_GPUS)
     if rng.random() < 0.1:
@@ -118,12 +109,33 @@ def draw(rng: random.Random, values: dict[str, list[Any]], kv: list[str] | None 
     if kv:
         names = ["kv_cache_dtype", *[n for n in names if n != "kv_cache_dtype"][:3]]
     for name in names:
-        value = rng.choice(kv if kv and name == "kv_cache_dtype" else values[name])
-        if name == "flash_attn_version":
-            sc["args"]["attention_config"] = {"flash_attn_version": value}
-        else:
-            sc["args"][name] = value
+        _type(sc, name, rng.choice(kv if kv and name == "kv_cache_dtype" else values[name]))
     return sc
+
+
+def _machine_and_model(
+    rng: random.Random, section: str, sms: list[int], archs: list[str], checkpoints: list[str | None]
+) -> dict[str, Any]:
+    """A scenario's GPU, model and checkpoint (none typed yet): both draws' start."""
+    sc: dict[str, Any] = {
+        "section": section,
+        "platform": "cuda",
+        "sm": rng.choice(sms),
+        "architecture": rng.choice(archs),
+        "args": {},
+    }
+    ckpt = rng.choice(checkpoints)
+    if ckpt is not None:
+        sc["checkpoint_quant"] = ckpt
+    return sc
+
+
+def _type(sc: dict[str, Any], name: str, value: Any) -> None:
+    """Type one option (the FA version as vLLM reads it: inside `--attention-config`)."""
+    if name == "flash_attn_version":
+        sc["args"]["attention_config"] = {"flash_attn_version": value}
+    else:
+        sc["args"][name] = value
 
 
 CUDA_ATTENTION = [
@@ -262,27 +274,14 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
 def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> dict[str, Any]:
     """One scenario of a theme: its models, GPUs and checkpoints, 2-5 of its options typed together."""
     archs, sms, checkpoints, options = THEMES[theme]
-    sc: dict[str, Any] = {
-        "section": f"T-{theme}",
-        "platform": "cuda",
-        "sm": rng.choice(sms),
-        "architecture": rng.choice(archs),
-        "args": {},
-    }
-    ckpt = rng.choice(checkpoints)
-    if ckpt is not None:
-        sc["checkpoint_quant"] = ckpt
+    sc = _machine_and_model(rng, f"T-{theme}", sms, archs, checkpoints)
     # The machine varies by GPU only (node size in the parallel theme): the oracle starts one
     # worker per machine, which costs more than the scenarios it then runs.
     if theme == "parallel":
         sc["num_gpus"] = rng.choice([4, 8, 16])
     names = rng.sample(sorted(options), rng.randint(2, min(5, len(options))))
     for name in names:
-        value = rng.choice(options[name] or values[name])
-        if name == "flash_attn_version":
-            sc["args"]["attention_config"] = {"flash_attn_version": value}
-        else:
-            sc["args"][name] = value
+        _type(sc, name, rng.choice(options[name] or values[name]))
     return sc
 
 

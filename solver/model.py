@@ -14,6 +14,7 @@ uses (`model_validate`, `model_construct`, `model_copy`, `model_dump`).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
@@ -444,16 +445,28 @@ class Pack(Record):
         )
 
     def rule(self, rule_id: str) -> Rule:
-        for rule in self.rules:
-            if rule.id == rule_id:
-                return rule
-        raise KeyError(rule_id)
+        found = self._rules_by_id.get(rule_id)
+        if found is None:
+            raise KeyError(rule_id)
+        return found
 
     def preference(self, pref_id: str) -> Preference:
-        for pref in self.preferences:
-            if pref.id == pref_id:
-                return pref
-        raise KeyError(pref_id)
+        found = self._preferences_by_id.get(pref_id)
+        if found is None:
+            raise KeyError(pref_id)
+        return found
+
+    # By id, made at the first lookup (each lookup scanned the tuple: the page's warned values
+    # and reasons, explanations, lint look up many): the first of a repeated id, as a scan
+    # finds it (the loader refuses a pack that repeats one; a pack built in code may). Not
+    # fields: equality, `replace` and `model_dump` never see them; a replaced pack makes its own.
+    @functools.cached_property
+    def _rules_by_id(self) -> dict[str, Rule]:
+        return _first_by_id(self.rules)
+
+    @functools.cached_property
+    def _preferences_by_id(self) -> dict[str, Preference]:
+        return _first_by_id(self.preferences)
 
     @property
     def options(self) -> list[str]:
@@ -462,6 +475,13 @@ class Pack(Record):
     @property
     def facts(self) -> list[str]:
         return [name for name, f in self.fields.items() if f.kind == "fact"]
+
+
+def _first_by_id(records: tuple[Any, ...]) -> dict[str, Any]:
+    found: dict[str, Any] = {}
+    for record in records:
+        found.setdefault(record.id, record)
+    return found
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

@@ -137,6 +137,18 @@ def write_pack(
     return directory
 
 
+def synthetic_pack(root: Path, n: int, tag: str) -> Path:
+    """benchmarks/synthetic.py's seeded pack of `n` fields (`tag` in its name: a digest of its own)."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import synthetic
+
+    spec = synthetic.generate(n, seed=1)
+    named = f'name = "synthetic{n}"'
+    spec.files["pack.toml"] = spec.files["pack.toml"].replace(named, f'name = "synthetic{n}{tag}"')
+    written: Path = synthetic.write(spec, root / f"syn{n}{tag}")
+    return written
+
+
 # --- outcome checks -----------------------------------------------------------------------
 
 

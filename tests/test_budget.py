@@ -12,14 +12,13 @@ The slow cases (the SGLang pack, a 5,000-field pack) are in `benchmarks/hostile.
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hostile import write_pack
+from hostile import synthetic_pack, write_pack
 
 from solver import Budget, SolverBudgetExceeded, load_pack, resolve, valid_choices
 from solver.budget import CommandBudgetExceeded
@@ -41,17 +40,6 @@ def all_different(root: Path, n: int, skip: str | None = None, tag: str = "") ->
     )
     name = f"alldiff-{n}{tag}" + (f"-without-{skip}" if skip else "")
     return write_pack(root / name, {"f.toml": fields + rules}, name=name)
-
-
-def synthetic_pack(root: Path, n: int, tag: str) -> Path:
-    """benchmarks/synthetic.py's seeded pack of `n` fields (`tag` in its name: a digest of its own)."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benchmarks"))
-    import synthetic
-
-    spec = synthetic.generate(n, seed=1)
-    named = f'name = "synthetic{n}"'
-    spec.files["pack.toml"] = spec.files["pack.toml"].replace(named, f'name = "synthetic{n}{tag}"')
-    return synthetic.write(spec, root / f"syn{n}{tag}")
 
 
 WORK: dict[str, Callable[[Pack, Budget], Any]] = {

@@ -35,17 +35,41 @@ def test_canonical_conflict_message_word_for_word() -> None:
     assert str(info.value) == CANONICAL.format(pack=pack.directory)
 
 
-def test_the_message_names_the_directory_it_was_asked_about(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fresh", [True, False])
+def test_the_message_names_the_directory_it_was_asked_about(tmp_path: Path, fresh: bool) -> None:
     """The same pack in two directories (one digest: one compiled plan in this process): each
     conflict's `--pack` names its own directory, whichever this process read first (the canonical
-    message above depended on which tests had run before it in the same process)."""
+    message above depended on which tests had run before it in the same process). Read from its
+    files or found by its digest (`fresh=False`: the loader's cache held the first directory's
+    pack, and the second load returned it)."""
     for copy in ("first", "second"):
         root = tmp_path / copy / "toy"
         shutil.copytree(TOY, root)
-        pack = load_directory(root, fresh=True)
+        pack = load_directory(root, fresh=fresh)
+        assert pack.directory == str(root)
         with pytest.raises(Unsatisfiable) as info:
             resolve(pack, {"quant": "fp4", "kernel": "trtllm"}, {"gpu": "h100"})
         assert str(info.value) == CANONICAL.format(pack=root)
+
+
+def test_a_request_typing_an_asked_field_names_its_own_directory(tmp_path: Path) -> None:
+    """A request that gives a field some rule asks about (`given(kernel)`) works on a copy of
+    the pack with those rules answered, kept by digest (`solver.pack.given.for_request`): the
+    copy made for the first directory named it in the second's conflict too."""
+    for copy in ("first", "second"):
+        root = tmp_path / copy / "toy"
+        shutil.copytree(TOY, root)
+        with (root / "rules.toml").open("a", encoding="utf-8") as rules:
+            rules.write(
+                '\n[[rule]]\nid = "typed-cutlass-no-fusion"\n'
+                "when = \"given(kernel) and kernel == 'cutlass'\"\n"
+                'forbid = "fusion"\nbecause = "a typed cutlass kernel fuses by itself; leave --fusion off"\n'
+                'source = "toy/docs"\n'
+            )
+        pack = load_directory(root, fresh=True)
+        with pytest.raises(Unsatisfiable) as info:
+            resolve(pack, {"quant": "fp4", "kernel": "trtllm"}, {"gpu": "h100"})
+        assert f"--pack {root} " in str(info.value), str(info.value)
 
 
 @pytest.fixture(scope="module")

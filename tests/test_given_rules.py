@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -265,6 +266,58 @@ def test_choices_where_typing_a_field_tightens_a_rule(tmp_path: Path) -> None:
                             )
                         ]
                         assert got[name] == want, (family, typed, name)
+
+
+# The pack above with a warn rule, not a hard one, reading what the request types.
+WARN_RULES = (
+    RULES.split('[[rule]]\nid = "cutedsl-typed-quant"')[0]
+    + """
+[[rule]]
+id = "typed-fp8-slow"
+when = "given(quantization) and quantization == 'fp8'"
+require = "runner == 'cutedsl'"
+severity = "warn"
+because = "a typed fp8 runs slowly without the cutedsl runner: add --runner cutedsl"
+source = "test"
+"""
+)
+
+
+def test_a_field_only_a_warn_rule_asks_about_keeps_its_values_and_takes_the_copys_flags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where typing a field changes only what a warn rule flags, its values are the request's
+    own and only the flags are those of the pack that gives it: fp8 is flagged exactly when it is
+    possible and the runner typed is not cutedsl (brute force, every request), and the field is
+    not listed again on that pack (SGLang's `quantization` was, at every page click, for one
+    warn rule)."""
+    from solver.reasoning import diagnose
+
+    root = tmp_path / "warn"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "warn"), encoding="utf-8")
+    (root / "rules.toml").write_text(WARN_RULES, encoding="utf-8")
+    pack = load_directory(root)
+    asked: list[list[str]] = []
+    listing = diagnose._request_choices
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        asked.append(list(args[2]))
+        return listing(*args, **kwargs)
+
+    monkeypatch.setattr(diagnose, "_request_choices", counted)
+    for checkpoint, typed in _requests():
+        for reasons in (False, True):
+            got = valid_choices(pack, typed, {"checkpoint": checkpoint}, reasons=reasons)
+            others = {n: v for n, v in typed.items() if n != "quantization"}
+            want = ["fp4"] if checkpoint == "fp4" else ["none", "fp4", "fp8"]
+            assert got.possible["quantization"] == want, (checkpoint, typed)
+            flagged = "fp8" in want and others.get("runner") == "auto"
+            assert got.warned["quantization"] == ({"fp8": ["typed-fp8-slow"]} if flagged else {}), (
+                checkpoint,
+                typed,
+            )
+    assert ["quantization"] not in asked
 
 
 COMMAND_RULES = """

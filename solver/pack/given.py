@@ -69,7 +69,10 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     digest = f"{pack.digest}{GIVEN_MARK}{','.join(typed)}" if pack.digest else ""
     made = _COPIES.get(digest) if digest else None
     if made is not None:
-        return made
+        # Kept by content (as the loader keeps packs): a copy made for the same bytes in another
+        # directory names this pack's.
+        same = made.directory == pack.directory
+        return made if same else dataclasses.replace(made, directory=pack.directory)
     from solver.pack.loader import keep_semantics, semantics
 
     base = semantics(pack)

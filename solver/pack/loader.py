@@ -13,6 +13,7 @@ at its line (`_Locator`); the checks across tables and the conditions are in
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -125,10 +126,14 @@ def keep_semantics(pack: Pack, found: PackSemantics) -> None:
 
 
 def _known(digest: str, root: Path) -> Pack | None:
-    """The pack with this digest from the process cache, a shipped pack's prebuilt form or the disk cache."""
+    """The pack with this digest from the process cache, a shipped pack's prebuilt form or the disk
+    cache, naming `root` as its directory."""
     pack = _CACHE.get(digest)
     if pack is not None:
-        return pack
+        # Kept by content: the same bytes read from another directory are that directory's pack
+        # (a conflict's `--pack DIR`, the shipped compiled count read beside it), not the first
+        # directory this process read them from.
+        return pack if pack.directory == str(root) else dataclasses.replace(pack, directory=str(root))
     from solver.pack import cache, prebuilt
 
     pack = prebuilt.recall(digest, root, _SEMANTICS.put)

@@ -11,7 +11,9 @@ The copy that gives the field differs from the request's own only in the rules t
 possible there whose witness keeps the copy's form of those rules is possible in the copy, and a
 value propagation removed there for reasons none of those rules is among is removed in the copy
 too. Only a field with a value neither covers is asked of the copy itself, after the solutions
-the request's pack has met that keep the copy's rules are handed over (`_hand_over`).
+the request's pack has met that keep the copy's rules are handed over (`_hand_over`). A warn rule
+that reads `given(FIELD)` restricts nothing: the values carry over as above and only what the
+copy's warn rules flag among them is the copy's own (`_typed_warnings`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from solver.engine.csp import CompiledPack, Constraint, compile_pack
 from solver.engine.opendomain import query_pack, widened
 from solver.engine.supports import supports_for
 from solver.engine.tracing import excluded as excluded_by
-from solver.engine.tracing import traced_base, traced_domains
+from solver.engine.tracing import traced_domains
 from solver.model import Pack, Pin, Scalar
 from solver.pack.given import for_request, given_effect, given_fields, reading_given
 from solver.pack.loader import semantics
@@ -63,6 +65,8 @@ def typed_choices(
         if not _carried(pack, own, typed, pins, name, parts[0]):
             _hand_over(pack, own, typed)
             parts.append(choices(typed, pins, [name]))
+        elif any(rid not in compile_pack(typed).rules for rid in reading_given(pack, name)):
+            parts.append(_typed_warnings(typed, pins, name, parts[0].possible[name]))
     out = parts[0]
     for part in parts[1:]:
         for table in ("possible", "excluded", "open", "warned"):
@@ -85,9 +89,9 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     effects = _effects(base, pins, name)
     if effects == {0}:
         return True
+    # (A warn rule among `reading` restricts nothing: its effect only makes these checks more
+    # careful, and what it flags in the copy is listed apart, `_typed_warnings`.)
     cp = compile_pack(typed)
-    if any(rid not in cp.rules for rid in reading):
-        return False  # a warn rule reads it: what it flags is ranked, not carried
     values = {n: p.value for n, p in pins.items() if n != name}
     own_cp = compile_pack(own)
     if not effects <= {0, 1} and not _witnessed(cp, own_cp, values, name, answer.possible.get(name, [])):
@@ -95,7 +99,11 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     excluded = answer.excluded.get(name, {})
     if effects <= {0, -1} or not excluded:  # it can only tighten: what was excluded stays so
         return True
-    traced = traced_base(own_cp, values)
+    # Any reasons propagation recorded will do, not only the canonical ones explanations give
+    # (`traced_base`, from the root): each is a set of rules and pins that alone removes the
+    # value, so one without the rules typing changes removes it in the copy too. The request's
+    # own listing has just made this state (its witnesses' base, `traced_domains`).
+    traced = traced_domains(own_cp, values)
     asked = set(reading)
     for value, items in excluded.items():
         because = excluded_by(own_cp, traced, name, value)
@@ -104,6 +112,20 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
         if any(item.kind == "rule" and item.name in asked for item in items):
             return False
     return True
+
+
+def _typed_warnings(typed: Pack, pins: Mapping[str, Pin], name: str, possible: list[Scalar]) -> Choices:
+    """What the copy's warn rules flag among `possible` (the values carried over), as the copy's
+    own listing of `name` flags them: a warn rule reads `given(name)`, and where it is the only
+    difference that matters the values carry over and only the flags are the copy's (SGLang's
+    `quantization` was listed again on its copy for one warn rule, at every click)."""
+    from solver.reasoning.diagnose import Choices
+
+    plan = plan_for(query_pack(typed, pins))
+    part = Choices()
+    values = {n: p.value for n, p in pins.items()}
+    part.warned[name] = plan.warned(name, plan.settled(values), possible) if plan.warn_rules.get(name) else {}
+    return part
 
 
 def _effects(pack: Pack, pins: Mapping[str, Pin], name: str) -> set[int | None]:
