@@ -3,15 +3,18 @@
 The engine splits open constraints into groups that share no free field and searches each on its
 own (`solver.engine.localsearch.independent_groups`); explanations check groups of interacting
 rules one at a time (`solver.reasoning.conflicts`). Both are "connected components of items
-linked by the names they share", answered here in one pass with path compression.
+linked by the names they share", answered here in one pass with path compression; the model
+counter's split, at every node of its searches, by a walk over an index of each name's readers
+(`grouped_by_readers`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Container, Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
-__all__ = ["connected_groups"]
+__all__ = ["connected_groups", "grouped_by_readers"]
 
 Item = TypeVar("Item")
 
@@ -55,4 +58,61 @@ def connected_groups(items: Sequence[Item], names: Sequence[Sequence[str]]) -> l
             group = groups[root] = []
             out.append(group)
         group.append(item)
+    return out
+
+
+def grouped_by_readers(
+    items: Sequence[int],
+    names: Sequence[Sequence[str]],
+    readers: Mapping[str, AbstractSet[int]],
+    free: Container[str],
+) -> list[tuple[list[int], list[str]]]:
+    """`connected_groups` of `items` linked by the names they share among `free`, for items that
+    are indices (`names[item]` are the names of `item`) with every name's readers indexed
+    (`readers[name]`: a set holding at least the items among `items` that read it); each group
+    with its free names in the order the group's items first read them.
+
+    The model counter splits its open checks so at every node of a search: a walk from item to
+    name to readers, the readers taken by set operations in C, where `connected_groups` runs a
+    find per name (half the time of a node over a component of ~2,500 checks).
+
+    >>> grouped_by_readers([0, 1, 2], [("a", "x"), ("b", "x"), ("a", "c")],
+    ...                    {"a": {0, 2}, "b": {1}, "c": {2}, "x": {0, 1}}, {"a", "b", "c"})
+    [([0, 2], ['a', 'c']), ([1], ['b'])]
+    """
+    unseen = set(items)
+    done: set[str] = set()  # (a name is in one group: one set for the walk)
+    members: list[set[int]] = []
+    for item in items:
+        if item not in unseen:
+            continue
+        unseen.discard(item)
+        group, stack = {item}, [item]
+        while stack:
+            for name in names[stack.pop()]:
+                if name in free and name not in done:
+                    done.add(name)
+                    fresh = unseen.intersection(readers[name])
+                    if fresh:
+                        unseen -= fresh
+                        group |= fresh
+                        stack.extend(fresh)
+        members.append(group)
+        if not unseen:
+            break
+    if len(members) == 1:  # (mostly: one pass, no labels)
+        return [(list(items), list(dict.fromkeys(n for i in items for n in names[i] if n in free)))]
+    label: dict[int, int] = {}
+    for at, group in enumerate(members):
+        label.update(dict.fromkeys(group, at))
+    out: list[tuple[list[int], list[str]]] = [([], []) for _ in members]
+    seen: list[dict[str, None]] = [{} for _ in members]
+    for item in items:
+        at = label[item]
+        out[at][0].append(item)
+        own = seen[at]
+        for name in names[item]:
+            if name in free and name not in own:
+                own[name] = None
+                out[at][1].append(name)
     return out

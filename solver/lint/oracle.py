@@ -589,8 +589,9 @@ class PackOracle:
 
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first, so each new solution proves more values."""
-        known = self.proven[name]
-        return sorted(values, key=lambda v: v in known)
+        # (The set's own test as the key, in C: a lambda per value was ~1.7 s of the rules
+        # check's profile at 1,000 synthetic fields, `ModelCounter._find` ranking every field.)
+        return sorted(values, key=self.proven[name].__contains__)
 
     def others(self, rule_id: str) -> list[str]:
         """Every hard rule but `rule_id`, in pack order (two slices: a comparison per rule for
