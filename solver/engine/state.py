@@ -131,7 +131,8 @@ class State:
             # Already down to it: a propagated state has folded it into every rule that reads
             # it (as `pinned` takes for granted), so there is nothing to propagate. Unsearched
             # facts and options reach their turn so in most requests (~16 per SGLang request).
-            self._trails.append([])
+            # (Its trail restores the same list: it names the field for `last_changed`.)
+            self._trails.append([(domains, name, current)])
             if changed is not None:
                 changed.append(name)
             return True
@@ -144,6 +145,38 @@ class State:
         if changed is not None:
             # `name` first: the trail starts with it.
             changed.extend([key for table, key, _ in trail if table is domains])
+        return True
+
+    def last_changed(self) -> list[str]:
+        """The fields the last `fix` that succeeded narrowed, the fixed field first: its
+        `changed`, for a caller that needs them only sometimes (a resolution's decision, when
+        the witness lacks the value: a list built per decision was work mostly not read)."""
+        domains = self.domains
+        return [key for table, key, _ in self._trails[-1] if table is domains]
+
+    def fix_all(self, pairs: Sequence[tuple[str, Scalar]]) -> bool:
+        """`fix` of several fields as one step: each set to its value, then one propagation of
+        them all (forward checking reaches one fixpoint whatever the order, so the state is that
+        of fixing them one by one). True when nothing is wiped out (then one `undo` takes them all
+        back), False with the state unchanged. For decisions already proven together (values a
+        solution holds): one pass where a `fix` each paid a propagation's setup and revisited
+        the rules between them while their other fields were still free."""
+        domains = self.domains
+        trail: list[tuple[Any, str, Any]] = []
+        changed: list[str] = []
+        for name, value in pairs:
+            current = domains[name]
+            if value not in current:
+                undo_trail(trail, 0)
+                return False
+            if len(current) > 1:
+                trail.append((domains, name, current))
+                domains[name] = [value]
+                changed.append(name)
+        if not self.propagate(changed, trail):
+            undo_trail(trail, 0)
+            return False
+        self._trails.append(trail)
         return True
 
     def undo(self) -> None:

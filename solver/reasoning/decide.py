@@ -328,11 +328,11 @@ def _decide(
 
 
 def _catch_up(state: State, pending: list[tuple[str, Scalar]]) -> None:
-    """Fix the decisions `_decide` took from the witness without a propagation (`values_only`)."""
-    for name, value in pending:
-        if len(state.domain(name)) > 1 and not state.fix(name, value):
-            # (never: a solution holds every one of them, and propagation keeps its values)
-            raise RuntimeError(f"{name}={value!r}, taken from a solution, fails propagation")
+    """Fix the decisions `_decide` took from the witness without a propagation (`values_only`),
+    as one step (`State.fix_all`: `values_only` callers never undo them one by one)."""
+    if pending and not state.fix_all(pending):
+        # (never: a solution holds every one of them, and propagation keeps its values)
+        raise RuntimeError(f"{pending}, taken from a solution, fail propagation")
     pending.clear()
 
 
@@ -351,8 +351,7 @@ def _first_working(
     for value in ranked:
         if value not in allowed:
             continue
-        changed: list[str] = []
-        if not state.fix(name, value, changed):
+        if not state.fix(name, value):
             continue
         # The witness satisfies every decision so far; if it already has this value, it proves
         # the value works.
@@ -360,7 +359,10 @@ def _first_working(
             # The old witness with the new value is often still a solution, or one after a few
             # fields around the change are redone: then no search of the whole pack.
             found = plan.compiled.search(
-                state, task="resolving the request", hint={**witness, name: value}, around=changed
+                state,
+                task="resolving the request",
+                hint={**witness, name: value},
+                around=state.last_changed(),
             )
             if found is None:
                 state.undo()

@@ -331,6 +331,27 @@ def _flagged_rejections(
     return out
 
 
+def _reads_kept(plan: Plan, name: str, kind: str) -> tuple[dict[Any, Any], tuple[str, ...]]:
+    """The compiled pack's table (under its entry budget) of answers about `name` of one `kind`,
+    and the fields the rules reading `name` read besides it: what such an answer depends on,
+    with the field's own value. One table per kind, the fields shared by both kinds."""
+    cp = plan.compiled
+    kept: tuple[dict[str, dict[Any, Any]], dict[str, tuple[str, ...]]] | None = cp.memo.get(
+        "provenance-answers"
+    )
+    if kept is None:
+        kept = cp.memo["provenance-answers"] = ({}, {})
+    answers, reads = kept
+    table = answers.get(kind)
+    if table is None:
+        table = answers[kind] = cp.tables.table()
+    fields = reads.get(name)
+    if fields is None:
+        around = (f for _, _, _, others in plan.reading(name) for f in others)
+        fields = reads[name] = tuple(dict.fromkeys(around))
+    return table, fields
+
+
 def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tuple[tuple[str, ...], str]:
     """Rules that, with the other fields as resolved, exclude the field's other values, and the
     provenance's text for them (their `because`s, each once; or that the domain has one value).
@@ -344,29 +365,19 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     and model combinations, and the walk over a field's rules (up to 80) was a third of
     provenance.
     """
-    cp = plan.compiled
-    kept: tuple[dict[Any, tuple[tuple[str, ...], str]], dict[str, tuple[str, ...]]] | None = cp.memo.get(
-        "forcing-rules"
-    )
-    if kept is None:
-        kept = cp.memo["forcing-rules"] = (cp.tables.table(), {})
-    answers, reads = kept
-    fields = reads.get(name)
-    if fields is None:
-        around = (f for _, _, _, others in plan.reading(name) for f in others)
-        fields = reads[name] = tuple(dict.fromkeys(around))
+    answers, fields = _reads_kept(plan, name, "forcing")
     key = (name, solution[name], tuple([solution[f] for f in fields]))
     found = answers.get(key)
     if found is None:
         forcing = tuple(_greedy_forcing(plan, name, solution))
-        models = cp.models
+        models = plan.compiled.models
         because = (
             "; ".join(dict.fromkeys(models[r].because for r in forcing))
             if forcing
             else "the only value the rules allow"
         )
         found = (forcing, because)
-        cp.tables.store(answers, key, found)
+        plan.compiled.tables.store(answers, key, found)
     return found
 
 
@@ -377,7 +388,22 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     any value of its domain (else two facts nobody gave that a rule ties, `f1 == f5`, would
     each follow from the other, and neither be said as assumed: tests/test_laws.py,
     `_TIED_FACTS`). A fact the search chooses (the platform) also follows from the options the
-    user typed (`--attention-backend fa3` is CUDA's); options nobody typed never count."""
+    user typed (`--attention-backend fa3` is CUDA's); options nobody typed never count.
+
+    Remembered like `_forcing_rules`, by the values of the fields the rules read and which of
+    them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
+    each a walk over the rules reading it (8 % of a resolution)."""
+    answers, reads = _reads_kept(plan, name, "facts")
+    key = (name, solution[name], tuple([solution[f] for f in reads]), tuple([f in pins for f in reads]))
+    found: bool | None = answers.get(key)
+    if found is None:
+        found = _facts_force_walk(plan, name, solution, pins)
+        plan.compiled.tables.store(answers, key, found)
+    return found
+
+
+def _facts_force_walk(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+    """`_facts_force`, computed."""
     fields, domains = plan.pack.fields, plan.compiled.domains
     here = plan.position(name)
     searched = fields[name].search
