@@ -48,12 +48,6 @@ __all__ = [
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
 KNOWN_BUGS: dict[str, str] = {
-    "resolve-departs-to-a-value-refused-typed": (
-        "test_given_rules.py::test_resolve_departs_only_to_a_value_a_command_can_type"
-    ),
-    "warn-steering-misses-later-assumed-facts": (
-        "test_laws.py::test_auto_avoids_a_warning_a_later_assumed_fact_makes_certain"
-    ),
     "warn-steering-reads-only-propagation": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_later_field_only_search_forces"
     ),
@@ -888,6 +882,7 @@ class Oracle:
                 return Expected(final, adjusted, None), None
             steps: dict[str, Step] = {}
             failed: str | None = None
+            later = self.assumed_facts(decided)
             for name in self.order:
                 if name in final or name in first:
                     continue
@@ -902,7 +897,10 @@ class Oracle:
                     value = picked
                 else:
                     possible = [v for v in self.domains[name] if v in seen]
-                    forced = self.forced(decided)
+                    # What the warn rules read of later fields: what propagation forced, and
+                    # the value assumed of each unset `search = false` fact (from the request).
+                    forced = {**later, **self.forced(decided)}
+                    forced = {n: v for n, v in forced.items() if n not in decided}
                     ranked, origin = self.ranking(name, decided, forced)
                     value = next(v for v in ranked if v in seen)
                     preferred, _ = self.preferred(name, decided)

@@ -110,3 +110,25 @@ def test_sm120_is_named_as_blackwell_consumer(sglang) -> None:  # type: ignore[n
     )
     assert "Blackwell consumer (SM120" in str(exc)
     assert any(r.set.get("attention_backend") or "attention_backend" in r.unset for r in exc.repairs)
+
+
+def test_a_fact_the_answer_assumed_is_not_called_a_what_if() -> None:
+    """vLLM's FLASHMLA on an H100 with no model given: the conflict holds `head_size=128`, the
+    value the answer assumed for a fact nobody gave. Its line said "(assumed (what-if))", the
+    words of a what-if the user typed (`--assume`); it is not one. (Failed on main 8916668.)"""
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import resolve_pins
+
+    vllm = load_pack("vllm")
+    h100 = {"platform": "cuda", "gpu_arch": "sm90"}
+    exc = _conflict(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    assert "  - head_size=128  (not given: assumed, set it if it differs)" in exc.message.splitlines()
+    assert "what-if" not in exc.message
+    # Typed as a what-if, it is one.
+    pins = collect_pins(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    pins["head_size"] = pins["platform"].model_copy(
+        update={"field": "head_size", "value": 128, "source": "assumed"}
+    )
+    with pytest.raises(Unsatisfiable) as info:
+        resolve_pins(vllm, pins)
+    assert "  - head_size=128  (assumed (what-if))" in info.value.message.splitlines()

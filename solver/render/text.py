@@ -98,6 +98,10 @@ def conflict_message(
     lines.append("These cannot all hold:")
     for pin in report.pins:
         words = _source_words(pin.source)
+        if pin.source == "assumed" and pin.field not in pins:
+            # Not the user's what-if (`--assume`, a pin of the request): a fact nobody gave,
+            # at the value the answer assumed for it (`launcher_view`).
+            words = "not given: assumed, set it if it differs"
         if adjusted and pin.field in adjusted:
             typed, rule = adjusted[pin.field]
             words = f"adjusted from your {describe_pin(pack, pin.field, typed, 'user')} by {pack.name}:{rule}"
