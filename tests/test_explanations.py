@@ -132,3 +132,21 @@ def test_a_fact_the_answer_assumed_is_not_called_a_what_if() -> None:
     with pytest.raises(Unsatisfiable) as info:
         resolve_pins(vllm, pins)
     assert "  - head_size=128  (assumed (what-if))" in info.value.message.splitlines()
+
+
+def test_a_conflict_on_an_assumed_fact_offers_to_state_the_fact() -> None:
+    """The same conflict: the user's FLASHMLA fails only for the model the answer assumed
+    (head size 128, not MLA). The repairs changed the flag only; the model may be an MLA one, and
+    then stating it is the repair: after the flags' repairs, one gives the head size and what it
+    needs of the other facts nobody gave (is_mla), verified: resolving with them gives its values
+    and keeps FLASHMLA. (Failed on main 8916668: no repair set a fact.)"""
+    vllm = load_pack("vllm")
+    h100 = {"platform": "cuda", "gpu_arch": "sm90"}
+    exc = _conflict(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    stated = [r for r in exc.repairs if r.set and all(vllm.fields[n].kind == "fact" for n in r.set)]
+    assert stated and exc.repairs[-1] is stated[-1], [(r.set, r.unset) for r in exc.repairs]
+    repair = stated[0]
+    assert set(repair.set) == {"head_size", "is_mla"} and repair.set["is_mla"] is True
+    again = resolve(vllm, {"attention_backend": "FLASHMLA"}, {**h100, **repair.set})
+    assert again.values == repair.values and again.values["attention_backend"] == "FLASHMLA"
+    assert f"if it is so, give head_size={repair.set['head_size']} and is_mla=true" in exc.message

@@ -119,38 +119,21 @@ def departures_of(
     out = []
     for name in departed_fields(plan, solution, picks):
         assert picks is not None
-        resolved = solution[name]
-        failed = picks.failed
-        if failed is not None and name == failed.field:
-            value = failed.chain[0]
-            why = _rejected_because(provenance[name], value)
-            out.append(
-                DepartureRecord.model_construct(
-                    field=name,
-                    launcher=None,
-                    resolved=resolved,
-                    rule=failed.preference.id if failed.preference else None,
-                    because=(
-                        f"{pack.name}'s own default {_show(value)} fails here"
-                        + (f" ({why})" if why else "")
-                        + f"; chose {_show(resolved)}"
-                    ),
-                )
-            )
-            break
-        value = picks.predicted[name]
+        failed = picks.failed if picks.failed is not None and name == picks.failed.field else None
+        if failed is None:
+            value = launcher = picks.predicted[name]
+            said = f"{pack.name} would pick {_show(value)} by itself"
+        else:
+            value, launcher = failed.chain[0], None
+            said = f"{pack.name}'s own default {_show(value)} fails here"
         why = _rejected_because(provenance[name], value)
         out.append(
             DepartureRecord.model_construct(
                 field=name,
-                launcher=value,
-                resolved=resolved,
-                rule=None,
-                because=(
-                    f"{pack.name} would pick {_show(value)} by itself"
-                    + (f" ({why})" if why else "")
-                    + f"; chose {_show(resolved)}"
-                ),
+                launcher=launcher,
+                resolved=solution[name],
+                rule=failed.preference.id if failed is not None and failed.preference else None,
+                because=said + (f" ({why})" if why else "") + f"; chose {_show(solution[name])}",
             )
         )
     return out

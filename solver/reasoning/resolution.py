@@ -105,7 +105,7 @@ def resolve_pins(
     except ChainFailed as failed:
         from solver.reasoning.diagnose import chain_failure
 
-        raise chain_failure(plan, failed.pins, failed, predict=predict) from None
+        raise chain_failure(plan, failed.pins, failed, predict=predict, made_on=base) from None
     except RequestFails as fails:
         if not explain_failure:
             raise Unsatisfiable(bare_conflict()) from None

@@ -138,8 +138,15 @@ def _repair_words(pack: Pack, repair: Repair) -> str:
         what = "leave" if field.kind == "option" else "do not assume"
         flag = field.cli_flag if field.kind == "option" else name
         parts.append(f"{what} {flag} on auto (it resolves to {_show(repair.values.get(name))})")
+    facts = []
     for name, value in repair.set.items():
-        parts.append(f"use {describe_pin(pack, name, value, 'user')}")
+        if pack.fields[name].kind == "fact":
+            facts.append(describe_pin(pack, name, value, "user"))
+        else:
+            parts.append(f"use {describe_pin(pack, name, value, 'user')}")
+    if facts:
+        # A fact is stated, not chosen: the repair holds only for a model or machine that is so.
+        parts.append(f"if it is so, give {' and '.join(facts)}")
     return "; ".join(parts)
 
 
