@@ -98,6 +98,8 @@ class Cond:
     third: str = ""  # `prod`: the field the product is compared with
 
     def text(self) -> str:
+        if self.kind == "given":
+            return f"given({self.name})"
         if self.kind == "prod":
             return f"{self.name} * {self.other} {self.op} {self.third}"
         if self.kind == "cmp":
@@ -126,12 +128,20 @@ class Cond:
         )
 
     def reads(self) -> set[str]:
+        if self.kind == "given":
+            return set()  # whether the request gives a field: no value of a configuration
         own = {n for n in (self.name, self.other, self.third) if n}
         return own.union(*(p.reads() for p in self.parts))
+
+    def given_names(self) -> set[str]:
+        own = {self.name} if self.kind == "given" else set()
+        return own.union(*(p.given_names() for p in self.parts))
 
     def eval3(self, known: Known) -> bool | None:
         if self.kind == "const":
             return bool(self.value)
+        if self.kind == "given":  # the oracle reads no request marks: the pack as loaded
+            return False
         if self.kind == "flag":
             return None if self.name not in known else known[self.name] is True
         if self.kind == "prod":
@@ -154,6 +164,8 @@ class Cond:
 
     def compile(self, index: Mapping[str, int]) -> Callable[[Row], bool]:
         """A fast two-valued evaluator over full rows (the oracle's hot path)."""
+        if self.kind == "given":
+            return lambda row: False
         if self.kind == "const":
             const = bool(self.value)
             return lambda row: const
@@ -442,8 +454,13 @@ class _Builder:
     """Draws conditions, rules and preferences over one pack's fields and sets."""
 
     def __init__(
-        self, d: _Draw, fields: Sequence[FieldSpec], sets: Sequence[tuple[str, tuple[Scalar, ...]]]
+        self,
+        d: _Draw,
+        fields: Sequence[FieldSpec],
+        sets: Sequence[tuple[str, tuple[Scalar, ...]]],
+        given_rules: bool = False,
     ) -> None:
+        self.given_rules = given_rules
         self.d = d
         self.fields = list(fields)
         self.by_name = {f.name: f for f in fields}
@@ -461,7 +478,11 @@ class _Builder:
         forms += ["field", "field"] if same_type else []
         forms += ["set"] if fitting_sets else []
         forms += ["const"] if "constant-rule" not in KNOWN_BUGS else []
+        options = [g.name for g in self.fields if g.kind == "option"]
+        forms += ["given", "given"] if self.given_rules and options else []
         form = d.pick(forms)
+        if form == "given":  # a launcher that refuses a value typed, or only typed
+            return Cond("given", name=d.pick(options))
         if form == "eq":
             return Cond(
                 "cmp", op=d.pick(("==", "!=")), name=f.name, value=d.pick(f.domain), flipped=d.chance(2)
@@ -500,6 +521,8 @@ class _Builder:
         if allow_adjust and severity == "error" and options and d.chance(3):
             adjusts = d.pick(options)
             adjust_to = tuple(d.some(self.by_name[adjusts].domain, 0, 2))
+            if adjusts in body.given_names() | (when.given_names() if when else set()):
+                adjusts, adjust_to = None, ()  # (an adjustment may not read given() of its target)
         return RuleSpec(
             id=rid,
             body=body,
@@ -524,10 +547,10 @@ class _Builder:
         return PrefSpec(id=pid, field=target.name, prefer=tuple(prefer), when=when, same_as=same_as)
 
 
-def _pack(d: _Draw) -> PackSpec:
+def _pack(d: _Draw, given_rules: bool = False) -> PackSpec:
     fields = _fields(d)
     sets = _sets(d, fields)
-    build = _Builder(d, fields, sets)
+    build = _Builder(d, fields, sets, given_rules)
     rules = tuple(build.rule(f"r{i}") for i in range(d.integer(0, 8)))
     prefs = tuple(build.pref(f"p{i}") for i in range(d.integer(0, 6)))
     return PackSpec(fields=fields, sets=sets, rules=rules, prefs=prefs)
@@ -549,12 +572,16 @@ def packs(draw: st.DrawFn) -> PackSpec:
 
 
 @st.composite
-def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False) -> Case:
+def cases(
+    draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False, given_rules: bool = False
+) -> Case:
     """A random pack and a random request against it. `unsearched`: about half the options, and
     about a third of the facts (a model's shape: assumed when not given, never searched), are
-    `search = false`."""
+    `search = false`. `given_rules`: rules also read `given(OPTION)` (whether the request gives
+    it, solver.pack.given), which the oracle reads as false (the pack as loaded): for the laws
+    that judge with the engine's own `check`, not with the oracle."""
     d = _Draw(draw)
-    spec = _pack(d)
+    spec = _pack(d, given_rules)
     if unsearched:
         spec = replace(
             spec,
