@@ -150,3 +150,24 @@ def test_a_conflict_on_an_assumed_fact_offers_to_state_the_fact() -> None:
     again = resolve(vllm, {"attention_backend": "FLASHMLA"}, {**h100, **repair.set})
     assert again.values == repair.values and again.values["attention_backend"] == "FLASHMLA"
     assert f"if it is so, give head_size={repair.set['head_size']} and is_mla=true" in exc.message
+
+
+def test_a_fact_the_given_facts_decide_is_said_to_follow_from_them() -> None:
+    """SGLang on a B200 with HYV4's architecture given: `check` fails on the launcher's own DSA
+    decode backend, and the conflict holds `has_attention_sinks` and `is_dsa`, which nobody gave
+    but the architecture decides. They were called "(assumed (what-if))" (failed on main
+    8916668); nor are they assumed: they follow from the facts given."""
+    from solver import check
+
+    sglang = load_pack("sglang")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm100",
+        "checkpoint_quant": "fp8",
+        "architecture": "HYV4ForCausalLM",
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        check(sglang, {}, facts)
+    lines = info.value.message.splitlines()
+    assert "  - has_attention_sinks=true  (follows from the facts given)" in lines
+    assert "  - is_dsa=true  (follows from the facts given)" in lines

@@ -68,6 +68,20 @@ def _source_words(source: str) -> str:
     }.get(source, source)
 
 
+def _derived(plan: Plan, pins: Mapping[str, Pin], name: str, value: Scalar) -> bool:
+    """Whether the given facts alone leave fact `name` only `value` (what a given architecture
+    makes of its traits): no other value of it holds with them."""
+    fields = plan.pack.fields
+    cp = plan.compiled
+    facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
+    state = cp.start(facts)
+    return state is not None and all(
+        cp.satisfiable({**facts, name: v}, task="explaining a conflict") is None
+        for v in state.domain(name)
+        if v != value
+    )
+
+
 def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
     """The `confsolve resolve` command for these pins, ready to paste."""
     parts = ["confsolve resolve"]
@@ -99,9 +113,14 @@ def conflict_message(
     for pin in report.pins:
         words = _source_words(pin.source)
         if pin.source == "assumed" and pin.field not in pins:
-            # Not the user's what-if (`--assume`, a pin of the request): a fact nobody gave,
-            # at the value the answer assumed for it (`launcher_view`).
-            words = "not given: assumed, set it if it differs"
+            # Not the user's what-if (`--assume`, a pin of the request): a fact nobody gave, at
+            # the value the facts given leave it (a model's traits), or else the value the
+            # answer assumed for it (`launcher_view`).
+            words = (
+                "follows from the facts given"
+                if _derived(plan, pins, pin.field, pin.value)
+                else "not given: assumed, set it if it differs"
+            )
         if adjusted and pin.field in adjusted:
             typed, rule = adjusted[pin.field]
             words = f"adjusted from your {describe_pin(pack, pin.field, typed, 'user')} by {pack.name}:{rule}"
