@@ -50,9 +50,38 @@ _DEPARTS_TO_A_VALUE_REFUSED_TYPED = Case(
 )
 
 
+_F0_IS_MINUS_ONE = Cond("cmp", op="==", name="f0", value=-1)
+# Found by this law (seed 1630002): every option is the launcher's own pick; typing `--f4 q`
+# with `--f0 -1` is refused, and with `--f0` typed the launcher no longer takes `f4 = f1`, so the
+# whole command less `--f4` misses the answer, while the empty command lands on it.
+_THE_FULL_COMMAND_LESS_THE_REFUSED_FLAG_MISSES = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", (-1, 0, 1), search=False),
+            FieldSpec("f1", "fact", ("q", "p", "r"), depends_on=("f0",), search=False),
+            FieldSpec("f4", "option", ("p", "q"), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r3", _F0_IS_MINUS_ONE, when=Cond("given", name="f4"), forbid=True),
+            RuleSpec(
+                "r5",
+                Cond("cmp", op="==", name="f1", other="f4"),
+                when=Cond("not", parts=(Cond("given", name="f0"),)),
+            ),
+        ),
+        prefs=(),
+    ),
+    options={},
+    facts={},
+    strict=True,
+)
+
+
 @law(150)
 @given(case=cases(unsearched=True, given_rules=True))
 @example(case=_DEPARTS_TO_A_VALUE_REFUSED_TYPED)
+@example(case=_THE_FULL_COMMAND_LESS_THE_REFUSED_FLAG_MISSES)
 def test_the_command_of_an_answer_lands_on_it_typed(case: Case) -> None:
     """What `resolve` answers, its launch command (every option, or the fewest: `--format argv
     [--minimal]`, less the options a `given()` rule refuses typed where the launcher reaches
@@ -60,7 +89,8 @@ def test_the_command_of_an_answer_lands_on_it_typed(case: Case) -> None:
     nothing adjusted. Where the engine says no command does (`command_options` raises), none
     does: no choice of typed and left-out options lands on it; and the launcher's own answer to
     the request fails too (else `resolve` should have given a command's answer: failed on main
-    8916668 for `_DEPARTS_TO_A_VALUE_REFUSED_TYPED`)."""
+    8916668 for `_DEPARTS_TO_A_VALUE_REFUSED_TYPED`, and for
+    `_THE_FULL_COMMAND_LESS_THE_REFUSED_FLAG_MISSES`, where the full command said none did)."""
     got = answer(case, predict=False)
     if not isinstance(got, Resolution):
         return

@@ -89,7 +89,26 @@ def command_options(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[
     `given(FIELD)` refuse the answer where the request did not give that field; such a field is
     left out when the launcher, given the rest, reaches the answer by itself. Raises
     `Unsatisfiable` (the rule, and the launcher's own pick) when it does not: no command of the
-    launcher gives this answer."""
+    launcher gives this answer.
+
+    Typing the options the launcher does not refuse can change its own picks of those left out
+    (a rule reading `given(...)` of another): where leaving out only the refused ones misses the
+    answer, the fewest options (`minimal_options`) are tried before saying no command gives it
+    (tests/test_laws_given.py)."""
+    found = _command(pack, res, fields)
+    if isinstance(found, list):
+        return found
+    fewest = minimal_options(pack, res.values)
+    if set(fewest) < set(fields):
+        again = _command(pack, res, fewest)
+        if isinstance(again, list):
+            return again
+    raise found
+
+
+def _command(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[str] | Unsatisfiable:
+    """`command_options` for `fields` alone: the error (returned) when leaving out the refused
+    ones misses the answer."""
     asked = given_fields(pack)
     gave = {n for n, p in res.provenance.items() if p.kind in ("user", "adjusted", "fact")}
     facts = [n for n in gave if pack.fields[n].kind == "fact"]
@@ -114,7 +133,7 @@ def command_options(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[
     # Name the fields the launcher does not reach left out (all of them when it cannot be told).
     missed = [n for n in sorted(apart) if own is None or own[n] != res.values[n]] or sorted(apart)
     rules = [rule for rule in refused if _reads_given(pack, [rule]).intersection(missed)] or refused
-    raise _no_command(pack, res, rules, missed, own)
+    return _no_command(pack, res, rules, missed, own)
 
 
 def _no_command(
