@@ -171,3 +171,8 @@ def test_a_fact_the_given_facts_decide_is_said_to_follow_from_them() -> None:
     lines = info.value.message.splitlines()
     assert "  - has_attention_sinks=true  (follows from the facts given)" in lines
     assert "  - is_dsa=true  (follows from the facts given)" in lines
+    # And so in `check`'s one paragraph, which said "(assumed: not given)".
+    from solver.render.answers import conflict_paragraph
+
+    paragraph = conflict_paragraph(info.value, None, sglang)
+    assert "is_dsa=True (follows from the facts given)" in paragraph and "assumed" not in paragraph

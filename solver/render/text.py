@@ -29,12 +29,14 @@ from solver.values import same as values_same
 from solver.values import show as _show
 
 if TYPE_CHECKING:
+    from solver.engine.csp import CompiledPack
     from solver.reasoning.resolution import Plan
 
 __all__ = [
     "assumed_notice",
     "conflict_message",
     "departure_lines",
+    "derived_fact",
     "describe_pin",
     "launcher_picks",
     "notices",
@@ -68,11 +70,10 @@ def _source_words(source: str) -> str:
     }.get(source, source)
 
 
-def _derived(plan: Plan, pins: Mapping[str, Pin], name: str, value: Scalar) -> bool:
-    """Whether the given facts alone leave fact `name` only `value` (what a given architecture
-    makes of its traits): no other value of it holds with them."""
-    fields = plan.pack.fields
-    cp = plan.compiled
+def derived_fact(cp: CompiledPack, pins: Mapping[str, Pin], name: str, value: Scalar) -> bool:
+    """Whether the given facts among `pins` alone leave fact `name` only `value` (what a given
+    architecture makes of its traits): no other value of it holds with them."""
+    fields = cp.pack.fields
     facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
     state = cp.start(facts)
     return state is not None and all(
@@ -118,7 +119,7 @@ def conflict_message(
             # answer assumed for it (`launcher_view`).
             words = (
                 "follows from the facts given"
-                if _derived(plan, pins, pin.field, pin.value)
+                if derived_fact(plan.compiled, pins, pin.field, pin.value)
                 else "not given: assumed, set it if it differs"
             )
         if adjusted and pin.field in adjusted:
