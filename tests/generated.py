@@ -48,12 +48,6 @@ __all__ = [
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
 KNOWN_BUGS: dict[str, str] = {
-    "resolve-departs-to-a-value-refused-typed": (
-        "test_given_rules.py::test_resolve_departs_only_to_a_value_a_command_can_type"
-    ),
-    "warn-steering-misses-later-assumed-facts": (
-        "test_laws.py::test_auto_avoids_a_warning_a_later_assumed_fact_makes_certain"
-    ),
     "warn-steering-reads-only-propagation": (
         "test_laws_trust.py::test_auto_avoids_a_warning_a_later_field_only_search_forces"
     ),
@@ -104,6 +98,8 @@ class Cond:
     third: str = ""  # `prod`: the field the product is compared with
 
     def text(self) -> str:
+        if self.kind == "given":
+            return f"given({self.name})"
         if self.kind == "prod":
             return f"{self.name} * {self.other} {self.op} {self.third}"
         if self.kind == "cmp":
@@ -132,12 +128,20 @@ class Cond:
         )
 
     def reads(self) -> set[str]:
+        if self.kind == "given":
+            return set()  # whether the request gives a field: no value of a configuration
         own = {n for n in (self.name, self.other, self.third) if n}
         return own.union(*(p.reads() for p in self.parts))
+
+    def given_names(self) -> set[str]:
+        own = {self.name} if self.kind == "given" else set()
+        return own.union(*(p.given_names() for p in self.parts))
 
     def eval3(self, known: Known) -> bool | None:
         if self.kind == "const":
             return bool(self.value)
+        if self.kind == "given":  # the oracle reads no request marks: the pack as loaded
+            return False
         if self.kind == "flag":
             return None if self.name not in known else known[self.name] is True
         if self.kind == "prod":
@@ -160,6 +164,8 @@ class Cond:
 
     def compile(self, index: Mapping[str, int]) -> Callable[[Row], bool]:
         """A fast two-valued evaluator over full rows (the oracle's hot path)."""
+        if self.kind == "given":
+            return lambda row: False
         if self.kind == "const":
             const = bool(self.value)
             return lambda row: const
@@ -448,8 +454,13 @@ class _Builder:
     """Draws conditions, rules and preferences over one pack's fields and sets."""
 
     def __init__(
-        self, d: _Draw, fields: Sequence[FieldSpec], sets: Sequence[tuple[str, tuple[Scalar, ...]]]
+        self,
+        d: _Draw,
+        fields: Sequence[FieldSpec],
+        sets: Sequence[tuple[str, tuple[Scalar, ...]]],
+        given_rules: bool = False,
     ) -> None:
+        self.given_rules = given_rules
         self.d = d
         self.fields = list(fields)
         self.by_name = {f.name: f for f in fields}
@@ -467,7 +478,11 @@ class _Builder:
         forms += ["field", "field"] if same_type else []
         forms += ["set"] if fitting_sets else []
         forms += ["const"] if "constant-rule" not in KNOWN_BUGS else []
+        options = [g.name for g in self.fields if g.kind == "option"]
+        forms += ["given", "given"] if self.given_rules and options else []
         form = d.pick(forms)
+        if form == "given":  # a launcher that refuses a value typed, or only typed
+            return Cond("given", name=d.pick(options))
         if form == "eq":
             return Cond(
                 "cmp", op=d.pick(("==", "!=")), name=f.name, value=d.pick(f.domain), flipped=d.chance(2)
@@ -506,6 +521,8 @@ class _Builder:
         if allow_adjust and severity == "error" and options and d.chance(3):
             adjusts = d.pick(options)
             adjust_to = tuple(d.some(self.by_name[adjusts].domain, 0, 2))
+            if adjusts in body.given_names() | (when.given_names() if when else set()):
+                adjusts, adjust_to = None, ()  # (an adjustment may not read given() of its target)
         return RuleSpec(
             id=rid,
             body=body,
@@ -530,10 +547,10 @@ class _Builder:
         return PrefSpec(id=pid, field=target.name, prefer=tuple(prefer), when=when, same_as=same_as)
 
 
-def _pack(d: _Draw) -> PackSpec:
+def _pack(d: _Draw, given_rules: bool = False) -> PackSpec:
     fields = _fields(d)
     sets = _sets(d, fields)
-    build = _Builder(d, fields, sets)
+    build = _Builder(d, fields, sets, given_rules)
     rules = tuple(build.rule(f"r{i}") for i in range(d.integer(0, 8)))
     prefs = tuple(build.pref(f"p{i}") for i in range(d.integer(0, 6)))
     return PackSpec(fields=fields, sets=sets, rules=rules, prefs=prefs)
@@ -555,12 +572,16 @@ def packs(draw: st.DrawFn) -> PackSpec:
 
 
 @st.composite
-def cases(draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False) -> Case:
+def cases(
+    draw: st.DrawFn, strict: bool | None = None, unsearched: bool = False, given_rules: bool = False
+) -> Case:
     """A random pack and a random request against it. `unsearched`: about half the options, and
     about a third of the facts (a model's shape: assumed when not given, never searched), are
-    `search = false`."""
+    `search = false`. `given_rules`: rules also read `given(OPTION)` (whether the request gives
+    it, solver.pack.given), which the oracle reads as false (the pack as loaded): for the laws
+    that judge with the engine's own `check`, not with the oracle."""
     d = _Draw(draw)
-    spec = _pack(d)
+    spec = _pack(d, given_rules)
     if unsearched:
         spec = replace(
             spec,
@@ -888,6 +909,7 @@ class Oracle:
                 return Expected(final, adjusted, None), None
             steps: dict[str, Step] = {}
             failed: str | None = None
+            later = self.assumed_facts(decided)
             for name in self.order:
                 if name in final or name in first:
                     continue
@@ -902,7 +924,10 @@ class Oracle:
                     value = picked
                 else:
                     possible = [v for v in self.domains[name] if v in seen]
-                    forced = self.forced(decided)
+                    # What the warn rules read of later fields: what propagation forced, and
+                    # the value assumed of each unset `search = false` fact (from the request).
+                    forced = {**later, **self.forced(decided)}
+                    forced = {n: v for n, v in forced.items() if n not in decided}
                     ranked, origin = self.ranking(name, decided, forced)
                     value = next(v for v in ranked if v in seen)
                     preferred, _ = self.preferred(name, decided)

@@ -134,3 +134,69 @@ def test_sm120_is_named_as_blackwell_consumer(sglang) -> None:  # type: ignore[n
     )
     assert "Blackwell consumer (SM120" in str(exc)
     assert any(r.set.get("attention_backend") or "attention_backend" in r.unset for r in exc.repairs)
+
+
+def test_a_fact_the_answer_assumed_is_not_called_a_what_if() -> None:
+    """vLLM's FLASHMLA on an H100 with no model given: the conflict holds `head_size=128`, the
+    value the answer assumed for a fact nobody gave. Its line said "(assumed (what-if))", the
+    words of a what-if the user typed (`--assume`); it is not one. (Failed on main 8916668.)"""
+    from solver.inputs.pins import collect_pins
+    from solver.reasoning.resolution import resolve_pins
+
+    vllm = load_pack("vllm")
+    h100 = {"platform": "cuda", "gpu_arch": "sm90"}
+    exc = _conflict(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    assert "  - head_size=128  (not given: assumed, set it if it differs)" in exc.message.splitlines()
+    assert "what-if" not in exc.message
+    # Typed as a what-if, it is one.
+    pins = collect_pins(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    pins["head_size"] = pins["platform"].model_copy(
+        update={"field": "head_size", "value": 128, "source": "assumed"}
+    )
+    with pytest.raises(Unsatisfiable) as info:
+        resolve_pins(vllm, pins)
+    assert "  - head_size=128  (assumed (what-if))" in info.value.message.splitlines()
+
+
+def test_a_conflict_on_an_assumed_fact_offers_to_state_the_fact() -> None:
+    """The same conflict: the user's FLASHMLA fails only for the model the answer assumed
+    (head size 128, not MLA). The repairs changed the flag only; the model may be an MLA one, and
+    then stating it is the repair: after the flags' repairs, one gives the head size and what it
+    needs of the other facts nobody gave (is_mla), verified: resolving with them gives its values
+    and keeps FLASHMLA. (Failed on main 8916668: no repair set a fact.)"""
+    vllm = load_pack("vllm")
+    h100 = {"platform": "cuda", "gpu_arch": "sm90"}
+    exc = _conflict(vllm, {"attention_backend": "FLASHMLA"}, h100)
+    stated = [r for r in exc.repairs if r.set and all(vllm.fields[n].kind == "fact" for n in r.set)]
+    assert stated and exc.repairs[-1] is stated[-1], [(r.set, r.unset) for r in exc.repairs]
+    repair = stated[0]
+    assert set(repair.set) == {"head_size", "is_mla"} and repair.set["is_mla"] is True
+    again = resolve(vllm, {"attention_backend": "FLASHMLA"}, {**h100, **repair.set})
+    assert again.values == repair.values and again.values["attention_backend"] == "FLASHMLA"
+    assert f"if it is so, give head_size={repair.set['head_size']} and is_mla=true" in exc.message
+
+
+def test_a_fact_the_given_facts_decide_is_said_to_follow_from_them() -> None:
+    """SGLang on a B200 with HYV4's architecture given: `check` fails on the launcher's own DSA
+    decode backend, and the conflict holds `has_attention_sinks` and `is_dsa`, which nobody gave
+    but the architecture decides. They were called "(assumed (what-if))" (failed on main
+    8916668); nor are they assumed: they follow from the facts given."""
+    from solver import check
+
+    sglang = load_pack("sglang")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm100",
+        "checkpoint_quant": "fp8",
+        "architecture": "HYV4ForCausalLM",
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        check(sglang, {}, facts)
+    lines = info.value.message.splitlines()
+    assert "  - has_attention_sinks=true  (follows from the facts given)" in lines
+    assert "  - is_dsa=true  (follows from the facts given)" in lines
+    # And so in `check`'s one paragraph, which said "(assumed: not given)".
+    from solver.render.answers import conflict_paragraph
+
+    paragraph = conflict_paragraph(info.value, None, sglang)
+    assert "is_dsa=True (follows from the facts given)" in paragraph and "assumed" not in paragraph

@@ -406,38 +406,66 @@ def test_the_command_leaves_out_a_flag_a_rule_needs_unset_where_the_launcher_rea
         assert check(pack, typed, {"checkpoint": "gptq"}).values == got.values
 
 
+# The same with k1 refused for a quantized model (a hard rule) while the launcher still defaults
+# to it: left out, `--kernel` fails; typed, k2 is refused.
+NO_COMMAND_RULES = (
+    COMMAND_RULES.replace('severity = "warn"\n', "")
+    + """
+[[preference]]
+id = "kernel-default"
+field = "kernel"
+prefer = ["k1"]
+because = "the launcher's own kernel is k1"
+source = "test"
+"""
+)
+
+
 def test_an_answer_no_command_reaches_is_said_not_written(
-    command_pack: Pack, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A GPTQ checkpoint: the search steers away from k1 (warned), the launcher left to itself
-    takes k1, and typed `--kernel k2` is refused.
-    No command gives this answer, so `to_argv` and `--format argv` say so (exit 1), naming the
-    rule, rather than print a command the launcher refuses."""
+    """A GPTQ checkpoint where k1 fails: the launcher left to itself takes k1 and fails, and
+    typed `--kernel k2` is refused, so the search's k2 (a departure from the launcher's failing
+    default) is an answer no command gives: `to_argv` and `--format argv` say so (exit 1),
+    naming the rule, rather than print a command the launcher refuses."""
     from clirun import run
 
     from solver.launcher import to_argv
 
-    pack = command_pack
+    root = tmp_path / "no-command"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "no-command"), encoding="utf-8")
+    (root / "rules.toml").write_text(NO_COMMAND_RULES, encoding="utf-8")
+    pack = load_directory(root)
     got = resolve(pack, {}, {"checkpoint": "gptq"})
-    assert got.values["kernel"] == "k2" and [d.field for d in got.departures] == ["kernel"]
+    assert got.values["kernel"] == "k2"
+    assert [(d.field, d.launcher) for d in got.departures] == [("kernel", None)]
     for minimal in (False, True):
         with pytest.raises(Unsatisfiable) as caught:
             to_argv(got, pack, minimal=minimal)
-        assert [r.id for r in caught.value.conflict.rules] == ["k2-untyped"]
-        assert "--kernel k2" in caught.value.message and "--kernel k1" in caught.value.message
-    root = str(pack.directory)
+        assert "k2-untyped" in [r.id for r in caught.value.conflict.rules]
+        assert "--kernel k2" in caught.value.message, caught.value.message
     code, out, err = run(
-        capsys, "resolve", "--pack", root, "--set", "checkpoint=gptq",
+        capsys, "resolve", "--pack", str(root), "--set", "checkpoint=gptq",
         "--format", "argv",
     )  # fmt: skip
     assert code == 1 and out == "" and "k2-untyped" in err, (code, out, err)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['resolve-departs-to-a-value-refused-typed']")
 def test_resolve_departs_only_to_a_value_a_command_can_type(command_pack: Pack) -> None:
-    """The answer above is one no command reaches: the search departs from the launcher's k1
+    """The answer above is one no command reaches: the search departed from the launcher's k1
     (warned) to k2 with `given(kernel)` read as false, though departing means typing `--kernel`,
     which `k2-untyped` refuses. The only configuration a command gives is the launcher's own k1,
-    with its warning. (A fix: the search reads a departed field as given.)"""
+    with its warning, and k2 is said rejected for the rule that refuses it typed; the command
+    leaves out both the runner and the kernel, which the launcher picks itself. (Failed on main
+    8916668: kernel = k2.)"""
+    from solver.launcher import to_argv
+
     got = resolve(command_pack, {}, {"checkpoint": "gptq"})
     assert got.values["kernel"] == "k1" and [w.rule for w in got.warnings] == ["k1-slow-quantized"]
+    assert got.departures == []
+    assert [(r.value, r.because) for r in got.provenance["kernel"].rejected] == [
+        ("k2", ["given(kernel)", "k2-untyped"])
+    ]
+    assert to_argv(got, command_pack) == ["--quantization", "gptq", "--kernel", "k1"]
+    assert to_argv(got, command_pack, minimal=True) == []

@@ -24,11 +24,11 @@ import functools
 from collections.abc import Collection, Mapping
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.model import Pack, Rule
+from solver.model import Pack, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import rule_conditions
 
-__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields", "reading_given"]
+__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields", "reading_given", "refusing"]
 
 # Separates a pack's digest from the given fields a copy was made for (see `for_request`).
 GIVEN_MARK = "+given:"
@@ -101,6 +101,23 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     if digest:
         _COPIES.put(digest, copy)
     return copy
+
+
+def refusing(pack: Pack, values: Mapping[str, Scalar], typed: Collection[str]) -> list[Rule]:
+    """The hard rules reading `given(...)` that `values` break for a launcher given `typed`: the
+    pack's copy for those marks (`for_request`) evaluated on `values` (an answer). Only those rules
+    can differ from the ones an answer was made under (`pack`: the pack before any `given(FIELD)`
+    was answered)."""
+    from solver.pack.loader import semantics
+
+    base = semantics(pack).rules
+    copy = for_request(pack, typed)
+    rules = semantics(copy).rules
+    return [
+        rule
+        for rule in copy.rules
+        if rule.severity == "error" and base[rule.id].given and not rules[rule.id].evaluate(values)
+    ]
 
 
 def _answered(text: str | None, typed: Collection[str]) -> str | None:

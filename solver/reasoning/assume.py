@@ -4,7 +4,8 @@ variable): never chosen to make the user's flags work, only read from the facts.
 
 - `forced_by_facts`: the one value the facts decided so far leave a fact;
 - `assumed_first`: a fact whose chain failed at its turn, assumed before the options decide;
-- `assumed_values`: the value each such fact is assumed at, as the decisions assume it.
+- `assumed_values`: the value each such fact is assumed at, as the decisions assume it;
+- `WarnReads`: what a field's warn rules read of later fields, those facts among them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from solver.engine.state import State
 from solver.model import Scalar
 from solver.reasoning.plan import Plan
 
-__all__ = ["assumed_first", "assumed_values", "forced_by_facts"]
+__all__ = ["WarnReads", "assumed_first", "assumed_values", "forced_by_facts"]
 
 
 def forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Scalar | None:
@@ -120,3 +121,33 @@ def assumed_values(plan: Plan, given: Mapping[str, Scalar]) -> dict[str, Scalar]
                 witness = found
                 break
     return out
+
+
+class WarnReads:
+    """What a field's warn rules read of the fields decided after it (`Plan.warn_forced`): the
+    values propagation forced, and the value the answer assumes of each unset fact the search
+    may not choose (`assume.assumed_values` of the request): read from the facts alone, it is as
+    certain as a forced one, and giving it at that value must not change the answer
+    (tests/test_laws.py, `_WARNED_BY_A_LATER_ASSUMED_FACT`). The assumed values are computed once
+    per request, and only when a warn rule reads such a fact still open."""
+
+    __slots__ = ("_assumed", "_plan", "_request")
+
+    def __init__(self, plan: Plan, request: Mapping[str, Scalar]) -> None:
+        self._plan = plan
+        self._request = request
+        self._assumed: dict[str, Scalar] | None = None
+
+    def known(self, name: str, state: State, decided: Mapping[str, Scalar]) -> dict[str, Scalar]:
+        plan = self._plan
+        out = plan.warn_forced(name, state, decided)
+        fields = plan.pack.fields
+        for rid in plan.warn_rules.get(name, ()):
+            for f in plan.compiled.warn_rules[rid].fields:
+                if f in out or f in decided or fields[f].kind != "fact" or fields[f].search:
+                    continue
+                if self._assumed is None:
+                    self._assumed = assumed_values(plan, self._request)
+                if f in self._assumed:
+                    out[f] = self._assumed[f]
+        return out

@@ -23,13 +23,14 @@ from solver.model import (
     given_marks,
 )
 from solver.pack.loader import semantics
-from solver.reasoning.assume import assumed_first, assumed_values, forced_by_facts
+from solver.reasoning.assume import WarnReads, assumed_first, assumed_values, forced_by_facts
 from solver.reasoning.plan import Plan
 
 __all__ = [
     "ChainFailed",
     "RequestFails",
     "Settled",
+    "Untypable",
     "apply_adjustments",
     "bare_conflict",
     "first_search",
@@ -74,6 +75,7 @@ def settle(
     predict: bool,
     values_only: bool = False,
     assumed: Mapping[str, Scalar] | None = None,
+    skipped: Mapping[str, Collection[Scalar]] | None = None,
 ) -> Settled:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
@@ -82,7 +84,8 @@ def settle(
     decided before it took its value away, the fact is assumed first and the decisions start
     over (`assume.assumed_first`). Raises `ChainFailed` (with `.pins`) when none helps,
     `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`. `assumed`: facts
-    already assumed first (in `state`), by an earlier `settle` of the same request."""
+    already assumed first (in `state`), by an earlier `settle` of the same request. `skipped`:
+    values a searched field never takes (see `_decide`)."""
     cp = plan.compiled
     adjustments = dict(adjustments)
     assumed = dict(assumed or {})
@@ -91,7 +94,15 @@ def settle(
         fixed: list[str] = []
         try:
             solution, trace, log = _decide(
-                plan, values, state, witness, fixed, predict=predict, values_only=values_only, assumed=assumed
+                plan,
+                values,
+                state,
+                witness,
+                fixed,
+                predict=predict,
+                values_only=values_only,
+                assumed=assumed,
+                skipped=skipped,
             )
             return Settled(pins, adjustments, solution, trace, log, state, fixed, assumed)
         except ChainFailed as failed:
@@ -118,6 +129,10 @@ class RequestFails(Exception):
         super().__init__("the adjusted request has no solution")
         self.pins = pins
         self.adjustments = adjustments
+
+
+class Untypable(Exception):
+    """Every value of a searched field that works is one `settle` was told to skip."""
 
 
 class ChainFailed(Exception):
@@ -232,6 +247,7 @@ def _decide(
     predict: bool = False,
     values_only: bool = False,
     assumed: Mapping[str, Scalar] | None = None,
+    skipped: Mapping[str, Collection[Scalar]] | None = None,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -255,6 +271,10 @@ def _decide(
 
     `assumed`: unset facts assumed before the decisions (`settle`), fixed in `state`: decided
     like given values, but not marked given for a preference's `given(FIELD)`.
+
+    `skipped`: values a searched field does not take though they work (kept in its logged
+    ranking, so its provenance lists them rejected): departures a rule refuses typed
+    (`solver.reasoning.departures.typed_refusals`). `Untypable` when every working value is one.
     """
     fields = plan.pack.fields
     trace = SearchTrace()
@@ -264,6 +284,7 @@ def _decide(
     if assumed:
         values = {**values, **assumed}
     pending: list[tuple[str, Scalar]] = []  # (`values_only`) decided, not yet fixed in `state`
+    later = WarnReads(plan, dict(decided))  # (the request: its pins, marks and facts assumed first)
     for name in plan.order:
         if values_only:
             if name in values:
@@ -273,7 +294,7 @@ def _decide(
                 first = plan.chain(name, decided)[0][0]
             elif plan.warn_rules.get(name):  # its warn rules read what the state forces
                 _catch_up(state, pending)
-                first = plan.best_first(name, decided, plan.warn_forced(name, state, decided))[0]
+                first = plan.best_first(name, decided, later.known(name, state, decided))[0]
             else:
                 first = plan.best_first(name, decided)[0]
             if witness.get(name) == first:
@@ -314,12 +335,16 @@ def _decide(
             decided[name] = current[0]
             continue
         else:
-            forced = plan.warn_forced(name, state, decided) if plan.warn_rules.get(name) else None
+            forced = later.known(name, state, decided) if plan.warn_rules.get(name) else None
             if forced:
                 trace.forced[name] = forced
             ranked, origin = plan.ranking(name, decided, forced)
             log[name] = (ranked, origin)
-            found = _first_working(plan, state, witness, name, ranked, current)
+            skip = skipped.get(name) if skipped else None
+            tried = [v for v in ranked if v not in skip] if skip else ranked
+            found = _first_working(plan, state, witness, name, tried, current)
+            if found is None and skip:
+                raise Untypable(name)
             if found is None:  # pragma: no cover - a satisfiable state always has a working value
                 raise RuntimeError(f"no value of {name} keeps the request solvable")
         decided[name], witness = found

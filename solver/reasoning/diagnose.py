@@ -209,7 +209,12 @@ def _repairs(
 
 
 def chain_failure(
-    plan: Plan, pins: Mapping[str, Pin], failed: ChainFailed, *, predict: bool = True
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    failed: ChainFailed,
+    *,
+    predict: bool = True,
+    made_on: Pack | None = None,
 ) -> Unsatisfiable:
     """The error when the launcher's own default for a flag left unset fails: in predict mode
     (`check`) for any option, in search mode for an option the search may not choose
@@ -217,7 +222,11 @@ def chain_failure(
 
     The conflict is taken over the request as the launcher sees it (`launcher_view`); the
     repairs say which flag to set, or which of the user's values to change, each verified by
-    resolving again in the same mode."""
+    resolving again in the same mode. A fact of the conflict nobody gave, at the value the
+    answer assumed, is repaired by stating it otherwise (`fact_repairs`: the model or machine
+    may differ), after the user's flags; at least one such repair is kept. `made_on`: the pack
+    the request was made on (default: the plan's)."""
+    from solver.reasoning.factrepairs import fact_repairs
     from solver.render.text import conflict_message, describe_pin
 
     pack = plan.pack
@@ -227,11 +236,22 @@ def chain_failure(
     core_pins, core_rules = found if found is not None else ([], [])
     report = conflict_report(plan.compiled, core_pins, core_rules)
     ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
+    fact = pack.fields[name].kind == "fact"
+    # The facts of the conflict nobody gave (the failing one first): stated otherwise below.
+    assumed = [(name, default)] if fact else []
+    assumed += [
+        (p.field, p.value)
+        for p in core_pins
+        if p.source == "assumed"
+        and p.field != name
+        and p.field not in pins
+        and pack.fields[p.field].kind == "fact"
+    ]
     for pin in core_pins:
         # The launcher's own pick, or the assumed value of a fact the search may not choose (the
         # failing field itself): set it; a user's value: change or drop it.
         picked = pin.source == "launcher-default" or (pin.source == "assumed" and pin.field == name)
-        if not picked and pin.source not in ("user", "adjusted"):
+        if (not picked and pin.source not in ("user", "adjusted")) or (fact and pin.field == name):
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if not picked:
@@ -275,10 +295,11 @@ def chain_failure(
                     )
                 )
     ranked_fixes.sort(key=lambda item: item[0])
-    fact = pack.fields[name].kind == "fact"
-    if fact:  # an assumed fact is corrected only when the model differs: the user's flags first
-        ranked_fixes.sort(key=lambda item: name in item[1].set)
     fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
+    if assumed:  # an assumed fact is corrected only when the model differs: the user's flags first
+        room = max(1, MAX_REPAIRS - len(fixes))
+        stated = fact_repairs(plan, made_on or pack, pins, assumed, predict=predict, limit=room)
+        fixes = fixes[: MAX_REPAIRS - len(stated)] + stated
     if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
         fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
     pref = failed.preference

@@ -21,7 +21,7 @@ from typing import Any
 from solver.errors import SolverError, Unsatisfiable
 from solver.inputs.launch import flag_words
 from solver.model import ConflictReport, Pack, PinRef, Resolution, Rule, RuleRef, Scalar
-from solver.pack.given import for_request, given_fields
+from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics
 from solver.values import show
 
@@ -52,20 +52,6 @@ def _typed(pack: Pack, values: Mapping[str, Scalar], names: Collection[str]) -> 
     ]
 
 
-def _refusing(pack: Pack, values: Mapping[str, Scalar], typed: Collection[str]) -> list[Rule]:
-    """The hard rules reading `given(...)` that `values` break for a launcher given `typed`: the
-    pack's copy for those marks (`for_request`) evaluated on the answer. Only those rules can
-    differ from the ones the answer was made under."""
-    base = semantics(pack).rules
-    copy = for_request(pack, typed)
-    rules = semantics(copy).rules
-    return [
-        rule
-        for rule in copy.rules
-        if rule.severity == "error" and base[rule.id].given and not rules[rule.id].evaluate(values)
-    ]
-
-
 def _reads_given(pack: Pack, rules: Sequence[Rule]) -> set[str]:
     base = semantics(pack).rules
     return {name for rule in rules for name in base[rule.id].given}
@@ -92,7 +78,7 @@ def minimal_options(pack: Pack, values: Mapping[str, Scalar]) -> list[str]:
             return [n for n in options if n in needed]
         held: set[str] = set()
         if asked.intersection(differ):
-            refused = _refusing(pack, values, _typed(pack, values, [*needed, *differ]))
+            refused = refusing(pack, values, _typed(pack, values, [*needed, *differ]))
             held = _reads_given(pack, refused).intersection(differ)
         needed += [n for n in differ if n not in held] or differ
 
@@ -103,14 +89,33 @@ def command_options(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[
     `given(FIELD)` refuse the answer where the request did not give that field; such a field is
     left out when the launcher, given the rest, reaches the answer by itself. Raises
     `Unsatisfiable` (the rule, and the launcher's own pick) when it does not: no command of the
-    launcher gives this answer."""
+    launcher gives this answer.
+
+    Typing the options the launcher does not refuse can change its own picks of those left out
+    (a rule reading `given(...)` of another): where leaving out only the refused ones misses the
+    answer, the fewest options (`minimal_options`) are tried before saying no command gives it
+    (tests/test_laws_given.py)."""
+    found = _command(pack, res, fields)
+    if isinstance(found, list):
+        return found
+    fewest = minimal_options(pack, res.values)
+    if set(fewest) < set(fields):
+        again = _command(pack, res, fewest)
+        if isinstance(again, list):
+            return again
+    raise found
+
+
+def _command(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[str] | Unsatisfiable:
+    """`command_options` for `fields` alone: the error (returned) when leaving out the refused
+    ones misses the answer."""
     asked = given_fields(pack)
     gave = {n for n, p in res.provenance.items() if p.kind in ("user", "adjusted", "fact")}
     facts = [n for n in gave if pack.fields[n].kind == "fact"]
     typed = [*_typed(pack, res.values, fields), *facts]
     if asked.intersection(typed) == asked.intersection(gave):
         return list(fields)  # the launcher reads the same marks the answer was made with
-    refused = _refusing(pack, res.values, typed)
+    refused = refusing(pack, res.values, typed)
     if not refused:
         return list(fields)
     apart = _reads_given(pack, refused).intersection(typed).difference(gave)
@@ -128,7 +133,7 @@ def command_options(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[
     # Name the fields the launcher does not reach left out (all of them when it cannot be told).
     missed = [n for n in sorted(apart) if own is None or own[n] != res.values[n]] or sorted(apart)
     rules = [rule for rule in refused if _reads_given(pack, [rule]).intersection(missed)] or refused
-    raise _no_command(pack, res, rules, missed, own)
+    return _no_command(pack, res, rules, missed, own)
 
 
 def _no_command(

@@ -9,9 +9,10 @@ that imports it.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from solver.budget import Budget
@@ -37,13 +38,21 @@ from solver.reasoning.decide import (
     ChainFailed,
     RequestFails,
     Settled,
+    Untypable,
     apply_adjustments,
     bare_conflict,
     check_required,
     first_search,
     follows_chain,
-    marked,
     settle,
+)
+from solver.reasoning.departures import (
+    LauncherPicks,
+    asks_unset,
+    departed_fields,
+    departures_of,
+    launcher_picks,
+    typed_refusals,
 )
 from solver.reasoning.plan import Plan, plan_for
 from solver.values import show as _show
@@ -66,116 +75,6 @@ def assumed_facts(
             continue
         out.append(AssumedRecord(field=name, value=solution[name], because=prov.because or ""))
     return out
-
-
-def departures_of(
-    plan: Plan, settled: Settled, strict: bool, provenance: Mapping[str, Provenance]
-) -> list[DepartureRecord]:
-    """The options the launcher decides by itself (predict mode over the same request) where the
-    searched solution differs from its own picks, in graph order up to the first whose chain
-    fails, each with why. Takes back decisions from `settled.state`."""
-    pack = plan.pack
-    pins, solution = settled.pins, settled.solution
-    values = {n: p.value for n, p in pins.items()}
-    agreed = _agreed_prefix(plan, values, solution)
-    if agreed == len(plan.order):
-        return []  # the launcher's own picks are the resolution's: nothing departs
-    # Up to the first option whose chain does not start with the resolved value, predict mode
-    # decides what the search decided (the solution proves each of those values works), so its
-    # decisions start from the search's state with the later decisions taken back: the same
-    # fixpoint as the pins and the agreed values propagated, without propagating them again.
-    state = settled.state
-    later = set(plan.order[agreed:])
-    for name in reversed(settled.fixed):
-        if name not in later:
-            break
-        state.undo()
-    # The searched solution keeps every final pin, so it is already a witness for them: no
-    # second search for one.
-    witness = solution
-    failed: ChainFailed | None = None
-    try:
-        predicting = settle(
-            plan,
-            dict(pins),
-            settled.adjustments,
-            state,
-            witness,
-            strict=strict,
-            predict=True,
-            values_only=True,
-            assumed=settled.assumed,
-        )
-        own, predicted = predicting.pins, predicting.solution
-    except ChainFailed as exc:
-        # Without its traceback: this frame holding the exception that holds this frame is a
-        # reference cycle, which kept every caller's frame and locals (a choices call's whole
-        # working state) alive until the garbage collector found it.
-        failed, predicted, own = exc.with_traceback(None), exc.decided, exc.pins
-    except RequestFails:
-        return []
-    out = []
-    for name in plan.order:
-        if name in own or pack.fields[name].kind != "option":
-            continue
-        resolved = solution[name]
-        if failed is not None and name == failed.field:
-            value = failed.chain[0]
-            why = _rejected_because(provenance[name], value)
-            out.append(
-                DepartureRecord.model_construct(
-                    field=name,
-                    launcher=None,
-                    resolved=resolved,
-                    rule=failed.preference.id if failed.preference else None,
-                    because=(
-                        f"{pack.name}'s own default {_show(value)} fails here"
-                        + (f" ({why})" if why else "")
-                        + f"; chose {_show(resolved)}"
-                    ),
-                )
-            )
-            break
-        if name not in predicted or predicted[name] == resolved:
-            continue
-        value = predicted[name]
-        why = _rejected_because(provenance[name], value)
-        out.append(
-            DepartureRecord.model_construct(
-                field=name,
-                launcher=value,
-                resolved=resolved,
-                rule=None,
-                because=(
-                    f"{pack.name} would pick {_show(value)} by itself"
-                    + (f" ({why})" if why else "")
-                    + f"; chose {_show(resolved)}"
-                ),
-            )
-        )
-    return out
-
-
-def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[str, Scalar]) -> int:
-    """How many fields of the plan's order predict mode decides as the search did: up to the first
-    unset option (or chain-following fact) whose launcher chain does not start with the resolved
-    value. Every field before it is decided alike: pinned, forced, ranked by the same decided
-    values, or its chain's first value, which the solution proves works."""
-    fields = plan.pack.fields
-    decided: dict[str, Scalar] = marked(values)
-    for at, name in enumerate(plan.order):
-        chained = name not in values and follows_chain(fields[name], True)
-        if chained and plan.chain(name, decided)[0][0] != solution[name]:
-            return at
-        decided[name] = solution[name]
-    return len(plan.order)
-
-
-def _rejected_because(prov: Provenance, value: Scalar) -> str:
-    for rej in prov.rejected:
-        if rej.value == value:
-            return ", ".join(rej.because)
-    return ""
 
 
 def provenance_of(
@@ -477,6 +376,7 @@ def resolve_planned(
     predict: bool,
     departures: bool = True,
     witness: Mapping[str, Scalar] | None = None,
+    base: Pack | None = None,
 ) -> Resolution:
     """Resolve validated pins of `pack` (already widened by them) with its `plan`: the
     `Resolution`, or `RequestFails` / `ChainFailed` (data, explained one layer up).
@@ -484,23 +384,22 @@ def resolve_planned(
     For a caller that reads only the values (a repair's verification): `departures=False`
     leaves out the launcher's own picks (a second pass of decisions), and `witness`, a solution
     of `pins` the caller already has, spares the first search. Neither changes a value: each
-    decision is the first ranked value that keeps the request solvable, whatever the witness."""
-    cp = plan.compiled
-    pins = dict(pins)
-    adjustments: dict[str, tuple[Scalar, str]] = {}
-    values = {name: pin.value for name, pin in pins.items()}
-    # One check serves three purposes: whether adjustments are needed (only when the request as
-    # given has no solution), whether it resolves, and the start of the greedy decisions.
-    state, witness = first_search(plan, values, hint=witness)
-    if witness is None and not strict:
-        pins, adjustments = apply_adjustments(plan, pins)
-        if adjustments:
-            values = {name: pin.value for name, pin in pins.items()}
-            state = cp.start(values)
-            witness = cp.search(state, task="checking the request") if state is not None else None
-    if state is None or witness is None:
-        raise RequestFails(pins, adjustments)
-    settled = settle(plan, pins, adjustments, state, witness, strict=strict, predict=predict)
+    decision is the first ranked value that keeps the request solvable, whatever the witness.
+
+    `base`: the pack before `given(FIELD)` of its rules was answered for `pins` (the caller's,
+    before `query_pack`). With it, the search departs from the launcher's own pick of a flag only
+    to a value the launcher takes typed: a departure a rule refuses typed is skipped and the
+    request decided again (`_typable`), the refusal said as the value's rejection."""
+    settled = _settled(plan, pins, strict=strict, predict=predict, witness=witness)
+    picks: LauncherPicks | None = None
+    refused: dict[str, dict[Scalar, list[str]]] = {}
+    if not predict:
+        typable = base is not None and asks_unset(base, pins)
+        if departures or typable:
+            picks = launcher_picks(plan, settled, strict)
+        if typable:
+            assert base is not None
+            settled, picks, refused = _typable(plan, base, pins, settled, picks, strict, witness)
     pins, adjustments, solution, trace, log = (
         settled.pins,
         settled.adjustments,
@@ -514,9 +413,11 @@ def resolve_planned(
         name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks)
         for name in pack.fields
     }
+    for name, values in refused.items():
+        provenance[name] = _said_refused(provenance[name], name, values)
     departed: list[DepartureRecord] = []
     if not predict and departures:
-        departed = departures_of(plan, settled, strict, provenance)
+        departed = departures_of(plan, solution, picks, provenance)
     return Resolution.model_construct(
         pack={"name": pack.name, "version": pack.version},
         values={name: solution[name] for name in pack.fields},
@@ -543,6 +444,82 @@ def resolve_planned(
     )
 
 
+def _settled(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    *,
+    strict: bool,
+    predict: bool,
+    witness: Mapping[str, Scalar] | None,
+    skipped: Mapping[str, Collection[Scalar]] | None = None,
+) -> Settled:
+    """The request's decisions (`settle`), after the adjustments it needs; `skipped`: see `settle`."""
+    cp = plan.compiled
+    pins = dict(pins)
+    adjustments: dict[str, tuple[Scalar, str]] = {}
+    values = {name: pin.value for name, pin in pins.items()}
+    # One check serves three purposes: whether adjustments are needed (only when the request as
+    # given has no solution), whether it resolves, and the start of the greedy decisions.
+    state, witness = first_search(plan, values, hint=witness)
+    if witness is None and not strict:
+        pins, adjustments = apply_adjustments(plan, pins)
+        if adjustments:
+            values = {name: pin.value for name, pin in pins.items()}
+            state = cp.start(values)
+            witness = cp.search(state, task="checking the request") if state is not None else None
+    if state is None or witness is None:
+        raise RequestFails(pins, adjustments)
+    return settle(plan, pins, adjustments, state, witness, strict=strict, predict=predict, skipped=skipped)
+
+
+# The most times a request is decided again for departures refused typed (each time skips more
+# values; SGLang's rules refuse one or two flags typed).
+_RETRIES = 4
+
+
+def _typable(
+    plan: Plan,
+    base: Pack,
+    pins: Mapping[str, Pin],
+    settled: Settled,
+    picks: LauncherPicks | None,
+    strict: bool,
+    witness: Mapping[str, Scalar] | None,
+) -> tuple[Settled, LauncherPicks | None, dict[str, dict[Scalar, list[str]]]]:
+    """`settled` when a command can type each of its departures; otherwise the request decided
+    again, each departed value a rule refuses typed skipped (what a search that read the departed
+    field as given would do), with the launcher's picks and the values skipped, each with the
+    refusing rules. When the values left fail, the first answer is kept: no command gives it,
+    which the launch command's writer says (`solver.reasoning.minimal.command_options`)."""
+    first = (settled, picks)
+    refused: dict[str, dict[Scalar, list[str]]] = {}
+    for _ in range(_RETRIES):
+        departed = departed_fields(plan, settled.solution, picks)
+        found = typed_refusals(base, pins.keys(), settled.solution, departed)
+        if not found:
+            return settled, picks, refused
+        for name, rules in found.items():
+            refused.setdefault(name, {})[settled.solution[name]] = rules
+        try:
+            settled = _settled(plan, pins, strict=strict, predict=False, witness=witness, skipped=refused)
+        except (ChainFailed, RequestFails, Untypable):
+            break
+        picks = launcher_picks(plan, settled, strict)
+    return (*first, {})
+
+
+def _said_refused(prov: Provenance, name: str, values: Mapping[Scalar, list[str]]) -> Provenance:
+    """`prov` with each of `values` (skipped: refused typed) rejected because typing `name` at
+    it breaks the rules named."""
+    rejected = [
+        Rejection.model_construct(value=r.value, because=[f"given({name})", *values[r.value]])
+        if r.value in values
+        else r
+        for r in prov.rejected
+    ]
+    return dataclasses.replace(prov, rejected=rejected)
+
+
 def resolve_unexplained(
     pack: Pack,
     pins: Mapping[str, Pin],
@@ -556,7 +533,7 @@ def resolve_unexplained(
 ) -> Resolution:
     """`resolve_pins` without explaining a failure: a bare `Unsatisfiable` (no conflict, no
     repairs) when the request has no resolution. `departures`, `witness`: see `resolve_planned`."""
-    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
+    base, pack = pack, query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
     try:
         return resolve_planned(
@@ -568,6 +545,7 @@ def resolve_unexplained(
             predict=predict,
             departures=departures,
             witness=witness,
+            base=base,
         )
     except (ChainFailed, RequestFails):
         raise Unsatisfiable(bare_conflict()) from None

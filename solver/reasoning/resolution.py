@@ -104,15 +104,15 @@ def resolve_pins(
     among them alone (the configurator's, computed apart) would be empty."""
     if not explain_failure and not explain_chain:
         return resolve_unexplained(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
-    pack = query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
+    base, pack = pack, query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
     plan = plan_for(pack).within(budget)
     try:
-        return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict)
+        return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict, base=base)
     except ChainFailed as failed:
         from solver.reasoning.diagnose import chain_failure
 
         check_required_before_failing(plan, failed)
-        raise chain_failure(plan, failed.pins, failed, predict=predict) from None
+        raise chain_failure(plan, failed.pins, failed, predict=predict, made_on=base) from None
     except RequestFails as fails:
         if not explain_failure:
             raise Unsatisfiable(bare_conflict()) from None

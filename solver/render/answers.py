@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from solver.engine.csp import compile_pack
+from solver.engine.opendomain import query_pack
 from solver.model import Pack, Repair, Resolution, Scalar
 from solver.render.text import (
     assumed_lines,
+    derived_fact,
     launcher_picks,
     notices,
     resolution_table,
@@ -85,26 +88,32 @@ def check(
         lines = [f"conflict (--deny-warnings): {pack.name} takes the request as typed, but warns:"]
         lines += [f"WARNING ({r.id}): {r.because}" for r in rules]
         return "".join(line + "\n" for line in lines)
-    return conflict_paragraph(outcome, renderer) + "\n"
+    return conflict_paragraph(outcome, renderer, pack) + "\n"
 
 
-def conflict_paragraph(exc: Any, render: Callable[[Repair], str] | None = None) -> str:
+def conflict_paragraph(
+    exc: Any, render: Callable[[Repair], str] | None = None, pack: Pack | None = None
+) -> str:
     """One paragraph for `check`: what cannot hold, the first repair, where to read more.
     `render`: the first repair as words of a sentence (its command in backticks: the CLI's
-    `repair_renderer(..., in_sentence=True)`); without it, the changes themselves."""
+    `repair_renderer(..., in_sentence=True)`); without it, the changes themselves. `pack`: the
+    pack asked, to tell a fact the given facts decide from one the answer assumed."""
     first = exc.repairs[0] if exc.repairs else None
     rules = ", ".join(r.id for r in exc.conflict.rules)
     said = {"launcher-default": " (its own default)", "assumed": " (assumed: not given)"}
     adjusted = getattr(exc, "adjusted", {})
-    pins = ", ".join(
-        f"{p.field}={p.value}"
-        + (
-            f" (your {adjusted[p.field][0]}, adjusted by {adjusted[p.field][1]})"
-            if p.field in adjusted
-            else said.get(p.source, "")
-        )
-        for p in exc.conflict.pins
-    )
+    request = getattr(exc, "request", None) or {}
+    cp = compile_pack(query_pack(pack, request)) if pack is not None and request else None
+
+    def source(p: Any) -> str:
+        if p.field in adjusted:
+            return f" (your {adjusted[p.field][0]}, adjusted by {adjusted[p.field][1]})"
+        assumed = p.source == "assumed" and p.field not in request
+        if assumed and cp is not None and derived_fact(cp, request, p.field, p.value):
+            return " (follows from the facts given)"
+        return said.get(p.source, "")
+
+    pins = ", ".join(f"{p.field}={p.value}{source(p)}" for p in exc.conflict.pins)
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: {render(first)}."  # (`render` puts the command in backticks)

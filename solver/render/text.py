@@ -29,12 +29,14 @@ from solver.values import same as values_same
 from solver.values import show as _show
 
 if TYPE_CHECKING:
+    from solver.engine.csp import CompiledPack
     from solver.reasoning.resolution import Plan
 
 __all__ = [
     "assumed_notice",
     "conflict_message",
     "departure_lines",
+    "derived_fact",
     "describe_pin",
     "launcher_picks",
     "notices",
@@ -68,6 +70,19 @@ def _source_words(source: str) -> str:
     }.get(source, source)
 
 
+def derived_fact(cp: CompiledPack, pins: Mapping[str, Pin], name: str, value: Scalar) -> bool:
+    """Whether the given facts among `pins` alone leave fact `name` only `value` (what a given
+    architecture makes of its traits): no other value of it holds with them."""
+    fields = cp.pack.fields
+    facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
+    state = cp.start(facts)
+    return state is not None and all(
+        cp.satisfiable({**facts, name: v}, task="explaining a conflict") is None
+        for v in state.domain(name)
+        if v != value
+    )
+
+
 def command_for(pack: Pack, pins: Mapping[str, Scalar]) -> str:
     """The `confsolve resolve` command for these pins, ready to paste."""
     parts = ["confsolve resolve"]
@@ -98,6 +113,15 @@ def conflict_message(
     lines.append("These cannot all hold:")
     for pin in report.pins:
         words = _source_words(pin.source)
+        if pin.source == "assumed" and pin.field not in pins:
+            # Not the user's what-if (`--assume`, a pin of the request): a fact nobody gave, at
+            # the value the facts given leave it (a model's traits), or else the value the
+            # answer assumed for it (`launcher_view`).
+            words = (
+                "follows from the facts given"
+                if derived_fact(plan.compiled, pins, pin.field, pin.value)
+                else "not given: assumed, set it if it differs"
+            )
         if adjusted and pin.field in adjusted:
             typed, rule = adjusted[pin.field]
             words = f"adjusted from your {describe_pin(pack, pin.field, typed, 'user')} by {pack.name}:{rule}"
@@ -134,8 +158,15 @@ def _repair_words(pack: Pack, repair: Repair) -> str:
         what = "leave" if field.kind == "option" else "do not assume"
         flag = field.cli_flag if field.kind == "option" else name
         parts.append(f"{what} {flag} on auto (it resolves to {_show(repair.values.get(name))})")
+    facts = []
     for name, value in repair.set.items():
-        parts.append(f"use {describe_pin(pack, name, value, 'user')}")
+        if pack.fields[name].kind == "fact":
+            facts.append(describe_pin(pack, name, value, "user"))
+        else:
+            parts.append(f"use {describe_pin(pack, name, value, 'user')}")
+    if facts:
+        # A fact is stated, not chosen: the repair holds only for a model or machine that is so.
+        parts.append(f"if it is so, give {' and '.join(facts)}")
     return "; ".join(parts)
 
 

@@ -460,7 +460,13 @@ function repairWords(r) {
     const to = r.values[name];
     parts.push(f.kind === "option" ? `leave ${f.flag} on auto (→ ${to})` : `forget ${name} (→ ${to})`);
   }
-  for (const [name, value] of Object.entries(r.set)) parts.push(`use ${describePin(name, value)}`);
+  const facts = [];
+  for (const [name, value] of Object.entries(r.set)) {
+    // A fact is stated, not chosen: the repair holds only for a model or machine that is so.
+    if (S.fields[name] && S.fields[name].kind === "fact") facts.push(describePin(name, value));
+    else parts.push(`use ${describePin(name, value)}`);
+  }
+  if (facts.length) parts.push(`if it is so, give ${facts.join(" and ")}`);
   return parts.join("; ");
 }
 

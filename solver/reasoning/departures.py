@@ -1,0 +1,193 @@
+"""Where a searched answer departs from the launcher's own picks, and whether a command can type
+each departure.
+
+`launcher_picks`: what the launcher decides by itself for the same request (predict mode over
+the searched decisions' state); `departures_of`: the options where the answer differs, each with
+why.
+
+A departure is typed: left out, the flag takes the launcher's own pick. A rule may refuse a value
+when its flag is typed (`given(FIELD)`, `solver.pack.given`), while the search made the answer
+with the field not given (its rules read `given(FIELD)` as false): an answer that departs to such
+a value is one no command gives (`typed_refusals`). `solver.reasoning.provenance` then decides
+again with those values skipped (tests/test_given_rules.py,
+`test_resolve_departs_only_to_a_value_a_command_can_type`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import NamedTuple
+
+from solver.inputs.launch import flag_words
+from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar
+from solver.pack.given import given_fields, refusing
+from solver.pack.loader import semantics
+from solver.reasoning.decide import ChainFailed, RequestFails, Settled, follows_chain, marked, settle
+from solver.reasoning.plan import Plan
+from solver.values import show as _show
+
+__all__ = [
+    "LauncherPicks",
+    "asks_unset",
+    "departed_fields",
+    "departures_of",
+    "launcher_picks",
+    "typed_refusals",
+]
+
+
+class LauncherPicks(NamedTuple):
+    """The launcher's own decisions of a request (`launcher_picks`)."""
+
+    predicted: Mapping[str, Scalar]
+    """Its values (up to the field whose chain fails, when one does)."""
+    own: Mapping[str, Pin]
+    """The pins it decided with (the request's, after the launcher's own adjustments)."""
+    failed: ChainFailed | None
+    """Its chain that fails here, if one does."""
+
+
+def launcher_picks(plan: Plan, settled: Settled, strict: bool) -> LauncherPicks | None:
+    """What the launcher decides by itself for `settled`'s request (predict mode); None when it
+    decides as the search did (nothing departs) or its adjusted request has no solution. Takes
+    back decisions from `settled.state`: asked once per settled request."""
+    pins, solution = settled.pins, settled.solution
+    values = {n: p.value for n, p in pins.items()}
+    agreed = _agreed_prefix(plan, values, solution)
+    if agreed == len(plan.order):
+        return None  # the launcher's own picks are the resolution's: nothing departs
+    # Up to the first option whose chain does not start with the resolved value, predict mode
+    # decides what the search decided (the solution proves each of those values works), so its
+    # decisions start from the search's state with the later decisions taken back: the same
+    # fixpoint as the pins and the agreed values propagated, without propagating them again.
+    state = settled.state
+    later = set(plan.order[agreed:])
+    for name in reversed(settled.fixed):
+        if name not in later:
+            break
+        state.undo()
+    # The searched solution keeps every final pin, so it is already a witness for them: no
+    # second search for one.
+    try:
+        predicting = settle(
+            plan,
+            dict(pins),
+            settled.adjustments,
+            state,
+            solution,
+            strict=strict,
+            predict=True,
+            values_only=True,
+            assumed=settled.assumed,
+        )
+    except ChainFailed as exc:
+        # Without its traceback: this frame holding the exception that holds this frame is a
+        # reference cycle, which kept every caller's frame and locals (a choices call's whole
+        # working state) alive until the garbage collector found it.
+        return LauncherPicks(exc.decided, exc.pins, exc.with_traceback(None))
+    except RequestFails:
+        return None
+    return LauncherPicks(predicting.solution, predicting.pins, None)
+
+
+def departed_fields(plan: Plan, solution: Mapping[str, Scalar], picks: LauncherPicks | None) -> list[str]:
+    """The options where `solution` differs from the launcher's `picks`, in graph order up to
+    the first whose chain fails (that one included)."""
+    if picks is None:
+        return []
+    fields = plan.pack.fields
+    out = []
+    for name in plan.order:
+        if name in picks.own or fields[name].kind != "option":
+            continue
+        if picks.failed is not None and name == picks.failed.field:
+            out.append(name)
+            break
+        if name in picks.predicted and picks.predicted[name] != solution[name]:
+            out.append(name)
+    return out
+
+
+def departures_of(
+    plan: Plan,
+    solution: Mapping[str, Scalar],
+    picks: LauncherPicks | None,
+    provenance: Mapping[str, Provenance],
+) -> list[DepartureRecord]:
+    """`departed_fields`, each with the launcher's pick and why the search did not take it."""
+    pack = plan.pack
+    out = []
+    for name in departed_fields(plan, solution, picks):
+        assert picks is not None
+        failed = picks.failed if picks.failed is not None and name == picks.failed.field else None
+        if failed is None:
+            value = launcher = picks.predicted[name]
+            said = f"{pack.name} would pick {_show(value)} by itself"
+        else:
+            value, launcher = failed.chain[0], None
+            said = f"{pack.name}'s own default {_show(value)} fails here"
+        why = _rejected_because(provenance[name], value)
+        out.append(
+            DepartureRecord.model_construct(
+                field=name,
+                launcher=launcher,
+                resolved=solution[name],
+                rule=failed.preference.id if failed is not None and failed.preference else None,
+                because=said + (f" ({why})" if why else "") + f"; chose {_show(solution[name])}",
+            )
+        )
+    return out
+
+
+def asks_unset(base: Pack, given: Collection[str]) -> bool:
+    """Whether some rule of `base` reads `given(FIELD)` of an option the request leaves unset:
+    only then can a departure be refused typed."""
+    fields = base.fields
+    return any(n not in given and fields[n].kind == "option" for n in given_fields(base))
+
+
+def typed_refusals(
+    base: Pack, given: Collection[str], solution: Mapping[str, Scalar], departed: Collection[str]
+) -> dict[str, list[str]]:
+    """The departed options a rule refuses typed: each with the ids of the hard rules reading
+    its `given(...)` that the answer breaks once the command types the departures (the request's
+    own fields `given`, and each departure its launcher flag writes; `base`: the pack before
+    `given(FIELD)` was answered for the request)."""
+    asked = given_fields(base)
+    fields = base.fields
+    typed = [
+        n
+        for n in departed
+        if n in asked and n not in given and not fields[n].env and flag_words(fields[n], solution[n])
+    ]
+    if not typed:
+        return {}
+    rules = semantics(base).rules
+    out: dict[str, list[str]] = {}
+    for rule in refusing(base, solution, [*given, *typed]):
+        for name in rules[rule.id].given:
+            if name in typed and rule.id not in out.get(name, ()):
+                out.setdefault(name, []).append(rule.id)
+    return out
+
+
+def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[str, Scalar]) -> int:
+    """How many fields of the plan's order predict mode decides as the search did: up to the first
+    unset option (or chain-following fact) whose launcher chain does not start with the resolved
+    value. Every field before it is decided alike: pinned, forced, ranked by the same decided
+    values, or its chain's first value, which the solution proves works."""
+    fields = plan.pack.fields
+    decided: dict[str, Scalar] = marked(values)
+    for at, name in enumerate(plan.order):
+        chained = name not in values and follows_chain(fields[name], True)
+        if chained and plan.chain(name, decided)[0][0] != solution[name]:
+            return at
+        decided[name] = solution[name]
+    return len(plan.order)
+
+
+def _rejected_because(prov: Provenance, value: Scalar) -> str:
+    for rej in prov.rejected:
+        if rej.value == value:
+            return ", ".join(rej.because)
+    return ""
