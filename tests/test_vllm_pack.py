@@ -338,6 +338,25 @@ def test_qwen3_next_in_float32_holds_twice_the_tokens(options: dict[str, Any], b
     assert resolution.values["attention_backend"] == "TRITON_ATTN"
 
 
+def test_two_typed_values_that_each_need_an_adjustment_are_both_adjusted() -> None:
+    # V1520002-0173 (vLLM 0.33.0 on B300): FA3 typed for Qwen3-Next's head size 256 falls back to
+    # FA2, and --block-size 256 under an fp8 cache is raised to 1280; vLLM then runs FLASHINFER.
+    # Each typed value broke the other's adjustment: the request was refused.
+    request = {
+        "flash_attn_version": 3,
+        "tensor_parallel_size": 1,
+        "block_size": 256,
+        "kv_cache_dtype": "fp8_e5m2",
+    }
+    resolution = predicted(request, gpu_arch="sm103")
+    assert resolution.values["attention_backend"] == "FLASHINFER"
+    assert resolution.values["block_size"] == 1280
+    assert {(a.field, a.requested, a.resolved) for a in resolution.adjustments} == {
+        ("flash_attn_version", 3, 2),
+        ("block_size", 256, 1280),
+    }
+
+
 @pytest.mark.parametrize(
     ("facts", "queries_per_kv"),
     [
