@@ -37,7 +37,15 @@ GROUPS = (
     ("tp4", "tensor_parallel_size == 4", "-tp 4"),
     ("tp8", "tensor_parallel_size == 8", "-tp 8"),
     ("tp16", "tensor_parallel_size == 16", "-tp 16"),
+    # --dtype float32 over a typed KV-cache dtype: the state doubles (block_size.toml's QN_F32_STATE)
+    ("tp1-2-f32", "(tensor_parallel_size in [1, 2] and QN_F32_STATE)", "-tp 1 or 2 in float32"),
+    ("tp4-f32", "(tensor_parallel_size == 4 and QN_F32_STATE)", "-tp 4 in float32"),
+    ("tp8-f32", "(tensor_parallel_size == 8 and QN_F32_STATE)", "-tp 8 in float32"),
+    ("tp16-f32", "(tensor_parallel_size == 16 and QN_F32_STATE)", "-tp 16 in float32"),
 )
+# The largest --block-size of the pack's domain: an answer above it cannot be given (the holds rules
+# then refuse the request).
+LARGEST = 4096
 SOURCE = (
     "vllm/platforms/interface.py::Platform._align_hybrid_block_size; "
     "vllm/v1/attention/backends/triton_attn.py::TritonAttentionBackend.customize_spec; "
@@ -65,10 +73,18 @@ def thresholds(block_size_toml: Path) -> Thresholds:
     """Per -tp group, each KV class (its dtypes) and the tokens a block needs to hold the state."""
     rules = tomllib.loads(block_size_toml.read_text())["rule"]
     out: Thresholds = {}
-    for group, _, _ in GROUPS:
-        rule = next(r for r in rules if r["id"] == f"block-size-qwen3-next-{group}-holds-mamba-state")
+    f32 = next(r for r in rules if r["id"] == "block-size-qwen3-next-f32-holds-mamba-state")["require"]
+    for group, cond, _ in GROUPS:
+        if group.endswith("-f32"):
+            # the float32 rule holds every -tp: this group's part runs from its -tp to the next one
+            start = f32.index(f"({cond.strip('()').removesuffix(' and QN_F32_STATE')} and (")
+            end = f32.find("(tensor_parallel_size", start + 1)
+            text = f32[start : end if end > 0 else len(f32)]
+        else:
+            rid = f"block-size-qwen3-next-{group}-holds-mamba-state"
+            text = next(r for r in rules if r["id"] == rid)["require"]
         classes: list[tuple[list[str], int]] = []
-        for match in THRESHOLD.finditer(rule["require"]):
+        for match in THRESHOLD.finditer(text):
             spec = match.group(1)
             kvs = re.findall(r"'([^']*)'", spec)
             classes.append((kvs, int(match.group(2))))
@@ -90,15 +106,24 @@ def rule_for(size: int, thr: Thresholds) -> str | None:
     parts: list[str] = []
     targets: set[int] = set()
     plain: list[str] = []
+    covered: dict[str, set[str]] = {}  # per -tp group, the KV-cache dtypes its 16-bit-model part forbids
     for group, cond, label in GROUPS:
         below = [(kvs, n) for kvs, n in thr[group] if size < n]
         if not below:
             continue
-        targets.update(size * ceil(n / size) for _, n in below)
-        if len(below) == len(thr[group]):
+        targets.update(t for _, n in below if (t := size * ceil(n / size)) <= LARGEST)
+        kvs_below = [k for kvs, _ in below for k in kvs]
+        base = group.removesuffix("-f32")
+        if base != group:  # a float32 part: only the KV-cache dtypes the group's own part leaves
+            kvs_below = [k for k in kvs_below if k not in covered.get(base, set())]
+            if not kvs_below:
+                continue
+            parts.append(f"({cond.strip('()')} and kv_cache_dtype in {kvs_below!r})")
+        elif len(below) == len(thr[group]):
             parts.append(cond)
         else:
-            parts.append(f"({cond} and kv_cache_dtype in {[k for kvs, _ in below for k in kvs]!r})")
+            parts.append(f"({cond} and kv_cache_dtype in {kvs_below!r})")
+        covered.setdefault(base, set()).update(kvs_below)
         sixteen_bit_kvs, sixteen_bit = thr[group][0]
         if sixteen_bit_kvs == ["auto", "float16", "bfloat16"] and size < sixteen_bit:
             plain.append(f"{size * ceil(sixteen_bit / size)} at {label}")

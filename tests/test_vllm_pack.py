@@ -310,6 +310,54 @@ def test_qwen3_next_at_tp16_with_an_nvfp4_cache(options: dict[str, Any], block_s
 
 
 @pytest.mark.parametrize(
+    ("options", "block_size"),
+    [
+        # R15P1- (vLLM 0.33.0 on H100, 16 GPUs): the mamba state is kept in the model dtype, so with
+        # --dtype float32 and a typed KV-cache dtype the block holds twice the tokens (the
+        # 16-bit answers of half the -tp; V1420002-0112 is the first row)
+        ({"tensor_parallel_size": 4, "kv_cache_dtype": "fp8_e5m2"}, 1072),
+        ({"tensor_parallel_size": 1, "kv_cache_dtype": "fp8"}, 2144),
+        ({"tensor_parallel_size": 2, "kv_cache_dtype": "int8_per_token_head"}, 2112),
+        ({"tensor_parallel_size": 16, "kv_cache_dtype": "fp8"}, 272),
+        ({"tensor_parallel_size": 4, "kv_cache_dtype": "fp8", "block_size": 544}, 1088),
+        ({"tensor_parallel_size": 8, "kv_cache_dtype": "fp8", "block_size": 256}, 768),
+        ({"tensor_parallel_size": 1, "kv_cache_dtype": "int8_per_token_head", "block_size": 48}, 2112),
+        ({"tensor_parallel_size": 1, "kv_cache_dtype": "fp8", "block_size": 2048}, 4096),
+        # R16P1-0006, -0055, -0070: a typed size that holds the 16-bit state but not the float32 one
+        # is raised to twice itself (the per-size adjustments read QN_F32_STATE), not refused
+        ({"tensor_parallel_size": 16, "kv_cache_dtype": "fp8", "block_size": 256}, 512),
+        ({"tensor_parallel_size": 8, "kv_cache_dtype": "int8_per_token_head", "block_size": 384}, 768),
+        ({"tensor_parallel_size": 16, "kv_cache_dtype": "int4_per_token_head", "block_size": 272}, 544),
+        # an auto cache is float32 too: the 16-bit answer
+        ({"tensor_parallel_size": 1, "kv_cache_dtype": "auto"}, 544),
+    ],
+)
+def test_qwen3_next_in_float32_holds_twice_the_tokens(options: dict[str, Any], block_size: int) -> None:
+    resolution = predicted({"dtype": "float32", **options}, gpu_arch="sm90", num_gpus=16)
+    assert resolution.values["block_size"] == block_size
+    assert resolution.values["attention_backend"] == "TRITON_ATTN"
+
+
+def test_two_typed_values_that_each_need_an_adjustment_are_both_adjusted() -> None:
+    # V1520002-0173 (vLLM 0.33.0 on B300): FA3 typed for Qwen3-Next's head size 256 falls back to
+    # FA2, and --block-size 256 under an fp8 cache is raised to 1280; vLLM then runs FLASHINFER.
+    # Each typed value broke the other's adjustment: the request was refused.
+    request = {
+        "flash_attn_version": 3,
+        "tensor_parallel_size": 1,
+        "block_size": 256,
+        "kv_cache_dtype": "fp8_e5m2",
+    }
+    resolution = predicted(request, gpu_arch="sm103")
+    assert resolution.values["attention_backend"] == "FLASHINFER"
+    assert resolution.values["block_size"] == 1280
+    assert {(a.field, a.requested, a.resolved) for a in resolution.adjustments} == {
+        ("flash_attn_version", 3, 2),
+        ("block_size", 256, 1280),
+    }
+
+
+@pytest.mark.parametrize(
     ("facts", "queries_per_kv"),
     [
         ({"architecture": "LlamaForCausalLM"}, 4),

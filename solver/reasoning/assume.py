@@ -91,6 +91,8 @@ def assumed_values(plan: Plan, given: Mapping[str, Scalar]) -> dict[str, Scalar]
         for n in plan.order
         if n not in given and plan.pack.fields[n].kind == "fact" and not plan.pack.fields[n].search
     ]
+    if not todo:  # every such fact given: nothing to assume, and no search to say so
+        return {}
     # Mostly each chain's first value that propagation of `given` leaves (the values before it
     # cannot hold) holds with the others: one search says so, and the loop below would take
     # exactly these; instead of a search per fact (~40 in the SGLang pack).

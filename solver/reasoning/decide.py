@@ -467,7 +467,7 @@ def apply_adjustments(
             # the model's real head size fires for the assumed one, said as assumed, instead
             # of the request failing for every value the fact could have.
             if target not in assumed:
-                assumed[target] = assumed_values(plan, given)
+                assumed[target] = assumed_values(plan, given) or _assumed_before_adjusting(plan, pins, given)
             given.update(assumed[target])
             if not entailed(cp, given, sem.whens.get(rule.id)):
                 continue
@@ -499,6 +499,23 @@ def apply_adjustments(
             n: (p.model_copy(update={"source": "adjusted"}) if n in adjusted else p) for n, p in pins.items()
         }
     return pins, adjusted
+
+
+def _assumed_before_adjusting(
+    plan: Plan, pins: Mapping[str, Pin], given: Mapping[str, Scalar]
+) -> dict[str, Scalar]:
+    """The facts assumed without the typed values that adjustments may still replace, for a request
+    that holds no value of the facts with them all (`assumed_values` is then empty).
+
+    Two typed values that each need their own adjustment leave nothing to assume, so an adjustment
+    that reads an assumed fact could not fire and the other one chose its value against the first
+    (V1520002-0173: FA3 typed on a B300 for Qwen3-Next's head size 256, and --block-size 256 under an
+    fp8 cache: the block size took its list's first value and the request failed, where vLLM runs
+    FA2 and raises the block to 1280). The model's facts do not follow the user's flags, so they are
+    assumed from the rest of the request; empty when that does not decide them either."""
+    targets = {r.adjusts for r in plan.pack.rules if r.adjusts is not None}
+    rest = {n: v for n, v in given.items() if not (n in targets and n in pins and pins[n].source == "user")}
+    return assumed_values(plan, rest) if len(rest) < len(given) else {}
 
 
 def follows_chain(spec: Field, predict: bool) -> bool:
