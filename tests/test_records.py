@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 import solver
-from solver.model import Field, Launcher, OpenRange, Preference, Record, RecordInvalid, Rule, _exact_record
+from solver.model import Field, Launcher, OpenRange, Preference, Record, RecordInvalid, Rule
+from solver.records import _exact_record
 from solver.validation import validate
 
 _JUNK: list[Any] = [None, True, False, 0, 1, -3, 2.0, 1.5, "", "x", "fact", "value", []]

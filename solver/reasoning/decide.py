@@ -14,7 +14,6 @@ from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from solver.engine.csp import CompiledPack, SearchTrace, State
-from solver.errors import InputIssue, InvalidInput
 from solver.model import (
     Field,
     Pin,
@@ -554,73 +553,4 @@ def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool
     return (
         cp.satisfiable(pins, task="testing an adjustment") is None
         and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None
-    )
-
-
-def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
-    """`InvalidInput` naming every required field the request leaves open: the answer would
-    otherwise rest on a value the search picked for it (a GPU nobody named)."""
-    _require(
-        plan,
-        pins,
-        [
-            name
-            for name, spec in plan.pack.fields.items()
-            if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
-        ],
-    )
-
-
-def check_required_before_failing(plan: Plan, failed: ChainFailed) -> None:
-    """`check_required` for a launcher chain that failed: the required fields left open that the
-    decisions had already given a value when it failed. The failure may rest on those values
-    (`check` of a DeepSeek FP8 checkpoint with no GPU named failed on an assumed T4), so the
-    request must name them before a conflict is an answer, as it must before an answer that
-    works. Only on the failure path: costs a working request nothing."""
-    _require(
-        plan,
-        failed.pins,
-        [
-            name
-            for name, spec in plan.pack.fields.items()
-            if spec.required
-            and name not in failed.pins
-            and name in failed.decided
-            and len(_possible_given(plan.compiled, failed.pins, name)) > 1
-        ],
-    )
-
-
-def _require(plan: Plan, pins: Mapping[str, Pin], undecided: list[str]) -> None:
-    issues = []
-    for name in undecided:
-        allowed = _possible_given(plan.compiled, pins, name)
-        shown = ", ".join(str(v) for v in allowed[:16])
-        issues.append(
-            InputIssue(
-                field=name,
-                value=None,
-                allowed=allowed,
-                message=(
-                    f"{name} is not given and the other inputs do not decide it: "
-                    f"pass --set {name}=VALUE (one of {shown}) or --detect"
-                ),
-            )
-        )
-    if issues:
-        raise InvalidInput(issues)
-
-
-def _possible_given(cp: CompiledPack, pins: Mapping[str, Pin], name: str) -> tuple[Scalar, ...]:
-    """The values of `name` that some configuration of the given inputs takes: the list a
-    missing required field's message offers. Not the values the search's own decisions left
-    (those assume it picked a platform: a ROCm user was offered only CUDA architectures)."""
-    values = {n: p.value for n, p in pins.items()}
-    start = cp.start(values)
-    if start is None:
-        return ()
-    return tuple(
-        v
-        for v in start.domain(name)
-        if cp.satisfiable({**values, name: v}, task="listing a required field's values") is not None
     )

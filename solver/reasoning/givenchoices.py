@@ -66,7 +66,7 @@ def typed_choices(
             _hand_over(pack, own, typed)
             parts.append(choices(typed, pins, [name]))
         elif any(rid not in compile_pack(typed).rules for rid in reading_given(pack, name)):
-            parts.append(_typed_warnings(typed, pins, name, parts[0].possible[name]))
+            parts[0].warned[name] = _typed_warnings(typed, pins, name, parts[0].possible[name])
     out = parts[0]
     for part in parts[1:]:
         for table in ("possible", "excluded", "open", "warned"):
@@ -114,18 +114,17 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     return True
 
 
-def _typed_warnings(typed: Pack, pins: Mapping[str, Pin], name: str, possible: list[Scalar]) -> Choices:
+def _typed_warnings(
+    typed: Pack, pins: Mapping[str, Pin], name: str, possible: list[Scalar]
+) -> dict[Scalar, list[str]]:
     """What the copy's warn rules flag among `possible` (the values carried over), as the copy's
     own listing of `name` flags them: a warn rule reads `given(name)`, and where it is the only
     difference that matters the values carry over and only the flags are the copy's (SGLang's
     `quantization` was listed again on its copy for one warn rule, at every click)."""
-    from solver.reasoning.diagnose import Choices
-
     plan = plan_for(query_pack(typed, pins))
-    part = Choices()
-    values = {n: p.value for n, p in pins.items()}
-    part.warned[name] = plan.warned(name, plan.settled(values), possible) if plan.warn_rules.get(name) else {}
-    return part
+    if not plan.warn_rules.get(name):
+        return {}
+    return plan.warned(name, plan.settled({n: p.value for n, p in pins.items()}), possible)
 
 
 def _effects(pack: Pack, pins: Mapping[str, Pin], name: str) -> set[int | None]:

@@ -41,7 +41,6 @@ from solver.reasoning.decide import (
     Untypable,
     apply_adjustments,
     bare_conflict,
-    check_required,
     first_search,
     follows_chain,
     settle,
@@ -55,6 +54,7 @@ from solver.reasoning.departures import (
     typed_refusals,
 )
 from solver.reasoning.plan import Plan, plan_for
+from solver.reasoning.required import check_required
 from solver.values import show as _show
 
 __all__ = ["resolve_planned", "resolve_unexplained"]

@@ -31,11 +31,11 @@ from solver.reasoning.decide import (
     ChainFailed,
     RequestFails,
     bare_conflict,
-    check_required_before_failing,
     launcher_view,
 )
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned, resolve_unexplained
+from solver.reasoning.required import check_required_before_failing
 
 __all__ = [
     "ChainFailed",
