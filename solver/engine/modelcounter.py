@@ -10,9 +10,9 @@ equal sub-problems are counted once (the #SAT "component caching" idea). It can 
 `diff` needs for packs with different fields.
 
 Imports the standard library, `solver.engine.countkeys` (a component's cache key),
-`solver.engine.countlimit`, `solver.engine.countroot` (a root's domains), `solver.engine.groups`
-(the one union-find), `solver.pack.expr` (a rule is counted as its `Condition`) and
-`solver.values`.
+`solver.engine.countlimit`, `solver.engine.countroot` (a root's domains), `counttry` (a node's
+first-value try), `solver.engine.groups` (the one union-find), `solver.pack.expr` (a rule is
+counted as its `Condition`) and `solver.values`.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from solver.engine.countkeys import ResidualKeys
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.engine.countroot import root_domains
+from solver.engine.counttry import FirstValues
 from solver.engine.groups import grouped_by_readers
 from solver.pack.expr import Condition
 from solver.values import same
@@ -94,6 +95,7 @@ class ModelCounter:
         self._loud: set[int] = set()
         self._budget = StepMeter(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
+        self._firsts = FirstValues(self._rank)  # (`solution`'s, per search)
         self.steps = 0
 
     def add(self, check: Condition) -> int:
@@ -159,6 +161,7 @@ class ModelCounter:
             return None
         checks, pending, doms, values = start
         self._rank = rank or (lambda name, values: values)
+        self._firsts = FirstValues(self._rank)
         try:
             found = self._find(checks, pending, doms, values)
         finally:
@@ -342,16 +345,15 @@ class ModelCounter:
         # Each field at its first value in `rank` order, if that keeps every open check, is the
         # solution the search below finds (a solution's values survive propagation, and each
         # branch tries its first value first): taken without a split and branch per field.
-        rank, trial = self._rank, dict(values)
-        for index in live:
-            for name in self.checks[index].fields:
-                if name not in trial:
-                    trial[name] = rank(name, doms[name])[0]
+        trial, firsts = dict(values), self._firsts
+        firsts.fill(trial, chain.from_iterable(map(self._fields.__getitem__, live)), doms)
         self._budget.tick(1 + (len(trial) - len(values)) // FIELDS_PER_STEP)  # a step, as a branch
         if all(self.checks[c].holds(tuple([trial[n] for n in self.checks[c].fields])) for c in live):
-            return {**trial, **{n: rank(n, doms[n])[0] for n in doms if n not in trial}}
+            firsts.fill(trial, doms, doms)
+            return trial
         parts, loose = self._split(live, doms)
-        found = {**values, **{name: self._rank(name, doms[name])[0] for name in loose}}
+        found = dict(values)
+        firsts.fill(found, loose, doms)
         for part_checks, names in parts:
             shape = frozenset(names)
             key: tuple[Any, ...] | None = None
