@@ -469,7 +469,7 @@ class CompiledPack:
         region: set[str] = set()
         for con in state.by_field.get(name, ()):
             # (Not remembered: see `localsearch.repair`.)
-            if con.key in state.open and not con.condition.holds(tuple([solution[f] for f in con.fields])):
+            if con.key in state.open and not con.condition.holds(con.pick(solution)):
                 free = [f for f in con.fields if f != name and len(state.domains[f]) > 1]
                 if not free:
                     solution[name] = old

@@ -147,7 +147,7 @@ def repair(
     # search) asks mostly what it asked before: there the remembered answers pay.
     for con in cons:
         holds = con.condition.holds if mended is not None else con.holds
-        if not holds(tuple([base[f] for f in con.fields])):
+        if not holds(con.pick(base)):
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps
@@ -201,7 +201,7 @@ def redecide(state: State, values: dict[str, Scalar], region: Sequence[str]) -> 
         # rule; this function was a third of listing a page's choices.)
         rules = rules_of[name]
         for i, (con, inside) in enumerate(rules):
-            if pending.isdisjoint(inside) and not con.condition.holds(tuple([values[f] for f in con.fields])):
+            if pending.isdisjoint(inside) and not con.condition.holds(con.pick(values)):
                 if i:
                     # The rule that refused this value is tried first for the next one: the
                     # values of a field are mostly refused by the same rule (the value being

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, Protocol
 
 from solver.bounded import Memo
@@ -27,6 +28,7 @@ __all__ = [
     "State",
     "Verdict",
     "memoized",
+    "picker",
     "undo_trail",
 ]
 
@@ -63,9 +65,12 @@ class Constraint:
     """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
     tables); None for a query's own condition, whose table dies with the query."""
     fields: tuple[str, ...] = field(init=False)
+    pick: Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]] = field(init=False, repr=False)
+    """The values of `fields` in an assignment, as the tuple `holds` takes (`picker`)."""
 
     def __post_init__(self) -> None:
         self.fields = self.condition.fields
+        self.pick = picker(self.fields)
 
     def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
         key = (at, others)
@@ -463,6 +468,18 @@ class Observer(Protocol):
         """For a constraint with several free fields: the values of field `at` that break it
         whatever its other free fields hold."""
         ...
+
+
+def picker(fields: tuple[str, ...]) -> Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]]:
+    """The values of `fields` in a mapping, as a tuple: one call in C (`itemgetter`) where a
+    tuple of a list comprehension was ~1 us per rule checked (a resolution's first search checks
+    every open rule against its guess: ~400 rules)."""
+    if len(fields) > 1:
+        return itemgetter(*fields)
+    if fields:
+        only = fields[0]
+        return lambda values: (values[only],)
+    return lambda values: ()
 
 
 def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:

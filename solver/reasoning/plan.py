@@ -18,7 +18,7 @@ from solver.bounded import PACKS_KEPT, Lru
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.opendomain import base_digest
-from solver.engine.state import State, memoized
+from solver.engine.state import State, memoized, picker
 from solver.model import (
     Pack,
     Preference,
@@ -50,9 +50,10 @@ class Plan:
     warn_rules: dict[str, tuple[str, ...]]
     # Each warn rule's check over its fields' values, answers remembered under the compiled
     # pack's entry budget (every resolution checks every warn rule on its answer).
-    warn_checks: dict[str, tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]] = field(
-        compare=False, repr=False
-    )
+    warn_checks: dict[
+        str,
+        tuple[Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]], Callable[[tuple[Scalar, ...]], bool]],
+    ] = field(compare=False, repr=False)
     # Rankings already computed, by field and the values of the fields its ranking reads: the
     # ranking, which preference ranked each value, the preferences' own order and the values a
     # warn rule flags (what provenance asks again for the same decided values).
@@ -344,7 +345,7 @@ def plan_for(pack: Pack) -> Plan:
             preferences={k: tuple(v) for k, v in prefs.items()},
             warn_rules={k: tuple(v) for k, v in warn.items()},
             warn_checks={
-                rid: (cond.fields, memoized(cond.holds, compiled.tables))
+                rid: (picker(cond.fields), memoized(cond.holds, compiled.tables))
                 for rid, cond in compiled.warn_rules.items()
             },
         )

@@ -360,8 +360,8 @@ def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> li
 
 def warnings_of(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
     out = []
-    for rid, (fields, holds) in plan.warn_checks.items():
-        if not holds(tuple([solution[f] for f in fields])):
+    for rid, (pick, holds) in plan.warn_checks.items():
+        if not holds(pick(solution)):
             out.append(WarningRecord.model_construct(rule=rid, message=plan.compiled.models[rid].because))
     return out
 
