@@ -15,11 +15,12 @@ again with those values skipped (tests/test_given_rules.py,
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
 from solver.inputs.launch import flag_words
-from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar
+from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks
 from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics
 from solver.reasoning.decide import ChainFailed, RequestFails, Settled, follows_chain, marked, settle
@@ -32,6 +33,7 @@ __all__ = [
     "departed_fields",
     "departures_of",
     "launcher_picks",
+    "refusal_possible",
     "typed_refusals",
 ]
 
@@ -144,6 +146,28 @@ def asks_unset(base: Pack, given: Collection[str]) -> bool:
     only then can a departure be refused typed."""
     fields = base.fields
     return any(n not in given and fields[n].kind == "option" for n in given_fields(base))
+
+
+def refusal_possible(base: Pack, given: Collection[str], solution: Mapping[str, Scalar]) -> bool:
+    """Whether typing some of the options the request leaves unset can make a hard rule reading
+    their `given(...)` refuse `solution`: each such rule evaluated on it under every choice of
+    those marks (the request's own marked as given; a rule asks about one or two fields). False
+    spares a verification of a repair the launcher's own picks (`typed_refusals` needs the
+    departures), which this cannot then refuse."""
+    fields = base.fields
+    rules = semantics(base).rules
+    marks = given_marks(given)
+    known = {**solution, **marks}
+    for rule in base.rules:
+        cond = rules[rule.id]
+        if rule.severity != "error" or not cond.given:
+            continue
+        open_ = [n for n in cond.given if n not in given and fields[n].kind == "option"]
+        for chosen in itertools.product((False, True), repeat=len(open_)) if open_ else ():
+            typed = {given_key(n): on for n, on in zip(open_, chosen, strict=True)}
+            if cond.partial({**known, **typed}) is False:
+                return True
+    return False
 
 
 def typed_refusals(

@@ -51,6 +51,7 @@ from solver.reasoning.departures import (
     departed_fields,
     departures_of,
     launcher_picks,
+    refusal_possible,
     typed_refusals,
 )
 from solver.reasoning.plan import Plan, plan_for
@@ -394,7 +395,9 @@ def resolve_planned(
     picks: LauncherPicks | None = None
     refused: dict[str, dict[Scalar, list[str]]] = {}
     if not predict:
-        typable = base is not None and asks_unset(base, pins)
+        typable = (
+            base is not None and asks_unset(base, pins) and refusal_possible(base, pins, settled.solution)
+        )
         if departures or typable:
             picks = launcher_picks(plan, settled, strict)
         if typable:
