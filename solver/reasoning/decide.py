@@ -503,8 +503,8 @@ def apply_adjustments(
 def _assumed_before_adjusting(
     plan: Plan, pins: Mapping[str, Pin], given: Mapping[str, Scalar]
 ) -> dict[str, Scalar]:
-    """The facts assumed without the typed values that adjustments may still replace, for a request
-    that holds no value of the facts with them all (`assumed_values` is then empty).
+    """The facts assumed without the typed values that adjustments target (replaced ones included),
+    for a request that holds no value of the facts with them all (`assumed_values` is then empty).
 
     Two typed values that each need their own adjustment leave nothing to assume, so an adjustment
     that reads an assumed fact could not fire and the other one chose its value against the first
