@@ -20,15 +20,12 @@ __all__ = ["check_required", "check_required_before_failing"]
 def check_required(plan: Plan, pins: Mapping[str, Pin], trace: SearchTrace) -> None:
     """`InvalidInput` naming every required field the request leaves open: the answer would
     otherwise rest on a value the search picked for it (a GPU nobody named)."""
-    _require(
-        plan,
-        pins,
-        [
-            name
-            for name, spec in plan.pack.fields.items()
-            if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
-        ],
-    )
+    open_fields = [
+        name
+        for name, spec in plan.pack.fields.items()
+        if spec.required and name not in pins and len(trace.domains.get(name, ())) > 1
+    ]
+    _require({name: _possible_given(plan.compiled, pins, name) for name in open_fields})
 
 
 def check_required_before_failing(plan: Plan, failed: ChainFailed) -> None:
@@ -37,24 +34,19 @@ def check_required_before_failing(plan: Plan, failed: ChainFailed) -> None:
     (`check` of a DeepSeek FP8 checkpoint with no GPU named failed on an assumed T4), so the
     request must name them before a conflict is an answer, as it must before an answer that
     works. Only on the failure path: costs a working request nothing."""
-    _require(
-        plan,
-        failed.pins,
-        [
-            name
-            for name, spec in plan.pack.fields.items()
-            if spec.required
-            and name not in failed.pins
-            and name in failed.decided
-            and len(_possible_given(plan.compiled, failed.pins, name)) > 1
-        ],
-    )
+    given = [
+        name
+        for name, spec in plan.pack.fields.items()
+        if spec.required and name not in failed.pins and name in failed.decided
+    ]
+    allowed = {name: _possible_given(plan.compiled, failed.pins, name) for name in given}
+    _require({name: values for name, values in allowed.items() if len(values) > 1})
 
 
-def _require(plan: Plan, pins: Mapping[str, Pin], undecided: list[str]) -> None:
+def _require(undecided: Mapping[str, tuple[Scalar, ...]]) -> None:
+    """`InvalidInput` naming each field of `undecided` with the values the inputs allow it."""
     issues = []
-    for name in undecided:
-        allowed = _possible_given(plan.compiled, pins, name)
+    for name, allowed in undecided.items():
         shown = ", ".join(str(v) for v in allowed[:16])
         issues.append(
             InputIssue(
