@@ -34,6 +34,7 @@ from solver.lint.moves import (
     small_solution,
 )
 from solver.lint.rings import around, by_cases
+from solver.lint.turns import turns
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -47,9 +48,6 @@ if TYPE_CHECKING:
 __all__ = ["PackOracle", "pins_text"]
 
 REPAIR_STEPS = 4
-FIRST_STEPS = 125
-QUICK_STEPS = 2000
-REFUTE_STEPS = 100
 SEEN = 1024
 ONE_CHANGE_FIRST = 64
 WITNESSES_KEPT = 8
@@ -240,16 +238,10 @@ class PackOracle:
             found = by_cases(self, pins, rule_ids, extra)
             if found is not None:
                 return found
-        turns = self._turns(engine, counter, hint, extra)
-        if not local and extra:
-            # QuickXplain's questions with a condition (a rule broken, a `when`): propagation
-            # refutes many at once; the counter's try answers nearly all the rest, where the
-            # engine's 125 steps ran out (60 ms each on vLLM's block-size rules: lint 12.2 ->
-            # 8.2 s CPU; on the synthetic packs the engine refutes most by propagation).
-            if grown is None and self.cp.start(pins, rules=rule_ids, extra=extra) is None:
-                return None
-            turns.insert(0, (QUICK_STEPS, counter))
-        for steps, ask in turns:
+        if not local and extra and grown is None and self.cp.start(pins, rules=rule_ids, extra=extra) is None:
+            return None  # (a QuickXplain question with a condition: propagation refutes many)
+        asks = turns(engine, counter, hint, condition=bool(extra), quickxplain=not local, budget=self.budget)
+        for steps, ask in asks:
             try:
                 return ask(min(steps, self.budget))
             except CommandBudgetExceeded:
@@ -257,42 +249,6 @@ class PackOracle:
             except SolverBudgetExceeded:  # (CountLimitReached is one)
                 pass
         return counter(self.budget)
-
-    def _turns(
-        self,
-        engine: Callable[[int, Mapping[str, Scalar] | None], dict[str, Scalar] | None],
-        counter: Callable[[int], dict[str, Scalar] | None],
-        hint: Mapping[str, Scalar] | None,
-        extra: Sequence[Condition],
-    ) -> list[tuple[int, Callable[[int], dict[str, Scalar] | None]]]:
-        """`query`'s exact searches in turn: (steps, ask)."""
-        # Two searches with different strengths: the engine's arc consistency, started from a
-        # known solution, finds solutions hidden behind disjunctions and refutes most questions
-        # by propagation; the counter's propagation refutes case splits at once. Each gets a
-        # short try (the engine first: on the synthetic 300-field pack that made the totality
-        # check 14 s -> 1 s), then each the whole budget. With an ad-hoc condition (a rule's
-        # checks) the engine's first try is shorter: on vLLM's block-size rules it spent its
-        # 2,000 steps (4 s) where the counter needs 10.
-        first = FIRST_STEPS if extra else QUICK_STEPS
-        turns: list[tuple[int, Callable[[int], dict[str, Scalar] | None]]] = [
-            (first, lambda s: engine(s, hint)),
-            (QUICK_STEPS, counter),
-            (QUICK_STEPS, lambda s: engine(s, hint)),
-            (self.budget, lambda s: engine(s, None)),
-        ]
-        if first == QUICK_STEPS:
-            # No condition: the engine's try again would be the same; and the counter gets a
-            # short try only, a refuter. On synthetic 1,000 the questions whose 2,000 engine
-            # steps ran out were refuted by the counter in a few steps (1 ms) or answered "yes"
-            # by the engine's search with no hint in 0.05-0.5 s, where the counter's 2,000
-            # steps took 2.7-5.4 s.
-            turns[1:3] = [(REFUTE_STEPS, counter)]
-        if hint is None:
-            # No known solution yet (the first question, "is the pack satisfiable"): the hinted
-            # try is the last turn's search cut short, whose steps that search takes again
-            # (synthetic 1,000: 2,000 steps, 0.4 s, then the counter's 100 ran out too).
-            turns = turns[-1:]
-        return turns
 
     def refuted_at_root(self, pins: Mapping[str, Scalar]) -> bool:
         """Whether a pin's value is gone from its field in the whole pack's propagated state
