@@ -318,7 +318,7 @@ class State:
                 domains[name] = [value]
                 queue[name] = None
         open_ = dict(self.open)
-        by_field = dict(self.by_field)
+        added: dict[str, list[Constraint]] = {}
         for con in cons:
             if not con.fields:
                 if not con.holds(()):
@@ -326,8 +326,13 @@ class State:
                 continue
             open_[con.key] = con
             for name in con.fields:
-                by_field[name] = [*by_field.get(name, ()), con]
-                queue[name] = None
+                added.setdefault(name, []).append(con)
+        # Each field's readers made once, the old then the added in order (a list made anew per
+        # added reader was quadratic in a hub's readers: QuickXplain adds hundreds at once).
+        by_field = dict(self.by_field)
+        for name, more in added.items():
+            by_field[name] = [*by_field.get(name, ()), *more]
+            queue[name] = None
         state = State(domains, open_, by_field)
         trail: list[tuple[Any, str, Any]] = []
         if not state.propagate(list(queue), trail):

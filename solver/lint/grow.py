@@ -33,6 +33,10 @@ Grown = tuple["State | None", "list[str] | None", "dict[str, Scalar] | None"]
 break (None: anywhere) and the hint, a solution of a prefix of the question (None: none known)."""
 
 
+def _longest_first(entry: list[Any]) -> int:
+    return -len(entry[0])
+
+
 class Backgrounds:
     """The questions of one QuickXplain run that had a solution: each as its items (by identity),
     its propagated state when one was made, and the solution that answered it."""
@@ -92,11 +96,13 @@ class Backgrounds:
             self._root.append(self.cp.start(self.fixed, rules=[], extra=self.extras))
         return self._root[0]
 
-    def grow(self, chosen: Sequence[Item]) -> Grown:
+    def grow(self, chosen: Sequence[Item], ids: tuple[int, ...] | None = None) -> Grown:
         """The question `chosen`, grown from the longest kept question that is a prefix of it
         (else the root state), with that question's solution as its hint: the fields the growth
-        pinned, narrowed or added rules over are the only places the hint can break."""
-        ids = tuple(map(id, chosen))
+        pinned, narrowed or added rules over are the only places the hint can break. `ids`: the
+        items' identities, when the caller has them."""
+        if ids is None:
+            ids = tuple(map(id, chosen))
         around: list[str] = []
         state, hint = self._grown(chosen, ids, len(ids) + 1, around)
         return state, around if hint is not None else None, hint
@@ -108,14 +114,17 @@ class Backgrounds:
         prefix's solution. A prefix answered by a known solution has no state yet: it is grown
         now, once, and kept (without it the questions after it grew from the root: at 1,000
         synthetic fields 118 of the totality check's questions, each of all its ~1,500 items)."""
-        best: list[Any] | None = None
-        for entry in self.kept:
-            key = entry[0]
-            size = len(key)
-            if size >= below or size > len(ids) or (size and ids[size - 1] != key[-1]) or ids[:size] != key:
-                continue
-            if best is None or size > len(best[0]):
-                best = entry
+        # The longest kept prefix (the earliest kept of equal ones), compared item by item only
+        # from the longest candidate down: each kept ancestor of a question is a prefix of it,
+        # and a comparison of each was a pass over its ~1,000 items (synthetic 1,000's totality).
+        ends = min(len(ids), below - 1)
+        candidates = [
+            entry
+            for entry in self.kept
+            if (size := len(entry[0])) <= ends and (not size or ids[size - 1] == entry[0][-1])
+        ]
+        candidates.sort(key=_longest_first)
+        best: list[Any] | None = next((e for e in candidates if ids[: len(e[0])] == e[0]), None)
         if best is None:
             base, size, hint = self.root(), 0, None
             if base is None:
@@ -133,8 +142,15 @@ class Backgrounds:
         rules = list(filter(None, map(self._rule_of.get, added)))
         return base.extended(pins, rules, around), hint
 
-    def keep(self, chosen: Sequence[Item], state: State | None, solution: dict[str, Scalar]) -> None:
-        """Remember that `chosen` has `solution` (and its propagated `state`, when one was made)."""
-        self.kept.append([tuple(map(id, chosen)), state, solution])
+    def keep(
+        self,
+        chosen: Sequence[Item],
+        state: State | None,
+        solution: dict[str, Scalar],
+        ids: tuple[int, ...] | None = None,
+    ) -> None:
+        """Remember that `chosen` has `solution` (and its propagated `state`, when one was made);
+        `ids` as in `grow`."""
+        self.kept.append([tuple(map(id, chosen)) if ids is None else ids, state, solution])
         del self.kept[:-KEPT]
         self._share(chosen, state, solution)

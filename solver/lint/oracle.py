@@ -518,23 +518,23 @@ class PackOracle:
             return True
 
         def consistent(chosen: Sequence[Item]) -> bool:
-            ids = list(map(id, chosen))
+            ids = tuple(map(id, chosen))
             given = dict(fixed)
             given.update(filter(None, map(pin_of.get, ids)))  # type: ignore[arg-type]
             names: list[str] = list(filter(None, map(rule_of.get, ids)))
             wanted = set(names)
             for witness in witnesses:
                 if satisfies(witness[0], given, extras) and keeps(witness, wanted):
-                    backgrounds.keep(chosen, None, witness[0])
+                    backgrounds.keep(chosen, None, witness[0], ids)
                     return True
-            state, around, hint = backgrounds.grow(chosen)
+            state, around, hint = backgrounds.grow(chosen, ids)
             if state is None:
                 return False  # propagation refutes it
             near = hint if hint is not None else witnesses[0][0] if witnesses else None
             found = self.query(given, names, extras, local=False, near=near, grown=(state, around))
             if found is None:
                 return False
-            backgrounds.keep(chosen, state, found)
+            backgrounds.keep(chosen, state, found, ids)
             witnesses.insert(0, (found, wanted, set()))
             del witnesses[WITNESSES_KEPT:]
             return True
