@@ -613,6 +613,9 @@ class Step:
     value: Scalar
     # Values the preferences ranked above `value` that a warn rule sent to the end: value -> rule.
     flagged: dict[Scalar, str] = field(default_factory=dict)
+    # The later fields the warn rules read at one value when ranking (propagation forced them, or
+    # a fact nobody gave is assumed so): a flagged rejection may cite them.
+    later: dict[str, Scalar] = field(default_factory=dict)
 
 
 @dataclass
@@ -935,7 +938,7 @@ class Oracle:
                     tried = ranked[: ranked.index(value)]
                     flagged = self.flagged(name, {**forced, **decided}, above)
                     flagged = {v: r for v, r in flagged.items() if v not in tried}
-                    steps[name] = Step(ranked, origin, possible, value, flagged)
+                    steps[name] = Step(ranked, origin, possible, value, flagged, forced)
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
             if failed is None:

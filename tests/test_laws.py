@@ -212,8 +212,57 @@ def test_user_pins_are_kept_unless_a_reported_adjustment_replaced_them(case: Cas
         assert got.values == strict.values
 
 
+def _fc(name: str, op: str = "==", value: Scalar | None = None, other: str = "") -> Cond:
+    return Cond("cmp", op=op, name=name, value=value, other=other, flipped=value is not None)
+
+
+# Found by this law (round 16, explore seed 1630020; the law was wrong, not the engine): `f0 = false`
+# forces the fact `f2 = p` (r0), so the warn rule r1 flags `f1 = p`; the rejection cites the
+# forced later `f2 = p`, which the law took for an earlier field only (KeyError).
+_F2_FORCED_LATER = (
+    FieldSpec("f0", "option", (False, True)),
+    FieldSpec("f1", "option", ("p", "q"), depends_on=("f0",)),
+    FieldSpec("f2", "fact", ("p", "q"), depends_on=("f0",)),
+    FieldSpec("f3", "option", ("p", "q")),
+)
+_WARN_R1 = RuleSpec(
+    "r1",
+    Cond("and", parts=(_fc("f1", other="f2"), _fc("f0", value=False))),
+    when=_fc("f0", value=False),
+    forbid=True,
+    severity="warn",
+)
+_FLAG_CITES_A_FORCED_LATER_FACT = Case(
+    spec=PackSpec(
+        fields=_F2_FORCED_LATER,
+        sets=(),
+        rules=(RuleSpec("r0", _fc("f2", value="p"), when=_fc("f0", value=False)), _WARN_R1),
+        prefs=(),
+    ),
+    options={"f0": False, "f3": "p"},
+    facts={},
+    strict=True,
+)
+# The same pack with r0 `f1 != f2`: auto's `f1 = p` leaves the fact nobody gave one value, q; it is
+# said as assumed ("the value the rest of the answer leaves it"), with no rejection (the law
+# wanted p listed as flagged by r1, but no configuration of the request has `f2 = p`).
+_FACT_NARROWED_BY_AUTO_OPTIONS = Case(
+    spec=PackSpec(
+        fields=_F2_FORCED_LATER,
+        sets=(),
+        rules=(RuleSpec("r0", _fc("f1", other="f2"), when=_fc("f0", value=False), forbid=True), _WARN_R1),
+        prefs=(),
+    ),
+    options={"f0": False, "f3": "p"},
+    facts={},
+    strict=True,
+)
+
+
 @law(150)
 @given(case=cases())
+@example(case=_FLAG_CITES_A_FORCED_LATER_FACT)
+@example(case=_FACT_NARROWED_BY_AUTO_OPTIONS)
 def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
     """The result is the lexicographically best configuration in graph order (each auto field takes
     the best-ranked value that keeps the request solvable, ranking by applicable preferences in
@@ -221,9 +270,12 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
     `rule` only when a single value was possible given the earlier decisions (never when more
     were), `preference` naming the preference that ranked the value, else `default`; the
     rejected values are exactly the better-ranked ones, each with a reason that excludes it.
+    A fact nobody gave that the earlier decisions leave one value is said as assumed (listed
+    under `assumed`, "set it if it differs"), with nothing rejected.
     Auto never takes a value a warn rule flags (broken whatever the undecided fields hold) while
     another works: such values rank last, and those the preferences put above the pick are
-    reported as rejected by the warn rule, after the excluded ones."""
+    reported as rejected by the warn rule, after the excluded ones, citing the values it read:
+    earlier fields' and pins', or a later field's that propagation forced or assumed."""
     oracle, exp = expected(case)
     got = outcome(case)
     if exp.values is None:
@@ -231,6 +283,7 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
         return
     assert isinstance(got, Resolution), got
     assert got.values == exp.values
+    assumed = {a.field for a in got.assumed}
     for name, prov in got.provenance.items():
         if name in exp.adjusted:
             assert prov.kind == "adjusted" and prov.rule == exp.adjusted[name][1]
@@ -239,6 +292,9 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
             assert prov.kind == ("user" if exp.pins[name][1] == "user" else "fact"), (name, prov)
             continue
         step = exp.steps[name]
+        narrowed = step.possible == [step.value] and not prov.rejected
+        if narrowed and prov.kind == "default" and name in assumed and case.pack.fields[name].kind == "fact":
+            continue  # (the decisions before it left one value: assumed, and said so)
         if prov.kind == "rule":
             assert step.possible == [step.value], f"{name}: kind rule, but {step.possible} were possible"
             assert prov.rule is None or name in next(r for r in oracle.hard if r.id == prov.rule).reads()
@@ -251,10 +307,11 @@ def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
         assert [r.value for r in prov.rejected] == better + flagged, (name, prov)
         earlier = {n: exp.values[n] for n in oracle.order[: oracle.order.index(name)]}
         earlier.update(values_of(exp.pins))
+        read = {**step.later, **earlier}
         for rejection in prov.rejected[len(better) :]:
             pins, rules = parse_labels(case, rejection.because)
             assert rules == [step.flagged[rejection.value]], rejection
-            assert all(earlier[n] == v for n, v in pins.items()), rejection
+            assert all(n in read and read[n] == v for n, v in pins.items()), rejection
         for rejection in prov.rejected[: len(better)]:
             pins, rules = parse_labels(case, rejection.because)
             assert all(earlier[n] == v for n, v in pins.items()), rejection
@@ -747,41 +804,169 @@ def test_conflicts_are_unsatisfiable_and_minimal(case: Case) -> None:
         assert_minimal_core(oracle, {p.field: p.value for p in core_pins}, core_rules)
 
 
+_F0 = Cond("flag", name="f0")
+
+
+# Found by this law (round 16, explore seed 1630020; the law was wrong, not the engine): the typed
+# `f1 = q` breaks r5 (`when f0`), which adjusts it to r, and the request still fails. The repair
+# "leave f0 on auto" is applied to what the user typed (`--f1 q`, solver/reasoning/verify.py
+# `as_typed`): with f0 auto, r5 need not hold, and the answer keeps f1 = q, as the repair says;
+# the law applied it to the adjusted request (f1 = r) instead.
+_REPAIR_OF_AN_ADJUSTED_PIN = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", (False, True)),
+            FieldSpec("f1", "option", ("p", "q", "r", "s")),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r0", _fc("f0", value=False), forbid=True, severity="warn"),
+            RuleSpec("r5", _fc("f1", value="p"), when=_F0, adjusts="f1", adjust_to=("r",)),
+        ),
+        prefs=(),
+    ),
+    options={"f0": True, "f1": "q"},
+    facts={},
+    strict=False,
+)
+# The same shape where the typed `f1 = q` works with no f0 at all (r2 and r3 exclude it), so the
+# repair keeps the adjusted value as a change of the typed one: "leave f0 and f2 on auto; use
+# --f1 r". The law compared that `set` with the adjusted pin (r), a no-op, not with the typed q.
+_T = Cond("const", value=True)
+_REPAIR_SETS_THE_ADJUSTED_VALUE = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", (False, True)),
+            FieldSpec("f1", "option", ("p", "q", "r", "s"), depends_on=("f0",)),
+            FieldSpec("f2", "option", (False, True)),
+            FieldSpec("f3", "option", ("p", "q")),
+            FieldSpec("f4", "option", ("p", "q", "r", "s")),
+            FieldSpec("f5", "option", ("p", "q", "r")),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r0", _fc("f1", other="f3"), forbid=True, severity="warn"),
+            RuleSpec("r1", _fc("f0", "!=", True), severity="warn"),
+            RuleSpec(
+                "r2",
+                Cond("and", parts=(_fc("f0", value=False), Cond("and", parts=(_T, _fc("f0", value=False))))),
+                when=_fc("f1", other="f3"),
+                forbid=True,
+            ),
+            RuleSpec(
+                "r3",
+                _fc("f3", value="p"),
+                when=Cond(
+                    "and", parts=(_fc("f0", value=False), _fc("f0", value=False), _fc("f1", value="q"))
+                ),
+                forbid=True,
+            ),
+            RuleSpec(
+                "r4",
+                Cond("cmp", op="not in", name="f2", value=(False,)),
+                when=_fc("f0", "!=", False),
+                adjusts="f2",
+            ),
+            RuleSpec(
+                "r5",
+                Cond(
+                    "and",
+                    parts=(
+                        Cond("cmp", op="in", name="f1", value=("q", "p")),
+                        Cond("cmp", op="!=", name="f1", value="q"),
+                    ),
+                ),
+                when=Cond("or", parts=(_F0, _fc("f1", value="p"), Cond("flag", name="f2"))),
+                adjusts="f1",
+                adjust_to=("r",),
+            ),
+        ),
+        prefs=(
+            PrefSpec("p0", "f2", prefer=(False, True)),
+            PrefSpec("p1", "f0", prefer=(True, False)),
+            PrefSpec("p2", "f5", prefer=("p",), same_as="f3"),
+            PrefSpec("p3", "f3", prefer=("q", "p")),
+            PrefSpec("p4", "f0", prefer=(True,), when=Cond("cmp", op="==", name="f4", value="s")),
+        ),
+    ),
+    options={"f0": True, "f1": "q", "f2": True, "f5": "p"},
+    facts={},
+    strict=False,
+)
+
+
+# Found by this law (explore seed 1730001, once it applied repairs to the typed request): typed
+# `f0 = false` is adjusted to auto by r0 only because the rest (`f1 = p`) fails anyway (its `when`
+# reads f0 itself, entailed vacuously); the repair "leave --f1 on auto" then needs `--f0 true` as
+# a change of its own (typed alone, f0 = false fails), 2 changes where unsetting f1 alone mends
+# the adjusted request: the smaller set does not exist for what the user types.
+_ADJUSTED_ONLY_WITH_THE_REST_FAILING = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", (False, True)),
+            FieldSpec("f1", "option", ("p", "q"), depends_on=("f0",)),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec("r0", _fc("f0", value=False), when=_fc("f0", value=False), forbid=True, adjusts="f0"),
+            RuleSpec("r1", _fc("f1", value="p"), forbid=True),
+        ),
+        prefs=(),
+    ),
+    options={"f0": False, "f1": "p"},
+    facts={},
+    strict=False,
+)
+
+
 @law(100)
 @given(case=cases())
+@example(case=_ADJUSTED_ONLY_WITH_THE_REST_FAILING)
+@example(case=_REPAIR_OF_AN_ADJUSTED_PIN)
+@example(case=_REPAIR_SETS_THE_ADJUSTED_VALUE)
 def test_repairs_resolve_and_nothing_smaller_does(case: Case) -> None:
-    """Each repair (unset some pins, set others) resolves to exactly its `values`, which satisfy
-    every rule and keep every pin it does not change; its changed pins are a minimal set; repairs
-    come fewest changes first; no set of user pins smaller than the first repair's would do; with
-    no repair offered, no set of up to three user pins and no single pin would do."""
+    """Each repair (unset some pins, set others) changes what the user typed: applied to the
+    request as typed, it resolves to exactly its `values` (adjustments included), which satisfy
+    every rule, and it never sets a value the user typed. Its changed pins are a minimal set on
+    the request after adjustments, where repairs are found (a typed value an adjustment replaced
+    that the repair sets to the adjusted value is a change of the typed request only); repairs
+    come fewest changes first; no set of user pins smaller than the smallest repair's (there)
+    would do; with no repair offered, no set of up to three user pins and no single pin would do."""
     oracle, exp = expected(case)
     got = outcome(case)
     if not isinstance(got, Unsatisfiable):
         return
     pins = values_of(exp.pins)
+    typed = case.pins()
     user = [n for n, (_, s) in exp.pins.items() if s in ("user", "adjusted")]
 
     def works(dropped: Sequence[str]) -> bool:
         return oracle.sat({n: v for n, v in pins.items() if n not in dropped})
 
+    def same(a: Scalar, b: Scalar) -> bool:
+        return a == b and type(a) is type(b)
+
+    sizes = []  # each repair's changes of the request after adjustments
     for repair in got.repairs:
         changed = [*repair.unset, *repair.set]
-        assert repair.changes == len(changed) and set(changed) <= set(pins)
-        assert all(repair.set[n] != pins[n] for n in repair.set)
-        new_pins = {n: p for n, p in exp.pins.items() if n not in changed}
-        new_pins.update({n: (v, exp.pins[n][1]) for n, v in repair.set.items()})
+        assert repair.changes == len(changed) and set(changed) <= set(typed)
+        assert not any(same(repair.set[n], typed[n][0]) for n in repair.set), repair
+        new_pins = {n: p for n, p in typed.items() if n not in changed}
+        new_pins.update({n: (v, typed[n][1]) for n, v in repair.set.items()})
         verdict = oracle.expect(new_pins, strict=False)
         assert verdict.values is not None and repair.values == verdict.values, repair
         assert all(oracle.holds(rule, repair.values) for rule in oracle.hard)
-        for size in range(len(changed)):
-            assert not any(works(sub) for sub in itertools.combinations(changed, size)), repair
+        kept = {n for n, v in repair.set.items() if n in exp.adjusted and (n not in pins or same(pins[n], v))}
+        found = [n for n in changed if n not in kept]
+        sizes.append(len(found))
+        for size in range(len(found)):
+            assert not any(works(sub) for sub in itertools.combinations(found, size)), repair
         for name, values in repair.alternatives.items():
-            base = {n: v for n, v in pins.items() if n not in changed}
+            base = {n: v for n, v in pins.items() if n not in found}
             assert set(values) == {v for v in case.pack.fields[name].domain if oracle.sat({**base, name: v})}
     assert [r.changes for r in got.repairs] == sorted(r.changes for r in got.repairs)
     if got.repairs:
-        first = got.repairs[0].changes
-        for size in range(first):
+        for size in range(min(sizes)):
             assert not any(works(sub) for sub in itertools.combinations(user, size))
     else:
         for size in range(min(3, len(user)) + 1):
