@@ -181,8 +181,8 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     if getattr(args, "launch", None) is not None:
         from solver.cli.launch import merge_launch
 
-        with issues.collect():
-            model_path = merge_launch(args, pack, sets, model_path)
+        with issues.collect():  # (it raises only for a command of no program the pack lists)
+            model_path = merge_launch(args, pack, sets, model_path, issues)
             if not getattr(args, "model_config", None):  # the command's own model: say it its way
                 model_flag = args.command_read.model_flag or "the launch command's model"
     typed = typed_fields(pack, sets)
