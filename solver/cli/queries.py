@@ -259,11 +259,17 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         from solver.cli.launch import minimal_fields
 
         fields = minimal_fields(args, pack, res)
-    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
-        from solver.reasoning.minimal import command_options
+    from solver.reasoning.minimal import command_options
 
+    unreachable: Unsatisfiable | None = None
+    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
         fields = command_options(pack, res, fields)
-    _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields)
+    else:  # an answer no command gives is said in the text and JSON too (~0.1 ms CPU to check)
+        try:
+            command_options(pack, res, fields)
+        except Unsatisfiable as exc:
+            unreachable = exc
+    _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields, unreachable)
     return EXIT_OK
 
 
