@@ -86,7 +86,9 @@ def check(
             + (" (with the warnings below)" if outcome.warnings else "")
             + "."
         ]
-        lines += launcher_picks(pack, outcome, terminal_width()) + notices(pack, outcome, width=tty_width())
+        # Painted as `resolve` paints them: on a terminal, or as NO_COLOR / FORCE_COLOR / --color say.
+        lines += launcher_picks(pack, outcome, terminal_width())
+        lines += notices(pack, outcome, colour=use_colour(), width=tty_width())
         return "".join(line + "\n" for line in lines)
     rules = outcome.conflict.rules
     if rules and all(pack.rule(r.id).severity == "warn" for r in rules):
