@@ -4,6 +4,7 @@ before a long table."""
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import metadata
 
@@ -76,6 +77,23 @@ def test_colour_follows_no_color_force_color_and_the_option(
     assert (ESC in capsys.readouterr().out) is coloured
     assert main(["resolve", *FACTS, *argv]) == 0  # after the command, too
     assert (ESC in capsys.readouterr().out) is coloured
+
+
+@pytest.mark.parametrize(("env", "coloured"), [({"FORCE_COLOR": "1"}, True), ({"NO_COLOR": "1"}, False)])
+def test_check_paints_its_notices_as_resolve_does(
+    env: dict[str, str], coloured: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # (on 7b8e94c `check` never painted its ADJUSTED / WARNING / ASSUMED lines, not even with
+    # FORCE_COLOR or --color always, where `resolve` did: a newcomer's walk of round 17)
+    sglang_pack()
+    for name in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["check", *ADJUSTED]) == 0
+    out = capsys.readouterr().out
+    assert "ADJUSTED --attention-backend: fa3 -> triton" in re.sub(r"\x1b\[[0-9;]*m", "", out)
+    assert (ESC in out) is coloured
 
 
 def test_adjustments_and_warnings_come_before_the_table(capsys: pytest.CaptureFixture[str]) -> None:

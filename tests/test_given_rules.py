@@ -10,6 +10,7 @@ out independently (`_launcher_accepts`), over every request.
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -450,6 +451,35 @@ def test_an_answer_no_command_reaches_is_said_not_written(
         "--format", "argv",
     )  # fmt: skip
     assert code == 1 and out == "" and "k2-untyped" in err, (code, out, err)
+
+
+def test_an_answer_no_command_reaches_is_said_in_text_and_json_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The answer above, as `resolve` prints it without `--format argv`: one line above the table
+    says that no command gives it, naming the flags and rules, and the JSON document carries it
+    (`no_command`). On 7b8e94c only `--format argv` said it: the text and JSON were silent."""
+    import jsonschema
+    from clirun import run
+
+    from solver.render.schema import output_schema
+
+    root = tmp_path / "no-command"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "no-command"), encoding="utf-8")
+    (root / "rules.toml").write_text(NO_COMMAND_RULES, encoding="utf-8")
+    code, out, _ = run(capsys, "resolve", "--pack", str(root), "--set", "checkpoint=gptq")
+    said = [line for line in out.splitlines() if line.startswith("NO LAUNCH COMMAND GIVES THIS ANSWER")]
+    assert code == 0 and len(said) == 1, out
+    assert "--kernel k2" in said[0] and "k2-untyped" in said[0] and "--format argv" in said[0], said
+    code, out, _ = run(capsys, "resolve", "--pack", str(root), "--set", "checkpoint=gptq", "--json")
+    doc = json.loads(out)
+    assert code == 0 and "k2-untyped" in doc["no_command"]["rules"], doc
+    assert "no no-command launch command gives this answer" in doc["no_command"]["message"]
+    jsonschema.validate(doc, output_schema("resolved"))
+    # An answer a command gives says nothing of the kind.
+    code, out, _ = run(capsys, "resolve", "--pack", str(root), "--set", "checkpoint=bf16", "--json")
+    assert code == 0 and "no_command" not in json.loads(out), out
 
 
 def test_resolve_departs_only_to_a_value_a_command_can_type(command_pack: Pack) -> None:

@@ -133,6 +133,79 @@ def test_a_whole_number_s_did_you_mean_is_the_nearest_allowed_values(
     assert "did you mean " + " or ".join(repr(m) for m in meant) + "?" in err
 
 
+SGLANG = ["python", "-m", "sglang.launch_server"]
+VLLM = ["vllm", "serve", "m"]
+HUB_ID = "meta-llama/Llama-3.1-8B-Instruct"  # (an empty HOME and hub cache: not cached)
+
+
+@pytest.mark.parametrize(
+    ("words", "fields"),
+    [
+        (["--", *SGLANG, "--model-path", HUB_ID, "--tp-sise", "2"], ["launch command", "model_config"]),
+        (
+            ["--set", "tp_size=abc", "--", *SGLANG, "--model-path", "/no/model", "--tp-sise", "2"],
+            ["launch command", "model_config", "tp_size"],
+        ),
+        (
+            ["--", "SGLANG_USE_AITER=maybe", *SGLANG, "--tp-sise", "2", "--tp-size", "x"],
+            ["launch command", "tp_size", "SGLANG_USE_AITER"],
+        ),
+        (
+            ["--", *SGLANG, "--model-path", "/no/model", "--config", "/no/such.yaml", "--tp-sise", "2"],
+            ["launch command", "--config", "model_config"],
+        ),
+        (
+            ["--pack", "vllm", "--", "vllm", "serve", HUB_ID, "--tensor-parallel-sise", "2"],
+            ["launch command", "model_config"],
+        ),
+        (
+            [
+                "--pack",
+                "vllm",
+                "--model-config",
+                "/no/model",
+                "--set",
+                "tp=3",
+                "--",
+                *VLLM,
+                "-tp",
+                "2",
+                "--foo",
+            ],
+            ["launch command", "tensor_parallel_size", "model_config"],
+        ),
+    ],
+    ids=[
+        "bad flag and uncached hub id",
+        "and a bad --set value",
+        "bad flag, its bad value and a bad variable",
+        "bad flag and an unreadable config file",
+        "vllm: bad flag and uncached hub id",
+        "vllm: bad flag, --set against the command, missing --model-config",
+    ],
+)
+def test_a_launch_command_s_problems_are_reported_with_every_other_at_once(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    words: list[str],
+    fields: list[str],
+) -> None:
+    """A bad flag in the launch command hid every other problem (on 7b8e94c: one issue, the flag's):
+    the model it names that cannot be read, its other flags' values, a variable typed in front,
+    --set against it. A user fixed one and ran again to get the next."""
+    for name in ("HF_HUB_CACHE", "HF_HOME", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert main(["check", "--json", *words]) == 2
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    issues = json.loads(out)["error"]["issues"]
+    assert [issue["field"] for issue in issues] == fields, issues
+    assert main(["check", *words]) == 2
+    assert f"invalid input ({len(fields)} problems)" in capsys.readouterr().err
+
+
 # --- round 12's sweep of hostile inputs: each case crashed or hung before ------------------------
 
 

@@ -262,7 +262,7 @@ source = "x"
 @pytest.mark.parametrize(
     ("launch", "silent"),
     [
-        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "mla_deepseek_dims=true"),
+        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "is_hybrid=false"),
         (
             ["--", "python", "-m", "sglang.launch_server", "--model-path", "MODEL", "--tp", "8"],
             "moe_experts_fp4=false",

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import replace
 
-from solver.errors import InputIssue, InvalidInput, Unsatisfiable, input_issues
+from solver.errors import Collector, InputIssue, InvalidInput, Unsatisfiable, input_issues
 from solver.inputs.launch import (
     LaunchCommand,
     repair_fact_changes,
@@ -32,17 +32,24 @@ __all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflic
 
 
 def merge_launch(
-    args: argparse.Namespace, pack: Pack, sets: dict[str, str], model_path: str | None
+    args: argparse.Namespace,
+    pack: Pack,
+    sets: dict[str, str],
+    model_path: str | None,
+    into: Collector[InputIssue] | None = None,
 ) -> str | None:
     """Read `args.launch` into `args.command_read` (`solver.inputs.launchrequest`), say its notes
     on stderr, add its options to `sets` (the --set assignments; one field set twice to different
     values is an input error) and return the model path to read facts from: --model-config when
-    given, else the command's model when it is a path on this machine (a model that is not is
-    said on stderr, and its facts stay unknown)."""
+    given, else the command's model (read by the caller like --model-config).
+
+    The command's issues raise one `InvalidInput`; with `into` (the caller's collector) they are
+    added to it instead and the model path is still returned, so that a bad flag and a model that
+    cannot be read are said in one run, not one per run."""
     issues = input_issues()
     try:
         request = read_request_into(pack, args.launch, issues)
-    except InvalidInput as exc:
+    except InvalidInput as exc:  # no command of this pack's launcher: nothing else was read
         raise _another_packs_command(pack, args.launch, _own_options_after(args, exc)) from None
     args.command_read = request.command
     for note in request.notes:  # read as the launcher reads it, and said
@@ -67,7 +74,10 @@ def merge_launch(
         )
     )
     sets.update(read_values(pack, sets, request.options))  # before raising: the caller goes on collecting
-    issues.check()
+    if issues and into is not None:
+        into.add(*_own_options_after(args, InvalidInput(issues.problems)).issues)
+    elif issues:
+        raise _own_options_after(args, InvalidInput(issues.problems))
     if model_path or request.model is None:
         return model_path
     # Read like --model-config: a local path, or a hub id found in the local Hugging Face cache.

@@ -181,8 +181,8 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     if getattr(args, "launch", None) is not None:
         from solver.cli.launch import merge_launch
 
-        with issues.collect():
-            model_path = merge_launch(args, pack, sets, model_path)
+        with issues.collect():  # (it raises only for a command of no program the pack lists)
+            model_path = merge_launch(args, pack, sets, model_path, issues)
             if not getattr(args, "model_config", None):  # the command's own model: say it its way
                 model_flag = args.command_read.model_flag or "the launch command's model"
     typed = typed_fields(pack, sets)
@@ -259,11 +259,17 @@ def cmd_resolve(args: argparse.Namespace) -> int:
         from solver.cli.launch import minimal_fields
 
         fields = minimal_fields(args, pack, res)
-    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
-        from solver.reasoning.minimal import command_options
+    from solver.reasoning.minimal import command_options
 
+    unreachable: Unsatisfiable | None = None
+    if args.format == "argv":  # a command the launcher takes, or a conflict that says there is none
         fields = command_options(pack, res, fields)
-    _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields)
+    else:  # an answer no command gives is said in the text and JSON too (~0.1 ms CPU to check)
+        try:
+            command_options(pack, res, fields)
+        except Unsatisfiable as exc:
+            unreachable = exc
+    _answer(args, "resolve", pack, res, getattr(args, "command_read", None), fields, unreachable)
     return EXIT_OK
 
 

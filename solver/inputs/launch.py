@@ -24,7 +24,6 @@ level.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import shlex
@@ -41,15 +40,13 @@ from solver.inputs.launchwords import (
     config_twice,
     config_unread,
     dotted_group,
-    dotted_path,
-    json_key_issue,
-    keys_of_a_value,
     launcher_name,
     launcher_of,
     model_again,
     model_moved_first,
     needs_model_first_issue,
     next_dotted_group,
+    parser_reads,
     read_json_flag,
     second_model,
     unmodelled_value_issue,
@@ -57,7 +54,6 @@ from solver.inputs.launchwords import (
 )
 from solver.inputs.pins import shown
 from solver.model import Field, Launcher, Pack, Repair, Scalar
-from solver.pack.parser_flags import resolve_flag, spelled_as_parser_reads
 from solver.values import same
 from solver.values import show as _spelled
 
@@ -65,6 +61,7 @@ __all__ = [
     "LaunchCommand",
     "flag_words",
     "read_command",
+    "read_command_into",
     "repair_fact_changes",
     "repaired_command",
     "shell_line",
@@ -163,57 +160,6 @@ def _stray(pack: Pack, word: str) -> InputIssue:
             "other word here: its parser would stop with 'unrecognized arguments'"
         ),
     )
-
-
-def _parser_reads(
-    pack: Pack, flag: str, table: Mapping[str, object], issues: Collector[InputIssue]
-) -> str | None:
-    """The flag the launcher's parser reads `flag` as, or None (an issue added) when it has none."""
-    launcher = launcher_of(pack)
-    spelled = spelled_as_parser_reads(launcher, flag)
-    if spelled in table:
-        return spelled
-    if launcher.dotted and spelled.startswith("-") and "." in spelled:
-        # `--flag.key`: one key of the JSON flag `--flag` (its name read as any flag's: a prefix)
-        head = spelled.partition(".")[0]
-        path, _ = dotted_path(spelled)
-        meant = _parser_reads(pack, head, table, issues)
-        if meant is None or f"{meant}.{'.'.join(path)}" in table:
-            return None if meant is None else f"{meant}.{'.'.join(path)}"
-        issue = json_key_issue(pack, meant, path) or keys_of_a_value(pack, meant, path, table)
-        issues.add(*(() if issue is None else (issue,)))
-        return None if issue is not None else meant
-    if any(spelled.startswith(short) for short in launcher.attached):
-        return spelled  # `-O 3`, or `-O3` with its value attached
-    # The pack's spellings are the parser's, but `--flag.key`: the parser has `--flag` alone, and an
-    # abbreviation of it is no prefix of two flags.
-    own = {f: v for f, v in table.items() if not (launcher.dotted and "." in f)}
-    own.update(dict.fromkeys(launcher.model_flags))
-    if launcher.config_flag:
-        own[launcher.config_flag] = None
-    meant, could = resolve_flag(launcher, spelled, own)
-    if meant is not None:
-        return meant
-    name = launcher_name(pack)
-    close: list[str] = []
-    if could:
-        shown_could = ", ".join(could[:6]) + (", ..." if len(could) > 6 else "")
-        message = f"{flag} is ambiguous for {name}'s parser: it could be {shown_could}; spell it out"
-    else:
-        if len(issues.problems) < 20:  # (a did-you-mean for the first few: 100,000 bad flags took minutes)
-            known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
-            close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
-        hint = f"; did you mean {' or '.join(close)}?" if close else " (`--help` of the launcher lists them)"
-        message = f"{name} has no flag {flag}{hint}"
-    issues.add(
-        InputIssue(
-            field="launch command",
-            value=flag,
-            message=message,
-            did_you_mean=tuple(close),
-        )
-    )
-    return None
 
 
 def _flag_value(
@@ -360,6 +306,17 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
     through. Raises `InvalidInput` for a command the pack does not list, a flag without its
     value, or one option given twice with different values.
     """
+    issues = input_issues()
+    command = read_command_into(pack, words, issues)
+    issues.check()
+    return command
+
+
+def read_command_into(pack: Pack, words: Sequence[str], issues: Collector[InputIssue]) -> LaunchCommand:
+    """`read_command`, adding the command's issues to `issues` and returning what its words read
+    besides (the model, the other flags): a caller that goes on collecting checks those too, so
+    that one run reports every problem of the command. Raises only for a command of no program
+    the pack lists."""
     launcher = launcher_of(need_pack(pack, "read_command"))
     environment, env_word, words = _environment_prefix(list(need_words(words, "read_command")))
     program = _match_program(launcher, words)
@@ -381,7 +338,6 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         model_flag, positional = (moved, False) if moved else (None, True)
     model_not_first = canonical in launcher.model_first and model is None
     table = _flag_table(pack)
-    issues = input_issues()
     issues.add(*needs_model_first_issue(pack, canonical, rest if model_not_first else []))
     options: dict[str, Scalar] = {}
     spelled: dict[str, str] = {}
@@ -424,7 +380,7 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
             repeated += [note] if note else []
             issues.add(*(() if issue is None else (issue,)))
             continue
-        read = _parser_reads(pack, flag, table, issues) if launcher.flags else flag
+        read = parser_reads(pack, flag, table, issues) if launcher.flags else flag
         if read is None:  # reported; its value, if it has one, is no stray word of its own
             i += not eq_given and i < len(rest) and _takes_value(rest[i])
             continue
@@ -475,7 +431,6 @@ def read_command(pack: Pack, words: Sequence[str]) -> LaunchCommand:
         options[name] = value
         spelled[name] = flag
     issues.add(*pending.values())
-    issues.check()
     return LaunchCommand(
         program=program,
         options=options,

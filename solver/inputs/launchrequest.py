@@ -28,8 +28,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from solver.errors import Collector, InputIssue, InvalidInput, input_issues
-from solver.inputs.launch import LaunchCommand, read_command
+from solver.errors import Collector, InputIssue, input_issues
+from solver.inputs.launch import LaunchCommand, read_command_into
 from solver.inputs.pins import coerce, env_value, shown
 from solver.inputs.precedence import read_values
 from solver.model import Pack
@@ -64,9 +64,10 @@ def read_request(pack: Pack, words: Sequence[str]) -> LaunchRequest:
 
 
 def read_request_into(pack: Pack, words: Sequence[str], issues: Collector[InputIssue]) -> LaunchRequest:
-    """`read_request`, adding the values set aside that the launcher still refuses to `issues`
-    (a caller that goes on collecting, as the command line does); raises for the rest."""
-    command = read_command(pack, words)
+    """`read_request`, adding the command's issues to `issues` (a caller that goes on collecting,
+    as the command line does: the request read besides is returned, its model and values to be
+    checked too); raises only for a command of no program the pack lists."""
+    command = read_command_into(pack, words, issues)
     environment = {n: env_value(v) for n, v in command.environment if n in pack.fields and pack.fields[n].env}
     sources = [{**command.options, **environment}]
     model = command.model
@@ -75,9 +76,11 @@ def read_request_into(pack: Pack, words: Sequence[str], issues: Collector[InputI
         from solver.inputs.launchconfig import read_config
 
         # The launcher puts the file's flags before the command line's: a typed flag wins.
-        from_file = read_config(pack, command.config)
+        with issues.collect():  # a file it cannot read: said with the command's other issues
+            from_file = read_config(pack, command.config)
+    if from_file is not None:
         if command.model_not_first and from_file.model is None:
-            raise InvalidInput([_no_model_first(pack, command)])
+            issues.add(_no_model_first(pack, command))
         sources.insert(0, from_file.options)
         model = model or from_file.model
     issues.add(*_set_aside_issues(pack, command, from_file))

@@ -1,7 +1,8 @@
-"""What a launcher's parser makes of the words of a typed command, for `solver.inputs.launch`: a
-value as the parser converts it (`choices`, `int()`, a dotted JSON key's value), the keys a JSON
-flag's config class takes, the model moved first or given again, the word a command takes and
-never reads, the config file read only after the exact word `--config`; and what each says.
+"""What a launcher's parser makes of the words of a typed command, for `solver.inputs.launch`: the
+flag it reads a typed one as (an abbreviation; a did-you-mean for none), a value as the parser
+converts it (`choices`, `int()`, a dotted JSON key's value), the keys a JSON flag's config class
+takes, the model moved first or given again, the word a command takes and never reads, the config
+file read only after the exact word `--config`; and what each says.
 
 Everything here is read from the pack's `[pack.launcher]` and `[launcher_flags]` tables (see
 constraints/README.md); nothing names a launcher. Imports the standard library, `solver.model`,
@@ -39,6 +40,7 @@ __all__ = [
     "needs_model_first_issue",
     "next_dotted_group",
     "not_json_object",
+    "parser_reads",
     "read_json_flag",
     "second_model",
     "typed_json_value",
@@ -403,3 +405,54 @@ def next_dotted_group(
             if name in pending:  # (kept, under a key of its own: a later value no longer takes it out)
                 pending[f"{name} {group}"] = pending.pop(name)
     return new
+
+
+def parser_reads(
+    pack: Pack, flag: str, table: Mapping[str, object], issues: Collector[InputIssue]
+) -> str | None:
+    """The flag the launcher's parser reads `flag` as, or None (an issue added) when it has none."""
+    launcher = launcher_of(pack)
+    spelled = spelled_as_parser_reads(launcher, flag)
+    if spelled in table:
+        return spelled
+    if launcher.dotted and spelled.startswith("-") and "." in spelled:
+        # `--flag.key`: one key of the JSON flag `--flag` (its name read as any flag's: a prefix)
+        head = spelled.partition(".")[0]
+        path, _ = dotted_path(spelled)
+        meant = parser_reads(pack, head, table, issues)
+        if meant is None or f"{meant}.{'.'.join(path)}" in table:
+            return None if meant is None else f"{meant}.{'.'.join(path)}"
+        issue = json_key_issue(pack, meant, path) or keys_of_a_value(pack, meant, path, table)
+        issues.add(*(() if issue is None else (issue,)))
+        return None if issue is not None else meant
+    if any(spelled.startswith(short) for short in launcher.attached):
+        return spelled  # `-O 3`, or `-O3` with its value attached
+    # The pack's spellings are the parser's, but `--flag.key`: the parser has `--flag` alone, and an
+    # abbreviation of it is no prefix of two flags.
+    own = {f: v for f, v in table.items() if not (launcher.dotted and "." in f)}
+    own.update(dict.fromkeys(launcher.model_flags))
+    if launcher.config_flag:
+        own[launcher.config_flag] = None
+    meant, could = resolve_flag(launcher, spelled, own)
+    if meant is not None:
+        return meant
+    name = launcher_name(pack)
+    close: list[str] = []
+    if could:
+        shown_could = ", ".join(could[:6]) + (", ..." if len(could) > 6 else "")
+        message = f"{flag} is ambiguous for {name}'s parser: it could be {shown_could}; spell it out"
+    else:
+        if len(issues.problems) < 20:  # (a did-you-mean for the first few: 100,000 bad flags took minutes)
+            known = [f for f in dict.fromkeys((*launcher.flags, *table)) if f.startswith("--")]
+            close = difflib.get_close_matches(spelled, known, n=3, cutoff=0.75)
+        hint = f"; did you mean {' or '.join(close)}?" if close else " (`--help` of the launcher lists them)"
+        message = f"{name} has no flag {flag}{hint}"
+    issues.add(
+        InputIssue(
+            field="launch command",
+            value=flag,
+            message=message,
+            did_you_mean=tuple(close),
+        )
+    )
+    return None

@@ -439,40 +439,35 @@ def _match(target: Field, candidate: Any) -> Scalar | None:
 
 
 def _holds(tests: _Tests, reader: _Reader, shown: _Named, issues: list[InputIssue]) -> bool:
-    result = False
+    """Whether any test holds (`tests.every`: each one; a key missing fails its test)."""
+    results: list[bool] = []
     for path in tests.present:
         value, _ = reader.get(path)
-        result |= value is not _MISSING and value is not False
+        results.append(value is not _MISSING and value is not False)
     for path, limit in tests.above:
         value, where = reader.get(path)
-        if value is _MISSING:
-            continue
-        if isinstance(value, bool) or not isinstance(value, int | float):
+        if value is not _MISSING and (isinstance(value, bool) or not isinstance(value, int | float)):
             issues.append(_type_issue(shown, where, value, "a number"))
-        else:
-            result |= value > limit
+            value = _MISSING
+        results.append(value is not _MISSING and value > limit)
     for path, allowed in tests.equals:
         value, where = reader.get(path)
-        if value is _MISSING:
-            continue
-        if not isinstance(value, str | int | float | bool):
+        if value is not _MISSING and not isinstance(value, str | int | float | bool):
             issues.append(_type_issue(shown, where, value, "a single value"))
-        else:
-            result |= any(_same(value, a) for a in allowed)
+            value = _MISSING
+        results.append(value is not _MISSING and any(_same(value, a) for a in allowed))
     for path, wanted in tests.contains:
         value, where = reader.get(path)
-        if value is _MISSING:
-            continue
         items = [value] if isinstance(value, str) else value
-        if not isinstance(items, list):
+        if value is not _MISSING and not isinstance(items, list):
             issues.append(_type_issue(shown, where, value, "an array"))
-        else:
-            result |= any(_same(item, w) for item in items for w in wanted)
+            value = _MISSING
+        results.append(value is not _MISSING and any(_same(item, w) for item in items for w in wanted))
     for left, right in tests.differ:
         a, _ = reader.get(left)
         b, _ = reader.get(right)
-        result |= a is not _MISSING and b is not _MISSING and a != b
-    return result
+        results.append(a is not _MISSING and b is not _MISSING and a != b)
+    return all(results) if tests.every else any(results)
 
 
 def _same(value: Any, wanted: Scalar) -> bool:

@@ -26,7 +26,7 @@ _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
 _TEST_KEYS = ("present", "above", "equals", "contains", "differ")
 _VALUE_KEYS = {"value", "detail", "parts", "map", "fallback", "absent", "divides"}
-_FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "unless", "then", "otherwise"}
+_FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "every", "unless", "then", "otherwise"}
 
 _MISSING: Any = object()
 
@@ -39,13 +39,15 @@ _Bad = Callable[[str, str], None]
 
 @dataclass(frozen=True)
 class _Tests:
-    """Boolean tests over config keys; the group holds when any one test holds."""
+    """Boolean tests over config keys; the group holds when any one test holds (`every`: when
+    each one does, every key named present: a shape of several keys, such as an MLA layer's)."""
 
     present: tuple[str, ...] = ()
     above: tuple[tuple[str, float], ...] = ()
     equals: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     contains: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     differ: tuple[tuple[str, str], ...] = ()
+    every: bool = False
 
 
 @dataclass(frozen=True)
@@ -320,6 +322,8 @@ def _compile_test_fact(
     for key in ("detail", "parts", "map", "fallback", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")
+    if "every" in body and not isinstance(body["every"], bool):
+        bad(f"{where}.every", "must be true or false")
     tests = _compile_tests(body, where, bad)
     unless = None
     if "unless" in body:
@@ -327,7 +331,7 @@ def _compile_test_fact(
             bad(f"{where}.unless", "must be a table of tests")
         else:
             for key in body["unless"]:
-                if key not in _TEST_KEYS:
+                if key not in (*_TEST_KEYS, "every"):
                     bad(f"{where}.unless", f"unknown test {key!r}")
             unless = _compile_tests(body["unless"], f"{where}.unless", bad)
     then = checked["then"]
@@ -342,6 +346,9 @@ def _compile_test_fact(
 
 
 def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
+    every = body.get("every") is True
+    if every and not any(key in body for key in _TEST_KEYS):
+        bad(f"{where}.every", "needs tests to hold together (present, above, equals, contains, differ)")
     present = _paths(body.get("present", []), f"{where}.present", bad)
     above: list[tuple[str, float]] = []
     for path, limit in _path_table(body.get("above", {}), f"{where}.above", bad):
@@ -380,6 +387,7 @@ def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
         equals=tuple(lists["equals"]),
         contains=tuple(lists["contains"]),
         differ=tuple(differ),
+        every=every,
     )
 
 

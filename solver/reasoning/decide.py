@@ -512,7 +512,7 @@ def _assumed_before_adjusting(
     fp8 cache: the block size took its list's first value and the request failed, where vLLM runs
     FA2 and raises the block to 1280). The model's facts do not follow the user's flags, so they are
     assumed from the rest of the request; empty when that does not decide them either."""
-    targets = {r.adjusts for r in plan.pack.rules if r.adjusts is not None}
+    targets = plan.adjust_targets
     rest = {n: v for n, v in given.items() if not (n in targets and n in pins and pins[n].source == "user")}
     return assumed_values(plan, rest) if len(rest) < len(given) else {}
 

@@ -54,6 +54,9 @@ class Plan:
         str,
         tuple[Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]], Callable[[tuple[Scalar, ...]], bool]],
     ] = field(compare=False, repr=False)
+    # The fields adjustment rules target (`Rule.adjusts`): what a request's adjustments may replace,
+    # read on every adjusting pass (`decide._assumed_before_adjusting`).
+    adjust_targets: frozenset[str] = field(compare=False, repr=False)
     # Rankings already computed, by field and the values of the fields its ranking reads: the
     # ranking, which preference ranked each value, the preferences' own order and the values a
     # warn rule flags (what provenance asks again for the same decided values).
@@ -348,6 +351,7 @@ def plan_for(pack: Pack) -> Plan:
                 rid: (picker(cond.fields), memoized(cond.holds, compiled.tables))
                 for rid, cond in compiled.warn_rules.items()
             },
+            adjust_targets=frozenset(r.adjusts for r in pack.rules if r.adjusts is not None),
         )
         if pack.digest:
             _PLANS.put(pack.digest, plan)

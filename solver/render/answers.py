@@ -14,6 +14,7 @@ from typing import Any
 
 from solver.engine.csp import compile_pack
 from solver.engine.opendomain import query_pack
+from solver.errors import Unsatisfiable
 from solver.model import Pack, Repair, Resolution, Scalar
 from solver.render.text import (
     assumed_lines,
@@ -31,8 +32,13 @@ from solver.values import count_text, show
 __all__ = ["check", "choices", "conflict_paragraph", "count", "count_notes", "pack", "resolution", "why"]
 
 
-def resolution(pack: Pack, res: Resolution, command: Any, fields: Sequence[str]) -> str:
-    return resolution_table(pack, res, colour=use_colour()) + "\n"
+def resolution(
+    pack: Pack, res: Resolution, command: Any, fields: Sequence[str], unreachable: Unsatisfiable | None = None
+) -> str:
+    """The table; above it, when no launch command gives this answer, that is said with the rest
+    of what qualifies it (a user who reads text alone would otherwise learn it from
+    `--format argv` only)."""
+    return resolution_table(pack, res, colour=use_colour(), no_command=unreachable) + "\n"
 
 
 def why(pack: Pack, res: Resolution, name: str, deps: Sequence[str], possible: Sequence[Scalar]) -> str:
@@ -80,7 +86,9 @@ def check(
             + (" (with the warnings below)" if outcome.warnings else "")
             + "."
         ]
-        lines += launcher_picks(pack, outcome, terminal_width()) + notices(pack, outcome, width=tty_width())
+        # Painted as `resolve` paints them: on a terminal, or as NO_COLOR / FORCE_COLOR / --color say.
+        lines += launcher_picks(pack, outcome, terminal_width())
+        lines += notices(pack, outcome, colour=use_colour(), width=tty_width())
         return "".join(line + "\n" for line in lines)
     rules = outcome.conflict.rules
     if rules and all(pack.rule(r.id).severity == "warn" for r in rules):

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from solver.errors import Unsatisfiable
 from solver.model import Pack, Resolution, Scalar
 from solver.values import exact_count, show
 
@@ -31,8 +32,16 @@ def utf8_stdout() -> bool:
     return encoding in ("utf8", "utf8sig")
 
 
-def resolution(pack: Pack, res: Resolution, command: Any, fields: Sequence[str]) -> str:
-    return json_text(res.to_json())
+def resolution(
+    pack: Pack, res: Resolution, command: Any, fields: Sequence[str], unreachable: Unsatisfiable | None = None
+) -> str:
+    """The resolved document; with `no_command` (its message and the rules that refuse the
+    answer typed) when no launch command gives it."""
+    doc = res.to_json()
+    if unreachable is not None:
+        rules = [r.id for r in unreachable.conflict.rules]
+        doc["no_command"] = {"message": unreachable.message, "rules": rules}
+    return json_text(doc)
 
 
 def why(pack: Pack, res: Resolution, name: str, deps: Sequence[str], possible: Sequence[Scalar]) -> str:

@@ -57,7 +57,8 @@ _TEXT, _DOC = _R + "answers:", _R + "documents:"
 
 ANSWERS: dict[str, Answer] = {
     "resolve": Answer(
-        "pack, resolution, launch command read (or None), the option fields to write",
+        "pack, resolution, launch command read (or None), the option fields to write, "
+        "the Unsatisfiable saying no launch command gives the answer (or None)",
         (
             Format("text", _TEXT + "resolution"),
             Format("json", _DOC + "resolution", ("resolved",)),

@@ -14,12 +14,17 @@ from solver.model import Pack, Resolution
 __all__ = ["argv_line", "argv_notes"]
 
 
-def argv_line(pack: Pack, res: Resolution, command: LaunchCommand | None, fields: Sequence[str]) -> str:
-    """The command line with the values of `fields` (every option, or `--minimal`'s few)."""
+def argv_line(
+    pack: Pack, res: Resolution, command: LaunchCommand | None, fields: Sequence[str], *_: object
+) -> str:
+    """The command line with the values of `fields` (every option, or `--minimal`'s few); the
+    answer no command gives (`_`) is None here: that is an error before a line is written."""
     return shell_line(write_command(pack, command, res.values, fields=fields)) + "\n"
 
 
-def argv_notes(pack: Pack, res: Resolution, command: LaunchCommand | None, fields: Sequence[str]) -> str:
+def argv_notes(
+    pack: Pack, res: Resolution, command: LaunchCommand | None, fields: Sequence[str], *_: object
+) -> str:
     lines = [
         f"confsolve: adjusted {pack.fields[adj.field].cli_flag} {adj.requested} -> "
         f"{adj.resolved} ({adj.rule}: {adj.because})"

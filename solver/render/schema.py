@@ -99,6 +99,8 @@ _LAUNCH_NOTES = {"type": "array", "items": {"type": "string"}}
 
 def _launch_notes(doc: dict[str, Any]) -> dict[str, Any]:
     doc["properties"]["launch_notes"] = _LAUNCH_NOTES
+    # resolve: no launch command gives this answer (what `--format argv` exits 1 for)
+    doc["properties"]["no_command"] = _obj(["message", "rules"], message={"type": "string"}, rules=_STRINGS)
     return doc
 
 

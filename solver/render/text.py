@@ -30,6 +30,7 @@ from solver.values import show as _show
 
 if TYPE_CHECKING:
     from solver.engine.csp import CompiledPack
+    from solver.errors import Unsatisfiable
     from solver.reasoning.resolution import Plan
 
 __all__ = [
@@ -430,10 +431,34 @@ def departure_lines(res: Resolution) -> list[str]:
     return [f"NOT THE LAUNCHER'S OWN PICK: {d.field}: {d.because}" for d in res.departures]
 
 
-def notices(pack: Pack, res: Resolution, *, colour: bool = False, width: int | None = None) -> list[str]:
+def _no_command_line(pack: Pack, no_command: Unsatisfiable | None) -> list[str]:
+    """One line for an answer no launch command gives (`command_options`' conflict: the fields a
+    command would type, pinned, and the rules that refuse them typed); its full text is what
+    `--format argv` prints."""
+    if no_command is None:
+        return []
+    pins = no_command.conflict.pins
+    typed = ", ".join(f"{pack.fields[p.field].cli_flag} {_show(p.value)}" for p in pins)
+    rules = ", ".join(r.id for r in no_command.conflict.rules)
+    flags = ", ".join(pack.fields[p.field].cli_flag for p in pins)
+    return [
+        f"NO LAUNCH COMMAND GIVES THIS ANSWER: typed, {typed} is refused ({rules}); left out, the "
+        f"launcher picks otherwise. Set another value of {flags} (--format argv says why)"
+    ]
+
+
+def notices(
+    pack: Pack,
+    res: Resolution,
+    *,
+    colour: bool = False,
+    width: int | None = None,
+    no_command: Unsatisfiable | None = None,
+) -> list[str]:
     """What qualifies an answer, each in full: adjustments, warnings, assumed facts, departures
-    from the launcher's own picks. `width`: wrap each to that many columns (a terminal's; piped
-    output keeps one notice per line, for grep)."""
+    from the launcher's own picks, and `no_command` (no launch command gives the answer, as
+    `solver.reasoning.minimal.command_options` says). `width`: wrap each to that many columns (a
+    terminal's; piped output keeps one notice per line, for grep)."""
     painted = [
         (
             f"ADJUSTED {pack.fields[adj.field].cli_flag}: {_show(adj.requested)} -> "
@@ -444,6 +469,7 @@ def notices(pack: Pack, res: Resolution, *, colour: bool = False, width: int | N
     ]
     painted += [(f"WARNING ({w.rule}): {w.message}", "35") for w in res.warnings]
     painted += [(line, "33") for line in assumed_notice(pack, res) + departure_lines(res)]
+    painted += [(line, "33;1") for line in _no_command_line(pack, no_command)]
     if width is None:
         return [_paint(line, code, colour) for line, code in painted]
     import textwrap
@@ -472,9 +498,17 @@ def tty_width() -> int | None:
         return None
 
 
-def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show: str = "all") -> str:
+def resolution_table(
+    pack: Pack,
+    res: Resolution,
+    *,
+    colour: bool = False,
+    show: str = "all",
+    no_command: Unsatisfiable | None = None,
+) -> str:
     """The resolved configuration, grouped by area, one aligned row per field; above it, what was
-    assumed and where the answer departs from the launcher's own picks."""
+    assumed, where the answer departs from the launcher's own picks, and that no launch command
+    gives it (`no_command`)."""
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
         groups.setdefault(field.group, []).append(name)
@@ -489,7 +523,7 @@ def resolution_table(pack: Pack, res: Resolution, *, colour: bool = False, show:
     lines = [f"{pack.name} {pack.version}: {title}"]
     # Adjustments, warnings and what was assumed first: a 70-line table read through `| head`
     # must not lose them.
-    lines += notices(pack, res, colour=colour, width=tty_width())
+    lines += notices(pack, res, colour=colour, width=tty_width(), no_command=no_command)
     adjusted = {a.field for a in res.adjustments}
     for group, members in groups.items():
         lines.append("")

@@ -103,11 +103,20 @@ class PackProcess:
             return None
 
     def close(self) -> None:
+        """Stop the worker now, a job it runs included (it holds nothing to keep), and wait for
+        the pool's own thread to end. `shutdown(wait=False)` alone left that thread running past
+        the interpreter's exit, whose handler (`concurrent.futures.process._python_exit`, not under
+        the pool's lock) then woke it through a pipe it was closing or joined it while it waited
+        on the worker: "OSError: [Errno 9] Bad file descriptor" printed at exit, or no exit at all
+        (CPython gh-83279, gh-83386)."""
         with self._lock:
             self._broken = True
-            if self._pool is not None:
-                self._pool.shutdown(wait=False, cancel_futures=True)
-                self._pool = None
+            pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)  # its thread sees the worker gone: at once
 
 
 def _nothing(pack: Pack) -> None:
