@@ -7,13 +7,17 @@ tests/test_laws.py barely reach on their small packs:
   not pass for a refutation); what it returns is a solution, what it refutes has none;
 - `solver.reasoning.conflicts.diagnoses` skips the sets of pins whose trial would fail like an
   earlier one (a known conflict, or pins that wiped out a field as they were fixed): it must give
-  exactly the sets a trial of every set gives.
+  exactly the sets a trial of every set gives;
+- a traced propagation from a propagated state (`State.propagate`'s `settled`) skips the revisions
+  that change nothing: its states, recorded reasons, and what `excluded` and `excluded_by_split`
+  answer from them are those of the propagation that makes every revision.
 """
 
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +27,7 @@ from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
 from solver.engine.localsearch import chase
-from solver.engine.tracing import excluded, excluded_by_split, traced_base
+from solver.engine.tracing import Traced, _fix, _root, excluded, excluded_by_split, traced_base
 from solver.model import Pin
 from solver.pack.loader import load_directory
 from solver.reasoning.conflicts import diagnoses, minimal_conflict, minimal_reason
@@ -151,3 +155,59 @@ def test_a_value_refuted_by_one_case_split_has_a_reason_that_refutes_it(tmp_path
         "b_one",
         "b_zero",
     }
+
+
+@contextlib.contextmanager
+def _every_revision() -> Iterator[None]:
+    """Traced propagations that make every revision (no `settled` skip), as before it."""
+    made = Traced.propagate
+
+    def every(self: Traced, changed: list[str], *, settled: bool = True) -> bool:
+        return made(self, changed, settled=False)
+
+    Traced.propagate = every  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        Traced.propagate = made  # type: ignore[method-assign]
+
+
+def _traced(cp: Any, pins: Mapping[str, Any]) -> Traced:
+    """The root with `pins` fixed and propagated, as `traced_base` makes it."""
+    state = _root(cp).copy()
+    changed = []
+    for name, value in pins.items():
+        if state.failed is None and value in state.domains[name] and len(state.domains[name]) > 1:
+            _fix(state, name, value, frozenset({("pin", name)}))
+            changed.append(name)
+    if state.failed is None:
+        state.propagate(changed)
+    return state
+
+
+def _seen(state: Traced) -> tuple[Any, ...]:
+    return (state.domains, state.removed, state.total, state.failed, list(state.state.open))
+
+
+def _answers(cp: Any, state: Traced, names: list[str]) -> list[Any]:
+    """What `excluded` and `excluded_by_split` say of every value from `state`."""
+    return [
+        (excluded(cp, state, name, value), excluded_by_split(cp, state, name, value, names))
+        for name in names
+        for value in cp.domains[name]
+    ]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_a_traced_propagation_from_a_propagated_state_skips_only_what_changes_nothing(case: Case) -> None:
+    cp = compile_pack(case.pack)
+    pins = {n: v for n, (v, _) in case.pins().items()}
+    names = list(case.pack.fields)
+    with _every_revision():
+        every = _traced(cp, pins)
+        expected = _answers(cp, every, names) if every.failed is None else []
+    skipping = _traced(cp, pins)
+    assert _seen(skipping) == _seen(every)
+    if skipping.failed is None:
+        assert _answers(cp, skipping, names) == expected

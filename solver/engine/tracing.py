@@ -83,10 +83,11 @@ class Traced:
         state = State(dict(made.domains), dict(made.open), made.by_field)
         return Traced(self.cp, state, dict(self.removed), dict(self.total), self.failed)
 
-    def propagate(self, changed: list[str]) -> bool:
+    def propagate(self, changed: list[str], *, settled: bool = True) -> bool:
         """The engine's propagation from the `changed` fields, recording why; False on a wipe-out
-        (then `failed` holds its reasons)."""
-        return self.state.propagate(changed, observer=self)
+        (then `failed` holds its reasons). `settled`: the state was propagated before those fields
+        changed (every state but the root's first: `State.propagate`)."""
+        return self.state.propagate(changed, observer=self, settled=settled)
 
     # -- the observer (`solver.engine.state.Observer`) -------------------------------------
     def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
@@ -128,7 +129,7 @@ def _root(cp: CompiledPack) -> Traced:
         if constant:
             state.failed = frozenset(("rule", key) for key in constant)
         else:
-            state.propagate(list(cp.domains))
+            state.propagate(list(cp.domains), settled=False)
         found = cp.memo["traced-root"] = state
     return found
 
