@@ -244,6 +244,42 @@ def test_qwen3_next_user_block_sizes_are_raised_as_vllm_raises_them(
     assert bool(changed) == (block_size != options["block_size"])
 
 
+@pytest.mark.parametrize(
+    ("options", "backend", "block_size"),
+    [
+        # Thor (SM110) runs FA2 by default: FLASH_ATTN's 16-token kernel blocks, 544 at -tp 1
+        ({}, "FLASH_ATTN", 544),
+        # FA3 or FA4 typed: FA4's head-size-256 kernel (compute capability 10.x and 11.x) and its
+        # 128-token blocks, though vLLM reports FA2 (V1620003-0002, R16P2-0027, R17P1-0112, -0192)
+        ({"flash_attn_version": 4}, "FLASH_ATTN", 640),
+        ({"flash_attn_version": 3, "attention_backend": "FLASH_ATTN"}, "FLASH_ATTN", 640),
+        (
+            {"flash_attn_version": 4, "attention_backend": "FLASH_ATTN", "tensor_parallel_size": 4},
+            "FLASH_ATTN",
+            384,
+        ),
+        # a typed size FA4's kernel refuses: vLLM's selector skips FLASH_ATTN (R17P1-0137)
+        ({"flash_attn_version": 4, "block_size": 16}, "FLASHINFER", 544),
+    ],
+)
+def test_thor_runs_fa4s_head_256_kernel_when_fa3_or_fa4_is_typed(
+    options: dict[str, Any], backend: str, block_size: int
+) -> None:
+    resolution = predicted(options, gpu_arch="sm110")
+    assert (resolution.values["attention_backend"], resolution.values["block_size"]) == (backend, block_size)
+    warned = "fa4-head-256-kernel-reads-typed-version" in {w.rule for w in resolution.warnings}
+    assert warned == ("flash_attn_version" in options), "the typed version it cannot read is said"
+
+
+def test_thor_with_fa4_typed_refuses_a_pinned_flash_attn_block_off_128() -> None:
+    # R17P1-0129: "Selected backend FLASH_ATTN is not valid ... block_size not supported"; main
+    # 7b8e94c aligned 16 to FA2's 544 and said ok
+    options = {"flash_attn_version": 4, "attention_backend": "FLASH_ATTN", "block_size": 16}
+    with pytest.raises(Unsatisfiable) as raised:
+        predicted(options, gpu_arch="sm110")
+    assert "block-size-fa4-head-256" in {r.id for r in raised.value.conflict.rules}
+
+
 def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known() -> None:
     assert predicted({}, gpu_arch="sm75").values["dtype"] == "float16"
     assert predicted({}, gpu_arch="sm75", model_dtype="float32").values["dtype"] == "float16"
