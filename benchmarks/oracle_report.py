@@ -86,9 +86,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"  value agreement          {report.value_rate:5.1f} %  ({agree}/{total})")
     print()
-    print(f"  {'field':<30} {'agree':>7} {'of':>5} {'%':>7}")
-    for name, (a, t) in report.per_field().items():
-        print(f"  {name:<30} {a:>7} {t:>5} {100.0 * a / t:>6.1f}%")
+    fields = report.per_field()
+    wide = max([30, *map(len, fields)])  # (speculative_draft_attention_backend ran into its count)
+    print(f"  {'field':<{wide}} {'agree':>7} {'of':>5} {'%':>7}")
+    for name, (a, t) in fields.items():
+        print(f"  {name:<{wide}} {a:>7} {t:>5} {100.0 * a / t:>6.1f}%")
     uncovered = report.uncovered()
     if uncovered:
         print("\n  decided by SGLang, not covered by the pack (scenarios):")

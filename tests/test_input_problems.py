@@ -16,7 +16,7 @@ from solver import load_pack
 from solver.cli.commands import main
 from solver.errors import InputIssue, InvalidInput, PackError, input_issues
 from solver.inputs.launch import read_command
-from solver.inputs.pins import facts_from_environ
+from solver.inputs.pins import collect_pins, facts_from_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -50,6 +50,18 @@ def test_three_bad_sets_are_reported_at_once_with_whatever_else_is_wrong(
     text_run = ["resolve", *(w for n, v in BAD_SETS.items() for w in ("--set", f"{n}={v}")), *more]
     assert main(text_run) == 2
     assert f"invalid input ({len(issues)} problems)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("typed", "meant"), [("gpu", "gpu_arch"), ("kv", "kv_cache_dtype"), ("cuda_graph", "")]
+)
+def test_an_unknown_field_that_is_the_start_of_one_suggests_it(typed: str, meant: str) -> None:
+    # `--set gpu=H100`, a newcomer's first request, said "unknown field 'gpu'" with no hint
+    # (gpu_arch is too far by difflib's ratio); so did `kv` (on 7b8e94c)
+    with pytest.raises(InvalidInput) as caught:
+        collect_pins(load_pack("sglang"), {typed: "1"})
+    (issue,) = caught.value.issues
+    assert (meant in issue.did_you_mean) if meant else issue.did_you_mean == (), issue
 
 
 def test_every_badly_set_environment_variable_at_once() -> None:

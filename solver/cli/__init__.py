@@ -4,3 +4,8 @@ choices and what `--json` prints come from there); shell completion; launch comm
 
 Layer rule: the top layer; it may import every other layer, and nothing below imports it.
 """
+
+from constraints import DEFAULT_PACK
+
+# Every command's `--pack` says the same (graph, show and lint said nothing).
+PACK_HELP = f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})"

@@ -16,6 +16,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
+from solver.cli import PACK_HELP
 
 if TYPE_CHECKING:
     from solver.errors import SolverError
@@ -101,7 +102,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         "--pack",
         default=DEFAULT_PACK,
         metavar="NAME_OR_PATH",
-        help=f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})",
+        help=PACK_HELP,
     )
     _add_budget(g)
     _add_colour(g)

@@ -9,6 +9,7 @@ from typing import Any
 
 from constraints import DEFAULT_PACK
 from solver.budget import Budget
+from solver.cli import PACK_HELP
 from solver.cli.commands import _answer
 from solver.lint.checks import CODES, ENUMERATE_FACTS, LINT_BUDGET, SAMPLE_FACTS, explain_code, lint
 
@@ -22,7 +23,7 @@ def register_cli(sub: Any, add_inputs: Callable[..., None]) -> None:
         description="Analyse a rule pack. Exit 1 when error findings remain that are not "
         "acknowledged; `--explain CODE` describes a finding code.",
     )
-    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH", help=PACK_HELP)
     p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.add_argument("--explain", metavar="CODE", help="describe a finding code and exit")
     p.add_argument(

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
+from solver.cli import PACK_HELP
 from solver.cli.commands import EXIT_CONFLICT, EXIT_OK, _add_format, _answer, _help
 
 if TYPE_CHECKING:
@@ -91,13 +92,13 @@ def _add_graph(sub: Any, add_inputs: Callable[..., None]) -> None:
     p.add_argument(
         "--json", action="store_true", help="the graph as the JSON document (the same as --format json)"
     )
-    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH", help=PACK_HELP)
     p.set_defaults(func=cmd_graph)
 
 
 def _add_packs(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("packs", help=_help("packs"))
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.set_defaults(func=cmd_packs)
 
 
@@ -119,8 +120,8 @@ def _nothing_to_resolve(pack: Any) -> Any:
 
 def _add_show(sub: Any, add_inputs: Callable[..., None]) -> None:
     p = sub.add_parser("show", help=_help("show"))
-    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--pack", default=DEFAULT_PACK, metavar="NAME_OR_PATH", help=PACK_HELP)
+    p.add_argument("--json", action="store_true", help="print the contract's JSON document")
     p.set_defaults(func=cmd_show)
 
 

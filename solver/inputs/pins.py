@@ -250,6 +250,10 @@ def _unknown_field(pack: Pack, raw: Any, value: Any, *, suggest: bool = True) ->
     name = field_name(raw) if isinstance(raw, str) else shown(raw)
     near = suggest and len(name) <= 200
     close = tuple(difflib.get_close_matches(name, names, n=3, cutoff=0.6)) if near else ()
+    if near and not close and len(name) >= 2:
+        # The first words of a field's name (`gpu` for gpu_arch, `tp` for tp_size): too short
+        # for the spelling ratio, but what a newcomer types first.
+        close = tuple(n for n in names if n.startswith(name + "_"))[:3]
     hint = f"; did you mean {' or '.join(close)}?" if close else ""
     return InputIssue(
         field=raw if isinstance(raw, str) else name,

@@ -95,6 +95,7 @@ ANSWERS: dict[str, Answer] = {
         ),
         option=True,
         default="dot",
+        help="dot (default), mermaid, json (= --json) or svg (Graphviz's dot on PATH draws it)",
     ),
     "packs": Answer(
         "rows (name, version, description)",
