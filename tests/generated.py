@@ -47,11 +47,7 @@ __all__ = [
 # or the law skips the check. Each names the strict xfail test (tests/test_engine.py or
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
-KNOWN_BUGS: dict[str, str] = {
-    "warn-steering-reads-only-propagation": (
-        "test_laws_trust.py::test_auto_avoids_a_warning_a_later_field_only_search_forces"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")
 INT_POOL: tuple[int, ...] = (-1, 0, 1, 2, 4, 8)
@@ -808,6 +804,36 @@ class Oracle:
                     out[v] = rule.id
         return out
 
+    def broken_everywhere(
+        self,
+        name: str,
+        decided: Known,
+        forced: Known,
+        ranked: Sequence[Scalar],
+        flagged: Mapping[Scalar, str],
+        seen: Collection[Scalar],
+    ) -> dict[Scalar, str]:
+        """The values the ranking left unflagged that auto tries before its pick (in ranked order,
+        each that works until one keeps every warn rule reading `name`) and that every
+        configuration of `decided` breaks a warn rule with (the later fields the ranking read at
+        their `forced` values): value -> the first such rule. What `flagged` cannot see, the rules
+        forcing a later field through a search (solver/reasoning/steering.py)."""
+        out: dict[Scalar, str] = {}
+        for v in ranked:
+            if v in flagged or not _member(v, seen):
+                continue
+            known = {**forced, **decided, name: v}
+            for rule in self.warn:
+                if name not in rule.reads() or rule.holds3(known) is not None:
+                    continue
+                pins = {**decided, **{n: x for n, x in forced.items() if n in rule.reads()}, name: v}
+                if not any(self.checks[rule.id](row) for row in self.solutions(pins)):
+                    out[v] = rule.id
+                    break
+            else:
+                return out
+        return out
+
     def preferred(self, name: str, decided: Known) -> tuple[list[Scalar], dict[Scalar, str]]:
         """Values of every applicable preference in declaration order, then the rest of the
         domain; a preference whose `when` reads an undecided field does not apply."""
@@ -932,12 +958,17 @@ class Oracle:
                     forced = {**later, **self.forced(decided)}
                     forced = {n: v for n, v in forced.items() if n not in decided}
                     ranked, origin = self.ranking(name, decided, forced)
-                    value = next(v for v in ranked if v in seen)
                     preferred, _ = self.preferred(name, decided)
+                    partial = self.flagged(name, {**forced, **decided}, preferred)
+                    moved = self.broken_everywhere(name, decided, forced, ranked, partial, seen)
+                    if moved:
+                        ranked = [v for v in preferred if v not in partial and v not in moved]
+                        ranked += [v for v in preferred if v in partial or v in moved]
+                    value = next(v for v in ranked if v in seen)
                     above = preferred[: preferred.index(value)]
                     tried = ranked[: ranked.index(value)]
-                    flagged = self.flagged(name, {**forced, **decided}, above)
-                    flagged = {v: r for v, r in flagged.items() if v not in tried}
+                    flagged = {**moved, **self.flagged(name, {**forced, **decided}, above)}
+                    flagged = {v: r for v, r in flagged.items() if v in above and v not in tried}
                     steps[name] = Step(ranked, origin, possible, value, flagged, forced)
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]

@@ -34,6 +34,11 @@ class SearchTrace:
     # Per field: the values propagation forced, of fields decided after it, that its warn rules
     # read when it was ranked (`Plan.warn_forced`), so its explanation reads the same.
     forced: dict[str, dict[str, Scalar]] = field(default_factory=dict)
+    # Per field: the values a warn rule flags though some decision after it was still open (every
+    # solution with the value breaks the rule: `solver.reasoning.steering`), with that rule.
+    flagged: dict[str, dict[Scalar, str]] = field(default_factory=dict)
+    # The warn rules the answer breaks, once the decisions are settled (None: not known yet).
+    broken: list[str] | None = None
 
 
 def _pc() -> Any:

@@ -83,16 +83,7 @@ class CompiledPack:
             if rule.severity == "warn":
                 self.warn_rules[rule.id] = cond
                 continue
-            holds = memoized(cond.holds, self.tables)
-            self.rules[rule.id] = Constraint(
-                rule.id,
-                cond,
-                holds,
-                _constraint(holds),
-                tuple(self.domains[f] for f in cond.fields),
-                self.tables.table(),
-                self.tables,
-            )
+            self.rules[rule.id] = self.constraint_of(rule.id, cond)
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
@@ -194,6 +185,13 @@ class CompiledPack:
         con = self._cons[rule_id]
         at = con.fields.index(name)
         return con.allowed(at, tuple([values[f] for f in con.fields if f != name]))
+
+    def constraint_of(self, key: str, cond: Condition) -> Constraint:
+        """A condition of the pack (a hard rule; a warn rule some question adds) as a constraint,
+        its answers remembered under the pack's entry budget."""
+        holds = memoized(cond.holds, self.tables)
+        domains = tuple(self.domains[f] for f in cond.fields)
+        return Constraint(key, cond, holds, _constraint(holds), domains, self.tables.table(), self.tables)
 
     def rules_reading(self, name: str) -> list[str]:
         return [con.key for con in self._all_by_field.get(name, ())]

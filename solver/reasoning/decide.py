@@ -24,6 +24,7 @@ from solver.model import (
 from solver.pack.loader import semantics
 from solver.reasoning.assume import WarnReads, assumed_first, assumed_values, forced_by_facts
 from solver.reasoning.plan import Plan
+from solver.reasoning.steering import first_unwarned, first_working, kept_by, steering_matters
 
 __all__ = [
     "ChainFailed",
@@ -92,17 +93,30 @@ def settle(
         values = {name: pin.value for name, pin in pins.items()}
         fixed: list[str] = []
         try:
-            solution, trace, log = _decide(
-                plan,
-                values,
-                state,
-                witness,
-                fixed,
-                predict=predict,
-                values_only=values_only,
-                assumed=assumed,
-                skipped=skipped,
-            )
+            # Warn steering is made exact only where it can matter (`steering_matters`): the
+            # decisions without it mostly give an answer that shows it would change nothing.
+            hint = witness
+            for exact in (values_only, True):
+                solution, trace, log = _decide(
+                    plan,
+                    values,
+                    state,
+                    hint,
+                    fixed,
+                    predict=predict,
+                    values_only=values_only,
+                    assumed=assumed,
+                    skipped=skipped,
+                    exact=exact,
+                )
+                if exact or not steering_matters(plan, solution, fixed, trace, values, assumed):
+                    break
+                for _ in fixed:
+                    state.undo()
+                fixed.clear()
+                # (The answer is a solution of the request whose values the exact decisions
+                # take up to the first that can differ: those need no search.)
+                hint = solution
             return Settled(pins, adjustments, solution, trace, log, state, fixed, assumed)
         except ChainFailed as failed:
             first = assumed_first(plan, {**values, **assumed}, failed.field, failed.chain, failed.decided)
@@ -247,6 +261,7 @@ def _decide(
     values_only: bool = False,
     assumed: Mapping[str, Scalar] | None = None,
     skipped: Mapping[str, Collection[Scalar]] | None = None,
+    exact: bool = True,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -274,6 +289,10 @@ def _decide(
     `skipped`: values a searched field does not take though they work (kept in its logged
     ranking, so its provenance lists them rejected): departures a rule refuses typed
     (`solver.reasoning.departures.typed_refusals`). `Untypable` when every working value is one.
+
+    `exact`: a value of a field with warn rules that every solution gives a warning ranks last
+    even when the ranking could not see it (`steering.first_unwarned`); without it, only what
+    the ranking flags (what `settle` checks the answer for first).
     """
     fields = plan.pack.fields
     trace = SearchTrace()
@@ -289,16 +308,10 @@ def _decide(
             if name in values:
                 decided[name] = state.domain(name)[0]  # (a pin is fixed in `state` from the start)
                 continue
-            if follows_chain(fields[name], predict):
-                first = plan.chain(name, decided)[0][0]
-            elif plan.warn_rules.get(name):  # its warn rules read what the state forces
-                _catch_up(state, pending)
-                first = plan.best_first(name, decided, later.known(name, state, decided))[0]
-            else:
-                first = plan.best_first(name, decided)[0]
-            if witness.get(name) == first:
-                decided[name] = first
-                pending.append((name, first))
+            taken = _witness_first(plan, state, pending, later, witness, name, decided, predict)
+            if taken is not None:
+                decided[name] = taken[0]
+                pending.append((name, taken[0]))
                 continue
             _catch_up(state, pending)
         current = state.domain(name)
@@ -307,12 +320,12 @@ def _decide(
         if name not in values and follows_chain(spec, predict):
             chain, pref = plan.chain(name, decided)
             log[name] = (chain, dict.fromkeys(chain, pref) if pref else {})
-            found = _first_working(plan, state, witness, name, chain, current)
+            found = first_working(plan, state, witness, name, chain, current)
             replacing = plan.replacements(name, decided, chain[0], values) if found is None else None
             if replacing is not None:  # the launcher's own override of its default
                 if not replacing:
                     replacing = plan.ranking(name, decided)[0]
-                found = _first_working(plan, state, witness, name, replacing, current)
+                found = first_working(plan, state, witness, name, replacing, current)
             if found is None and pref is None:
                 # The field's default fails: the pack states the launcher's derivation of
                 # it as rules, which here leave one value (else there is no telling). A fact's
@@ -323,7 +336,7 @@ def _decide(
                     only = forced_by_facts(plan, decided, name)
                     found = None
                     if only is not None:
-                        found = _first_working(plan, state, witness, name, [only], current)
+                        found = first_working(plan, state, witness, name, [only], current)
                 else:
                     found = _only_working(plan, state, witness, name, current)
                 if found is not None:
@@ -338,10 +351,15 @@ def _decide(
             if forced:
                 trace.forced[name] = forced
             ranked, origin = plan.ranking(name, decided, forced)
-            log[name] = (ranked, origin)
             skip = skipped.get(name) if skipped else None
             tried = [v for v in ranked if v not in skip] if skip else ranked
-            found = _first_working(plan, state, witness, name, tried, current)
+            if exact and plan.warn_rules.get(name):
+                found, ranked = first_unwarned(
+                    plan, state, witness, name, tried, current, decided, forced, trace
+                )
+            else:
+                found = first_working(plan, state, witness, name, tried, current)
+            log[name] = (ranked, origin)
             if found is None and skip:
                 raise Untypable(name)
             if found is None:  # pragma: no cover - a satisfiable state always has a working value
@@ -351,6 +369,33 @@ def _decide(
     return {n: decided[n] for n in plan.pack.fields}, trace, log
 
 
+def _witness_first(
+    plan: Plan,
+    state: State,
+    pending: list[tuple[str, Scalar]],
+    later: WarnReads,
+    witness: Mapping[str, Scalar],
+    name: str,
+    decided: Mapping[str, Scalar],
+    predict: bool,
+) -> tuple[Scalar] | None:
+    """(`values_only`) The field's first value (of its chain, or of its ranking) when the
+    witness has it, as the full step would decide it; None when the full step must run."""
+    if follows_chain(plan.pack.fields[name], predict):
+        first = plan.chain(name, decided)[0][0]
+        return (first,) if witness.get(name) == first else None
+    if not plan.warn_rules.get(name):
+        first = plan.best_first(name, decided)[0]
+        return (first,) if witness.get(name) == first else None
+    _catch_up(state, pending)  # its warn rules read what the state forces
+    read = later.known(name, state, decided)
+    first = plan.best_first(name, decided, read)[0]
+    # (A warn rule the witness breaks: the full step asks whether some solution keeps it.)
+    if witness.get(name) != first or not kept_by(plan, name, first, witness, decided, read):
+        return None
+    return (first,)
+
+
 def _catch_up(state: State, pending: list[tuple[str, Scalar]]) -> None:
     """Fix the decisions `_decide` took from the witness without a propagation (`values_only`),
     as one step (`State.fix_all`: `values_only` callers never undo them one by one)."""
@@ -358,42 +403,6 @@ def _catch_up(state: State, pending: list[tuple[str, Scalar]]) -> None:
         # (never: a solution holds every one of them, and propagation keeps its values)
         raise RuntimeError(f"{pending}, taken from a solution, fail propagation")
     pending.clear()
-
-
-def _first_working(
-    plan: Plan,
-    state: State,
-    witness: Mapping[str, Scalar],
-    name: str,
-    ranked: list[Scalar],
-    current: list[Scalar],
-) -> tuple[Scalar, Mapping[str, Scalar]] | None:
-    """The first of `ranked` that keeps the request solvable, fixed in `state`, with a solution
-    that has it; None (state unchanged) when none does."""
-    # Mostly the first value is taken: a short domain is searched as it is, not made a set.
-    allowed = current if len(current) <= 8 else set(current)
-    for value in ranked:
-        if value not in allowed:
-            continue
-        if not state.fix(name, value):
-            continue
-        # The witness satisfies every decision so far; if it already has this value, it proves
-        # the value works.
-        if witness.get(name) != value:
-            # The old witness with the new value is often still a solution, or one after a few
-            # fields around the change are redone: then no search of the whole pack.
-            found = plan.compiled.search(
-                state,
-                task="resolving the request",
-                hint={**witness, name: value},
-                around=state.last_changed(),
-            )
-            if found is None:
-                state.undo()
-                continue
-            witness = found
-        return value, witness
-    return None
 
 
 def _only_working(
@@ -406,13 +415,13 @@ def _only_working(
     """The value of `name` when exactly one keeps the request solvable (fixed in `state`)."""
     working = []
     for value in current:
-        found = _first_working(plan, state, witness, name, [value], current)
+        found = first_working(plan, state, witness, name, [value], current)
         if found is not None:
             state.undo()
             working.append(value)
     if len(working) != 1:
         return None
-    return _first_working(plan, state, witness, name, working, current)
+    return first_working(plan, state, witness, name, working, current)
 
 
 def bare_conflict() -> Any:

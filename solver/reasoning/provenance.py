@@ -135,6 +135,7 @@ def provenance_of(
             ranked,
             given_marks(pins) if marks is None else marks,
             trace.forced.get(name),
+            trace.flagged.get(name),
         )
         if flagged:
             rejected += flagged
@@ -195,10 +196,12 @@ def _flagged_rejections(
     ranked: list[Scalar],
     marks: Mapping[str, bool],
     forced: Mapping[str, Scalar] | None = None,
+    exact: Mapping[Scalar, str] | None = None,
 ) -> list[Rejection]:
     """Values the preferences ranked above the chosen one that a warn rule moved to the end: the
     warn rule and the decided (or forced: `forced`, as `_decide` saw them) values it read are the
-    reason. `marks`: `given_marks(pins)`."""
+    reason. `marks`: `given_marks(pins)`. `exact`: the values `_decide` found the rule broken in
+    every solution though it read open fields (`steering.first_unwarned`), with that rule."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
     # The decided values the ranking read (fields before this one and pins): the same ranking
@@ -212,6 +215,8 @@ def _flagged_rejections(
     }
     assigned.update(marks)
     preferred, flagged = plan.preferred_flagged(name, assigned, forced)
+    if exact:
+        flagged = {**exact, **flagged}
     if forced:
         assigned = {**forced, **assigned}
     if not flagged:
@@ -359,12 +364,14 @@ def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> li
     return chosen
 
 
-def warnings_of(plan: Plan, solution: Mapping[str, Scalar]) -> list[WarningRecord]:
-    out = []
-    for rid, (pick, holds) in plan.warn_checks.items():
-        if not holds(pick(solution)):
-            out.append(WarningRecord.model_construct(rule=rid, message=plan.compiled.models[rid].because))
-    return out
+def warnings_of(
+    plan: Plan, solution: Mapping[str, Scalar], broken: list[str] | None = None
+) -> list[WarningRecord]:
+    """The answer's warnings; `broken`: the warn rules it breaks, if known (`SearchTrace.broken`)."""
+    if broken is None:
+        broken = [rid for rid, (pick, holds) in plan.warn_checks.items() if not holds(pick(solution))]
+    models = plan.compiled.models
+    return [WarningRecord.model_construct(rule=rid, message=models[rid].because) for rid in broken]
 
 
 def resolve_planned(
@@ -440,7 +447,7 @@ def resolve_planned(
             if name in adjustments
             for requested, rule_id in [adjustments[name]]
         ],
-        warnings=warnings_of(plan, solution),
+        warnings=warnings_of(plan, solution, trace.broken),
         mode="predict" if predict else "search",
         assumed=assumed_facts(plan, pins, solution, provenance),
         departures=departed,
