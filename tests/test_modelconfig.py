@@ -277,7 +277,8 @@ HF_QUANT_CONFIG_ONLY = {"llama-3.1-8b-instruct-modelopt-fp8"}
 
 
 def _expected(name: str) -> dict[str, Any]:
-    where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY}
+    # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below).
+    where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY, "quant_algo_mxfp8": False}
     return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where}
 
 
@@ -318,6 +319,33 @@ def _config(directory: Path, doc: Any, name: str = "config.json") -> Path:
     path = directory / name
     path.write_text(json.dumps(doc))
     return path
+
+
+@pytest.mark.parametrize(
+    ("quantization_config", "hf_quant_config", "expected"),
+    [
+        # ModelOpt's MXFP8 export in config.json (the oracle harness's `mxfp8` checkpoint)
+        ({"quant_method": "modelopt", "quant_algo": "MXFP8", "group_size": 32}, None, ("mxfp8", True)),
+        # the older export: hf_quant_config.json only
+        (None, {"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "MXFP8"}}, ("mxfp8", True)),
+        # a config that says quant_method mxfp8 alone: --quantization modelopt is refused over it
+        ({"quant_method": "mxfp8", "activation_scheme": "dynamic"}, None, ("mxfp8", False)),
+        ({"quant_method": "modelopt", "quant_algo": "FP8"}, None, ("modelopt_fp8", False)),
+    ],
+)
+def test_an_mxfp8_export_names_its_quant_algo(
+    tmp_path: Path, quantization_config: Any, hf_quant_config: Any, expected: tuple[str, bool]
+) -> None:
+    """quant_algo_mxfp8 is what `--quantization modelopt` reads of an MXFP8 checkpoint (oracle
+    grid G17B: the ModelOpt export loads as mxfp8, the plain one is refused at start-up)."""
+    doc: dict[str, Any] = {"architectures": ["Qwen3ForCausalLM"]}
+    if quantization_config is not None:
+        doc["quantization_config"] = quantization_config
+    _config(tmp_path, doc)
+    if hf_quant_config is not None:
+        _config(tmp_path, hf_quant_config, "hf_quant_config.json")
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert (values["checkpoint_quant"], values["quant_algo_mxfp8"]) == expected
 
 
 def test_gguf_file_or_directory_is_a_gguf_checkpoint(tmp_path: Path) -> None:
