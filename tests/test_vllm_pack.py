@@ -298,6 +298,19 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             {"attention_backend": "FLASH_ATTN", "kv_cache_dtype": "fp8_e4m3"},
             "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell",
         ),
+        # V1720002-0075: TRITON_FLASH_ATTN's causal route runs FA3 or FA4 only ("causal route
+        # requires FlashAttention v3 or v4"); main 7b8e94c said ok to a typed FA2 on H100
+        (
+            QWEN3_NEXT | {"gpu_arch": "sm90"},
+            {"attention_backend": "TRITON_FLASH_ATTN", "flash_attn_version": 2},
+            "triton-flash-attn-needs-fa3-or-fa4",
+        ),
+        # R17P2-0066: and FlashAttention's FP8 check (FA3 on Hopper, FA4 only at head size 512)
+        (
+            QWEN3_NEXT | {"gpu_arch": "sm90"},
+            {"attention_backend": "TRITON_FLASH_ATTN", "flash_attn_version": 4, "kv_cache_dtype": "fp8"},
+            "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell",
+        ),
     ],
 )
 def test_requests_vllm_refuses_are_conflicts(
