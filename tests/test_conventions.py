@@ -49,6 +49,14 @@ def test_pre_commit_runs_ruff_ruff_format_and_mypy() -> None:
     assert {"ruff", "ruff-format", "mypy"} <= hooks
 
 
+def _colour_environment(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> None:
+    """Exactly `env` of the two colour variables, whatever the shell running the tests has."""
+    for name in ("NO_COLOR", "FORCE_COLOR"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+
+
 @pytest.mark.parametrize(
     ("env", "argv", "coloured"),
     [
@@ -69,10 +77,7 @@ def test_colour_follows_no_color_force_color_and_the_option(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     sglang_pack()
-    for name in ("NO_COLOR", "FORCE_COLOR"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    _colour_environment(monkeypatch, env)
     assert main([*argv, "resolve", *FACTS]) == 0
     assert (ESC in capsys.readouterr().out) is coloured
     assert main(["resolve", *FACTS, *argv]) == 0  # after the command, too
@@ -86,10 +91,7 @@ def test_check_paints_its_notices_as_resolve_does(
     # (on 7b8e94c `check` never painted its ADJUSTED / WARNING / ASSUMED lines, not even with
     # FORCE_COLOR or --color always, where `resolve` did: a newcomer's walk of round 17)
     sglang_pack()
-    for name in ("NO_COLOR", "FORCE_COLOR"):
-        monkeypatch.delenv(name, raising=False)
-    for name, value in env.items():
-        monkeypatch.setenv(name, value)
+    _colour_environment(monkeypatch, env)
     assert main(["check", *ADJUSTED]) == 0
     out = capsys.readouterr().out
     assert "ADJUSTED --attention-backend: fa3 -> triton" in re.sub(r"\x1b\[[0-9;]*m", "", out)
