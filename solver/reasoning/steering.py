@@ -20,7 +20,7 @@ are the decisions made again, exactly.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from solver.engine.csp import SearchTrace, State
 from solver.engine.state import Constraint
@@ -42,12 +42,24 @@ def kept_by(
     """Whether `witness` (a solution with `name` at `value`) shows that each warn rule of `name`
     that the decided and `forced` values leave open can hold (see `broken_everywhere`): False when
     some rule needs a look."""
+    return next(_needing_a_look(plan, name, value, witness, decided, forced), None) is None
+
+
+def _needing_a_look(
+    plan: Plan,
+    name: str,
+    value: Scalar,
+    witness: Mapping[str, Scalar],
+    decided: Mapping[str, Scalar],
+    forced: Mapping[str, Scalar],
+) -> Iterator[str]:
+    """The warn rules of `name`, in the pack's order, that the witness breaks and the decided and
+    `forced` values leave open: only these can be broken in every solution."""
     rules = plan.compiled.warn_rules
     for rid in plan.warn_rules.get(name, ()):
         cond = rules[rid]
         if not _keeps(cond, witness, forced) and _read(cond, name, value, decided, forced) is None:
-            return False
-    return True
+            yield rid
 
 
 def broken_everywhere(
@@ -65,14 +77,10 @@ def broken_everywhere(
     facts nobody gave at their assumed values, which a solution must keep too). A rule the
     decided and forced values decide is the ranking's (`Plan.warned`), not asked again."""
     cp = plan.compiled
-    rules = cp.warn_rules
-    for rid in plan.warn_rules.get(name, ()):
-        cond = rules[rid]
-        # (Mostly the witness keeps the rule: no more to ask.)
-        if _keeps(cond, witness, forced) or _read(cond, name, value, decided, forced) is not None:
-            continue
+    # (Mostly the witness keeps each rule: no more to ask.)
+    for rid in _needing_a_look(plan, name, value, witness, decided, forced):
         changed: list[str] = []
-        pins = {f: forced[f] for f in cond.fields if f in forced}
+        pins = {f: forced[f] for f in cp.warn_rules[rid].fields if f in forced}
         extended = state.extended(pins, [_warn_constraint(plan, rid)], changed)
         if extended is None:
             return rid
