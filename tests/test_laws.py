@@ -258,11 +258,55 @@ _FACT_NARROWED_BY_AUTO_OPTIONS = Case(
     strict=True,
 )
 
+# Found by this law (round 17, explore seed 1730002; fail on bda0cd8): the typed `f0 = true` forces
+# the fact `f2 = true` through r1 whatever the option `f1` nobody typed holds. Provenance read the
+# fact off p0, whose `when` it evaluated on the whole answer (`f2` already true), and listed `f2`
+# as ASSUMED under p0's reason: it is r1's, and not an assumption.
+_P0_READS_ITS_OWN_FACT = PrefSpec("p0", "f2", when=_fc("f2", value=True), same_as="f0")
+_F0_F1_F2 = (
+    FieldSpec("f0", "option", (True, False)),
+    FieldSpec("f1", "option", ("p", "q")),
+    FieldSpec("f2", "fact", (False, True)),
+)
+_FORCED_THROUGH_AN_OPTION = Case(
+    spec=PackSpec(
+        fields=_F0_F1_F2,
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r1",
+                Cond("and", parts=(_fc("f0", other="f2"), _fc("f1", value="p"))),
+                when=_fc("f0", value=True),
+            ),
+        ),
+        prefs=(_P0_READS_ITS_OWN_FACT,),
+    ),
+    options={"f0": True},
+    facts={},
+    strict=True,
+)
+# The same seed: auto's `f0 = false` leaves the fact `f2` nobody gave one value, true (r4), the
+# second of p0's `[f0, true]`. It was said as p0's preference (the value is in its list), with
+# nothing rejected; it is what the rest of the answer leaves it, said as assumed.
+_LEFT_THE_SECOND_OF_ITS_CHAIN = Case(
+    spec=PackSpec(
+        fields=((FieldSpec("f0", "option", (False, True)), *_F0_F1_F2[1:])),
+        sets=(),
+        rules=(RuleSpec("r4", _fc("f0", other="f2"), forbid=True),),
+        prefs=(PrefSpec("p0", "f2", prefer=(True,), same_as="f0"),),
+    ),
+    options={},
+    facts={},
+    strict=True,
+)
+
 
 @law(150)
 @given(case=cases())
 @example(case=_FLAG_CITES_A_FORCED_LATER_FACT)
 @example(case=_FACT_NARROWED_BY_AUTO_OPTIONS)
+@example(case=_FORCED_THROUGH_AN_OPTION)
+@example(case=_LEFT_THE_SECOND_OF_ITS_CHAIN)
 def test_result_is_the_lexicographic_optimum_in_graph_order(case: Case) -> None:
     """The result is the lexicographically best configuration in graph order (each auto field takes
     the best-ranked value that keeps the request solvable, ranking by applicable preferences in

@@ -260,21 +260,23 @@ source = "x"
 
 
 @pytest.mark.parametrize(
-    ("launch", "silent"),
+    ("launch", "name", "silent"),
     [
-        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "is_hybrid=false"),
+        # (Not DeepSeek for vLLM: its architecture decides every trait its config does not say.)
+        (["--", "vllm", "serve", "MODEL", "-tp", "8"], "gemma-3-27b-it", "is_hybrid=false"),
         (
             ["--", "python", "-m", "sglang.launch_server", "--model-path", "MODEL", "--tp", "8"],
+            "deepseek-v3-fp8",
             "moe_experts_fp4=false",
         ),
     ],
 )
 def test_a_model_fact_its_read_config_does_not_say_is_not_called_unread(
-    capsys: pytest.CaptureFixture[str], launch: list[str], silent: str
+    capsys: pytest.CaptureFixture[str], launch: list[str], name: str, silent: str
 ) -> None:
     """The model group's own reason tells the user to give the config.json; when it was given and
     read, the facts it does not say are assumed as such, not as "not read"."""
-    model = str(Path(__file__).parent / "fixtures" / "models" / "deepseek-v3-fp8")
+    model = str(Path(__file__).parent / "fixtures" / "models" / name)
     pack = ["--pack", "vllm"] if launch[1] == "vllm" else []
     words = [model if w == "MODEL" else w for w in launch]
     code, out, _ = run(capsys, "check", *pack, "--set", "platform=cuda", "--set", "gpu_arch=sm90", *words)
@@ -721,6 +723,24 @@ def test_choices_and_matrix_mark_the_issues_own_warning(capsys: pytest.CaptureFi
     assert code == 0 and cells[("aiter", "auto")]["warned"] == {"rules": ["aiter-attention-needs-aiter"]}
 
 
+def test_matrix_warns_on_a_fact_a_wide_rule_derives(capsys: pytest.CaptureFixture[str]) -> None:
+    """vLLM's arch-dense (`not is_moe and not is_hybrid and ...`) makes a Llama dense, and a
+    `--moe-backend` then warns (moe-backend-needs-moe), as `check` says; propagation leaves a rule
+    with two open fields open, so the matrix read `is_moe` as open and flagged no cell (failed
+    on bda0cd8). So does choices, once `is_moe` is no longer pinned as assumed there."""
+    facts = ["--pack", "vllm", "--set", "platform=cuda", "--set", "gpu_arch=sm90"]
+    facts += ["--set", "architecture=LlamaForCausalLM"]
+    code, out, _ = run(capsys, "matrix", "moe_backend", "enable_expert_parallel", *facts, "--json")
+    cells = {(c["row"], c["column"]): c for c in json.loads(out)["cells"]}
+    assert code == 0 and cells[("triton", False)]["warned"] == {"rules": ["moe-backend-needs-moe"]}
+    code, out, _ = run(capsys, "choices", "moe_backend", *facts, "--json")
+    assert json.loads(out)["choices"]["moe_backend"]["warned"]["triton"] == {
+        "rules": ["moe-backend-needs-moe"]
+    }
+    code, out, _ = run(capsys, "check", *facts, "--set", "moe_backend=triton", "--json")
+    assert "moe-backend-needs-moe" in [w["rule"] for w in json.loads(out)["warnings"]]
+
+
 def test_the_configurator_page_flags_aiter_on_cuda() -> None:
     from solver.serve.api import Configurator
 
@@ -867,6 +887,33 @@ def test_a_fact_the_flags_narrowed_is_still_said_assumed() -> None:
     got = resolve(pack, flags, {"platform": "cuda", "gpu_arch": "sm100"})
     assert {a.field: a.value for a in got.assumed}["is_moe"] is False
     assert got.provenance["is_moe"].kind != "rule"
+
+
+@pytest.mark.parametrize("pack_name", ["vllm", "sglang"])
+@pytest.mark.parametrize(
+    "model", ["deepseek-v3-fp8", "llama-3.1-8b-instruct", "qwen3-next-80b-a3b", "gpt-oss-120b"]
+)
+def test_a_fact_the_model_decides_is_not_said_assumed(pack_name: str, model: str) -> None:
+    """Law: every fact under ASSUMED is a real assumption: another value of it holds with the
+    facts given (the model's config, the device), whatever the flags. vLLM said DeepSeek's
+    `is_hybrid=false` and Llama's `has_sinks=false` ASSUMED ("the first value of its domain"),
+    though the architecture's rule over seven traits (arch-deepseek-is-mla, arch-dense) decides
+    them: propagation does not narrow through it, so the fact's chain decided it first (failed
+    on bda0cd8)."""
+    from solver.inputs.modelconfig import facts_from_model_config
+    from solver.reasoning.plan import plan_for
+
+    pack = load_pack(pack_name)
+    cp = plan_for(pack).compiled
+    path = Path(__file__).parent / "fixtures" / "models" / model
+    facts = {n: p.value for n, p in facts_from_model_config(pack, path).items()}
+    facts.update(platform="cuda", gpu_arch="sm90")
+    for predict in (False, True):
+        got = resolve(pack, {}, facts, predict=predict)
+        for record in got.assumed:
+            others = [v for v in pack.fields[record.field].domain if v != record.value]
+            held = [v for v in others if cp.satisfiable({**facts, record.field: v}, task="law") is not None]
+            assert held, (record.field, record.value, got.provenance[record.field])
 
 
 def _random_requests(pack: Any, seed: int, count: int) -> list[tuple[dict[str, Any], dict[str, Any]]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import itertools
+import math
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +30,7 @@ from solver.model import (
 )
 from solver.pack.loader import semantics
 
-__all__ = ["Plan", "plan_for"]
+__all__ = ["Plan", "plan_for", "projected"]
 
 
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
@@ -219,14 +221,16 @@ class Plan:
         return {value: out[value] for value in values if value in out}
 
     def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
-        """`assigned` and every value the rules force from it (propagation leaves one value): what
-        a warn rule may read of a request whose other fields are not decided yet (choices, matrix).
-        A warn rule over a derived fact (`has_aiter`, forced by the platform) flags a value then,
-        as `check` of the same request warns."""
+        """`assigned` and every value the rules force from it (propagation leaves one value, or
+        a rule over open facts does: `_facts_narrowed`): what a warn rule may read of a request
+        whose other fields are not decided yet (choices, matrix). A warn rule over a derived fact
+        (`has_aiter`, forced by the platform; vLLM's `is_moe`, forced by a dense architecture)
+        flags a value then, as `check` of the same request warns."""
         state = self.compiled.start(dict(assigned))
         if state is None:
             return dict(assigned)
-        forced = {n: d[0] for n, d in state.domains.items() if len(d) == 1}
+        domains = _facts_narrowed(self, state)
+        forced = {n: d[0] for n, d in domains.items() if len(d) == 1}
         return {**forced, **assigned}
 
     def chain(self, name: str, assigned: Mapping[str, Scalar]) -> tuple[list[Scalar], Preference | None]:
@@ -374,3 +378,57 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
     if pack.digest:
         cache.write(base_digest(pack.digest), order=list(found))
     return found
+
+
+# The most combinations of a rule's open fields `projected` tries (derived traits are booleans: a
+# rule over a handful of them is a few dozen).
+_COMBINATIONS = 256
+
+
+def _facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
+    """`state`'s domains, the facts' narrowed further by each open rule over facts alone: a fact
+    keeps the values some combination of the rule's other open facts supports, to a fixpoint.
+    Forward checking leaves a rule with two open fields open, so the architecture's rule over
+    seven traits (vLLM's arch-dense: `not is_moe and not is_hybrid and ...`) forced none of
+    them, and a warn rule reading `is_moe` flagged no MoE backend for a dense model in choices
+    while `check` warned. Open options are left alone (the values asked about)."""
+    fields = plan.pack.fields
+    domains = dict(state.domains)
+    cons = list(state.open.values())
+    changed = True
+    while changed:
+        changed = False
+        for con in cons:
+            free = [f for f in con.fields if len(domains[f]) > 1]
+            if not free or any(fields[f].kind != "fact" for f in free):
+                continue
+            supported = projected(con, free, domains)
+            if supported is None:
+                continue
+            for name, seen in supported.items():
+                kept = [v for v in domains[name] if v in seen]
+                if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
+                    domains[name] = kept
+                    changed = True
+    return domains
+
+
+def projected(
+    con: RuleConstraint, free: Sequence[str], domains: Mapping[str, Sequence[Scalar]]
+) -> dict[str, set[Scalar]] | None:
+    """Each of `free` (some of `con`'s fields) with the values of its domain that some
+    combination of the free fields' values satisfying `con` has, the rule's other fields at the
+    first value of their `domains`; None past `_COMBINATIONS` combinations. What a rule alone
+    says of the fields it leaves open (`_facts_narrowed`; `provenance._facts_force`)."""
+    if math.prod(len(domains[f]) for f in free) > _COMBINATIONS:
+        return None
+    at = [con.fields.index(f) for f in free]
+    values = [domains[f][0] for f in con.fields]
+    supported: list[set[Scalar]] = [set() for _ in free]
+    for combo in itertools.product(*(domains[f] for f in free)):
+        for i, v in zip(at, combo, strict=True):
+            values[i] = v
+        if con.holds(tuple(values)):
+            for seen, v in zip(supported, combo, strict=True):
+                seen.add(v)
+    return dict(zip(free, supported, strict=True))

@@ -10,9 +10,7 @@ that imports it.
 from __future__ import annotations
 
 import dataclasses
-import itertools
-import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from solver.budget import Budget
@@ -54,7 +52,7 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.plan import Plan, plan_for
+from solver.reasoning.plan import Plan, plan_for, projected
 from solver.reasoning.required import check_required
 from solver.values import show as _show
 
@@ -102,25 +100,33 @@ def provenance_of(
         return Provenance(kind=kind, source=pin.source, rule=None, because=None, rejected=[])
     value = solution[name]
     field = pack.fields[name]
-    if len(trace.domains.get(name, ())) <= 1:
-        if field.kind == "fact" and not _facts_force(plan, name, solution, pins):
-            # An unset fact the search may not choose, narrowed only through the user's options
-            # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
-            # the chain's assumption (the decisions fail otherwise), said under ASSUMED. So is a
-            # fact the search chooses that options nobody typed narrowed (a launcher default
-            # that needs the fact at one value): the answer holds only if the fact is so.
-            chain, pref = plan.chain(name, solution)
-            if value not in chain:  # (a fact assumed first, `settle`, or an option, made it so)
-                return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
-            if pref is not None:
-                return Provenance(
-                    kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[]
-                )
-            return Provenance(kind="default", source=None, rule=None, because=_FACT_DEFAULT, rejected=[])
-        forcing, because = _forcing_rules(plan, name, solution)
-        return Provenance(
-            kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
-        )
+    if marks is None:
+        marks = given_marks(pins)
+    narrowed = len(trace.domains.get(name, ())) <= 1
+    if narrowed and field.kind != "fact":
+        return _said_forced(plan, name, solution)
+    if field.kind == "fact" and _facts_force(plan, name, solution, pins):
+        # A fact the facts decide is the rules' doing, whether or not propagation left it one
+        # value at its turn: propagation does not narrow through a rule over many fields
+        # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
+        # its chain's first value and said ASSUMED ("first value that works"), though the
+        # model decides it.
+        return _said_forced(plan, name, solution)
+    if narrowed:
+        # An unset fact the search may not choose, narrowed only through the user's options
+        # (a kernel flag that needs a dense model): the flags never decide a fact, so it is
+        # the chain's assumption (the decisions fail otherwise), said under ASSUMED. So is a
+        # fact the search chooses that options nobody typed narrowed (a launcher default
+        # that needs the fact at one value): the answer holds only if the fact is so.
+        # The chain is read as `_decide` read it, with the fields before this one: read with
+        # the whole answer, a preference whose `when` reads the fact itself (`f2 == true`)
+        # applied, and was named as the reason for a value a rule forced.
+        chain, pref = plan.chain(name, _read_before(plan, name, solution, pins, marks))
+        if value != chain[0]:  # (a fact assumed first, `settle`, or an option, made it so)
+            return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
+        if pref is not None:
+            return Provenance(kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[])
+        return Provenance(kind="default", source=None, rule=None, because=_FACT_DEFAULT, rejected=[])
     ranked, origin = log.get(name, ([value], {}))
     at = ranked.index(value) if value in ranked else 0
     rejected = [_rejection(plan, name, v, solution, pins, reasons) for v in ranked[:at]] if at else []
@@ -133,7 +139,7 @@ def provenance_of(
             solution,
             pins,
             ranked,
-            given_marks(pins) if marks is None else marks,
+            marks,
             trace.forced.get(name),
             trace.flagged.get(name),
         )
@@ -161,6 +167,29 @@ def provenance_of(
         else "the first value of the domain that works"
     )
     return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
+
+
+def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
+    """The provenance of a value the rules leave alone: the rules that exclude the others."""
+    forcing, because = _forcing_rules(plan, name, solution)
+    return Provenance(
+        kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
+    )
+
+
+def _read_before(
+    plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin], marks: Mapping[str, bool]
+) -> dict[str, Scalar]:
+    """What `_decide` read to rank `name`: the values its ranking reads of the fields decided
+    before it (earlier in the plan's order, or pinned), and the request's `given(FIELD)` marks."""
+    here = plan.position(name)
+    assigned: dict[str, Scalar] = {
+        f: solution[f]
+        for f in plan.ranking_reads(name)
+        if f in solution and f != name and (f in pins or plan.position(f) < here)
+    }
+    assigned.update(marks)
+    return assigned
 
 
 def _rejection(
@@ -204,16 +233,8 @@ def _flagged_rejections(
     every solution though it read open fields (`steering.first_unwarned`), with that rule."""
     if not plan.warn_rules.get(name):
         return []  # no warn rule reads the field: nothing can have been moved
-    # The decided values the ranking read (fields before this one and pins): the same ranking
-    # as `_decide`'s, which read only these of its decided values, and what `given(FIELD)`
-    # reads, as `_decide` marked it.
-    here = plan.position(name)
-    assigned: dict[str, Scalar] = {
-        f: solution[f]
-        for f in plan.ranking_reads(name)
-        if f in solution and f != name and (f in pins or plan.position(f) < here)
-    }
-    assigned.update(marks)
+    # The decided values the ranking read: the same ranking as `_decide`'s.
+    assigned = _read_before(plan, name, solution, pins, marks)
     preferred, flagged = plan.preferred_flagged(name, assigned, forced)
     if exact:
         flagged = {**exact, **flagged}
@@ -293,7 +314,10 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     any value of its domain (else two facts nobody gave that a rule ties, `f1 == f5`, would
     each follow from the other, and neither be said as assumed: tests/test_laws.py,
     `_TIED_FACTS`). A fact the search chooses (the platform) also follows from the options the
-    user typed (`--attention-backend fa3` is CUDA's); options nobody typed never count.
+    user typed (`--attention-backend fa3` is CUDA's); other options count as any value of their
+    domain (never at the value the search gave them): a typed `f0 = true` under `when f0
+    require f0 == f2 and f1 == 'p'` forces `f2` whatever `f1` is (tests/test_laws.py,
+    `_FORCED_THROUGH_AN_OPTION`).
 
     Remembered like `_forcing_rules`, by the values of the fields the rules read and which of
     them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
@@ -318,29 +342,20 @@ def _facts_force_walk(plan: Plan, name: str, solution: Mapping[str, Scalar], pin
             break
         if left <= con.allowed(at, tuple([solution[f] for f in others])):
             continue  # (most rules: excludes nothing even with every field as resolved)
-        free = []
-        for f in others:
-            if (f in pins and (searched or fields[f].kind == "fact")) or (
-                fields[f].kind == "fact" and plan.position(f) < here
-            ):
-                continue
-            free.append(f)
-        if (
-            any(fields[f].kind != "fact" for f in free)
-            or math.prod(len(domains[f]) for f in free) > _PROJECTED
-        ):
-            continue
-        allowed: set[Scalar] = set()
-        for combo in itertools.product(*(domains[f] for f in free)):
-            values = {**solution, **dict(zip(free, combo, strict=True))}
-            allowed.update(con.allowed(at, tuple([values[f] for f in others])))
-        left &= allowed
+        counted = [
+            f
+            for f in others
+            if (f in pins and (searched or fields[f].kind == "fact"))
+            or (fields[f].kind == "fact" and plan.position(f) < here)
+        ]
+        read: dict[str, Sequence[Scalar]] = {f: (solution[f],) for f in counted}
+        free = [f for f in con.fields if f not in read]
+        read.update((f, domains[f]) for f in free if f != name)
+        read[name] = list(left)
+        supported = projected(con, free, read)
+        if supported is not None:
+            left &= supported[name]
     return not left
-
-
-# The most combinations of later facts `_facts_force` tries for one rule (derived traits are
-# booleans: a rule over a handful of them is a few dozen).
-_PROJECTED = 256
 
 
 def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
