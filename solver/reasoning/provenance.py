@@ -10,12 +10,13 @@ that imports it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, NamedTuple
 
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
 from solver.engine.opendomain import query_pack
+from solver.engine.state import picker
 from solver.errors import Unsatisfiable
 from solver.model import (
     AdjustmentRecord,
@@ -257,25 +258,33 @@ def _flagged_rejections(
     return out
 
 
-def _reads_kept(plan: Plan, name: str, kind: str) -> tuple[dict[Any, Any], tuple[str, ...]]:
+class _Reads(NamedTuple):
+    """The fields the rules reading a field read besides it, as `_reads_kept` keeps them."""
+
+    fields: tuple[str, ...]
+    pick: Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]]
+    """Their values in a mapping, one call (`picker`): every unset fact asks on every request."""
+    names: frozenset[str]
+
+
+def _reads_kept(plan: Plan, name: str, kind: str) -> tuple[dict[Any, Any], _Reads]:
     """The compiled pack's table (under its entry budget) of answers about `name` of one `kind`,
     and the fields the rules reading `name` read besides it: what such an answer depends on,
     with the field's own value. One table per kind, the fields shared by both kinds."""
     cp = plan.compiled
-    kept: tuple[dict[str, dict[Any, Any]], dict[str, tuple[str, ...]]] | None = cp.memo.get(
-        "provenance-answers"
-    )
+    kept: tuple[dict[str, dict[Any, Any]], dict[str, _Reads]] | None = cp.memo.get("provenance-answers")
     if kept is None:
         kept = cp.memo["provenance-answers"] = ({}, {})
     answers, reads = kept
     table = answers.get(kind)
     if table is None:
         table = answers[kind] = cp.tables.table()
-    fields = reads.get(name)
-    if fields is None:
+    found = reads.get(name)
+    if found is None:
         around = (f for _, _, _, others in plan.reading(name) for f in others)
-        fields = reads[name] = tuple(dict.fromkeys(around))
-    return table, fields
+        fields = tuple(dict.fromkeys(around))
+        found = reads[name] = _Reads(fields, picker(fields), frozenset(fields))
+    return table, found
 
 
 def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tuple[tuple[str, ...], str]:
@@ -291,8 +300,8 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     and model combinations, and the walk over a field's rules (up to 80) was a third of
     provenance.
     """
-    answers, fields = _reads_kept(plan, name, "forcing")
-    key = (name, solution[name], tuple([solution[f] for f in fields]))
+    answers, reads = _reads_kept(plan, name, "forcing")
+    key = (name, solution[name], reads.pick(solution))
     found = answers.get(key)
     if found is None:
         forcing = tuple(_greedy_forcing(plan, name, solution))
@@ -323,7 +332,7 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
     each a walk over the rules reading it (8 % of a resolution)."""
     answers, reads = _reads_kept(plan, name, "facts")
-    key = (name, solution[name], tuple([solution[f] for f in reads]), tuple([f in pins for f in reads]))
+    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins))
     found: bool | None = answers.get(key)
     if found is None:
         found = _facts_force_walk(plan, name, solution, pins)
