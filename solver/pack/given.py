@@ -156,11 +156,14 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     return copy
 
 
-def refusing(pack: Pack, values: Mapping[str, Scalar], typed: Collection[str]) -> list[Rule]:
+def refusing(
+    pack: Pack, values: Mapping[str, Scalar], typed: Collection[str] | Mapping[str, Scalar]
+) -> list[Rule]:
     """The hard rules reading `given(...)` that `values` break for a launcher given `typed`: the
     pack's copy for those marks (`for_request`) evaluated on `values` (an answer). Only those rules
     can differ from the ones an answer was made under (`pack`: the pack before any `given(FIELD)`
-    was answered)."""
+    was answered). `typed`: the fields a command types, with their values when they are not the
+    answer's (a typed value an adjustment replaced), else their names (it types the answer's)."""
     from solver.pack.loader import semantics
 
     base = semantics(pack).rules
