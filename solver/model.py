@@ -49,6 +49,7 @@ __all__ = [
     "WarningRecord",
     "given_key",
     "given_marks",
+    "typed_key",
 ]
 
 Scalar = str | int | bool
@@ -325,6 +326,12 @@ class Pin(Record):
 def given_key(name: str) -> str:
     """How decided values mark that the request gives `name`: `given(name)`, which no field is spelled."""
     return f"given({name})"
+
+
+def typed_key(name: str) -> str:
+    """How decided values may carry the value the request typed for `name` (`given(name) ==
+    VALUE` reads it; without it, the field's own value, which is the typed one unless adjusted)."""
+    return f"typed({name})"
 
 
 def given_marks(names: Collection[str]) -> dict[str, bool]:

@@ -96,6 +96,11 @@ class Cond:
     def text(self) -> str:
         if self.kind == "given":
             return f"given({self.name})"
+        if self.kind == "typed":  # the value typed: `given(F) == V` or `given(F) in [V, ...]`
+            if isinstance(self.value, tuple):
+                return f"given({self.name}) in [" + ", ".join(_lit(v) for v in self.value) + "]"
+            assert self.value is not None
+            return f"given({self.name}) == {_lit(self.value)}"
         if self.kind == "prod":
             return f"{self.name} * {self.other} {self.op} {self.third}"
         if self.kind == "cmp":
@@ -124,19 +129,19 @@ class Cond:
         )
 
     def reads(self) -> set[str]:
-        if self.kind == "given":
+        if self.kind in ("given", "typed"):
             return set()  # whether the request gives a field: no value of a configuration
         own = {n for n in (self.name, self.other, self.third) if n}
         return own.union(*(p.reads() for p in self.parts))
 
     def given_names(self) -> set[str]:
-        own = {self.name} if self.kind == "given" else set()
+        own = {self.name} if self.kind in ("given", "typed") else set()
         return own.union(*(p.given_names() for p in self.parts))
 
     def eval3(self, known: Known) -> bool | None:
         if self.kind == "const":
             return bool(self.value)
-        if self.kind == "given":  # the oracle reads no request marks: the pack as loaded
+        if self.kind in ("given", "typed"):  # the oracle reads no request marks: the pack as loaded
             return False
         if self.kind == "flag":
             return None if self.name not in known else known[self.name] is True
@@ -160,7 +165,7 @@ class Cond:
 
     def compile(self, index: Mapping[str, int]) -> Callable[[Row], bool]:
         """A fast two-valued evaluator over full rows (the oracle's hot path)."""
-        if self.kind == "given":
+        if self.kind in ("given", "typed"):
             return lambda row: False
         if self.kind == "const":
             const = bool(self.value)
@@ -475,10 +480,14 @@ class _Builder:
         forms += ["set"] if fitting_sets else []
         forms += ["const"] if "constant-rule" not in KNOWN_BUGS else []
         options = [g.name for g in self.fields if g.kind == "option"]
-        forms += ["given", "given"] if self.given_rules and options else []
+        forms += ["given", "given", "typed"] if self.given_rules and options else []
         form = d.pick(forms)
         if form == "given":  # a launcher that refuses a value typed, or only typed
             return Cond("given", name=d.pick(options))
+        if form == "typed":  # one that reads the value typed (`given(F) == V`), before adjusting
+            g = self.by_name[d.pick(options)]
+            value = d.pick(g.domain) if d.chance(2) else tuple(d.some(g.domain, 1, 2))
+            return Cond("typed", name=g.name, value=value)
         if form == "eq":
             return Cond(
                 "cmp", op=d.pick(("==", "!=")), name=f.name, value=d.pick(f.domain), flipped=d.chance(2)
@@ -574,8 +583,9 @@ def cases(
     """A random pack and a random request against it. `unsearched`: about half the options, and
     about a third of the facts (a model's shape: assumed when not given, never searched), are
     `search = false`. `given_rules`: rules also read `given(OPTION)` (whether the request gives
-    it, solver.pack.given), which the oracle reads as false (the pack as loaded): for the laws
-    that judge with the engine's own `check`, not with the oracle."""
+    it, solver.pack.given, or its typed value: `given(OPTION) == VALUE`), and so may preferences;
+    the oracle reads them as false (the pack as loaded): for the laws that judge with the engine's
+    own `check` or by brute force over the marks (tests/test_laws_typed.py), not with the oracle."""
     d = _Draw(draw)
     spec = _pack(d, given_rules)
     if unsearched:

@@ -165,9 +165,15 @@ def test_answering_replaces_only_the_calls() -> None:
     from solver.pack.given import _answered
 
     # Column offsets count UTF-8 bytes: a non-ASCII literal before the call must not shift it.
-    assert _answered("name == 'é' or not given(q)", {"q"}) == "name == 'é' or not True"
-    assert _answered("given(a) and (given(b)\n or x)", {"b"}) == "False and (True\n or x)"
-    assert _answered("x == 'given'", {"x"}) == "x == 'given'"
+    assert _answered("name == 'é' or not given(q)", {"q"}, {}) == "name == 'é' or not True"
+    assert _answered("given(a) and (given(b)\n or x)", {"b"}, {}) == "False and (True\n or x)"
+    assert _answered("x == 'given'", {"x"}, {}) == "x == 'given'"
+    # A typed value: answered by the value typed, False when not typed, and with names only
+    # (a command typing an answer's values) read as the field's own value.
+    typed = "given(a) == 'p' or (given(a) in S and given(b))"
+    assert _answered(typed, {"a"}, {"S": ("q",)}, {"a": "q"}) == "False or (True and False)"
+    assert _answered(typed, {"b"}, {"S": ("q",)}, {"b": 1}) == "False or (False and True)"
+    assert _answered(typed, {"a"}, {"S": ("q",)}) == "a == 'p' or (a in S and False)"
 
 
 def _allowed(values: dict[str, str], typed: set[str]) -> bool:

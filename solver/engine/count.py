@@ -49,7 +49,7 @@ from solver.engine.countlimit import (
 from solver.engine.ddnnf import FORMAT, SEARCH_FIRST, CompiledCount, compile_count
 from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
-from solver.model import given_key
+from solver.pack.marks import ValueRead, given_atoms, typed_holds, value_read
 
 if TYPE_CHECKING:
     from solver.engine.csp import CompiledPack
@@ -246,10 +246,17 @@ def _compiled_for(base: Pack, pack: Pack, query: _Query) -> tuple[CompiledCount 
     found = _compiled(base)
     if found is not None:
         typed = _hard_given(base).intersection(query.pins) if pack is not base else set()
-        atoms = {given_key(name): (False, True) for name in typed}
-        if all(atom in found.level for atom in atoms):
-            pins = {**query.pins, **dict.fromkeys(atoms, True)}
-            return found, dataclasses.replace(query, domains={**query.domains, **atoms}, pins=pins)
+        marks = _given_fields(pack_checks(base), base.sets) if typed else {}
+        # Each mark of a field the request gives, answered: `given(F)` true, a value read by the
+        # value typed (a mark of a field not given stays False, as the form counts it).
+        atoms = {
+            atom: read is None or typed_holds(read, query.pins[name])
+            for atom, (name, read) in (marks or {}).items()
+            if name in typed
+        }
+        if marks is not None and all(atom in found.level for atom in atoms):
+            domains = {**query.domains, **dict.fromkeys(atoms, (False, True))}
+            return found, dataclasses.replace(query, domains=domains, pins={**query.pins, **atoms})
     return (_compiled(pack) if pack is not base else None), query
 
 
@@ -257,7 +264,7 @@ def _compile(base: Pack, pack: Pack, limit: Limit, progress: Progress | None) ->
     """The compiled count for `pack` (`base`'s copy for the request's `given()`) and the pack
     it is kept for: `base`'s (`compile_whole`), which answers every copy, unless a hard rule
     reads `given()` where it cannot be a field and `pack` is such a copy."""
-    if pack is base or _given_fields(pack_checks(base)) is not None:
+    if pack is base or _given_fields(pack_checks(base), base.sets) is not None:
         return compile_whole(base, limit=limit, progress=progress), base
     return compile_count(pack_counter(pack), limit=limit, progress=progress), pack
 
@@ -401,11 +408,12 @@ def _file_key(digest: str) -> str:
 
 def pack_counter(pack: Pack, given: Sequence[str] = ()) -> DiagramCounter:
     """A diagram counter of `pack` made for this call, with nothing counted yet; `given`: the
-    fields whose `given(FIELD)` its rules read as two-valued fields. Raises `TooLarge`."""
+    request's marks its rules read (`given(FIELD)`, `given(FIELD) == VALUE`), by their names
+    (`_given_fields`), as two-valued fields. Raises `TooLarge`."""
     from solver.engine.csp import compile_pack
 
     cp = compile_pack(pack)
-    domains = {**cp.domains, **{given_key(name): (False, True) for name in given}}
+    domains = {**cp.domains, **dict.fromkeys(given, (False, True))}
     return DiagramCounter(domains, _checks(cp), fields=pack.fields, sets=pack.sets)
 
 
@@ -419,17 +427,21 @@ def compile_whole(
     `given()` inside a comparison (not as an operand of and / or / not) they are left out, and
     the form answers only requests that give none of them. Raises `TooLarge`, and
     `CountLimitReached` when `limit` runs out."""
-    given = _given_fields(pack_checks(pack)) or []
-    counted = {given_key(name): (True, False) for name in given}
+    given = sorted(_given_fields(pack_checks(pack), pack.sets) or {})
+    counted = dict.fromkeys(given, (True, False))
     return compile_count(pack_counter(pack, given), counted=counted, limit=limit, progress=progress)
 
 
-def _given_fields(checks: Sequence[Condition]) -> list[str] | None:
-    """The fields whose `given()` the checks read, when each call is an operand of `and` /
-    `or` / `not` (or the whole check) in a check with text; else None."""
+def _given_fields(
+    checks: Sequence[Condition], sets: Mapping[str, Sequence[Scalar]]
+) -> dict[str, tuple[str, ValueRead | None]] | None:
+    """The request's marks the checks read, each by its two-valued field's name with the field
+    it asks about and, for `given(FIELD) == VALUE`, the read (`solver.pack.expr.given_atoms`),
+    when each `given(FIELD)` call or value read is an operand of `and` / `or` / `not` (or the
+    whole check) in a check with text; else None."""
     import ast
 
-    asked: set[str] = set()
+    asked: dict[str, tuple[str, ValueRead | None]] = {}
     for check in checks:
         if not check.given:
             continue
@@ -437,16 +449,23 @@ def _given_fields(checks: Sequence[Condition]) -> list[str] | None:
             return None
         top = ast.parse(check.text, mode="eval").body
         operands = {id(top)}
+        reads: set[int] = set()  # the calls of value reads that are operands
         for node in ast.walk(top):  # parents before children
             if isinstance(node, ast.BoolOp):
                 operands.update(map(id, node.values))
             elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
                 operands.add(id(node.operand))
+            elif isinstance(node, ast.Compare) and value_read(node, sets) is not None:
+                if id(node) not in operands:
+                    return None
+                reads.add(id(node.left))
             elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given":
+                if id(node) in reads:
+                    continue
                 if id(node) not in operands or len(node.args) != 1 or not isinstance(node.args[0], ast.Name):
                     return None
-                asked.add(node.args[0].id)
-    return sorted(asked)
+        asked.update(given_atoms(check.text, sets))
+    return asked
 
 
 _COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.model import given_key
 from solver.pack.expr import Condition
+from solver.pack.marks import given_atoms, read_key, value_read
 from solver.values import same
 
 if TYPE_CHECKING:
@@ -264,6 +265,9 @@ class Diagrams:
                 atom = given_key(node.args[0].id)  # `given(FIELD)` as a two-valued field, when
                 if atom in self.level:  # the order has one (a compile shared by given() copies)
                     return self.unary(atom, (False, True))
+            read = value_read(node, sets)
+            if read is not None and read_key(read) in self.level:  # `given(FIELD) == VALUE` too
+                return self.unary(read_key(read), (False, True))
             return self.rule(parse_node(node, fields, sets), LEAF_EXPANSION_BUDGET)
 
         return build(ast.parse(cond.text, mode="eval").body)
@@ -351,7 +355,8 @@ class DiagramCounter:
     ) -> None:
         if len(domains) > MAX_FIELDS:
             raise TooLarge(f"{len(domains)} fields")
-        atoms = [[a for a in map(given_key, c.given) if a in domains] for c in checks]
+        marks = [given_atoms(c.text, sets or {}) if c.given and c.text else {} for c in checks]
+        atoms = [[a for a in found if a in domains] for found in marks]
         order = elimination_order(domains, [[*c.fields, *a] for c, a in zip(checks, atoms, strict=True)])
         order.reverse()  # the fields eliminated last tie the most together: branch on them first
         self.diagrams, self.roots = _compiled(order, domains, checks, fields, sets)

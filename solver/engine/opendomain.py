@@ -46,20 +46,24 @@ def base_digest(digest: str) -> str:
 _SPECIAL: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
 
 
-def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
+def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar], *, typed: bool = True) -> Pack:
     """The pack one request works on: open domains widened by its pinned values, then its rules'
     `given(FIELD)` answered for the fields it pins (`solver.pack.given.for_request`); `pack`
-    itself, after one set test, when it pins no open field and no field a rule asks about."""
-    from solver.pack.given import for_request, given_fields
+    itself, after one set test, when it pins no open field and no field a rule asks about.
+    `typed`: the pins' values are the ones typed, read by `given(FIELD) == VALUE` as typed even
+    where an adjustment replaces them (a request to resolve); False: each pinned field's own
+    value is the one typed (choices: picking a value types it, and no pin is adjusted)."""
+    from solver.pack.given import for_request, given_fields, valued_fields
 
     special = _SPECIAL.get(pack.digest) if pack.digest else None
     if special is None:
-        special = given_fields(pack).union(n for n, f in pack.fields.items() if f.open is not None)
+        special = given_fields(pack).union(valued_fields(pack))
+        special = special.union(n for n, f in pack.fields.items() if f.open is not None)
         if pack.digest:
             _SPECIAL.put(pack.digest, special)
     if special.isdisjoint(pins):
         return pack
-    return for_request(widened(pack, pins), pins)
+    return for_request(widened(pack, pins), pins if typed else list(pins))
 
 
 def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:

@@ -25,6 +25,8 @@ from collections.abc import Callable, Mapping, Sequence
 from types import CodeType, FunctionType
 from typing import Any
 
+Scalar = str | int | bool  # solver.model's (this module imports only the standard library)
+
 __all__ = ["UNKNOWN", "Piece", "Writer", "compile_now", "restore", "state", "written"]
 
 Piece = tuple[str, str]  # (the expression over `a` for holds, the one over `m` for partial)
@@ -158,6 +160,17 @@ class Writer:
     def given(self, key: str) -> Piece:
         """`given(FIELD)`: never in `holds`; in `partial`, whether the mapping marks `key` True."""
         return "False", f"(m.get({self._tri(key)}, False) is True)"
+
+    def given_value(self, key: str, typed: str, name: str, values: frozenset[Scalar]) -> Piece:
+        """`given(FIELD) in values`: never in `holds`; in `partial`, False unless the mapping marks
+        `key` True, then whether the typed value (its `typed` entry, else the field's own value,
+        which is the typed one unless an adjustment replaced it) is one of `values`."""
+        temp = self._temp()
+        seen = f"m.get({self._tri(typed)}, m.get({self._tri(name)}, U))"
+        return "False", (
+            f"(False if m.get({self._tri(key)}, False) is not True else "
+            f"(None if ({temp} := {seen}) is U else {temp} in {self._tri(values)}))"
+        )
 
     @staticmethod
     def constant(value: bool) -> Piece:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from solver.model import Field, Scalar, given_key
+from solver.model import Field, Scalar, given_key, typed_key
 from solver.pack.codegen import Piece, Writer
 
 __all__ = [
@@ -291,6 +291,8 @@ class _Compiler:
             return self.out.both(parts) if isinstance(node.op, ast.And) else self.out.either(parts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.out.negate(self.condition(node.operand, depth + 1))
+        if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call):
+            return self.given_value(node)
         if isinstance(node, ast.Compare):
             pairs: list[Piece] = []
             left = node.left
@@ -314,13 +316,57 @@ class _Compiler:
         """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never; solver.pack.given)."""
         if not isinstance(node, ast.Call):
             raise ExprError(f"{type(node).__name__} is not allowed as a condition")
+        name = self.given_name(node)
+        self.given.append(name)
+        return self.out.given(given_key(name))
+
+    def given_name(self, node: ast.Call) -> str:
+        """The FIELD of a well-formed `given(FIELD)` call."""
         name = node.args[0].id if len(node.args) == 1 and isinstance(node.args[0], ast.Name) else ""
         if getattr(node.func, "id", None) != "given" or node.keywords or name not in self.fields:
             # An undeclared FIELD is an unknown field, so a failed declaration's uses are its cascade.
             unknown = f"unknown field {name!r} in given(): " if name and name not in self.fields else ""
             raise ExprError(f"{unknown}the only call a condition may make is given(FIELD) of a field")
+        return name
+
+    def given_value(self, node: ast.Compare) -> Piece:
+        """`given(FIELD) == VALUE`, `given(FIELD) in [VALUES]`: the request gives FIELD with one of
+        these values as typed, before any adjustment replaces it (false when FIELD is not given).
+        Like `given(FIELD)` a mark of the request, not a value of a configuration (`holds`: never;
+        `partial`: the `typed_key` mark, else the field's own value; solver.pack.given answers it
+        per request). Only `==` and `in`: `not (given(F) == V)` says the rest unambiguously."""
+        assert isinstance(node.left, ast.Call)
+        name = self.given_name(node.left)
+        op = _CMP.get(type(node.ops[0])) if len(node.ops) == 1 else None
+        if op not in ("==", "in"):
+            raise ExprError(
+                f"given({name}) compares only as given({name}) == VALUE or given({name}) in [VALUES] "
+                f"(negate with not (...))"
+            )
+        right = node.comparators[0]
+        if isinstance(right, ast.Name) and right.id in self.fields:
+            raise ExprError(f"given({name}) compares with literals, not with the field {right.id}")
+        item = self.operand(right)
+        if op == "==" and item.kind != "const":
+            raise ExprError(f"given({name}) == needs one literal; use 'in' for a list")
+        if op == "in" and item.kind != "collection":
+            raise ExprError(f"given({name}) in needs a list or a named set on the right")
+        values = frozenset([item.value]) if op == "==" else item.value
+        for value in sorted(values, key=str):
+            self.check_typed(name, value)
         self.given.append(name)
-        return self.out.given(given_key(name))
+        return self.out.given_value(given_key(name), typed_key(name), name, values)
+
+    def check_typed(self, field: str, value: Scalar) -> None:
+        """`value` is one the user can type for `field` (a literal of its domain, or of its open
+        range); not recorded among the literals the configuration's values are compared with."""
+        opened = self.fields[field].open
+        if opened is not None and opened.admits(value):
+            return
+        if (type(value), value) not in _members(self.fields[field].domain):
+            domain = self.fields[field].domain
+            shown = ", ".join(map(repr, domain[:12])) + (" ..." if len(domain) > 12 else "")
+            raise ExprError(f"{value!r} is not a value of {field} (domain: {shown})")
 
     def at(self, name: str) -> tuple[int, str]:
         """A field read, as the position of its value in `holds`' argument and its name."""

@@ -21,14 +21,23 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
 from solver.bounded import PACKS_KEPT, Lru
-from solver.model import Pack, Rule, Scalar
+from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
-from solver.pack.expr import rule_conditions
+from solver.pack.expr import parse, rule_conditions
+from solver.pack.marks import ValueRead, typed_holds, value_read
 
-__all__ = ["GIVEN_MARK", "for_request", "given_effect", "given_fields", "reading_given", "refusing"]
+__all__ = [
+    "GIVEN_MARK",
+    "for_request",
+    "given_effect",
+    "given_fields",
+    "reading_given",
+    "refusing",
+    "valued_fields",
+]
 
 # Separates a pack's digest from the given fields a copy was made for (see `for_request`).
 GIVEN_MARK = "+given:"
@@ -36,6 +45,8 @@ GIVEN_MARK = "+given:"
 
 # By digest: every request asks, and the SGLang pack has some 300 rules to look through.
 _ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+# By digest: the fields whose typed value some rule reads (`given(FIELD) == VALUE`).
+_VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
 # The copies made, by their digest: a request's copy is made again for every request like it.
 _COPIES: Lru[str, Pack] = Lru(PACKS_KEPT)
 
@@ -52,6 +63,31 @@ def given_fields(pack: Pack) -> frozenset[str]:
     return found
 
 
+def valued_fields(pack: Pack) -> frozenset[str]:
+    """The fields whose typed value some rule or preference of `pack` reads (`given(FIELD) ==
+    VALUE` or `given(FIELD) in [VALUES]`): a request's copy depends on their values, not only on
+    whether they are given."""
+    found = _VALUED.get(pack.digest) if pack.digest else None
+    if found is None:
+        from solver.pack.loader import semantics
+
+        rules = semantics(pack).rules
+        texts = [t for r in pack.rules if rules[r.id].given for t in (r.when, r.require, r.forbid)]
+        texts += [p.when for p in pack.preferences]
+        found = frozenset(read[0] for text in texts for read in _reads(text, pack.sets))
+        if pack.digest:
+            _VALUED.put(pack.digest, found)
+    return found
+
+
+def _reads(text: str | None, sets: Mapping[str, Sequence[Scalar]]) -> list[ValueRead]:
+    """The typed-value reads of a checked condition's text."""
+    if not text or "given" not in text:
+        return []
+    nodes = ast.walk(ast.parse(text.strip(), mode="eval"))
+    return [read for node in nodes if (read := value_read(node, sets)) is not None]
+
+
 def reading_given(pack: Pack, name: str) -> list[str]:
     """The ids of `pack`'s rules (hard or warn) that read `given(name)`."""
     from solver.pack.loader import semantics
@@ -61,12 +97,22 @@ def reading_given(pack: Pack, name: str) -> list[str]:
 
 def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pack:
     """`pack` itself when the request gives none of the fields its rules ask about; otherwise a
-    copy whose rules read those answers as constants (`given`: the request's fields)."""
-    asked = given_fields(pack)
+    copy whose rules read those answers as constants (`given`: the request's fields).
+
+    A `given(FIELD) == VALUE` reads the value typed: with `given` a mapping (the request's pins,
+    as typed, before any adjustment) it is answered as a constant too; with names only (a command
+    that types an answer's values, a choice that types the value it lists) the typed value is the
+    field's own, so it becomes `FIELD == VALUE`."""
+    valued = valued_fields(pack)
+    asked = given_fields(pack).union(valued)
     typed = sorted(asked.intersection(given))
     if not typed:
         return pack
-    digest = f"{pack.digest}{GIVEN_MARK}{','.join(typed)}" if pack.digest else ""
+    answers: dict[str, object] | None = None
+    if isinstance(given, Mapping) and valued:
+        answers = {n: _typed_value(given[n]) for n in typed if n in valued}
+    marks = [_mark(n, valued, answers) for n in typed]
+    digest = f"{pack.digest}{GIVEN_MARK}{','.join(marks)}" if pack.digest else ""
     made = _COPIES.get(digest) if digest else None
     if made is not None:
         # Kept by content (as the loader keeps packs): a copy made for the same bytes in another
@@ -82,15 +128,22 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
         if base.rules[rule.id].given:
             rule = dataclasses.replace(
                 rule,
-                when=_answered(rule.when, typed),
-                require=_answered(rule.require, typed),
-                forbid=_answered(rule.forbid, typed),
+                when=_answered(rule.when, typed, pack.sets, answers),
+                require=_answered(rule.require, typed, pack.sets, answers),
+                forbid=_answered(rule.forbid, typed, pack.sets, answers),
             )
             changed.append(rule)
         rules.append(rule)
-    copy = dataclasses.replace(pack, rules=tuple(rules), digest=digest)
+    # A preference reads `given(FIELD)` as the request's mark (solver.reasoning.plan), but the value
+    # typed only here: rankings read the decided values, in which an adjustment has replaced it.
+    prefs, ranked = list(pack.preferences), dict(base.preferences)
+    for at, pref in enumerate(prefs):
+        if _reads(pref.when, pack.sets):
+            prefs[at] = dataclasses.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
+            ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)
+    copy = dataclasses.replace(pack, rules=tuple(rules), preferences=tuple(prefs), digest=digest)
     # Only the rewritten rules are parsed again; every other condition is the base's own.
-    found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=base.preferences)
+    found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=ranked)
     for rule in changed:
         found.rules[rule.id], when = rule_conditions(
             rule.when, rule.require, rule.forbid, pack.fields, pack.sets
@@ -103,11 +156,14 @@ def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pa
     return copy
 
 
-def refusing(pack: Pack, values: Mapping[str, Scalar], typed: Collection[str]) -> list[Rule]:
+def refusing(
+    pack: Pack, values: Mapping[str, Scalar], typed: Collection[str] | Mapping[str, Scalar]
+) -> list[Rule]:
     """The hard rules reading `given(...)` that `values` break for a launcher given `typed`: the
     pack's copy for those marks (`for_request`) evaluated on `values` (an answer). Only those rules
     can differ from the ones an answer was made under (`pack`: the pack before any `given(FIELD)`
-    was answered)."""
+    was answered). `typed`: the fields a command types, with their values when they are not the
+    answer's (a typed value an adjustment replaced), else their names (it types the answer's)."""
     from solver.pack.loader import semantics
 
     base = semantics(pack).rules
@@ -120,8 +176,30 @@ def refusing(pack: Pack, values: Mapping[str, Scalar], typed: Collection[str]) -
     ]
 
 
-def _answered(text: str | None, typed: Collection[str]) -> str | None:
-    """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed`.
+def _typed_value(pin: object) -> object:
+    """A request's typed value: a pin's, or the value itself."""
+    return pin.value if isinstance(pin, Pin) else pin
+
+
+def _mark(name: str, valued: Collection[str], answers: Mapping[str, object] | None) -> str:
+    """How a copy's digest names what the request gives of `name`: the name, and for a field
+    whose typed value a rule reads, that value (`=V`) or the field's own (`=*`, names only)."""
+    if name not in valued:
+        return name
+    return f"{name}={answers[name]!r}" if answers is not None else f"{name}=*"
+
+
+def _answered(
+    text: str | None,
+    typed: Collection[str],
+    sets: Mapping[str, Sequence[Scalar]],
+    answers: Mapping[str, object] | None = None,
+    values_only: bool = False,
+) -> str | None:
+    """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed`, and each
+    `given(FIELD) == VALUE` (or `in [VALUES]`) by False when FIELD is not in `typed`, by whether
+    the typed value is among VALUES when `answers` has it, else by `FIELD == VALUE`.
+    `values_only`: the `given(FIELD)` calls are left as they are (a preference reads the mark).
 
     The calls' own source spans are replaced (conditions were checked at load, so they parse);
     not `ast.unparse`, which recurses once per level of a deeply nested condition."""
@@ -131,18 +209,38 @@ def _answered(text: str | None, typed: Collection[str]) -> str | None:
     starts = [0]
     for line in source.splitlines(keepends=True):
         starts.append(starts[-1] + len(line))
+
+    def span(node: ast.expr) -> tuple[int, int]:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        begin = _offset(source, starts[node.lineno - 1], node.col_offset)
+        return begin, _offset(source, starts[node.end_lineno - 1], node.end_col_offset)
+
     spans: list[tuple[int, int, str]] = []
-    for node in ast.walk(ast.parse(source, mode="eval")):
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given":
+    inside: set[int] = set()  # the calls of value reads, replaced with their comparison
+    for node in ast.walk(ast.parse(source, mode="eval")):  # parents before children
+        read = value_read(node, sets)
+        if read is not None:
+            assert isinstance(node, ast.Compare)
+            inside.add(id(node.left))
+            name = read[0]
+            if name not in typed:
+                spans.append((*span(node), "False"))
+            elif answers is not None and name in answers:
+                spans.append((*span(node), str(typed_holds(read, answers[name]))))
+            else:
+                spans.append((*span(node.left), name))  # the typed value is the field's own
+        elif isinstance(node, ast.Call) and id(node) not in inside and not values_only and _is_given(node):
             arg = node.args[0] if node.args else None
             if not isinstance(arg, ast.Name) or node.end_lineno is None or node.end_col_offset is None:
                 continue  # not a well-formed call: the loader refused the pack already
-            begin = _offset(source, starts[node.lineno - 1], node.col_offset)
-            end = _offset(source, starts[node.end_lineno - 1], node.end_col_offset)
-            spans.append((begin, end, "True" if arg.id in typed else "False"))
+            spans.append((*span(node), "True" if arg.id in typed else "False"))
     for begin, end, word in sorted(spans, reverse=True):
         source = source[:begin] + word + source[end:]
     return source
+
+
+def _is_given(node: ast.Call) -> bool:
+    return getattr(node.func, "id", None) == "given"
 
 
 def _offset(source: str, line_start: int, byte_offset: int) -> int:
@@ -187,6 +285,14 @@ def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> t
     """The constant `node` folds to once every `given(X)` but `given(name)` is answered (None if
     none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
     the loader refused conditions nested deeper than `MAX_DEPTH`."""
+    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and node.left.args:
+        # `given(F) == VALUE`: typing F may make it true or false (by the value typed); another
+        # field's read is false when it is not typed and open when it is.
+        arg = node.left.args[0]
+        called = arg.id if isinstance(arg, ast.Name) else ""
+        if called == name:
+            return None, {sign, -sign}
+        return (None if called in typed else False), set()
     if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given" and node.args:
         arg = node.args[0]
         called = arg.id if isinstance(arg, ast.Name) else ""

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 from typing import NamedTuple
 
 from solver.inputs.launch import flag_words
-from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks
+from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks, typed_key
 from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics
 from solver.reasoning.decide import ChainFailed, RequestFails, Settled, follows_chain, marked, settle
@@ -148,7 +148,7 @@ def asks_unset(base: Pack, given: Collection[str]) -> bool:
     return any(n not in given and fields[n].kind == "option" for n in given_fields(base))
 
 
-def refusal_possible(base: Pack, given: Collection[str], solution: Mapping[str, Scalar]) -> bool:
+def refusal_possible(base: Pack, given: Mapping[str, Pin], solution: Mapping[str, Scalar]) -> bool:
     """Whether typing some of the options the request leaves unset can make a hard rule reading
     their `given(...)` refuse `solution`: each such rule evaluated on it under every choice of
     those marks (the request's own marked as given; a rule asks about one or two fields). False
@@ -156,7 +156,9 @@ def refusal_possible(base: Pack, given: Collection[str], solution: Mapping[str, 
     departures), which this cannot then refuse."""
     fields = base.fields
     rules = semantics(base).rules
-    marks = given_marks(given)
+    # The request's marks, with the values it typed (`given(FIELD) == VALUE` reads them, not the
+    # solution's, where an adjustment replaced one); an option typed here types the solution's.
+    marks = {**given_marks(given), **{typed_key(n): p.value for n, p in given.items()}}
     known = {**solution, **marks}
     for rule in base.rules:
         cond = rules[rule.id]
@@ -171,7 +173,7 @@ def refusal_possible(base: Pack, given: Collection[str], solution: Mapping[str, 
 
 
 def typed_refusals(
-    base: Pack, given: Collection[str], solution: Mapping[str, Scalar], departed: Collection[str]
+    base: Pack, given: Mapping[str, Pin], solution: Mapping[str, Scalar], departed: Collection[str]
 ) -> dict[str, list[str]]:
     """The departed options a rule refuses typed: each with the ids of the hard rules reading
     its `given(...)` that the answer breaks once the command types the departures (the request's
@@ -188,7 +190,9 @@ def typed_refusals(
         return {}
     rules = semantics(base).rules
     out: dict[str, list[str]] = {}
-    for rule in refusing(base, solution, [*given, *typed]):
+    # What the command types: the request's own values as typed, and each departure's value.
+    command = {**{n: p.value for n, p in given.items()}, **{n: solution[n] for n in typed}}
+    for rule in refusing(base, solution, command):
         for name in rules[rule.id].given:
             if name in typed and rule.id not in out.get(name, ()):
                 out.setdefault(name, []).append(rule.id)

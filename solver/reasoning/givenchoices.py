@@ -59,9 +59,9 @@ def typed_choices(
     # request's own sweep keeps the steps that prove theirs.
     tighten = [n for n in apart if not _effects(pack, pins, n) <= {0, 1}]
     parts = [choices(pack, pins, names, keep=tighten)]
-    own = query_pack(pack, pins)
+    own = query_pack(pack, pins, typed=False)
     for name in apart:
-        typed = query_pack(for_request(pack, {*pins, name}), pins)
+        typed = query_pack(for_request(pack, {*pins, name}), pins, typed=False)
         if not _carried(pack, own, typed, pins, name, parts[0]):
             _hand_over(pack, own, typed)
             parts.append(choices(typed, pins, [name]))
@@ -121,7 +121,7 @@ def _typed_warnings(
     own listing of `name` flags them: a warn rule reads `given(name)`, and where it is the only
     difference that matters the values carry over and only the flags are the copy's (SGLang's
     `quantization` was listed again on its copy for one warn rule, at every click)."""
-    plan = plan_for(query_pack(typed, pins))
+    plan = plan_for(query_pack(typed, pins, typed=False))
     if not plan.warn_rules.get(name):
         return {}
     return plan.warned(name, plan.settled({n: p.value for n, p in pins.items()}), possible)
@@ -165,10 +165,11 @@ def _witnessed(
 
 
 def warmed_query_pack(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
-    """The pack `pins` work on (`query_pack`); when it is a copy for what they give, it first
-    takes over the solutions the pack itself has met that keep its rules (a page's first click
-    on such a field then answers from what `prepare_choices` found)."""
-    own = query_pack(pack, pins)
+    """The pack `pins` work on for choices (`query_pack`, each pinned field's value the one
+    typed: picking a value types it, `given(FIELD) == VALUE` reads it); when it is a copy for
+    what they give, it first takes over the solutions the pack itself has met that keep its rules
+    (a page's first click on such a field then answers from what `prepare_choices` found)."""
+    own = query_pack(pack, pins, typed=False)
     _hand_over(pack, widened(pack, pins), own)
     return own
 

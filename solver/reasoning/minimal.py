@@ -15,6 +15,7 @@ the command.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -119,21 +120,40 @@ def _command(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[str] | 
     if not refused:
         return list(fields)
     apart = _reads_given(pack, refused).intersection(typed).difference(gave)
-    kept = [n for n in fields if n not in apart]
     own: Mapping[str, Scalar] | None = None
-    if apart:
+    # Leaving out fewer of them may do: a rule that reads two typed fields refuses only both
+    # typed, and the launcher may reach one of them by itself (tests/test_laws_given.py).
+    for left in _left_out(sorted(apart)):
+        whole = len(left) == len(apart)
+        if not whole and refusing(pack, res.values, [n for n in typed if n not in left]):
+            continue
+        kept = [n for n in fields if n not in left]
         try:
             predicted = _launcher_choice(pack, {n: res.values[n] for n in kept}, _facts(pack, res.values))
         except SolverError:
             predicted = None
         if predicted is not None and not predicted.adjustments:
-            own = predicted.values
-            if all(own[n] == v for n, v in res.values.items()):
+            if all(predicted.values[n] == v for n, v in res.values.items()):
                 return kept
+            if whole:
+                own = predicted.values
     # Name the fields the launcher does not reach left out (all of them when it cannot be told).
     missed = [n for n in sorted(apart) if own is None or own[n] != res.values[n]] or sorted(apart)
     rules = [rule for rule in refused if _reads_given(pack, [rule]).intersection(missed)] or refused
     return _no_command(pack, res, rules, missed, own)
+
+
+# The most fields a command leaves out in turn, one subset at a time, before only all of them
+# together are tried (a rule reads one or two `given(...)`: a few fields at most).
+_SUBSETS_OF = 4
+
+
+def _left_out(apart: Sequence[str]) -> list[tuple[str, ...]]:
+    """The subsets of `apart` a command may leave out, fewest first, all of them last (and only
+    that one for more than `_SUBSETS_OF` fields)."""
+    if len(apart) > _SUBSETS_OF:
+        return [tuple(apart)]
+    return [c for size in range(1, len(apart) + 1) for c in itertools.combinations(apart, size)]
 
 
 def _no_command(

@@ -529,7 +529,7 @@ def _typable(
     refused: dict[str, dict[Scalar, list[str]]] = {}
     for _ in range(_RETRIES):
         departed = departed_fields(plan, settled.solution, picks)
-        found = typed_refusals(base, pins.keys(), settled.solution, departed)
+        found = typed_refusals(base, pins, settled.solution, departed)
         if not found:
             return settled, picks, refused
         for name, rules in found.items():

@@ -1,0 +1,146 @@
+"""`given(FIELD) == VALUE` / `given(FIELD) in [VALUES]`: the value the request typed, before any
+adjustment replaces it (solver.pack.expr `given_value`, solver.pack.given).
+
+The case it was made for (vLLM 0.33.0, constraints/vllm/KNOWN_DIFFERENCES.md kind 20): a typed
+FlashAttention version 3 or 4 is adjusted to 2 at head size 256, yet the kernel block follows the
+version typed; a typed 2 asks for FA2's. The toy pack below has the same shape: `version` typed 3
+is adjusted to 2 on `big` heads, and the block is 128 only when 3 was typed.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from solver import check, resolve, valid_choices
+from solver.engine.count import count
+from solver.errors import Unsatisfiable
+from solver.model import Pack, given_key, typed_key
+from solver.pack.expr import ExprError, parse
+from solver.pack.loader import load_directory
+
+PACK = """
+[pack]
+name = "typed"
+version = "1"
+description = "a kernel block that follows the version typed, which is adjusted"
+files = ["rules.toml"]
+"""
+
+RULES = """
+[field.head]
+kind = "fact"
+domain = ["small", "big"]
+required = true
+
+[field.version]
+kind = "option"
+domain = [2, 3]
+
+[field.block]
+kind = "option"
+domain = [16, 128]
+
+[[rule]]
+id = "no-v3-on-big-heads"
+when = "head == 'big'"
+forbid = "version == 3"
+adjusts = "version"
+adjust_to = [2]
+because = "version 3 does not run big heads: the launcher runs 2 (set --version 2)"
+source = "test"
+
+[[rule]]
+id = "typed-v3-takes-128"
+when = "given(version) == 3"
+require = "block == 128"
+because = "a typed version 3 sizes the block for its kernel (128), also where 2 runs"
+source = "test"
+{extra}
+"""
+
+
+def _pack(root: Path, extra: str = "", rules: str = RULES) -> Pack:
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK, encoding="utf-8")
+    (root / "rules.toml").write_text(rules.format(extra=extra), encoding="utf-8")
+    return load_directory(root)
+
+
+@pytest.fixture
+def pack(tmp_path: Path) -> Pack:
+    return _pack(tmp_path / "typed")
+
+
+def test_the_value_typed_is_read_after_it_is_adjusted(pack: Pack) -> None:
+    """A typed 3 on big heads runs 2 and still takes 128; a typed 2 takes the first block."""
+    three = check(pack, {"version": 3}, {"head": "big"})
+    assert three.values["version"] == 2 and [a.field for a in three.adjustments] == ["version"]
+    assert three.values["block"] == 128
+    two = check(pack, {"version": 2}, {"head": "big"})
+    assert two.values["block"] == 16 and not two.adjustments
+    assert check(pack, {}, {"head": "big"}).values["block"] == 16  # not typed: not 3
+    with pytest.raises(Unsatisfiable):
+        resolve(pack, {"version": 3, "block": 16}, {"head": "small"})
+    assert resolve(pack, {"version": 2, "block": 16}, {"head": "small"}).values["block"] == 16
+
+
+def test_count_reads_the_value_typed(pack: Pack) -> None:
+    """Configurations keeping the pins (3 runs on small heads only), a typed 3 with block 128."""
+    assert count(pack, pins={"version": 3}).count == 1
+    assert count(pack, pins={"version": 2}).count == 4
+    assert count(pack).count == 6  # nothing typed: version 3 on small heads with either block
+
+
+def test_choices_read_the_value_picked(pack: Pack) -> None:
+    """Picking a value types it: with block 16 typed, version 3 is no choice (typed 3 needs 128)."""
+    got = valid_choices(pack, {"block": 16, "version": 2}, {"head": "small"}, reasons=False)
+    assert got.possible["version"] == [2]
+    assert got.possible["block"] == [16, 128]
+    got = valid_choices(pack, {"block": 128, "version": 3}, {"head": "small"}, reasons=False)
+    assert got.possible["version"] == [2, 3] and got.possible["block"] == [128]
+
+
+def test_partial_reads_the_typed_mark_else_the_field(pack: Pack) -> None:
+    cond = parse("given(version) in [3]", pack.fields, pack.sets)
+    assert cond.fields == () and cond.given == ("version",)
+    assert cond.holds(()) is False  # the pack as loaded: nothing typed
+    mark = given_key("version")
+    assert cond.partial({}) is False
+    assert cond.partial({mark: True}) is None  # typed, value not known
+    assert cond.partial({mark: True, "version": 3}) is True
+    assert cond.partial({mark: True, typed_key("version"): 3, "version": 2}) is True  # adjusted
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("given(version) != 3", r"compares only as given\(version\) == VALUE"),
+        ("given(version) < 3", r"compares only as given\(version\) == VALUE"),
+        ("given(version) == 4", r"4 is not a value of version"),
+        ("given(version) in [3, 5]", r"5 is not a value of version"),
+        ("given(version) == block", r"literals, not with the field block"),
+        ("given(version) == [3]", r"needs one literal"),
+        ("given(version) in 3", r"needs a list or a named set"),
+        ("given(nothing) == 3", r"unknown field 'nothing'"),
+    ],
+)
+def test_a_malformed_read_is_refused_naming_it(pack: Pack, text: str, message: str) -> None:
+    with pytest.raises(ExprError, match=message):
+        parse(text, pack.fields, pack.sets)
+
+
+def test_a_preference_reads_the_value_typed(tmp_path: Path) -> None:
+    """A ranking reads the decided values, in which the adjustment has replaced a typed 3 by 2:
+    the request's copy answers the preference's read from the value typed."""
+    extra = (
+        '[[preference]]\nid = "p"\nfield = "block"\nwhen = "given(version) == 2"\nprefer = [128]\n'
+        'because = "b block"\nsource = "test"\n'
+    )
+    rules = RULES[: RULES.index('[[rule]]\nid = "typed-v3')] + "{extra}"
+    pack = _pack(tmp_path / "pref", extra, rules)
+    assert check(pack, {"version": 2}, {"head": "big"}).values["block"] == 128  # typed 2: preferred
+    three = check(pack, {"version": 3}, {"head": "big"})
+    assert three.values["version"] == 2 and three.values["block"] == 16  # typed 3, runs 2
+    assert check(pack, {}, {"head": "big"}).values["block"] == 16  # not typed
