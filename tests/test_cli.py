@@ -385,3 +385,31 @@ def test_public_names_are_not_shadowed_by_submodules() -> None:
         if info.name.split(".")[-1] != "__main__":
             importlib.import_module(info.name)
     assert {name: getattr(solver, name) for name in solver.__all__} == before
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "taken_by"),
+    [
+        (["count"], "--deny-warnings", "resolve, check only"),
+        (["count"], "--strict", "resolve, check, why, choices only"),
+        (["matrix", "gpu", "kernel"], "--strict", "resolve, check, why, choices only"),
+        (["why", "kernel"], "--deny-warnings", "resolve, check only"),
+        (["choices"], "--deny-warnings", "resolve, check only"),
+    ],
+)
+def test_a_mode_a_command_would_ignore_is_refused(
+    capsys: pytest.CaptureFixture[str], command: list[str], flag: str, taken_by: str
+) -> None:
+    # count, matrix, why and choices took --strict / --deny-warnings and changed nothing (a count
+    # with --deny-warnings counted the configurations that warn): said, exit 2, never ignored.
+    with pytest.raises(SystemExit) as exited:  # (argparse's usage error)
+        run(capsys, *command, "--pack", TOY, "--set", "gpu=b200", flag)
+    out, err = capsys.readouterr()
+    assert exited.value.code == 2 and not out
+    assert f"unrecognized arguments: {flag} ({flag} is for {taken_by})" in err
+
+
+def test_the_modes_stay_with_the_commands_that_honour_them(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", "--pack", TOY, "--set", "gpu=b200", "--strict", "--deny-warnings")
+    assert code in (0, 1) and out
+    assert run(capsys, "choices", "--pack", TOY, "--set", "gpu=b200", "--strict")[0] == 0

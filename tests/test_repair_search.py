@@ -98,6 +98,14 @@ def test_diagnoses_are_every_smallest_set_of_user_pins_whose_removal_works(
         assert all(oracle.holds(rule, proof) for rule in oracle.hard), combo
 
 
+def _rules(rows: list[tuple[str, str, str]]) -> str:
+    """Hard rules (id, when, require) as a pack file's text."""
+    return "\n".join(
+        f'[[rule]]\nid = "{rid}"\nwhen = "{when}"\nrequire = "{require}"\nbecause = "t"\nsource = "t"\n'
+        for rid, when, require in rows
+    )
+
+
 # A value only a case split refutes: with x = on, y = 0 needs a both 0 and 1, y = 1 needs b both 0
 # and 1, and y = 2 is gone only because of the pin p = 1 (rule keep_y). Propagating x = on alone
 # leaves every rule with two free fields; the split on y refutes it, and its reason must say why y
@@ -120,9 +128,8 @@ domain = [0, 1]
 kind = "option"
 domain = [0, 1]
 """,
-    "rules.toml": "\n".join(
-        f'[[rule]]\nid = "{rid}"\nwhen = "{when}"\nrequire = "{require}"\nbecause = "t"\nsource = "t"\n'
-        for rid, when, require in [
+    "rules.toml": _rules(
+        [
             ("keep_y", "p == 1", "y in [0, 1]"),
             ("a_one", "x == 'on' and y == 0", "a == 1"),
             ("a_zero", "x == 'on' and y == 0", "a == 0"),
@@ -133,12 +140,17 @@ domain = [0, 1]
 }
 
 
-def test_a_value_refuted_by_one_case_split_has_a_reason_that_refutes_it(tmp_path: Path) -> None:
-    names = ", ".join(f'"{n}"' for n in _SPLIT_PACK)
+def _compiled(tmp_path: Path, files: Mapping[str, str]) -> Any:
+    """The pack of `files` (name -> text) written under `tmp_path`, compiled."""
+    names = ", ".join(f'"{n}"' for n in files)
     (tmp_path / "pack.toml").write_text(f'[pack]\nname = "t"\nversion = "1"\nfiles = [{names}]\n')
-    for name, text in _SPLIT_PACK.items():
+    for name, text in files.items():
         (tmp_path / name).write_text(text)
-    cp = compile_pack(load_directory(tmp_path))
+    return compile_pack(load_directory(tmp_path))
+
+
+def test_a_value_refuted_by_one_case_split_has_a_reason_that_refutes_it(tmp_path: Path) -> None:
+    cp = _compiled(tmp_path, _SPLIT_PACK)
     base = traced_base(cp, {"p": 1})
     assert excluded(cp, base, "x", "on") is None  # propagation alone does not refute it
     found = excluded_by_split(cp, base, "x", "on", ["y"])
@@ -211,3 +223,37 @@ def test_a_traced_propagation_from_a_propagated_state_skips_only_what_changes_no
     assert _seen(skipping) == _seen(every)
     if skipping.failed is None:
         assert _answers(cp, skipping, names) == expected
+
+
+# A revision the skip must not drop (a looser skip reorders the reasons): pins p and q; q is
+# propagated first (last in, first out) and narrows y (q_y); y, popped while still free, revises
+# p_y_w because p is fixed and still queued, and p_y_w removes w = 0 before p's own rule p_w
+# would. Skipping every revision of a free field, requiring all of a rule's fields fixed and
+# queued, or looking at its first field only (p is p_y_w's last) leaves w = 0 to p_w (another
+# reason); skipping the fixed fields' own revisions leaves p_w open. Each of these four looser
+# skips fails this test (tried as edits of the skip's two lines); the hypothesis law above caught
+# only the last.
+_ORDER_PACK = {
+    "fields.toml": "".join(
+        f'[field.{name}]\nkind = "option"\ndomain = {domain}\n'
+        for name, domain in [("p", "[0, 1]"), ("q", "[0, 1]"), ("y", "[0, 1, 2]"), ("w", "[0, 1, 2]")]
+    ),
+    "rules.toml": _rules(
+        [
+            ("q_y", "q == 1", "y != 2"),
+            ("p_w", "p == 1", "w != 0"),
+            ("p_y_w", "w == 0 or (y == 2 and w == 1)", "p != 1"),  # p last: any field may wait
+        ]
+    ),
+}
+
+
+def test_a_free_field_revises_a_rule_whose_fixed_field_waits(tmp_path: Path) -> None:
+    cp = _compiled(tmp_path, _ORDER_PACK)
+    pins = {"p": 1, "q": 1}
+    with _every_revision():
+        every = _traced(cp, pins)
+    # The pack does what it is built for: y's revision of p_y_w is the one that removes w = 0.
+    assert ("rule", "p_y_w") in every.removed["w"][0]
+    skipping = _traced(cp, pins)
+    assert _seen(skipping) == _seen(every)

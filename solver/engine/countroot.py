@@ -1,7 +1,8 @@
-"""The domains a model counter's root starts from (`root_domains`): the pack's own, less the values
-a set of checks refutes on their own (each check's `refutes`), before propagation.
+"""Where a counter starts: the domains a model counter's root starts from (`root_domains`: the
+pack's own, less the values a set of checks refutes on their own, before propagation), and the
+field a diagram counter branches on first (`first_field`).
 
-Imports only the standard library.
+Imports only the standard library (the diagrams are `solver.engine.diagrams.Diagrams`, read).
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from solver.engine.diagrams import Diagrams
     from solver.model import Scalar
 
-__all__ = ["root_domains"]
+__all__ = ["ROOT_CANDIDATES", "first_field", "left_open", "root_domains", "settled_rules"]
 
 
 def root_domains(
@@ -45,3 +47,106 @@ def root_domains(
         elif len(kept) != len(domain):
             doms[name] = kept
     return doms, fixed, list(dead)
+
+
+# Fields of the most settling that the look-ahead of `first_field` compares (SGLang: architecture,
+# quantization, platform; moe_runner_backend settles 25 rules to their 44-46), and values of each it
+# fixes at most (evenly spaced): each costs a restrict of every rule per round of forced fields
+# (vLLM's block_size, 258 values: 0.65 s at load 11; 16 of them, 0.04 s, the average within 1 %;
+# the whole look-ahead ~0.05 s per counter on either pack).
+ROOT_CANDIDATES = 4
+ROOT_VALUES = 16
+
+
+def first_field(dd: Diagrams, roots: Sequence[int]) -> str:
+    """The field a diagram counter branches on first: of the `ROOT_CANDIDATES` fields whose values
+    settle the most rules (`settled_rules`; those that settle at least half as many as the first),
+    the one whose values leave the fewest rules open once each value and what it forces are fixed
+    (`left_open`), the more settling on a tie.
+
+    Settling alone is a near tie on both shipped packs, and a rule added tips it. SGLang's
+    `architecture` and `quantization` are within one rule (46.08 / 45.33); a rule added on
+    `quantization` tipped it (46.30) and the shipped compile went from 2.1 million steps to past 5
+    (rounds 16 and 17 wrote their rules around it); vLLM's `block_size` (258 values) had tipped past
+    `attention_backend` unnoticed (45.65 / 44.38), and its compile took 1.31 million steps where
+    `attention_backend` first takes 26,549. After the first branch the count fixes every field a
+    one-field residual pins, and there the right root is far ahead: a model's traits follow from
+    its SGLang `architecture` (170 of 261 rules left open; `quantization` 203, `platform` 202),
+    and a vLLM backend decides most of that pack (67 of 168; `block_size` 120). Measured:
+    benchmarks/README.md "Count", round fix18."""
+    settled = settled_rules(dd, roots)
+    ranked = sorted(range(len(settled)), key=lambda level: (-settled[level], level))[:ROOT_CANDIDATES]
+    candidates = [level for level in ranked if 2 * settled[level] >= settled[ranked[0]]]
+    scratch = dd.scratch()  # (the counter's own diagrams keep their node ids)
+    return dd.order[
+        min(candidates, key=lambda level: (left_open(scratch, roots, level), candidates.index(level)))
+    ]
+
+
+def left_open(dd: Diagrams, roots: Sequence[int], level: int) -> float:
+    """The rules left open, on average over the values of the field at `level` (`ROOT_VALUES` of
+    them, evenly spaced, when it has more), once the value is fixed and then, in turn, each field
+    a one-field residual allows one value of (what the count branches on next, at no cost); a
+    value that makes a rule false leaves none (the count stops there)."""
+    size = len(dd.domains[level])
+    every = range(size) if size <= ROOT_VALUES else {at * size // ROOT_VALUES for at in range(ROOT_VALUES)}
+    left = [_open_after(dd, [dd.restrict(u, level, index) for u in roots]) for index in sorted(every)]
+    return sum(left) / len(left)
+
+
+def _open_after(dd: Diagrams, residuals: list[int]) -> int:
+    """How many of `residuals` stay open once every field a one-field residual allows one value
+    of is fixed, until none is (0 when a rule fails on the way: the count stops there)."""
+    while 0 not in residuals:
+        residuals = [u for u in residuals if u != 1]
+        pins: dict[int, int] = {}  # every field forced now, fixed at once (the same fixpoint)
+        for at, value in filter(None, map(dd.forced, residuals)):
+            if pins.setdefault(at, value) != value:
+                return 0  # two values forced on one field: none is left
+        if not pins:
+            return len(residuals)
+        for at, value in pins.items():
+            residuals = [dd.restrict(u, at, value) for u in residuals]
+    return 0
+
+
+def settled_rules(dd: Diagrams, roots: Sequence[int]) -> list[float]:
+    """Per level of `dd`'s order, the rules its field settles, on average over its values (a rule
+    is settled when fixing the field makes it true).
+
+    Round perfcount branched first on the most settling field: a model's architecture settled 43
+    of its 62 SGLang rules where the min-fill order's first field, the platform, settled 41 of 80
+    and was branched six fields before it (same-run A/B, load 14-15: `platform=cuda` 9.4-10.2 ->
+    5.5-6.4 s, whole pack 16.5-19.1 -> 9.5-10.5 s). As the tie-break of the whole order it was
+    worse: it also lifts fields that settle many rules but leave more open, such as the attention
+    backend (cuda + sm90 12.6 s with it second)."""
+    settled = [0.0] * len(dd.order)
+    true_at: dict[tuple[int, int], int] = {}
+
+    def settling(u: int, level: int) -> int:
+        """The values of `level` (as bits) that make `u` true: a node above the level is made
+        true by the values that make every child true."""
+        if u < 2:
+            return -u  # true: every value (all bits set); false: none
+        found = true_at.get((u, level))
+        if found is None:
+            at, kids = dd.nodes[u]
+            if at == level:
+                found = sum(1 << i for i, kid in enumerate(kids) if kid == 1)
+            elif at > level:
+                found = 0  # reads no `level`, and is not true
+            else:
+                found = -1
+                for kid in set(kids):
+                    found &= settling(kid, level)
+            true_at[(u, level)] = found
+        return found
+
+    for u in roots:
+        bits = dd.support[u]
+        while bits:
+            level = (bits & -bits).bit_length() - 1
+            bits &= bits - 1
+            size = len(dd.domains[level])
+            settled[level] += (settling(u, level) & ((1 << size) - 1)).bit_count() / size
+    return settled

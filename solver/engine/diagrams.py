@@ -6,7 +6,7 @@ Each hard rule is compiled once per pack into a reduced multi-valued decision di
 fields (`Diagrams`: nodes hash-consed in one table, so equal functions are one node id), in one
 global field order: the reverse of a min-fill elimination order of the rules' primal graph, which
 puts the fields that tie the pack together (platform, GPU, model, attention backends) first, with
-the field whose value settles the most rules moved to the front (`most_settling`).
+the field whose value leaves the fewest rules open moved to the front (`countroot.first_field`).
 A count is a search that records nothing but counts: a component is the set of rule residuals
 (diagram nodes) still open, and its count is cached under that set, which is canonical (two
 branches that leave the same rules saying the same things share one entry, whatever values led
@@ -23,8 +23,9 @@ DeepSeek-V3 0.11 s quiet where `ModelCounter` (condition evaluation in the searc
 `platform=cuda` and the whole SGLang pack, which `ModelCounter` does not finish in 60 s, 5.5-6.4 s
 and 9.5-10.5 s CPU at load 14-15 (5.7 s and 13.7 s at load 2 before round perfcount).
 
-Imports the standard library, `solver.engine.countlimit`, `solver.pack.expr` (the condition
-language: a rule's leaves are parsed by it) and `solver.values`.
+Imports the standard library, `solver.engine.countlimit`, `solver.engine.countroot` (the field
+branched on first), `solver.pack.expr` (the condition language: a rule's leaves are parsed by it)
+and `solver.values`.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
+from solver.engine.countroot import first_field
 from solver.model import given_key
 from solver.pack.expr import Condition
 from solver.pack.marks import given_atoms, read_key, value_read
@@ -43,7 +45,7 @@ from solver.values import same
 if TYPE_CHECKING:
     from solver.model import Field, Scalar
 
-__all__ = ["DiagramCounter", "Diagrams", "TooLarge", "elimination_order", "most_settling"]
+__all__ = ["DiagramCounter", "Diagrams", "TooLarge", "elimination_order"]
 
 # Expansion steps (condition evaluations) a diagram may take before the pack is left to
 # `ModelCounter` (`TooLarge`): a whole condition (one without text) of the SGLang pack takes up to
@@ -167,6 +169,25 @@ class Diagrams:
 
         return other, [lifted(u) for u in roots]
 
+    def scratch(self) -> Diagrams:
+        """A copy whose tables are its own: what it restricts adds no node here (a counter's
+        records follow node ids, so a look-ahead on the counter's own diagrams would change the
+        bytes of its compiled count)."""
+        other = copy.copy(self)
+        other.nodes, other.support = list(self.nodes), list(self.support)
+        other._unique, other._restricted = dict(self._unique), dict(self._restricted)
+        other._applied, other.lock = dict(self._applied), threading.Lock()
+        return other
+
+    def forced(self, u: int) -> tuple[int, int] | None:
+        """(level, value index) when `u` reads one field and allows one value of it, else None
+        (what a count fixes next without branching)."""
+        bits = self.support[u]
+        if not bits or bits & (bits - 1):
+            return None
+        kids = self.nodes[u][1]  # (terminals: one field)
+        return (bits.bit_length() - 1, kids.index(1)) if kids.count(1) == 1 else None
+
     def unary(self, name: str, keep: Sequence[bool]) -> int:
         """The one-field function true on the values `keep` marks."""
         return self.node(self.level[name], tuple(int(k) for k in keep))
@@ -287,48 +308,6 @@ def _compiled(
     return dd, [dd.condition(check, fields, sets or {}) for check in checks]
 
 
-def most_settling(dd: Diagrams, roots: Sequence[int]) -> str:
-    """The field whose value settles the most rules, on average over its values (a rule is
-    settled when fixing the field makes it true), the earlier in the order on a tie.
-
-    The count branches on it first: a model's architecture settles 43 of its 62 SGLang rules
-    where the min-fill order's first field, the platform, settles 41 of 80 and was branched
-    six fields before it. Same-run A/B (load 14-15, CPU, 2 runs): `platform=cuda` 9.4-10.2 ->
-    5.5-6.4 s, whole pack 16.5-19.1 -> 9.5-10.5 s, cuda + sm90 1.8-2.0 -> 1.1-1.4 s. As the
-    tie-break of the whole order it was worse: it also lifts fields that settle many rules but
-    leave more open, such as the attention backend (cuda + sm90 12.6 s with it second)."""
-    settled = [0.0] * len(dd.order)
-    true_at: dict[tuple[int, int], int] = {}
-
-    def settling(u: int, level: int) -> int:
-        """The values of `level` (as bits) that make `u` true: a node above the level is made
-        true by the values that make every child true."""
-        if u < 2:
-            return -u  # true: every value (all bits set); false: none
-        found = true_at.get((u, level))
-        if found is None:
-            at, kids = dd.nodes[u]
-            if at == level:
-                found = sum(1 << i for i, kid in enumerate(kids) if kid == 1)
-            elif at > level:
-                found = 0  # reads no `level`, and is not true
-            else:
-                found = -1
-                for kid in set(kids):
-                    found &= settling(kid, level)
-            true_at[(u, level)] = found
-        return found
-
-    for u in roots:
-        bits = dd.support[u]
-        while bits:
-            level = (bits & -bits).bit_length() - 1
-            bits &= bits - 1
-            size = len(dd.domains[level])
-            settled[level] += (settling(u, level) & ((1 << size) - 1)).bit_count() / size
-    return dd.order[max(range(len(settled)), key=settled.__getitem__)]
-
-
 def _partition(reads: set[int]) -> dict[int, int]:
     """Each set of fields in `reads` -> the union of the sets it overlaps, transitively (the
     fields of its component)."""
@@ -360,7 +339,7 @@ class DiagramCounter:
         order = elimination_order(domains, [[*c.fields, *a] for c, a in zip(checks, atoms, strict=True)])
         order.reverse()  # the fields eliminated last tie the most together: branch on them first
         self.diagrams, self.roots = _compiled(order, domains, checks, fields, sets)
-        first = most_settling(self.diagrams, self.roots)
+        first = first_field(self.diagrams, self.roots)
         if first != order[0]:  # branch on it first
             self.diagrams, self.roots = self.diagrams.first(first, self.roots)
         self.sizes = [len(d) for d in self.diagrams.domains]
