@@ -811,3 +811,23 @@ fallback = "other"
         doc = {"architectures": ["mixed"], "kind": "all", **extra}
         path = _config(tmp_path / f"m{index}", doc)
         assert facts_from_model_config(pack, path)["arch"].value == expected
+
+
+@pytest.mark.parametrize(
+    ("architecture", "text_model_type", "expected"),
+    [
+        ("Qwen3_5ForConditionalGeneration", "qwen3_5_text", False),
+        ("MiniCPMV4_6ForConditionalGeneration", "qwen3_5_text", False),
+        ("MiniCPMV4_6ForConditionalGeneration", "qwen3_5_moe_text", True),
+        ("Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe_text", True),
+    ],
+)
+def test_a_dense_qwen3_5_text_config_is_not_moe_for_its_num_experts(
+    tmp_path: Path, architecture: str, text_model_type: str, expected: bool
+) -> None:
+    """SGLang's dense Qwen3.5 text config class (a Qwen3NextConfig) writes num_experts, which its dense
+    model never reads (oracle grid G18A: Qwen3.5 and MiniCPM-V 4.6 with such a config load dense)."""
+    text = {"model_type": text_model_type, "num_experts": 512, "linear_conv_kernel_dim": 4}
+    _config(tmp_path, {"architectures": [architecture], "model_type": "qwen3_5", "text_config": text})
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert values["is_moe"] is expected
