@@ -9,3 +9,12 @@ from constraints import DEFAULT_PACK
 
 # Every command's `--pack` says the same (graph, show and lint said nothing).
 PACK_HELP = f"a shipped pack name or a pack directory (default: {DEFAULT_PACK})"
+
+# The commands that honour --strict and --deny-warnings; the other commands that read a request
+# refuse them (exit 2, `terminal.unknown_command` says which take them) rather than take them and
+# change nothing: `count` counts the hard rules whatever they adjust or warn, `matrix` shows a
+# pair that works only by an adjustment as ✗, and only `resolve` and `check` say warnings.
+MODES: dict[str, tuple[str, ...]] = {
+    "--strict": ("resolve", "check", "why", "choices"),
+    "--deny-warnings": ("resolve", "check"),
+}

@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
-from solver.cli import PACK_HELP
+from solver.cli import MODES, PACK_HELP
 
 if TYPE_CHECKING:
     from solver.errors import SolverError
@@ -50,33 +50,19 @@ class _Parser(argparse.ArgumentParser):
         from solver.cli.terminal import unknown_command
 
         self.print_usage(sys.stderr)
-        self.exit(EXIT_USAGE, f"{self.prog}: error: {unknown_command(message)}{_modes_hint(message)}\n")
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {unknown_command(message)}\n")
 
 
-# The commands that honour --strict and --deny-warnings; the other commands that read a request
-# refuse them (exit 2) rather than take them and change nothing: `count` counts the hard rules
-# whatever they adjust or warn, `matrix` shows a pair that works only by an adjustment as ✗, and
-# only `resolve` and `check` say a resolution's warnings.
-MODES: dict[str, tuple[str, ...]] = {
-    "--strict": ("resolve", "check", "why", "choices"),
-    "--deny-warnings": ("resolve", "check"),
+_MODE_HELP = {
+    "--strict": "treat adjustments (values the launcher would override) as conflicts",
+    "--deny-warnings": "treat warnings (combinations the launcher accepts but that are expected to fail) "
+    "as conflicts, like -D warnings (exit 1)",
 }
 
 
-def _modes_hint(message: str) -> str:
-    """What argparse's "unrecognized arguments" misses when one is a mode another command takes."""
-    if not message.startswith("unrecognized arguments:"):
-        return ""
-    typed = message.split(":", 1)[1].split()
-    said = [f"{flag} is for {', '.join(by)} only" for flag, by in MODES.items() if flag in typed]
-    return f" ({'; '.join(said)})" if said else ""
-
-
 def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    """The inputs of a command that reads a request (--strict and --deny-warnings where `MODES`
-    says the command honours them)."""
+    """The inputs of a command that reads a request (its modes: those `MODES` gives it)."""
     g = p.add_argument_group("inputs")
-    command = p.prog.split()[-1]
     g.add_argument(
         "--set",
         action="append",
@@ -109,19 +95,9 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         "(nvidia-smi, rocminfo, rocm-smi) and, with platform=cpu, the CPU's AMX support; source "
         "'detected', reported on stderr, and what you --set wins",
     )
-    if command in MODES["--strict"]:
-        g.add_argument(
-            "--strict",
-            action="store_true",
-            help="treat adjustments (values the launcher would override) as conflicts",
-        )
-    if command in MODES["--deny-warnings"]:
-        g.add_argument(
-            "--deny-warnings",
-            action="store_true",
-            help="treat warnings (combinations the launcher accepts but that are expected "
-            "to fail) as conflicts, like -D warnings (exit 1)",
-        )
+    for flag, said in _MODE_HELP.items():
+        if p.prog.split()[-1] in MODES[flag]:
+            g.add_argument(flag, action="store_true", help=said)
     g.add_argument(
         "--pack",
         default=DEFAULT_PACK,

@@ -103,10 +103,17 @@ _INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '(.*)' \(choos
 
 def unknown_command(message: str) -> str:
     """argparse's error for a command it lacks, said with a did-you-mean and without the hidden
-    commands (`__complete`); any other message as it is."""
+    commands (`__complete`); for an option the command does not take that another does
+    (`solver.cli.MODES`), which take it; any other message as it is."""
     found = _INVALID_COMMAND.fullmatch(message)
     if found is None:
-        return message
+        if not message.startswith("unrecognized arguments:"):
+            return message
+        from solver.cli import MODES
+
+        words = message.split(":", 1)[1].split()
+        said = [f"{flag} is for {', '.join(by)} only" for flag, by in MODES.items() if flag in words]
+        return f"{message} ({'; '.join(said)})" if said else message
     import difflib
 
     typed = found.group(1)

@@ -67,13 +67,15 @@ def first_field(dd: Diagrams, roots: Sequence[int]) -> str:
     Settling alone is a near tie on both shipped packs, and a rule added tips it. SGLang's
     `architecture` and `quantization` are within one rule (46.08 / 45.33); a rule added on
     `quantization` tipped it (46.30) and the shipped compile went from 2.1 million steps to past 5
-    (rounds 16 and 17 wrote their rules around it); vLLM's `block_size` (258 values) had tipped past
-    `attention_backend` unnoticed (45.65 / 44.38), and its compile took 1.31 million steps where
-    `attention_backend` first takes 26,549. After the first branch the count fixes every field a
-    one-field residual pins, and there the right root is far ahead: a model's traits follow from
-    its SGLang `architecture` (170 of 261 rules left open; `quantization` 203, `platform` 202),
-    and a vLLM backend decides most of that pack (67 of 168; `block_size` 120). Measured:
-    benchmarks/README.md "Count", round fix18."""
+    (rounds 16 and 17 wrote their rules around it: round 16's AWQ rule, past 12 minutes with
+    `quantization` first, compiles in 3.57 million steps with `architecture` first). vLLM's
+    `block_size` (258 values) had tipped past `attention_backend` unnoticed (45.65 / 44.38), and
+    its compile took 1.31 million steps where `attention_backend` first takes 26,549.
+
+    After the first branch the count fixes every field a one-field residual pins, and there the
+    right root is far ahead: a model's traits follow from its SGLang `architecture` (170 of 261
+    rules left open; `quantization` 203, `platform` 202), and a vLLM backend decides most of that
+    pack (67 of 168; `block_size` 120). Measured: benchmarks/README.md "Count", round fix18."""
     settled = settled_rules(dd, roots)
     ranked = sorted(range(len(settled)), key=lambda level: (-settled[level], level))[:ROOT_CANDIDATES]
     candidates = [level for level in ranked if 2 * settled[level] >= settled[ranked[0]]]
