@@ -208,7 +208,7 @@ def test_the_first_field_look_ahead_leaves_the_counters_diagrams_as_they_were() 
     """`first_field` restricts on a scratch copy: the counter's node table (whose ids order a
     compiled count's records, and so its bytes) is not grown by it."""
     pack = load_pack("vllm")
-    counter = count_module.pack_counter(pack, count_module._given_fields(pack_checks(pack)) or [])
+    counter = count_module.pack_counter(pack, count_module._given_fields(pack_checks(pack), pack.sets) or [])
     dd = counter.diagrams
     nodes, restricted = len(dd.nodes), len(dd._restricted)
     assert first_field(dd, counter.roots) == dd.order[0] == "attention_backend"

@@ -177,26 +177,27 @@ def test_a_conflict_on_an_assumed_fact_offers_to_state_the_fact() -> None:
 
 
 def test_a_fact_the_given_facts_decide_is_said_to_follow_from_them() -> None:
-    """SGLang on a B200 with HYV4's architecture given: `check` fails on the launcher's own DSA
-    decode backend, and the conflict holds `has_attention_sinks` and `is_dsa`, which nobody gave
-    but the architecture decides. They were called "(assumed (what-if))" (failed on main
-    8916668); nor are they assumed: they follow from the facts given."""
+    """SGLang on a Hopper GPU with GPT-OSS's architecture and an NVFP4 checkpoint given: `check`
+    fails on the launcher's own MoE runner (triton_kernel), and the conflict holds `is_moe`,
+    which nobody gave but the architecture decides. Such facts were called "(assumed
+    (what-if))" (failed on main 8916668, with HYV4's `is_dsa` and `has_attention_sinks`, whose
+    DSA default the pack no longer refuses since 0.5.23+21); nor are they assumed: they follow
+    from the facts given."""
     from solver import check
 
     sglang = load_pack("sglang")
     facts = {
         "platform": "cuda",
-        "gpu_arch": "sm100",
-        "checkpoint_quant": "fp8",
-        "architecture": "HYV4ForCausalLM",
+        "gpu_arch": "sm90",
+        "checkpoint_quant": "modelopt_fp4",
+        "architecture": "GptOssForCausalLM",
     }
     with pytest.raises(Unsatisfiable) as info:
         check(sglang, {}, facts)
     lines = info.value.message.splitlines()
-    assert "  - has_attention_sinks=true  (follows from the facts given)" in lines
-    assert "  - is_dsa=true  (follows from the facts given)" in lines
+    assert "  - is_moe=true  (follows from the facts given)" in lines
     # And so in `check`'s one paragraph, which said "(assumed: not given)".
     from solver.render.answers import conflict_paragraph
 
     paragraph = conflict_paragraph(info.value, None, sglang)
-    assert "is_dsa=True (follows from the facts given)" in paragraph and "assumed" not in paragraph
+    assert "is_moe=True (follows from the facts given)" in paragraph and "assumed" not in paragraph
