@@ -88,9 +88,11 @@ def provenance_of(
     reasons: bool,
     predict: bool = False,
     marks: Mapping[str, bool] | None = None,
+    alone: Mapping[str, Sequence[Scalar]] | None = None,
 ) -> Provenance:
     """Who decided `name` and why. `marks`: `given_marks(pins)`, when the caller asks for every
-    field of one request (made here otherwise)."""
+    field of one request (made here otherwise). `alone`: the domains propagation leaves from
+    the request's facts alone (`facts_alone`), when the caller has them."""
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
@@ -106,12 +108,15 @@ def provenance_of(
     narrowed = len(trace.domains.get(name, ())) <= 1
     if narrowed and field.kind != "fact":
         return _said_forced(plan, name, solution)
-    if field.kind == "fact" and _facts_force(plan, name, solution, pins):
+    if field.kind == "fact" and (
+        (alone is not None and len(alone[name]) == 1) or _facts_force(plan, name, solution, pins)
+    ):
         # A fact the facts decide is the rules' doing, whether or not propagation left it one
         # value at its turn: propagation does not narrow through a rule over many fields
         # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
         # its chain's first value and said ASSUMED ("first value that works"), though the
-        # model decides it.
+        # model decides it. Propagation from the facts alone goes through the options they
+        # force (rule by rule, `_facts_force` counts an option nobody typed as any value).
         return _said_forced(plan, name, solution)
     if narrowed:
         # An unset fact the search may not choose, narrowed only through the user's options
@@ -168,6 +173,14 @@ def provenance_of(
         else "the first value of the domain that works"
     )
     return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
+
+
+def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, list[Scalar]] | None:
+    """The domains propagation leaves from the facts among `pins` alone (the engine keeps that
+    state per set of facts: `CompiledPack.start`), None when they conflict."""
+    fields = plan.pack.fields
+    state = plan.compiled.start({n: p.value for n, p in pins.items() if fields[n].kind == "fact"})
+    return None if state is None else state.domains
 
 
 def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
@@ -443,8 +456,11 @@ def resolve_planned(
     )
     check_required(plan, pins, trace)
     marks = given_marks(pins)
+    alone = facts_alone(plan, pins)
     provenance = {
-        name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks)
+        name: provenance_of(
+            plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks, alone
+        )
         for name in pack.fields
     }
     for name, values in refused.items():
