@@ -55,6 +55,13 @@ KNOWN_BUGS: dict[str, str] = {
     "assumed-deeply-forced": (
         "tests/test_laws_trust.py::test_a_fact_only_a_search_shows_decided_is_not_said_assumed"
     ),
+    # A fact the search may not choose whose chain failed under an earlier decision is assumed
+    # first (`assume.assumed_first`) and kept there after the decisions start over, even when
+    # they then take another way on which its chain picks another value that works; the answer
+    # says it assumed, with "the value the rest of the answer leaves it", which is not so.
+    "assumed-first-kept": (
+        "tests/test_laws_trust.py::test_a_fact_assumed_first_takes_its_chain_value_after_all"
+    ),
 }
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")

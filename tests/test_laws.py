@@ -42,6 +42,7 @@ from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
 from solver.reasoning.conflicts import Item, minimal_conflict
 from solver.reasoning.diagnose import prepare_choices, valid_choices
+from solver.reasoning.provenance import _ASSUMED_WITH
 from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
@@ -539,6 +540,44 @@ _TIED_FACTS = Case(
 # A fact the search chooses (`f5`), narrowed by the launcher's default of an option nobody typed
 # (`f0 = -1` needs `f5 = f0`): the answer held only on f5 = -1, said as forced by r4, not as
 # assumed (found by the law below; failed on main f9f5f24).
+def _assumed_first(got: Resolution, name: str) -> bool:
+    """Whether `got` says `name` is what the rest of the answer leaves it (how a fact `settle`
+    assumed first reads: KNOWN_BUGS "assumed-first-kept")."""
+    return got.provenance[name].because == _ASSUMED_WITH
+
+
+# Found by the converse below (explore seed 1830002): r1 forces the option f0 = q whatever is
+# given, so r0 forces the fact f5 = false; the typed f0 does not count for a fact the search may
+# not choose, and r0 read f0 as any value: f5 was said assumed.
+_IN_PQR = Cond("cmp", op="in", name="f1", value=("p", "q", "r"))
+_FORCED_THROUGH_A_FORCED_OPTION = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q"), search=False),
+            FieldSpec("f1", "option", ("p", "q", "r", "s"), depends_on=("f0",), search=False),
+            FieldSpec("f5", "fact", (False, True), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r0",
+                Cond(
+                    "and",
+                    parts=(
+                        _fc("f5", value=False),
+                        Cond("or", parts=(_fc("f0", value="p"), _IN_PQR)),
+                    ),
+                ),
+                when=Cond("or", parts=(_fc("f0", value="q"), _fc("f0", other="f1"))),
+            ),
+            RuleSpec("r1", _fc("f0", value="p"), when=_fc("f0", value="p"), forbid=True),
+        ),
+        prefs=(),
+    ),
+    options={"f0": "q"},
+    facts={},
+    strict=True,
+)
 # Found by exploring that law's converse (seed 1830001): r2 forces the option f3 whatever is given,
 # and r4 then the fact f6 = 2, in every configuration; it was said assumed under p0's reason, as
 # the rule r4 read an option (not counted) and f6 follows only through it.
@@ -583,6 +622,7 @@ _FACT_A_DEFAULT_NEEDS = Case(
 @example(case=_FACT_A_DEFAULT_NEEDS, predict=True)
 @example(case=_FORCED_THROUGH_AN_OPTION, predict=False)
 @example(case=_FORCED_BY_A_FORCED_OPTION, predict=False)
+@example(case=_FORCED_THROUGH_A_FORCED_OPTION, predict=False)
 @_parallel_examples_predicting
 def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) -> None:
     """`assumed` names only facts no input gave, each with the value the answer has and a reason;
@@ -622,7 +662,11 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
                 pick = oracle.chain_pick(name, decided, seen)
                 # (None: its chain fails at its turn, so it was assumed first, `Oracle._walk`;
                 # its value is test_resolve_never_chooses_a_field_marked_search_false's to check)
-                assert pick is None or got.values[name] == pick, name
+                assert (
+                    pick is None
+                    or got.values[name] == pick
+                    or ("assumed-first-kept" in KNOWN_BUGS and _assumed_first(got, name))
+                ), name
         decided[name] = got.values[name]
     known = {**case.facts, **{n: r.value for n, r in assumed.items()}}
     pins = {**known, **{n: got.values[n] for n in case.options}}

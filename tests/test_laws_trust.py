@@ -443,3 +443,46 @@ def test_a_fact_only_a_search_shows_decided_is_not_said_assumed() -> None:
     assert cp.satisfiable({**facts, "a2a_dispatch_budget_raised": True}, task="law") is None
     got = resolve(pack, {}, facts)
     assert "a2a_dispatch_budget_raised" not in {a.field for a in got.assumed}
+
+
+def _fc(name: str, value: Scalar | None = None, other: str = "") -> Cond:
+    return Cond("cmp", op="==", name=name, value=value, other=other, flipped=value is not None)
+
+
+def _in(name: str, values: tuple[Scalar, ...]) -> Cond:
+    return Cond("cmp", op="in", name=name, value=values)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-first-kept']")
+def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
+    """Found by test_laws.py's chain law (explore seed 1830002, fails on bda0cd8 too): f1's first
+    value p makes r0 need the fact f5 true, where f5's chain (no preference applies) is false, so
+    `settle` assumes f5 = false first and decides again; f1 then takes q, under which p0 applies
+    and f5's chain is f6's value, true, which works. The answer keeps f5 = false, said as "the
+    value the rest of the answer leaves it": the rest leaves it true as well."""
+    spec = PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q"), search=False),
+            FieldSpec("f1", "option", ("p", "q", "r", "s"), depends_on=("f0",)),
+            FieldSpec("f4", "option", ("p", "q"), search=False),
+            FieldSpec("f5", "fact", (False, True), search=False),
+            FieldSpec("f6", "option", (True, False), depends_on=("f0",), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r0",
+                Cond("flag", name="f5"),
+                when=Cond(
+                    "or",
+                    parts=(_fc("f0", value="q"), _in("f4", ("q",)), _fc("f1", other="f0")),
+                ),
+            ),
+        ),
+        prefs=(PrefSpec("p0", "f5", when=_in("f1", ("q", "s", "r")), same_as="f6"),),
+    )
+    case = Case(spec=spec, options={"f0": "p"}, facts={}, strict=True)
+    got = resolve(case.pack, case.options, case.facts, strict=True)
+    decided = {n: got.values[n] for n in ("f0", "f1", "f4", "f6")}
+    assert got.values["f1"] == "q" and Oracle(spec).chain_pick("f5", decided, [False, True]) is True
+    assert got.values["f5"] is True

@@ -393,8 +393,18 @@ def _facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
     them, and a warn rule reading `is_moe` flagged no MoE backend for a dense model in choices
     while `check` warned. Open options are left alone (the values asked about)."""
     fields = plan.pack.fields
+    memo = plan.compiled.memo
+    wide: frozenset[str] | None = memo.get("rules-over-facts")
+    if wide is None:
+        # (Only a rule over two facts or more can narrow one here: with one, forward checking
+        # did, once the rest was fixed. At 5,000 synthetic fields most open rules are not.)
+        wide = memo["rules-over-facts"] = frozenset(
+            rid
+            for rid, con in plan.compiled.rules.items()
+            if sum(fields[f].kind == "fact" for f in con.fields) > 1
+        )
     domains = dict(state.domains)
-    cons = list(state.open.values())
+    cons = [con for key, con in state.open.items() if key in wide]
     changed = True
     while changed:
         changed = False

@@ -88,11 +88,11 @@ def provenance_of(
     reasons: bool,
     predict: bool = False,
     marks: Mapping[str, bool] | None = None,
-    alone: Mapping[str, Sequence[Scalar]] | None = None,
+    alone: FactsAlone | None = None,
 ) -> Provenance:
     """Who decided `name` and why. `marks`: `given_marks(pins)`, when the caller asks for every
-    field of one request (made here otherwise). `alone`: the domains propagation leaves from
-    the request's facts alone (`facts_alone`), when the caller has them."""
+    field of one request (made here otherwise). `alone`: `facts_alone(plan, pins)`, when the
+    caller has it."""
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
@@ -108,15 +108,13 @@ def provenance_of(
     narrowed = len(trace.domains.get(name, ())) <= 1
     if narrowed and field.kind != "fact":
         return _said_forced(plan, name, solution)
-    if field.kind == "fact" and (
-        (alone is not None and len(alone[name]) == 1) or _facts_force(plan, name, solution, pins)
-    ):
+    if field.kind == "fact" and _facts_force(plan, name, solution, pins, alone):
         # A fact the facts decide is the rules' doing, whether or not propagation left it one
         # value at its turn: propagation does not narrow through a rule over many fields
         # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
         # its chain's first value and said ASSUMED ("first value that works"), though the
         # model decides it. Propagation from the facts alone goes through the options they
-        # force (rule by rule, `_facts_force` counts an option nobody typed as any value).
+        # force (`_facts_force` reads an option nobody typed at the values it leaves).
         return _said_forced(plan, name, solution)
     if narrowed:
         # An unset fact the search may not choose, narrowed only through the user's options
@@ -175,12 +173,21 @@ def provenance_of(
     return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
 
 
-def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> dict[str, list[Scalar]] | None:
+class FactsAlone(NamedTuple):
+    """The domains propagation leaves from a request's facts alone (`facts_alone`)."""
+
+    facts: tuple[tuple[str, Scalar], ...]
+    """The facts given, by name: what the domains depend on (`_facts_force` remembers by it)."""
+    domains: Mapping[str, Sequence[Scalar]]
+
+
+def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
     """The domains propagation leaves from the facts among `pins` alone (the engine keeps that
     state per set of facts: `CompiledPack.start`), None when they conflict."""
     fields = plan.pack.fields
-    state = plan.compiled.start({n: p.value for n, p in pins.items() if fields[n].kind == "fact"})
-    return None if state is None else state.domains
+    facts = sorted(((n, p.value) for n, p in pins.items() if fields[n].kind == "fact"), key=lambda nv: nv[0])
+    state = plan.compiled.start(dict(facts))
+    return None if state is None else FactsAlone(tuple(facts), state.domains)
 
 
 def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
@@ -329,7 +336,13 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     return found
 
 
-def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+def _facts_force(
+    plan: Plan,
+    name: str,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    alone: FactsAlone | None = None,
+) -> bool:
     """Whether rules reading only facts besides `name` exclude every other value of `name` as
     resolved: the value then follows from the facts, not from the flags. A fact counts at its
     value when given or before `name` in the plan's order; one after it nobody gave counts as
@@ -339,23 +352,35 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     user typed (`--attention-backend fa3` is CUDA's); other options count as any value of their
     domain (never at the value the search gave them): a typed `f0 = true` under `when f0
     require f0 == f2 and f1 == 'p'` forces `f2` whatever `f1` is (tests/test_laws.py,
-    `_FORCED_THROUGH_AN_OPTION`).
+    `_FORCED_THROUGH_AN_OPTION`). With `alone` (`facts_alone`), a field not counted is any value
+    propagation from the given facts leaves it: an option a rule forces whatever is given
+    (explore seed 1830002: `f0 = q`) then forces a fact through another rule.
 
     Remembered like `_forcing_rules`, by the values of the fields the rules read and which of
     them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
     each a walk over the rules reading it (8 % of a resolution)."""
     answers, reads = _reads_kept(plan, name, "facts")
-    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins))
+    if alone is not None and len(alone.domains[name]) == 1:
+        return True  # (propagation from the given facts leaves it one value)
+    given = alone.facts if alone is not None else None
+    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins), given)
     found: bool | None = answers.get(key)
     if found is None:
-        found = _facts_force_walk(plan, name, solution, pins)
+        found = _facts_force_walk(plan, name, solution, pins, alone)
         plan.compiled.tables.store(answers, key, found)
     return found
 
 
-def _facts_force_walk(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+def _facts_force_walk(
+    plan: Plan,
+    name: str,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    alone: FactsAlone | None = None,
+) -> bool:
     """`_facts_force`, computed."""
-    fields, domains = plan.pack.fields, plan.compiled.domains
+    fields = plan.pack.fields
+    domains = plan.compiled.domains if alone is None else alone.domains
     here = plan.position(name)
     searched = fields[name].search
     left = {v for v in domains[name] if v != solution[name]}
