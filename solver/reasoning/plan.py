@@ -30,7 +30,7 @@ from solver.model import (
 )
 from solver.pack.loader import semantics
 
-__all__ = ["Plan", "plan_for", "projected"]
+__all__ = ["Plan", "facts_narrowed", "plan_for", "projected"]
 
 
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
@@ -222,14 +222,14 @@ class Plan:
 
     def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
         """`assigned` and every value the rules force from it (propagation leaves one value, or
-        a rule over open facts does: `_facts_narrowed`): what a warn rule may read of a request
+        a rule over open facts does: `facts_narrowed`): what a warn rule may read of a request
         whose other fields are not decided yet (choices, matrix). A warn rule over a derived fact
         (`has_aiter`, forced by the platform; vLLM's `is_moe`, forced by a dense architecture)
         flags a value then, as `check` of the same request warns."""
         state = self.compiled.start(dict(assigned))
         if state is None:
             return dict(assigned)
-        domains = _facts_narrowed(self, state)
+        domains = facts_narrowed(self, state)
         forced = {n: d[0] for n, d in domains.items() if len(d) == 1}
         return {**forced, **assigned}
 
@@ -385,7 +385,7 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
 _COMBINATIONS = 256
 
 
-def _facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
+def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
     """`state`'s domains, the facts' narrowed further by each open rule over facts alone: a fact
     keeps the values some combination of the rule's other open facts supports, to a fixpoint.
     Forward checking leaves a rule with two open fields open, so the architecture's rule over
@@ -429,7 +429,7 @@ def projected(
     """Each of `free` (some of `con`'s fields) with the values of its domain that some
     combination of the free fields' values satisfying `con` has, the rule's other fields at the
     first value of their `domains`; None past `_COMBINATIONS` combinations. What a rule alone
-    says of the fields it leaves open (`_facts_narrowed`; `provenance._facts_force`)."""
+    says of the fields it leaves open (`facts_narrowed`; `provenance._facts_force`)."""
     if math.prod(len(domains[f]) for f in free) > _COMBINATIONS:
         return None
     at = [con.fields.index(f) for f in free]

@@ -53,7 +53,7 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.plan import Plan, plan_for, projected
+from solver.reasoning.plan import Plan, facts_narrowed, plan_for, projected
 from solver.reasoning.required import check_required
 from solver.values import show as _show
 
@@ -176,18 +176,32 @@ def provenance_of(
 class FactsAlone(NamedTuple):
     """The domains propagation leaves from a request's facts alone (`facts_alone`)."""
 
-    facts: tuple[tuple[str, Scalar], ...]
-    """The facts given, by name: what the domains depend on (`_facts_force` remembers by it)."""
+    facts: tuple[tuple[str, str, Scalar], ...]
+    """The facts given (name, type, value): what the domains depend on (`_facts_force` remembers
+    by it)."""
     domains: Mapping[str, Sequence[Scalar]]
 
 
 def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
-    """The domains propagation leaves from the facts among `pins` alone (the engine keeps that
-    state per set of facts: `CompiledPack.start`), None when they conflict."""
-    fields = plan.pack.fields
-    facts = sorted(((n, p.value) for n, p in pins.items() if fields[n].kind == "fact"), key=lambda nv: nv[0])
-    state = plan.compiled.start(dict(facts))
-    return None if state is None else FactsAlone(tuple(facts), state.domains)
+    """The domains propagation leaves from the facts among `pins` alone, narrowed further by the
+    rules over facts (`plan.facts_narrowed`), None when they conflict; kept per set of facts
+    under the compiled pack's entry budget (requests come about a few machines and models)."""
+    fields, cp = plan.pack.fields, plan.compiled
+    facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
+    # (By type too: `1` and `true` are equal keys.)
+    key = tuple(sorted((n, type(v).__name__, v) for n, v in facts.items()))
+    kept: dict[Any, FactsAlone | None] | None = cp.memo.get("facts-alone")
+    if kept is None:
+        kept = cp.memo["facts-alone"] = cp.tables.table()
+    found = kept.get(key, kept)  # (one lookup: another thread's flush may empty the table)
+    if found is not kept:
+        return found  # type: ignore[return-value]
+    # (Through the rules over several facts too, which propagation leaves open: a DeepSeek-V2's
+    # MLA traits through its architecture's rule, then its head size through theirs.)
+    state = cp.start(facts)
+    made = None if state is None else FactsAlone(key, facts_narrowed(plan, state))
+    cp.tables.store(kept, key, made)
+    return made
 
 
 def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
