@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
@@ -58,6 +58,10 @@ from solver.reasoning.required import check_required
 from solver.values import show as _show
 
 __all__ = ["resolve_planned", "resolve_unexplained"]
+
+_Values = Mapping[str, Scalar]
+_Pins = Mapping[str, Pin]
+_Alone = Optional["FactsAlone"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
 _ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"
@@ -108,7 +112,7 @@ def provenance_of(
     narrowed = len(trace.domains.get(name, ())) <= 1
     if narrowed and field.kind != "fact":
         return _said_forced(plan, name, solution)
-    if field.kind == "fact" and _facts_force(plan, name, solution, pins, alone):
+    if field.kind == "fact" and _facts_force(plan, name, solution, pins, alone=alone):
         # A fact the facts decide is the rules' doing, whether or not propagation left it one
         # value at its turn: propagation does not narrow through a rule over many fields
         # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
@@ -355,6 +359,7 @@ def _facts_force(
     name: str,
     solution: Mapping[str, Scalar],
     pins: Mapping[str, Pin],
+    *,
     alone: FactsAlone | None = None,
 ) -> bool:
     """Whether rules reading only facts besides `name` exclude every other value of `name` as
@@ -370,8 +375,9 @@ def _facts_force(
     propagation from the given facts leaves it: an option a rule forces whatever is given
     (explore seed 1830002: `f0 = q`) then forces a fact through another rule.
 
-    Remembered like `_forcing_rules`, by the values of the fields the rules read and which of
-    them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
+    Remembered like `_forcing_rules`, by the values of the fields the rules read, which of them
+    are given and the given facts `alone` read (all it depends on: the rest is the pack's): ~15
+    forced facts per request,
     each a walk over the rules reading it (8 % of a resolution)."""
     answers, reads = _reads_kept(plan, name, "facts")
     if alone is not None and len(alone.domains[name]) == 1:
@@ -385,13 +391,7 @@ def _facts_force(
     return found
 
 
-def _facts_force_walk(
-    plan: Plan,
-    name: str,
-    solution: Mapping[str, Scalar],
-    pins: Mapping[str, Pin],
-    alone: FactsAlone | None = None,
-) -> bool:
+def _facts_force_walk(plan: Plan, name: str, solution: _Values, pins: _Pins, alone: _Alone = None) -> bool:
     """`_facts_force`, computed."""
     fields = plan.pack.fields
     domains = plan.compiled.domains if alone is None else alone.domains
