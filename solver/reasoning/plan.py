@@ -386,31 +386,49 @@ _COMBINATIONS = 256
 
 
 def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
-    """`state`'s domains, the facts' narrowed further by each open rule over facts alone: a fact
-    keeps the values some combination of the rule's other open facts supports, to a fixpoint.
+    """`state`'s domains, the facts' narrowed further by the rules over facts alone: a fact keeps
+    the values some combination of the rule's other open facts supports, to a fixpoint.
     Forward checking leaves a rule with two open fields open, so the architecture's rule over
     seven traits (vLLM's arch-dense: `not is_moe and not is_hybrid and ...`) forced none of
     them, and a warn rule reading `is_moe` flagged no MoE backend for a dense model in choices
-    while `check` warned. Open options are left alone (the values asked about)."""
-    fields = plan.pack.fields
-    memo = plan.compiled.memo
-    wide: frozenset[str] | None = memo.get("rules-over-facts")
-    if wide is None:
-        # (Only a rule over two facts or more can narrow one here: with one, forward checking
-        # did, once the rest was fixed. At 5,000 synthetic fields most open rules are not.)
-        wide = memo["rules-over-facts"] = frozenset(
-            rid
-            for rid, con in plan.compiled.rules.items()
-            if sum(fields[f].kind == "fact" for f in con.fields) > 1
+    while `check` warned. Options are left alone (the values asked about).
+
+    Remembered by the facts' domains in `state` (all the answer depends on), under the compiled
+    pack's entry budget: a page asks its choices again and again about the same facts (with no
+    input, the projections were a third of the listing)."""
+    fields, cp = plan.pack.fields, plan.compiled
+    kept: tuple[tuple[str, ...], tuple[RuleConstraint, ...], dict[Any, Any]] | None = cp.memo.get(
+        "facts-narrowed"
+    )
+    if kept is None:
+        facts = tuple(n for n, spec in fields.items() if spec.kind == "fact")
+        # (A rule over one field: forward checking narrowed it already.)
+        over = tuple(
+            con
+            for con in cp.rules.values()
+            if len(con.fields) > 1 and all(fields[f].kind == "fact" for f in con.fields)
         )
+        kept = cp.memo["facts-narrowed"] = (facts, over, cp.tables.table())
+    facts, over, table = kept
     domains = dict(state.domains)
-    cons = [con for key, con in state.open.items() if key in wide]
+    key = tuple([tuple(domains[f]) for f in facts])
+    found: dict[str, list[Scalar]] | None = table.get(key)
+    if found is None:
+        found = _narrowed({f: domains[f] for f in facts}, over)
+        cp.tables.store(table, key, found)
+    domains.update(found)
+    return domains
+
+
+def _narrowed(domains: dict[str, list[Scalar]], rules: Sequence[RuleConstraint]) -> dict[str, list[Scalar]]:
+    """`facts_narrowed`, computed over the facts' `domains`: the facts it narrows."""
+    out: dict[str, list[Scalar]] = {}
     changed = True
     while changed:
         changed = False
-        for con in cons:
+        for con in rules:
             free = [f for f in con.fields if len(domains[f]) > 1]
-            if not free or any(fields[f].kind != "fact" for f in free):
+            if not free:
                 continue
             supported = projected(con, free, domains)
             if supported is None:
@@ -418,9 +436,9 @@ def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
             for name, seen in supported.items():
                 kept = [v for v in domains[name] if v in seen]
                 if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
-                    domains[name] = kept
+                    domains[name] = out[name] = kept
                     changed = True
-    return domains
+    return out
 
 
 def projected(
