@@ -421,23 +421,32 @@ def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
 
 
 def _narrowed(domains: dict[str, list[Scalar]], rules: Sequence[RuleConstraint]) -> dict[str, list[Scalar]]:
-    """`facts_narrowed`, computed over the facts' `domains`: the facts it narrows."""
+    """`facts_narrowed`, computed over the facts' `domains`: the facts it narrows. A worklist:
+    a rule is projected again only when a field it reads was narrowed (a pass over every rule
+    per change was most of a one-fact listing)."""
+    reading: dict[str, list[int]] = {}
+    for i, con in enumerate(rules):
+        for f in con.fields:
+            reading.setdefault(f, []).append(i)
     out: dict[str, list[Scalar]] = {}
-    changed = True
-    while changed:
-        changed = False
-        for con in rules:
-            free = [f for f in con.fields if len(domains[f]) > 1]
-            if not free:
-                continue
-            supported = projected(con, free, domains)
-            if supported is None:
-                continue
-            for name, seen in supported.items():
-                kept = [v for v in domains[name] if v in seen]
-                if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
-                    domains[name] = out[name] = kept
-                    changed = True
+    queue = list(range(len(rules)))
+    queued = set(queue)
+    while queue:
+        at = queue.pop()
+        queued.discard(at)
+        con = rules[at]
+        free = [f for f in con.fields if len(domains[f]) > 1]
+        supported = projected(con, free, domains) if free else None
+        if supported is None:
+            continue
+        for name, seen in supported.items():
+            kept = [v for v in domains[name] if v in seen]
+            if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
+                domains[name] = out[name] = kept
+                for other in reading[name]:
+                    if other not in queued:
+                        queue.append(other)
+                        queued.add(other)
     return out
 
 
