@@ -462,10 +462,15 @@ def projected(
     at = [con.fields.index(f) for f in free]
     values = [domains[f][0] for f in con.fields]
     supported: list[set[Scalar]] = [set() for _ in free]
+    unseen = sum(len(domains[f]) for f in free)
     for combo in itertools.product(*(domains[f] for f in free)):
         for i, v in zip(at, combo, strict=True):
             values[i] = v
         if con.holds(tuple(values)):
             for seen, v in zip(supported, combo, strict=True):
-                seen.add(v)
+                if v not in seen:
+                    seen.add(v)
+                    unseen -= 1
+            if not unseen:
+                break  # (every value supported: most rules, after a few combinations)
     return dict(zip(free, supported, strict=True))
