@@ -42,6 +42,7 @@ from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
 from solver.reasoning.conflicts import Item, minimal_conflict
 from solver.reasoning.diagnose import prepare_choices, valid_choices
+from solver.reasoning.provenance import _ASSUMED_WITH
 from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
@@ -539,6 +540,61 @@ _TIED_FACTS = Case(
 # A fact the search chooses (`f5`), narrowed by the launcher's default of an option nobody typed
 # (`f0 = -1` needs `f5 = f0`): the answer held only on f5 = -1, said as forced by r4, not as
 # assumed (found by the law below; failed on main f9f5f24).
+def _assumed_first(got: Resolution, name: str) -> bool:
+    """Whether `got` says `name` is what the rest of the answer leaves it (how a fact `settle`
+    assumed first reads: KNOWN_BUGS "assumed-first-kept")."""
+    return got.provenance[name].because == _ASSUMED_WITH
+
+
+# Found by the converse below (explore seed 1830002): r1 forces the option f0 = q whatever is
+# given, so r0 forces the fact f5 = false; the typed f0 does not count for a fact the search may
+# not choose, and r0 read f0 as any value: f5 was said assumed.
+_IN_PQR = Cond("cmp", op="in", name="f1", value=("p", "q", "r"))
+_FORCED_THROUGH_A_FORCED_OPTION = Case(
+    spec=PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q"), search=False),
+            FieldSpec("f1", "option", ("p", "q", "r", "s"), depends_on=("f0",), search=False),
+            FieldSpec("f5", "fact", (False, True), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r0",
+                Cond(
+                    "and",
+                    parts=(
+                        _fc("f5", value=False),
+                        Cond("or", parts=(_fc("f0", value="p"), _IN_PQR)),
+                    ),
+                ),
+                when=Cond("or", parts=(_fc("f0", value="q"), _fc("f0", other="f1"))),
+            ),
+            RuleSpec("r1", _fc("f0", value="p"), when=_fc("f0", value="p"), forbid=True),
+        ),
+        prefs=(),
+    ),
+    options={"f0": "q"},
+    facts={},
+    strict=True,
+)
+# Found by exploring that law's converse (seed 1830001): r2 forces the option f3 whatever is given,
+# and r4 then the fact f6 = 2, in every configuration; it was said assumed under p0's reason, as
+# the rule r4 read an option (not counted) and f6 follows only through it.
+_FORCED_BY_A_FORCED_OPTION = Case(
+    spec=PackSpec(
+        fields=(FieldSpec("f3", "option", (False, True)), FieldSpec("f6", "fact", (2, -1), search=False)),
+        sets=(),
+        rules=(
+            RuleSpec("r2", Cond("const", value=True), when=_fc("f3", value=False), forbid=True),
+            RuleSpec("r4", Cond("cmp", op=">", name="f6", value=1), when=Cond("flag", name="f3")),
+        ),
+        prefs=(PrefSpec("p0", "f6", prefer=(2,)),),
+    ),
+    options={},
+    facts={},
+    strict=True,
+)
 _FACT_A_DEFAULT_NEEDS = Case(
     spec=PackSpec(
         fields=(FieldSpec("f0", "option", (-1, 0, 1), search=False), FieldSpec("f5", "fact", (-1, 0))),
@@ -564,15 +620,20 @@ _FACT_A_DEFAULT_NEEDS = Case(
 @example(case=_TIED_FACTS, predict=True)
 @example(case=_FACT_A_DEFAULT_NEEDS, predict=False)
 @example(case=_FACT_A_DEFAULT_NEEDS, predict=True)
+@example(case=_FORCED_THROUGH_AN_OPTION, predict=False)
+@example(case=_FORCED_BY_A_FORCED_OPTION, predict=False)
+@example(case=_FORCED_THROUGH_A_FORCED_OPTION, predict=False)
 @_parallel_examples_predicting
 def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) -> None:
     """`assumed` names only facts no input gave, each with the value the answer has and a reason;
     and every fact no input gave whose value the rules did not force (brute force: given the
     inputs and the fields decided before it in graph order, another value has a configuration)
-    is there. Nothing assumed silently: every fact nobody gave that `assumed` does not name has
-    the one value the given inputs (typed options at the answer's values, given facts) and the
-    assumed facts leave. A fact with `search = false` is never moved off its assumed value to make
-    a rule hold: left unset, it has its chain's value (brute force: `Oracle.chain_pick`)."""
+    is there, and no fact the facts decide (given the facts and those before it, another value
+    has none: seed 1730002's `_FORCED_THROUGH_AN_OPTION`). Nothing assumed silently: every fact
+    nobody gave that `assumed` does not name has the one value the given inputs (typed options
+    at the answer's values, given facts) and the assumed facts leave. A fact with
+    `search = false` is never moved off its assumed value to make a rule hold: left unset, it
+    has its chain's value (brute force: `Oracle.chain_pick`)."""
     try:
         got = resolve(case.pack, case.options, case.facts, strict=case.strict, predict=predict)
     except Unsatisfiable:
@@ -589,12 +650,23 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
         if name not in given and spec.kind == "fact":
             if len(oracle.possible(name, decided)) > 1:
                 assert name in assumed, (name, oracle.possible(name, decided), got.assumed)
+            if name in assumed:
+                # ... and is a real assumption: the facts given and those before it (and, for a
+                # fact the search chooses, the typed options) leave it another value.
+                known = {n: v for n, v in decided.items() if case.pack.fields[n].kind == "fact"}
+                if spec.search:
+                    known.update((n, got.values[n]) for n in case.options)
+                assert len(oracle.possible(name, known)) > 1, ("said assumed, but decided", name, known)
             if not spec.search:
                 seen = oracle.possible(name, decided)
                 pick = oracle.chain_pick(name, decided, seen)
                 # (None: its chain fails at its turn, so it was assumed first, `Oracle._walk`;
                 # its value is test_resolve_never_chooses_a_field_marked_search_false's to check)
-                assert pick is None or got.values[name] == pick, name
+                assert (
+                    pick is None
+                    or got.values[name] == pick
+                    or ("assumed-first-kept" in KNOWN_BUGS and _assumed_first(got, name))
+                ), name
         decided[name] = got.values[name]
     known = {**case.facts, **{n: r.value for n, r in assumed.items()}}
     pins = {**known, **{n: got.values[n] for n in case.options}}

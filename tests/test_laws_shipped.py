@@ -229,6 +229,34 @@ def _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed(name: str, co
     assert exercised, "no request resolved: the law was not exercised"
 
 
+def _law_every_assumed_fact_is_a_real_assumption(name: str, count: int) -> None:
+    """Nothing said assumed that is not: in `resolve` and `check`, each fact under ASSUMED has
+    another value that holds with the facts given, whatever the flags (vLLM said a DeepSeek's
+    `is_hybrid=false` ASSUMED, though its architecture's rule decides it: failed on bda0cd8).
+    KNOWN_BUGS "assumed-deeply-forced": a fact the given facts decide only through a search
+    (neither propagation from them nor the tracer's stronger one narrows it) may still be said
+    assumed."""
+    from solver.engine.tracing import traced_domains
+    from solver.reasoning.plan import plan_for
+
+    exercised = 0
+    for pack, options, facts in requests(name, "assumed-real", count):
+        cp = plan_for(pack).compiled
+        for fn in (resolve, check):
+            got = _answer(fn, pack, options, facts)
+            if not isinstance(got, Resolution):
+                continue
+            exercised += 1
+            for record in got.assumed:
+                others = [v for v in pack.fields[record.field].domain if v != record.value]
+                if any(cp.satisfiable({**facts, record.field: v}, task="law") is not None for v in others):
+                    continue
+                deep = len(traced_domains(cp, facts).domains[record.field]) > 1
+                said = (fn.__name__, options, facts, record.field, record.value)
+                assert deep and "assumed-deeply-forced" in KNOWN_BUGS, said
+    assert exercised, "no request resolved: the law was not exercised"
+
+
 def _law_no_resource_is_chosen_to_make_another_flag_work(name: str, count: int) -> None:
     """No resource chosen: an option the search may not choose (`search = false`: GPU counts,
     parallel sizes, the checkpoint's quantization and dtype), left unset, is never a departure
@@ -263,6 +291,7 @@ LAWS: dict[str, Callable[[str, int], None]] = {
     "assumed": _law_giving_the_facts_an_answer_assumed_changes_nothing,
     "repairs": _law_each_repair_applied_gets_the_answer_it_promised,
     "assumed-silently": _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed,
+    "assumed-real": _law_every_assumed_fact_is_a_real_assumption,
     "resources": _law_no_resource_is_chosen_to_make_another_flag_work,
 }
 

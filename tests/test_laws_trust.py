@@ -425,3 +425,64 @@ def test_a_refusal_names_pins_and_rules_that_cannot_all_hold(case: Case, predict
             assert ref.field in got.adjusted, ref
         else:
             assert given.get(ref.field) == ref.value and ref.field in given, ref
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-deeply-forced']")
+def test_a_fact_only_a_search_shows_decided_is_not_said_assumed() -> None:
+    """On mps with a W4A16 MoE checkpoint no all-to-all backend that reads the dispatch budget
+    (mori, pplx, deepep_v2) works, so `a2a_dispatch_budget_raised=false` follows from the facts;
+    only a search shows it (found by tests/test_laws_shipped.py's "assumed-real" law, round 18).
+    The answer still lists it under ASSUMED ("the per-rank dispatch budgets are at their
+    defaults"): true and loud, but not an assumption."""
+    from solver import load_pack
+    from solver.reasoning.plan import plan_for
+
+    pack = load_pack("sglang")
+    facts = {"platform": "mps", "moe_experts_w4a16": True}
+    cp = plan_for(pack).compiled
+    assert cp.satisfiable({**facts, "a2a_dispatch_budget_raised": True}, task="law") is None
+    got = resolve(pack, {}, facts)
+    assert "a2a_dispatch_budget_raised" not in {a.field for a in got.assumed}
+
+
+def _fc(name: str, value: Scalar | None = None, other: str = "") -> Cond:
+    return Cond("cmp", op="==", name=name, value=value, other=other, flipped=value is not None)
+
+
+def _in(name: str, values: tuple[Scalar, ...]) -> Cond:
+    return Cond("cmp", op="in", name=name, value=values)
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-first-kept']")
+def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
+    """Found by test_laws.py's chain law (explore seed 1830002, fails on bda0cd8 too): f1's first
+    value p makes r0 need the fact f5 true, where f5's chain (no preference applies) is false, so
+    `settle` assumes f5 = false first and decides again; f1 then takes q, under which p0 applies
+    and f5's chain is f6's value, true, which works. The answer keeps f5 = false, said as "the
+    value the rest of the answer leaves it": the rest leaves it true as well."""
+    spec = PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q"), search=False),
+            FieldSpec("f1", "option", ("p", "q", "r", "s"), depends_on=("f0",)),
+            FieldSpec("f4", "option", ("p", "q"), search=False),
+            FieldSpec("f5", "fact", (False, True), search=False),
+            FieldSpec("f6", "option", (True, False), depends_on=("f0",), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r0",
+                Cond("flag", name="f5"),
+                when=Cond(
+                    "or",
+                    parts=(_fc("f0", value="q"), _in("f4", ("q",)), _fc("f1", other="f0")),
+                ),
+            ),
+        ),
+        prefs=(PrefSpec("p0", "f5", when=_in("f1", ("q", "s", "r")), same_as="f6"),),
+    )
+    case = Case(spec=spec, options={"f0": "p"}, facts={}, strict=True)
+    got = resolve(case.pack, case.options, case.facts, strict=True)
+    decided = {n: got.values[n] for n in ("f0", "f1", "f4", "f6")}
+    assert got.values["f1"] == "q" and Oracle(spec).chain_pick("f5", decided, [False, True]) is True
+    assert got.values["f5"] is True

@@ -30,7 +30,7 @@ from solver.model import (
 )
 from solver.pack.loader import semantics
 
-__all__ = ["Plan", "plan_for", "projected"]
+__all__ = ["Plan", "facts_narrowed", "plan_for", "projected"]
 
 
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
@@ -222,14 +222,14 @@ class Plan:
 
     def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
         """`assigned` and every value the rules force from it (propagation leaves one value, or
-        a rule over open facts does: `_facts_narrowed`): what a warn rule may read of a request
+        a rule over open facts does: `facts_narrowed`): what a warn rule may read of a request
         whose other fields are not decided yet (choices, matrix). A warn rule over a derived fact
         (`has_aiter`, forced by the platform; vLLM's `is_moe`, forced by a dense architecture)
         flags a value then, as `check` of the same request warns."""
         state = self.compiled.start(dict(assigned))
         if state is None:
             return dict(assigned)
-        domains = _facts_narrowed(self, state)
+        domains = facts_narrowed(self, state)
         forced = {n: d[0] for n, d in domains.items() if len(d) == 1}
         return {**forced, **assigned}
 
@@ -385,32 +385,69 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
 _COMBINATIONS = 256
 
 
-def _facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
-    """`state`'s domains, the facts' narrowed further by each open rule over facts alone: a fact
-    keeps the values some combination of the rule's other open facts supports, to a fixpoint.
+def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
+    """`state`'s domains, the facts' narrowed further by the rules over facts alone: a fact keeps
+    the values some combination of the rule's other open facts supports, to a fixpoint.
     Forward checking leaves a rule with two open fields open, so the architecture's rule over
     seven traits (vLLM's arch-dense: `not is_moe and not is_hybrid and ...`) forced none of
     them, and a warn rule reading `is_moe` flagged no MoE backend for a dense model in choices
-    while `check` warned. Open options are left alone (the values asked about)."""
-    fields = plan.pack.fields
+    while `check` warned. Options are left alone (the values asked about).
+
+    Remembered by the facts' domains in `state` (all the answer depends on), under the compiled
+    pack's entry budget: a page asks its choices again and again about the same facts (with no
+    input, the projections were a third of the listing)."""
+    fields, cp = plan.pack.fields, plan.compiled
+    kept: tuple[tuple[str, ...], tuple[RuleConstraint, ...], dict[Any, Any]] | None = cp.memo.get(
+        "facts-narrowed"
+    )
+    if kept is None:
+        facts = tuple(n for n, spec in fields.items() if spec.kind == "fact")
+        # (A rule over one field: forward checking narrowed it already.)
+        over = tuple(
+            con
+            for con in cp.rules.values()
+            if len(con.fields) > 1 and all(fields[f].kind == "fact" for f in con.fields)
+        )
+        kept = cp.memo["facts-narrowed"] = (facts, over, cp.tables.table())
+    facts, over, table = kept
     domains = dict(state.domains)
-    cons = list(state.open.values())
-    changed = True
-    while changed:
-        changed = False
-        for con in cons:
-            free = [f for f in con.fields if len(domains[f]) > 1]
-            if not free or any(fields[f].kind != "fact" for f in free):
-                continue
-            supported = projected(con, free, domains)
-            if supported is None:
-                continue
-            for name, seen in supported.items():
-                kept = [v for v in domains[name] if v in seen]
-                if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
-                    domains[name] = kept
-                    changed = True
+    key = tuple([tuple(domains[f]) for f in facts])
+    found: dict[str, list[Scalar]] | None = table.get(key)
+    if found is None:
+        found = _narrowed({f: domains[f] for f in facts}, over)
+        cp.tables.store(table, key, found)
+    domains.update(found)
     return domains
+
+
+def _narrowed(domains: dict[str, list[Scalar]], rules: Sequence[RuleConstraint]) -> dict[str, list[Scalar]]:
+    """`facts_narrowed`, computed over the facts' `domains`: the facts it narrows. A worklist:
+    a rule is projected again only when a field it reads was narrowed (a pass over every rule
+    per change was most of a one-fact listing)."""
+    reading: dict[str, list[int]] = {}
+    for i, con in enumerate(rules):
+        for f in con.fields:
+            reading.setdefault(f, []).append(i)
+    out: dict[str, list[Scalar]] = {}
+    queue = list(range(len(rules)))
+    queued = set(queue)
+    while queue:
+        at = queue.pop()
+        queued.discard(at)
+        con = rules[at]
+        free = [f for f in con.fields if len(domains[f]) > 1]
+        supported = projected(con, free, domains) if free else None
+        if supported is None:
+            continue
+        for name, seen in supported.items():
+            kept = [v for v in domains[name] if v in seen]
+            if kept and len(kept) < len(domains[name]):  # (none kept: no solution; left as is)
+                domains[name] = out[name] = kept
+                for other in reading[name]:
+                    if other not in queued:
+                        queue.append(other)
+                        queued.add(other)
+    return out
 
 
 def projected(
@@ -419,16 +456,21 @@ def projected(
     """Each of `free` (some of `con`'s fields) with the values of its domain that some
     combination of the free fields' values satisfying `con` has, the rule's other fields at the
     first value of their `domains`; None past `_COMBINATIONS` combinations. What a rule alone
-    says of the fields it leaves open (`_facts_narrowed`; `provenance._facts_force`)."""
+    says of the fields it leaves open (`facts_narrowed`; `provenance._facts_force`)."""
     if math.prod(len(domains[f]) for f in free) > _COMBINATIONS:
         return None
     at = [con.fields.index(f) for f in free]
     values = [domains[f][0] for f in con.fields]
     supported: list[set[Scalar]] = [set() for _ in free]
+    unseen = sum(len(domains[f]) for f in free)
     for combo in itertools.product(*(domains[f] for f in free)):
         for i, v in zip(at, combo, strict=True):
             values[i] = v
         if con.holds(tuple(values)):
             for seen, v in zip(supported, combo, strict=True):
-                seen.add(v)
+                if v not in seen:
+                    seen.add(v)
+                    unseen -= 1
+            if not unseen:
+                break  # (every value supported: most rules, after a few combinations)
     return dict(zip(free, supported, strict=True))

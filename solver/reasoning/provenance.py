@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, Optional
 
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
@@ -53,11 +53,15 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.plan import Plan, plan_for, projected
+from solver.reasoning.plan import Plan, facts_narrowed, plan_for, projected
 from solver.reasoning.required import check_required
 from solver.values import show as _show
 
 __all__ = ["resolve_planned", "resolve_unexplained"]
+
+_Values = Mapping[str, Scalar]
+_Pins = Mapping[str, Pin]
+_Alone = Optional["FactsAlone"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
 _ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"
@@ -88,9 +92,11 @@ def provenance_of(
     reasons: bool,
     predict: bool = False,
     marks: Mapping[str, bool] | None = None,
+    alone: FactsAlone | None = None,
 ) -> Provenance:
     """Who decided `name` and why. `marks`: `given_marks(pins)`, when the caller asks for every
-    field of one request (made here otherwise)."""
+    field of one request (made here otherwise). `alone`: `facts_alone(plan, pins)`, when the
+    caller has it."""
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
@@ -106,12 +112,13 @@ def provenance_of(
     narrowed = len(trace.domains.get(name, ())) <= 1
     if narrowed and field.kind != "fact":
         return _said_forced(plan, name, solution)
-    if field.kind == "fact" and _facts_force(plan, name, solution, pins):
+    if field.kind == "fact" and _facts_force(plan, name, solution, pins, alone=alone):
         # A fact the facts decide is the rules' doing, whether or not propagation left it one
         # value at its turn: propagation does not narrow through a rule over many fields
         # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
         # its chain's first value and said ASSUMED ("first value that works"), though the
-        # model decides it.
+        # model decides it. Propagation from the facts alone goes through the options they
+        # force (`_facts_force` reads an option nobody typed at the values it leaves).
         return _said_forced(plan, name, solution)
     if narrowed:
         # An unset fact the search may not choose, narrowed only through the user's options
@@ -168,6 +175,37 @@ def provenance_of(
         else "the first value of the domain that works"
     )
     return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
+
+
+class FactsAlone(NamedTuple):
+    """The domains propagation leaves from a request's facts alone (`facts_alone`)."""
+
+    facts: tuple[tuple[str, str, Scalar], ...]
+    """The facts given (name, type, value): what the domains depend on (`_facts_force` remembers
+    by it)."""
+    domains: Mapping[str, Sequence[Scalar]]
+
+
+def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
+    """The domains propagation leaves from the facts among `pins` alone, narrowed further by the
+    rules over facts (`plan.facts_narrowed`), None when they conflict; kept per set of facts
+    under the compiled pack's entry budget (requests come about a few machines and models)."""
+    fields, cp = plan.pack.fields, plan.compiled
+    facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
+    # (By type too: `1` and `true` are equal keys.)
+    key = tuple(sorted((n, type(v).__name__, v) for n, v in facts.items()))
+    kept: dict[Any, FactsAlone | None] | None = cp.memo.get("facts-alone")
+    if kept is None:
+        kept = cp.memo["facts-alone"] = cp.tables.table()
+    found = kept.get(key, kept)  # (one lookup: another thread's flush may empty the table)
+    if found is not kept:
+        return found  # type: ignore[return-value]
+    # (Through the rules over several facts too, which propagation leaves open: a DeepSeek-V2's
+    # MLA traits through its architecture's rule, then its head size through theirs.)
+    state = cp.start(facts)
+    made = None if state is None else FactsAlone(key, facts_narrowed(plan, state))
+    cp.tables.store(kept, key, made)
+    return made
 
 
 def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
@@ -316,7 +354,14 @@ def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tup
     return found
 
 
-def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+def _facts_force(
+    plan: Plan,
+    name: str,
+    solution: Mapping[str, Scalar],
+    pins: Mapping[str, Pin],
+    *,
+    alone: FactsAlone | None = None,
+) -> bool:
     """Whether rules reading only facts besides `name` exclude every other value of `name` as
     resolved: the value then follows from the facts, not from the flags. A fact counts at its
     value when given or before `name` in the plan's order; one after it nobody gave counts as
@@ -326,23 +371,30 @@ def _facts_force(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Ma
     user typed (`--attention-backend fa3` is CUDA's); other options count as any value of their
     domain (never at the value the search gave them): a typed `f0 = true` under `when f0
     require f0 == f2 and f1 == 'p'` forces `f2` whatever `f1` is (tests/test_laws.py,
-    `_FORCED_THROUGH_AN_OPTION`).
+    `_FORCED_THROUGH_AN_OPTION`). With `alone` (`facts_alone`), a field not counted is any value
+    propagation from the given facts leaves it: an option a rule forces whatever is given
+    (explore seed 1830002: `f0 = q`) then forces a fact through another rule.
 
-    Remembered like `_forcing_rules`, by the values of the fields the rules read and which of
-    them are given (all it depends on: the rest is the pack's): ~15 forced facts per request,
+    Remembered like `_forcing_rules`, by the values of the fields the rules read, which of them
+    are given and the given facts `alone` read (all it depends on: the rest is the pack's): ~15
+    forced facts per request,
     each a walk over the rules reading it (8 % of a resolution)."""
     answers, reads = _reads_kept(plan, name, "facts")
-    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins))
+    if alone is not None and len(alone.domains[name]) == 1:
+        return True  # (propagation from the given facts leaves it one value)
+    given = alone.facts if alone is not None else None
+    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins), given)
     found: bool | None = answers.get(key)
     if found is None:
-        found = _facts_force_walk(plan, name, solution, pins)
+        found = _facts_force_walk(plan, name, solution, pins, alone)
         plan.compiled.tables.store(answers, key, found)
     return found
 
 
-def _facts_force_walk(plan: Plan, name: str, solution: Mapping[str, Scalar], pins: Mapping[str, Pin]) -> bool:
+def _facts_force_walk(plan: Plan, name: str, solution: _Values, pins: _Pins, alone: _Alone = None) -> bool:
     """`_facts_force`, computed."""
-    fields, domains = plan.pack.fields, plan.compiled.domains
+    fields = plan.pack.fields
+    domains = plan.compiled.domains if alone is None else alone.domains
     here = plan.position(name)
     searched = fields[name].search
     left = {v for v in domains[name] if v != solution[name]}
@@ -443,8 +495,11 @@ def resolve_planned(
     )
     check_required(plan, pins, trace)
     marks = given_marks(pins)
+    alone = facts_alone(plan, pins)
     provenance = {
-        name: provenance_of(plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks)
+        name: provenance_of(
+            plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks, alone
+        )
         for name in pack.fields
     }
     for name, values in refused.items():
