@@ -532,6 +532,14 @@ class PackOracle:
             given.update(filter(None, map(pin_of.get, ids)))  # type: ignore[arg-type]
             names: list[str] = list(filter(None, map(rule_of.get, ids)))
             wanted = set(names)
+            known = backgrounds.answered(ids)
+            if known is not None:
+                # Asked before (an earlier reason's question over the same rules): its solution.
+                # Before the witnesses, which test each rule they were not known to keep (a
+                # witness of half the rules tried on three quarters of them: 3 ms).
+                witnesses.insert(0, (known, wanted, set()))
+                del witnesses[WITNESSES_KEPT:]
+                return True
             for witness in witnesses:
                 if satisfies(witness[0], given, extras) and keeps(witness, wanted):
                     backgrounds.keep(chosen, None, witness[0], ids)
