@@ -49,7 +49,7 @@ class Traced:
     `total[f]` is the union of those (why the domain is what it is). Both tables are replaced
     per field when it narrows, never changed in place, so copies share them."""
 
-    __slots__ = ("cp", "failed", "removed", "state", "total")
+    __slots__ = ("_asked", "_known", "cp", "failed", "removed", "state", "total")
 
     def __init__(
         self,
@@ -64,6 +64,9 @@ class Traced:
         self.removed = removed
         self.total = total
         self.failed = failed
+        # The rule `never` was last asked about and its fixed fields then (see `never`).
+        self._asked: Constraint | None = None
+        self._known: tuple[tuple[str, Scalar], ...] = ()
 
     @property
     def domains(self) -> dict[str, list[Scalar]]:
@@ -83,10 +86,12 @@ class Traced:
         """The engine's propagation from the `changed` fields, recording why; False on a wipe-out
         (then `failed` holds its reasons). `settled`: the state was propagated before those fields
         changed (every state but the root's first: `State.propagate`)."""
+        self._asked = None
         return self.state.propagate(changed, observer=self, settled=settled)
 
     # -- the observer (`solver.engine.state.Observer`) -------------------------------------
     def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        self._asked = None  # (a field may be fixed now: `never`'s fixed fields are made again)
         target = con.fields[at]
         gone = _gone_all(self.cp, con, self, at, [v for v in self.state.domains[target] if v not in kept])
         self.removed[target] = {**self.removed[target], **gone}
@@ -100,10 +105,14 @@ class Traced:
         # hold (three-valued evaluation, remembered per rule by the engine). Searching supports
         # among the free fields as well (full arc consistency) removed next to nothing more on
         # the SGLang pack and cost a quarter of the time of listing choices with their reasons.
-        domains = self.state.domains
-        target = con.fields[at]
-        known = tuple([(f, domains[f][0]) for f in con.fields if f != target and len(domains[f]) == 1])
-        return self.cp.never(con, target, known)
+        # The rule's fixed fields, made once per revision of the rule: `propagate` asks about
+        # each of its free fields in turn (the target is free, so never among them), and only a
+        # narrowing (shown to `narrowing` first) can fix another in between.
+        if self._asked is not con:
+            domains = self.state.domains
+            self._known = tuple([(f, domains[f][0]) for f in con.fields if len(domains[f]) == 1])
+            self._asked = con
+        return self.cp.never(con, con.fields[at], self._known)
 
 
 def _root(cp: CompiledPack) -> Traced:
