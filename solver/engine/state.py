@@ -110,6 +110,9 @@ class State:
     Copy-on-write: `assign` returns a new state, so a resolution can fix one field after another
     and each step propagates only what the new value touches. `fix` / `undo` do the same in
     place, for callers that walk many fields: a copy costs a pass over every field and rule.
+    (`open` is copied with `.copy()`: propagation deletes the rules it closes, and `dict(open)`
+    of a table with a deleted entry inserts the rest one by one, where `.copy()` copies the
+    block while at most a third is deleted, ~6x faster.)
     """
 
     __slots__ = ("_trails", "by_field", "domains", "open")
@@ -255,7 +258,7 @@ class State:
         """
         if value not in self.domains[name]:
             return None
-        new = State(dict(self.domains), dict(self.open), self.by_field)
+        new = State(dict(self.domains), self.open.copy(), self.by_field)
         new.domains[name] = [value]
         trail: list[tuple[Any, str, Any]] | None = None if changed is None else []
         if not new.propagate([name], trail):
@@ -293,7 +296,7 @@ class State:
                 if len(narrowed) != len(current):
                     domains[name] = narrowed
                     changed.append(name)
-        state = State(domains, dict(self.open), self.by_field)
+        state = State(domains, self.open.copy(), self.by_field)
         return state if state.propagate(changed) else None
 
     def extended(
@@ -317,7 +320,7 @@ class State:
             if len(current) > 1:
                 domains[name] = [value]
                 queue[name] = None
-        open_ = dict(self.open)
+        open_ = self.open.copy()
         added: dict[str, list[Constraint]] = {}
         for con in cons:
             if not con.fields:

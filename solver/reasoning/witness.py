@@ -54,7 +54,10 @@ class Witnesses:
         # Its state (tighter than forward checking: sound removals only), a copy of our own:
         # `refutes` and the sweep work on it in place.
         made = self.traced.state
-        self.state = None if self.traced.failed else State(dict(made.domains), dict(made.open), made.by_field)
+        # (`open.copy()`: a block copy of a table propagation deleted from; see `Traced.copy`.)
+        self.state: State | None = None
+        if not self.traced.failed:
+            self.state = State(dict(made.domains), made.open.copy(), made.by_field)
 
     def witness(
         self,
