@@ -229,11 +229,17 @@ class DeadlineExceeded(SolverBudgetExceeded):
         self.task = f"{command}: {phase}"
         self.budget = 0
         self.seconds = seconds
+        narrow = ", or narrow the request with --set" if command in TAKES_SET else ""
         SolverError.__init__(
             self,
             f"the time budget of {seconds:g} s for `confsolve {command}` ran out during {phase}; "
-            "raise it with --deadline or CONFSOLVE_DEADLINE, or narrow the request with --set",
+            f"raise it with --deadline or CONFSOLVE_DEADLINE{narrow}",
         )
+
+
+# The commands that take --set (a deadline's message offers it only to them: `lint --deadline`
+# told the user to narrow the request with --set, which lint refuses).
+TAKES_SET = frozenset({"resolve", "why", "choices", "check", "count", "matrix", "diff"})
 
 
 class Unsatisfiable(SolverError):

@@ -413,3 +413,17 @@ def test_the_modes_stay_with_the_commands_that_honour_them(capsys: pytest.Captur
     code, out, _ = run(capsys, "check", "--pack", TOY, "--set", "gpu=b200", "--strict", "--deny-warnings")
     assert code in (0, 1) and out
     assert run(capsys, "choices", "--pack", TOY, "--set", "gpu=b200", "--strict")[0] == 0
+
+
+def test_a_deadline_offers_set_only_to_commands_that_take_it() -> None:
+    # `lint --deadline 1` said "narrow the request with --set", which lint refuses.
+    import argparse
+
+    from solver.cli.commands import build_parser
+    from solver.errors import TAKES_SET, DeadlineExceeded
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    takes = {name for name, p in sub.choices.items() if "--set" in p._option_string_actions}
+    assert takes == TAKES_SET
+    assert "--set" not in str(DeadlineExceeded("lint", "rules", 1))
+    assert "narrow the request with --set" in str(DeadlineExceeded("count", "counting", 1))

@@ -538,6 +538,30 @@ def test_serve_stops_on_sigterm_with_its_worker_processes() -> None:
             proc.kill()
 
 
+def test_a_deadline_that_ends_the_server_names_serving() -> None:
+    """`serve --deadline` ends the server with exit 4; the message named "loading the pack" (the
+    phase before any) while the page had been served for seconds."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [
+            str(Path(sys.executable).parent / "confsolve"),
+            "serve",
+            "--port",
+            "0",
+            "--no-warm-up",
+            "--deadline",
+            "3",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 4 and "configurator is at" in done.stdout
+    assert "ran out during serving the page" in done.stderr
+
+
 def test_a_missing_browser_fails_when_ci_requires_it(monkeypatch: pytest.MonkeyPatch) -> None:
     import browser
 

@@ -90,6 +90,9 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import webbrowser
 
         webbrowser.open(server.url)
+    from solver import progress
+
+    progress.phase("serving the page")  # (what a --deadline message names: no longer loading)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
