@@ -300,12 +300,13 @@ def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data
 
 
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
-    """The SGLang pack's hard rules that read `given()` ask about six fields: each is a
-    two-valued field of its compiled count, counted as False."""
+    """The SGLang pack's hard rules that read `given()` ask about seven fields (page_size since
+    round 18: mamba-no-buffer-page-1 meets a typed --page-size only): each is a two-valued field
+    of its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
     asked = ["attention_backend", "decode_attention_backend", "ep_size", "moe_runner_backend"]
-    asked += ["prefill_attention_backend", "quantization"]
+    asked += ["page_size", "prefill_attention_backend", "quantization"]
     assert atoms == [f"given({name})" for name in asked]
     assert set(compiled.counted.values()) == {1}
