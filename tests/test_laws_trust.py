@@ -453,6 +453,36 @@ def _in(name: str, values: tuple[Scalar, ...]) -> Cond:
     return Cond("cmp", op="in", name=name, value=values)
 
 
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-forced-through-options']")
+def test_a_fact_forced_through_an_options_rule_is_not_said_assumed() -> None:
+    """test_laws.py's ASSUMED law, explore seed 1830003 (round 18), minimised: r4 and r3 leave
+    the option f0 one value, q (with f1 typed false), and r5 then forbids f6 = q, so every
+    answer has f6 = p. The answer lists f6 under ASSUMED, as if another value could hold."""
+    spec = PackSpec(
+        fields=(
+            FieldSpec("f0", "option", ("p", "q", "r", "s"), search=False),
+            FieldSpec("f1", "option", (False, True), depends_on=("f0",), search=False),
+            FieldSpec("f6", "fact", ("p", "q"), depends_on=("f0",), search=False),
+        ),
+        sets=(),
+        rules=(
+            RuleSpec(
+                "r3",
+                Cond("and", parts=(_fc("f1", value=False), _fc("f0", value="q"))),
+                when=Cond("cmp", op="!=", name="f0", value="p", flipped=True),
+            ),
+            RuleSpec("r4", _fc("f0", value="p"), when=_fc("f0", value="p"), forbid=True),
+            RuleSpec("r5", _fc("f0", value="p"), when=_fc("f6", other="f0"), adjusts="f0"),
+        ),
+        prefs=(),
+    )
+    case = Case(spec=spec, options={"f1": False}, facts={}, strict=True)
+    assert Oracle(spec).possible("f6", {}) == ["p"]
+    got = resolve(case.pack, case.options, case.facts)
+    assert got.values["f6"] == "p"
+    assert "f6" not in {a.field for a in got.assumed}
+
+
 @pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-first-kept']")
 def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
     """Found by test_laws.py's chain law (explore seed 1830002, fails on bda0cd8 too): f1's first

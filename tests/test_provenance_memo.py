@@ -1,6 +1,6 @@
 """What provenance remembers per compiled pack answers as if computed again.
 
-`_facts_force` (does a forced fact's value follow from the facts, or from the flags?) is kept
+`facts_force` (does a forced fact's value follow from the facts, or from the flags?) is kept
 under the compiled pack's entry budget by the values of the fields the rules reading the fact
 read and which of them the request gives: a request that gives a fact another one did not must
 not be served the other's answer. Checked on the shipped SGLang pack's scenario case files, one
@@ -14,8 +14,8 @@ from pathlib import Path
 
 from solver import load_pack
 from solver.inputs.pins import collect_pins
+from solver.reasoning.forcing import facts_force, facts_force_walk
 from solver.reasoning.plan import plan_for
-from solver.reasoning.provenance import _facts_force, _facts_force_walk
 from solver.reasoning.resolution import resolve
 
 CASES = Path(__file__).resolve().parent / "cases"
@@ -40,9 +40,9 @@ def test_facts_force_remembered_is_the_walk() -> None:
         for dropped in [None, *(n for n in pins if pack.fields[n].kind == "fact")]:
             some = {n: p for n, p in pins.items() if n != dropped}
             for name in facts:
-                walked = _facts_force_walk(plan, name, solution, some)
-                assert _facts_force(plan, name, solution, some) is walked, (path.name, name, dropped)
+                walked = facts_force_walk(plan, name, solution, some)
+                assert facts_force(plan, name, solution, some) is walked, (path.name, name, dropped)
                 asked += 1
-                differ += dropped is not None and walked != _facts_force_walk(plan, name, solution, pins)
+                differ += dropped is not None and walked != facts_force_walk(plan, name, solution, pins)
     # (The given-ness must matter somewhere, else this law would not guard the key.)
     assert asked > 1000 and differ > 0, (asked, differ)

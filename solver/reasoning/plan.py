@@ -456,7 +456,7 @@ def projected(
     """Each of `free` (some of `con`'s fields) with the values of its domain that some
     combination of the free fields' values satisfying `con` has, the rule's other fields at the
     first value of their `domains`; None past `_COMBINATIONS` combinations. What a rule alone
-    says of the fields it leaves open (`facts_narrowed`; `provenance._facts_force`)."""
+    says of the fields it leaves open (`facts_narrowed`; `forcing.facts_force`)."""
     if math.prod(len(domains[f]) for f in free) > _COMBINATIONS:
         return None
     at = [con.fields.index(f) for f in free]

@@ -10,13 +10,12 @@ that imports it.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, NamedTuple, Optional
+from collections.abc import Collection, Mapping
+from typing import Optional
 
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
 from solver.engine.opendomain import query_pack
-from solver.engine.state import picker
 from solver.errors import Unsatisfiable
 from solver.model import (
     AdjustmentRecord,
@@ -53,7 +52,8 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.plan import Plan, facts_narrowed, plan_for, projected
+from solver.reasoning.forcing import FactsAlone, facts_alone, facts_force, forcing_rules
+from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.required import check_required
 from solver.values import show as _show
 
@@ -112,13 +112,13 @@ def provenance_of(
     narrowed = len(trace.domains.get(name, ())) <= 1
     if narrowed and field.kind != "fact":
         return _said_forced(plan, name, solution)
-    if field.kind == "fact" and _facts_force(plan, name, solution, pins, alone=alone):
+    if field.kind == "fact" and facts_force(plan, name, solution, pins, alone=alone):
         # A fact the facts decide is the rules' doing, whether or not propagation left it one
         # value at its turn: propagation does not narrow through a rule over many fields
         # (arch-deepseek-is-mla's seven), so the architecture's `not is_hybrid` was decided as
         # its chain's first value and said ASSUMED ("first value that works"), though the
         # model decides it. Propagation from the facts alone goes through the options they
-        # force (`_facts_force` reads an option nobody typed at the values it leaves).
+        # force (`facts_force` reads an option nobody typed at the values it leaves).
         return _said_forced(plan, name, solution)
     if narrowed:
         # An unset fact the search may not choose, narrowed only through the user's options
@@ -177,40 +177,9 @@ def provenance_of(
     return Provenance(kind="default", source=None, rule=None, because=because, rejected=rejected)
 
 
-class FactsAlone(NamedTuple):
-    """The domains propagation leaves from a request's facts alone (`facts_alone`)."""
-
-    facts: tuple[tuple[str, str, Scalar], ...]
-    """The facts given (name, type, value): what the domains depend on (`_facts_force` remembers
-    by it)."""
-    domains: Mapping[str, Sequence[Scalar]]
-
-
-def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
-    """The domains propagation leaves from the facts among `pins` alone, narrowed further by the
-    rules over facts (`plan.facts_narrowed`), None when they conflict; kept per set of facts
-    under the compiled pack's entry budget (requests come about a few machines and models)."""
-    fields, cp = plan.pack.fields, plan.compiled
-    facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
-    # (By type too: `1` and `true` are equal keys.)
-    key = tuple(sorted((n, type(v).__name__, v) for n, v in facts.items()))
-    kept: dict[Any, FactsAlone | None] | None = cp.memo.get("facts-alone")
-    if kept is None:
-        kept = cp.memo["facts-alone"] = cp.tables.table()
-    found = kept.get(key, kept)  # (one lookup: another thread's flush may empty the table)
-    if found is not kept:
-        return found  # type: ignore[return-value]
-    # (Through the rules over several facts too, which propagation leaves open: a DeepSeek-V2's
-    # MLA traits through its architecture's rule, then its head size through theirs.)
-    state = cp.start(facts)
-    made = None if state is None else FactsAlone(key, facts_narrowed(plan, state))
-    cp.tables.store(kept, key, made)
-    return made
-
-
 def _said_forced(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> Provenance:
     """The provenance of a value the rules leave alone: the rules that exclude the others."""
-    forcing, because = _forcing_rules(plan, name, solution)
+    forcing, because = forcing_rules(plan, name, solution)
     return Provenance(
         kind="rule", source=None, rule=forcing[0] if forcing else None, because=because, rejected=[]
     )
@@ -294,150 +263,6 @@ def _flagged_rejections(
         ]
         out.append(Rejection(value=v, because=[*reads, rid]))
     return out
-
-
-class _Reads(NamedTuple):
-    """The fields the rules reading a field read besides it, as `_reads_kept` keeps them."""
-
-    fields: tuple[str, ...]
-    pick: Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]]
-    """Their values in a mapping, one call (`picker`): every unset fact asks on every request."""
-    names: frozenset[str]
-
-
-def _reads_kept(plan: Plan, name: str, kind: str) -> tuple[dict[Any, Any], _Reads]:
-    """The compiled pack's table (under its entry budget) of answers about `name` of one `kind`,
-    and the fields the rules reading `name` read besides it: what such an answer depends on,
-    with the field's own value. One table per kind, the fields shared by both kinds."""
-    cp = plan.compiled
-    kept: tuple[dict[str, dict[Any, Any]], dict[str, _Reads]] | None = cp.memo.get("provenance-answers")
-    if kept is None:
-        kept = cp.memo["provenance-answers"] = ({}, {})
-    answers, reads = kept
-    table = answers.get(kind)
-    if table is None:
-        table = answers[kind] = cp.tables.table()
-    found = reads.get(name)
-    if found is None:
-        around = (f for _, _, _, others in plan.reading(name) for f in others)
-        fields = tuple(dict.fromkeys(around))
-        found = reads[name] = _Reads(fields, picker(fields), frozenset(fields))
-    return table, found
-
-
-def _forcing_rules(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> tuple[tuple[str, ...], str]:
-    """Rules that, with the other fields as resolved, exclude the field's other values, and the
-    provenance's text for them (their `because`s, each once; or that the domain has one value).
-
-    A greedy cover: the rule excluding the most values first, until every other value is
-    accounted for (or no rule alone excludes what is left: propagation through several rules).
-    A rule that excludes nothing is never chosen, so it is not kept.
-
-    Remembered (under the compiled pack's entry budget) by the field's value and the values of
-    the fields those rules read: each request's forced facts come out of the same few hardware
-    and model combinations, and the walk over a field's rules (up to 80) was a third of
-    provenance.
-    """
-    answers, reads = _reads_kept(plan, name, "forcing")
-    key = (name, solution[name], reads.pick(solution))
-    found = answers.get(key)
-    if found is None:
-        forcing = tuple(_greedy_forcing(plan, name, solution))
-        models = plan.compiled.models
-        because = (
-            "; ".join(dict.fromkeys(models[r].because for r in forcing))
-            if forcing
-            else "the only value the rules allow"
-        )
-        found = (forcing, because)
-        plan.compiled.tables.store(answers, key, found)
-    return found
-
-
-def _facts_force(
-    plan: Plan,
-    name: str,
-    solution: Mapping[str, Scalar],
-    pins: Mapping[str, Pin],
-    *,
-    alone: FactsAlone | None = None,
-) -> bool:
-    """Whether rules reading only facts besides `name` exclude every other value of `name` as
-    resolved: the value then follows from the facts, not from the flags. A fact counts at its
-    value when given or before `name` in the plan's order; one after it nobody gave counts as
-    any value of its domain (else two facts nobody gave that a rule ties, `f1 == f5`, would
-    each follow from the other, and neither be said as assumed: tests/test_laws.py,
-    `_TIED_FACTS`). A fact the search chooses (the platform) also follows from the options the
-    user typed (`--attention-backend fa3` is CUDA's); other options count as any value of their
-    domain (never at the value the search gave them): a typed `f0 = true` under `when f0
-    require f0 == f2 and f1 == 'p'` forces `f2` whatever `f1` is (tests/test_laws.py,
-    `_FORCED_THROUGH_AN_OPTION`). With `alone` (`facts_alone`), a field not counted is any value
-    propagation from the given facts leaves it: an option a rule forces whatever is given
-    (explore seed 1830002: `f0 = q`) then forces a fact through another rule.
-
-    Remembered like `_forcing_rules`, by the values of the fields the rules read, which of them
-    are given and the given facts `alone` read (all it depends on: the rest is the pack's): ~15
-    forced facts per request,
-    each a walk over the rules reading it (8 % of a resolution)."""
-    answers, reads = _reads_kept(plan, name, "facts")
-    if alone is not None and len(alone.domains[name]) == 1:
-        return True  # (propagation from the given facts leaves it one value)
-    given = alone.facts if alone is not None else None
-    key = (name, solution[name], reads.pick(solution), reads.names.intersection(pins), given)
-    found: bool | None = answers.get(key)
-    if found is None:
-        found = _facts_force_walk(plan, name, solution, pins, alone)
-        plan.compiled.tables.store(answers, key, found)
-    return found
-
-
-def _facts_force_walk(plan: Plan, name: str, solution: _Values, pins: _Pins, alone: _Alone = None) -> bool:
-    """`_facts_force`, computed."""
-    fields = plan.pack.fields
-    domains = plan.compiled.domains if alone is None else alone.domains
-    here = plan.position(name)
-    searched = fields[name].search
-    left = {v for v in domains[name] if v != solution[name]}
-    for _, con, at, others in plan.reading(name):
-        if not left:
-            break
-        if left <= con.allowed(at, tuple([solution[f] for f in others])):
-            continue  # (most rules: excludes nothing even with every field as resolved)
-        counted = [
-            f
-            for f in others
-            if (f in pins and (searched or fields[f].kind == "fact"))
-            or (fields[f].kind == "fact" and plan.position(f) < here)
-        ]
-        read: dict[str, Sequence[Scalar]] = {f: (solution[f],) for f in counted}
-        free = [f for f in con.fields if f not in read]
-        read.update((f, domains[f]) for f in free if f != name)
-        read[name] = list(left)
-        supported = projected(con, free, read)
-        if supported is not None:
-            left &= supported[name]
-    return not left
-
-
-def _greedy_forcing(plan: Plan, name: str, solution: Mapping[str, Scalar]) -> list[str]:
-    """`_forcing_rules`, computed."""
-    value = solution[name]
-    left = {v for v in plan.compiled.domains[name] if v != value}
-    if not left:
-        return []
-    excluded_by: dict[str, set[Scalar]] = {}
-    for rid, con, at, others in plan.reading(name):
-        excluded = left - con.allowed(at, tuple([solution[f] for f in others]))
-        if excluded:
-            excluded_by[rid] = excluded
-    chosen: list[str] = []
-    while left:
-        best = max(excluded_by, key=lambda r: len(excluded_by[r] & left), default=None)
-        if best is None or not excluded_by[best] & left:
-            break
-        chosen.append(best)
-        left -= excluded_by.pop(best)
-    return chosen
 
 
 def warnings_of(
