@@ -260,6 +260,12 @@ def test_qwen3_next_user_block_sizes_are_raised_as_vllm_raises_them(
         ),
         # a typed size FA4's kernel refuses: vLLM's selector skips FLASH_ATTN (R17P1-0137)
         ({"flash_attn_version": 4, "block_size": 16}, "FLASHINFER", 544),
+        # FA2 typed: FA2's 16-token blocks, and FLASH_ATTN keeps a typed size off 128
+        # (KNOWN_DIFFERENCES 20, R17P1-0096, -0105, -0107; pack 0.33.0+12 and +13 read it as FA4)
+        ({"flash_attn_version": 2}, "FLASH_ATTN", 544),
+        ({"flash_attn_version": 2, "attention_backend": "FLASH_ATTN"}, "FLASH_ATTN", 544),
+        ({"flash_attn_version": 2, "block_size": 16}, "FLASH_ATTN", 544),
+        ({"flash_attn_version": 2, "block_size": 272}, "FLASH_ATTN", 544),
     ],
 )
 def test_thor_runs_fa4s_head_256_kernel_when_fa3_or_fa4_is_typed(
@@ -267,8 +273,28 @@ def test_thor_runs_fa4s_head_256_kernel_when_fa3_or_fa4_is_typed(
 ) -> None:
     resolution = predicted(options, gpu_arch="sm110")
     assert (resolution.values["attention_backend"], resolution.values["block_size"]) == (backend, block_size)
-    warned = "fa4-head-256-kernel-reads-typed-version" in {w.rule for w in resolution.warnings}
-    assert warned == ("flash_attn_version" in options), "the typed version it cannot read is said"
+    assert resolution.values["flash_attn_version"] == 2  # what vLLM reports at head size 256
+
+
+@pytest.mark.parametrize(
+    ("gpu_arch", "options", "block_size"),
+    [
+        # FLASH_ATTN pinned (FLASHINFER is the first of Qwen3-Next's list on B200/B300)
+        ("sm100", {}, 640),  # FA4 by default: its head-size-256 kernel's 128-token blocks
+        ("sm100", {"flash_attn_version": 4}, 640),
+        ("sm103", {"flash_attn_version": 3}, 640),  # 3 runs as 4 on 10.x
+        # FA2 typed: its 16-token blocks (KNOWN_DIFFERENCES 20: R17P1-, R11P5-0045; 640 before)
+        ("sm100", {"flash_attn_version": 2}, 544),
+        ("sm103", {"flash_attn_version": 2, "tensor_parallel_size": 4}, 272),
+        # a typed size FA2 takes as it is and aligns, where FA4's kernel refuses it (R12P1-0012)
+        ("sm100", {"flash_attn_version": 2, "block_size": 16}, 544),
+    ],
+)
+def test_b200_sizes_the_block_for_the_fa_version_typed(
+    gpu_arch: str, options: dict[str, Any], block_size: int
+) -> None:
+    resolution = predicted({"attention_backend": "FLASH_ATTN", **options}, gpu_arch=gpu_arch)
+    assert resolution.values["block_size"] == block_size
 
 
 def test_thor_with_fa4_typed_refuses_a_pinned_flash_attn_block_off_128() -> None:
