@@ -831,3 +831,38 @@ def test_a_dense_qwen3_5_text_config_is_not_moe_for_its_num_experts(
     _config(tmp_path, {"architectures": [architecture], "model_type": "qwen3_5", "text_config": text})
     values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
     assert values["is_moe"] is expected
+
+
+VLLM = load_pack("vllm")
+
+
+@pytest.mark.parametrize(
+    ("doc", "expected"),
+    [
+        # Gemma-3 on the hub: sliding_window and its pattern, no layer_types (Gemma3TextConfig
+        # makes five sliding layers of every six); laws18 saw it assumed false (round 18)
+        (
+            {
+                "architectures": ["Gemma3ForConditionalGeneration"],
+                "model_type": "gemma3",
+                "text_config": {
+                    "model_type": "gemma3_text",
+                    "sliding_window": 1024,
+                    "sliding_window_pattern": 6,
+                },
+            },
+            True,
+        ),
+        ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "sliding_window": 4096}, True),
+        (
+            {"architectures": ["GptOssForCausalLM"], "layer_types": ["sliding_attention", "full_attention"]},
+            True,
+        ),
+    ],
+)
+def test_a_model_with_sliding_window_layers_says_so(
+    tmp_path: Path, doc: dict[str, Any], expected: bool
+) -> None:
+    _config(tmp_path, doc)
+    values = {k: p.value for k, p in facts_from_model_config(VLLM, tmp_path).items()}
+    assert values.get("has_sliding_window") is expected
