@@ -49,7 +49,7 @@ from solver.engine.countlimit import (
 from solver.engine.ddnnf import FORMAT, SEARCH_FIRST, CompiledCount, compile_count
 from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
-from solver.pack.marks import ValueRead, given_atoms, typed_holds, value_read
+from solver.pack.marks import ValueRead, given_atoms, is_given_call, typed_holds, value_read
 
 if TYPE_CHECKING:
     from solver.engine.csp import CompiledPack
@@ -459,7 +459,7 @@ def _given_fields(
                 if id(node) not in operands:
                     return None
                 reads.add(id(node.left))
-            elif isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given":
+            elif is_given_call(node):
                 if id(node) in reads:
                     continue
                 if id(node) not in operands or len(node.args) != 1 or not isinstance(node.args[0], ast.Name):

@@ -23,6 +23,7 @@ from typing import Any
 
 from solver.model import Field, Scalar, given_key, typed_key
 from solver.pack.codegen import Piece, Writer
+from solver.pack.marks import is_given_call
 
 __all__ = [
     "MAX_DEPTH",
@@ -291,7 +292,7 @@ class _Compiler:
             return self.out.both(parts) if isinstance(node.op, ast.And) else self.out.either(parts)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.out.negate(self.condition(node.operand, depth + 1))
-        if isinstance(node, ast.Compare) and _is_given_call(node.left):
+        if isinstance(node, ast.Compare) and is_given_call(node.left):
             return self.given_value(node)
         if isinstance(node, ast.Compare):
             pairs: list[Piece] = []
@@ -533,8 +534,3 @@ def _build(
         if len(parts) == 2:
             piece = out.either([out.negate(parts[0]), piece])
     return compiler.made(text, piece), first
-
-
-def _is_given_call(node: ast.expr) -> bool:
-    """Whether `node` is a call of `given` (any other call is refused as a Call, by name)."""
-    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given"

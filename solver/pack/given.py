@@ -27,7 +27,7 @@ from solver.bounded import PACKS_KEPT, Lru
 from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import parse, rule_conditions
-from solver.pack.marks import ValueRead, typed_holds, value_read
+from solver.pack.marks import ValueRead, is_given_call, typed_holds, value_read
 
 __all__ = [
     "GIVEN_MARK",
@@ -229,7 +229,7 @@ def _answered(
                 spans.append((*span(node), str(typed_holds(read, answers[name]))))
             else:
                 spans.append((*span(node.left), name))  # the typed value is the field's own
-        elif isinstance(node, ast.Call) and id(node) not in inside and not values_only and _is_given(node):
+        elif is_given_call(node) and id(node) not in inside and not values_only:
             arg = node.args[0] if node.args else None
             if not isinstance(arg, ast.Name) or node.end_lineno is None or node.end_col_offset is None:
                 continue  # not a well-formed call: the loader refused the pack already
@@ -237,10 +237,6 @@ def _answered(
     for begin, end, word in sorted(spans, reverse=True):
         source = source[:begin] + word + source[end:]
     return source
-
-
-def _is_given(node: ast.Call) -> bool:
-    return getattr(node.func, "id", None) == "given"
 
 
 def _offset(source: str, line_start: int, byte_offset: int) -> int:
@@ -285,7 +281,7 @@ def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> t
     """The constant `node` folds to once every `given(X)` but `given(name)` is answered (None if
     none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
     the loader refused conditions nested deeper than `MAX_DEPTH`."""
-    if isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and node.left.args:
+    if isinstance(node, ast.Compare) and is_given_call(node.left) and node.left.args:
         # `given(F) == VALUE`: typing F may make it true or false (by the value typed); another
         # field's read is false when it is not typed and open when it is.
         arg = node.left.args[0]
@@ -293,7 +289,7 @@ def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> t
         if called == name:
             return None, {sign, -sign}
         return (None if called in typed else False), set()
-    if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given" and node.args:
+    if is_given_call(node) and node.args:
         arg = node.args[0]
         called = arg.id if isinstance(arg, ast.Name) else ""
         return (None, {sign}) if called == name else (called in typed, set())

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, TypeGuard
 
 from solver.model import Scalar, given_key
 
-__all__ = ["ValueRead", "given_atoms", "read_key", "typed_holds", "value_read"]
+__all__ = ["ValueRead", "given_atoms", "is_given_call", "read_key", "typed_holds", "value_read"]
 
 
 # A `given(FIELD) == VALUE` / `given(FIELD) in [VALUES]` read: the field and the values, each
@@ -22,16 +22,23 @@ __all__ = ["ValueRead", "given_atoms", "read_key", "typed_holds", "value_read"]
 ValueRead = tuple[str, frozenset[tuple[type, Scalar]]]
 
 
+def is_given_call(node: ast.AST) -> TypeGuard[ast.Call]:
+    """Whether `node` is a call of `given` (its argument not looked at): the one test of that
+    shape, for the compiler (`solver.pack.expr`), the request's copies (`solver.pack.given`) and
+    the counters."""
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given"
+
+
 def value_read(node: ast.AST, sets: Mapping[str, Sequence[Scalar]]) -> ValueRead | None:
     """The field and values of a checked `given(FIELD) == VALUE` or `given(FIELD) in [VALUES]`
     (a list literal or a named set), or None when `node` is no such comparison. For the
     request's copies (`solver.pack.given`) and the counters' two-valued marks; the loader has
     checked the condition, so only the shape is looked at here."""
-    if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Call) and len(node.ops) == 1):
+    if not (isinstance(node, ast.Compare) and is_given_call(node.left) and len(node.ops) == 1):
         return None
     call, right = node.left, node.comparators[0]
     arg = call.args[0] if len(call.args) == 1 else None
-    if not (isinstance(arg, ast.Name) and getattr(call.func, "id", None) == "given"):
+    if not isinstance(arg, ast.Name):
         return None
     values: Sequence[Any]
     if isinstance(node.ops[0], ast.Eq):
