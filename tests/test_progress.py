@@ -161,6 +161,21 @@ def test_count_honours_budget(capsys: pytest.CaptureFixture[str]) -> None:
     assert "50 steps" in capsys.readouterr().err
 
 
+def test_budget_help_names_the_limit_each_search_has_without_it() -> None:
+    """`count` is one search under its own --limit (5,000,000 steps by default), not the
+    2,000,000 steps a resolve's search has: its --budget help said the latter."""
+    import argparse
+
+    from solver.budget import DEFAULT_STEPS
+    from solver.cli.commands import build_parser
+
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("count", "resolve", "check"):
+        said = " ".join(sub.choices[name]._option_string_actions["--budget"].help.split())
+        counting = name == "count"
+        assert ("--limit" in said) == counting and (f"{DEFAULT_STEPS}" in said) != counting, said
+
+
 @pytest.mark.parametrize("bad", ["0", "-1", "abc", "nan", "inf"])
 def test_a_bad_deadline_is_a_usage_error(
     bad: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch

@@ -104,7 +104,7 @@ def _add_inputs(p: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         metavar="NAME_OR_PATH",
         help=PACK_HELP,
     )
-    _add_budget(g)
+    _add_budget(g, p.prog.split()[-1])
     _add_colour(g)
     if json_flag:
         p.add_argument("--json", action="store_true", help="print the contract's JSON document")
@@ -121,9 +121,17 @@ def _steps(text: str) -> int:
     return value
 
 
-def _add_budget(p: Any) -> None:
+# What stops each search of a command without --budget: a count is one search under its --limit.
+# The other figure is solver.budget.DEFAULT_STEPS, written out so that `--help` does not import
+# solver.errors with it (tests/test_progress.py checks the two agree).
+_OWN_LIMIT = {"count": "the count's --limit"}
+_PER_SEARCH = "2000000 steps per search"
+
+
+def _add_budget(p: Any, command: str = "") -> None:
     # SUPPRESS: no default, so the option given before the command is not reset by the
     # subcommand's parser (argparse copies a subparser's defaults over the parent's values).
+    each = _OWN_LIMIT.get(command, _PER_SEARCH)
     p.add_argument(
         "--budget",
         type=_steps,
@@ -131,7 +139,7 @@ def _add_budget(p: Any) -> None:
         metavar="N",
         dest="search_budget",
         help="stop the command after N search steps in all (each search included), with exit 4 "
-        "(default: $CONFSOLVE_BUDGET, else 2000000 per search and no total)",
+        f"(default: $CONFSOLVE_BUDGET, else no total: {each})",
     )
 
 
