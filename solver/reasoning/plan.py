@@ -212,12 +212,19 @@ class Plan:
         flag the choice that matters."""
         out: dict[Scalar, list[str]] = {}
         rules = self.compiled.warn_rules
-        for rid in self.warn_rules.get(name, ()):
-            partial = rules[rid].partial
-            for value in values:
-                if partial({**assigned, name: value}) is False:
+        partials = [(rid, rules[rid].partial) for rid in self.warn_rules.get(name, ())]
+        if not partials:
+            return out
+        # One copy of `assigned` with each value put in turn, not one per rule and value: a
+        # request's assignment holds every field, and those copies were most of a ranking's
+        # first call (a resolve's first call ranks a few dozen fields).
+        probe = dict(assigned)
+        for value in values:
+            probe[name] = value
+            for rid, partial in partials:
+                if partial(probe) is False:
                     out.setdefault(value, []).append(rid)
-        return {value: out[value] for value in values if value in out}
+        return out
 
     def settled(self, assigned: Mapping[str, Scalar]) -> dict[str, Scalar]:
         """`assigned` and every value the rules force from it (propagation leaves one value, or
