@@ -18,7 +18,6 @@ from solver.engine import csp
 from solver.errors import pack_problems
 from solver.pack import cache, codegen, condcache, loader
 from solver.pack.crosscheck import parse_conditions
-from solver.reasoning import plan
 
 TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
 
@@ -27,9 +26,8 @@ TOY = Path(__file__).parent / "fixtures" / "packs" / "toy"
 def fresh(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.delenv("CONFSOLVE_NO_CACHE", raising=False)
-    # Tables of their own for the plans and compiled packs `_forget` clears: the process's own
-    # (what other tests made) are left as they were.
-    monkeypatch.setattr(plan, "_PLANS", Lru(plan._PLANS.size))
+    # A table of its own for the compiled packs (and the plans kept in them) `_forget` clears:
+    # the process's own (what other tests made) are left as they were.
     monkeypatch.setattr(csp, "_COMPILED", Lru(csp._COMPILED.size))
     _forget()
     return tmp_path / "confsolve"
@@ -47,8 +45,7 @@ def _forget() -> None:
     # Nor the compiled packs and plans, kept by digest: a plan an earlier test made of the toy
     # pack holds the conditions of that test's reading, and a resolve here called those (some
     # not compiled yet: "the code came from the file" failed in full runs, by test order).
-    plan._PLANS.clear()
-    csp._COMPILED.clear()
+    csp._COMPILED.clear()  # (the plans are kept in the compiled packs' memos)
 
 
 def _side_file(directory: Path) -> Path:

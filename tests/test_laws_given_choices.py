@@ -9,14 +9,17 @@ with nothing carried: every such field asked of its copy, which answers exactly 
 
 from __future__ import annotations
 
+from typing import Any
 from unittest import mock
 
+import pytest
 from generated import Case, Cond, FieldSpec, PackSpec, RuleSpec, cases
 from hypothesis import event, example, given
 from test_laws import law
 
-from solver import valid_choices
+from solver import load_pack, valid_choices
 from solver.reasoning import givenchoices
+from solver.reasoning.diagnose import prepare_choices
 
 _A_IS_P = Cond("cmp", op="==", name="a", value="p")
 # A warn rule flags `a = p` typed only: its values carry over, its flag is the copy's (150 drawn
@@ -50,3 +53,43 @@ def test_a_carried_answer_is_the_answer_of_the_pack_that_gives_the_field(case: C
         asked = valid_choices(pack, case.options, case.facts, fields=names, reasons=False)
     assert got.possible == asked.possible
     assert got.warned == asked.warned
+
+
+# SGLang requests a page asks: one fact (the first click), every typed field carried over; and a
+# mamba model with no extra buffer, whose page_size typed is 1 only (mamba-no-buffer-page-1 reads
+# `given(page_size)`: typing it tightens the rule), which no carry may hide.
+_SGLANG = [
+    ({"platform": "cuda"}, True),
+    ({"platform": "npu"}, True),
+    ({"platform": "xpu"}, True),
+    ({"platform": "cuda", "architecture": "Lfm2ForCausalLM"}, False),
+]
+
+
+@pytest.mark.parametrize(("facts", "all_carried"), _SGLANG)
+def test_sglangs_choices_carry_over_what_the_typed_copies_answer(
+    facts: dict[str, str], all_carried: bool
+) -> None:
+    """SGLang's choices after `prepare_choices`, as a server asks them: what is carried over
+    from the request's own answer (`_carried`) is what each field's typed copy answers when
+    asked. On one fact every typed field (`given(page_size)`, `given(quantization)`, ...) is
+    carried (asking the copies again was round 18's 80 ms, main 01bb169)."""
+    pack = load_pack("sglang")
+    prepare_choices(pack)
+    carried: list[bool] = []
+    real = givenchoices._carried
+
+    def spy(*args: Any) -> bool:
+        carried.append(real(*args))
+        return carried[-1]
+
+    with mock.patch.object(givenchoices, "_carried", spy):
+        got = valid_choices(pack, {}, facts, reasons=False)
+    with mock.patch.object(givenchoices, "_carried", lambda *args: False):
+        asked = valid_choices(pack, {}, facts, reasons=False)
+    assert got.possible == asked.possible
+    assert got.warned == asked.warned
+    assert {n: set(v) for n, v in got.excluded.items()} == {n: set(v) for n, v in asked.excluded.items()}
+    if "architecture" in facts:
+        assert got.possible["page_size"] == [1]
+    assert carried and all(carried) == all_carried

@@ -70,12 +70,10 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
     pack = load_pack("sglang")
     requests = _requests(pack, 12, seed=3)
     from solver.engine import csp as engine
-    from solver.reasoning import plan
 
     def run(entries: int) -> tuple[int, int]:
         monkeypatch.setattr(bounded, "MEMO_ENTRIES", entries)
-        engine._COMPILED.clear()
-        plan._PLANS.clear()
+        engine._COMPILED.clear()  # (and the plans, kept with their compiled packs)
         high = 0
         for request in requests:
             with contextlib.suppress(SolverError):
@@ -90,7 +88,6 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
         assert high <= 1500 and flushes >= 1
     finally:
         engine._COMPILED.clear()
-        plan._PLANS.clear()
 
 
 def test_widened_packs_do_not_accumulate() -> None:
@@ -98,7 +95,6 @@ def test_widened_packs_do_not_accumulate() -> None:
     process resolving many such requests keeps only the latest few compiled."""
     from solver.bounded import PACKS_KEPT
     from solver.engine import csp as engine
-    from solver.reasoning import plan
 
     pack = load_pack("sglang")
     opened = [name for name, f in pack.fields.items() if f.open is not None]
@@ -111,4 +107,20 @@ def test_widened_packs_do_not_accumulate() -> None:
         with contextlib.suppress(SolverError):
             resolve(pack, {name: value}, {"platform": "cuda", "gpu_arch": "sm90"}, reasons=False)
     # Full (so the requests did widen the pack), and no fuller.
-    assert len(engine._COMPILED) == PACKS_KEPT and len(plan._PLANS) == PACKS_KEPT
+    assert len(engine._COMPILED) == PACKS_KEPT  # (each plan is kept in its compiled pack's memo)
+
+
+def test_a_plan_is_kept_with_its_compiled_pack() -> None:
+    """`plan_for(pack).compiled` is `compile_pack(pack)`, also after the table of compiled packs
+    dropped it (as PACKS_KEPT newer ones do): the solutions a choices question stores in the
+    plan's are the ones `givenchoices` reads from `compile_pack`'s. Kept in two tables, the plan
+    outlived its compiled pack, which was compiled again beside it with an empty memo (round 18:
+    SGLang's one-fact choices then asked every typed copy again, 31 -> 80 ms)."""
+    from solver.engine import csp as engine
+    from solver.reasoning.plan import plan_for
+
+    pack = load_pack("sglang")
+    planned = plan_for(pack)
+    assert planned.compiled is compile_pack(pack)
+    engine._COMPILED.pop(pack.digest)  # (what PACKS_KEPT newer packs compiled do)
+    assert plan_for(pack).compiled is compile_pack(pack)

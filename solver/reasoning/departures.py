@@ -159,16 +159,22 @@ def refusal_possible(base: Pack, given: Mapping[str, Pin], solution: Mapping[str
     # The request's marks, with the values it typed (`given(FIELD) == VALUE` reads them, not the
     # solution's, where an adjustment replaced one); an option typed here types the solution's.
     marks = {**given_marks(given), **{typed_key(n): p.value for n, p in given.items()}}
+    # One mapping with each choice of marks put in and taken out again, not a copy of the whole
+    # solution per rule and choice (most of this check's cost).
     known = {**solution, **marks}
     for rule in base.rules:
         cond = rules[rule.id]
         if rule.severity != "error" or not cond.given:
             continue
-        open_ = [n for n in cond.given if n not in given and fields[n].kind == "option"]
+        open_ = [given_key(n) for n in cond.given if n not in given and fields[n].kind == "option"]
+        before = {key: known[key] for key in open_ if key in known}
         for chosen in itertools.product((False, True), repeat=len(open_)) if open_ else ():
-            typed = {given_key(n): on for n, on in zip(open_, chosen, strict=True)}
-            if cond.partial({**known, **typed}) is False:
+            known.update(zip(open_, chosen, strict=True))
+            if cond.partial(known) is False:
                 return True
+        for key in open_:
+            known.pop(key, None)
+        known.update(before)
     return False
 
 
