@@ -59,13 +59,6 @@ KNOWN_BUGS: dict[str, str] = {
     # first (`assume.assumed_first`) and kept there after the decisions start over, even when
     # they then take another way on which its chain picks another value that works; the answer
     # says it assumed, with "the value the rest of the answer leaves it", which is not so.
-    # A fact forced through rules over options nobody typed (a rule leaves the option one value,
-    # another then the fact) is said ASSUMED: provenance narrows the facts-alone state through
-    # rules over facts, not through the options' rules. Loud, not wrong (explore seed 1830003 of
-    # test_laws.py's ASSUMED law finds it; the default derandomized run does not draw it).
-    "assumed-forced-through-options": (
-        "tests/test_laws_trust.py::test_a_fact_forced_through_an_options_rule_is_not_said_assumed"
-    ),
     "assumed-first-kept": (
         "tests/test_laws_trust.py::test_a_fact_assumed_first_takes_its_chain_value_after_all"
     ),

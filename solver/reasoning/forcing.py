@@ -11,7 +11,7 @@ from typing import Any, NamedTuple, Optional
 
 from solver.engine.state import picker
 from solver.model import Pin, Scalar
-from solver.reasoning.plan import Plan, facts_narrowed, projected
+from solver.reasoning.plan import Plan, every_rule_narrowed, projected
 
 __all__ = ["FactsAlone", "facts_alone", "facts_force", "facts_force_walk", "forcing_rules"]
 
@@ -30,9 +30,10 @@ class FactsAlone(NamedTuple):
 
 
 def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
-    """The domains propagation leaves from the facts among `pins` alone, narrowed further by the
-    rules over facts (`plan.facts_narrowed`), None when they conflict; kept per set of facts
-    under the compiled pack's entry budget (requests come about a few machines and models)."""
+    """The domains propagation leaves from the facts among `pins` alone, narrowed further by
+    every rule over several fields, the options' too (`plan.every_rule_narrowed`: the options are
+    free here), None when they conflict; kept per set of facts under the compiled pack's entry
+    budget (requests come about a few machines and models)."""
     fields, cp = plan.pack.fields, plan.compiled
     facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
     # (By type too: `1` and `true` are equal keys.)
@@ -43,10 +44,11 @@ def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
     found = kept.get(key, kept)  # (one lookup: another thread's flush may empty the table)
     if found is not kept:
         return found  # type: ignore[return-value]
-    # (Through the rules over several facts too, which propagation leaves open: a DeepSeek-V2's
-    # MLA traits through its architecture's rule, then its head size through theirs.)
+    # (Through the rules over several fields too, which propagation leaves open: a DeepSeek-V2's
+    # MLA traits through its architecture's rule, then its head size through theirs; a fact
+    # through an option nobody typed that the options' own rules leave one value.)
     state = cp.start(facts)
-    made = None if state is None else FactsAlone(key, facts_narrowed(plan, state))
+    made = None if state is None else FactsAlone(key, every_rule_narrowed(plan, state))
     cp.tables.store(kept, key, made)
     return made
 
