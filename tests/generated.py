@@ -55,13 +55,6 @@ KNOWN_BUGS: dict[str, str] = {
     "assumed-deeply-forced": (
         "tests/test_laws_trust.py::test_a_fact_only_a_search_shows_decided_is_not_said_assumed"
     ),
-    # A fact the search may not choose whose chain failed under an earlier decision is assumed
-    # first (`assume.assumed_first`) and kept there after the decisions start over, even when
-    # they then take another way on which its chain picks another value that works; the answer
-    # says it assumed, with "the value the rest of the answer leaves it", which is not so.
-    "assumed-first-kept": (
-        "tests/test_laws_trust.py::test_a_fact_assumed_first_takes_its_chain_value_after_all"
-    ),
 }
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")
@@ -647,6 +640,7 @@ class Expected:
     adjusted: dict[str, tuple[Scalar, str]]  # field -> (requested value, rule id), in firing order
     values: dict[str, Scalar] | None  # None: no configuration exists
     steps: dict[str, Step] = field(default_factory=dict)
+    first: dict[str, Scalar] = field(default_factory=dict)  # facts assumed first (`Oracle._walk`)
 
 
 class Oracle:
@@ -998,7 +992,8 @@ class Oracle:
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
             if failed is None:
-                return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps), None
+                values = {n: decided[n] for n in self.names}
+                return Expected(final, adjusted, values, steps, dict(first)), None
             assumed = self._assumed_first(failed, decided, {**{n: v for n, (v, _) in final.items()}, **first})
             if assumed is not None:
                 first[failed] = assumed

@@ -22,6 +22,7 @@ from solver.errors import Unsatisfiable
 from solver.model import Resolution, Scalar
 from solver.reasoning.diagnose import valid_choices
 from solver.reasoning.minimal import minimal_options
+from solver.reasoning.provenance import _ASSUMED_FIRST
 from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
@@ -484,13 +485,15 @@ def test_a_fact_forced_through_an_options_rule_is_not_said_assumed() -> None:
     assert "f6" not in {a.field for a in got.assumed}
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-first-kept']")
-def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
+def test_a_fact_assumed_first_says_so() -> None:
     """Found by test_laws.py's chain law (explore seed 1830002, fails on bda0cd8 too): f1's first
     value p makes r0 need the fact f5 true, where f5's chain (no preference applies) is false, so
     `settle` assumes f5 = false first and decides again; f1 then takes q, under which p0 applies
     and f5's chain is f6's value, true, which works. The answer keeps f5 = false, said as "the
-    value the rest of the answer leaves it": the rest leaves it true as well."""
+    value the rest of the answer leaves it": the rest leaves it true as well (failed on main
+    01bb169). Taking true instead would break the law that giving the facts at their assumed
+    values changes nothing (with f5 = true given, f1 takes p): the value stays, and the answer
+    says it was assumed before the options were decided."""
     spec = PackSpec(
         fields=(
             FieldSpec("f0", "option", ("p", "q"), search=False),
@@ -516,4 +519,7 @@ def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
     got = resolve(case.pack, case.options, case.facts, strict=True)
     decided = {n: got.values[n] for n in ("f0", "f1", "f4", "f6")}
     assert got.values["f1"] == "q" and Oracle(spec).chain_pick("f5", decided, [False, True]) is True
-    assert got.values["f5"] is True
+    assert got.values["f5"] is False and "f5" in {a.field for a in got.assumed}
+    assert got.provenance["f5"].because == _ASSUMED_FIRST
+    again = resolve(case.pack, case.options, {"f5": False}, strict=True)
+    assert again.values == got.values and again.assumed == []
