@@ -47,15 +47,7 @@ __all__ = [
 # or the law skips the check. Each names the strict xfail test (tests/test_engine.py or
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
-KNOWN_BUGS: dict[str, str] = {
-    # A fact the given facts decide only through a search (SGLang: on mps with moe_experts_w4a16
-    # no all-to-all backend that reads a2a_dispatch_budget_raised works) is said ASSUMED, with
-    # the pack's reason: loud, not wrong, but not a real assumption. Provenance tells a forced
-    # fact by propagation from the facts and by each rule alone (a search per fact was ~50 ms).
-    "assumed-deeply-forced": (
-        "tests/test_laws_trust.py::test_a_fact_only_a_search_shows_decided_is_not_said_assumed"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")
 INT_POOL: tuple[int, ...] = (-1, 0, 1, 2, 4, 8)

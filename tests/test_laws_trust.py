@@ -428,13 +428,13 @@ def test_a_refusal_names_pins_and_rules_that_cannot_all_hold(case: Case, predict
             assert given.get(ref.field) == ref.value and ref.field in given, ref
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-deeply-forced']")
 def test_a_fact_only_a_search_shows_decided_is_not_said_assumed() -> None:
     """On mps with a W4A16 MoE checkpoint no all-to-all backend that reads the dispatch budget
     (mori, pplx, deepep_v2) works, so `a2a_dispatch_budget_raised=false` follows from the facts;
     only a search shows it (found by tests/test_laws_shipped.py's "assumed-real" law, round 18).
-    The answer still lists it under ASSUMED ("the per-rank dispatch budgets are at their
-    defaults"): true and loud, but not an assumption."""
+    The answer listed it under ASSUMED ("the per-rank dispatch budgets are at their
+    defaults"): true and loud, but not an assumption (failed on main 01bb169; now
+    `forcing.deeply_forced`)."""
     from solver import load_pack
     from solver.reasoning.plan import plan_for
 

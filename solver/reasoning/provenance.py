@@ -52,7 +52,7 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.forcing import FactsAlone, facts_alone, facts_force, forcing_rules
+from solver.reasoning.forcing import FactsAlone, deeply_forced, facts_alone, facts_force, forcing_rules
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.required import check_required
 from solver.values import show as _show
@@ -346,6 +346,17 @@ def resolve_planned(
         )
         for name in pack.fields
     }
+    # A fact the facts decide only through a search is the rules' doing too, not an assumption
+    # (`deeply_forced`: asked only of the facts that would be listed ASSUMED).
+    unforced = [
+        name
+        for name in plan.order
+        if name not in pins
+        and pack.fields[name].kind == "fact"
+        and provenance[name].kind in ("preference", "default")
+    ]
+    for name in deeply_forced(plan, solution, pins, unforced):
+        provenance[name] = _said_forced(plan, name, solution)
     for name, values in refused.items():
         provenance[name] = _said_refused(provenance[name], name, values)
     departed: list[DepartureRecord] = []
