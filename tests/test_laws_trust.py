@@ -458,8 +458,7 @@ def test_a_fact_forced_through_an_options_rule_is_not_said_assumed() -> None:
     """test_laws.py's ASSUMED law, explore seed 1830003 (round 18), minimised: r4 and r3 leave
     the option f0 one value, q (with f1 typed false), and r5 then forbids f6 = q, so every
     answer has f6 = p. The answer listed f6 under ASSUMED, as if another value could hold
-    (failed on main 01bb169): the facts-alone state now narrows through the options' rules too
-    (`plan.every_rule_narrowed`)."""
+    (failed on main 01bb169): `forcing.deeply_forced` shows no other value holds."""
     spec = PackSpec(
         fields=(
             FieldSpec("f0", "option", ("p", "q", "r", "s"), search=False),

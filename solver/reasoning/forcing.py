@@ -13,7 +13,7 @@ from solver.budget import CommandBudgetExceeded
 from solver.engine.state import State, picker
 from solver.errors import DeadlineExceeded, SolverBudgetExceeded
 from solver.model import Pin, Scalar
-from solver.reasoning.plan import Plan, every_rule_narrowed, projected
+from solver.reasoning.plan import Plan, facts_narrowed, projected
 
 __all__ = [
     "FactsAlone",
@@ -39,10 +39,11 @@ class FactsAlone(NamedTuple):
 
 
 def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
-    """The domains propagation leaves from the facts among `pins` alone, narrowed further by
-    every rule over several fields, the options' too (`plan.every_rule_narrowed`: the options are
-    free here), None when they conflict; kept per set of facts under the compiled pack's entry
-    budget (requests come about a few machines and models)."""
+    """The domains propagation leaves from the facts among `pins` alone, narrowed further by the
+    rules over facts (`plan.facts_narrowed`), None when they conflict; kept per set of facts
+    under the compiled pack's entry budget (requests come about a few machines and models).
+    (Not through the options' rules, though sound here: that doubled a first call's cost; a fact
+    forced only through them is `deeply_forced`'s.)"""
     fields, cp = plan.pack.fields, plan.compiled
     facts = {n: p.value for n, p in pins.items() if fields[n].kind == "fact"}
     # (By type too: `1` and `true` are equal keys.)
@@ -53,11 +54,10 @@ def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
     found = kept.get(key, kept)  # (one lookup: another thread's flush may empty the table)
     if found is not kept:
         return found  # type: ignore[return-value]
-    # (Through the rules over several fields too, which propagation leaves open: a DeepSeek-V2's
-    # MLA traits through its architecture's rule, then its head size through theirs; a fact
-    # through an option nobody typed that the options' own rules leave one value.)
+    # (Through the rules over several facts too, which propagation leaves open: a DeepSeek-V2's
+    # MLA traits through its architecture's rule, then its head size through theirs.)
     state = cp.start(facts)
-    made = None if state is None else FactsAlone(key, every_rule_narrowed(plan, state))
+    made = None if state is None else FactsAlone(key, facts_narrowed(plan, state))
     cp.tables.store(kept, key, made)
     return made
 
@@ -200,46 +200,48 @@ def deeply_forced(
     with the fields `facts_force` counts (the facts given, each fact before it in the plan's
     order at its value, and for a fact the search chooses the options typed), as a search shows
     (SGLang: on mps with moe_experts_w4a16 no all-to-all backend that reads
-    a2a_dispatch_budget_raised works, so it is false; only a search shows it). One state per
-    request, each fact fixed at its value after its turn; each other value one search from the
-    answer (`_DEEP_STEPS` at most: a search that runs out leaves the fact ASSUMED).
+    a2a_dispatch_budget_raised works, so it is false; only a search shows it).
 
-    Remembered (under the compiled pack's entry budget) by `names`, the facts' values, which
-    facts are given and, when one of `names` is a fact the search chooses, the options typed:
-    all it depends on. A search per fact from the facts alone was ~10 ms, ~27 of them per
-    SGLang request; this walk ~1 ms on a first call."""
-    if not names:
+    Mostly the answer with the fact changed is a solution too (`_changes_alone`: ~95 % of them
+    on SGLang's oracle scenarios). The others take one state per request, each fact fixed at its
+    value after its turn, and each other value one search from the answer (`_DEEP_STEPS` at most:
+    a search that runs out leaves the fact ASSUMED, loud and never wrong). Each answer is
+    remembered (under the compiled pack's entry budget) by the fact, its value and the values of
+    the fields counted: all it depends on. A search per fact from the facts alone was ~10 ms,
+    ~27 of them per SGLang request."""
+    fields = plan.pack.fields
+    asked = [n for n in names if not _changes_alone(plan, solution, n)]
+    if not asked:
         return frozenset()
     cp = plan.compiled
-    fields = plan.pack.fields
-    kept: tuple[tuple[str, ...], dict[Any, frozenset[str]]] | None = cp.memo.get("deeply-forced")
+    kept: tuple[tuple[str, ...], dict[Any, bool]] | None = cp.memo.get("deeply-forced")
     if kept is None:
-        facts = tuple(n for n, spec in fields.items() if spec.kind == "fact")
+        facts = tuple(n for n in plan.order if fields[n].kind == "fact")
         kept = cp.memo["deeply-forced"] = (facts, cp.tables.table())
     facts, table = kept
-    typed = None
-    if any(fields[n].search for n in names):
-        typed = tuple(sorted((n, type(p.value).__name__, p.value) for n, p in pins.items()))
-    key = (
-        tuple(names),
-        tuple([(type(v).__name__, v) for v in [solution[f] for f in facts]]),
-        frozenset(n for n in pins if fields[n].kind == "fact"),
-        typed,
-    )
-    found = table.get(key)
-    if found is None:
-        found = _deeply_forced_walk(plan, solution, pins, names)
-        cp.tables.store(table, key, found)
-    return found
+    given = tuple(sorted((n, type(p.value).__name__, p.value) for n, p in pins.items()))
+    given_facts = tuple(g for g in given if fields[g[0]].kind == "fact")
+    keys: dict[str, Any] = {}
+    for name in asked:
+        earlier = tuple([(type(solution[f]).__name__, solution[f]) for f in facts[: facts.index(name)]])
+        counted = given if fields[name].search else given_facts
+        keys[name] = (name, type(solution[name]).__name__, solution[name], counted, earlier)
+    known = {n: table.get(k) for n, k in keys.items()}
+    todo = [n for n, found in known.items() if found is None]
+    if todo:
+        for name, found in _deeply_forced_walk(plan, solution, pins, todo).items():
+            known[name] = found
+            cp.tables.store(table, keys[name], found)
+    return frozenset(n for n, found in known.items() if found)
 
 
 def _deeply_forced_walk(
     plan: Plan, solution: Mapping[str, Scalar], pins: Mapping[str, Pin], names: Sequence[str]
-) -> frozenset[str]:
-    """`deeply_forced`, computed: a pass over the plan's order for the facts the search may not
-    choose (the given facts pinned), another for those it chooses (every pin)."""
+) -> dict[str, bool]:
+    """`deeply_forced`, computed for each of `names`: a pass over the plan's order for the facts
+    the search may not choose (the given facts pinned), another for those it chooses (every pin)."""
     fields = plan.pack.fields
-    out: set[str] = set()
+    out: dict[str, bool] = {}
     for searched in (False, True):
         todo = {n for n in names if fields[n].search is searched}
         if not todo:
@@ -248,6 +250,7 @@ def _deeply_forced_walk(
         state = plan.compiled.start(given)
         if state is None:
             continue  # (never: the answer holds them)
+        before: list[tuple[str, Scalar]] = []  # the facts before the next one asked, to fix
         for name in plan.order:
             if not todo:
                 break
@@ -255,11 +258,34 @@ def _deeply_forced_walk(
                 continue
             if name in todo:
                 todo.discard(name)
-                if _no_other_value(plan, state, solution, name):
-                    out.add(name)
-            if not state.fix(name, solution[name]):
-                break  # (never: the answer holds every fact at its value)
-    return frozenset(out)
+                # (One propagation for the facts since the last one asked: a `fix` each was
+                # most of the walk.)
+                if before and not state.fix_all(before):
+                    break  # (never: the answer holds every fact at its value)
+                before.clear()
+                out[name] = _no_other_value(plan, state, solution, name)
+            before.append((name, solution[name]))
+    return out
+
+
+def _changes_alone(plan: Plan, solution: Mapping[str, Scalar], name: str) -> bool:
+    """Whether every rule reading `name` allows another of its values with the other fields as
+    in `solution`: then `solution` with that value is a solution too (the fields `deeply_forced`
+    counts at theirs), and `name` is not forced. Remembered like `forcing_rules`, by the values
+    of the fields those rules read (~25 facts asked per SGLang request)."""
+    answers, reads = _reads_kept(plan, name, "alone")
+    key = (name, solution[name], reads.pick(solution))
+    found: bool | None = answers.get(key)
+    if found is None:
+        value = solution[name]
+        left = {v for v in plan.compiled.domains[name] if v != value}
+        for _, con, at, others in plan.reading(name):
+            left &= con.allowed(at, tuple([solution[f] for f in others]))
+            if not left:
+                break
+        found = bool(left)
+        plan.compiled.tables.store(answers, key, found)
+    return found
 
 
 def _no_other_value(plan: Plan, state: State, solution: Mapping[str, Scalar], name: str) -> bool:

@@ -30,7 +30,7 @@ from solver.model import (
 )
 from solver.pack.loader import semantics
 
-__all__ = ["Plan", "every_rule_narrowed", "facts_narrowed", "plan_for", "projected"]
+__all__ = ["Plan", "facts_narrowed", "plan_for", "projected"]
 
 
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
@@ -420,26 +420,8 @@ def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
     return domains
 
 
-def every_rule_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
-    """`state`'s domains narrowed by every rule over several fields, options too, to a fixpoint
-    (`_narrowed`): what a state of the facts alone leaves (`forcing.facts_alone`). There the
-    options are free, so narrowing them is sound, and a fact the rules force only through an
-    option's own rules is forced by the facts: a rule leaving an option nobody typed one value,
-    another rule then the fact (tests/test_laws_trust.py, explore seed 1830003). Not for
-    `facts_narrowed`'s callers, whose options are the values asked about."""
-    cp = plan.compiled
-    over: tuple[RuleConstraint, ...] | None = cp.memo.get("every-rule-narrowed")
-    if over is None:
-        # (A rule over one field: forward checking narrowed it already.)
-        over = cp.memo["every-rule-narrowed"] = tuple(con for con in cp.rules.values() if len(con.fields) > 1)
-    domains = dict(state.domains)
-    domains.update(_narrowed(dict(domains), over))
-    return domains
-
-
 def _narrowed(domains: dict[str, list[Scalar]], rules: Sequence[RuleConstraint]) -> dict[str, list[Scalar]]:
-    """`facts_narrowed` (`every_rule_narrowed`), computed over the fields' `domains`: the fields it
-    narrows. A worklist:
+    """`facts_narrowed`, computed over the facts' `domains`: the facts it narrows. A worklist:
     a rule is projected again only when a field it reads was narrowed (a pass over every rule
     per change was most of a one-fact listing)."""
     reading: dict[str, list[int]] = {}
