@@ -47,29 +47,7 @@ __all__ = [
 # or the law skips the check. Each names the strict xfail test (tests/test_engine.py or
 # tests/test_laws_trust.py) that shows the bug; delete the entry when that test passes (strict
 # xfail makes it fail then).
-KNOWN_BUGS: dict[str, str] = {
-    # A fact the given facts decide only through a search (SGLang: on mps with moe_experts_w4a16
-    # no all-to-all backend that reads a2a_dispatch_budget_raised works) is said ASSUMED, with
-    # the pack's reason: loud, not wrong, but not a real assumption. Provenance tells a forced
-    # fact by propagation from the facts and by each rule alone (a search per fact was ~50 ms).
-    "assumed-deeply-forced": (
-        "tests/test_laws_trust.py::test_a_fact_only_a_search_shows_decided_is_not_said_assumed"
-    ),
-    # A fact the search may not choose whose chain failed under an earlier decision is assumed
-    # first (`assume.assumed_first`) and kept there after the decisions start over, even when
-    # they then take another way on which its chain picks another value that works; the answer
-    # says it assumed, with "the value the rest of the answer leaves it", which is not so.
-    # A fact forced through rules over options nobody typed (a rule leaves the option one value,
-    # another then the fact) is said ASSUMED: provenance narrows the facts-alone state through
-    # rules over facts, not through the options' rules. Loud, not wrong (explore seed 1830003 of
-    # test_laws.py's ASSUMED law finds it; the default derandomized run does not draw it).
-    "assumed-forced-through-options": (
-        "tests/test_laws_trust.py::test_a_fact_forced_through_an_options_rule_is_not_said_assumed"
-    ),
-    "assumed-first-kept": (
-        "tests/test_laws_trust.py::test_a_fact_assumed_first_takes_its_chain_value_after_all"
-    ),
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 STR_POOL: tuple[str, ...] = ("p", "q", "r", "s")
 INT_POOL: tuple[int, ...] = (-1, 0, 1, 2, 4, 8)
@@ -654,6 +632,7 @@ class Expected:
     adjusted: dict[str, tuple[Scalar, str]]  # field -> (requested value, rule id), in firing order
     values: dict[str, Scalar] | None  # None: no configuration exists
     steps: dict[str, Step] = field(default_factory=dict)
+    first: dict[str, Scalar] = field(default_factory=dict)  # facts assumed first (`Oracle._walk`)
 
 
 class Oracle:
@@ -1005,7 +984,8 @@ class Oracle:
                 decided[name] = value
                 live = [row for row in live if row[i] == value and type(row[i]) is type(value)]
             if failed is None:
-                return Expected(final, adjusted, {n: decided[n] for n in self.names}, steps), None
+                values = {n: decided[n] for n in self.names}
+                return Expected(final, adjusted, values, steps, dict(first)), None
             assumed = self._assumed_first(failed, decided, {**{n: v for n, (v, _) in final.items()}, **first})
             if assumed is not None:
                 first[failed] = assumed

@@ -42,7 +42,7 @@ from solver.model import Pack, Pin, Resolution, Scalar
 from solver.pack.loader import load_directory
 from solver.reasoning.conflicts import Item, minimal_conflict
 from solver.reasoning.diagnose import prepare_choices, valid_choices
-from solver.reasoning.provenance import _ASSUMED_WITH
+from solver.reasoning.provenance import _ASSUMED_FIRST, _ASSUMED_FIRST_FORCED
 from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
@@ -540,10 +540,16 @@ _TIED_FACTS = Case(
 # A fact the search chooses (`f5`), narrowed by the launcher's default of an option nobody typed
 # (`f0 = -1` needs `f5 = f0`): the answer held only on f5 = -1, said as forced by r4, not as
 # assumed (found by the law below; failed on main f9f5f24).
-def _assumed_first(got: Resolution, name: str) -> bool:
-    """Whether `got` says `name` is what the rest of the answer leaves it (how a fact `settle`
-    assumed first reads: KNOWN_BUGS "assumed-first-kept")."""
-    return got.provenance[name].because == _ASSUMED_WITH
+def _assumed_first(got: Resolution, exp: Expected, name: str) -> bool:
+    """Whether `name` is a fact the decisions assumed before the options (its chain failed under
+    their first picks: `Oracle._walk`), at the value the oracle assumed, and the answer says so:
+    its chain under the final picks may read another value (tests/test_laws_trust.py,
+    `test_a_fact_assumed_first_says_so`)."""
+    return (
+        name in exp.first
+        and got.values[name] == exp.first[name]
+        and got.provenance[name].because in (_ASSUMED_FIRST, _ASSUMED_FIRST_FORCED)
+    )
 
 
 # Found by the converse below (explore seed 1830002): r1 forces the option f0 = q whatever is
@@ -639,6 +645,7 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
     except Unsatisfiable:
         return
     oracle = Oracle(case.spec)
+    exp = oracle.predict(case.pins(), case.strict)[0] if predict else oracle.expect(case.pins(), case.strict)
     given = set(case.options) | set(case.facts)
     assumed = {a.field: a for a in got.assumed}
     for name, record in assumed.items():
@@ -662,11 +669,7 @@ def test_assumed_lists_exactly_the_facts_nobody_gave(case: Case, predict: bool) 
                 pick = oracle.chain_pick(name, decided, seen)
                 # (None: its chain fails at its turn, so it was assumed first, `Oracle._walk`;
                 # its value is test_resolve_never_chooses_a_field_marked_search_false's to check)
-                assert (
-                    pick is None
-                    or got.values[name] == pick
-                    or ("assumed-first-kept" in KNOWN_BUGS and _assumed_first(got, name))
-                ), name
+                assert pick is None or got.values[name] == pick or _assumed_first(got, exp, name), name
         decided[name] = got.values[name]
     known = {**case.facts, **{n: r.value for n, r in assumed.items()}}
     pins = {**known, **{n: got.values[n] for n in case.options}}

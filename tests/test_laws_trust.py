@@ -22,6 +22,7 @@ from solver.errors import Unsatisfiable
 from solver.model import Resolution, Scalar
 from solver.reasoning.diagnose import valid_choices
 from solver.reasoning.minimal import minimal_options
+from solver.reasoning.provenance import _ASSUMED_FIRST
 from solver.reasoning.resolution import resolve
 
 pytestmark = pytest.mark.property
@@ -427,13 +428,13 @@ def test_a_refusal_names_pins_and_rules_that_cannot_all_hold(case: Case, predict
             assert given.get(ref.field) == ref.value and ref.field in given, ref
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-deeply-forced']")
 def test_a_fact_only_a_search_shows_decided_is_not_said_assumed() -> None:
     """On mps with a W4A16 MoE checkpoint no all-to-all backend that reads the dispatch budget
     (mori, pplx, deepep_v2) works, so `a2a_dispatch_budget_raised=false` follows from the facts;
     only a search shows it (found by tests/test_laws_shipped.py's "assumed-real" law, round 18).
-    The answer still lists it under ASSUMED ("the per-rank dispatch budgets are at their
-    defaults"): true and loud, but not an assumption."""
+    The answer listed it under ASSUMED ("the per-rank dispatch budgets are at their
+    defaults"): true and loud, but not an assumption (failed on main 01bb169; now
+    `forcing.deeply_forced`)."""
     from solver import load_pack
     from solver.reasoning.plan import plan_for
 
@@ -453,11 +454,11 @@ def _in(name: str, values: tuple[Scalar, ...]) -> Cond:
     return Cond("cmp", op="in", name=name, value=values)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-forced-through-options']")
 def test_a_fact_forced_through_an_options_rule_is_not_said_assumed() -> None:
     """test_laws.py's ASSUMED law, explore seed 1830003 (round 18), minimised: r4 and r3 leave
     the option f0 one value, q (with f1 typed false), and r5 then forbids f6 = q, so every
-    answer has f6 = p. The answer lists f6 under ASSUMED, as if another value could hold."""
+    answer has f6 = p. The answer listed f6 under ASSUMED, as if another value could hold
+    (failed on main 01bb169): `forcing.deeply_forced` shows no other value holds."""
     spec = PackSpec(
         fields=(
             FieldSpec("f0", "option", ("p", "q", "r", "s"), search=False),
@@ -483,13 +484,15 @@ def test_a_fact_forced_through_an_options_rule_is_not_said_assumed() -> None:
     assert "f6" not in {a.field for a in got.assumed}
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['assumed-first-kept']")
-def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
+def test_a_fact_assumed_first_says_so() -> None:
     """Found by test_laws.py's chain law (explore seed 1830002, fails on bda0cd8 too): f1's first
     value p makes r0 need the fact f5 true, where f5's chain (no preference applies) is false, so
     `settle` assumes f5 = false first and decides again; f1 then takes q, under which p0 applies
     and f5's chain is f6's value, true, which works. The answer keeps f5 = false, said as "the
-    value the rest of the answer leaves it": the rest leaves it true as well."""
+    value the rest of the answer leaves it": the rest leaves it true as well (failed on main
+    01bb169). Taking true instead would break the law that giving the facts at their assumed
+    values changes nothing (with f5 = true given, f1 takes p): the value stays, and the answer
+    says it was assumed before the options were decided."""
     spec = PackSpec(
         fields=(
             FieldSpec("f0", "option", ("p", "q"), search=False),
@@ -515,4 +518,7 @@ def test_a_fact_assumed_first_takes_its_chain_value_after_all() -> None:
     got = resolve(case.pack, case.options, case.facts, strict=True)
     decided = {n: got.values[n] for n in ("f0", "f1", "f4", "f6")}
     assert got.values["f1"] == "q" and Oracle(spec).chain_pick("f5", decided, [False, True]) is True
-    assert got.values["f5"] is True
+    assert got.values["f5"] is False and "f5" in {a.field for a in got.assumed}
+    assert got.provenance["f5"].because == _ASSUMED_FIRST
+    again = resolve(case.pack, case.options, {"f5": False}, strict=True)
+    assert again.values == got.values and again.assumed == []

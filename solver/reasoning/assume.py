@@ -11,13 +11,14 @@ variable): never chosen to make the user's flags work, only read from the facts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from solver.engine.csp import CompiledPack
 from solver.engine.state import State
 from solver.model import Scalar
 from solver.reasoning.plan import Plan
 
-__all__ = ["WarnReads", "assumed_first", "assumed_values", "forced_by_facts"]
+__all__ = ["AssumedFirst", "WarnReads", "assumed_first", "assumed_values", "forced_by_facts"]
 
 
 def forced_by_facts(plan: Plan, decided: Mapping[str, Scalar], name: str) -> Scalar | None:
@@ -57,9 +58,21 @@ def _forced_by_facts_computed(cp: CompiledPack, facts: Mapping[str, Scalar], nam
     return possible[0] if possible else None
 
 
+class AssumedFirst(NamedTuple):
+    """A fact assumed before the options decide (`assumed_first`)."""
+
+    value: Scalar
+    state: State
+    """The request's state with the fact at `value`."""
+    witness: Mapping[str, Scalar]
+    """A solution that has it."""
+    forced: bool
+    """The facts decided so far leave it that one value (else: its chain's first that holds)."""
+
+
 def assumed_first(
     plan: Plan, values: Mapping[str, Scalar], name: str, chain: list[Scalar], decided: Mapping[str, Scalar]
-) -> tuple[Scalar, State, Mapping[str, Scalar]] | None:
+) -> AssumedFirst | None:
     """When the `chain` of `name`, an unset fact the search may not choose, fails at its turn
     (given what was `decided`), it is mostly because an option decided before it in the plan's
     order (an unsearched option's default, a searched option's best value) took its value
@@ -67,7 +80,13 @@ def assumed_first(
     and the options decide around it. The value is the one the facts force, else the first of
     its chain that holds with the request (`values`); with the state and a solution that has
     it. None when the field is no such fact, or no value holds: the request then fails for the
-    fact as assumed, and says so."""
+    fact as assumed, and says so.
+
+    The value is kept when the options then take another way, even where the fact's chain would
+    read another value under their final picks: giving the fact at its assumed value must give
+    the same answer (tests/test_laws.py, `test_giving_the_facts_an_answer_assumed_changes_nothing`),
+    and taking the chain's new value would move the options back to their first picks. The
+    answer says so (`provenance`, "assumed before the options were decided")."""
     spec = plan.pack.fields[name]
     if spec.kind != "fact" or spec.search or name in values:
         return None
@@ -77,7 +96,7 @@ def assumed_first(
         state = cp.start({**values, name: value})
         witness = cp.search(state, task="resolving the request") if state is not None else None
         if state is not None and witness is not None:
-            return value, state, witness
+            return AssumedFirst(value, state, witness, only is not None)
     return None
 
 

@@ -57,6 +57,8 @@ class Settled(NamedTuple):
     had one value left when their turn came)."""
     assumed: dict[str, Scalar]
     """Unset facts assumed before the decisions (`assume.assumed_first`), in `state` from the start."""
+    assumed_forced: frozenset[str] = frozenset()
+    """Those of `assumed` at the one value the facts decided then left them (`AssumedFirst.forced`)."""
 
 
 def marked(values: Mapping[str, Scalar]) -> dict[str, Scalar]:
@@ -89,6 +91,7 @@ def settle(
     cp = plan.compiled
     adjustments = dict(adjustments)
     assumed = dict(assumed or {})
+    forced: set[str] = set()
     while True:
         values = {name: pin.value for name, pin in pins.items()}
         fixed: list[str] = []
@@ -117,11 +120,13 @@ def settle(
                 # (The answer is a solution of the request whose values the exact decisions
                 # take up to the first that can differ: those need no search.)
                 hint = solution
-            return Settled(pins, adjustments, solution, trace, log, state, fixed, assumed)
+            return Settled(pins, adjustments, solution, trace, log, state, fixed, assumed, frozenset(forced))
         except ChainFailed as failed:
             first = assumed_first(plan, {**values, **assumed}, failed.field, failed.chain, failed.decided)
             if first is not None:
-                assumed[failed.field], state, witness = first
+                assumed[failed.field], state, witness = first.value, first.state, first.witness
+                if first.forced:
+                    forced.add(failed.field)
                 continue
             more = None if strict else _launcher_adjustments(plan, pins, failed)
             if more is None:

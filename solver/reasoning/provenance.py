@@ -52,7 +52,7 @@ from solver.reasoning.departures import (
     refusal_possible,
     typed_refusals,
 )
-from solver.reasoning.forcing import FactsAlone, facts_alone, facts_force, forcing_rules
+from solver.reasoning.forcing import FactsAlone, deeply_forced, facts_alone, facts_force, forcing_rules
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.required import check_required
 from solver.values import show as _show
@@ -65,6 +65,18 @@ _Alone = Optional["FactsAlone"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
 _ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"
+# A fact `settle` assumed before the options (`assume.assumed_first`): its chain failed under
+# their first picks, and the options were then decided around it. Its chain under the final
+# picks may read another value (tests/test_laws_trust.py,
+# `test_a_fact_assumed_first_says_so`): "the value the rest of the answer leaves it" was not so.
+_ASSUMED_FIRST = (
+    "not given; assumed before the options were decided (under their first picks no value of its"
+    " default chain worked): the first value of that chain the request allows — set it if it differs"
+)
+_ASSUMED_FIRST_FORCED = (
+    "not given; assumed before the options were decided (under their first picks no value of its"
+    " default chain worked): the one value the facts then decided leave it — set it if it differs"
+)
 
 
 def assumed_facts(
@@ -93,10 +105,12 @@ def provenance_of(
     predict: bool = False,
     marks: Mapping[str, bool] | None = None,
     alone: FactsAlone | None = None,
+    first: Mapping[str, str] | None = None,
 ) -> Provenance:
     """Who decided `name` and why. `marks`: `given_marks(pins)`, when the caller asks for every
     field of one request (made here otherwise). `alone`: `facts_alone(plan, pins)`, when the
-    caller has it."""
+    caller has it. `first`: the facts `settle` assumed before the options, each with the text
+    that says so (`resolve_planned`)."""
     pack = plan.pack
     if name in adjustments:
         rule = pack.rule(adjustments[name][1])
@@ -131,7 +145,8 @@ def provenance_of(
         # applied, and was named as the reason for a value a rule forced.
         chain, pref = plan.chain(name, _read_before(plan, name, solution, pins, marks))
         if value != chain[0]:  # (a fact assumed first, `settle`, or an option, made it so)
-            return Provenance(kind="default", source=None, rule=None, because=_ASSUMED_WITH, rejected=[])
+            because = (first or {}).get(name, _ASSUMED_WITH)
+            return Provenance(kind="default", source=None, rule=None, because=because, rejected=[])
         if pref is not None:
             return Provenance(kind="preference", source=None, rule=pref.id, because=pref.because, rejected=[])
         return Provenance(kind="default", source=None, rule=None, because=_FACT_DEFAULT, rejected=[])
@@ -321,12 +336,27 @@ def resolve_planned(
     check_required(plan, pins, trace)
     marks = given_marks(pins)
     alone = facts_alone(plan, pins)
+    first = {
+        name: _ASSUMED_FIRST_FORCED if name in settled.assumed_forced else _ASSUMED_FIRST
+        for name in settled.assumed
+    }
     provenance = {
         name: provenance_of(
-            plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks, alone
+            plan, name, solution, pins, adjustments, trace, log, reasons, predict, marks, alone, first
         )
         for name in pack.fields
     }
+    # A fact the facts decide only through a search is the rules' doing too, not an assumption
+    # (`deeply_forced`: asked only of the facts that would be listed ASSUMED).
+    unforced = [
+        name
+        for name in plan.order
+        if name not in pins
+        and pack.fields[name].kind == "fact"
+        and provenance[name].kind in ("preference", "default")
+    ]
+    for name in deeply_forced(plan, solution, pins, unforced):
+        provenance[name] = _said_forced(plan, name, solution)
     for name, values in refused.items():
         provenance[name] = _said_refused(provenance[name], name, values)
     departed: list[DepartureRecord] = []
