@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_SAFE_INTEGER", "count_text", "exact_count", "same", "show"]
+__all__ = ["MAX_SAFE_INTEGER", "count_text", "exact_count", "matching", "same", "show"]
 
 # The largest integer a JavaScript JSON parser reads exactly.
 MAX_SAFE_INTEGER = 2**53
@@ -31,6 +31,26 @@ def same(value: Any, other: Any) -> bool:
     (True, False, False)
     """
     return bool(value == other) and type(value) is type(other)
+
+
+def matching(domain: tuple[Any, ...], pin: Any) -> tuple[Any, ...]:
+    """The values of `domain` that are `same` as `pin`, in order: the first equal one found in C
+    (`tuple.index`), a test per value only when it is of another type or more than one is
+    equal (`True` and `1` both in a domain). A model counter's start narrows every pinned field
+    so: a lint ring witness pins hundreds of fields outside its ring, and a `same` call per
+    value of each was a sixth of those searches (synthetic 1,000).
+
+    >>> matching((1, True, 2), True), matching((1, 2), 3), matching(("a", "b"), "b")
+    ((True,), (), ('b',))
+    """
+    try:
+        at = domain.index(pin)
+    except ValueError:
+        return ()
+    found = domain[at]
+    if type(found) is type(pin) and found == pin and pin not in domain[at + 1 :]:
+        return (found,)
+    return tuple(v for v in domain if same(v, pin))
 
 
 def exact_count(n: int | None) -> int | str | None:

@@ -28,7 +28,7 @@ from solver.engine.countroot import root_domains
 from solver.engine.counttry import FirstValues
 from solver.engine.groups import grouped_by_readers
 from solver.pack.expr import Condition
-from solver.values import same
+from solver.values import matching
 
 if TYPE_CHECKING:
     from solver.model import Scalar
@@ -215,7 +215,7 @@ class ModelCounter:
             domain = (values[name],) if name in values else doms[name]
             kept = domain
             if pins and name in pins:
-                kept = tuple(v for v in kept if same(v, pins[name]))
+                kept = matching(kept, pins[name])
             if allowed is not None and name in allowed:
                 kept = tuple(v for v in kept if v in allowed[name])
             for index in extra:

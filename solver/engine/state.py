@@ -96,6 +96,9 @@ class Constraint:
 
 
 _CUT_LIMIT = 4096
+# `State.extended`'s name for the constraints it adds, queued as if they read one field (field
+# names are identifiers: none is empty).
+_ADDED = ""
 # `State.dead_end` tries each value of a constraint's smallest free field: past this many it is
 # not worth the evaluations.
 _DEAD_END_WIDTH = 8
@@ -322,12 +325,14 @@ class State:
                 queue[name] = None
         open_ = self.open.copy()
         added: dict[str, list[Constraint]] = {}
+        revise: list[Constraint] = []
         for con in cons:
             if not con.fields:
                 if not con.holds(()):
                     return None
                 continue
             open_[con.key] = con
+            revise.append(con)
             for name in con.fields:
                 added.setdefault(name, []).append(con)
         # Each field's readers made once, the old then the added in order (a list made anew per
@@ -335,11 +340,23 @@ class State:
         by_field = dict(self.by_field)
         for name, more in added.items():
             by_field[name] = [*by_field.get(name, ()), *more]
-            queue[name] = None
         state = State(domains, open_, by_field)
         trail: list[tuple[Any, str, Any]] = []
-        if not state.propagate(list(queue), trail):
-            return None
+        # The pinned fields are revised with all their readers; of the rest only the added
+        # constraints need a look (this state was a fixpoint of the old ones, and a field's
+        # domain has not changed by a reader's coming): they are queued under a name no field
+        # has, read as one field's readers, not each of their fields with all of its readers
+        # (QuickXplain's questions add hundreds of rules over most of the pack's fields, and
+        # every old reader of those was visited to find it still open or closed). The same
+        # fixpoint; a narrowing then queues its field as any other.
+        by_field[_ADDED] = revise
+        try:
+            if not state.propagate([_ADDED, *queue], trail):
+                return None
+        finally:
+            del by_field[_ADDED]
+        for name in added:
+            queue[name] = None
         changed.extend(queue)
         changed.extend(key for table, key, _ in trail if table is domains and key not in queue)
         return state

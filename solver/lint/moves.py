@@ -194,11 +194,19 @@ def known_first(known: Mapping[str, Scalar]) -> Callable[[str, tuple[Scalar, ...
     """A search's value order: each field's value in the `known` solution first."""
 
     def rank(name: str, values: tuple[Scalar, ...]) -> Sequence[Scalar]:
+        # The known value's place found in C (`tuple.index`, the first equal one), a `same` per
+        # value only past an equal one of another type (`True` and `1`): a counter's search
+        # ranks every field it meets (synthetic 1,000: ~290,000 over the lint).
         first = known[name]
-        for at, value in enumerate(values):
-            if same(value, first):
-                return values if at == 0 else (value, *values[:at], *values[at + 1 :])
-        return values
+        try:
+            at = values.index(first)
+        except ValueError:
+            return values
+        if not same(values[at], first):
+            at = next((i for i in range(at + 1, len(values)) if same(values[i], first)), -1)
+            if at < 0:
+                return values
+        return values if at == 0 else (values[at], *values[:at], *values[at + 1 :])
 
     return rank
 
