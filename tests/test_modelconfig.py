@@ -679,6 +679,64 @@ value = ["num_hidden_layers"]
 
 
 @pytest.mark.parametrize(
+    ("doc", "read"),
+    [
+        ({"window": 0, "kinds": ["sliding"]}, False),  # the first entry decides
+        ({"window": 8, "kinds": ["sliding"]}, True),
+        ({"kind": "slider"}, True),  # `missing`: not written, the class default applies
+        ({"kind": "slider", "window": None}, None),  # a null is written: no entry holds
+        ({"kind": "other", "window": None}, None),
+        ({"kinds": ["full"]}, False),
+    ],
+)
+def test_a_list_of_entries_is_tried_in_order(tmp_path: Path, doc: dict[str, Any], read: Any) -> None:
+    pack = _tiny_pack(
+        tmp_path,
+        """
+[[model_config.facts.moe]]
+equals = { window = [0] }
+then = false
+[[model_config.facts.moe]]
+contains = { kinds = ["sliding"] }
+present = ["window"]
+every = true
+[[model_config.facts.moe]]
+equals = { kind = ["slider"] }
+missing = ["window"]
+every = true
+[[model_config.facts.moe]]
+present = ["kinds"]
+then = false
+""",
+    )
+    values = {k: p.value for k, p in facts_from_model_config(pack, _config(tmp_path / "m", doc)).items()}
+    assert values.get("moe") == read
+
+
+def test_an_entry_that_always_decides_must_be_last(tmp_path: Path) -> None:
+    with pytest.raises(PackError) as exc:
+        _tiny_pack(
+            tmp_path,
+            """
+[[model_config.facts.moe]]
+present = ["a"]
+otherwise = false
+[[model_config.facts.moe]]
+present = ["b"]
+[[model_config.facts.arch]]
+value = ["architectures.0"]
+fallback = "other"
+[[model_config.facts.arch]]
+equals = { b = [1] }
+then = "Dense"
+""",
+        )
+    text = str(exc.value)
+    assert "model_config.facts.moe[0]" in text and "`otherwise` always gives a value" in text
+    assert "model_config.facts.arch[0]" in text and "a `value` entry always gives a value" in text
+
+
+@pytest.mark.parametrize(
     ("width", "read"),
     [
         (768, 64),
