@@ -679,6 +679,64 @@ value = ["num_hidden_layers"]
 
 
 @pytest.mark.parametrize(
+    ("doc", "read"),
+    [
+        ({"window": 0, "kinds": ["sliding"]}, False),  # the first entry decides
+        ({"window": 8, "kinds": ["sliding"]}, True),
+        ({"kind": "slider"}, True),  # `missing`: not written, the class default applies
+        ({"kind": "slider", "window": None}, None),  # a null is written: no entry holds
+        ({"kind": "other", "window": None}, None),
+        ({"kinds": ["full"]}, False),
+    ],
+)
+def test_a_list_of_entries_is_tried_in_order(tmp_path: Path, doc: dict[str, Any], read: Any) -> None:
+    pack = _tiny_pack(
+        tmp_path,
+        """
+[[model_config.facts.moe]]
+equals = { window = [0] }
+then = false
+[[model_config.facts.moe]]
+contains = { kinds = ["sliding"] }
+present = ["window"]
+every = true
+[[model_config.facts.moe]]
+equals = { kind = ["slider"] }
+missing = ["window"]
+every = true
+[[model_config.facts.moe]]
+present = ["kinds"]
+then = false
+""",
+    )
+    values = {k: p.value for k, p in facts_from_model_config(pack, _config(tmp_path / "m", doc)).items()}
+    assert values.get("moe") == read
+
+
+def test_an_entry_that_always_decides_must_be_last(tmp_path: Path) -> None:
+    with pytest.raises(PackError) as exc:
+        _tiny_pack(
+            tmp_path,
+            """
+[[model_config.facts.moe]]
+present = ["a"]
+otherwise = false
+[[model_config.facts.moe]]
+present = ["b"]
+[[model_config.facts.arch]]
+value = ["architectures.0"]
+fallback = "other"
+[[model_config.facts.arch]]
+equals = { b = [1] }
+then = "Dense"
+""",
+        )
+    text = str(exc.value)
+    assert "model_config.facts.moe[0]" in text and "`otherwise` always gives a value" in text
+    assert "model_config.facts.arch[0]" in text and "a `value` entry always gives a value" in text
+
+
+@pytest.mark.parametrize(
     ("width", "read"),
     [
         (768, 64),
@@ -834,6 +892,13 @@ def test_a_dense_qwen3_5_text_config_is_not_moe_for_its_num_experts(
 
 
 VLLM = load_pack("vllm")
+_MISTRAL: dict[str, Any] = {"architectures": ["MistralForCausalLM"], "model_type": "mistral"}
+_QWEN2: dict[str, Any] = {
+    "architectures": ["Qwen2ForCausalLM"],
+    "model_type": "qwen2",
+    "num_hidden_layers": 28,
+}
+_LLAMA: dict[str, Any] = {"architectures": ["LlamaForCausalLM"], "model_type": "llama"}
 
 
 @pytest.mark.parametrize(
@@ -855,8 +920,37 @@ VLLM = load_pack("vllm")
         ),
         ({"architectures": ["Gemma2ForCausalLM"], "model_type": "gemma2", "sliding_window": 4096}, True),
         (
-            {"architectures": ["GptOssForCausalLM"], "layer_types": ["sliding_attention", "full_attention"]},
+            {
+                "architectures": ["GptOssForCausalLM"],
+                "model_type": "gpt_oss",
+                "sliding_window": 128,
+                "layer_types": ["sliding_attention", "full_attention"],
+            },
             True,
+        ),
+        # Round 19, each checked against vLLM 0.33.0 with transformers 5.19 (the oracle's venv:
+        # get_config, EngineArgs' CacheConfig.sliding_window, the layers' windows); the reader of
+        # main 01bb169 left each unread (None) or, for a sliding layer type without a window, True.
+        # Mistral-7B-v0.1, Ministral-8B: a window and no layer_types, so every layer slides.
+        (_MISTRAL | {"sliding_window": 4096}, True),
+        (_MISTRAL | {"sliding_window": 32768}, True),
+        # MistralConfig's default window (4096) when the config writes none; 0 disables it.
+        (_MISTRAL, True),
+        (_MISTRAL | {"sliding_window": 0}, False),
+        ({"architectures": ["Phi3ForCausalLM"], "model_type": "phi3", "sliding_window": 2047}, True),
+        ({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "sliding_window": 4096}, True),
+        # Qwen2.5 writes a window with use_sliding_window false: Qwen2Config clears it.
+        (_QWEN2 | {"sliding_window": 131072, "use_sliding_window": False}, False),
+        (_QWEN2 | {"sliding_window": 4096}, False),
+        (_QWEN2 | {"sliding_window": 4096, "use_sliding_window": True, "max_window_layers": 21}, True),
+        # layer_types decide when listed: none sliding, or a sliding type with no window (null).
+        (_LLAMA | {"sliding_window": 4096, "layer_types": ["full_attention"] * 2}, False),
+        # A sliding layer type with no window (null) slides nowhere; left unread (assumed false).
+        (_LLAMA | {"sliding_window": None, "layer_types": ["sliding_attention", "full_attention"]}, None),
+        # vLLM cannot load a config without model_type; the architecture rules decide
+        (
+            {"architectures": ["GptOssForCausalLM"], "layer_types": ["sliding_attention", "full_attention"]},
+            None,
         ),
     ],
 )
@@ -866,3 +960,27 @@ def test_a_model_with_sliding_window_layers_says_so(
     _config(tmp_path, doc)
     values = {k: p.value for k, p in facts_from_model_config(VLLM, tmp_path).items()}
     assert values.get("has_sliding_window") is expected
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        _MISTRAL | {"sliding_window": 4096},
+        _QWEN2 | {"sliding_window": 4096, "use_sliding_window": True, "max_window_layers": 21},
+    ],
+)
+def test_a_config_window_refuses_turboquant_under_any_architecture(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], doc: dict[str, Any]
+) -> None:
+    """vLLM refuses TURBOQUANT for any sliding layer; a window the config gives wins over the
+    architecture's measured checkpoints (arch-dense derives none for Qwen2 only when nothing says
+    so). Main 01bb169 resolved both: the window went unread."""
+    _config(tmp_path, doc | {"num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128})
+    args = ["resolve", "--pack", "vllm", "--model-config", str(tmp_path), "--set", "platform=cuda"]
+    args += ["--set", "gpu_arch=sm90", "--json"]
+    main(args)
+    assert json.loads(capsys.readouterr().out)["values"]["has_sliding_window"] is True
+    main([*args, "--set", "attention_backend=TURBOQUANT", "--set", "kv_cache_dtype=turboquant_k8v4"])
+    refused = json.loads(capsys.readouterr().out)
+    assert refused["status"] == "conflict", refused["status"]
+    assert "sliding-window-no-turboquant" in json.dumps(refused)

@@ -297,6 +297,26 @@ def test_b200_sizes_the_block_for_the_fa_version_typed(
     assert resolution.values["block_size"] == block_size
 
 
+@pytest.mark.parametrize(
+    ("gpu_arch", "options", "block_size"),
+    [
+        # R18P1-0108...0119: FLASH_ATTN_DIFFKV asks _get_fa4_hd256_block_size with its class's V
+        # head size (128 until a model sets it), so no 128-token kernel blocks at configuration:
+        # Qwen3-Next's 544, and a typed 16 aligned to it (main 01bb169: 640, and a conflict)
+        ("sm100", {}, 544),
+        ("sm100", {"flash_attn_version": 4}, 544),
+        ("sm100", {"flash_attn_version": 4, "block_size": 16}, 544),
+        ("sm110", {"flash_attn_version": 4}, 544),
+        ("sm110", {"flash_attn_version": 4, "block_size": 16}, 544),
+    ],
+)
+def test_flash_attn_diffkv_keeps_vllms_16_token_blocks_at_head_size_256(
+    gpu_arch: str, options: dict[str, Any], block_size: int
+) -> None:
+    resolution = predicted({"attention_backend": "FLASH_ATTN_DIFFKV", **options}, gpu_arch=gpu_arch)
+    assert resolution.values["block_size"] == block_size
+
+
 def test_thor_with_fa4_typed_refuses_a_pinned_flash_attn_block_off_128() -> None:
     # R17P1-0129: "Selected backend FLASH_ATTN is not valid ... block_size not supported"; main
     # 7b8e94c aligned 16 to FA2's 544 and said ok

@@ -102,6 +102,8 @@ def facts_from_model_config(
         for rule in table.facts:
             if rule.fact in skip:
                 continue
+            if rule.fact in values:  # an earlier entry of the fact's list decided it
+                continue
             value = _apply(pack, rule, reader, source.shown, issues)
             if value is not None:
                 values[rule.fact] = value
@@ -276,6 +278,23 @@ class _Reader:
                 return value, prefix + path
         return _MISSING, path
 
+    def written(self, path: str) -> bool:
+        """Whether any scope writes `path`, even as null (a null is a value the config chose;
+        an unwritten key takes the config class's default)."""
+        first, _, rest = path.partition(".")
+        if first in self.aliases and rest:
+            doc = self.source.extra.get(first)
+            scopes: list[tuple[str, Any]] = [] if doc is None else [(f"{first}:", doc)]
+            path = rest
+        else:
+            scopes = list(self.scopes)
+        head, _, last = path.rpartition(".")
+        for prefix, scope in scopes:
+            parent = self._walk(scope, head, self.source.shown, prefix) if head else scope
+            if isinstance(parent, dict) and last in parent:
+                return True
+        return False
+
     def _walk(self, doc: Any, path: str, shown: _Named, prefix: str = "") -> Any:
         current = doc
         parts = path.split(".")
@@ -444,6 +463,8 @@ def _holds(tests: _Tests, reader: _Reader, shown: _Named, issues: list[InputIssu
     for path in tests.present:
         value, _ = reader.get(path)
         results.append(value is not _MISSING and value is not False)
+    for path in tests.missing:
+        results.append(not reader.written(path))
     for path, limit in tests.above:
         value, where = reader.get(path)
         if value is not _MISSING and (isinstance(value, bool) or not isinstance(value, int | float)):

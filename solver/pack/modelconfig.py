@@ -24,7 +24,8 @@ __all__ = ["ModelConfigMap", "check_model_config_map", "compile_model_config_map
 _TOP_KEYS = {"config", "nested", "files", "format", "facts"}
 _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
-_TEST_KEYS = ("present", "above", "equals", "contains", "differ")
+_TEST_KEYS = ("present", "missing", "above", "equals", "contains", "differ")
+_TEST_NAMES = ", ".join(_TEST_KEYS)
 _VALUE_KEYS = {"value", "detail", "parts", "map", "fallback", "absent", "divides"}
 _FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "every", "unless", "then", "otherwise"}
 
@@ -43,6 +44,9 @@ class _Tests:
     each one does, every key named present: a shape of several keys, such as an MLA layer's)."""
 
     present: tuple[str, ...] = ()
+    # `missing`: the key is not written at all (a null is written), so the config class's own
+    # default applies, which a launcher reading the loaded config sees.
+    missing: tuple[str, ...] = ()
     above: tuple[tuple[str, float], ...] = ()
     equals: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
     contains: tuple[tuple[str, tuple[Scalar, ...]], ...] = ()
@@ -94,6 +98,8 @@ class ModelConfigMap:
     nested: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
     format: _Format | None = None
+    # In table order; a fact given a list of entries has several, tried in order (the first
+    # that gives a value decides).
     facts: tuple[_FactRule, ...] = ()
 
 
@@ -159,9 +165,7 @@ def _compile(pack: Pack, problems: Collector[PackProblem]) -> ModelConfigMap:
         bad(f"{where}.facts", "must be a table of [model_config.facts.FACT] tables")
         facts = {}
     for name, body in facts.items():
-        rule = _compile_fact(pack, name, body, bad)
-        if rule is not None:
-            rules.append(rule)
+        rules.extend(_compile_entries(pack, name, body, bad))
     return ModelConfigMap(config=config, nested=tuple(nested), files=files, format=fmt, facts=tuple(rules))
 
 
@@ -224,8 +228,28 @@ def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
     return _Format(fact=target.name, detect=tuple(detects), default=default)
 
 
-def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | None:
-    where = f"model_config.facts.{name}"
+def _compile_entries(pack: Pack, name: str, body: Any, bad: _Bad) -> list[_FactRule]:
+    """One entry (a table), or a list of them tried in order: the first that gives a value
+    decides, so an `otherwise` before the last entry would hide every entry after it."""
+    if not isinstance(body, list):
+        rule = _compile_fact(pack, name, body, bad, f"model_config.facts.{name}")
+        return [rule] if rule is not None else []
+    if not body:
+        bad(f"model_config.facts.{name}", "an empty list of entries")
+    rules: list[_FactRule] = []
+    for index, entry in enumerate(body):
+        where = f"model_config.facts.{name}[{index}]"
+        rule = _compile_fact(pack, name, entry, bad, where)
+        if rule is None:
+            continue
+        if index < len(body) - 1 and (rule.tests is None or rule.otherwise is not None):
+            what = "a `value` entry" if rule.tests is None else "`otherwise`"
+            bad(where, f"{what} always gives a value, so the entries after it are never tried; move it last")
+        rules.append(rule)
+    return rules
+
+
+def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad, where: str) -> _FactRule | None:
     target = _fact_field(pack, name, where, bad)
     if target is None:
         return None
@@ -242,8 +266,7 @@ def _compile_fact(pack: Pack, name: str, body: Any, bad: _Bad) -> _FactRule | No
     if has_value == has_tests:
         bad(
             where,
-            "give either `value` (read a key) or tests (present, above, equals, "
-            "contains, differ), not both and not neither",
+            f"give either `value` (read a key) or tests ({_TEST_NAMES}), not both and not neither",
         )
         return None
     checked: dict[str, Scalar | None] = {}
@@ -348,8 +371,9 @@ def _compile_test_fact(
 def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
     every = body.get("every") is True
     if every and not any(key in body for key in _TEST_KEYS):
-        bad(f"{where}.every", "needs tests to hold together (present, above, equals, contains, differ)")
+        bad(f"{where}.every", f"needs tests to hold together ({_TEST_NAMES})")
     present = _paths(body.get("present", []), f"{where}.present", bad)
+    missing = _paths(body.get("missing", []), f"{where}.missing", bad)
     above: list[tuple[str, float]] = []
     for path, limit in _path_table(body.get("above", {}), f"{where}.above", bad):
         if isinstance(limit, bool) or not isinstance(limit, int | float):
@@ -383,6 +407,7 @@ def _compile_tests(body: Mapping[str, Any], where: str, bad: _Bad) -> _Tests:
             differ.append((pair[0], pair[1]))
     return _Tests(
         present=present,
+        missing=missing,
         above=tuple(above),
         equals=tuple(lists["equals"]),
         contains=tuple(lists["contains"]),
