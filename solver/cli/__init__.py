@@ -18,3 +18,8 @@ MODES: dict[str, tuple[str, ...]] = {
     "--strict": ("resolve", "check", "why", "choices"),
     "--deny-warnings": ("resolve", "check"),
 }
+
+# What stops each search of a command run without --budget (its help says): a count is one search
+# under its own --limit; the others' figure is solver.budget.DEFAULT_STEPS, written out so that
+# `--help` does not import solver.errors with it (tests/test_progress.py checks they agree).
+SEARCH_LIMIT = {"count": "the count's --limit", "": "2000000 steps per search"}

@@ -16,7 +16,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
-from solver.cli import MODES, PACK_HELP
+from solver.cli import MODES, PACK_HELP, SEARCH_LIMIT
 
 if TYPE_CHECKING:
     from solver.errors import SolverError
@@ -121,17 +121,9 @@ def _steps(text: str) -> int:
     return value
 
 
-# What stops each search of a command without --budget: a count is one search under its --limit.
-# The other figure is solver.budget.DEFAULT_STEPS, written out so that `--help` does not import
-# solver.errors with it (tests/test_progress.py checks the two agree).
-_OWN_LIMIT = {"count": "the count's --limit"}
-_PER_SEARCH = "2000000 steps per search"
-
-
 def _add_budget(p: Any, command: str = "") -> None:
     # SUPPRESS: no default, so the option given before the command is not reset by the
     # subcommand's parser (argparse copies a subparser's defaults over the parent's values).
-    each = _OWN_LIMIT.get(command, _PER_SEARCH)
     p.add_argument(
         "--budget",
         type=_steps,
@@ -139,7 +131,7 @@ def _add_budget(p: Any, command: str = "") -> None:
         metavar="N",
         dest="search_budget",
         help="stop the command after N search steps in all (each search included), with exit 4 "
-        f"(default: $CONFSOLVE_BUDGET, else no total: {each})",
+        f"(default: $CONFSOLVE_BUDGET, else no total: {SEARCH_LIMIT.get(command, SEARCH_LIMIT[''])})",
     )
 
 
