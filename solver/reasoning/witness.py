@@ -15,7 +15,7 @@ from types import MappingProxyType
 from solver.engine.csp import CompiledPack
 from solver.engine.localsearch import Mended
 from solver.engine.state import State
-from solver.engine.supports import Supports
+from solver.engine.supports import PinSet, Supports
 from solver.engine.tracing import Traced, traced_domains
 from solver.model import Scalar
 
@@ -136,6 +136,7 @@ def sweep(
     names: Sequence[str],
     values: Mapping[str, Scalar],
     keep: Collection[str] = (),
+    under: PinSet | None = None,
 ) -> dict[str, set[Scalar]]:
     """Values of the fields without a pin proven possible by walking one solution of the pins
     through them: each value is put in and the rules it breaks mended around it
@@ -144,8 +145,12 @@ def sweep(
     what keeps choices on a pack of thousands of fields from growing as the square of its size.
     The values a step cannot mend in are left to the search; the last solution is kept, and so
     is each step that put in a value of a field of `keep` (a witness someone will ask for:
-    `solver.reasoning.givenchoices`)."""
-    keeping = supports.keeping(values)
+    `solver.reasoning.givenchoices`). `under`: `values` as `Supports.pin_set` makes them, if
+    the caller has made it (the very set its own refutations are kept under: a refutation
+    stored under an equal set of another object compares the two, ~475 pins, per refutation)."""
+    if under is None:
+        under = supports.pin_set(values)
+    keeping = supports.keeping(under)
     start = supports.example(keeping)
     if start is None or not names:
         return {}
@@ -158,14 +163,13 @@ def sweep(
     proven: dict[str, set[Scalar]] = {n: {walk[n]} for n in names}
     # Values an earlier question proved impossible under fewer pins: a mend of one cannot work
     # (and a failed mend costs several times a working one).
-    refuted = supports.refuted(values)
-    under = supports.pin_set(values)
+    refuted = supports.refuted(under)
     failed: dict[str, int] = {}
     for name in names:
         known = proven[name]
         known.update(supports.proven(name, cp.domains[name], keeping))
         for value in state.domains[name]:
-            if value in known or (name, supports.tag(value)) in refuted:
+            if value in known or (refuted and (name, supports.tag(value)) in refuted):
                 continue
             if failed.get(name, 0) > 2 and state.refutes(name, value, cp.never):
                 # Three values of a field in a row that would not mend: the next is mostly
