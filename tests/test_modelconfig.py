@@ -276,10 +276,26 @@ SHAPES: dict[str, tuple[Any, ...]] = {
 HF_QUANT_CONFIG_ONLY = {"llama-3.1-8b-instruct-modelopt-fp8"}
 
 
+# Round 19's class traits read from the config (architectures[0]): whole-TP head splits (llama.py /
+# qwen2.py-style attention) and vision towers that all-reduce over TP; no fixture has a QSA indexer.
+HEADS_OVER_TP = {
+    "gemma-3-27b-it", "llama-3.1-8b-instruct-awq-int4", "llama-3.1-8b-instruct-gptq-int4",
+    "llama-3.1-8b-instruct-modelopt-fp8", "llama-3.1-8b-instruct", "llama-3.3-70b-instruct",
+    "mistral-7b-instruct-v0.3", "mixtral-8x7b-instruct", "phi-3-mini-4k-instruct", "phi-4",
+    "qwen2.5-7b-instruct", "qwen2.5-vl-7b-instruct",
+}  # fmt: skip
+VISION_TP_REDUCE = {"gemma-3-27b-it", "qwen2.5-vl-7b-instruct"}
+
+
 def _expected(name: str) -> dict[str, Any]:
     # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below).
     where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY, "quant_algo_mxfp8": False}
-    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where}
+    traits: dict[str, Any] = {"has_qsa_indexer": False}
+    if name in HEADS_OVER_TP:
+        traits["heads_split_over_tp"] = True
+    if name in VISION_TP_REDUCE:
+        traits["vision_tower_tp_reduce"] = True
+    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where, **traits}
 
 
 def test_every_fixture_has_an_expectation() -> None:
@@ -984,3 +1000,32 @@ def test_a_config_window_refuses_turboquant_under_any_architecture(
     refused = json.loads(capsys.readouterr().out)
     assert refused["status"] == "conflict", refused["status"]
     assert "sliding-window-no-turboquant" in json.dumps(refused)
+
+
+_DSV4 = {"architectures": ["DeepseekV4ForCausalLM"]}
+_QWEN4 = {"architectures": ["Qwen4ExpForConditionalGeneration"]}
+_QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "fact", "expected"),
+    [
+        # DeepSeek-V4's config has index_topk, but SGLang's is_deepseek_dsa lists its class not
+        # (oracle G19D: dsv4 attention, 256-token pages); the config leaves is_dsa to the class rules.
+        ({**_DSV4, "index_topk": 512, "kv_lora_rank": 512}, "is_dsa", None),
+        ({"architectures": ["GlmMoeDsaForCausalLM"], "index_topk": 2048, "kv_lora_rank": 8}, "is_dsa", True),
+        ({**_QWEN4, "text_config": {"indexer_n_heads": 64}}, "has_qsa_indexer", True),
+        ({**_QWEN4, "text_config": {}}, "has_qsa_indexer", False),
+        (_QWEN25_VL, "vision_tower_tp_reduce", True),
+        (_QWEN25_VL, "heads_split_over_tp", True),
+        ({"architectures": ["Phi3ForCausalLM"]}, "heads_split_over_tp", True),
+        # SGLang takes DeepSeek-V4's experts as MXFP4 when the checkpoint does not say (G19D).
+        ({**_DSV4, "quantization_config": {"quant_method": "fp8"}}, "moe_experts_fp4", True),
+    ],
+)
+def test_sglang_reads_the_round_19_traits_from_the_config(
+    tmp_path: Path, doc: dict[str, Any], fact: str, expected: bool | None
+) -> None:
+    _config(tmp_path, doc)
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert values.get(fact) is expected
