@@ -1000,6 +1000,11 @@ def test_a_config_window_refuses_turboquant_under_any_architecture(
     refused = json.loads(capsys.readouterr().out)
     assert refused["status"] == "conflict", refused["status"]
     assert "sliding-window-no-turboquant" in json.dumps(refused)
+    # --disable-sliding-window clears the window (ModelConfig.__post_init__): vLLM takes TURBOQUANT
+    turboquant = ["--set", "attention_backend=TURBOQUANT", "--set", "kv_cache_dtype=turboquant_k8v4"]
+    main([*args, *turboquant, "--set", "disable_sliding_window=true"])
+    taken = json.loads(capsys.readouterr().out)
+    assert taken["status"] == "resolved" and taken["values"]["attention_backend"] == "TURBOQUANT"
 
 
 _DSV4 = {"architectures": ["DeepseekV4ForCausalLM"]}
