@@ -282,12 +282,13 @@ def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> t
     none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
     the loader refused conditions nested deeper than `MAX_DEPTH`."""
     if isinstance(node, ast.Compare) and is_given_call(node.left) and node.left.args:
-        # `given(F) == VALUE`: typing F may make it true or false (by the value typed); another
-        # field's read is false when it is not typed and open when it is.
+        # `given(F) == VALUE`: false while F is not typed; typing F makes it true or leaves it
+        # false (by the value), so it moves the way `given(F)` does. Another field's read is
+        # false when it is not typed and open when it is.
         arg = node.left.args[0]
         called = arg.id if isinstance(arg, ast.Name) else ""
         if called == name:
-            return None, {sign, -sign}
+            return None, {sign}
         return (None if called in typed else False), set()
     if is_given_call(node) and node.args:
         arg = node.args[0]

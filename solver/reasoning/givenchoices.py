@@ -21,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from solver.budget import CommandBudgetExceeded
 from solver.engine.csp import CompiledPack, Constraint, compile_pack
 from solver.engine.opendomain import query_pack, widened
 from solver.engine.supports import supports_for
 from solver.engine.tracing import excluded as excluded_by
 from solver.engine.tracing import traced_domains
+from solver.errors import DeadlineExceeded, SolverBudgetExceeded
 from solver.model import Pack, Pin, Scalar
 from solver.pack.given import for_request, given_effect, given_fields, reading_given
 from solver.pack.loader import semantics
@@ -104,7 +106,9 @@ def _carried(base: Pack, own: Pack, typed: Pack, pins: Mapping[str, Pin], name: 
     # value, so one without the rules typing changes removes it in the copy too. The request's
     # own listing has just made this state (its witnesses' base, `traced_domains`).
     traced = traced_domains(own_cp, values)
-    asked = set(reading)
+    # Only a rule typing may loosen can let a value back in: a reason made of rules the copy
+    # keeps as they are or tightens (each allows a subset there) removes the value in the copy too.
+    asked = {rid for rid in reading if given_effect(base.rule(rid), name, pins.keys()) not in (0, -1)}
     for value, items in excluded.items():
         because = excluded_by(own_cp, traced, name, value)
         if because is None or any(kind == "rule" and rid in asked for kind, rid in because):
@@ -155,13 +159,40 @@ def _witnessed(
             continue
         if state is None:
             state = cp.start(dict(values))
-        if state is None or near is None or not _keeps(keeps, near):
+        if state is None:
             return False
-        mended = cp.mend(state, near, name, value)
-        if mended is None:  # not a refutation; a search here costs more than asking the copy
+        mended = cp.mend(state, near, name, value) if near is not None and _keeps(keeps, near) else None
+        if mended is None:  # not a refutation: a short search from the stored row may find one
+            mended = _searched(cp, values, name, value, row or near)
+        if mended is None:
             return False
         into.add(mended)
     return True
+
+
+_Row = Mapping[str, Scalar]
+
+# The steps `_witnessed` gives one search for a witness in the copy before it asks the copy
+# instead (SGLang 0.5.23+23 on cuda: typing tokenspeed_mla for HRM-Text tightens its rules, and
+# the stored row for it mends in no rule's fields alone; a search from that row takes ~10 steps,
+# where asking the copy was ~25 ms of each one-fact question).
+_WITNESS_STEPS = 500
+
+
+def _searched(
+    cp: CompiledPack, values: Mapping[str, Scalar], name: str, value: Scalar, hint: _Row | None
+) -> dict[str, Scalar] | None:
+    """A solution of `cp` keeping `values` with `name` = `value`, by a search of at most
+    `_WITNESS_STEPS` from `hint`; None when none is found within them (not a refutation)."""
+    state = cp.start({**values, name: value})
+    if state is None:
+        return None
+    try:
+        return cp.search(state, budget=_WITNESS_STEPS, task="witnessing a typed value", hint=hint)
+    except (CommandBudgetExceeded, DeadlineExceeded):
+        raise  # the command's own limits end the command
+    except SolverBudgetExceeded:
+        return None
 
 
 def warmed_query_pack(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
