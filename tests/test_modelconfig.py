@@ -984,3 +984,32 @@ def test_a_config_window_refuses_turboquant_under_any_architecture(
     refused = json.loads(capsys.readouterr().out)
     assert refused["status"] == "conflict", refused["status"]
     assert "sliding-window-no-turboquant" in json.dumps(refused)
+
+
+_DSV4 = {"architectures": ["DeepseekV4ForCausalLM"]}
+_QWEN4 = {"architectures": ["Qwen4ExpForConditionalGeneration"]}
+_QWEN25_VL = {"architectures": ["Qwen2_5_VLForConditionalGeneration"]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "fact", "expected"),
+    [
+        # DeepSeek-V4's config has index_topk, but SGLang's is_deepseek_dsa lists its class not
+        # (oracle G19D: dsv4 attention, 256-token pages); the config leaves is_dsa to the class rules.
+        ({**_DSV4, "index_topk": 512, "kv_lora_rank": 512}, "is_dsa", None),
+        ({"architectures": ["GlmMoeDsaForCausalLM"], "index_topk": 2048, "kv_lora_rank": 8}, "is_dsa", True),
+        ({**_QWEN4, "text_config": {"indexer_n_heads": 64}}, "has_qsa_indexer", True),
+        ({**_QWEN4, "text_config": {}}, "has_qsa_indexer", False),
+        (_QWEN25_VL, "vision_tower_tp_reduce", True),
+        (_QWEN25_VL, "heads_split_over_tp", True),
+        ({"architectures": ["Phi3ForCausalLM"]}, "heads_split_over_tp", True),
+        # SGLang takes DeepSeek-V4's experts as MXFP4 when the checkpoint does not say (G19D).
+        ({**_DSV4, "quantization_config": {"quant_method": "fp8"}}, "moe_experts_fp4", True),
+    ],
+)
+def test_sglang_reads_the_round_19_traits_from_the_config(
+    tmp_path: Path, doc: dict[str, Any], fact: str, expected: bool | None
+) -> None:
+    _config(tmp_path, doc)
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert values.get(fact) is expected
