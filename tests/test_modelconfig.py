@@ -276,10 +276,26 @@ SHAPES: dict[str, tuple[Any, ...]] = {
 HF_QUANT_CONFIG_ONLY = {"llama-3.1-8b-instruct-modelopt-fp8"}
 
 
+# Round 19's class traits read from the config (architectures[0]): whole-TP head splits (llama.py /
+# qwen2.py-style attention) and vision towers that all-reduce over TP; no fixture has a QSA indexer.
+HEADS_OVER_TP = {
+    "gemma-3-27b-it", "llama-3.1-8b-instruct-awq-int4", "llama-3.1-8b-instruct-gptq-int4",
+    "llama-3.1-8b-instruct-modelopt-fp8", "llama-3.1-8b-instruct", "llama-3.3-70b-instruct",
+    "mistral-7b-instruct-v0.3", "mixtral-8x7b-instruct", "phi-3-mini-4k-instruct", "phi-4",
+    "qwen2.5-7b-instruct", "qwen2.5-vl-7b-instruct",
+}  # fmt: skip
+VISION_TP_REDUCE = {"gemma-3-27b-it", "qwen2.5-vl-7b-instruct"}
+
+
 def _expected(name: str) -> dict[str, Any]:
     # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below).
     where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY, "quant_algo_mxfp8": False}
-    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where}
+    traits: dict[str, Any] = {"has_qsa_indexer": False}
+    if name in HEADS_OVER_TP:
+        traits["heads_split_over_tp"] = True
+    if name in VISION_TP_REDUCE:
+        traits["vision_tower_tp_reduce"] = True
+    return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where, **traits}
 
 
 def test_every_fixture_has_an_expectation() -> None:
