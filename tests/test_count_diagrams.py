@@ -271,7 +271,7 @@ def test_the_shipped_rules_from_text_are_their_expanded_diagrams() -> None:
     """The same for every hard rule of both shipped packs, in the counter's own order (the few
     rules that take longer to expand: the `replay` and `long` tests below)."""
     past = _text_and_expanded((_SMALL_BUDGET,))
-    assert past <= 10, f"{past} shipped rules past _SMALL_BUDGET (10 were): raise it if the test stays quick"
+    assert past <= 18, f"{past} shipped rules past _SMALL_BUDGET (18 were): raise it if the test stays quick"
 
 
 @pytest.mark.replay

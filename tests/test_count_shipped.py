@@ -301,12 +301,21 @@ def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data
 
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
     """The SGLang pack's hard rules that read `given()` ask about seven fields (page_size since
-    round 18: mamba-no-buffer-page-1 meets a typed --page-size only): each is a two-valued field
-    of its compiled count, counted as False."""
+    round 18: mamba-no-buffer-page-1 meets a typed --page-size only), and since round 19 about the
+    values typed (`given(F) == V`: HRM-Text's checks of the typed --attention-backend, the
+    tokenspeed_mla KV): each is a two-valued field of its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
     asked = ["attention_backend", "decode_attention_backend", "ep_size", "moe_runner_backend"]
     asked += ["page_size", "prefill_attention_backend", "quantization"]
-    assert atoms == [f"given({name})" for name in asked]
+    typed = [
+        "attention_backend) in ['ascend', 'fa3', 'fa4', 'flashinfer', 'intel_xpu', 'triton']",
+        "attention_backend) in ['cutedsl_mla', 'tokenspeed_mla', 'trtllm_mla']",
+        "attention_backend) in ['cutedsl_mla', 'tokenspeed_mla']",
+        *(f"attention_backend) in ['{v}']" for v in ("fa4", "flashmla", "hpc_ops", "intel_xpu")),
+        *(f"attention_backend) in ['{v}']" for v in ("tokenspeed_mla", "trtllm_mha", "trtllm_mla")),
+        "decode_attention_backend) in ['tokenspeed_mla']",
+    ]
+    assert atoms == sorted([f"given({name})" for name in asked] + [f"given({text}" for text in typed])
     assert set(compiled.counted.values()) == {1}
