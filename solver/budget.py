@@ -15,12 +15,26 @@ Thread-safe: threads sharing one budget charge it under a lock. Standard library
 
 from __future__ import annotations
 
+import enum
 import os
 import threading
+from collections.abc import Callable
+from typing import Literal, ParamSpec, TypeVar
 
-from solver.errors import InputIssue, InvalidInput, SolverBudgetExceeded
+from solver.errors import DeadlineExceeded, InputIssue, InvalidInput, SolverBudgetExceeded
 
-__all__ = ["DEFAULT_STEPS", "LOAD_BYTES_PER_STEP", "Budget", "CommandBudgetExceeded", "steps_from_env"]
+__all__ = [
+    "DEFAULT_STEPS",
+    "LOAD_BYTES_PER_STEP",
+    "RAN_OUT",
+    "Budget",
+    "CommandBudgetExceeded",
+    "steps_from_env",
+    "within_cap",
+]
+
+_T = TypeVar("_T")
+_P = ParamSpec("_P")
 
 DEFAULT_STEPS = 2_000_000  # search steps per solver call, unless --budget or CONFSOLVE_BUDGET
 # Loading a pack costs a step per this many bytes of its files, charged before anything is
@@ -129,3 +143,27 @@ class Budget:
         if self.total is not None and self.spent >= self.total:
             return CommandBudgetExceeded(task, self.total)
         return SolverBudgetExceeded(task, allowed)
+
+
+class _RanOut(enum.Enum):
+    RAN_OUT = "ran out"
+
+
+RAN_OUT = _RanOut.RAN_OUT  # a capped search that stopped at its cap: it showed nothing
+
+
+def within_cap(
+    search: Callable[_P, _T], *args: _P.args, **kwargs: _P.kwargs
+) -> _T | Literal[_RanOut.RAN_OUT]:
+    """`search(*args, **kwargs)` under its own step cap, or `RAN_OUT` when that cap ran out.
+
+    A search stopped at its cap found no solution and refuted nothing: the caller must treat
+    it as unknown (keep a loud answer, try another way), never as "none". The command's own
+    budget (`CommandBudgetExceeded`) and deadline (`DeadlineExceeded`) are not the search's cap:
+    they end the command, so they pass through. The one home of that distinction."""
+    try:
+        return search(*args, **kwargs)
+    except (CommandBudgetExceeded, DeadlineExceeded):
+        raise
+    except SolverBudgetExceeded:  # (CountLimitReached is one: a count's own limit)
+        return RAN_OUT

@@ -203,3 +203,25 @@ def test_a_search_step_on_a_large_problem_costs_a_step_per_64_open_fields() -> N
     assert steps(200) > 250  # 200 assignments, most of them with more than 128 fields open
     with pytest.raises(SolverBudgetExceeded):
         steps(200, budget=220)
+
+
+def test_a_capped_search_that_runs_out_shows_nothing_but_the_commands_limits_end_it() -> None:
+    """`within_cap`, the one home of the distinction every capped search needs (ASSUMED facts,
+    typed witnesses, lint's questions): a search stopped at its own cap is RAN_OUT, neither a
+    solution nor a refutation; the command's budget and deadline pass through and end it."""
+    from solver.budget import RAN_OUT, within_cap
+    from solver.errors import DeadlineExceeded
+
+    def raising(error: Exception) -> Callable[[], None]:
+        def search() -> None:
+            raise error
+
+        return search
+
+    assert within_cap(raising(SolverBudgetExceeded("a search", 10))) is RAN_OUT
+    assert within_cap(lambda: None) is None  # a refutation stays one
+    assert within_cap(dict, a=1) == {"a": 1}
+    with pytest.raises(CommandBudgetExceeded):
+        within_cap(raising(CommandBudgetExceeded("linting", 100)))
+    with pytest.raises(DeadlineExceeded):
+        within_cap(raising(DeadlineExceeded("lint", "rules", 1.0)))

@@ -366,20 +366,23 @@ def test_a_full_cache_directory_is_ignored_and_left_clean(
     assert cache_home.is_dir() and list(cache_home.iterdir()) == []
 
 
-def test_the_key_covers_every_module_of_the_solver() -> None:
+def test_the_key_covers_every_module_of_the_solver(tmp_path: Path) -> None:
+    """On a copy of the package: editing the installed one in place, even for a moment, let the
+    test runs on other cores read or import a changed `solver/validation.py`."""
     from solver.pack import cache
 
+    installed = Path(cache.__file__).parent.parent
+    copy = tmp_path / "solver"
+    shutil.copytree(installed, copy, ignore=shutil.ignore_patterns("__pycache__"))
     cache._code_key = None
-    before = cache._code()
-    validation = Path(cache.__file__).parent.parent / "validation.py"
-    original = validation.read_bytes()
-    try:
-        validation.write_bytes(original + b"\n# changed\n")
-        cache._code_key = None
-        assert cache._code() != before
-    finally:
-        validation.write_bytes(original)
-        cache._code_key = None
+    assert cache.code_key(copy) == cache._code()  # (what the cache uses: the same modules)
+    for edit in (copy / "validation.py", copy / "engine" / "csp.py"):
+        before = cache.code_key(copy)
+        edit.write_bytes(edit.read_bytes() + b"\n# changed\n")
+        assert cache.code_key(copy) != before, edit.relative_to(copy)
+    before = cache.code_key(copy)
+    (copy / "reasoning" / "new_module.py").write_text("")
+    assert cache.code_key(copy) != before
 
 
 def test_an_unwritable_cache_directory_is_ignored(cache_home: Path, tmp_path: Path) -> None:

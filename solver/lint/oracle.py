@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from solver import progress as _progress
-from solver.budget import Budget, CommandBudgetExceeded
+from solver.budget import RAN_OUT, Budget, within_cap
 from solver.lint.codes import Finding
 from solver.lint.moves import (
     SMALL_PRODUCT,
@@ -187,7 +187,6 @@ class PackOracle:
             found = self.repair(pins, subset[0], extra)
             if found is not None:
                 return found
-        from solver.errors import SolverBudgetExceeded
 
         self.solves += 1
         indices = [self.oracle_index(c) for c in extra]
@@ -251,12 +250,9 @@ class PackOracle:
             return None  # (a QuickXplain question with a condition: propagation refutes many)
         asks = turns(engine, counter, hint, condition=bool(extra), quickxplain=not local, budget=self.budget)
         for steps, ask in asks:
-            try:
-                return ask(min(steps, self.budget))
-            except CommandBudgetExceeded:
-                raise
-            except SolverBudgetExceeded:  # (CountLimitReached is one)
-                pass
+            answer = within_cap(ask, min(steps, self.budget))
+            if answer is not RAN_OUT:
+                return answer
         return counter(self.budget)
 
     def refuted_at_root(self, pins: Mapping[str, Scalar]) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from solver.budget import CommandBudgetExceeded
+from solver.budget import RAN_OUT, within_cap
 from solver.lint.moves import condition_cases
 
 if TYPE_CHECKING:
@@ -54,7 +54,6 @@ def around(
     then no dearer (SGLang's hubs reach that at once).
     """
     from solver.engine.count import CountLimitReached, Limit
-    from solver.errors import SolverBudgetExceeded
     from solver.reasoning.conflicts import rule_layers
 
     start = [*pins, *(n for c in conditions for n in c.fields)]
@@ -83,12 +82,10 @@ def around(
             # -> 2.0 s CPU). No hint: started from the known solution, the rules check that
             # follows took 3 s more. With a condition (a rule broken) the counter stays:
             # there the engine took 1.5 times as long.
-            try:
-                return oracle.cp.solve(given, rules=rules, budget=steps, task="linting")
-            except CommandBudgetExceeded:
-                raise
-            except SolverBudgetExceeded:
-                raise CountLimitReached(Limit(steps=steps), steps) from None
+            found = within_cap(oracle.cp.solve, given, rules=rules, budget=steps, task="linting")
+            if found is RAN_OUT:
+                raise CountLimitReached(Limit(steps=steps), steps)
+            return found
         only = [oracle.index[r] for r in rules]
 
         def search(limit: Limit) -> dict[str, Scalar] | None:
@@ -142,23 +139,18 @@ def by_cases(
     `attention_backend=cutedsl_mla, kv_cache_dtype=fp8_e5m2` its witness takes 70 ms. Sound
     whatever the cases are: every search still has all of `extra` and the rules.
     """
-    from solver.errors import SolverBudgetExceeded
 
     hint = oracle.pool[-1] if oracle.pool else None
     for case in condition_cases(extra[0], pins, oracle.cp.domains):
-        try:
-            found = oracle.cp.solve(
-                {**pins, **case},
-                rules=rule_ids,
-                budget=min(CASE_STEPS, oracle.budget),
-                task="linting",
-                hint=hint,
-                extra=extra,
-            )
-        except CommandBudgetExceeded:
-            raise
-        except SolverBudgetExceeded:
-            continue
-        if found is not None:
+        found = within_cap(
+            oracle.cp.solve,
+            {**pins, **case},
+            rules=rule_ids,
+            budget=min(CASE_STEPS, oracle.budget),
+            task="linting",
+            hint=hint,
+            extra=extra,
+        )
+        if found is not None and found is not RAN_OUT:
             return found
     return None

@@ -71,18 +71,23 @@ def _private(info: os.stat_result, kind: Any) -> bool:
 def _code() -> str:
     global _code_key
     if _code_key is None:
-        # The interpreter too: the conditions' side file holds its code objects (pack.condcache).
-        digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}".encode())
-        here = Path(__file__).parent.parent
-        # Every module: which of them decide what an entry holds changes as the code does (the
-        # loader now runs the model-config checks, validation, the condition language, ...).
-        for path in sorted(here.rglob("*.py")):
-            try:
-                digest.update(path.relative_to(here).as_posix().encode() + b"\0" + path.read_bytes())
-            except OSError:
-                digest.update(path.name.encode())
-        _code_key = digest.hexdigest()[:16]
+        _code_key = code_key(Path(__file__).parent.parent)
     return _code_key
+
+
+def code_key(solver: Path) -> str:
+    """The part of a cache entry's name that changes with the code reading it: the modules of
+    the package at `solver` and this interpreter."""
+    # The interpreter too: the conditions' side file holds its code objects (pack.condcache).
+    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}".encode())
+    # Every module: which of them decide what an entry holds changes as the code does (the
+    # loader now runs the model-config checks, validation, the condition language, ...).
+    for path in sorted(solver.rglob("*.py")):
+        try:
+            digest.update(path.relative_to(solver).as_posix().encode() + b"\0" + path.read_bytes())
+        except OSError:
+            digest.update(path.name.encode())
+    return digest.hexdigest()[:16]
 
 
 def _path(digest: str, suffix: str = ".json") -> Path | None:

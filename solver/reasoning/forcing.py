@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Optional
 
-from solver.budget import CommandBudgetExceeded
+from solver.budget import within_cap
 from solver.engine.state import State, picker
-from solver.errors import DeadlineExceeded, SolverBudgetExceeded
 from solver.model import Pin, Scalar
 from solver.reasoning.plan import Plan, facts_narrowed, projected
 
@@ -296,21 +295,18 @@ def _no_other_value(plan: Plan, state: State, solution: Mapping[str, Scalar], na
             continue
         try:
             # (From the answer with the fact changed: mostly only the rules around it are redone.)
-            found = plan.compiled.search(
+            found = within_cap(
+                plan.compiled.search,
                 state,
                 task="telling an assumed fact",
                 hint={**solution, name: other},
                 around=state.last_changed(),
                 budget=_DEEP_STEPS,
             )
-        except (CommandBudgetExceeded, DeadlineExceeded):
-            raise
-        except SolverBudgetExceeded:
-            return False  # (not shown: said assumed, as before)
         finally:
             state.undo()
         if found is not None:
-            return False
+            return False  # (or not shown within the cap: said assumed, as before)
     return True
 
 

@@ -21,13 +21,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from solver.budget import CommandBudgetExceeded
+from solver.budget import RAN_OUT, within_cap
 from solver.engine.csp import CompiledPack, Constraint, compile_pack
 from solver.engine.opendomain import query_pack, widened
 from solver.engine.supports import supports_for
 from solver.engine.tracing import excluded as excluded_by
 from solver.engine.tracing import traced_domains
-from solver.errors import DeadlineExceeded, SolverBudgetExceeded
 from solver.model import Pack, Pin, Scalar
 from solver.pack.given import for_request, given_effect, given_fields, reading_given
 from solver.pack.loader import semantics
@@ -187,12 +186,8 @@ def _searched(
     state = cp.start({**values, name: value})
     if state is None:
         return None
-    try:
-        return cp.search(state, budget=_WITNESS_STEPS, task="witnessing a typed value", hint=hint)
-    except (CommandBudgetExceeded, DeadlineExceeded):
-        raise  # the command's own limits end the command
-    except SolverBudgetExceeded:
-        return None
+    found = within_cap(cp.search, state, budget=_WITNESS_STEPS, task="witnessing a typed value", hint=hint)
+    return None if found is RAN_OUT else found
 
 
 def warmed_query_pack(pack: Pack, pins: Mapping[str, Pin]) -> Pack:
