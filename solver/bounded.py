@@ -5,7 +5,11 @@ Two shapes, both standard library only and safe to share between threads:
 - `Lru`: a few large objects by key (a compiled pack, a plan, parsed conditions, by pack
   digest). A request with an unlisted value of an open field makes a widened pack with a digest
   of its own, so a table keyed by digest grows with every distinct request unless it forgets:
-  this one keeps the `size` most recently used.
+  this one keeps the `size` most recently used. Given a `family` of each key (a pack's copies
+  for what requests type, and its widened copies, are the family of that pack), it keeps `size`
+  of each of the `FAMILIES_KEPT` families used last: SGLang's pack and its seven typed copies
+  filled a table of 8, so a process asking SGLang and vLLM in turn compiled ten packs again per
+  SGLang question.
 - `Memo`: the many small answer tables of one compiled pack (a rule's verdict per value tuple,
   the values a rule allows given the others, ...). They are looked up millions of times per
   command, so a hit must stay one dict lookup (an LRU's bookkeeping on every hit would cost
@@ -14,16 +18,28 @@ Two shapes, both standard library only and safe to share between threads:
   are pure functions of their keys, so an emptied table only costs recomputing the entries the
   next queries ask for again; the small tables most queries read stay filled (the vLLM pack's
   few rules over block size x KV dtype x -tp fill ~36k entries each per pass over its fixtures,
-  and emptying every table for them made each pass start cold).
+  and emptying every table for them made each pass start cold). The memos of one family of
+  packs share one budget (`MemoPool`): kept together, a pack's copies must not each add one.
 """
 
 from __future__ import annotations
 
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
-__all__ = ["MEMO_ENTRIES", "PACKS_KEPT", "Lru", "Memo"]
+__all__ = [
+    "FAMILIES_KEPT",
+    "MEMO_ENTRIES",
+    "PACKS_KEPT",
+    "Lru",
+    "Memo",
+    "MemoPool",
+    "digest_family",
+    "family_pool",
+]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -36,72 +52,89 @@ MEMO_ENTRIES = 400_000
 # Packs (and what is derived from each) kept by digest: the shipped packs, a user's own, and the
 # widened copies the latest requests made.
 PACKS_KEPT = 8
+# Families of packs kept by a table given a `family` (each family up to its `size` members).
+FAMILIES_KEPT = 4
+
+
+def digest_family(digest: str) -> str:
+    """The digest of the pack that a derived pack (a widened copy, a copy for what a request
+    types) was made from, or `digest` itself: a derived pack's digest is its base's followed by
+    `+KIND:...` (solver.engine.opendomain, solver.pack.given), and a base's has no `+`."""
+    return digest.partition("+")[0]
 
 
 class Lru(Generic[K, V]):
-    """At most `size` values by key; the least recently used one is dropped first."""
+    """At most `size` values by key; the least recently used one is dropped first. With
+    `family`, at most `size` values of each family and `FAMILIES_KEPT` families: a family not
+    used for longest is dropped whole, and a full family drops its own least recently used."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, family: Callable[[K], object] | None = None) -> None:
         self.size = size
-        self._items: OrderedDict[K, V] = OrderedDict()
+        self._family = family or (lambda key: None)
+        self._families = FAMILIES_KEPT if family is not None else 1
+        self._items: OrderedDict[object, OrderedDict[K, V]] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: K) -> V | None:
+        family = self._family(key)
         with self._lock:
-            found = self._items.get(key)
+            members = self._items.get(family)
+            found = None if members is None else members.get(key)
             if found is not None:
-                self._items.move_to_end(key)
+                assert members is not None
+                members.move_to_end(key)
+                self._items.move_to_end(family)
             return found
 
     def put(self, key: K, value: V) -> None:
+        family = self._family(key)
         with self._lock:
-            self._items[key] = value
-            self._items.move_to_end(key)
-            while len(self._items) > self.size:
+            members = self._items.setdefault(family, OrderedDict())
+            members[key] = value
+            members.move_to_end(key)
+            self._items.move_to_end(family)
+            while len(members) > self.size:
+                members.popitem(last=False)
+            while len(self._items) > self._families:
                 self._items.popitem(last=False)
 
     def pop(self, key: K) -> None:
+        family = self._family(key)
         with self._lock:
-            self._items.pop(key, None)
+            members = self._items.get(family)
+            if members is not None:
+                members.pop(key, None)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
 
     def __len__(self) -> int:
-        return len(self._items)
+        with self._lock:
+            return sum(len(members) for members in self._items.values())
 
 
-class Memo:
-    """The memo tables of one owner (a compiled pack), under one shared entry budget."""
+class MemoPool:
+    """One entry budget shared by the `Memo`s of one family of packs (held weakly: a memo
+    dropped with its compiled pack leaves the pool with its tables)."""
 
     def __init__(self, entries: int | None = None) -> None:
         self.entries = MEMO_ENTRIES if entries is None else entries
         self.stored = 0  # entries stored since the tables were last emptied (approximate under threads)
         self.flushes = 0
-        self._tables: list[dict[object, object]] = []
-        self._lock = threading.Lock()
+        self.memos: weakref.WeakSet[Memo] = weakref.WeakSet()
+        self.lock = threading.Lock()
 
-    def table(self) -> dict[K, V]:
-        """A new empty table under this budget (the caller looks up and stores with `store`)."""
-        made: dict[K, V] = {}
-        with self._lock:
-            self._tables.append(made)  # type: ignore[arg-type]
-        return made
-
-    def store(self, table: dict[K, V], key: K, value: V) -> None:
-        """`table[key] = value`, emptying the largest tables first when the budget is spent."""
-        if self.stored >= self.entries:
-            self.flush()
-        self.stored += 1
-        table[key] = value
+    def tables(self) -> list[dict[object, object]]:
+        return [made for memo in list(self.memos) for made in memo.tables]
 
     def flush(self) -> None:
         """Empty the largest tables until at most half the budget is held (all of them when one
         table alone holds more): the entries left count towards the budget as stored."""
-        with self._lock:
-            held = sum(len(made) for made in self._tables)
-            for made in sorted(self._tables, key=len, reverse=True):
+        with self.lock:
+            tables = self.tables()
+            held = sum(len(made) for made in tables)
+            for made in sorted(tables, key=len, reverse=True):
                 if held <= self.entries // 2:
                     break
                 held -= len(made)
@@ -109,7 +142,55 @@ class Memo:
             self.stored = held
             self.flushes += 1
 
+
+class Memo:
+    """The memo tables of one owner (a compiled pack), under an entry budget: its own, or its
+    family's `pool`."""
+
+    def __init__(self, entries: int | None = None, pool: MemoPool | None = None) -> None:
+        self.pool = MemoPool(entries) if pool is None else pool
+        self.tables: list[dict[object, object]] = []
+        with self.pool.lock:
+            self.pool.memos.add(self)
+
+    @property
+    def flushes(self) -> int:
+        return self.pool.flushes
+
+    def table(self) -> dict[K, V]:
+        """A new empty table under this budget (the caller looks up and stores with `store`)."""
+        made: dict[K, V] = {}
+        with self.pool.lock:
+            self.tables.append(made)  # type: ignore[arg-type]
+        return made
+
+    def store(self, table: dict[K, V], key: K, value: V) -> None:
+        """`table[key] = value`, emptying the largest tables first when the budget is spent."""
+        pool = self.pool
+        if pool.stored >= pool.entries:
+            pool.flush()
+        pool.stored += 1
+        table[key] = value
+
     def size(self) -> int:
-        """Entries held now, over every table."""
-        with self._lock:
-            return sum(len(made) for made in self._tables)
+        """Entries held now, over every table of the pool."""
+        with self.pool.lock:
+            return sum(len(made) for made in self.pool.tables())
+
+
+# The memo budget of each family of packs with a compiled pack alive (gone with the last of them).
+_POOLS: weakref.WeakValueDictionary[str, MemoPool] = weakref.WeakValueDictionary()
+_POOLS_LOCK = threading.Lock()
+
+
+def family_pool(digest: str) -> MemoPool | None:
+    """The budget the memos of the family of the pack with this digest share (None, a budget
+    of its own, for a pack without a digest)."""
+    if not digest:
+        return None
+    family = digest_family(digest)
+    with _POOLS_LOCK:
+        pool = _POOLS.get(family)
+        if pool is None:
+            pool = _POOLS[family] = MemoPool()
+    return pool

@@ -74,6 +74,7 @@ def test_a_compiled_packs_answer_tables_stay_within_their_budget(monkeypatch: py
     def run(entries: int) -> tuple[int, int]:
         monkeypatch.setattr(bounded, "MEMO_ENTRIES", entries)
         engine._COMPILED.clear()  # (and the plans, kept with their compiled packs)
+        bounded._POOLS.clear()  # (the pack's family's budget: a new one, of `entries`)
         high = 0
         for request in requests:
             with contextlib.suppress(SolverError):
@@ -124,3 +125,53 @@ def test_a_plan_is_kept_with_its_compiled_pack() -> None:
     assert planned.compiled is compile_pack(pack)
     engine._COMPILED.pop(pack.digest)  # (what PACKS_KEPT newer packs compiled do)
     assert plan_for(pack).compiled is compile_pack(pack)
+
+
+def test_an_lru_with_families_keeps_each_family_and_drops_the_oldest_whole() -> None:
+    lru: Lru[str, int] = Lru(2, family=bounded.digest_family)
+    for i, key in enumerate(["a", "a+given:x", "a+given:y"]):
+        lru.put(key, i)
+    assert lru.get("a") is None and lru.get("a+given:x") == 1 and lru.get("a+given:y") == 2  # own LRU
+    for n in range(bounded.FAMILIES_KEPT - 1):
+        lru.put(f"f{n}", n)
+    assert lru.get("a+given:x") == 1  # every family still kept
+    lru.put("newest", 0)  # one family too many: the least recently used goes whole
+    assert lru.get("f0") is None and lru.get("a+given:y") == 2 and len(lru) == bounded.FAMILIES_KEPT + 1
+
+
+def test_memos_of_one_pool_share_its_budget() -> None:
+    pool = bounded.MemoPool(entries=4)
+    first, second = Memo(pool=pool), Memo(pool=pool)
+    big: dict[int, int] = first.table()
+    small: dict[int, int] = second.table()
+    for i in range(4):
+        (first if i < 3 else second).store(big if i < 3 else small, i, i)
+    second.store(small, 9, 9)  # the pool's budget, not `second`'s own: `first`'s table goes
+    assert big == {} and small == {3: 3, 9: 9} and first.flushes == second.flushes == 1
+    del first  # a memo dropped with its compiled pack leaves the pool
+    assert second.size() == 2 and list(pool.memos) == [second]
+
+
+def test_a_packs_typed_copies_survive_questions_to_another_pack() -> None:
+    """SGLang's pack and its seven copies for what requests type filled the table of eight
+    compiled packs: a vLLM question in between made the next SGLang one-fact question compile
+    seven copies again and rebuild their rules (~130 ms, benchmarks/packs_in_turn.py)."""
+    from solver import valid_choices
+    from solver.engine import csp as engine
+
+    packs = [load_pack("sglang"), load_pack("vllm")]
+    for pack in packs:
+        valid_choices(pack, {}, {"platform": "cuda"})
+    compiled = []
+    real = engine.CompiledPack.__init__
+
+    def counting(self: engine.CompiledPack, pack: Pack) -> None:
+        compiled.append(pack.digest)
+        real(self, pack)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine.CompiledPack, "__init__", counting)
+        for _ in range(2):
+            for pack in packs:
+                valid_choices(pack, {}, {"platform": "cuda"})
+    assert compiled == []

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver.bounded import PACKS_KEPT, Lru
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.engine.countlimit import (
     COUNT_LIMIT,
     DEFAULT_LIMIT,
@@ -468,7 +468,7 @@ def _given_fields(
     return asked
 
 
-_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT)  # False: not compiled
+_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT, family=digest_family)  # False: not compiled
 MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
 
 

@@ -21,7 +21,7 @@ import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
-from solver.bounded import PACKS_KEPT, Lru, Memo
+from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool
 from solver.budget import Budget
 from solver.engine.backtrack import (
     NO_VERDICTS,
@@ -71,9 +71,10 @@ class CompiledPack:
     def __init__(self, pack: Pack) -> None:
         sem = semantics(pack)
         self.pack = pack
-        # Every answer table kept for the life of the pack shares this one bound (`solver.bounded`):
-        # a process resolving distinct requests for ever must not grow.
-        self.tables = Memo()
+        # Every answer table kept for the life of the pack shares this one bound (`solver.bounded`)
+        # with its family's (the copies requests make of one pack): a process resolving distinct
+        # requests for ever must not grow.
+        self.tables = Memo(pool=family_pool(pack.digest))
         self.domains: dict[str, tuple[Scalar, ...]] = {n: f.domain for n, f in pack.fields.items()}
         # The hard rules, each its `Condition` with the engine's tables (`Constraint`), by id.
         self.rules: dict[str, Constraint] = {}
@@ -579,8 +580,9 @@ def _constraint(holds: Callable[[tuple[Scalar, ...]], bool]) -> Any:
 
 # Compiled packs by digest, the most recently used kept: a widened pack (a request's unlisted
 # value of an open field) has a digest of its own, so a table that never forgets grows with
-# every distinct request of that kind.
-_COMPILED: Lru[str, CompiledPack] = Lru(PACKS_KEPT)
+# every distinct request of that kind. Kept by family (a pack and the copies requests make of
+# it): a pack's typed copies no longer push another pack out.
+_COMPILED: Lru[str, CompiledPack] = Lru(PACKS_KEPT, family=digest_family)
 
 
 def compile_pack(pack: Pack) -> CompiledPack:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
-from solver.bounded import PACKS_KEPT, Lru
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
 
@@ -36,14 +36,12 @@ MARK = "+open:"
 def base_digest(digest: str) -> str:
     """The digest of the pack a widened copy, or a copy for what a request gives
     (`solver.pack.given`), was made from (itself for a base pack)."""
-    from solver.pack.given import GIVEN_MARK
-
-    return digest.partition(MARK)[0].partition(GIVEN_MARK)[0]
+    return digest_family(digest)
 
 
 # By digest: the fields whose pin can make a request's pack a copy (open fields, and the fields a
 # rule asks `given(FIELD)` of). Every request asks; most pin none of them.
-_SPECIAL: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+_SPECIAL: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 
 
 def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar], *, typed: bool = True) -> Pack:

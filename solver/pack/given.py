@@ -23,7 +23,7 @@ import dataclasses
 import functools
 from collections.abc import Collection, Mapping, Sequence
 
-from solver.bounded import PACKS_KEPT, Lru
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import parse, rule_conditions
@@ -44,11 +44,11 @@ GIVEN_MARK = "+given:"
 
 
 # By digest: every request asks, and the SGLang pack has some 300 rules to look through.
-_ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+_ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 # By digest: the fields whose typed value some rule reads (`given(FIELD) == VALUE`).
-_VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT)
+_VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 # The copies made, by their digest: a request's copy is made again for every request like it.
-_COPIES: Lru[str, Pack] = Lru(PACKS_KEPT)
+_COPIES: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
 
 
 def given_fields(pack: Pack) -> frozenset[str]:

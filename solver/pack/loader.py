@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from solver.bounded import PACKS_KEPT, Lru
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.errors import Collector, PackError, PackProblem, pack_problems
 from solver.model import (
     AssumedGroup,
@@ -96,8 +96,8 @@ _FILE_KEYS = {
 
 # By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
 # must not accumulate in a long-lived process).
-_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT)
-_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT)
+_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT, family=digest_family)
+_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
 
 
 def semantics(pack: Pack) -> PackSemantics:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from solver.bounded import PACKS_KEPT, Lru
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.errors import Collector, PackProblem, pack_problems
 from solver.model import Field, Pack, Scalar
 from solver.values import same
@@ -103,7 +103,7 @@ class ModelConfigMap:
     facts: tuple[_FactRule, ...] = ()
 
 
-_COMPILED: Lru[str, ModelConfigMap] = Lru(PACKS_KEPT)  # by pack digest
+_COMPILED: Lru[str, ModelConfigMap] = Lru(PACKS_KEPT, family=digest_family)  # by pack digest
 
 
 def check_model_config_map(pack: Pack) -> list[PackProblem]:
