@@ -19,7 +19,8 @@ each round runs every copy in turn, so all see the same load. Sections:
   three, CPU ms).
 - `explain`: the synthetic pack of `--size` fields loaded and compiled, the objects the garbage
   collector tracks then, and explain + repairs of its impossible request (one warm-up, then
-  two calls: CPU s of each, the full collections inside it and their CPU s).
+  `--calls` calls, 2 by default: CPU s of each, the full collections inside it and their CPU s,
+  its young collections and the objects it promoted to the oldest generation).
 Prints the medians per copy, and the machine's load before and after.
 """
 
@@ -114,7 +115,7 @@ def installed(trees: dict[str, str], rounds: int) -> None:
         print(f"  {label:<16} floor {floor:4.0f}  empty cache +{over:4.0f}")
 
 
-def _child(section: str, size: int) -> dict[str, Any]:
+def _child(section: str, size: int, calls_timed: int = 2) -> dict[str, Any]:
     """Inside a copy's process: the section's numbers as a JSON-able dict."""
     import gc
     import itertools
@@ -164,6 +165,11 @@ def _child(section: str, size: int) -> dict[str, Any]:
     tracked = len(gc.get_objects())
     options, facts = syn.impossible_request(spec, 0)
     full = [0.0, 0.0]
+    # The objects a collection of the middle generation moves to the oldest (those alive in the
+    # two younger ones when it starts): CPython collects the oldest when they pass a quarter of
+    # those already there, so they are what sets off the full collections to come, whichever
+    # call they then fall in. Counted, not timed: the same on a loaded machine.
+    promoted = [0]
 
     def collected(phase: str, info: dict[str, int]) -> None:
         if info["generation"] == 2:
@@ -171,23 +177,28 @@ def _child(section: str, size: int) -> dict[str, Any]:
                 full[1] = time.process_time()
             else:
                 full[0] += time.process_time() - full[1]
+        elif info["generation"] == 1 and phase == "start":
+            promoted[0] += len(gc.get_objects(generation=0)) + len(gc.get_objects(generation=1))
 
     gc.callbacks.append(collected)
     calls = []
-    for _ in range(3):
-        before, full[0] = gc.get_stats()[2]["collections"], 0.0
+    for _ in range(1 + calls_timed):
+        before = [s["collections"] for s in gc.get_stats()]
+        full[0], promoted[0] = 0.0, 0
         start = time.process_time()
         solver.explain(pack, options, facts)
-        calls.append([time.process_time() - start, gc.get_stats()[2]["collections"] - before, full[0]])
+        took = time.process_time() - start
+        after = [s["collections"] for s in gc.get_stats()]
+        calls.append([took, after[2] - before[2], full[0], after[0] - before[0], promoted[0]])
     return {"tracked": tracked, "calls": calls[1:]}
 
 
-def children(trees: dict[str, str], rounds: int, section: str, size: int) -> None:
+def children(trees: dict[str, str], rounds: int, section: str, size: int, calls: int = 2) -> None:
     got: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
     for _ in range(rounds):
         for label, tree in trees.items():
             env = {**os.environ, "PYTHONPATH": tree}
-            cmd = [sys.executable, __file__, "--child", section, "--size", str(size)]
+            cmd = [sys.executable, __file__, "--child", section, "--size", str(size), "--calls", str(calls)]
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True).stdout
             got[label].append(json.loads(out.splitlines()[-1]))
     for label, docs in got.items():
@@ -198,7 +209,11 @@ def children(trees: dict[str, str], rounds: int, section: str, size: int) -> Non
             print(f"  {label:<16} {shown}")
         else:
             calls = " / ".join(
-                ", ".join(f"{t:.2f} s ({n} full, {g:.2f} s)" for t, n, g in d["calls"]) for d in docs
+                ", ".join(
+                    f"{t:.2f} s ({n} full, {g:.2f} s; {y} young, {p / 1000:.0f}k promoted)"
+                    for t, n, g, y, p in d["calls"]
+                )
+                for d in docs
             )
             print(f"  {label:<16} {docs[0]['tracked']:,} tracked; explain {calls}")
 
@@ -209,10 +224,11 @@ def main() -> None:
     ap.add_argument("--only", default="check,conditions,explain")
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--size", type=int, default=5000, help="synthetic fields for explain")
+    ap.add_argument("--calls", type=int, default=2, help="explain: timed calls per process (after a warm-up)")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(_child(args.child, args.size)))
+        print(json.dumps(_child(args.child, args.size, args.calls)))
         return
     trees = dict(copy.split("=", 1) for copy in args.copies)
     print(f"load {os.getloadavg()[0]:.1f}")
@@ -224,7 +240,7 @@ def main() -> None:
         else:
             rounds = args.rounds if section == "conditions" else min(args.rounds, 2)
             print(f"{section}: {rounds} rounds alternated")
-            children(trees, rounds, section, args.size)
+            children(trees, rounds, section, args.size, args.calls)
     print(f"load {os.getloadavg()[0]:.1f}")
 
 

@@ -503,9 +503,15 @@ class Bench:
                     print(f"  resolve failed: {result}")
                     wall = cpu = None
                 record(f"resolve, reasons={reasons}", size, _median(wall), _median(cpu))
+            # Explain: the median of three calls at 5,000 fields too. One call was timed there,
+            # and a full collection of the heap (~0.4 s of a ~1.5 s call), due as much from the
+            # rows before as from the call, fell in it or not by the process's allocation count:
+            # round 19's 0.83-1.09 against 1.48-1.90 s was mostly that (benchmarks/README.md,
+            # Explain, round explain20). At most one call in three pays one: a call promotes
+            # 25,000-71,000 objects; one falls due at a quarter of the heap (120,000-190,000).
             wall, cpu, result = time_call(
                 lambda p=pack, o=bad_options, f=bad_facts: API_EXPLAIN(p, o, f),
-                repeat=repeat,
+                repeat=3,
                 cap=self.args.cap,
             )
             ok = isinstance(result, solver.Unsatisfiable) and bool(result.repairs)
