@@ -137,6 +137,41 @@ def test_projected_counts_and_solutions_equal_the_oracle(spec, data) -> None:  #
 @pytest.mark.property
 @FEW
 @given(spec=packs(), data=st.data())
+def test_a_local_solution_is_the_whole_search_on_the_fields_it_reads(spec, data) -> None:  # type: ignore[no-untyped-def]
+    """`solution(..., local=True)` (lint's ring witnesses) searches only the fields its checks
+    and pins read, and finds what the search over the whole pack finds there, in as many
+    steps: over a random subset of the rules, a negated rule, and pins taken from a solution
+    (so that some queries have one) or drawn at random."""
+    oracle = Oracle(spec)
+    cp = compile_pack(spec.pack)
+    counter = ModelCounter(cp.domains, pack_checks(spec.pack), project=())
+    only = data.draw(st.lists(st.sampled_from(range(len(cp.rule_ids))), unique=True)) if cp.rule_ids else []
+    extra = []
+    if cp.rule_ids and data.draw(st.booleans()):
+        extra = [
+            counter.add(cp.rules[cp.rule_ids[data.draw(st.sampled_from(only or [0]))]].condition.negated())
+        ]
+    rows = list(itertools.islice(oracle.solutions({}), 1))
+    names = data.draw(st.lists(st.sampled_from(list(oracle.domains)), unique=True, max_size=4))
+    from_row = rows and data.draw(st.booleans())
+    pins = {
+        n: rows[0][oracle.index[n]] if from_row else data.draw(st.sampled_from(oracle.domains[n]))
+        for n in names
+    }
+    before = counter.steps
+    whole = counter.solution(pins, only=only, extra=extra, limit=Limit(steps=10_000))
+    steps = counter.steps - before
+    local = counter.solution(pins, only=only, extra=extra, limit=Limit(steps=10_000), local=True)
+    assert counter.steps - before - steps == steps
+    assert (local is None) == (whole is None)
+    if local is not None and whole is not None:
+        read = {n for i in [*only, *extra] for n in counter.checks[i].fields} | set(pins)
+        assert set(local) == read and local == {n: whole[n] for n in read}
+
+
+@pytest.mark.property
+@FEW
+@given(spec=packs(), data=st.data())
 def test_a_total_equals_the_sum_of_its_split(spec, data) -> None:  # type: ignore[no-untyped-def]
     """`count --by F` adds up to `count`, and each part is the count with F pinned to that value."""
     oracle = Oracle(spec)

@@ -1,20 +1,31 @@
 """Where a counter starts: the domains a model counter's root starts from (`root_domains`: the
-pack's own, less the values a set of checks refutes on their own, before propagation), and the
-field a diagram counter branches on first (`first_field`).
+pack's own, less the values a set of checks refutes on their own, before propagation; the checks
+a root looks at, `quiet_at_start`; a start over the fields a query reads only, `local_root`), and
+the field a diagram counter branches on first (`first_field`).
 
 Imports only the standard library (the diagrams are `solver.engine.diagrams.Diagrams`, read).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from itertools import chain
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from solver.engine.diagrams import Diagrams
+    from solver.engine.modelcounter import ModelCounter
     from solver.model import Scalar
 
-__all__ = ["ROOT_CANDIDATES", "first_field", "left_open", "root_domains", "settled_rules"]
+__all__ = [
+    "ROOT_CANDIDATES",
+    "first_field",
+    "left_open",
+    "local_root",
+    "quiet_at_start",
+    "root_domains",
+    "settled_rules",
+]
 
 
 def root_domains(
@@ -47,6 +58,44 @@ def root_domains(
         elif len(kept) != len(domain):
             doms[name] = kept
     return doms, fixed, list(dead)
+
+
+def local_root(
+    counter: ModelCounter, only: Collection[int], extra: Collection[int], pins: Mapping[str, Scalar] | None
+) -> tuple[list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar], frozenset[int]] | None:
+    """A model counter's start for a query over the checks `only` (with `extra`) that needs only
+    the values of the fields they and `pins` read: those fields' domains less the values `only`
+    refutes, not propagated (the checks, the domains, the fixed values and the checks as a set,
+    as `ModelCounter._root`'s; the caller propagates every check). Lint's ring witnesses
+    (`around`) pin hundreds of fields outside a ring of a few hundred rules of a 1,000-field
+    pack, each ring new: a root of the ring's rules over every field of the pack, propagated
+    and copied, then narrowed by the pins, cost the pack per witness. The same search: forward
+    checking reaches one fixpoint in any order, the fields keep the pack's order, and a field no
+    check reads is never searched (a root's leaves it at its first value)."""
+    if counter._empty:
+        return None
+    checks = sorted(only)
+    read = set(chain.from_iterable(map(counter._fields.__getitem__, chain(checks, extra))))
+    read.update(pins or ())
+    open_ = {n: d for n, d in counter._open.items() if n in read}
+    start = root_domains(
+        counter.refutes, checks, open_, {n: v for n, v in counter._fixed.items() if n in read}
+    )
+    return None if start is None else (checks, start[0], start[1], frozenset(checks))
+
+
+def quiet_at_start(counter: ModelCounter, index: int) -> None:
+    """Whether propagation leaves check `index` open and narrows nothing when its fields hold
+    their whole domains, kept in the counter's `_quiet` (`ModelCounter._root` looks at the
+    others, `_loud`, only)."""
+    names = counter.checks[index].fields
+    doms = {n: counter._open[n] for n in names if n in counter._open}
+    before = dict(doms)
+    values = {n: counter._fixed[n] for n in names if n in counter._fixed}
+    live = len(doms) > 1 and counter._propagate([index], [index], doms, values) == [index]
+    if not (quiet := live and doms == before):
+        counter._loud.add(index)
+    counter._quiet[index] = quiet
 
 
 # Fields of the most settling that the look-ahead of `first_field` compares (SGLang: architecture,

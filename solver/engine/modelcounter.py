@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countkeys import ResidualKeys
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
-from solver.engine.countroot import root_domains
+from solver.engine.countroot import local_root, quiet_at_start, root_domains
 from solver.engine.counttry import FirstValues
 from solver.engine.groups import grouped_by_readers
 from solver.pack.expr import Condition
@@ -92,7 +92,7 @@ class ModelCounter:
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
         self._roots: dict[frozenset[int] | None, _Root | None] = {}
-        self._quiet: dict[int, bool] = {}  # `_quiet_at_start`
+        self._quiet: dict[int, bool] = {}  # `countroot.quiet_at_start`
         self._loud: set[int] = set()
         self._budget = StepMeter(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
@@ -150,14 +150,18 @@ class ModelCounter:
         extra: Collection[int] = (),
         limit: Limit | None = None,
         rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] | None = None,
+        local: bool = False,
     ) -> dict[str, Scalar] | None:
         """One assignment of every field that satisfies the checks (in use), or None.
 
         `rank(field, values)` orders the values tried for a field (default: domain order); a
         caller that wants varied solutions puts the values it has not seen yet first. It orders
-        values, not positions: a narrowed domain in the order of the whole one.
+        values, not positions: a narrowed domain in the order of the whole one. `local` (with
+        `only`): the values of the fields the checks in use and `pins` read only, the search
+        the same (`countroot.local_root`).
         """
-        start = self._start(pins, allowed, only, extra, limit)
+        local = local and only is not None
+        start = self._start(pins, allowed, only, extra, limit, local=local)
         if start is None:
             return None
         checks, pending, doms, values = start
@@ -167,7 +171,7 @@ class ModelCounter:
             found = self._find(checks, pending, doms, values)
         finally:
             self.steps += self._budget.steps
-        return None if found is None else {n: found[n] for n in self.domains}
+        return found if found is None or local else {n: found[n] for n in self.domains}
 
     def residual(
         self, pins: Mapping[str, Scalar] | None = None
@@ -191,6 +195,7 @@ class ModelCounter:
         extra: Collection[int],
         limit: Limit | None,
         progress: Progress | None = None,
+        local: bool = False,
     ) -> tuple[list[int], list[int], dict[str, tuple[Scalar, ...]], dict[str, Scalar]] | None:
         """The checks, the checks to look at, the free domains and the fixed values of a query.
 
@@ -199,17 +204,17 @@ class ModelCounter:
         `allowed` sets and `extra` checks touch.
         """
         self._budget = StepMeter(limit or Limit(), progress)
-        root = self._root(None if only is None else frozenset(only))
+        if local and only is not None:  # (`local_root`'s domains are its own; every check pending)
+            root = local_root(self, only, extra, pins)
+        else:
+            root = self._root(None if only is None else frozenset(only))
         if root is None:
             return None
-        live, root_doms, root_values, alive = root
-        doms, values = dict(root_doms), dict(root_values)
+        live, doms, values, alive = root
+        if not local:
+            doms, values = dict(doms), dict(values)
         extra = [c for c in sorted(set(extra)) if c not in alive]
-        restrict: dict[str, None] = {}
-        for index in extra:
-            for name, refuted in self.refutes[index].items():
-                if refuted:
-                    restrict[name] = None
+        restrict = [name for index in extra for name, refuted in self.refutes[index].items() if refuted]
         changed: list[str] = []
         for name in {*(pins or {}), *(allowed or {}), *restrict}:
             domain = (values[name],) if name in values else doms[name]
@@ -231,8 +236,10 @@ class ModelCounter:
                     doms.pop(name, None)
                 else:
                     doms[name] = kept
-        pending = extra + list(
-            dict.fromkeys(c for name in changed for c in self.by_field[name] if c in alive)
+        pending = extra + (
+            live
+            if local
+            else list(dict.fromkeys(c for name in changed for c in self.by_field[name] if c in alive))
         )
         return live + extra, pending, doms, values
 
@@ -251,7 +258,7 @@ class ModelCounter:
             # set operations, `checks` sorted) was 7 % of lint's profile at 1,000 synthetic fields.
             chosen = set(checks)
             for index in sorted(chosen.difference(self._quiet)):
-                self._quiet_at_start(index)
+                quiet_at_start(self, index)
             pending = sorted(chosen & self._loud)
             pending += [c for name in narrowed for c in self.by_field[name] if c in chosen]
             live = self._propagate(checks, pending, doms, fixed)
@@ -262,18 +269,6 @@ class ModelCounter:
             self._roots.pop(next(iter(self._roots)))
         self._roots[only] = root
         return root
-
-    def _quiet_at_start(self, index: int) -> None:
-        """Whether propagation leaves check `index` open and narrows nothing when its fields hold
-        their whole domains, kept in `_quiet` (`_root` looks at the others, `_loud`, only)."""
-        names = self.checks[index].fields
-        doms = {n: self._open[n] for n in names if n in self._open}
-        before = dict(doms)
-        values = {n: self._fixed[n] for n in names if n in self._fixed}
-        live = len(doms) > 1 and self._propagate([index], [index], doms, values) == [index]
-        if not (quiet := live and doms == before):
-            self._loud.add(index)
-        self._quiet[index] = quiet
 
     def _weight(self, name: str, size: int) -> int:  # a field outside the projection counts once
         return size if self.project is None or name in self.project else 1

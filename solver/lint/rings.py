@@ -89,7 +89,11 @@ def around(
         only = [oracle.index[r] for r in rules]
 
         def search(limit: Limit) -> dict[str, Scalar] | None:
-            return counter.solution(given, only=only, extra=indices, limit=limit)
+            # Over the ring's own fields (`local`, the same search): the counter's root of each
+            # new ring passed over every field of the pack, and the pins then narrowed hundreds
+            # of them again. Every ring search of synthetic 1,000's lint run both ways in one
+            # process, in turn: 2.46 -> 2.23 s CPU (400: 0.60 -> 0.50).
+            return counter.solution(given, only=only, extra=indices, limit=limit, local=True)
 
         return oracle.counted(counter, search, steps)
 
