@@ -161,6 +161,20 @@ def test_a_request_copy_answers_given_and_shares_the_base_digest(pack: Pack) -> 
     assert base_digest(query_pack(pack, {"quantization": "fp4"}).digest) == pack.digest
 
 
+def test_a_copy_answers_every_given_for_a_request_that_gives_none(pack: Pack) -> None:
+    """`answer_all`: the copy for a request that gives none of the fields a rule asks about reads
+    each `given()` false, as the pack does, but with none left, so `valid_choices` of it lists a
+    field's values as the request leaves them; the pack itself types the field whose choices are
+    asked (picking a value types it). What tests/test_laws_shipped.py's assumed laws ask."""
+    copy = for_request(pack, {"runner": "cutedsl"}, answer_all=True)
+    assert copy is not pack and given_fields(copy) == set()
+    assert base_digest(copy.digest) == pack.digest
+    assert for_request(copy, {"runner": "cutedsl"}, answer_all=True) is copy
+    asked = {"options": {"runner": "cutedsl"}, "facts": {"checkpoint": "fp4"}, "fields": ["quantization"]}
+    assert valid_choices(pack, **asked).possible["quantization"] == ["fp4"]  # typed: it mends the request
+    assert valid_choices(copy, **asked).possible["quantization"] == []  # as it is: cutedsl refused
+
+
 def test_answering_replaces_only_the_calls() -> None:
     from solver.pack.given import _answered
 

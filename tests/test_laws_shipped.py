@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from functools import cache, partial
 from typing import Any
@@ -23,10 +24,13 @@ from generated import KNOWN_BUGS
 from test_laws import LONG_FACTOR
 
 from solver import check, load_pack, resolve, valid_choices
+from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
 from solver.inputs.launch import read_command
+from solver.inputs.pins import collect_pins
 from solver.launcher import to_argv
 from solver.model import Pack, Repair, Resolution, Scalar
+from solver.pack.given import for_request
 
 pytestmark = pytest.mark.property
 
@@ -74,6 +78,21 @@ def _answer(fn: Any, pack: Pack, options: Mapping[str, Scalar], facts: Mapping[s
 def _given_back(pack: Pack, got: Resolution, facts: Mapping[str, Scalar]) -> dict[str, Scalar]:
     """The facts of the request with the ones the answer assumed given."""
     return {**facts, **{a.field: a.value for a in got.assumed}}
+
+
+def _request_pack(pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar]) -> Pack:
+    """The pack the request under test works on, as `resolve` and `check` make it
+    (`solver.engine.opendomain.query_pack`): open domains widened by its values, and each
+    `given(FIELD)` of a rule answered as the request gives FIELD (`given(F) == V` by the value
+    typed), with no `given()` left (`answer_all`: false for a field it does not give, where the
+    pack itself would leave the call). A law that asks the pack itself reads a given fact's
+    `given()` as false (vLLM's `arch-moe`, `given(has_sliding_window) or not has_sliding_window`,
+    then refuses a Mixtral the request's `has_sliding_window=true` allows), and one that asks
+    `valid_choices` of a field a rule asks about, or pins the facts the answer assumed, reads it
+    as typed (picking a value types it: a Mixtral's window, false unless the request gives one,
+    becomes free): neither is the request."""
+    pins = collect_pins(pack, dict(options), dict(facts))
+    return for_request(query_pack(pack, pins), pins, answer_all=True)
 
 
 def _typed_from(pack: Pack, argv: list[str], got: Resolution) -> dict[str, Scalar]:
@@ -221,6 +240,7 @@ def _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed(name: str, co
     fact's value only because of an option it decided itself."""
     exercised = 0
     for pack, options, facts in requests(name, "assumed-silently", count):
+        own = _request_pack(pack, options, facts)
         for fn in (resolve, check):
             got = _answer(fn, pack, options, facts)
             if not isinstance(got, Resolution):
@@ -229,7 +249,8 @@ def _law_every_fact_the_answer_holds_on_is_given_forced_or_assumed(name: str, co
             known = _given_back(pack, got, facts)
             unsaid = [n for n in pack.facts if n not in known]
             typed = {n: got.values[n] for n in options}
-            possible = valid_choices(pack, typed, known, fields=unsaid, reasons=False).possible
+            # (`given()` as the request answers it: the facts it assumed are not given by it.)
+            possible = valid_choices(own, typed, known, fields=unsaid, reasons=False).possible
             for field in unsaid:
                 assert possible[field] == [got.values[field]], (fn.__name__, options, facts, field)
     assert exercised, "no request resolved: the law was not exercised"
@@ -240,12 +261,13 @@ def _law_every_assumed_fact_is_a_real_assumption(name: str, count: int) -> None:
     another value that holds with the facts given, whatever the flags (vLLM said a DeepSeek's
     `is_hybrid=false` ASSUMED, though its architecture's rule decides it: failed on bda0cd8;
     SGLang said `a2a_dispatch_budget_raised=false` ASSUMED on mps for a W4A16 MoE checkpoint,
-    though only a search shows the facts decide it: failed on 01bb169)."""
+    though only a search shows the facts decide it: failed on 01bb169). Asked of the request's
+    own pack (`_request_pack`): a typed `has_sliding_window=true` lets a Mixtral hold there."""
     from solver.reasoning.plan import plan_for
 
     exercised = 0
     for pack, options, facts in requests(name, "assumed-real", count):
-        cp = plan_for(pack).compiled
+        cp = plan_for(_request_pack(pack, options, facts)).compiled
         for fn in (resolve, check):
             got = _answer(fn, pack, options, facts)
             if not isinstance(got, Resolution):
@@ -347,3 +369,72 @@ def test_giving_the_assumed_facts_lists_the_adjustments_in_the_same_order(fn: An
     assert len(got.adjustments) == 2 and again.adjustments == got.adjustments
     order = list(pack.fields)
     assert [a.field for a in got.adjustments] == sorted((a.field for a in got.adjustments), key=order.index)
+
+
+# Seed 1930002's `-m long` draws on which the assumed laws misread `given()` (vLLM 0.33.0+15's
+# `arch-moe`: `given(has_sliding_window) or not has_sliding_window`): the answers were right.
+_WINDOW_REQUESTS: list[Request] = [
+    (
+        {"disable_sliding_window": True},
+        {"platform": "cuda", "gpu_arch": "sm80", "architecture": "MixtralForCausalLM"},
+    ),
+    (
+        {"all2all_backend": "naive", "moe_backend": "b12x"},
+        {
+            "platform": "cuda",
+            "gpu_arch": "sm100",
+            "has_sinks": False,
+            "head_size": 192,
+            "has_sliding_window": True,
+        },
+    ),
+    ({"block_size": 16}, {"platform": "cuda", "gpu_arch": "sm90"}),  # has_sliding_window assumed
+]
+
+
+def _asking(monkeypatch: pytest.MonkeyPatch, drawn: list[Request]) -> None:
+    """The laws ask `drawn` (on vLLM) instead of their random requests."""
+    pack = _pack("vllm")
+    fixed = [(pack, dict(options), dict(facts)) for options, facts in drawn]
+    monkeypatch.setattr(sys.modules[__name__], "requests", lambda name, law, count: iter(fixed))
+
+
+@pytest.mark.parametrize("law", ["assumed-silently", "assumed-real"])
+def test_the_assumed_laws_answer_given_as_the_request_does(law: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Mixtral's window is false unless the request gives one: `assumed-silently` read it as
+    typed (`valid_choices` types a field a rule asks about) and found it free; `assumed-real` asked
+    the pack itself, where `given(has_sliding_window)` is false, and found no architecture but
+    `other` for a request that gives a window (both failed on main e66de50 with seed 1930002)."""
+    _asking(monkeypatch, _WINDOW_REQUESTS)
+    LAWS[law]("vllm", len(_WINDOW_REQUESTS))
+
+
+@pytest.mark.parametrize(
+    ("law", "wrong"),
+    [("assumed-real", "said"), ("assumed-silently", "unsaid")],
+    ids=["forced-said-assumed", "assumed-left-unsaid"],
+)
+def test_the_assumed_laws_still_catch_a_window_said_wrongly(
+    law: str, wrong: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Answers mutated on the fact a rule asks `given()` of: a Mixtral's window (forced false)
+    listed ASSUMED, or an assumed window left out of ASSUMED; each law still fails on it."""
+    from solver.model import AssumedRecord
+
+    def mutated(fn: Callable[..., Any]) -> Callable[..., Any]:
+        def answer(pack: Pack, options: dict[str, Scalar], facts: dict[str, Scalar]) -> Any:
+            got = fn(pack, options, facts)
+            kept = [a for a in got.assumed if a.field != "has_sliding_window"]
+            if wrong == "said" and "has_sliding_window" not in facts:
+                window = got.values["has_sliding_window"]
+                kept.append(AssumedRecord(field="has_sliding_window", value=window, because="mutated"))
+            return got.model_copy(update={"assumed": kept})
+
+        return answer
+
+    _asking(monkeypatch, _WINDOW_REQUESTS)
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "resolve", mutated(resolve))
+    monkeypatch.setattr(module, "check", mutated(check))
+    with pytest.raises(AssertionError, match="has_sliding_window"):
+        LAWS[law]("vllm", len(_WINDOW_REQUESTS))

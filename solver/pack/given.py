@@ -95,18 +95,25 @@ def reading_given(pack: Pack, name: str) -> list[str]:
     return [rid for rid, cond in semantics(pack).rules.items() if name in cond.given]
 
 
-def for_request(pack: Pack, given: Collection[str] | Mapping[str, object]) -> Pack:
+def for_request(
+    pack: Pack, given: Collection[str] | Mapping[str, object], *, answer_all: bool = False
+) -> Pack:
     """`pack` itself when the request gives none of the fields its rules ask about; otherwise a
     copy whose rules read those answers as constants (`given`: the request's fields).
 
     A `given(FIELD) == VALUE` reads the value typed: with `given` a mapping (the request's pins,
     as typed, before any adjustment) it is answered as a constant too; with names only (a command
     that types an answer's values, a choice that types the value it lists) the typed value is the
-    field's own, so it becomes `FIELD == VALUE`."""
+    field's own, so it becomes `FIELD == VALUE`.
+
+    `answer_all`: the copy even when the request gives none of them (every `given()` false), so
+    that no `given()` is left for a later question to answer otherwise: `valid_choices` types a
+    field a rule asks about (picking a value types it), where a law asks what the request as it
+    is leaves possible of a fact it does not give (tests/test_laws_shipped.py)."""
     valued = valued_fields(pack)
     asked = given_fields(pack).union(valued)
     typed = sorted(asked.intersection(given))
-    if not typed:
+    if not typed and not (answer_all and asked):
         return pack
     answers: dict[str, object] | None = None
     if isinstance(given, Mapping) and valued:
