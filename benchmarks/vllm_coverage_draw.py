@@ -268,6 +268,29 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "attention_backend": CUDA_ATTENTION,
         },
     ),
+    # Chunked prefill and prefix caching against what they change: a hybrid model's mamba state
+    # (its block alignment, its cache dtype), the KV cache and the backend, over every GPU.
+    "scheduler": (
+        [
+            "Qwen3NextForCausalLM",
+            "Qwen3NextForCausalLM",
+            "GptOssForCausalLM",
+            "Llama4ForConditionalGeneration",
+            "LlamaForCausalLM",
+            "DeepseekV3ForCausalLM",
+        ],
+        SMS,
+        [None, None, "fp8", "modelopt_fp4"],
+        {
+            "enable_chunked_prefill": [True, False],
+            "enable_prefix_caching": [True, False],
+            "block_size": [16, 32, 64, 128, 256, 272, 544, 1024],
+            "kv_cache_dtype": ["auto", "fp8", "bfloat16", "nvfp4"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "dtype": ["auto", "float16", "float32"],
+            "attention_backend": CUDA_ATTENTION,
+        },
+    ),
 }
 
 

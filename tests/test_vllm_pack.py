@@ -556,3 +556,52 @@ def test_the_launch_commands_no_chunked_prefill_is_read(capsys: pytest.CaptureFi
     argv += ["architecture=Qwen3NextForCausalLM", "--", "vllm", "serve", "--no-enable-chunked-prefill"]
     code, doc = run(argv, capsys)
     assert code == 1 and "mamba-prefix-caching-needs-chunked-prefill" in conflict_rules(doc)
+
+
+# A typed FA3/FA4 where vLLM 0.33.0 has no such kernel (KNOWN_DIFFERENCES 2): vLLM keeps no FA
+# version, its selector still takes FLASH_ATTN, and FlashAttentionImpl.forward asserts "FlashAttention
+# version not detected" at the start-up profile run. The records are the oracle's (V1920002-0000,
+# -0078, -0167; R1520003-0199; R17P1-0156), which accepted them at the configuration stage.
+FA3 = {"flash_attn_version": 3}
+FA4 = {"flash_attn_version": 4}
+FP8_KV_CHECKPOINT = {"checkpoint_quant": "modelopt_fp8", "checkpoint_kv_cache_quant": "fp8"}
+
+
+@pytest.mark.parametrize(
+    ("gpu_arch", "arch", "options", "facts"),
+    [
+        ("sm89", "Llama4ForConditionalGeneration", FA3, {}),
+        ("sm120", "Qwen3MoeForCausalLM", {**FA4, "block_size": 544}, {}),
+        ("sm89", "Qwen3NextForCausalLM", {**FA4, "quantization": "humming"}, {"checkpoint_quant": "awq"}),
+        ("sm89", "LlamaForCausalLM", {**FA3, "attention_backend": "FLASH_ATTN"}, {}),
+        ("sm120", "Qwen3NextForCausalLM", FA4, {}),
+    ],
+)
+def test_a_flash_attention_version_without_kernels_is_refused(
+    gpu_arch: str, arch: str, options: dict[str, Any], facts: dict[str, Any]
+) -> None:
+    request = {"platform": "cuda", "gpu_arch": gpu_arch, "architecture": arch, **facts}
+    with pytest.raises(Unsatisfiable) as exc:
+        resolve(load_pack("vllm"), options, request, reasons=False, predict=True)
+    assert "fa-version-not-built" in {rule.id for rule in exc.value.conflict.rules}
+
+
+# Where vLLM's selector passes FLASH_ATTN over (quantized cache, sinks, another backend pinned) the
+# typed version is never read: vLLM runs, and so does the answer (the oracle's records of a typed
+# FA3/FA4 on these GPUs: FLASHINFER for an fp8 cache, TRITON_ATTN for gpt-oss's sinks).
+@pytest.mark.parametrize(
+    ("gpu_arch", "arch", "options", "facts", "backend"),
+    [
+        ("sm89", "LlamaForCausalLM", {**FA3, "kv_cache_dtype": "fp8_e4m3"}, {}, "FLASHINFER"),
+        ("sm89", "LlamaForCausalLM", FA4, FP8_KV_CHECKPOINT, "FLASHINFER"),
+        ("sm86", "GptOssForCausalLM", FA3, {"checkpoint_quant": "mxfp4"}, "TRITON_ATTN"),
+        ("sm80", "LlamaForCausalLM", {**FA4, "attention_backend": "TRITON_ATTN"}, {}, "TRITON_ATTN"),
+        ("sm120", "LlamaForCausalLM", FA3, {}, "FLASH_ATTN"),  # runs as FA2
+    ],
+)
+def test_a_flash_attention_version_vllm_never_reads_is_not_refused(
+    gpu_arch: str, arch: str, options: dict[str, Any], facts: dict[str, Any], backend: str
+) -> None:
+    request = {"platform": "cuda", "gpu_arch": gpu_arch, "architecture": arch, **facts}
+    resolution = resolve(load_pack("vllm"), options, request, reasons=False, predict=True)
+    assert resolution.values["attention_backend"] == backend
