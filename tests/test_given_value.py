@@ -161,3 +161,36 @@ def test_typing_moves_a_value_read_the_way_it_moves_given(pack: Pack, rule: str,
     from solver.pack.given import given_effect
 
     assert given_effect(pack.rule(rule), "version", ()) == effect
+
+
+def test_copies_share_a_rule_rewritten_alike(tmp_path: Path) -> None:
+    """Two requests' copies that answer a rule's `given()`s alike share its rewritten rule and
+    conditions (kept by the rule and the marks of the fields it reads: a request's first call
+    parsed and compiled them anew, ~20 ms per SGLang 0.5.23+23 request typing its attention
+    backend; fails on e66de50); a copy that answers them otherwise gets its own."""
+    from solver.pack.given import for_request
+    from solver.pack.loader import semantics
+
+    extra = """
+[[rule]]
+id = "typed-block-keeps-small-heads"
+when = "given(block)"
+require = "head == 'small'"
+because = "a typed block runs small heads only"
+source = "test"
+"""
+    pack = _pack(tmp_path / "typed", extra)
+    one = for_request(pack, {"version": 2})
+    two = for_request(pack, {"version": 2, "block": 16})
+    three = for_request(pack, {"version": 3, "block": 16})
+    assert one.digest != two.digest != three.digest
+    rid = "typed-v3-takes-128"
+    assert one.rule(rid).when == two.rule(rid).when == "False"
+    assert semantics(one).rules[rid] is semantics(two).rules[rid]
+    assert semantics(one).whens[rid] is semantics(two).whens[rid]
+    assert three.rule(rid).when == "True"
+    assert semantics(three).rules[rid] is not semantics(two).rules[rid]
+    assert (
+        semantics(two).rules["typed-block-keeps-small-heads"]
+        is semantics(three).rules["typed-block-keeps-small-heads"]
+    )

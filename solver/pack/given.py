@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
-from solver.pack.expr import parse, rule_conditions
+from solver.pack.expr import Condition, parse, rule_conditions
 from solver.pack.marks import ValueRead, is_given_call, typed_holds, value_read
 
 __all__ = [
@@ -49,6 +49,14 @@ _ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 _VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 # The copies made, by their digest: a request's copy is made again for every request like it.
 _COPIES: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
+# Each rewritten rule with its conditions, by the pack's digest, the rule and the marks of the
+# fields its `given()`s read: all its rewrite depends on. Copies for other requests mostly
+# rewrite a rule alike (a `given(attention_backend) == 'trtllm_mha'` reads False for every other
+# backend typed), and its parse and compile were most of a copy's making: SGLang 0.5.23+23 reads
+# the typed backend in 29 places, and a request's first call paid ~20 ms for its copy.
+_REWRITTEN: Lru[tuple[str, str, tuple[str, ...]], tuple[Rule, Condition, Condition | None]] = Lru(
+    4096, family=lambda key: digest_family(key[0])
+)
 
 
 def given_fields(pack: Pack) -> frozenset[str]:
@@ -130,16 +138,24 @@ def for_request(
 
     base = semantics(pack)
     rules: list[Rule] = []
-    changed: list[Rule] = []
+    made_rules: dict[str, tuple[Rule, Condition, Condition | None]] = {}
     for rule in pack.rules:
-        if base.rules[rule.id].given:
-            rule = dataclasses.replace(
-                rule,
-                when=_answered(rule.when, typed, pack.sets, answers),
-                require=_answered(rule.require, typed, pack.sets, answers),
-                forbid=_answered(rule.forbid, typed, pack.sets, answers),
-            )
-            changed.append(rule)
+        reads = base.rules[rule.id].given
+        if reads:
+            key = (pack.digest, rule.id, tuple(m for n, m in zip(typed, marks, strict=True) if n in reads))
+            found = _REWRITTEN.get(key) if pack.digest else None
+            if found is None:
+                rule = dataclasses.replace(
+                    rule,
+                    when=_answered(rule.when, typed, pack.sets, answers),
+                    require=_answered(rule.require, typed, pack.sets, answers),
+                    forbid=_answered(rule.forbid, typed, pack.sets, answers),
+                )
+                found = (rule, *rule_conditions(rule.when, rule.require, rule.forbid, pack.fields, pack.sets))
+                if pack.digest:
+                    _REWRITTEN.put(key, found)
+            made_rules[rule.id] = found
+            rule = found[0]
         rules.append(rule)
     # A preference reads `given(FIELD)` as the request's mark (solver.reasoning.plan), but the value
     # typed only here: rankings read the decided values, in which an adjustment has replaced it.
@@ -150,14 +166,12 @@ def for_request(
             ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)
     copy = dataclasses.replace(pack, rules=tuple(rules), preferences=tuple(prefs), digest=digest)
     # Only the rewritten rules are parsed again; every other condition is the base's own.
-    found = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=ranked)
-    for rule in changed:
-        found.rules[rule.id], when = rule_conditions(
-            rule.when, rule.require, rule.forbid, pack.fields, pack.sets
-        )
+    kept = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=ranked)
+    for rid, (_, condition, when) in made_rules.items():
+        kept.rules[rid] = condition
         if when is not None:
-            found.whens[rule.id] = when
-    keep_semantics(copy, found)
+            kept.whens[rid] = when
+    keep_semantics(copy, kept)
     if digest:
         _COPIES.put(digest, copy)
     return copy
