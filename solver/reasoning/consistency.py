@@ -117,7 +117,10 @@ class Checks:
             self.refuted.append((tuple(pins.items()), frozenset(rules)))
             return False
         self.witnesses.insert(0, found)
-        self._keeps.insert(0, (set(), set()))
+        # It keeps every rule it was searched under (a solution of them): known kept from the
+        # start, not checked again rule by rule at the next question (a far layer's searches
+        # are of thousands of rules, and the next question mostly asks the same ones).
+        self._keeps.insert(0, (set(rules), set()))
         del self.witnesses[self.KEEP :], self._keeps[self.KEEP :]
         return True
 
