@@ -50,10 +50,10 @@ class Checks:
         # not per question, and a question is tested against what is known by set operations.
         self._keeps: list[tuple[set[str], set[str]]] = [(set(), set()) for _ in self.witnesses]
         # The three-valued verdict of each rule with no pin (the same for every question), as
-        # the sets of rules it finds false and undecided, and every rule it was asked of.
-        self._seen: set[str] = set()
-        self._false: set[str] = set()
-        self._open: set[str] = set()
+        # the sets of rules it finds false and undecided, and every rule it was asked of: kept
+        # with the compiled pack (`_no_pin_verdicts`), where each `Checks` made them again, a
+        # far layer's thousands of rules once per excluded value explained.
+        self._seen, self._false, self._open = _no_pin_verdicts(cp)
         # Questions answered "no": any question that asks for at least those pins and rules
         # has the same answer (more pins or rules can only make it harder).
         self.refuted: list[tuple[tuple[tuple[str, Scalar], ...], frozenset[str]]] = []
@@ -69,12 +69,12 @@ class Checks:
         asked = set(rules)
         if not seen.issuperset(asked):
             for rid in [rid for rid in rules if rid not in seen]:
-                seen.add(rid)
                 verdict = cp.rules[rid].condition.partial({})
                 if verdict is False:
                     self._false.add(rid)
                 elif verdict is None:
                     self._open.add(rid)
+                seen.add(rid)  # (last: a thread that finds it seen finds its verdict too)
         touched = _reading(cp, pins)
         if not self._false.isdisjoint(asked) and any(
             rid not in touched for rid in self._false.intersection(asked)
@@ -117,9 +117,23 @@ class Checks:
             self.refuted.append((tuple(pins.items()), frozenset(rules)))
             return False
         self.witnesses.insert(0, found)
-        self._keeps.insert(0, (set(), set()))
+        # It keeps every rule it was searched under (a solution of them): known kept from the
+        # start, not checked again rule by rule at the next question (a far layer's searches
+        # are of thousands of rules, and the next question mostly asks the same ones).
+        self._keeps.insert(0, (set(rules), set()))
         del self.witnesses[self.KEEP :], self._keeps[self.KEEP :]
         return True
+
+
+def _no_pin_verdicts(cp: CompiledPack) -> tuple[set[str], set[str], set[str]]:
+    """The rules whose verdict with no pin is known, those found false, and those undecided: one
+    table per compiled pack (a rule's verdict with no pin is its own), filled as `Checks` meet
+    rules. Only ever added to, a rule's verdict before the rule is marked seen (sets are
+    changed under the interpreter's lock one call at a time, so threads read it safely)."""
+    found: tuple[set[str], set[str], set[str]] | None = cp.memo.get("no-pin-verdicts")
+    if found is None:
+        found = cp.memo.setdefault("no-pin-verdicts", (set(), set(), set()))
+    return found
 
 
 def _reading(cp: CompiledPack, pins: Mapping[str, Scalar]) -> set[str]:
