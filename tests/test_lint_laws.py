@@ -45,8 +45,8 @@ class _Exact(_Linter):
     def narrowed(self, indices: Sequence[int]) -> None:
         return None
 
-    def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str], extras: Sequence[Any]) -> bool:
-        return self.query(pins, layer, extras, local=False) is None  # (no layer's state kept)
+    def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
+        return self.query(pins, layer, [], local=False) is None  # (no layer's state kept)
 
 
 def findings(linter_type: type[_Linter], spec: PackSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -491,7 +491,12 @@ class PackOracle:
         layer = next(layers, None)
         while layer is not None:
             after = next(layers, None)
-            if after is None or self._refuted_within(pins, layer, extras):
+            shared = blame_pins and not extras  # (a totality reason: the same layers every time)
+            if after is None or (
+                self._refuted_within(pins, layer)
+                if shared
+                else self.query(pins, layer, extras, local=False) is None
+            ):
                 local = layer
                 break
             layer = after
@@ -565,16 +570,12 @@ class PackOracle:
             return ["(not minimised: search budget)", *local]
         return [items[p].label() for p in core]
 
-    def _refuted_within(
-        self, pins: Mapping[str, Scalar], layer: list[str], extras: Sequence[Condition]
-    ) -> bool:
-        """Whether `layer`'s rules with `pins` and `extras` have no solution (`reason`'s look-ahead).
-        Without `extras` the engine starts from the layer's rules alone propagated, kept per layer,
-        with the pins added (`State.extended`: the fixpoint of a start from scratch, so the same
-        searches). Every totality reason asks about the same first layer of rules around the
-        facts, each with its own pins: at 1,000 synthetic fields a start of its 917 rules, 13 ms."""
-        if extras:
-            return self.query(pins, layer, extras, local=False) is None
+    def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
+        """Whether `layer`'s rules with `pins` have no solution (a totality reason's look-ahead),
+        the engine started from the layer's rules alone propagated, kept per layer, with the pins
+        added (`State.extended`: the fixpoint of a start from scratch, so the same searches).
+        Every totality reason asks about the same layers of rules around the facts, each with its
+        own pins: at 1,000 synthetic fields a start of the first layer's 917 rules took 13 ms."""
         key = tuple(layer)
         if key not in self._layers:
             if len(self._layers) >= LAYERS_KEPT:
@@ -582,7 +583,7 @@ class PackOracle:
             self._layers[key] = self.cp.start({}, rules=layer)
         base = self._layers[key]
         state = None if base is None else base.extended(pins, [], [])
-        return state is None or self.query(pins, layer, extras, local=False, started=state) is None
+        return state is None or self.query(pins, layer, [], local=False, started=state) is None
 
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first (keyed in C), so each new solution proves more."""
