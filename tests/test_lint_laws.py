@@ -9,7 +9,7 @@ condition trees) judges what the findings claim.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ LAW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChec
 
 class _Exact(_Linter):
     """The linter with no solution kept: no shortcut from earlier answers, no local repair; no
-    question of rules alone shared between reasons, no condition's fields narrowed up front."""
+    question of rules alone shared between reasons, no layer's state kept for the next reason, no
+    condition's fields narrowed up front."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -43,6 +44,9 @@ class _Exact(_Linter):
 
     def narrowed(self, indices: Sequence[int]) -> None:
         return None
+
+    def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
+        return self.query(pins, layer, [], local=False) is None  # (no layer's state kept)
 
 
 def findings(linter_type: type[_Linter], spec: PackSpec) -> tuple[list[dict[str, Any]], dict[str, Any]]:

@@ -38,8 +38,9 @@ def _longest_first(entry: list[Any]) -> int:
 
 
 class Backgrounds:
-    """The questions of one QuickXplain run that had a solution: each as its items (by identity),
-    its propagated state when one was made, and the solution that answered it."""
+    """The questions of one QuickXplain run that had a solution: each as its items (by position
+    in the run's items, `seed`), its propagated state when one was made, and the solution that
+    answered it."""
 
     def __init__(
         self,
@@ -51,15 +52,17 @@ class Backgrounds:
         self.cp = cp
         self.fixed = fixed
         self.extras = extras
-        # [items' ids, propagated state (None: not made yet), solution]
+        # [items' positions, propagated state (None: not made yet), solution]
         self.kept: list[list[Any]] = []
         self._root: list[State | None] = []
         # The states of questions of rules alone, by the rules' names, kept across the reasons
         # that fix no pin and add no condition (`seed`): the same question in each of them.
         self.shared = shared if not fixed and not extras else None
-        # Each item's pin (name, value) and rule's constraint by the item's identity (`seed`).
+        # Each item's pin (name, value) and rule's constraint, and each item's name, by the item's
+        # position (`seed`).
         self._pin_of: dict[int, tuple[str, Scalar | None]] = {}
         self._rule_of: dict[int, Constraint] = {}
+        self._names: list[str] = []
 
     def seed(self, items: Sequence[Item]) -> None:
         """Keep the questions of rules alone, prefixes of `items`, that an earlier reason made a
@@ -67,12 +70,14 @@ class Backgrounds:
         of rules, its pins last: QuickXplain's first questions (the first half of the rules, then
         three quarters, ...) are the same in every reason, and each grew its state from the root
         (synthetic 1,000: 186 of them, 1.2 s of the totality check at load 23). Also makes the
-        tables of the items by identity (`_grown`, `_share`): called first, with every item."""
+        tables of the items by position (`_grown`, `_share`): called first, with every item; the
+        questions are then asked by the items' positions."""
         constraints = self.cp.constraints
-        self._pin_of = {id(i): (i.name, i.value) for i in items if i.kind == "pin"}
+        self._pin_of = {p: (i.name, i.value) for p, i in enumerate(items) if i.kind == "pin"}
         self._rule_of = {
-            id(i): constraints[i.name] for i in items if i.kind == "rule" and i.name in constraints
+            p: constraints[i.name] for p, i in enumerate(items) if i.kind == "rule" and i.name in constraints
         }
+        self._names = [i.name for i in items]
         if not self.shared:
             return
         names: list[str] = []
@@ -85,11 +90,11 @@ class Backgrounds:
         found = [key for key in self.shared if len(key) <= len(names) and tuple(names[: len(key)]) == key]
         for key in found:
             state, solution = self.shared[key] = self.shared.pop(key)
-            self.kept.append([tuple(map(id, items[: len(key)])), state, solution])
+            self.kept.append([tuple(range(len(key))), state, solution])
 
-    def _share(self, chosen: Sequence[Item], state: State | None, solution: dict[str, Scalar]) -> None:
-        if self.shared is not None and state is not None and self._pin_of.keys().isdisjoint(map(id, chosen)):
-            self.shared[tuple(i.name for i in chosen)] = (state, solution)
+    def _share(self, chosen: Sequence[int], state: State | None, solution: dict[str, Scalar]) -> None:
+        if self.shared is not None and state is not None and self._pin_of.keys().isdisjoint(chosen):
+            self.shared[tuple(map(self._names.__getitem__, chosen))] = (state, solution)
             if len(self.shared) > KEPT:
                 del self.shared[next(iter(self.shared))]
 
@@ -100,7 +105,7 @@ class Backgrounds:
         return self._root[0]
 
     def answered(self, ids: tuple[int, ...]) -> dict[str, Scalar] | None:
-        """The solution of a kept question with exactly these items (by identity), if one is
+        """The solution of a kept question with exactly these items (positions), if one is
         kept: then it answers the question again. QuickXplain's first questions of a totality
         reason (the first half of the rules, then three quarters, ...) are kept from earlier
         reasons (`seed`), and each was answered again, by a search from its kept state (its
@@ -109,19 +114,19 @@ class Backgrounds:
         size = len(ids)
         return next((e[2] for e in self.kept if len(e[0]) == size and e[0] == ids), None)
 
-    def grow(self, chosen: Sequence[Item], ids: tuple[int, ...] | None = None) -> Grown:
-        """The question `chosen`, grown from the longest kept question that is a prefix of it
-        (else the root state), with that question's solution as its hint: the fields the growth
-        pinned, narrowed or added rules over are the only places the hint can break. `ids`: the
-        items' identities, when the caller has them."""
+    def grow(self, chosen: Sequence[int], ids: tuple[int, ...] | None = None) -> Grown:
+        """The question `chosen` (items' positions), grown from the longest kept question that is
+        a prefix of it (else the root state), with that question's solution as its hint: the
+        fields the growth pinned, narrowed or added rules over are the only places the hint can
+        break. `ids`: `chosen` as a tuple, when the caller has it."""
         if ids is None:
-            ids = tuple(map(id, chosen))
+            ids = tuple(chosen)
         around: list[str] = []
         state, hint = self._grown(chosen, ids, len(ids) + 1, around)
         return state, around if hint is not None else None, hint
 
     def _grown(
-        self, chosen: Sequence[Item], ids: tuple[int, ...], below: int, around: list[str]
+        self, chosen: Sequence[int], ids: tuple[int, ...], below: int, around: list[str]
     ) -> tuple[State | None, dict[str, Scalar] | None]:
         """`chosen`'s state grown from the longest kept prefix shorter than `below`, and that
         prefix's solution. A prefix answered by a known solution has no state yet: it is grown
@@ -149,7 +154,7 @@ class Backgrounds:
                 best[1] = self._grown(chosen[:size], ids[:size], size, [])[0]
                 self._share(chosen[:size], best[1], best[2])
             base = best[1]
-        # The items past the prefix, read by identity in C (`seed`'s tables).
+        # The items past the prefix, read by position in C (`seed`'s tables).
         added = ids[size:]
         pins: dict[str, Scalar] = dict(filter(None, map(self._pin_of.get, added)))  # type: ignore[arg-type]
         rules = list(filter(None, map(self._rule_of.get, added)))
@@ -157,13 +162,13 @@ class Backgrounds:
 
     def keep(
         self,
-        chosen: Sequence[Item],
+        chosen: Sequence[int],
         state: State | None,
         solution: dict[str, Scalar],
         ids: tuple[int, ...] | None = None,
     ) -> None:
-        """Remember that `chosen` has `solution` (and its propagated `state`, when one was made);
-        `ids` as in `grow`."""
-        self.kept.append([tuple(map(id, chosen)) if ids is None else ids, state, solution])
+        """Remember that `chosen` (items' positions) has `solution` (and its propagated `state`,
+        when one was made); `ids` as in `grow`."""
+        self.kept.append([tuple(chosen) if ids is None else ids, state, solution])
         del self.kept[:-KEPT]
         self._share(chosen, state, solution)

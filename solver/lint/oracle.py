@@ -51,6 +51,7 @@ REPAIR_STEPS = 4
 SEEN = 1024
 ONE_CHANGE_FIRST = 64
 WITNESSES_KEPT = 8
+LAYERS_KEPT = 4
 
 
 def pins_text(values: Mapping[str, Scalar]) -> str:
@@ -99,6 +100,7 @@ class PackOracle:
         self._implied: dict[tuple[str, str], bool] = {}
         self._narrowed: dict[tuple[int, ...], dict[str, frozenset[Scalar]] | None] = {}
         self._prefixes: dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None = {}  # (`seed`)
+        self._layers: dict[tuple[str, ...], State | None] = {}  # `_refuted_within`
         # Each rule as (fields, holds) and its constraint by index in pack order; the rules reading a field.
         self._cons = [self.cp.rules[r] for r in self.cp.rule_ids]
         self._checks = [(con.fields, con.holds) for con in self._cons]
@@ -162,6 +164,7 @@ class PackOracle:
         near: Mapping[str, Scalar] | None = None,
         grown: tuple[State, list[str] | None] | None = None,
         left_out: str | None = None,
+        started: State | None = None,
     ) -> dict[str, Scalar] | None:
         """A solution of `rule_ids` and `extra` with `pins`, or None (proved by an exact search).
 
@@ -173,7 +176,8 @@ class PackOracle:
         about half have no solution, where a repair always fails, and those with one are over
         a few rules, which the exact search answers at once (SGLang's totality check: 17.9 ->
         9.6 s wall, the same findings). `left_out`: as in `solve`, whose `one_change` tried the
-        latest `ONE_CHANGE_FIRST` solutions; the older ones are tried after `around`."""
+        latest `ONE_CHANGE_FIRST` solutions; the older ones are tried after `around`.
+        `started`: the question's propagated state, the engine's searches start from it."""
         whole = len(rule_ids) == len(self.index)
         if whole and self.refuted_at_root(pins):
             return None
@@ -197,7 +201,6 @@ class PackOracle:
         # the narrowing 7,400 (0.6 s), from a known solution 987 (12 ms).
         narrowed = self.narrowed(indices)
 
-        started: State | None = None
         if whole and local and not extra:
             # A whole-pack question with pins only (a value, a fact combination) that repair
             # could not answer: the engine's start (the pins propagated from the pack's root)
@@ -488,7 +491,12 @@ class PackOracle:
         layer = next(layers, None)
         while layer is not None:
             after = next(layers, None)
-            if after is None or self.query(pins, layer, extras, local=False) is None:
+            shared = blame_pins and not extras  # (a totality reason: the same layers every time)
+            if after is None or (
+                self._refuted_within(pins, layer)
+                if shared
+                else self.query(pins, layer, extras, local=False) is None
+            ):
                 local = layer
                 break
             layer = after
@@ -500,34 +508,37 @@ class PackOracle:
         # known to keep and to break, learned as questions ask: set tests instead of evaluating
         # each rule of a question on each of 8 witnesses (a fifth of synthetic 400's totality
         # profile); learned lazily, as SGLang's questions are a few of its rules each.
-        witnesses: list[tuple[dict[str, Scalar], set[str], set[str]]] = []
+        witnesses: list[tuple[dict[str, Scalar], set[int], set[int]]] = []
         backgrounds = Backgrounds(self.cp, fixed, extras, self._prefixes)
         backgrounds.seed(items)
-        constraints = self.cp.rules
-        # Each item's rule name or pin by the item's identity: a question's rules and pins are
-        # read from these in C (`map`, `filter`), not by a loop over its ~1,500 items per
-        # question (the totality check's reasons at synthetic 1,000: ~60 questions each).
-        rule_of = {id(i): i.name for i in items if i.kind == "rule"}
-        pin_of = {id(i): (i.name, i.value) for i in items if i.kind == "pin"}
+        # QuickXplain asks about the items' positions (rules first, then pins): a question's
+        # identity is the tuple of them, its rules the set of them less its pins (set operations
+        # in C over small ints). Read by the items' identities instead, a question's rules and
+        # pins took four passes over its items, a call per item each (~190 us a question of
+        # ~1,800 items, 0.7 s of the totality check's reasons at 1,000 synthetic fields).
+        at_rule = [self.cp.rules[r] for r in local]
+        pin_of = dict(enumerate(pins.items(), len(local))) if blame_pins else {}
+        pin_at = frozenset(pin_of)
 
-        def keeps(witness: tuple[dict[str, Scalar], set[str], set[str]], names: set[str]) -> bool:
+        def keeps(witness: tuple[dict[str, Scalar], set[int], set[int]], wanted: set[int]) -> bool:
             solution, kept, broken = witness
-            if not broken.isdisjoint(names):
+            if not broken.isdisjoint(wanted):
                 return False
-            for rule in names - kept:
-                con = constraints[rule]
+            for rule in wanted - kept:
+                con = at_rule[rule]
                 if not con.holds(tuple([solution[f] for f in con.fields])):
                     broken.add(rule)
                     return False
                 kept.add(rule)
             return True
 
-        def consistent(chosen: Sequence[Item]) -> bool:
-            ids = tuple(map(id, chosen))
+        def consistent(chosen: Sequence[int]) -> bool:
+            ids = tuple(chosen)
+            wanted = set(ids)
+            pinned = sorted(pin_at.intersection(wanted))
+            wanted.difference_update(pinned)
             given = dict(fixed)
-            given.update(filter(None, map(pin_of.get, ids)))  # type: ignore[arg-type]
-            names: list[str] = list(filter(None, map(rule_of.get, ids)))
-            wanted = set(names)
+            given.update(map(pin_of.__getitem__, pinned))
             known = backgrounds.answered(ids)
             if known is not None:
                 # Asked before (an earlier reason's question over the same rules): its solution.
@@ -544,6 +555,7 @@ class PackOracle:
             if state is None:
                 return False  # propagation refutes it
             near = hint if hint is not None else witnesses[0][0] if witnesses else None
+            names = [at_rule[p].key for p in sorted(wanted)]
             found = self.query(given, names, extras, local=False, near=near, grown=(state, around))
             if found is None:
                 return False
@@ -553,10 +565,25 @@ class PackOracle:
             return True
 
         try:
-            core = quickxplain(consistent, items)
+            core = quickxplain(consistent, range(len(items)))
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
-        return [i.label() for i in core]
+        return [items[p].label() for p in core]
+
+    def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
+        """Whether `layer`'s rules with `pins` have no solution (a totality reason's look-ahead),
+        the engine started from the layer's rules alone propagated, kept per layer, with the pins
+        added (`State.extended`: the fixpoint of a start from scratch, so the same searches).
+        Every totality reason asks about the same layers of rules around the facts, each with its
+        own pins: at 1,000 synthetic fields a start of the first layer's 917 rules took 13 ms."""
+        key = tuple(layer)
+        if key not in self._layers:
+            if len(self._layers) >= LAYERS_KEPT:
+                del self._layers[next(iter(self._layers))]
+            self._layers[key] = self.cp.start({}, rules=layer)
+        base = self._layers[key]
+        state = None if base is None else base.extended(pins, [], [])
+        return state is None or self.query(pins, layer, [], local=False, started=state) is None
 
     def rank(self, name: str, values: tuple[Scalar, ...]) -> list[Scalar]:
         """Values not yet seen in a solution first (keyed in C), so each new solution proves more."""

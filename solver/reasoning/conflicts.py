@@ -14,6 +14,7 @@ import itertools
 import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from solver.engine.csp import CompiledPack
 from solver.engine.groups import connected_groups
@@ -36,6 +37,9 @@ __all__ = [
 ]
 
 
+T = TypeVar("T")
+
+
 @dataclass(frozen=True)
 class Item:
     """One member of a conflict: a pin (field = value, with its source) or a rule."""
@@ -49,11 +53,12 @@ class Item:
         return f"{self.name}={_show(self.value)}" if self.kind == "pin" else self.name
 
 
-def quickxplain(consistent: Callable[[Sequence[Item]], bool], items: Sequence[Item]) -> list[Item]:
+def quickxplain(consistent: Callable[[Sequence[T]], bool], items: Sequence[T]) -> list[T]:
     """Junker's QuickXplain: a minimal subset of `items` that is inconsistent.
 
     Items late in the list are kept out of the answer whenever an answer without them exists,
     so order the list from "most willing to blame" to "least". Assumes `items` is inconsistent.
+    Items of any kind: conflicts' `Item`s, or their positions (lint's questions read those in C).
     """
     if not items:
         return []
@@ -61,8 +66,8 @@ def quickxplain(consistent: Callable[[Sequence[Item]], bool], items: Sequence[It
 
 
 def _qx(
-    consistent: Callable[[Sequence[Item]], bool], background: list[Item], delta: bool, rest: Sequence[Item]
-) -> list[Item]:
+    consistent: Callable[[Sequence[T]], bool], background: list[T], delta: bool, rest: Sequence[T]
+) -> list[T]:
     """QuickXplain's step. A function of the module, not one nested in `quickxplain`: a nested
     function that calls itself is a reference cycle (it holds its own cell), which kept the
     oracle and everything its checks hold (witnesses of every field) alive until the garbage
