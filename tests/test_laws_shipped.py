@@ -7,7 +7,8 @@ what `resolve` answers, `check` of its command line takes as typed; what `check`
 assumed changes nothing; a repair gets the values it promised. The default run draws
 `QUICK` requests per pack and law; `pytest -m long` (or `CONFSOLVE_LONG=1`) forty times as many,
 `CONFSOLVE_EXAMPLES=N` exactly N, `CONFSOLVE_SEED=S` another draw (a failure names its request,
-which is all it takes to replay).
+which is all it takes to replay). `CONFSOLVE_WIDE=1` draws wider requests for a hunt: any GPU of
+the platform the pack knows (not five CUDA and two ROCm ones), up to eight facts and six options.
 """
 
 from __future__ import annotations
@@ -57,14 +58,18 @@ def requests(name: str, law: str, count: int) -> Iterator[tuple[Pack, dict[str, 
     platforms = list(pack.fields["platform"].domain)
     facts_pool = [n for n in pack.facts if n not in ("platform", "gpu_arch")]
     options = [n for n in pack.options if len(pack.fields[n].domain) > 1]
+    wide = os.environ.get("CONFSOLVE_WIDE") == "1"
+    arch = pack.fields["gpu_arch"].domain
+    arches = {p: [a for a in arch if str(a)[:2] == d[0][:2]] for p, d in _DEVICES.items()}  # sm*, gfx*
     for _ in range(count):
         platform = rng.choice(["cuda", "cuda", "hip", rng.choice(platforms)])
         facts: dict[str, Scalar] = {"platform": platform}
         if platform in _DEVICES:
-            facts["gpu_arch"] = rng.choice(_DEVICES[platform])
-        for fact in rng.sample(facts_pool, rng.randint(0, 3)):
+            facts["gpu_arch"] = rng.choice((arches if wide else _DEVICES)[platform])
+        for fact in rng.sample(facts_pool, rng.randint(0, 8 if wide else 3)):
             facts[fact] = rng.choice(pack.fields[fact].domain)
-        typed = {n: rng.choice(pack.fields[n].domain) for n in rng.sample(options, rng.randint(1, 4))}
+        typing = rng.sample(options, rng.randint(1, 6 if wide else 4))
+        typed = {n: rng.choice(pack.fields[n].domain) for n in typing}
         yield pack, typed, facts
 
 
