@@ -62,7 +62,13 @@ VENV = Path(os.environ.get("ORACLE_VENV", "/work/oracle-sglang"))
 MODELS = ROOT / "tests" / "fixtures" / "models"
 
 # Machines beyond make_random's HARDWARE that the harness mocks and the pack's gpu_arch spells.
-EXTRA_HARDWARE = {"v100": {"platform": "cuda", "sm": 70}, "t4": {"platform": "cuda", "sm": 75}}
+# hwmock gives an sm it has no device for 80 GB, so their memory is spelled out: SGLang sizes the
+# prefill chunk by it (a 16 GB T4 chunks by 2,048 tokens, an 80 GB one by 8,192; round 19's
+# P19T-1910020-0061 failed the MoRI token budget on a T4 mocked with 80 GB).
+EXTRA_HARDWARE = {
+    "v100": {"platform": "cuda", "sm": 70, "gpu_mem_gb": 32},
+    "t4": {"platform": "cuda", "sm": 75, "gpu_mem_gb": 16},
+}
 # Harness facts (hwmock.normalize) make_random never sets, per platform: the non-default values.
 FACTS: dict[str, list[dict[str, Any]]] = {
     "cuda": [{"has_flashinfer": False}, {"has_triton_kernels": False}, {"nvidia_driver": [595, 10, 0]}],

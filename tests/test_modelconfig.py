@@ -286,6 +286,22 @@ HEADS_OVER_TP = {
 }  # fmt: skip
 VISION_TP_REDUCE = {"gemma-3-27b-it", "qwen2.5-vl-7b-instruct"}
 
+# Round 20's shape facts: the power-of-two part of the routed expert count (capped at 64) and of
+# the vision tower's heads; 0 where the config has no experts / no vision tower.
+EXPERTS_AND_VISION_HEADS = {
+    "deepseek-r1-modelopt-nvfp4": (64, 0), "deepseek-v2-lite-chat": (64, 0),
+    "deepseek-v3-fp8": (64, 0), "deepseek-v3.2-fp8": (64, 0), "gemma-3-27b-it": (0, 16),
+    "glm-4.5": (32, 0), "gpt-oss-120b": (64, 0), "kimi-k2-instruct": (64, 0),
+    "llama-3.1-8b-instruct": (0, 0), "llama-3.1-8b-instruct-awq-int4": (0, 0),
+    "llama-3.1-8b-instruct-gptq-int4": (0, 0), "llama-3.1-8b-instruct-modelopt-fp8": (0, 0),
+    "llama-3.3-70b-instruct": (0, 0), "llama-4-scout-17b-16e-instruct": (16, 16),
+    "minimax-m2": (64, 0), "mistral-7b-instruct-v0.3": (0, 0), "mixtral-8x7b-instruct": (8, 0),
+    "phi-3-mini-4k-instruct": (0, 0), "phi-4": (0, 0), "qwen2.5-7b-instruct": (0, 0),
+    "qwen2.5-vl-7b-instruct": (0, 16), "qwen3-235b-a22b-fp8": (64, 0), "qwen3-30b-a3b": (64, 0),
+    "qwen3-30b-a3b-fp8": (64, 0), "qwen3-30b-a3b-fp8-dynamic-compressed-tensors": (64, 0),
+    "qwen3-8b": (0, 0), "qwen3-next-80b-a3b": (64, 0),
+}  # fmt: skip
+
 
 def _expected(name: str) -> dict[str, Any]:
     # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below).
@@ -295,6 +311,8 @@ def _expected(name: str) -> dict[str, Any]:
         traits["heads_split_over_tp"] = True
     if name in VISION_TP_REDUCE:
         traits["vision_tower_tp_reduce"] = True
+    experts, vision_heads = EXPERTS_AND_VISION_HEADS[name]
+    traits.update(moe_experts_pow2=experts, vision_heads_pow2=vision_heads)
     return {**EXPECTED[name], **dict(zip(SHAPE_FACTS, SHAPES[name], strict=True)), **where, **traits}
 
 
@@ -1034,3 +1052,28 @@ def test_sglang_reads_the_round_19_traits_from_the_config(
     _config(tmp_path, doc)
     values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
     assert values.get(fact) is expected
+
+
+_STEP3P7 = {"architectures": ["Step3p7ForConditionalGeneration"]}
+_GEMMA3 = {"architectures": ["Gemma3ForConditionalGeneration"]}
+
+
+@pytest.mark.parametrize(
+    ("doc", "fact", "expected"),
+    [
+        # Step 3.7 names its vision heads `heads`, Qwen-VL `num_heads`, SigLIP `num_attention_heads`.
+        ({**_STEP3P7, "vision_config": {"heads": 16}}, "vision_heads_pow2", 16),
+        ({**_QWEN25_VL, "vision_config": {"num_heads": 12}}, "vision_heads_pow2", 4),
+        ({**_GEMMA3, "vision_config": {"num_attention_heads": 24}}, "vision_heads_pow2", 8),
+        # Qwen1.5/2-MoE's 60 experts split over at most 4 EP ranks; Granite 4.0-H writes 0 experts.
+        ({"architectures": ["Qwen2MoeForCausalLM"], "num_experts": 60}, "moe_experts_pow2", 4),
+        ({"architectures": ["GraniteMoeHybridForCausalLM"], "num_local_experts": 0}, "moe_experts_pow2", 0),
+        ({"architectures": ["MixtralForCausalLM"], "num_local_experts": 8}, "moe_experts_pow2", 8),
+    ],
+)
+def test_sglang_reads_the_round_20_shapes_from_the_config(
+    tmp_path: Path, doc: dict[str, Any], fact: str, expected: int
+) -> None:
+    _config(tmp_path, doc)
+    values = {k: p.value for k, p in facts_from_model_config(SGLANG, tmp_path).items()}
+    assert values.get(fact) == expected

@@ -117,8 +117,10 @@ def facts_from_model_config(
         if detected is not None:
             values.update(detected.implies)
     if issues:
-        # Two facts read through the same malformed key report it once.
-        unique = {issue.message: issue for issue in reversed(issues)}
+        # Two facts read through the same malformed key report it once, even when they expect
+        # different kinds of value (is_moe a number, moe_experts_pow2 a positive integer): the
+        # message up to "; expected" names the key and what it holds.
+        unique = {issue.message.split("; expected ")[0]: issue for issue in reversed(issues)}
         raise InvalidInput(list(reversed(unique.values())))
     return {
         name: Pin(field=name, value=values[name], source="model-config")
