@@ -297,20 +297,39 @@ def test_b200_sizes_the_block_for_the_fa_version_typed(
     assert resolution.values["block_size"] == block_size
 
 
+# FLASH_ATTN_DIFFKV asks _get_fa4_hd256_block_size with its class's V head size (128 until a model sets
+# it), so vLLM's configuration keeps Qwen3-Next's 544 (R18P1-0108...0119); after model load the layers'
+# spec carries V head size 256, FA4's kernel asks for 128-token pages, and select_common_block_size
+# raises "No common block size for 544" (round 20's probe past the oracle, KNOWN_DIFFERENCES 26).
+@pytest.mark.parametrize(
+    ("gpu_arch", "options"),
+    [
+        ("sm100", {}),
+        ("sm100", {"flash_attn_version": 4}),
+        ("sm100", {"flash_attn_version": 4, "block_size": 16}),
+        ("sm103", {"tensor_parallel_size": 4, "block_size": 16}),
+        ("sm110", {"flash_attn_version": 4}),
+        ("sm110", {"flash_attn_version": 3, "block_size": 16}),
+    ],
+)
+def test_flash_attn_diffkv_off_128_token_blocks_fails_at_kv_cache_set_up(
+    gpu_arch: str, options: dict[str, Any]
+) -> None:
+    with pytest.raises(Unsatisfiable):
+        predicted({"attention_backend": "FLASH_ATTN_DIFFKV", **options}, gpu_arch=gpu_arch)
+
+
 @pytest.mark.parametrize(
     ("gpu_arch", "options", "block_size"),
     [
-        # R18P1-0108...0119: FLASH_ATTN_DIFFKV asks _get_fa4_hd256_block_size with its class's V
-        # head size (128 until a model sets it), so no 128-token kernel blocks at configuration:
-        # Qwen3-Next's 544, and a typed 16 aligned to it (main 01bb169: 640, and a conflict)
-        ("sm100", {}, 544),
-        ("sm100", {"flash_attn_version": 4}, 544),
-        ("sm100", {"flash_attn_version": 4, "block_size": 16}, 544),
-        ("sm110", {"flash_attn_version": 4}, 544),
-        ("sm110", {"flash_attn_version": 4, "block_size": 16}, 544),
+        ("sm100", {"flash_attn_version": 2}, 544),  # FA2: 16-token kernel blocks
+        ("sm110", {}, 544),  # Thor's default FA2
+        ("sm100", {"block_size": 128}, 640),  # a multiple of 128 holding the state
+        ("sm100", {"block_size": 160}, 640),
+        ("sm103", {"tensor_parallel_size": 8, "block_size": 128}, 256),
     ],
 )
-def test_flash_attn_diffkv_keeps_vllms_16_token_blocks_at_head_size_256(
+def test_flash_attn_diffkv_runs_with_fa2_or_128_token_blocks(
     gpu_arch: str, options: dict[str, Any], block_size: int
 ) -> None:
     resolution = predicted({"attention_backend": "FLASH_ATTN_DIFFKV", **options}, gpu_arch=gpu_arch)
