@@ -434,12 +434,13 @@ def test_a_fact_only_a_search_shows_decided_is_not_said_assumed() -> None:
     only a search shows it (found by tests/test_laws_shipped.py's "assumed-real" law, round 18).
     The answer listed it under ASSUMED ("the per-rank dispatch budgets are at their
     defaults"): true and loud, but not an assumption (failed on main 01bb169; now
-    `forcing.deeply_forced`)."""
+    `forcing.deeply_forced`). A DeepSeek-V3: since SGLang 0.5.23+24 a Mixtral may be a
+    QuantMixtral, which has no fused MoE layer, and then a budget may be raised."""
     from solver import load_pack
     from solver.reasoning.plan import plan_for
 
     pack = load_pack("sglang")
-    facts = {"platform": "mps", "moe_experts_w4a16": True}
+    facts = {"platform": "mps", "moe_experts_w4a16": True, "architecture": "DeepseekV3ForCausalLM"}
     cp = plan_for(pack).compiled
     assert cp.satisfiable({**facts, "a2a_dispatch_budget_raised": True}, task="law") is None
     got = resolve(pack, {}, facts)
@@ -522,3 +523,32 @@ def test_a_fact_assumed_first_says_so() -> None:
     assert got.provenance["f5"].because == _ASSUMED_FIRST
     again = resolve(case.pack, case.options, {"f5": False}, strict=True)
     assert again.values == got.values and again.assumed == []
+
+
+def test_a_repair_promises_what_the_repaired_request_resolves_to() -> None:
+    """A repair is verified by resolving it as a request of its own, `given(FIELD)` answered as
+    the repair types it: verified on the request's own copy of the pack, where
+    `given(attention_backend) == 'tokenspeed_mla'` still held, every repair of this request
+    promised `kv_cache_dtype=fp8_e4m3` and the repaired request resolved to `auto` (the shipped
+    repairs law, SGLang 0.5.23+24; failed on the batch fd7c654)."""
+    from solver import load_pack
+
+    pack = load_pack("sglang")
+    options = {
+        "moe_runner_backend": "intel_xpu",
+        "disaggregation_mode": "decode",
+        "attention_backend": "tokenspeed_mla",
+    }
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm80",
+        "a2a_dispatch_budget_raised": False,
+        "vision_tower_tp_reduce": False,
+    }
+    with pytest.raises(Unsatisfiable) as failed:
+        resolve(pack, options, facts)
+    assert failed.value.repairs
+    for repair in failed.value.repairs:
+        repaired = {n: v for n, v in options.items() if n not in repair.unset} | dict(repair.set)
+        again = resolve(pack, repaired, facts, reasons=False)
+        assert dict(again.values) == dict(repair.values), (repair.set, repair.unset)

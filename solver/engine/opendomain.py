@@ -26,7 +26,7 @@ from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
 
-__all__ = ["MARK", "base_digest", "open_fields", "query_pack", "widened"]
+__all__ = ["MARK", "base_digest", "open_fields", "origin", "query_pack", "widened"]
 
 # Separates a pack's digest from the values a widened copy adds: the copy gets its own compiled
 # form and plan, while what does not depend on domains (the field order) is shared by the base.
@@ -61,7 +61,22 @@ def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar], *, ty
             _SPECIAL.put(pack.digest, special)
     if special.isdisjoint(pins):
         return pack
-    return for_request(widened(pack, pins), pins if typed else list(pins))
+    made = for_request(widened(pack, pins), pins if typed else list(pins))
+    if made.digest and made is not pack:
+        _ORIGINS.put(made.digest, pack)
+    return made
+
+
+# The pack each request's copy was made from, by the copy's digest (`origin`).
+_ORIGINS: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
+
+
+def origin(pack: Pack) -> Pack:
+    """The pack `query_pack` made `pack` from for a request (`pack` itself when it is not such a
+    copy): another request, a repair of this one, is asked of it, not of this request's copy,
+    whose `given(FIELD)` are this request's answers."""
+    found = _ORIGINS.get(pack.digest) if pack.digest else None
+    return pack if found is None else found
 
 
 def _listed(domain: tuple[Scalar, ...], value: Scalar) -> bool:

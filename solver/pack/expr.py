@@ -315,6 +315,10 @@ class _Compiler:
 
     def given_leaf(self, node: ast.expr) -> Piece:
         """`given(FIELD)`: the request gives FIELD (a `given_key` mark; `holds`: never; solver.pack.given)."""
+        if isinstance(node, ast.Name) and node.id not in self.fields and node.id not in self.sets:
+            # Named as an unknown name, so that a failed declaration's uses (a named condition
+            # that read a failed field) are its cascade, and a typo gets a did-you-mean.
+            raise ExprError(f"unknown name {node.id!r}: not a field, set or named condition")
         if not isinstance(node, ast.Call):
             raise ExprError(f"{type(node).__name__} is not allowed as a condition")
         name = self.given_name(node)

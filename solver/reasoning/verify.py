@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from solver.engine.opendomain import origin, query_pack
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.model import Pin, Repair, Scalar
 from solver.reasoning.plan import Plan
@@ -26,10 +27,18 @@ def try_resolve(
 ) -> dict[str, Scalar] | None:
     """Verify a repair by resolving it; None when it does not resolve. Only the values are
     read: `departures=False` leaves out the launcher's own picks (a second pass of decisions);
-    `witness`: a solution of `pins` already found (it spares the first search)."""
+    `witness`: a solution of `pins` already found (it spares the first search).
+
+    Resolved as a request of its own, on the pack the request's copy was made from: the copy
+    answers each `given(FIELD)` as the request typed it, and a repair types other values (SGLang
+    0.5.23+24: a repair that unset a typed `--attention-backend` promised the FP8 cache the typed
+    backend's rule had set, where the repaired request resolves to `auto`)."""
+    base = origin(plan.pack)
+    if witness is not None and query_pack(base, pins).digest != plan.pack.digest:
+        witness = None  # (found under the request's answers to given(), not the repair's)
     try:
         res = resolve_unexplained(
-            plan.pack,
+            base,
             pins,
             reasons=False,
             predict=predict,
