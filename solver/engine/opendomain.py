@@ -26,17 +26,11 @@ from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
 
-__all__ = ["MARK", "base_digest", "open_fields", "origin", "query_pack", "widened"]
+__all__ = ["MARK", "open_fields", "origin", "query_pack", "widened"]
 
 # Separates a pack's digest from the values a widened copy adds: the copy gets its own compiled
 # form and plan, while what does not depend on domains (the field order) is shared by the base.
 MARK = "+open:"
-
-
-def base_digest(digest: str) -> str:
-    """The digest of the pack a widened copy, or a copy for what a request gives
-    (`solver.pack.given`), was made from (itself for a base pack)."""
-    return digest_family(digest)
 
 
 # By digest: the fields whose pin can make a request's pack a copy (open fields, and the fields a

@@ -16,9 +16,9 @@ from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from solver.bounded import digest_family
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
-from solver.engine.opendomain import base_digest
 from solver.engine.state import State, memoized, picker
 from solver.model import (
     Pack,
@@ -381,7 +381,7 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
     from solver.pack import cache
 
     # A widened copy (open domains) has the graph of its base pack: domains add no edges.
-    entry = cache.read(base_digest(pack.digest)) if pack.digest else None
+    entry = cache.read(digest_family(pack.digest)) if pack.digest else None
     order = entry.get("order") if entry is not None else None
     if isinstance(order, list) and len(order) == len(pack.fields) and set(order) == set(pack.fields):
         return tuple(order)
@@ -389,7 +389,7 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
 
     found = analyse(pack).order
     if pack.digest:
-        cache.write(base_digest(pack.digest), order=list(found))
+        cache.write(digest_family(pack.digest), order=list(found))
     return found
 
 
