@@ -552,3 +552,28 @@ def test_a_repair_promises_what_the_repaired_request_resolves_to() -> None:
         repaired = {n: v for n, v in options.items() if n not in repair.unset} | dict(repair.set)
         again = resolve(pack, repaired, facts, reasons=False)
         assert dict(again.values) == dict(repair.values), (repair.set, repair.unset)
+
+
+def test_a_request_copy_keeps_its_origin_however_many_copies_follow() -> None:
+    """The pack a request's copy was made from is the copy's own: a table by digest (packs kept 8
+    per family) dropped it once the family made more copies, as a conflict's repair verification
+    does for each repair it tries, and a repair was then verified on the request's copy, under its
+    answers to `given()` (the wrong values of the test above). Failed on ff88a15."""
+    from solver import load_pack
+    from solver.bounded import PACKS_KEPT
+    from solver.engine.opendomain import origin, query_pack
+    from solver.model import Pin
+
+    pack = load_pack("sglang")
+
+    def typed(backend: Scalar) -> dict[str, Pin]:
+        return {"attention_backend": Pin(field="attention_backend", value=backend, source="user")}
+
+    copy = query_pack(pack, typed("tokenspeed_mla"))
+    assert copy is not pack and origin(copy) is pack
+    others = [v for v in pack.fields["attention_backend"].domain if v != "tokenspeed_mla"]
+    assert len(others) > PACKS_KEPT
+    for backend in others:
+        assert origin(query_pack(pack, typed(backend))) is pack
+    assert origin(copy) is pack
+    assert origin(pack) is pack

@@ -336,6 +336,36 @@ def test_flash_attn_diffkv_runs_with_fa2_or_128_token_blocks(
     assert resolution.values["block_size"] == block_size
 
 
+@pytest.mark.parametrize(
+    ("gpu_arch", "options"),
+    [
+        ("sm100", {"flash_attn_version": 4}),
+        ("sm100", {"flash_attn_version": 4, "block_size": 16}),
+        ("sm110", {"flash_attn_version": 3, "block_size": 16}),
+    ],
+)
+def test_a_refusal_after_an_adjustment_names_the_rule_that_refuses(
+    gpu_arch: str, options: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """vLLM lowers a typed FA3/FA4 to FA2 for Qwen3-Next's head size 256 whatever else then fails;
+    FLASH_ATTN_DIFFKV then fails on its block. The conflict named the adjusting rule
+    `fa-large-heads-on-blackwell-is-fa2` (a typed FA4 "cannot hold" with head size 256) and hid the
+    block rule, `check` quoted the head-size rule's because, and only "unset both" was offered
+    (ff88a15)."""
+    with pytest.raises(Unsatisfiable) as raised:
+        predicted({"attention_backend": "FLASH_ATTN_DIFFKV", **options}, gpu_arch=gpu_arch)
+    rules = {r.id for r in raised.value.conflict.rules}
+    assert "block-size-diffkv-fa4-head-256" in rules
+    assert "fa-large-heads-on-blackwell-is-fa2" not in rules
+    assert raised.value.adjusted["flash_attn_version"][0] == options["flash_attn_version"]
+    # one change: the backend (ff88a15 offered only "unset the backend and the FA version")
+    assert [r for r in raised.value.repairs if len(r.set) + len(r.unset) == 1]
+    argv = [f"--set={n}={v}" for n, v in {**QWEN3_NEXT, "gpu_arch": gpu_arch, **options}.items()]
+    assert main(["check", "--pack", "vllm", *argv, "--set=attention_backend=FLASH_ATTN_DIFFKV"]) == 1
+    out = capsys.readouterr().out
+    assert "No common block size" in out and "head_dim 256" not in out
+
+
 def test_thor_with_fa4_typed_refuses_a_pinned_flash_attn_block_off_128() -> None:
     # R17P1-0129: "Selected backend FLASH_ATTN is not valid ... block_size not supported"; main
     # 7b8e94c aligned 16 to FA2's 544 and said ok

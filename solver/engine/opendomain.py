@@ -56,20 +56,22 @@ def query_pack(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar], *, ty
     if special.isdisjoint(pins):
         return pack
     made = for_request(widened(pack, pins), pins if typed else list(pins))
-    if made.digest and made is not pack:
-        _ORIGINS.put(made.digest, pack)
+    if made is not pack:
+        # The copy carries its origin: a table by digest could drop it (packs are kept 8 per
+        # family) and a repair would then be verified on the copy, under this request's answers.
+        # Not a field of the record: it would join the pack's equality and its dumps.
+        object.__setattr__(made, _ORIGIN, pack)
     return made
 
 
-# The pack each request's copy was made from, by the copy's digest (`origin`).
-_ORIGINS: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
+_ORIGIN = "_query_origin"
 
 
 def origin(pack: Pack) -> Pack:
     """The pack `query_pack` made `pack` from for a request (`pack` itself when it is not such a
     copy): another request, a repair of this one, is asked of it, not of this request's copy,
     whose `given(FIELD)` are this request's answers."""
-    found = _ORIGINS.get(pack.digest) if pack.digest else None
+    found = vars(pack).get(_ORIGIN)
     return pack if found is None else found
 
 

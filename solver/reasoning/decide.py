@@ -560,11 +560,26 @@ def entailed(cp: CompiledPack, pins: Mapping[str, Scalar], cond: Any) -> bool:
 
 
 def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool:
+    """Whether `pins` break the rule, read where its fields are not all given: the request fails
+    with the rule and holds without it; or, when the request fails without it too (another rule
+    refuses something else), the facts and the values of the fields the rule reads do so alone.
+    The launcher fires an adjustment on the values the rule reads (vLLM lowers a typed FA4 to FA2
+    for a head size its kernel lacks, whatever else then fails); its failure is the adjusted
+    request's to explain, not a conflict with the adjusting rule (a FLASH_ATTN_DIFFKV request
+    named `fa-large-heads-on-blackwell-is-fa2` and hid the block rule that refuses it)."""
     cond = cp.rules[rule_id].condition
     known = cond.partial(pins)
     if known is not None:
         return not known
+    if cp.satisfiable(pins, task="testing an adjustment") is not None:
+        return False
+    if cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None:
+        return True
+    fields = cp.pack.fields
+    own = {n: v for n, v in pins.items() if n in cond.fields or fields[n].kind == "fact"}
+    if len(own) == len(pins):
+        return False
     return (
-        cp.satisfiable(pins, task="testing an adjustment") is None
-        and cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None
+        cp.satisfiable(own, task="testing an adjustment") is None
+        and cp.satisfiable(own, without_rules=[rule_id], task="testing an adjustment") is not None
     )

@@ -474,10 +474,13 @@ def resolve_unexplained(
     budget: Budget | None = None,
     departures: bool = True,
     witness: Mapping[str, Scalar] | None = None,
+    copy: Pack | None = None,
 ) -> Resolution:
     """`resolve_pins` without explaining a failure: a bare `Unsatisfiable` (no conflict, no
-    repairs) when the request has no resolution. `departures`, `witness`: see `resolve_planned`."""
-    base, pack = pack, query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
+    repairs) when the request has no resolution. `departures`, `witness`: see `resolve_planned`;
+    `copy`: `query_pack(pack, pins)` when the caller has made it."""
+    # Open domains widened, `given(FIELD)` of rules answered.
+    base, pack = pack, query_pack(pack, pins) if copy is None else copy
     plan = plan_for(pack).within(budget)
     try:
         return resolve_planned(

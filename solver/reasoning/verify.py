@@ -34,12 +34,14 @@ def try_resolve(
     0.5.23+24: a repair that unset a typed `--attention-backend` promised the FP8 cache the typed
     backend's rule had set, where the repaired request resolves to `auto`)."""
     base = origin(plan.pack)
-    if witness is not None and query_pack(base, pins).digest != plan.pack.digest:
+    copy = query_pack(base, pins)
+    if copy.digest != plan.pack.digest:
         witness = None  # (found under the request's answers to given(), not the repair's)
     try:
         res = resolve_unexplained(
             base,
             pins,
+            copy=copy,
             reasons=False,
             predict=predict,
             budget=plan.compiled.budget,

@@ -140,7 +140,15 @@ def conflict_paragraph(
             else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
-    because = exc.conflict.rules[0].because.rstrip() if exc.conflict.rules else ""
+    # The first rule that reads a value the user set: a rule over facts alone derives what the
+    # others read (a Qwen3-Next's head size, an architecture's traits), and its `because` is not
+    # what to change.
+    typed = {p.field for p in exc.conflict.pins if p.source in ("user", "adjusted")}
+    quoted = next(
+        (r for r in exc.conflict.rules if cp is not None and typed.intersection(cp.rules[r.id].fields)),
+        exc.conflict.rules[0] if exc.conflict.rules else None,
+    )
+    because = quoted.because.rstrip() if quoted is not None else ""
     if because and not because.endswith((".", "!", "?")):
         because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
     return (
