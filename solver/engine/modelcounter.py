@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from solver.engine.countkeys import ResidualKeys
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
-from solver.engine.countroot import local_root, quiet_at_start, root_domains
+from solver.engine.countroot import StartState
 from solver.engine.counttry import FirstValues
 from solver.engine.groups import grouped_by_readers
 from solver.pack.expr import Condition
@@ -78,11 +78,7 @@ class ModelCounter:
         for check in checks:
             self.add(check)
         self._base = len(self.checks)  # what `only=None` means: the checks given here
-        # A root copies these and narrows only the fields its checks refute values of (a pass
-        # over every field's values per root: 15 % of lint's profile at 1,000 synthetic fields).
-        self._open = {n: d for n, d in self.domains.items() if len(d) > 1}
-        self._fixed = {n: d[0] for n, d in self.domains.items() if len(d) == 1}
-        self._empty = any(not d for d in self.domains.values())
+        self.start = StartState(self.domains, self._fields, self.refutes)  # (every root's)
         self._cache: dict[tuple[Any, ...], int] = {}
         # The fields of components counted zero: `_find` keys a component (a pass over its
         # residual checks) only when one with its fields has failed, as only then can it hit.
@@ -92,8 +88,6 @@ class ModelCounter:
         self._revised: dict[tuple[Any, ...], Any] = {}
         self._narrowed: dict[tuple[Any, ...], tuple[Scalar, ...]] = {}
         self._roots: dict[frozenset[int] | None, _Root | None] = {}
-        self._quiet: dict[int, bool] = {}  # `countroot.quiet_at_start`
-        self._loud: set[int] = set()
         self._budget = StepMeter(Limit())
         self._rank: Callable[[str, tuple[Scalar, ...]], Sequence[Scalar]] = lambda n, v: v
         self._firsts = FirstValues(self._rank)  # (`solution`'s, per search)
@@ -158,7 +152,7 @@ class ModelCounter:
         caller that wants varied solutions puts the values it has not seen yet first. It orders
         values, not positions: a narrowed domain in the order of the whole one. `local` (with
         `only`): the values of the fields the checks in use and `pins` read only, the search
-        the same (`countroot.local_root`).
+        the same (`StartState.local_root`).
         """
         local = local and only is not None
         start = self._start(pins, allowed, only, extra, limit, local=local)
@@ -205,7 +199,7 @@ class ModelCounter:
         """
         self._budget = StepMeter(limit or Limit(), progress)
         if local and only is not None:  # (`local_root`'s domains are its own; every check pending)
-            root = local_root(self, only, extra, pins)
+            root = self.start.local_root(only, extra, pins)
         else:
             root = self._root(None if only is None else frozenset(only))
         if root is None:
@@ -247,7 +241,7 @@ class ModelCounter:
         if only in self._roots:
             return self._roots[only]
         checks = list(range(self._base)) if only is None else sorted(only)
-        start = None if self._empty else root_domains(self.refutes, checks, self._open, self._fixed)
+        start = self.start.domains(checks)
         root: _Root | None = None
         if start is not None:
             doms, fixed, narrowed = start
@@ -257,9 +251,7 @@ class ModelCounter:
             # fields. A pass over every check of each root (an evaluation, then a test, each: now
             # set operations, `checks` sorted) was 7 % of lint's profile at 1,000 synthetic fields.
             chosen = set(checks)
-            for index in sorted(chosen.difference(self._quiet)):
-                quiet_at_start(self, index)
-            pending = sorted(chosen & self._loud)
+            pending = self.start.loud_among(chosen, self._propagate)
             pending += [c for name in narrowed for c in self.by_field[name] if c in chosen]
             live = self._propagate(checks, pending, doms, fixed)
             # (Its checks as a set too, kept with it: each query read them as one, a set of
