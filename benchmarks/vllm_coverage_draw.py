@@ -291,6 +291,47 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "attention_backend": CUDA_ATTENTION,
         },
     ),
+    # Consumer Blackwell (RTX PRO 6000 sm120, DGX Spark sm121): FA2/FA4 only, no FA3, no TMEM
+    # MLA kernels, FlashInfer's own SM120 sparse MLA; any model, checkpoint and option that decides
+    # the backend, its KV cache and its block.
+    "consumer": (
+        ARCHS,
+        [120, 121],
+        [None, None, "fp8", "modelopt_fp8", "modelopt_fp4", "mxfp4", "awq", "mxfp8"],
+        {
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "kv_cache_dtype": [],
+            "block_size": [16, 32, 64, 128, 256],
+            "flash_attn_version": [2, 3, 4],
+            "quantization": [],
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    # MLA backends on Hopper and datacenter Blackwell over quantized checkpoints (the KV cache a
+    # checkpoint brings, FP8/FP4 weights against the MLA kernels' dtypes and block sizes).
+    "mlaquant": (
+        MLA_ARCHS,
+        [90, 100, 103],
+        [
+            "fp8",
+            "modelopt_fp8",
+            "modelopt_fp4",
+            "compressed_tensors_fp8",
+            "mxfp8",
+            "w4afp8_mixed",
+            "awq",
+            None,
+        ],
+        {
+            "attention_backend": CUDA_MLA,
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e4m3", "fp8_ds_mla", "nvfp4_ds_mla", "bfloat16"],
+            "block_size": [16, 32, 64, 128, 256],
+            "quantization": [],
+            "tensor_parallel_size": [1, 2, 4, 8, 16],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
 }
 
 
