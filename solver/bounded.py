@@ -123,6 +123,9 @@ class MemoPool:
         self.stored = 0  # entries stored since the tables were last emptied (approximate under threads)
         self.flushes = 0
         self.memos: weakref.WeakSet[Memo] = weakref.WeakSet()
+        # What the family's owners share (a pack's copies compile most rules alike: the same
+        # constraint, with its tables, serves each), kept while one of them holds it.
+        self.shared: weakref.WeakValueDictionary[object, object] = weakref.WeakValueDictionary()
         self.lock = threading.Lock()
 
     def tables(self) -> list[dict[object, object]]:
