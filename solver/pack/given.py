@@ -8,7 +8,9 @@ FIELD). What a request gives is known before any decision and is no value of a c
 such a rule is not a constraint over a hidden field: each request works on a copy of the pack in
 which every `given(FIELD)` of a rule is the constant the request makes it (`for_request`), with a
 digest of its own, so the copy gets its own compiled form and plan while the field order is
-shared (`solver.bounded.digest_family`).
+shared (`solver.bounded.digest_family`), and so are the compiled rules it did not rewrite (each
+kept condition is the pack's own object, and a rule rewritten alike is one object across copies:
+`solver.engine.csp.CompiledPack` takes their constraints from the family's).
 
 The pack as loaded reads every `given(FIELD)` of a rule as false (its `holds` never sees a
 request's marks): it is the copy of a request that gives none of them, which is what lint, count
