@@ -130,6 +130,19 @@ class MemoPool:
         self.shared: weakref.WeakValueDictionary[object, object] = weakref.WeakValueDictionary()
         self.lock = threading.Lock()
 
+    def share(self, key: object, make: Callable[[], V]) -> V:
+        """What the family's owners keep under `key`, made by `make` when none holds it: a pack's
+        copies share what they compile alike (solver.engine.csp: a copy's rules it did not
+        rewrite are its pack's constraints, tables and all). Kept while an owner holds it (a
+        weak table); a key naming an object by `id` is valid while the value holds that object."""
+        with self.lock:
+            found = self.shared.get(key)
+        if found is None:
+            found = make()
+            with self.lock:
+                self.shared[key] = found
+        return found  # type: ignore[return-value]
+
     def tables(self) -> list[dict[object, object]]:
         return [made for memo in list(self.memos) for made in memo.tables]
 

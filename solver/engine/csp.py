@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool
@@ -84,7 +85,9 @@ class CompiledPack:
             if rule.severity == "warn":
                 self.warn_rules[rule.id] = cond
                 continue
-            self.rules[rule.id] = self._shared_constraint(rule.id, cond)
+            # A rule compiled alike (the same condition object over the same domains) is the family's.
+            key = (rule.id, id(cond), tuple(self.domains[f] for f in cond.fields))
+            self.rules[rule.id] = self.tables.pool.share(key, partial(self.constraint_of, rule.id, cond))
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
@@ -193,22 +196,6 @@ class CompiledPack:
         holds = memoized(cond.holds, self.tables)
         domains = tuple(self.domains[f] for f in cond.fields)
         return Constraint(key, cond, holds, _constraint(holds), domains, self.tables.table(), self.tables)
-
-    def _shared_constraint(self, key: str, cond: Condition) -> Constraint:
-        """`constraint_of` a hard rule, the one a pack of the same family made for the same
-        condition over the same domains when one is still held: a request's copy differs from
-        its pack only in the rules whose `given()`s it answered (solver.pack.given keeps every
-        other condition, and each rewritten alike, as one object), so the copy starts with the
-        answers its family has already found instead of empty tables. Exact: a constraint's
-        tables are functions of its condition and its fields' domains, the key here."""
-        domains = tuple(self.domains[f] for f in cond.fields)
-        kept = self.tables.pool.shared
-        at = (key, id(cond), domains)  # (`id` stays valid while the entry lives: it holds `cond`)
-        found = kept.get(at)
-        if not isinstance(found, Constraint) or found.condition is not cond:
-            found = self.constraint_of(key, cond)
-            kept[at] = found
-        return found
 
     def rules_reading(self, name: str) -> list[str]:
         return [con.key for con in self._all_by_field.get(name, ())]
