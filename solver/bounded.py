@@ -20,7 +20,7 @@ Two shapes, both standard library only and safe to share between threads:
   few rules over block size x KV dtype x -tp fill ~36k entries each per pass over its fixtures,
   and emptying every table for them made each pass start cold). The memos of one family of
   packs share one budget (`MemoPool`): kept together, a pack's copies must not each add one;
-  and what the family's members compile alike they share (`MemoPool.shared`: a copy's rules it
+  and what the family's members compile alike they share (`MemoPool.share`: a copy's rules it
   did not rewrite are its pack's constraints, tables and all).
 """
 
