@@ -19,7 +19,9 @@ Two shapes, both standard library only and safe to share between threads:
   next queries ask for again; the small tables most queries read stay filled (the vLLM pack's
   few rules over block size x KV dtype x -tp fill ~36k entries each per pass over its fixtures,
   and emptying every table for them made each pass start cold). The memos of one family of
-  packs share one budget (`MemoPool`): kept together, a pack's copies must not each add one.
+  packs share one budget (`MemoPool`): kept together, a pack's copies must not each add one;
+  and what the family's members compile alike they share (`MemoPool.share`: a copy's rules it
+  did not rewrite are its pack's constraints, tables and all).
 """
 
 from __future__ import annotations
@@ -123,7 +125,23 @@ class MemoPool:
         self.stored = 0  # entries stored since the tables were last emptied (approximate under threads)
         self.flushes = 0
         self.memos: weakref.WeakSet[Memo] = weakref.WeakSet()
+        # What the family's owners share (a pack's copies compile most rules alike: the same
+        # constraint, with its tables, serves each), kept while one of them holds it.
+        self.shared: weakref.WeakValueDictionary[object, object] = weakref.WeakValueDictionary()
         self.lock = threading.Lock()
+
+    def share(self, key: object, make: Callable[[], V]) -> V:
+        """What the family's owners keep under `key`, made by `make` when none holds it: a pack's
+        copies share what they compile alike (solver.engine.csp: a copy's rules it did not
+        rewrite are its pack's constraints, tables and all). Kept while an owner holds it (a
+        weak table); a key naming an object by `id` is valid while the value holds that object."""
+        with self.lock:
+            found = self.shared.get(key)
+        if found is None:
+            found = make()
+            with self.lock:
+                self.shared[key] = found
+        return found  # type: ignore[return-value]
 
     def tables(self) -> list[dict[object, object]]:
         return [made for memo in list(self.memos) for made in memo.tables]

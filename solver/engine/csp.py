@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool
@@ -84,7 +85,9 @@ class CompiledPack:
             if rule.severity == "warn":
                 self.warn_rules[rule.id] = cond
                 continue
-            self.rules[rule.id] = self.constraint_of(rule.id, cond)
+            # A rule compiled alike (the same condition object over the same domains) is the family's.
+            key = (rule.id, id(cond), tuple(self.domains[f] for f in cond.fields))
+            self.rules[rule.id] = self.tables.pool.share(key, partial(self.constraint_of, rule.id, cond))
         self.rule_ids: tuple[str, ...] = tuple(self.rules)
         self.rule_index = {rid: i for i, rid in enumerate(self.rule_ids)}
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}

@@ -8,7 +8,9 @@ FIELD). What a request gives is known before any decision and is no value of a c
 such a rule is not a constraint over a hidden field: each request works on a copy of the pack in
 which every `given(FIELD)` of a rule is the constant the request makes it (`for_request`), with a
 digest of its own, so the copy gets its own compiled form and plan while the field order is
-shared (`solver.bounded.digest_family`).
+shared (`solver.bounded.digest_family`), and so are the compiled rules it did not rewrite (each
+kept condition is the pack's own object, and a rule rewritten alike is one object across copies:
+`solver.engine.csp.CompiledPack` takes their constraints from the family's).
 
 The pack as loaded reads every `given(FIELD)` of a rule as false (its `holds` never sees a
 request's marks): it is the copy of a request that gives none of them, which is what lint, count
@@ -47,6 +49,9 @@ GIVEN_MARK = "+given:"
 _ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
 # By digest: the fields whose typed value some rule reads (`given(FIELD) == VALUE`).
 _VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
+# By digest: the positions of the preferences whose `when` reads a typed value, the ones a copy
+# rewrites (finding them parsed every preference's text again per copy made: ~3 ms of each).
+_VALUED_PREFS: Lru[str, tuple[int, ...]] = Lru(PACKS_KEPT, family=digest_family)
 # The copies made, by their digest: a request's copy is made again for every request like it.
 _COPIES: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
 # Each rewritten rule with its conditions, by the pack's digest, the rule and the marks of the
@@ -85,6 +90,16 @@ def valued_fields(pack: Pack) -> frozenset[str]:
         found = frozenset(read[0] for text in texts for read in _reads(text, pack.sets))
         if pack.digest:
             _VALUED.put(pack.digest, found)
+    return found
+
+
+def _valued_preferences(pack: Pack) -> tuple[int, ...]:
+    """The positions in `pack.preferences` of those whose `when` reads a typed value."""
+    found = _VALUED_PREFS.get(pack.digest) if pack.digest else None
+    if found is None:
+        found = tuple(at for at, pref in enumerate(pack.preferences) if _reads(pref.when, pack.sets))
+        if pack.digest:
+            _VALUED_PREFS.put(pack.digest, found)
     return found
 
 
@@ -160,10 +175,10 @@ def for_request(
     # A preference reads `given(FIELD)` as the request's mark (solver.reasoning.plan), but the value
     # typed only here: rankings read the decided values, in which an adjustment has replaced it.
     prefs, ranked = list(pack.preferences), dict(base.preferences)
-    for at, pref in enumerate(prefs):
-        if _reads(pref.when, pack.sets):
-            prefs[at] = dataclasses.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
-            ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)
+    for at in _valued_preferences(pack):
+        pref = prefs[at]
+        prefs[at] = dataclasses.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
+        ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)
     copy = dataclasses.replace(pack, rules=tuple(rules), preferences=tuple(prefs), digest=digest)
     # Only the rewritten rules are parsed again; every other condition is the base's own.
     kept = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=ranked)
