@@ -10,7 +10,10 @@ tests/test_laws.py barely reach on their small packs:
   exactly the sets a trial of every set gives;
 - a traced propagation from a propagated state (`State.propagate`'s `settled`) skips the revisions
   that change nothing: its states, recorded reasons, and what `excluded` and `excluded_by_split`
-  answer from them are those of the propagation that makes every revision.
+  answer from them are those of the propagation that makes every revision;
+- a traced propagation stopped when a value goes (`Traced.until_gone`, `State.propagate`'s
+  `pause`) and taken up again is the unstopped one: each value's reason when it stops is the
+  one the whole run records, and the state it ends in is the same.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
 from solver.engine.localsearch import chase
-from solver.engine.tracing import Traced, _fix, _root, excluded, excluded_by_split, traced_base
+from solver.engine.tracing import Traced, _base, _fix, _root, excluded, excluded_by_split, traced_base
 from solver.model import Pin
 from solver.pack.loader import load_directory
 from solver.reasoning.conflicts import diagnoses, minimal_conflict, minimal_reason
@@ -257,3 +260,49 @@ def test_a_free_field_revises_a_rule_whose_fixed_field_waits(tmp_path: Path) -> 
     assert ("rule", "p_y_w") in every.removed["w"][0]
     skipping = _traced(cp, pins)
     assert _seen(skipping) == _seen(every)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(), order=st.randoms(use_true_random=False))
+def test_a_traced_propagation_stopped_where_a_value_goes_and_taken_up_again_is_the_whole_one(
+    case: Case, order: Any
+) -> None:
+    cp = compile_pack(case.pack)
+    pins = {n: v for n, (v, _) in case.pins().items()}
+    whole = _base(cp, pins)  # (`traced_base`'s state, not kept)
+    stopped = _base(cp, pins, paused=True)
+    asked = [(name, value) for name in case.pack.fields for value in cp.domains[name]]
+    order.shuffle(asked)
+    for name, value in asked:
+        if stopped.until_gone(name, value):
+            # Stopped part way, the value gone: its reason is the whole run's, which removes it too.
+            assert not stopped.finished
+            assert value not in whole.domains[name]
+            assert stopped.removed[name][value] == whole.removed[name][value]
+        else:
+            assert stopped.finished
+    stopped.finish()
+    assert _seen(stopped) == _seen(whole)
+
+
+# A stop in the middle of a field's readers: the pin p has two, p_x and p_y (in that order). x = 0
+# goes by the first; a run that stopped right there and went on with the next field in the queue
+# would never revise p_y, and y = 0 would stay. The run stops between fields only.
+_STOP_PACK = {
+    "fields.toml": "".join(
+        f'[field.{name}]\nkind = "option"\ndomain = {domain}\n'
+        for name, domain in [("p", "[0, 1]"), ("x", "[0, 1, 2]"), ("y", "[0, 1, 2]")]
+    ),
+    "rules.toml": _rules([("p_x", "p == 1", "x != 0"), ("p_y", "p == 1", "y != 0")]),
+}
+
+
+def test_a_traced_propagation_stops_only_between_fields(tmp_path: Path) -> None:
+    cp = _compiled(tmp_path, _STOP_PACK)
+    whole = _base(cp, {"p": 1})
+    stopped = _base(cp, {"p": 1}, paused=True)
+    assert stopped.until_gone("x", 0) or stopped.finished
+    assert stopped.removed["x"][0] == whole.removed["x"][0] == {("rule", "p_x"), ("pin", "p")}
+    stopped.finish()
+    assert _seen(stopped) == _seen(whole)
+    assert 0 not in stopped.domains["y"]

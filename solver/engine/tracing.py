@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from solver.engine.csp import CompiledPack
-from solver.engine.state import Constraint, State
+from solver.engine.state import Constraint, Pause, State
 from solver.model import Scalar
 from solver.values import same
 
@@ -28,6 +28,8 @@ __all__ = [
     "WithoutEach",
     "excluded",
     "excluded_by_split",
+    "keep_base",
+    "paused_base",
     "traced_base",
     "traced_domains",
 ]
@@ -49,7 +51,7 @@ class Traced:
     `total[f]` is the union of those (why the domain is what it is). Both tables are replaced
     per field when it narrows, never changed in place, so copies share them."""
 
-    __slots__ = ("_asked", "_known", "cp", "failed", "removed", "state", "total")
+    __slots__ = ("_asked", "_known", "_pause", "_wanted", "cp", "failed", "removed", "state", "total")
 
     def __init__(
         self,
@@ -67,12 +69,21 @@ class Traced:
         # The rule `never` was last asked about and its fixed fields then (see `never`).
         self._asked: Constraint | None = None
         self._known: tuple[tuple[str, Scalar], ...] = ()
+        # A propagation not run to its end (`until_gone`), and the value it stops at.
+        self._pause: Pause | None = None
+        self._wanted: tuple[str, Scalar] | None = None
+
+    @property
+    def finished(self) -> bool:
+        """Propagated to its end (every state but one `until_gone` stopped)."""
+        return self._pause is None
 
     @property
     def domains(self) -> dict[str, list[Scalar]]:
         return self.state.domains
 
     def copy(self) -> Traced:
+        self.finish()  # (a copy is of the whole propagation)
         made = self.state
         # (`.copy()`, not `dict(...)`: propagation deletes the rules it closes from `open`, and
         # `dict(table)` of a table with any entry deleted inserts the rest one by one, where
@@ -89,6 +100,31 @@ class Traced:
         self._asked = None
         return self.state.propagate(changed, observer=self, settled=settled)
 
+    def until_gone(self, name: str, value: Scalar) -> bool:
+        """Go on with the propagation `paused_base` left until `name = value` goes (True: the run
+        stopped there, or before) or the run ends (False: `finished`). The value's reason is then
+        the one the whole run records: a run stopped and resumed makes the same changes in the
+        same order (`State.propagate`'s `pause`), and a value's reason is written once, when it
+        goes."""
+        pause = self._pause
+        if pause is not None and value in self.state.domains[name]:
+            self._wanted, self._asked = (name, value), None
+            try:
+                self.state.propagate([], observer=self, settled=True, pause=pause)
+            finally:
+                self._wanted = None
+            if pause.done:
+                self._pause = None
+        return self._pause is not None  # (a run stops early only when the value goes)
+
+    def finish(self) -> None:
+        """Propagate to the end what `paused_base` or `until_gone` left."""
+        pause = self._pause
+        if pause is not None:
+            self._asked = None
+            self.state.propagate([], observer=self, settled=True, pause=pause)
+            self._pause = None
+
     # -- the observer (`solver.engine.state.Observer`) -------------------------------------
     def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
         self._asked = None  # (a field may be fixed now: `never`'s fixed fields are made again)
@@ -96,6 +132,9 @@ class Traced:
         gone = _gone_all(self.cp, con, self, at, [v for v in self.state.domains[target] if v not in kept])
         self.removed[target] = {**self.removed[target], **gone}
         self.total[target] = self.total[target].union(*gone.values())
+        wanted = self._wanted
+        if wanted is not None and wanted[0] == target and wanted[1] in gone and self._pause is not None:
+            self._pause.due = True
 
     def wiped_out(self, con: Constraint, at: int) -> None:
         self.failed = _wiped_out(self.cp, con, self, at)
@@ -245,8 +284,31 @@ def _keep(cp: CompiledPack, key: tuple[tuple[str, Scalar], ...], found: Traced) 
     kept[key] = found
 
 
-def _base(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = None) -> Traced:
-    """`start` (default: the root) with `pins` fixed and propagated."""
+def paused_base(cp: CompiledPack, pins: Mapping[str, Scalar]) -> Traced:
+    """`traced_base(cp, pins)` not propagated yet: `until_gone` runs it as far as a value asks
+    (a reason that needs no more of it), `finish` to its end. A caller that knows the run ends
+    in no wipe-out (else every value's reason is the wipe-out's). The kept state if there is one."""
+    key = tuple(sorted(pins.items(), key=lambda item: item[0]))
+    found = cp.memo.setdefault("traced-bases", {}).get(key)
+    return found if found is not None else _base(cp, pins, paused=True)
+
+
+def keep_base(cp: CompiledPack, pins: Mapping[str, Scalar], state: Traced) -> None:
+    """Keep a state `paused_base` made, finished, as `traced_base`'s for later callers."""
+    state.finish()
+    key = tuple(sorted(pins.items(), key=lambda item: item[0]))
+    kept: dict[tuple[tuple[str, Scalar], ...], Traced] = cp.memo.setdefault("traced-bases", {})
+    if key not in kept:
+        if len(kept) >= _BASES_KEPT:
+            kept.clear()
+        kept[key] = state
+
+
+def _base(
+    cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = None, *, paused: bool = False
+) -> Traced:
+    """`start` (default: the root) with `pins` fixed and propagated (`paused`: not yet, see
+    `paused_base`)."""
     state = (start or _root(cp)).copy()
     if state.failed is not None:
         return state
@@ -261,7 +323,10 @@ def _base(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced | None = N
         if len(current) > 1:
             _fix(state, name, value, frozenset({("pin", name)}))
             changed.append(name)
-    state.propagate(changed)
+    if paused:
+        state._pause = Pause(changed)
+    else:
+        state.propagate(changed)
     return state
 
 
