@@ -183,11 +183,13 @@ def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str,
     """`check` ok ⇒ `resolve` works and keeps every typed value `check` kept (the launcher takes
     the command as typed, so the best answer needs no change to it); an option whose value
     differs is a departure `resolve` lists (the launcher's pick being `check`'s value), or a typed
-    one an adjustment of `check` replaced."""
+    one an adjustment of `check` replaced. `check` refused at the launcher's own pick of an unset
+    option ⇒ where `resolve` answers, that option is a departure (`_departs_where_the_launcher_fails`)."""
     exercised = 0
     for pack, options, facts in requests(name, "check-then-resolve", count):
         predicted = _answer(check, pack, options, facts)
         if not isinstance(predicted, Resolution):
+            _departs_where_the_launcher_fails(pack, options, facts, predicted)
             continue
         exercised += 1
         searched = _answer(resolve, pack, options, facts)
@@ -203,6 +205,27 @@ def _law_what_check_accepts_resolve_answers_and_says_where_it_departs(name: str,
                 assert field in departures, (options, facts, field, predicted.values[field], value)
                 assert departures[field].launcher == predicted.values[field]
     assert exercised, "check accepted no request: the law was not exercised"
+
+
+def _departs_where_the_launcher_fails(
+    pack: Pack, options: Mapping[str, Scalar], facts: Mapping[str, Scalar], refused: Unsatisfiable
+) -> None:
+    """`check` refused the request at the launcher's own pick of an unset option
+    (`launcher_default`): where `resolve` answers, it lists that option as a departure from a pick
+    that fails (`launcher` None) to its value. No other shipped law asks `resolve` where `check`
+    fails: an engine mutated to report no departure at all passed this law's plain draws (ok
+    where `check` is: the search seldom leaves a launcher's pick that works), and said nothing
+    of the attention backend it chose for a DeepSeek-V3 on a B200 with an fp8_e5m2 KV cache."""
+    failing = refused.launcher_default
+    if failing is None:
+        return
+    searched = _answer(resolve, pack, options, facts)
+    if not isinstance(searched, Resolution):
+        return
+    field = failing["field"]
+    departure = next((d for d in searched.departures if d.field == field), None)
+    assert departure is not None, (options, facts, field, searched.values[field])
+    assert departure.launcher is None and departure.resolved == searched.values[field], (options, facts)
 
 
 def _keeps_an_adjusted_pin(options: Mapping[str, Scalar], repair: Repair) -> bool:
@@ -408,6 +431,20 @@ def test_the_law_holds_around_resources(name: str, law: str, monkeypatch: pytest
     `CONFSOLVE_EXAMPLES=N` exactly N)."""
     monkeypatch.setattr(sys.modules[__name__], "requests", partial(requests, around=True))
     LAWS[law](name, _count(long=True))
+
+
+def test_resolve_departs_where_the_launcher_default_fails() -> None:
+    """A DeepSeek-V3 on a B200 with `--kv-cache-dtype fp8_e5m2`: SGLang's own attention backend
+    there (trtllm_mla) runs no e5m2 cache, so `check` refuses, and `resolve` takes another and
+    says so, a departure from a pick that fails (the check-then-resolve law on one request)."""
+    pack = _pack("sglang")
+    options: dict[str, Scalar] = {"kv_cache_dtype": "fp8_e5m2"}
+    facts: dict[str, Scalar] = {"platform": "cuda", "gpu_arch": "sm100"}
+    facts["architecture"] = "DeepseekV3ForCausalLM"
+    refused = _answer(check, pack, options, facts)
+    assert isinstance(refused, Unsatisfiable) and refused.launcher_default is not None
+    assert refused.launcher_default["field"] == "attention_backend"
+    _departs_where_the_launcher_fails(pack, options, facts, refused)
 
 
 @pytest.mark.parametrize("minimal", [False, True], ids=["full", "minimal"])
