@@ -231,8 +231,9 @@ def predicted(options: dict[str, Any], **facts: Any) -> Any:
         ("sm90", {"block_size": 544}, 544),
         ("sm90", {"block_size": 544, "kv_cache_dtype": "fp8"}, 1088),
         # SM75 runs float16 whatever the checkpoint: the alignment is not tested under bfloat16
-        ("sm75", {"block_size": 16, "kv_cache_dtype": "fp8"}, 1072),
-        ("sm75", {"block_size": 128, "kv_cache_dtype": "fp8"}, 1152),
+        # (V6161-0141, V11002-0258, V2020001-0055; an FP8 cache there is kind 28, refused)
+        ("sm75", {"block_size": 128}, 640),
+        ("sm75", {"block_size": 32}, 544),
     ],
 )
 def test_qwen3_next_user_block_sizes_are_raised_as_vllm_raises_them(
@@ -406,6 +407,68 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             {"attention_backend": "TRITON_FLASH_ATTN", "flash_attn_version": 4, "kv_cache_dtype": "fp8"},
             "fa-fp8-kv-needs-fa3-hopper-or-fa4-blackwell",
         ),
+        # KNOWN_DIFFERENCES 28: Triton attention and Triton MLA read an FP8 KV cache with native FP8,
+        # which needs SM89; vLLM's configuration and selection take it and the first layer built
+        # raises (TritonAttentionImpl.__init__, executed with the oracle's mocks on an A100). Main
+        # ff88a15 said ok to each: the pinned backend, gpt-oss's sinks (FlashInfer runs them on
+        # Hopper and Blackwell only), a T4 (no FlashInfer), DeepSeek's TRITON_MLA, a per-token-head cache
+        (
+            LLAMA | {"gpu_arch": "sm80"},
+            {"attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8"},
+            "triton-kv-dtype",
+        ),
+        (
+            {
+                "platform": "cuda",
+                "architecture": "GptOssForCausalLM",
+                "num_attention_heads": 64,
+                "gpu_arch": "sm80",
+            },
+            {"kv_cache_dtype": "fp8_e5m2"},
+            "triton-kv-dtype",
+        ),
+        (
+            QWEN3_NEXT | {"gpu_arch": "sm75"},
+            {"block_size": 16, "kv_cache_dtype": "fp8"},
+            "triton-kv-dtype",
+        ),
+        (
+            {
+                "platform": "cuda",
+                "architecture": "DeepseekV3ForCausalLM",
+                "num_attention_heads": 128,
+                "gpu_arch": "sm86",
+            },
+            {"tensor_parallel_size": 8, "kv_cache_dtype": "fp8"},
+            "mla-kv-dtype",
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm86"},
+            {"attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8_per_token_head"},
+            "triton-kv-dtype",
+        ),
+        # KNOWN_DIFFERENCES 30: HPC_ATTN's Impl runs 4 or 8 query heads per KV head on a GPU (Qwen2's
+        # 7; Llama 4 at -tp 8: 5 heads and one replicated KV head), executed on H100; main ff88a15 said ok
+        (
+            {
+                "platform": "cuda",
+                "architecture": "Qwen2ForCausalLM",
+                "num_attention_heads": 28,
+                "gpu_arch": "sm90",
+            },
+            {"attention_backend": "HPC_ATTN"},
+            "hpc-attn-head-size",
+        ),
+        (
+            {
+                "platform": "cuda",
+                "architecture": "Llama4ForConditionalGeneration",
+                "num_attention_heads": 40,
+                "gpu_arch": "sm90",
+            },
+            {"attention_backend": "HPC_ATTN", "tensor_parallel_size": 8},
+            "hpc-attn-head-size",
+        ),
     ],
 )
 def test_requests_vllm_refuses_are_conflicts(
@@ -414,6 +477,49 @@ def test_requests_vllm_refuses_are_conflicts(
     with pytest.raises(Unsatisfiable) as raised:
         resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
     assert rule in {r.id for r in raised.value.conflict.rules}
+
+
+@pytest.mark.parametrize(
+    ("facts", "options"),
+    [
+        # 4 query heads per KV head on each GPU: Llama (32/8), Qwen3 at -tp 8 (4 heads, one KV head)
+        (LLAMA | {"gpu_arch": "sm90"}, {"attention_backend": "HPC_ATTN"}),
+        (
+            {
+                "platform": "cuda",
+                "architecture": "Qwen3ForCausalLM",
+                "num_attention_heads": 32,
+                "gpu_arch": "sm90",
+            },
+            {"attention_backend": "HPC_ATTN", "tensor_parallel_size": 8},
+        ),
+    ],
+)
+def test_what_vllm_builds_the_layers_of_is_taken(facts: dict[str, Any], options: dict[str, Any]) -> None:
+    resolve(load_pack("vllm"), options, facts, reasons=False, predict=True)
+
+
+@pytest.mark.parametrize(
+    ("gpu_arch", "options", "backend"),
+    [
+        # FlashInfer reads an FP8 cache on an A100, so vLLM never reaches TRITON_ATTN there; from SM89
+        # on Triton reads it; a per-token-head int8 cache needs no native FP8
+        ("sm80", {"kv_cache_dtype": "fp8"}, "FLASHINFER"),
+        ("sm89", {"attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8"}, "TRITON_ATTN"),
+        (
+            "sm80",
+            {"attention_backend": "TRITON_ATTN", "kv_cache_dtype": "int8_per_token_head"},
+            "TRITON_ATTN",
+        ),
+    ],
+)
+def test_an_fp8_cache_below_sm89_runs_where_no_triton_kernel_reads_it(
+    gpu_arch: str, options: dict[str, Any], backend: str
+) -> None:
+    resolution = resolve(
+        load_pack("vllm"), options, LLAMA | {"gpu_arch": gpu_arch}, reasons=False, predict=True
+    )
+    assert resolution.values["attention_backend"] == backend
 
 
 @pytest.mark.parametrize(
