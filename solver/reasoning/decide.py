@@ -571,15 +571,18 @@ def violated(cp: CompiledPack, pins: Mapping[str, Scalar], rule_id: str) -> bool
     known = cond.partial(pins)
     if known is not None:
         return not known
-    if cp.satisfiable(pins, task="testing an adjustment") is not None:
-        return False
-    if cp.satisfiable(pins, without_rules=[rule_id], task="testing an adjustment") is not None:
-        return True
+
+    def broken(values: Mapping[str, Scalar]) -> bool | None:
+        """True: fails with the rule, holds without it; False: holds; None: fails either way."""
+        if cp.satisfiable(values, task="testing an adjustment") is not None:
+            return False
+        if cp.satisfiable(values, without_rules=[rule_id], task="testing an adjustment") is not None:
+            return True
+        return None
+
+    found = broken(pins)
+    if found is not None:
+        return found
     fields = cp.pack.fields
     own = {n: v for n, v in pins.items() if n in cond.fields or fields[n].kind == "fact"}
-    if len(own) == len(pins):
-        return False
-    return (
-        cp.satisfiable(own, task="testing an adjustment") is None
-        and cp.satisfiable(own, without_rules=[rule_id], task="testing an adjustment") is not None
-    )
+    return len(own) < len(pins) and bool(broken(own))
