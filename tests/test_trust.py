@@ -166,7 +166,24 @@ def test_resolve_never_requantizes_the_model_to_make_a_kernel_flag_work(
     assert {"quantization": "nvfp4_online"} in [r["set"] for r in doc["repairs"]]
 
 
-@pytest.mark.parametrize("field", ["quantization", "tp_size", "dp_size", "ep_size", "dtype"])
+def test_resolve_never_turns_on_dp_attention_to_fit_the_gpus() -> None:
+    """--tp-size 8 --dp-size 2 on 8 GPUs needs 16 ranks. 595b19b resolved it by turning DP
+    attention on (8 ranks, the two DP groups inside the TP group): a parallel layout the user did
+    not ask for, which also changes what their --dp-size means. It is refused; turning it on is a
+    repair the user takes or not."""
+    pack = load_pack("sglang")
+    facts = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM", "num_gpus": 8}
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve(pack, {"tp_size": 8, "dp_size": 2}, facts)
+    assert "par-ranks-within-gpus" in {r.id for r in caught.value.conflict.rules}
+    assert {"enable_dp_attention": True} in [dict(r.set) for r in caught.value.repairs]
+    typed = resolve(pack, {"tp_size": 8, "dp_size": 2, "enable_dp_attention": True}, facts)
+    assert typed.values["enable_dp_attention"] is True and not typed.departures
+
+
+@pytest.mark.parametrize(
+    "field", ["quantization", "tp_size", "dp_size", "ep_size", "dtype", "enable_dp_attention"]
+)
 def test_precision_and_resources_are_not_searched(field: str) -> None:
     assert load_pack("sglang").fields[field].search is False
 
