@@ -188,6 +188,38 @@ def test_precision_and_resources_are_not_searched(field: str) -> None:
     assert load_pack("sglang").fields[field].search is False
 
 
+@pytest.mark.parametrize(
+    ("pack_name", "field"),
+    [
+        ("sglang", "kv_cache_dtype"),
+        ("vllm", "kv_cache_dtype"),
+        ("vllm", "decode_context_parallel_size"),
+        ("vllm", "enable_expert_parallel"),
+    ],
+)
+def test_the_cache_precision_and_parallel_layouts_are_not_searched_in_either_pack(
+    pack_name: str, field: str
+) -> None:
+    """595b19b searched SGLang's KV dtype (vLLM's was not) and vLLM's -dcp and -ep."""
+    assert load_pack(pack_name).fields[field].search is False
+
+
+def test_resolve_never_picks_a_kv_cache_dtype_to_make_a_backend_work() -> None:
+    """tilelang DSA decode on B200: SGLang's DSA cache defaults to fp8_e4m3, which tilelang refuses
+    on CUDA. 595b19b resolved it with a bfloat16 cache it chose (twice the KV memory); now the
+    request is refused and the bfloat16 cache is the first repair."""
+    pack = load_pack("sglang")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm100",
+        "architecture": "DeepseekV32ForCausalLM",
+        "checkpoint_quant": "fp8",
+    }
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve(pack, {"dsa_decode_backend": "tilelang"}, facts)
+    assert dict(caught.value.repairs[0].set) == {"kv_cache_dtype": "bfloat16"}
+
+
 @pytest.mark.parametrize("pack_name", ["sglang", "vllm"])
 def test_the_checkpoints_quantization_is_never_searched(pack_name: str) -> None:
     """The model's precision is a fact the search may not choose: left unset it is assumed (its
