@@ -119,8 +119,8 @@ def around(
         # 1,000: 156 refutations, 0.05 s CPU in all), where each witness held the fields outside
         # at a known solution's values and, on a question with no solution, failed after its
         # search (704 such, 1.66 s). A question with a solution costs one refutation more per
-        # layer it reaches (~1 ms); its witness is the same search as before, so the answers
-        # are the same.
+        # layer it reaches (a search for a solution of the layer: 168, 0.57 s); its witness is
+        # the same search as before, so the answers are the same.
         try:
             if ask(pins, layer) is None:
                 return None, True
