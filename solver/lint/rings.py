@@ -39,13 +39,13 @@ def around(
 ) -> tuple[dict[str, Scalar] | None, bool]:
     """The local exact step: (a solution, False), (None, True) when the question has none,
     or (None, False) when it cannot tell. It walks the layers of rules around the question's
-    fields (`rule_layers`), and in each layer tries
+    fields (`rule_layers`), and in each layer tries, in this order,
 
+    - a refutation: the layer's rules alone with the question's pins and conditions. Exact:
+      more rules can only leave fewer solutions;
     - a witness: every field outside the layer held at a known solution's values, a short
       search over the layer's fields with every rule that reads one. Sound: the known
-      solution keeps every rule, so a rule that reads no field that may move still holds;
-    - a refutation: the layer's rules alone with the question's pins and conditions. Exact:
-      more rules can only leave fewer solutions.
+      solution keeps every rule, so a rule that reads no field that may move still holds.
 
     Each try costs what the layer holds, where the exact search over the whole pack starts
     with a propagation of every rule: that made lint grow as n^2.2 on the synthetic packs.
@@ -115,13 +115,22 @@ def around(
         if len(ring) > share:
             break
         outside = {n for r in ring for n in oracle.cp.rules[r].fields if n not in moving}
+        # The refutation first: it is the layer's rules alone, a few propagations (synthetic
+        # 1,000: 156 refutations, 0.05 s CPU in all), where each witness held the fields outside
+        # at a known solution's values and, on a question with no solution, failed after its
+        # search (704 such, 1.66 s). A question with a solution costs one refutation more per
+        # layer it reaches (a search for a solution of the layer: 168, 0.57 s); its witness is
+        # the same search as before, so the answers are the same.
+        try:
+            if ask(pins, layer) is None:
+                return None, True
+        except CountLimitReached:
+            pass  # (the witnesses may still find one)
         try:
             for known in knowns:
                 found = ask({**{n: known[n] for n in outside}, **pins}, ring)
                 if found is not None:
                     return {**known, **{n: found[n] for n in moving}}, False
-            if ask(pins, layer) is None:
-                return None, True
         except CountLimitReached:
             continue
     return None, False
