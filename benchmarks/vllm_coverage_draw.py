@@ -332,6 +332,32 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "dtype": ["auto", "bfloat16", "float16"],
         },
     ),
+    # The cells the fixtures hold least of (round 22's count by GPU x model family x typed flag):
+    # Turing, Ampere consumer, Ada, B300, Thor and consumer Blackwell under the hybrid, MLA, gpt-oss
+    # (sinks) and Llama 4 (chunked local attention) models over quantized checkpoints, with a typed
+    # KV-cache dtype and backend (the checkpoint's KV scheme and KV-cache method against them).
+    "thin": (
+        [
+            "Qwen3NextForCausalLM",
+            "Qwen3NextForCausalLM",
+            "GptOssForCausalLM",
+            "Llama4ForConditionalGeneration",
+            "DeepseekV3ForCausalLM",
+            "DeepseekV2ForCausalLM",
+            "Glm4MoeForCausalLM",
+            "LlamaForCausalLM",
+        ],
+        [75, 86, 89, 103, 110, 120, 121],
+        ["fp8", "fp8_tensor", "modelopt_fp8", "modelopt_fp4", "mxfp8", "w4afp8_mixed", "awq", "mxfp4", None],
+        {
+            "kv_cache_dtype": [],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "block_size": [16, 32, 64, 128, 256, 544],
+            "flash_attn_version": [2, 3, 4],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
 }
 
 

@@ -1,0 +1,102 @@
+"""vLLM's oracle one stage further: build each attention layer as the model builds it.
+
+The oracle (shared/tools/vllm-oracle/oracle.py) runs vLLM 0.33.0's configuration, its attention
+selector and its block-size finalisation. Some requests pass all three and fail when the model is
+constructed: the layer's `Attention.__init__` (`_init_kv_cache_quant`: fp8_e5m2 over an FP8 or
+ModelOpt checkpoint, KNOWN_DIFFERENCES 29) or the backend's Impl (Triton's native-FP8 check below
+SM89, HPC_ATTN's heads per group: 28, 30). This runs the oracle unchanged and, after its last
+stage, builds vLLM's own `Attention` for each kind of attention layer the oracle selected for (the
+arguments the model passes: heads and KV heads per GPU, head size, sliding window, gpt-oss's sinks),
+with the checkpoint's quant_config and the model dtype as torch's default, under
+`set_current_vllm_config`, after running its KV-cache quantization step on a stand-in layer
+(FlashInfer's Impl, built before that step, cannot be built under the mocks: such a layer is
+reported "[layer, not buildable under the mocks]", no answer). MLA layers are not built. A
+failure there is reported as the oracle reports any, as a RuntimeError whose message starts
+"[layer]" and names the original error (the stage stays `block_size`). Run it
+with the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
+
+    ORACLE_VLLM_WORKERS=2 $ORACLE_VLLM_HOME/venv/bin/python benchmarks/vllm_layer_probe.py < in > out
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+ORACLE = os.environ.get("ORACLE_VLLM_TOOLS", "/work/shared/tools/vllm-oracle")
+sys.path.insert(0, ORACLE)
+
+import oracle  # type: ignore[import-not-found]  # noqa: E402  (the harness's module, path set above)
+
+_finalize = oracle._finalize_block_size
+
+
+def _build_layers(cfg: Any) -> None:
+    import torch
+    from torch import nn
+    from vllm.config import set_current_vllm_config
+    from vllm.model_executor.layers.attention import Attention
+    from vllm.model_executor.layers.attention.attention import _init_kv_cache_quant
+    from vllm.utils.torch_utils import set_default_torch_dtype
+
+    mc, pc = cfg.model_config, cfg.parallel_config
+    # as the model loader builds the model (base_loader.py): the layers read the model dtype as
+    # torch's default (float32 otherwise: FlashInfer refuses it and the selector takes Triton)
+    with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
+        for n, (_kind, kw) in enumerate(oracle._attention_kinds(cfg)):
+            if kw.get("use_mla"):
+                continue
+            prefix = f"model.layers.{n}.self_attn.attn"
+            # The KV-cache quantization step first, on a stand-in layer: it reads the cache dtype and
+            # the checkpoint's quant_config only, and FlashInfer's Impl, built before it in
+            # Attention.__init__, calls into FlashInfer, which the mocks stub out.
+            # (an Attention, uninitialised: the quant configs hand their KV-cache method to Attention)
+            stand_in = Attention.__new__(Attention)
+            nn.Module.__init__(stand_in)
+            stand_in.kv_cache_dtype = cfg.cache_config.cache_dtype
+            _init_kv_cache_quant(stand_in, cfg.quant_config, prefix)
+            heads = mc.get_num_attention_heads(pc)
+            extra: dict[str, Any] = {}
+            if kw.get("has_sink"):
+                # gpt-oss passes its sinks (one per local head) to Attention
+                extra["sinks"] = torch.nn.Parameter(torch.empty(heads), requires_grad=False)
+            window = getattr(mc.hf_text_config, "sliding_window", None) if kw["has_sliding_window"] else None
+            try:
+                Attention(
+                    heads,
+                    kw["head_size"],
+                    kw["head_size"] ** -0.5,
+                    num_kv_heads=mc.get_num_kv_heads(pc),
+                    cache_config=cfg.cache_config,
+                    quant_config=cfg.quant_config,
+                    per_layer_sliding_window=window,
+                    prefix=prefix,
+                    **extra,
+                )
+            except Exception as e:
+                if "flashinfer" in str(e):
+                    # a stubbed FlashInfer object reached a torch call: no answer of vLLM's
+                    raise RuntimeError(f"[layer, not buildable under the mocks] {e}") from e
+                raise
+
+
+def _finalize_then_build(cfg: Any, backends: Any) -> None:
+    _finalize(cfg, backends)
+    try:
+        _build_layers(cfg)
+    except Exception as e:
+        # (the record's stage stays the oracle's last, block_size; the message says where)
+        raise RuntimeError(f"[layer] {type(e).__name__}: {e}") from e
+
+
+oracle._finalize_block_size = _finalize_then_build
+# The driver starts each worker as `python <oracle.__file__> --worker`: this file, so the workers
+# build the layers too.
+oracle.__file__ = os.path.abspath(__file__)
+
+if __name__ == "__main__":
+    if "--worker" in sys.argv:
+        oracle.worker_main()
+    else:
+        oracle.main()
