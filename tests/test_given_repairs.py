@@ -13,17 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_engine import write_pack
+from test_vllm_pack import QWEN3_NEXT
 
 from solver import Unsatisfiable, check, load_pack, resolve
 from solver.cli.commands import main
-
-QWEN3_NEXT = {
-    "platform": "cuda",
-    "architecture": "Qwen3NextForCausalLM",
-    "num_attention_heads": 16,
-    "num_gpus": 8,
-    "checkpoint_quant": "none",
-}
 
 
 def _refused(pack: Any, options: dict[str, Any], facts: dict[str, Any]) -> Unsatisfiable:
@@ -147,11 +141,7 @@ source = "test"
 def test_a_rule_reading_an_unset_flag_is_repaired_by_typing_it_but_never_a_resource(tmp_path: Path) -> None:
     """Typing `--page` (read through given()) is offered; typing `--gpus` (`search = false`: a
     resource the user did not give) is not, and so no one change resolves with both unset."""
-    names = ", ".join(f'"{n}"' for n in _POLICY_PACK)
-    (tmp_path / "pack.toml").write_text(f'[pack]\nname = "t"\nversion = "1"\nfiles = [{names}]\n')
-    for name, text in _POLICY_PACK.items():
-        (tmp_path / name).write_text(text)
-    pack = load_pack(tmp_path)
+    pack = load_pack(write_pack(tmp_path, _POLICY_PACK))
     with pytest.raises(Unsatisfiable) as raised:
         resolve(pack, {"backend": "paged", "gpus": 2}, {})
     assert ({"page": 16}, []) in [(r.set, r.unset) for r in raised.value.repairs]
