@@ -34,6 +34,7 @@ from solver.reasoning.conflicts import (
 )
 from solver.reasoning.decide import ChainFailed, first_search, launcher_view
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
+from solver.reasoning.givenrepairs import with_given_repairs
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.verify import as_typed, try_resolve
 from solver.reasoning.witness import Witnesses, search_start, sweep
@@ -84,6 +85,7 @@ def unsatisfiable_for(
             fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved, predict=predict)
         if adjustments:
             fixes = as_typed(plan, pins, adjustments, fixes, predict)
+        fixes = with_given_repairs(fixes, plan, pins, adjustments, found, keep, predict)[:MAX_REPAIRS]
         message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
@@ -302,6 +304,7 @@ def chain_failure(
         fixes = fixes[: MAX_REPAIRS - len(stated)] + stated
     if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
         fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
+    fixes = with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict)[:MAX_REPAIRS]
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
     own = f"{describe_pin(pack, name, default, 'user')} is " + (

@@ -36,6 +36,7 @@ from solver.reasoning.decide import (
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned, resolve_unexplained
 from solver.reasoning.required import check_required_before_failing
+from solver.reasoning.verify import typed_request
 
 __all__ = [
     "ChainFailed",
@@ -149,7 +150,11 @@ def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str
         return exc.message
     from solver.render.text import conflict_message
 
-    plan = plan_for(query_pack(pack, exc.request))
+    # The copy the conflict was found on answers `given(FIELD) == VALUE` as typed: made from
+    # the request with its adjusted pins at their typed values (from the adjusted ones, vLLM's
+    # FA4 typed and lowered to FA2 read as FA2 typed, and the refusing rule held for every
+    # -tp: the explanation said "tensor_parallel_size must be 1 or 2 or ..." of a typed -tp 2).
+    plan = plan_for(query_pack(pack, typed_request(exc.request, exc.adjusted)))
     return conflict_message(
         plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
     )

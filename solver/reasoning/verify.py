@@ -1,7 +1,8 @@
 """A repair verified by resolving it: only a repair the next answer takes is shown.
 
 - `try_resolve`: the values a request resolves to, or None;
-- `as_typed`: repairs found on a request an adjustment changed, checked on what the user typed.
+- `as_typed`: repairs found on a request an adjustment changed, checked on what the user typed;
+- `typed_request`: a request's pins as typed, before any adjustment.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from solver.model import Pin, Repair, Scalar
 from solver.reasoning.plan import Plan
 from solver.reasoning.provenance import resolve_unexplained
 
-__all__ = ["as_typed", "try_resolve"]
+__all__ = ["as_typed", "try_resolve", "typed_request"]
 
 
 def try_resolve(
@@ -65,8 +66,7 @@ def as_typed(
     place). Each is resolved so: its `values` are that answer; when it holds only with an
     adjusted value, that value joins `set` as a change of its own (typed, so nothing the user
     set changes unsaid); a repair that holds neither way is dropped."""
-    # (An adjustment to auto leaves no pin: the field is back as typed.)
-    typed = {**pins, **{n: Pin(field=n, value=v, source="user") for n, (v, _) in adjustments.items()}}
+    typed = typed_request(pins, adjustments)
     out = []
     for fix in fixes:
         base = {n: p for n, p in typed.items() if n not in fix.unset}
@@ -87,3 +87,14 @@ def as_typed(
             fix = fix.model_copy(update={"set": {**fix.set, **kept}, "changes": fix.changes + len(kept)})
         out.append(fix.model_copy(update={"values": values}))
     return out
+
+
+def typed_request(
+    pins: Mapping[str, Pin], adjustments: Mapping[str, tuple[Scalar, str]] | None
+) -> dict[str, Pin]:
+    """The request as the user typed it: `pins` (as resolved) with each pin an adjustment replaced
+    back at its typed value (`adjustments`: field -> (typed value, rule)). An adjustment to auto
+    leaves no pin: the field is back as typed."""
+    typed = dict(pins)
+    typed.update({n: Pin(field=n, value=v, source="user") for n, (v, _) in (adjustments or {}).items()})
+    return typed

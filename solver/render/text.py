@@ -58,6 +58,17 @@ def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
     return f"{name}={_show(value)}{extra}"
 
 
+def _typed_words(
+    pack: Pack, name: str, value: Scalar, adjusted: Mapping[str, tuple[Scalar, str]] | None
+) -> str:
+    """A pin of the request as the user gave it: an adjusted one at its typed value, with what
+    the launcher made of it (not the launcher's value as if typed)."""
+    if not adjusted or name not in adjusted:
+        return describe_pin(pack, name, value, "user")
+    typed, rule = adjusted[name]
+    return f"{describe_pin(pack, name, typed, 'user')} ({pack.name}:{rule} makes it {_show(value)})"
+
+
 def _source_words(source: str) -> str:
     return {
         "user": "you set it",
@@ -108,8 +119,10 @@ def conflict_message(
     the front end that received the request writes a repair (default: a `confsolve resolve`
     command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
     pins the launcher replaced, so a conflict line names what the user typed."""
+    from solver.render.steps import conflict_steps
+
     pack = plan.pack
-    request = ", ".join(describe_pin(pack, n, p.value, p.source) for n, p in pins.items())
+    request = ", ".join(_typed_words(pack, n, p.value, adjusted) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
     lines.append("These cannot all hold:")
     for pin in report.pins:
@@ -130,7 +143,7 @@ def conflict_message(
     for ref in report.rules:
         lines.append(f"  - rule {pack.name}:{ref.id}: {ref.because}")
         lines.append(f"      source: {ref.source}")
-    chain = _chain(plan, report)
+    chain = conflict_steps(plan, report, pins)
     if chain:
         lines += ["", chain]
     lines.append("")
@@ -169,59 +182,6 @@ def _repair_words(pack: Pack, repair: Repair) -> str:
         # A fact is stated, not chosen: the repair holds only for a model or machine that is so.
         parts.append(f"if it is so, give {' and '.join(facts)}")
     return "; ".join(parts)
-
-
-def _chain(plan: Plan, report: ConflictReport) -> str:
-    """PubGrub-style telling of a multi-rule conflict: "Because A and B, X must be ...; so ..."."""
-    pack = plan.pack
-    if len(report.rules) < 2:
-        return ""  # one rule: its `because`, listed above, already says it all
-    cp = plan.compiled
-    known: dict[str, list[Scalar]] = {p.field: [p.value] for p in report.pins}
-    remaining = [r.id for r in report.rules]
-    steps: list[str] = []
-    while remaining:
-        progressed = False
-        for rid in list(remaining):
-            free = [f for f in cp.rules[rid].fields if f not in known]
-            if len(free) > 1 and len(remaining) > 1:
-                continue
-            premises = [f for f in cp.rules[rid].fields if f in known]
-            said = " and ".join(_describe_known(pack, f, known[f]) for f in premises)
-            because = pack.rule(rid).because.rstrip(".")
-            if len(free) == 1:
-                target = free[0]
-                allowed = _allowed(plan, known, [rid], target)
-                known[target] = allowed
-                shown = " or ".join(_show(v) for v in allowed) if allowed else "nothing"
-                steps.append(f"Because {said} and rule {rid} ({because}), {target} must be {shown}")
-            else:
-                steps.append(f"because {said} and rule {rid} ({because}), the request cannot hold")
-            remaining.remove(rid)
-            progressed = True
-            break
-        if not progressed:
-            return ""
-    return ";\n".join(steps) + "."
-
-
-def _describe_known(pack: Pack, name: str, values: Sequence[Scalar]) -> str:
-    if len(values) == 1:
-        return describe_pin(pack, name, values[0], "user")
-    return f"{name} in [{', '.join(_show(v) for v in values)}]"
-
-
-def _allowed(
-    plan: Plan, known: Mapping[str, Sequence[Scalar]], rules: Sequence[str], target: str
-) -> list[Scalar]:
-    cp = plan.compiled
-    pins = {n: v[0] for n, v in known.items() if len(v) == 1}
-    allowed = {n: v for n, v in known.items() if len(v) != 1}
-    return [
-        value
-        for value in cp.domains[target]
-        if cp.solve({**pins, target: value}, rules=rules, allowed=allowed) is not None
-    ]
 
 
 # --- resolution tables ----------------------------------------------------------------------
