@@ -304,8 +304,13 @@ EXPERTS_AND_VISION_HEADS = {
 
 
 def _expected(name: str) -> dict[str, Any]:
-    # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below).
-    where = {"quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY, "quant_algo_mxfp8": False}
+    # No fixture is an MXFP8 checkpoint, so none names quant_algo MXFP8 (its test is below); the
+    # GPTQ export is quantized with act-order (desc_act) and no static groups.
+    where = {
+        "quant_in_hf_quant_config": name in HF_QUANT_CONFIG_ONLY,
+        "quant_algo_mxfp8": False,
+        "gptq_desc_act": name == "llama-3.1-8b-instruct-gptq-int4",
+    }
     traits: dict[str, Any] = {"has_qsa_indexer": False}
     if name in HEADS_OVER_TP:
         traits["heads_split_over_tp"] = True
