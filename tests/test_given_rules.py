@@ -520,3 +520,111 @@ def test_resolve_departs_only_to_a_value_a_command_can_type(command_pack: Pack) 
     ]
     assert to_argv(got, command_pack) == ["--quantization", "gptq", "--kernel", "k1"]
     assert to_argv(got, command_pack, minimal=True) == []
+
+
+# `given(FIELD) == VALUE` as well as `given(FIELD)`, each read with a field the rule also reads.
+REFUSAL_RULES = (
+    COMMAND_RULES
+    + """
+[[rule]]
+id = "marlin-typed-gptq"
+when = "runner == 'marlin' and checkpoint == 'gptq'"
+forbid = "given(quantization) == 'none'"
+because = "marlin asserts the typed method matches a GPTQ checkpoint"
+source = "test"
+"""
+)
+
+
+def _refusal_by_hand(pack: Pack, given: dict[str, Any], solution: dict[str, Any]) -> bool:
+    """`refusal_possible` computed afresh: each hard rule reading `given()`, under every choice of
+    the marks of the options the request leaves unset, on a new mapping each time."""
+    from solver.model import given_key, typed_key
+    from solver.pack.loader import semantics
+
+    rules = semantics(pack).rules
+    for rule in pack.rules:
+        cond = rules[rule.id]
+        if rule.severity != "error" or not cond.given:
+            continue
+        unset = [n for n in cond.given if n not in given and pack.fields[n].kind == "option"]
+        for chosen in itertools.product((False, True), repeat=len(unset)) if unset else ():
+            known = {**solution, **{given_key(n): True for n in given}}
+            known |= {typed_key(n): v for n, v in given.items()}
+            known |= {given_key(n): c for n, c in zip(unset, chosen, strict=True)}
+            if cond.partial(known) is False:
+                return True
+    return False
+
+
+def test_refusal_possible_agrees_with_brute_force_whatever_it_remembered(tmp_path: Path) -> None:
+    """`departures.refusal_possible` remembers each rule's answer by the values it reads: over
+    every configuration of the pack and every request typing some options (at the answer's
+    value or another, as an adjustment leaves it), asked in a shuffled order of one compiled
+    pack, each answer is the one computed afresh."""
+    import random
+
+    from solver.model import Pin
+    from solver.reasoning.departures import refusal_possible
+    from solver.reasoning.plan import plan_for
+
+    root = tmp_path / "refusals"
+    root.mkdir()
+    (root / "pack.toml").write_text(PACK.replace("given-rules", "refusals"), encoding="utf-8")
+    (root / "rules.toml").write_text(REFUSAL_RULES, encoding="utf-8")
+    pack = load_directory(root)
+    plan = plan_for(pack)
+    names = list(pack.fields)
+    options = [n for n in names if pack.fields[n].kind == "option"]
+    asked = []
+    for values in itertools.product(*(pack.fields[n].domain for n in names)):
+        solution = dict(zip(names, values, strict=True))
+        for typed in itertools.product(*([None, *pack.fields[n].domain] for n in options)):
+            given = {n: v for n, v in zip(options, typed, strict=True) if v is not None}
+            asked.append((solution, given))
+    random.Random(22).shuffle(asked)
+    answers = set()
+    for solution, given in asked:
+        pins = {n: Pin(field=n, value=v, source="user") for n, v in given.items()}
+        got = refusal_possible(plan, pack, pins, solution)
+        assert got == _refusal_by_hand(pack, given, solution), (solution, given)
+        answers.add(got)
+    assert answers == {False, True}
+
+
+def test_refusal_possible_evaluates_a_rule_once_per_values_it_reads(command_pack: Pack) -> None:
+    """Asked again with the same values of what a rule reads, `refusal_possible` evaluates no rule
+    (the slowest decile of resolutions spent ~8 % here); a value the rule reads changed, it
+    evaluates that rule again. (Fails on 595b19b: every call evaluated every rule.)"""
+    from solver.model import Pin
+    from solver.pack.loader import semantics
+    from solver.reasoning.departures import refusal_possible
+    from solver.reasoning.plan import plan_for
+
+    plan = plan_for(command_pack)
+    plan.compiled.memo.pop("refusals", None)  # (a pack of the same digest met in another test)
+    rules = semantics(command_pack).rules
+    asked: list[str] = []
+    for rid in ("gptq-runner-untyped", "k2-untyped"):
+        cond = rules[rid]
+        partial = cond.partial
+
+        def counted(known: Any, partial: Any = partial, rid: str = rid) -> Any:
+            asked.append(rid)
+            return partial(known)
+
+        object.__setattr__(cond, "partial", counted)  # (a frozen dataclass: its test double)
+    solution = {"checkpoint": "bf16", "quantization": "none", "runner": "triton", "kernel": "k1"}
+    pins = {"checkpoint": Pin(field="checkpoint", value="bf16", source="user")}
+    try:
+        assert refusal_possible(plan, command_pack, pins, solution) is False
+        first = sorted(set(asked))
+        assert first == ["gptq-runner-untyped", "k2-untyped"], asked
+        asked.clear()
+        assert refusal_possible(plan, command_pack, pins, dict(solution)) is False
+        assert asked == []
+        assert refusal_possible(plan, command_pack, pins, {**solution, "kernel": "k2"}) is True
+        assert set(asked) == {"k2-untyped"}, asked
+    finally:
+        for rid in ("gptq-runner-untyped", "k2-untyped"):
+            object.__setattr__(rules[rid], "partial", rules[rid].partial.__defaults__[0])

@@ -17,10 +17,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
+from solver.engine.csp import CompiledPack
 from solver.inputs.launch import flag_words
 from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks, typed_key
+from solver.pack.expr import Condition
 from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics
 from solver.reasoning.decide import ChainFailed, RequestFails, Settled, follows_chain, marked, settle
@@ -148,34 +150,93 @@ def asks_unset(base: Pack, given: Collection[str]) -> bool:
     return any(n not in given and fields[n].kind == "option" for n in given_fields(base))
 
 
-def refusal_possible(base: Pack, given: Mapping[str, Pin], solution: Mapping[str, Scalar]) -> bool:
+def refusal_possible(
+    plan: Plan, base: Pack, given: Mapping[str, Pin], solution: Mapping[str, Scalar]
+) -> bool:
     """Whether typing some of the options the request leaves unset can make a hard rule reading
     their `given(...)` refuse `solution`: each such rule evaluated on it under every choice of
     those marks (the request's own marked as given; a rule asks about one or two fields). False
     spares a verification of a repair the launcher's own picks (`typed_refusals` needs the
-    departures), which this cannot then refuse."""
+    departures), which this cannot then refuse.
+
+    Each rule's answer is remembered (under the entry budget of `plan.compiled`) by the values
+    it reads (`_Asked`): the evaluations were most of the check (~8 % of a resolution in the
+    slowest decile), and requests share their models, hardware and flags."""
     fields = base.fields
-    rules = semantics(base).rules
+    cp = plan.compiled
+    table = cp.memo.get("refusals")
+    if table is None:
+        table = cp.memo.setdefault("refusals", cp.tables.table())
     # The request's marks, with the values it typed (`given(FIELD) == VALUE` reads them, not the
     # solution's, where an adjustment replaced one); an option typed here types the solution's.
     marks = {**given_marks(given), **{typed_key(n): p.value for n, p in given.items()}}
     # One mapping with each choice of marks put in and taken out again, not a copy of the whole
     # solution per rule and choice (most of this check's cost).
     known = {**solution, **marks}
-    for rule in base.rules:
-        cond = rules[rule.id]
-        if rule.severity != "error" or not cond.given:
-            continue
-        open_ = [given_key(n) for n in cond.given if n not in given and fields[n].kind == "option"]
-        before = {key: known[key] for key in open_ if key in known}
+    for asked in _asked_rules(cp, base):
+        key = (asked, asked.read(known))
+        found = table.get(key)
+        if found is None:
+            cond = asked.cond
+            open_ = [given_key(n) for n in cond.given if n not in given and fields[n].kind == "option"]
+            found = _refused_typed(cond, known, open_)
+            cp.tables.store(table, key, found)
+        if found:
+            return True
+    return False
+
+
+_ABSENT = object()
+
+
+class _Asked:
+    """A hard rule `refusal_possible` asks, as its answers' key: compared by identity (cheap,
+    where a frozen `Condition`'s own hash walks its text and literals), and held by every entry
+    it keys, so no other object takes its place while one is kept. Which marks are unset
+    follows from the values read (a mark is set for each field the request gives), and the
+    field kinds are the pack's."""
+
+    __slots__ = ("cond", "keys")
+
+    def __init__(self, cond: Condition) -> None:
+        self.cond = cond
+        # What `cond.partial` can read: its fields, and for each field it asks `given()` of, the
+        # field, its mark and its typed value.
+        given = cond.given
+        self.keys = tuple(
+            dict.fromkeys([*cond.fields, *given, *map(given_key, given), *map(typed_key, given)])
+        )
+
+    def read(self, known: Mapping[str, Any]) -> tuple[Any, ...]:
+        return tuple([known.get(k, _ABSENT) for k in self.keys])
+
+
+def _asked_rules(cp: CompiledPack, base: Pack) -> list[_Asked]:
+    """The hard rules of `base` that read `given()` (a tenth of the SGLang pack's: the loop over
+    every rule was half of the check once the answers were remembered), kept with the compiled
+    pack for the latest `base` (the pack a request's copy was made from)."""
+    kept: tuple[Pack, list[_Asked]] | None = cp.memo.get("refusal-rules")
+    if kept is None or kept[0] is not base:
+        conds = semantics(base).rules
+        asked = [_Asked(conds[r.id]) for r in base.rules if r.severity == "error" and conds[r.id].given]
+        kept = cp.memo["refusal-rules"] = (base, asked)
+    return kept[1]
+
+
+def _refused_typed(cond: Condition, known: dict[str, Any], open_: list[str]) -> bool:
+    """Whether `cond` is false under some choice of the unset marks `open_` (put into `known`
+    and taken out again: `known` is left as it was)."""
+    before = {key: known[key] for key in open_ if key in known}
+    try:
         for chosen in itertools.product((False, True), repeat=len(open_)) if open_ else ():
             known.update(zip(open_, chosen, strict=True))
             if cond.partial(known) is False:
                 return True
+        return False
+    finally:
         for key in open_:
             known.pop(key, None)
         known.update(before)
-    return False
 
 
 def typed_refusals(

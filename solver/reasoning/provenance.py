@@ -319,7 +319,9 @@ def resolve_planned(
     refused: dict[str, dict[Scalar, list[str]]] = {}
     if not predict:
         typable = (
-            base is not None and asks_unset(base, pins) and refusal_possible(base, pins, settled.solution)
+            base is not None
+            and asks_unset(base, pins)
+            and refusal_possible(plan, base, pins, settled.solution)
         )
         if departures or typable:
             picks = launcher_picks(plan, settled, strict)
