@@ -6,9 +6,10 @@ where it leaves `check`'s value, but no draw of it reaches a true/false option `
 while the launcher's pick works: none caught an engine mutated to drop the departures from such a
 pick (round 21's mutant M3: a `DepartureRecord` with a `launcher` value on a true/false field
 left out of `departures`), nor did 480 requests drawn around the warn rules (each breaking one,
-the option it reads left unset; seed 2230002, round 22). The two requests below are such
-departures, one per way a boolean departs: avoided itself (DP attention), or following the
-adjustment of the option it departs from (shared-experts fusion); both fail on the mutant.
+the option it reads left unset; seed 2230002, round 22). The request below is such a departure
+(shared-experts fusion following the MoE runner `resolve` takes instead of the launcher's); it
+fails on the mutant. (Round 22 also pinned DP attention turned on to avoid a warned split; DP
+attention is no longer searched, so `resolve` keeps the launcher's pick there and warns.)
 
 vLLM 0.33.0's pack has no such departure to reach: its two warn rules flag `--moe-backend` on a
 dense model and chunked prefill turned off, neither a pick of the launcher's own; no rule adjusts
@@ -30,21 +31,6 @@ pytestmark = pytest.mark.property
 
 # Requests where `resolve` leaves the launcher's working pick of a true/false option.
 _BOOLEAN_DEPARTURES = {
-    # An AWQ Marlin checkpoint of a hybrid gated-delta-net model whose architecture SGLang does
-    # not list (32 linear value heads, TP 2, DP 2): without DP attention each TP rank's share of
-    # in_proj_ba is no multiple of 64, which SGLang accepts at start-up and warns of
-    # (`linear-attention-awq-marlin-split-aligned-dp-attention`); with it, the share is whole.
-    "dp-attention": (
-        {"quantization": "awq_marlin", "tp_size": 2, "dp_size": 2},
-        {
-            "platform": "cuda",
-            "gpu_arch": "sm90",
-            "architecture": "other",
-            "is_hybrid_gdn": True,
-            "linear_value_heads_pow2": 32,
-        },
-        "enable_dp_attention",
-    ),
     # An MXFP8 MoE on an MI300: SGLang's own MoE runner there is flashinfer_trtllm, which needs
     # FlashInfer (`moe-flashinfer-needs-flashinfer`: a warning on ROCm) and turns shared-experts
     # fusion off (`moe-runner-disables-shared-fusion`); `resolve` takes triton, which keeps it on.
