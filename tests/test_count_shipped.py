@@ -299,11 +299,24 @@ def test_the_shared_compile_answers_every_given_copy(tmp_path: Path, rules, data
         assert split == {v: _brute(pack, pins, {by: v}) for v in VALUES if by not in pins or pins[by] == v}
 
 
+# every --quantization a user may type, as the pack's QUANT_TYPED_METHODS lists them
+QUANT_TYPED = [
+    *("auto-round", "auto-round-int8", "awq", "awq_marlin", "bitsandbytes", "compressed-tensors", "fp8"),
+    *("gguf", "gptq", "gptq_marlin", "humming", "mlx_q4", "mlx_q8", "modelopt", "modelopt_fp4"),
+    *("modelopt_fp8", "modelopt_mixed", "modelslim", "moe_wna16", "mxfp4", "mxfp8", "mxfp_w4a8"),
+    *("nvfp4_online", "petit_nvfp4", "quark", "quark_int4fp8_moe", "w4afp8", "w8a8_fp8", "w8a8_int8"),
+]
+
+
+FP8_FP4_REST = ["modelopt_mixed", "mxfp8", "nvfp4_online"]
+
+
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
     """The SGLang pack's hard rules that read `given()` ask about seven fields (page_size since
     round 18: mamba-no-buffer-page-1 meets a typed --page-size only), and since round 19 about the
     values typed (`given(F) == V`: HRM-Text's checks of the typed --attention-backend, the
-    tokenspeed_mla KV): each is a two-valued field of its compiled count, counted as False."""
+    tokenspeed_mla KV), and since round 22 the --quantization typed under the FlashInfer TRT-LLM
+    MoE runners: each is a two-valued field of its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
@@ -316,6 +329,10 @@ def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
         *(f"attention_backend) in ['{v}']" for v in ("fa4", "flashmla", "hpc_ops", "intel_xpu")),
         *(f"attention_backend) in ['{v}']" for v in ("tokenspeed_mla", "trtllm_mha", "trtllm_mla")),
         "decode_attention_backend) in ['tokenspeed_mla']",
+        # round 22: the FlashInfer TRT-LLM runners' start-up check reads --quantization as typed
+        f"quantization) in {QUANT_TYPED}",
+        f"quantization) in {['compressed-tensors', 'fp8', 'modelopt_fp4', 'modelopt_fp8', *FP8_FP4_REST]}",
+        "quantization) in ['fp8', 'modelopt_fp4', 'modelopt_mixed', 'mxfp8', 'nvfp4_online']",
     ]
     assert atoms == sorted([f"given({name})" for name in asked] + [f"given({text}" for text in typed])
     assert set(compiled.counted.values()) == {1}

@@ -14,16 +14,25 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.model import ConflictReport, Pack, Pin, Scalar
-from solver.render.text import describe_pin
 from solver.values import show as _show
 
 if TYPE_CHECKING:
     from solver.reasoning.resolution import Plan
 
-__all__ = ["conflict_steps"]
+__all__ = ["conflict_steps", "describe_pin"]
 
 # The sources of pins the user gave: said as theirs.
 _GIVEN_SOURCES = ("user", "fact")
+
+
+def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
+    """`--quantization fp8` for an option; `gpu_arch=sm120 (Blackwell consumer (SM120))` for a fact."""
+    field = pack.fields[name]
+    label = field.label(value)
+    if field.kind == "option":
+        return f"{field.cli_flag} {_show(value)}"
+    extra = f" ({label})" if label != _show(value) else ""
+    return f"{name}={_show(value)}{extra}"
 
 
 def conflict_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) -> str:

@@ -25,6 +25,7 @@ from solver.model import (
     Resolution,
     Scalar,
 )
+from solver.render.steps import conflict_steps, describe_pin
 from solver.values import same as values_same
 from solver.values import show as _show
 
@@ -46,16 +47,6 @@ __all__ = [
     "use_colour",
     "why_text",
 ]
-
-
-def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
-    """`--quantization fp8` for an option; `gpu_arch=sm120 (Blackwell consumer (SM120))` for a fact."""
-    field = pack.fields[name]
-    label = field.label(value)
-    if field.kind == "option":
-        return f"{field.cli_flag} {_show(value)}"
-    extra = f" ({label})" if label != _show(value) else ""
-    return f"{name}={_show(value)}{extra}"
 
 
 def _typed_words(
@@ -119,7 +110,6 @@ def conflict_message(
     the front end that received the request writes a repair (default: a `confsolve resolve`
     command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
     pins the launcher replaced, so a conflict line names what the user typed."""
-    from solver.render.steps import conflict_steps
 
     pack = plan.pack
     request = ", ".join(_typed_words(pack, n, p.value, adjusted) for n, p in pins.items())
