@@ -110,7 +110,6 @@ def conflict_message(
     the front end that received the request writes a repair (default: a `confsolve resolve`
     command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
     pins the launcher replaced, so a conflict line names what the user typed."""
-
     pack = plan.pack
     request = ", ".join(_typed_words(pack, n, p.value, adjusted) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
