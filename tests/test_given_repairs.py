@@ -167,3 +167,39 @@ def test_the_diffkv_conflict_states_the_typed_tp_and_fa_version_as_typed(
     assert (
         "--attention-config.flash_attn_version 4 (vllm:fa-large-heads-on-blackwell-is-fa2 makes it 2)" in err
     )
+
+
+def test_the_given_repairs_cut_flags_before_a_budgeted_fact_what_if(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`chain_failure` budgets its fact what-ifs (at least one kept) before the given() repairs
+    are placed ahead of them; ce45aae cut the merged list flat at the limit, so two inserted flag
+    repairs pushed the fact's what-if out. Now the flag repairs are cut first."""
+    from types import SimpleNamespace
+
+    from solver.model import Repair
+    from solver.reasoning import givenrepairs
+
+    def repair(**change: Any) -> Repair:
+        return Repair.model_construct(
+            set=change, unset=[], values={}, alternatives={}, changes=1, rank_loss=0
+        )
+
+    inserted = [repair(block_size=128), repair(flash_attn_version=2)]
+    monkeypatch.setattr(givenrepairs, "given_repairs", lambda *args, **kwargs: inserted)
+    kinds = {"attention_backend": "option", "block_size": "option", "flash_attn_version": "option"}
+    plan: Any = SimpleNamespace(
+        pack=SimpleNamespace(
+            fields={
+                **{n: SimpleNamespace(kind=k) for n, k in kinds.items()},
+                "gpu_arch": SimpleNamespace(kind="fact"),
+            }
+        )
+    )
+    searched = [repair(attention_backend="FLASHINFER"), repair(gpu_arch="sm90")]
+    kept = givenrepairs.with_given_repairs(searched, plan, {}, None, ([], ["r"]), limit=3)
+    assert [r.set for r in kept] == [
+        {"attention_backend": "FLASHINFER"},
+        {"block_size": 128},
+        {"gpu_arch": "sm90"},
+    ]
+    everything = givenrepairs.with_given_repairs(searched, plan, {}, None, ([], ["r"]), limit=5)
+    assert len(everything) == 4 and everything[-1].set == {"gpu_arch": "sm90"}

@@ -85,7 +85,7 @@ def unsatisfiable_for(
             fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved, predict=predict)
         if adjustments:
             fixes = as_typed(plan, pins, adjustments, fixes, predict)
-        fixes = with_given_repairs(fixes, plan, pins, adjustments, found, keep, predict)[:MAX_REPAIRS]
+        fixes = with_given_repairs(fixes, plan, pins, adjustments, found, keep, predict, limit=MAX_REPAIRS)
         message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
     exc = Unsatisfiable(report, fixes, message)
     exc.request = dict(pins)
@@ -304,7 +304,7 @@ def chain_failure(
         fixes = fixes[: MAX_REPAIRS - len(stated)] + stated
     if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
         fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
-    fixes = with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict)[:MAX_REPAIRS]
+    fixes = with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict, limit=MAX_REPAIRS)
     pref = failed.preference
     chain = " then ".join(str(v) for v in failed.chain)
     own = f"{describe_pin(pack, name, default, 'user')} is " + (

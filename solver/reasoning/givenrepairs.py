@@ -115,32 +115,40 @@ def with_given_repairs(
     conflict: tuple[Sequence[Pin], Sequence[str]] | None,
     keep: Collection[str] = (),
     predict: bool = False,
+    *,
+    limit: int,
 ) -> list[Repair]:
     """`fixes` (the search's, ranked) with the `given_repairs` of `conflict` (its pins and rules;
     None: none found) placed after every fix with as few changes and as little rank lost, and
     before any that states a fact (a what-if, for a model or machine that may differ: the user's
     flags come first, as the search offers facts only when no flag helps); a repair that changes
-    what one of `fixes` changes left out. The caller keeps the first few."""
+    what one of `fixes` changes left out. At most `limit` are kept: the flag repairs cut first,
+    down to one fact repair kept when `fixes` had any (the callers budget their facts' what-ifs,
+    `diagnose.chain_failure`: a flat cut after the inserts would drop them)."""
     if conflict is None:
-        return list(fixes)
+        return list(fixes[:limit])
     core = {p.field for p in conflict[0]}
     extra = given_repairs(plan, pins, adjustments, conflict[1], conflict=core, keep=keep, predict=predict)
     fields = plan.pack.fields
+
+    def states_fact(fix: Repair) -> bool:
+        return any(fields[n].kind == "fact" for n in fix.set)
+
     out = list(fixes)
     for fix in extra:
         if any(f.set == fix.set and sorted(f.unset) == sorted(fix.unset) for f in out):
             continue
         key = (fix.changes, fix.rank_loss)
         at = next(
-            (
-                i
-                for i, f in enumerate(out)
-                if (f.changes, f.rank_loss) > key or any(fields[n].kind == "fact" for n in f.set)
-            ),
+            (i for i, f in enumerate(out) if (f.changes, f.rank_loss) > key or states_fact(f)),
             len(out),
         )
         out.insert(at, fix)
-    return out
+    facts = [id(f) for f in out if states_fact(f)]
+    flags = [id(f) for f in out if not states_fact(f)]
+    kept_facts = facts[: max(1, limit - len(flags))] if facts else []
+    kept = {*flags[: limit - len(kept_facts)], *kept_facts}
+    return [f for f in out if id(f) in kept]
 
 
 def _reads_by_field(plan: Plan, rules: Sequence[str]) -> dict[str, list[ValueRead | None]]:
