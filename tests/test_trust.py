@@ -669,6 +669,30 @@ def test_deny_warnings_turns_a_warning_into_a_conflict(capsys: pytest.CaptureFix
 
 
 @pytest.mark.parametrize(
+    ("facts", "runner"),
+    [
+        ({"platform": "cuda", "gpu_arch": "sm120"}, "flashinfer_trtllm"),
+        ({"platform": "hip", "gpu_arch": "gfx942"}, "marlin"),
+        ({"platform": "cuda", "gpu_arch": "sm90", "has_triton_kernels": False}, "triton_kernel"),
+    ],
+)
+def test_the_draft_runners_warnings_need_a_draft_model(facts: dict[str, Any], runner: str) -> None:
+    """SGLang copies the target's MoE runner into the draft's whatever the speculative algorithm,
+    but without one no draft model loads, so its runner cannot fail: ce45aae warned "pick another
+    --speculative-moe-runner-backend" to a user who never asked for speculative decoding (the
+    target's own warning beside it stays)."""
+    pack = load_pack("sglang")
+    model = {**facts, "architecture": "Qwen3MoeForCausalLM"}
+
+    def draft_warnings(options: dict[str, Any]) -> set[str]:
+        got = check(pack, {"moe_runner_backend": runner, **options}, model)
+        return {w.rule for w in got.warnings if w.rule.startswith("spec-moe-runner-")}
+
+    assert draft_warnings({}) == set()
+    assert draft_warnings({"speculative_algorithm": "EAGLE"})
+
+
+@pytest.mark.parametrize(
     ("typed", "meant"),
     [
         ("H100", "sm90"),
