@@ -256,12 +256,13 @@ CHAIN_PACK = {
 
 
 def test_a_ring_refutes_before_it_tries_a_witness(tmp_path: Path) -> None:
-    """`around` asks the layer's rules alone first: a question with no solution there is refuted
-    with that one search, not after a witness per known solution (each a search that must fail:
-    synthetic 1,000, 704 of them, 1.66 s CPU), and a question with one gets the witness it got."""
+    """`around` asks the layer's rules alone first, within a few steps: a question with no
+    solution there is refuted with that one search, by propagation, not after a witness per known
+    solution (each a search that must fail: synthetic 1,000, 704 of them, 1.66 s CPU); a question
+    with one gets the witness it got, after a refutation cut short."""
     from test_lint import write_pack
 
-    from solver.lint.rings import around
+    from solver.lint.rings import QUICK_REFUTE, around
 
     pack = load_pack(write_pack(tmp_path / "pack", CHAIN_PACK))
     linter = _Linter(pack, samples=SAMPLE_FACTS, seed=0, budget=Budget(LINT_BUDGET))
@@ -269,10 +270,12 @@ def test_a_ring_refutes_before_it_tries_a_witness(tmp_path: Path) -> None:
     for ones in range(4):  # known solutions: everything false but the last `ones` of the filler
         linter.learn({n: n in names[len(names) - ones :] for n in names})
     asked: list[Mapping[str, Scalar]] = []
+    limits: list[int] = []
     solution = linter.oracle.solution
 
     def counted(pins: Mapping[str, Scalar], **kwargs: Any) -> dict[str, Scalar] | None:
         asked.append(pins)
+        limits.append(kwargs["limit"].steps)
         return solution(pins, **kwargs)
 
     linter.oracle.solution = counted  # type: ignore[method-assign]
@@ -283,9 +286,14 @@ def test_a_ring_refutes_before_it_tries_a_witness(tmp_path: Path) -> None:
     )
     assert len(asked) == 1
     asked.clear()
+    limits.clear()
     not_implied = linter.extra(linter.sem.rules["a-then-b"], negate=True)
     found, refuted = around(
         linter, {}, linter.others("a-then-b"), [not_implied], [linter.oracle_index(not_implied)]
     )
     assert not refuted and found is not None
     assert found["b"] is False and found["a"] is True and found["c"] is True
+    # The layer has a solution: its refutation was a try of `QUICK_REFUTE` steps (a whole one
+    # would search the layer for a solution that proves nothing), then the witness.
+    assert limits[0] <= QUICK_REFUTE < limits[1]
+    assert len(asked) == 2

@@ -27,6 +27,7 @@ RING_STEPS = 2000
 RING_STARTS = 4
 RING_SHARE = 0.5
 RING_RULES = 600
+QUICK_REFUTE = 1
 CASE_STEPS = 500
 
 
@@ -74,7 +75,7 @@ def around(
     steps = min(RING_STEPS, oracle.budget)
     counter = oracle.oracle  # (the exact counter of every question)
 
-    def ask(given: Mapping[str, Scalar], rules: Sequence[str]) -> dict[str, Scalar] | None:
+    def ask(given: Mapping[str, Scalar], rules: Sequence[str], cap: int = steps) -> dict[str, Scalar] | None:
         if not conditions:
             # Pins only (a value's question): the engine's search. Each of the counter's
             # tries passed over every field of the pack (its root and component keys); the
@@ -82,9 +83,9 @@ def around(
             # -> 2.0 s CPU). No hint: started from the known solution, the rules check that
             # follows took 3 s more. With a condition (a rule broken) the counter stays:
             # there the engine took 1.5 times as long.
-            found = within_cap(oracle.cp.solve, given, rules=rules, budget=steps, task="linting")
+            found = within_cap(oracle.cp.solve, given, rules=rules, budget=cap, task="linting")
             if found is RAN_OUT:
-                raise CountLimitReached(Limit(steps=steps), steps)
+                raise CountLimitReached(Limit(steps=cap), cap)
             return found
         only = [oracle.index[r] for r in rules]
 
@@ -95,7 +96,7 @@ def around(
             # process, in turn: 2.46 -> 2.23 s CPU (400: 0.60 -> 0.50).
             return counter.solution(given, only=only, extra=indices, limit=limit, local=True)
 
-        return oracle.counted(counter, search, steps)
+        return oracle.counted(counter, search, cap)
 
     layers = rule_layers(oracle.cp, start, pins, rule_ids)
     after = next(layers, None)
@@ -115,22 +116,27 @@ def around(
         if len(ring) > share:
             break
         outside = {n for r in ring for n in oracle.cp.rules[r].fields if n not in moving}
-        # The refutation first: it is the layer's rules alone, a few propagations (synthetic
-        # 1,000: 156 refutations, 0.05 s CPU in all), where each witness held the fields outside
-        # at a known solution's values and, on a question with no solution, failed after its
-        # search (704 such, 1.66 s). A question with a solution costs one refutation more per
-        # layer it reaches (a search for a solution of the layer: 168, 0.57 s); its witness is
-        # the same search as before, so the answers are the same.
+        # The refutation first, within `QUICK_REFUTE` steps: the layer's rules alone refute
+        # by propagation, no step taken (synthetic 1,000: 156 refutations, 0.05 s CPU in all),
+        # where each witness held the fields outside at a known solution's values and, on a
+        # question with no solution, failed after its search (704 such, 1.66 s). A layer with
+        # a solution takes steps to find it (1-35 at 400; 156 such searches 0.56 s at 1,000):
+        # there the quick try stops at once and the witnesses come first, as before, then the
+        # whole refutation. The same searches answer, so the same answers.
+        layer_has_one = False
         try:
-            if ask(pins, layer) is None:
+            if ask(pins, layer, min(QUICK_REFUTE, steps)) is None:
                 return None, True
+            layer_has_one = True  # (the whole refutation would find it again)
         except CountLimitReached:
-            pass  # (the witnesses may still find one)
+            pass
         try:
             for known in knowns:
                 found = ask({**{n: known[n] for n in outside}, **pins}, ring)
                 if found is not None:
                     return {**known, **{n: found[n] for n in moving}}, False
+            if not layer_has_one and ask(pins, layer) is None:
+                return None, True
         except CountLimitReached:
             continue
     return None, False
