@@ -30,6 +30,10 @@ from make_random's CHOICES, plus 0-2 other flags.
 template has (written with `hf_overrides`), or a published config, a checkpoint half the time and no
 flag or one, so that SGLang's own automatic choices decide (`check` must never say ok where they fail).
 
+`--short` (round 23) draws commands as users type them (SHORT_MACHINES): zero to three flags
+weighted by how often they are typed, on the rare machines (SM120, SM103, SM110, GB10, gfx950,
+Ascend, CPU), the rest left to SGLang's defaults.
+
 `--run OUT` also runs the draw through the harness (`run.sh` of $SGL_ORACLE_HARNESS, venv
 $ORACLE_VENV, default /work/oracle-sglang; two groups at a time, load-time probe on), writes the
 records to OUT in the draw's order and shows groups/scenarios done on a terminal. The records go to
@@ -514,6 +518,61 @@ def draw_defaults(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
     return out
 
 
+# --short (round 23): commands as users type them, zero to three flags and the rest left to
+# SGLang's own defaults, on the rare machines (and the environments that move their defaults),
+# where a launcher default that fails is what `check` must still see. Flags weighted by how often
+# users type them; values from make_random's CHOICES (the values people type).
+SHORT_MACHINES: list[tuple[str, dict[str, Any]]] = [
+    ("rtxpro6000", {}),
+    ("b300", {}),
+    ("thor", {}),
+    ("gb10", {}),
+    ("mi355x", {}),
+    ("mi355x", {"env": {"SGLANG_USE_AITER": "1"}}),
+    ("ascend910b", {}),
+    ("cpu", {}),
+    ("cpu", {"facts": {"amx": False}}),
+]
+SHORT_FLAGS = {
+    "tp_size": 3.0,
+    "kv_cache_dtype": 2.0,
+    "quantization": 1.5,
+    "attention_backend": 1.5,
+    "page_size": 1.0,
+    "dtype": 1.0,
+    "moe_runner_backend": 0.7,
+    "speculative_algorithm": 0.7,
+    "enable_dp_attention": 0.5,
+    "dp_size": 0.5,
+    "ep_size": 0.5,
+    "moe_a2a_backend": 0.4,
+    "enable_deterministic_inference": 0.3,
+    "disable_shared_experts_fusion": 0.2,
+}
+
+
+def draw_short(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
+    """The `--short` draw (see SHORT_MACHINES); ids S<seed>-<n>-<machine>-<model>."""
+    mr = make_random()
+    tables = Tables(mr)
+    rng = random.Random(seed)
+    out: list[dict[str, Any]] = []
+    for i, hw, extra in machine_turns(rng, SHORT_MACHINES, groups, count):
+        sc: dict[str, Any] = {**tables.hardware[hw], **extra}
+        config = rng.random() < 0.15  # a published config.json, else a harness template
+        tag = rng.choice(tables.models if config else tables.architectures)
+        sc.update({"model_path": str(MODELS / tag)} if config else {"architecture": tag})
+        tables.checkpoint(rng, sc, 0.5)
+        wanted = rng.choices([0, 1, 2, 3], weights=[15, 35, 30, 20])[0]
+        args: dict[str, Any] = {}
+        while len(args) < wanted:
+            left = [name for name in SHORT_FLAGS if name not in args]
+            name = rng.choices(left, weights=[SHORT_FLAGS[n] for n in left])[0]
+            args[name] = rng.choice(mr.CHOICES[name])
+        out.append(finished(sc, args, mr.DRAFT_ALGORITHMS, f"S{seed}-{i:05d}-{hw}-{tag}"))
+    return out
+
+
 Extra = TypeVar("Extra")
 
 
@@ -598,10 +657,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--defaults", action="store_true", help="short launches: SGLang's own defaults decide"
     )
+    parser.add_argument(
+        "--short", action="store_true", help="0-3 flags as users type them, on the rare machines"
+    )
     args = parser.parse_args(argv)
     groups = max(1, min(args.groups, args.count))
     drawing = (
-        draw_defaults if args.defaults else draw_wide if args.wide else draw_themes if args.themes else draw
+        draw_short
+        if args.short
+        else draw_defaults
+        if args.defaults
+        else draw_wide
+        if args.wide
+        else draw_themes
+        if args.themes
+        else draw
     )
     scenarios = drawing(args.seed, args.count, groups)
     if args.run is None:

@@ -18,15 +18,21 @@ block size and FA version; MLA backends with heads per GPU and DCP; the parallel
 EPLB, DBO and the all-to-all backend; MoE backends with quantization; every KV-cache dtype with a
 pinned backend of either kind on Thor, RTX PRO 6000 and DGX Spark beside Hopper and B200/B300),
 over the models and GPUs where they matter. A uniform draw rarely types two of them at once.
+
+`--short` draws commands as users type them (the harness's make_random.py: its models, checkpoints,
+0-3 flags and their usual values) on the GPUs make_random never mocks (SHORT_SMS: SM 75, 86, 89,
+120, 121), the rest left to vLLM's defaults.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -375,6 +381,40 @@ def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> 
     return sc
 
 
+# --short (round 23): commands as users type them, on the GPUs make_random.py never mocks (it
+# draws SM 80/89/90/100/120): its models, checkpoints, zero to three flags and their values
+# (the ones people type), the rest left to vLLM's defaults.
+SHORT_SMS = [75, 86, 89, 120, 121]
+HARNESS = Path(os.environ.get("VLLM_ORACLE_HARNESS", "/work/shared/tools/vllm-oracle"))
+
+
+def harness_make_random() -> ModuleType:
+    """The harness's make_random.py (its tables: models, checkpoints, flags people type)."""
+    sys.path.insert(0, str(HARNESS))
+    import make_random  # the harness's, on the path just set
+
+    return make_random
+
+
+def draw_short(rng: random.Random, mr: ModuleType) -> dict[str, Any]:
+    """One `--short` scenario: make_random.py's draw on one of SHORT_SMS."""
+    arch = mr.pick(rng, [(a, m[0]) for a, m in mr.MODELS.items()])
+    _, kind, checkpoints, tps = mr.MODELS[arch]
+    ckpt = mr.pick(rng, checkpoints)
+    wanted = mr.pick(rng, [(0, 15), (1, 35), (2, 30), (3, 20)])
+    weights = mr.option_weights(kind, min(tps) >= 2)
+    flags: dict[str, Any] = {}
+    while len(flags) < wanted:
+        left = [o for o in weights if o not in flags]
+        option = rng.choices(left, weights=[weights[o] for o in left], k=1)[0]
+        flags[option] = mr.draw_value(rng, option, arch, kind, ckpt, tps)
+    sc = {"section": "S", "platform": "cuda", "sm": rng.choice(SHORT_SMS), "architecture": arch}
+    sc["args"] = mr.to_args(flags)
+    if ckpt:
+        sc["checkpoint_quant"] = ckpt
+    return sc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seed", type=int, required=True)
@@ -389,7 +429,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="A,B",
         help=f"draw the themes named (round robin; any of {', '.join(THEMES)}) instead of uniformly",
     )
+    parser.add_argument("--short", action="store_true", help="0-3 flags as users type them, rare GPUs")
     args = parser.parse_args(argv)
+    mr = harness_make_random() if args.short else None
     kv = args.kv_cache_dtype.split(",") if args.kv_cache_dtype else None
     themes = args.themes.split(",") if args.themes else []
     unknown = set(themes) - set(THEMES)
@@ -400,7 +442,12 @@ def main(argv: list[str] | None = None) -> int:
     seen: set[str] = set()
     out: list[dict[str, Any]] = []
     while len(out) < args.count:
-        sc = draw_theme(rng, values, themes[len(out) % len(themes)]) if themes else draw(rng, values, kv)
+        if mr is not None:
+            sc = draw_short(rng, mr)
+        elif themes:
+            sc = draw_theme(rng, values, themes[len(out) % len(themes)])
+        else:
+            sc = draw(rng, values, kv)
         key = json.dumps(sc, sort_keys=True)
         if key in seen:
             continue

@@ -162,8 +162,10 @@ def resolve(
     predict: bool = False,
     deny_warnings: bool = False,
     budget: Budget | None = None,
+    repairs: bool = True,
 ) -> Resolution:
-    """Resolve a request; see `solver.reasoning.resolution.resolve` (`budget`: `solver.budget`)."""
+    """Resolve a request; see `solver.reasoning.resolution.resolve` (`budget`: `solver.budget`;
+    `repairs=False`: a conflict without its repairs, the rest of the answer the same)."""
     from solver.reasoning.resolution import resolve as _resolve
 
     _arguments("resolve", pack, budget)
@@ -177,6 +179,7 @@ def resolve(
         predict=predict,
         deny_warnings=deny_warnings,
         budget=budget,
+        repairs=repairs,
     )
 
 
@@ -189,6 +192,7 @@ def check(
     reasons: bool = False,
     deny_warnings: bool = False,
     budget: Budget | None = None,
+    repairs: bool = True,
 ) -> Resolution:
     """What the launcher itself does with the request as typed: `resolve(..., predict=True)`.
 
@@ -204,6 +208,7 @@ def check(
         predict=True,
         deny_warnings=deny_warnings,
         budget=budget,
+        repairs=repairs,
     )
 
 

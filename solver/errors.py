@@ -253,9 +253,14 @@ class Unsatisfiable(SolverError):
         repairs: list[Repair] | None = None,
         message: str = "",
         launcher_default: dict[str, Any] | None = None,
+        *,
+        repairs_searched: bool = True,
     ) -> None:
         self.conflict = conflict
         self.repairs = list(repairs or [])
+        # False when the caller asked for none (`resolve(..., repairs=False)`): an empty
+        # `repairs` then says nothing of whether a repair exists.
+        self.repairs_searched = repairs_searched
         self.message = message or _default_message(conflict)
         # Predict mode: the launcher's own pick for a flag left unset that fails
         # ({"field", "value", "chain", "preference"}); None when the request itself conflicts.
@@ -279,6 +284,8 @@ class Unsatisfiable(SolverError):
         }
         if self.launcher_default is not None:
             doc["launcher_default"] = self.launcher_default
+        if not self.repairs_searched:
+            doc["repairs_searched"] = False
         return doc
 
 

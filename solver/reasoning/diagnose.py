@@ -32,7 +32,7 @@ from solver.reasoning.conflicts import (
     diagnoses,
     minimal_conflict,
 )
-from solver.reasoning.decide import ChainFailed, first_search, launcher_view
+from solver.reasoning.decide import first_search
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
 from solver.reasoning.givenrepairs import with_given_repairs
 from solver.reasoning.plan import Plan, plan_for
@@ -42,7 +42,6 @@ from solver.values import show as _key
 
 __all__ = [
     "Choices",
-    "chain_failure",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -62,6 +61,7 @@ def unsatisfiable_for(
     keep: Collection[str] = (),
     repairs_given: Callable[[], list[Repair] | None] | None = None,
     predict: bool = False,
+    with_repairs: bool = True,
 ) -> Unsatisfiable:
     """The error for a request with no solution: minimal conflict, repairs, and the text.
     `keep`: user pins the repairs leave alone when they can (see `repairs`). `repairs_given`:
@@ -69,7 +69,8 @@ def unsatisfiable_for(
     asks its helper process, beside the minimal conflict here), or None to compute them here.
     `predict`: the request was `check`'s, so each repair is one `check` accepts. `adjustments`:
     field -> (the user's value, rule) of the pins an adjustment replaced in `pins`; each repair is
-    then checked on the request as typed (`_as_typed`)."""
+    then checked on the request as typed (`_as_typed`). `with_repairs=False`: none searched
+    (the conflict is the same: it is found before them)."""
     from solver.render.text import conflict_message
 
     # (Young collections made rare for the call, put back after it: `solver.engine.collector`;
@@ -79,15 +80,19 @@ def unsatisfiable_for(
         found = minimal_conflict(plan.compiled, pins, solved=solved)
         core_pins, core_rules = found if found is not None else ([], [])
         report = conflict_report(plan.compiled, core_pins, core_rules)
-        fixes = repairs_given() if repairs_given is not None else None
-        if fixes is None:
-            hint = [p.field for p in core_pins] if found is not None else None
-            fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved, predict=predict)
-        if adjustments:
-            fixes = as_typed(plan, pins, adjustments, fixes, predict)
-        fixes = with_given_repairs(fixes, plan, pins, adjustments, found, keep, predict, limit=MAX_REPAIRS)
+        fixes: list[Repair] | None = None  # (None: not searched, `with_repairs=False`)
+        if with_repairs:
+            fixes = repairs_given() if repairs_given is not None else None
+            if fixes is None:
+                hint = [p.field for p in core_pins] if found is not None else None
+                fixes = repairs(plan, pins, conflict=hint, keep=keep, start=solved, predict=predict)
+            if adjustments:
+                fixes = as_typed(plan, pins, adjustments, fixes, predict)
+            fixes = with_given_repairs(
+                fixes, plan, pins, adjustments, found, keep, predict, limit=MAX_REPAIRS
+            )
         message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
-    exc = Unsatisfiable(report, fixes, message)
+    exc = Unsatisfiable(report, fixes, message, repairs_searched=with_repairs)
     exc.request = dict(pins)
     exc.adjusted = dict(adjustments or {})
     return exc
@@ -208,145 +213,6 @@ def _repairs(
             )
     candidates.sort(key=lambda c: c[0])
     return [repair for _, repair in candidates[:limit]]
-
-
-def chain_failure(
-    plan: Plan,
-    pins: Mapping[str, Pin],
-    failed: ChainFailed,
-    *,
-    predict: bool = True,
-    made_on: Pack | None = None,
-) -> Unsatisfiable:
-    """The error when the launcher's own default for a flag left unset fails: in predict mode
-    (`check`) for any option, in search mode for an option the search may not choose
-    (`search = false`).
-
-    The conflict is taken over the request as the launcher sees it (`launcher_view`); the
-    repairs say which flag to set, or which of the user's values to change, each verified by
-    resolving again in the same mode. A fact of the conflict nobody gave, at the value the
-    answer assumed, is repaired by stating it otherwise (`fact_repairs`: the model or machine
-    may differ), after the user's flags; at least one such repair is kept. `made_on`: the pack
-    the request was made on (default: the plan's)."""
-    from solver.reasoning.factrepairs import fact_repairs
-    from solver.render.text import conflict_message, describe_pin
-
-    pack = plan.pack
-    name, default = failed.field, failed.chain[0]
-    view = launcher_view(plan, pins, failed)
-    found = minimal_conflict(plan.compiled, view)
-    core_pins, core_rules = found if found is not None else ([], [])
-    report = conflict_report(plan.compiled, core_pins, core_rules)
-    ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
-    fact = pack.fields[name].kind == "fact"
-    # The facts of the conflict nobody gave (the failing one first): stated otherwise below.
-    assumed = [(name, default)] if fact else []
-    assumed += [
-        (p.field, p.value)
-        for p in core_pins
-        if p.source == "assumed"
-        and p.field != name
-        and p.field not in pins
-        and pack.fields[p.field].kind == "fact"
-    ]
-    for pin in core_pins:
-        # The launcher's own pick, or the assumed value of a fact the search may not choose (the
-        # failing field itself): set it; a user's value: change or drop it.
-        picked = pin.source == "launcher-default" or (pin.source == "assumed" and pin.field == name)
-        if (not picked and pin.source not in ("user", "adjusted")) or (fact and pin.field == name):
-            continue
-        base = {n: p for n, p in pins.items() if n != pin.field}
-        if not picked:
-            values = try_resolve(plan, base, predict=predict)
-            if values is not None:
-                ranked_fixes.append(
-                    (
-                        (True, False, 0),
-                        Repair.model_construct(
-                            set={}, unset=[pin.field], values=values, changes=1, rank_loss=0
-                        ),
-                    )
-                )
-        # Values that fit the rest of the request as the launcher sees it, best-ranked first;
-        # each is verified by resolving (a few at most: each is a full resolution).
-        others = {n: p.value for n, p in view.items() if n != pin.field}
-        ranked, _ = plan.ranking(pin.field, failed.decided)
-        fitting = [
-            v
-            for v in ranked
-            if v != pin.value
-            and not (pin.field == name and v in failed.chain)
-            and plan.compiled.satisfiable({**others, pin.field: v}, task="looking for repairs") is not None
-        ]
-        worked = 0
-        for tried, value in enumerate(fitting[:_SET_TRIALS]):
-            if worked >= MAX_ALTERNATIVES_PER_FIELD:
-                break
-            values = try_resolve(
-                plan, {**base, pin.field: Pin(field=pin.field, value=value, source="user")}, predict=predict
-            )
-            if values is not None:
-                worked += 1
-                # Setting the flag whose default fails comes first: it is the direct answer.
-                ranked_fixes.append(
-                    (
-                        (pin.field != name, False, tried),
-                        Repair.model_construct(
-                            set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried
-                        ),
-                    )
-                )
-    ranked_fixes.sort(key=lambda item: item[0])
-    fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
-    if assumed:  # an assumed fact is corrected only when the model differs: the user's flags first
-        room = max(1, MAX_REPAIRS - len(fixes))
-        stated = fact_repairs(plan, made_on or pack, pins, assumed, predict=predict, limit=room)
-        fixes = fixes[: MAX_REPAIRS - len(stated)] + stated
-    if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
-        fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
-    fixes = with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict, limit=MAX_REPAIRS)
-    pref = failed.preference
-    chain = " then ".join(str(v) for v in failed.chain)
-    own = f"{describe_pin(pack, name, default, 'user')} is " + (
-        "assumed" if fact else f"{pack.name}'s own default here"
-    )
-    own += f" (preference {pref.id}: {pref.because}; it tries {chain})" if pref and not fact else ""
-    own += f" (preference {pref.id}: {pref.because})" if pref and fact else ""
-    if fact:
-        lead = (
-            f"{name} was not given, and a fact is never searched to make the rules hold: {own}, and "
-            f"it cannot hold with the rest of the request. If it differs, --set {name}=VALUE (or read "
-            "it with --model-config)."
-        )
-    elif predict:
-        lead = (
-            f"As typed, {pack.name} would fail: left unset, {own}, and it cannot hold with "
-            "the rest of the request."
-        )
-    else:
-        lead = (
-            f"{pack.fields[name].cli_flag} is not searched (the solver never picks it to make "
-            f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
-            "request."
-        )
-    message = conflict_message(plan, pins, report, fixes, lead=lead, adjusted=failed.adjustments)
-    exc = Unsatisfiable(
-        report,
-        fixes,
-        message,
-        launcher_default={
-            "field": name,
-            "value": default,
-            "chain": list(failed.chain),
-            "preference": pref.id if pref else None,
-        },
-    )
-    exc.request, exc.lead, exc.adjusted = dict(pins), lead, dict(failed.adjustments)
-    return exc
-
-
-# How many other values of a field a predict-mode repair tries (each is a full prediction).
-_SET_TRIALS = 8
 
 
 @dataclass

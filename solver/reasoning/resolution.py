@@ -60,6 +60,7 @@ def resolve(
     predict: bool = False,
     deny_warnings: bool = False,
     budget: Budget | None = None,
+    repairs: bool = True,
 ) -> Resolution:
     """Resolve a configuration: user choices kept, auto options filled by preference.
 
@@ -78,9 +79,16 @@ def resolve(
 
     `budget`: the search steps this call may spend (`solver.budget.Budget`; default: each
     search bounded on its own); running out raises `SolverBudgetExceeded`.
+
+    `repairs=False`: a failure raises the same `Unsatisfiable` (conflict, launcher default, text
+    before the repairs) without searching for repairs (`.repairs` empty, `.repairs_searched`
+    False), most of a failure's cost; for a caller that reads only the answer (the laws over
+    random requests). An answer that resolves is the same either way.
     """
     pins = collect_pins(pack, options, facts)
-    res = resolve_pins(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
+    res = resolve_pins(
+        pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget, repairs=repairs
+    )
     if deny_warnings:
         deny(pack, pins, res)
     return res
@@ -96,13 +104,15 @@ def resolve_pins(
     predict: bool = False,
     budget: Budget | None = None,
     explain_chain: bool = False,
+    repairs: bool = True,
 ) -> Resolution:
     """Resolve already validated pins (see `resolve`); `predict`: the launcher's own choices;
     `budget`: the steps its searches may spend. A failure is explained (a minimal conflict and
     ranked repairs, `solver.reasoning.diagnose`) unless `explain_failure` is False. With
     `explain_chain`, a failure of the value a fact is assumed at (or of an unsearched flag's
     default) is explained all the same: the pins then hold together, so a minimal conflict
-    among them alone (the configurator's, computed apart) would be empty."""
+    among them alone (the configurator's, computed apart) would be empty. `repairs=False`: the
+    failure explained without its repairs (see `resolve`)."""
     if not explain_failure and not explain_chain:
         return resolve_unexplained(pack, pins, strict=strict, reasons=reasons, predict=predict, budget=budget)
     base, pack = pack, query_pack(pack, pins)  # open domains widened, `given(FIELD)` of rules answered
@@ -110,16 +120,20 @@ def resolve_pins(
     try:
         return resolve_planned(pack, plan, pins, strict=strict, reasons=reasons, predict=predict, base=base)
     except ChainFailed as failed:
-        from solver.reasoning.diagnose import chain_failure
+        from solver.reasoning.chainfailure import chain_failure
 
         check_required_before_failing(plan, failed)
-        raise chain_failure(plan, failed.pins, failed, predict=predict, made_on=base) from None
+        raise chain_failure(
+            plan, failed.pins, failed, predict=predict, made_on=base, with_repairs=repairs
+        ) from None
     except RequestFails as fails:
         if not explain_failure:
             raise Unsatisfiable(bare_conflict()) from None
         from solver.reasoning.diagnose import unsatisfiable_for
 
-        raise unsatisfiable_for(plan, fails.pins, fails.adjustments, predict=predict) from None
+        raise unsatisfiable_for(
+            plan, fails.pins, fails.adjustments, predict=predict, with_repairs=repairs
+        ) from None
 
 
 def deny(pack: Pack, pins: Mapping[str, Pin], res: Resolution) -> None:

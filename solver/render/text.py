@@ -99,7 +99,7 @@ def conflict_message(
     plan: Plan,
     pins: Mapping[str, Pin],
     report: ConflictReport,
-    repairs: Sequence[Repair],
+    repairs: Sequence[Repair] | None,
     *,
     lead: str | None = None,
     render: Callable[[Repair], str] | None = None,
@@ -109,7 +109,8 @@ def conflict_message(
     (predict mode: a configuration exists, but not the one the launcher picks). `render`: how
     the front end that received the request writes a repair (default: a `confsolve resolve`
     command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
-    pins the launcher replaced, so a conflict line names what the user typed."""
+    pins the launcher replaced, so a conflict line names what the user typed. `repairs` None:
+    none were searched (`resolve(..., repairs=False)`), which the text says."""
     pack = plan.pack
     request = ", ".join(_typed_words(pack, n, p.value, adjusted) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
@@ -149,6 +150,8 @@ def conflict_message(
             kept = {n: v for n, v in kept.items() if n not in repair.unset}
             kept.update(repair.set)
             lines.append(f"     {command_for(pack, kept)}")
+    elif repairs is None:
+        lines.append("Repairs were not searched (asked without them: repairs=False).")
     else:
         lines.append("No change of the given inputs makes this request solvable.")
     return "\n".join(lines)
