@@ -1,6 +1,9 @@
 """Laws, against brute force, of two searches that explain's repairs rest on and that the laws of
 tests/test_laws.py barely reach on their small packs:
 
+- `solver.engine.localsearch.repair` with a `Kept` hint (one that keeps every open rule: lint's
+  whole-pack searches start from a known solution of the pack) checks only the rules reading a
+  field whose hint value is gone: it answers as with the plain hint, the same steps;
 - `solver.engine.localsearch.chase` (the search that follows a change from a known solution) runs
   only where the cheaper `repair` gave up: here every value of every field is put into a solved
   request and chased directly, with budgets large and tiny (a search stopped by its budget must
@@ -19,6 +22,7 @@ tests/test_laws.py barely reach on their small packs:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -29,7 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solver.engine.csp import compile_pack
-from solver.engine.localsearch import chase
+from solver.engine.localsearch import Kept, chase, repair
+from solver.engine.state import State
 from solver.engine.tracing import Traced, _base, _fix, _root, excluded, excluded_by_split, traced_base
 from solver.model import Pin
 from solver.pack.loader import load_directory
@@ -64,6 +69,42 @@ def test_a_chased_change_gives_a_solution_or_a_true_refutation(case: Case, budge
                 assert all(oracle.holds(rule, found) for rule in oracle.hard), (name, value, found)
             elif refuted:
                 assert not oracle.sat({**pins, name: value}), (name, value)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases(), pick=st.integers(0, 7))
+def test_a_kept_hint_is_repaired_as_the_plain_hint(case: Case, pick: int) -> None:
+    """A solution of every rule as the hint of the request's started state: `repair` with it as a
+    `Kept` hint answers (solution or None, and steps) as with the plain hint."""
+    oracle = Oracle(case.spec)
+    cp = compile_pack(case.pack)
+    pins = {n: v for n, (v, _) in case.pins().items()}
+    rows = list(itertools.islice(oracle.solutions({}), pick + 1))
+    plain, kept = cp.start(pins), cp.start(pins)  # (a state each, as lint gives them)
+    if not rows or plain is None or kept is None:
+        return
+    hint = dict(zip(oracle.names, rows[-1], strict=True))
+    assert repair(kept, Kept(hint)) == repair(plain, hint)
+
+
+def test_a_kept_hint_the_state_still_allows_checks_no_rule(tmp_path: Path) -> None:
+    """A `Kept` hint whose every value the state still allows breaks no rule: no rule is checked,
+    where the plain hint has each open rule checked."""
+    started = _compiled(tmp_path, _STOP_PACK).start({})
+    assert started is not None and started.open
+    checked: list[str] = []
+
+    def counted(con: Any) -> Any:  # (a copy: the compiled pack's constraints are shared)
+        return dataclasses.replace(con, holds=lambda values: checked.append(con.key) or con.holds(values))
+
+    cons = [counted(con) for con in started.open.values()]
+    by_field = {name: [c for c in cons if name in c.fields] for name in started.domains}
+    state = State(dict(started.domains), {c.key: c for c in cons}, by_field)
+    hint = {"p": 0, "x": 0, "y": 0}
+    assert repair(state, Kept(hint)) == (hint, 3)
+    assert checked == []
+    assert repair(state, hint) == (hint, 3)
+    assert sorted(checked) == sorted(state.open)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

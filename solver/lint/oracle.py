@@ -282,8 +282,11 @@ class PackOracle:
         started: State | None,
     ) -> Callable[[int, Mapping[str, Scalar] | None], dict[str, Scalar] | None]:
         """The engine's search of a question (`query`'s turns): `engine(steps, hint)`."""
+        from solver.engine.localsearch import Kept
 
         def engine(steps: int, hint: Mapping[str, Scalar] | None) -> dict[str, Scalar] | None:
+            if hint is not None and near is None and not extra:
+                hint = Kept(hint)  # (a known solution of the pack, and no condition: `Kept`)
             if started is not None:
                 return self.cp.search(started, budget=steps, task="linting", hint=hint)
             if grown is not None:
