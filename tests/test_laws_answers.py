@@ -16,6 +16,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import jsonschema
 import pytest
 from test_laws_shipped import DRAWS, _answer, _count, _pack, requests
 
@@ -24,6 +25,7 @@ from solver.errors import Unsatisfiable
 from solver.inputs.pins import collect_pins
 from solver.model import Resolution, Scalar
 from solver.reasoning.resolution import resolve_pins
+from solver.render.schema import output_schema
 
 pytestmark = pytest.mark.property
 
@@ -103,7 +105,8 @@ _B200_E5M2: tuple[dict[str, Scalar], dict[str, Scalar]] = (
 @pytest.mark.parametrize("fn", [resolve, check], ids=["conflict", "launcher-default"])
 def test_a_conflict_without_repairs_says_they_were_not_searched(fn: Callable[..., Any]) -> None:
     """Without repairs, the text and the JSON say none were searched, not that none exists (an
-    empty list alone reads "No change of the given inputs makes this request solvable")."""
+    empty list alone reads "No change of the given inputs makes this request solvable"); the
+    JSON is a conflict document of `confsolve schema`."""
     pack = load_pack("sglang")
     options, facts = _B200_E5M2
     if fn is resolve:  # (`resolve` departs from the backend; a typed one it cannot leave conflicts)
@@ -113,6 +116,7 @@ def test_a_conflict_without_repairs_says_they_were_not_searched(fn: Callable[...
     exc = caught.value
     assert (exc.launcher_default is not None) == (fn is check)
     assert exc.repairs == [] and exc.to_json()["repairs_searched"] is False
+    jsonschema.Draft202012Validator(output_schema()).validate(exc.to_json())
     assert "Repairs were not searched" in exc.message and "No change of the given" not in exc.message
     full = _answer(fn, _pack("sglang"), options, facts, repairs=True)
     assert isinstance(full, Unsatisfiable) and full.repairs and "repairs_searched" not in full.to_json()

@@ -121,6 +121,8 @@ def _documents(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 chain=_SCALARS,
                 preference={"type": ["string", "null"]},
             ),
+            # the API's `resolve(..., repairs=False)`: none searched (the CLI always searches)
+            repairs_searched={"const": False},
             launch_notes=_LAUNCH_NOTES,
         ),
         "error": _doc(
