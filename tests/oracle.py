@@ -109,6 +109,7 @@ DISPATCH_BUDGET_ENV = (
     "SGLANG_MORI_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
     "SGLANG_PPLX_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
     "SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+    "SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK",
 )
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
@@ -356,11 +357,11 @@ def inputs_for(
     facts.update(extra)
     env = scenario.get("env") or {}
     if "a2a_dispatch_budget_raised" in pack.fields:
-        # The harness leaves the three dispatch-budget variables at SGLang's defaults unless a
-        # scenario's env sets one (none does yet); the fact exists only for those three backends.
+        # The harness leaves the four dispatch-budget variables at SGLang's defaults unless a
+        # scenario's env sets one (none does yet); the fact exists only for those four backends.
         a2a = (scenario.get("args") or {}).get("moe_a2a_backend")
         raised = any(name in env for name in DISPATCH_BUDGET_ENV)
-        facts["a2a_dispatch_budget_raised"] = raised and a2a in ("mori", "pplx", "deepep_v2")
+        facts["a2a_dispatch_budget_raised"] = raised and a2a in ("mori", "pplx", "deepep_v2", "megamoe")
     for name, fld in pack.fields.items():
         if fld.env:
             facts[name] = str(env.get(name, "0"))

@@ -309,18 +309,25 @@ QUANT_TYPED = [
 
 
 FP8_FP4_REST = ["modelopt_mixed", "mxfp8", "nvfp4_online"]
+RUNNERS_TYPED = [
+    *("aiter", "cutlass", "deep_gemm", "experimental_sgl_marlin", "experimental_sgl_trtllm"),
+    *("flashinfer_cutedsl", "flashinfer_cutlass", "flashinfer_megamoe", "flashinfer_mxfp4"),
+    *("flashinfer_trtllm", "flashinfer_trtllm_routed", "hpc_ops", "humming", "intel_xpu"),
+    *("lora_cutedsl", "lora_marlin", "lora_triton", "marlin", "triton", "triton_kernel"),
+]
 
 
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
     """The SGLang pack's hard rules that read `given()` ask about seven fields (page_size since
     round 18: mamba-no-buffer-page-1 meets a typed --page-size only), and since round 19 about the
     values typed (`given(F) == V`: HRM-Text's checks of the typed --attention-backend, the
-    tokenspeed_mla KV), and since round 22 the --quantization typed under the FlashInfer TRT-LLM
-    MoE runners: each is a two-valued field of its compiled count, counted as False."""
+    tokenspeed_mla KV), since round 22 the --quantization typed under the FlashInfer TRT-LLM
+    MoE runners, and since round 23 the --moe-runner-backend typed as a runner (not the megamoe
+    alias): each is a two-valued field of its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
-    asked = ["attention_backend", "decode_attention_backend", "ep_size", "moe_runner_backend"]
+    asked = ["attention_backend", "decode_attention_backend", "ep_size"]
     asked += ["page_size", "prefill_attention_backend", "quantization"]
     typed = [
         "attention_backend) in ['ascend', 'fa3', 'fa4', 'flashinfer', 'intel_xpu', 'triton']",
@@ -333,6 +340,11 @@ def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
         f"quantization) in {QUANT_TYPED}",
         f"quantization) in {['compressed-tensors', 'fp8', 'modelopt_fp4', 'modelopt_fp8', *FP8_FP4_REST]}",
         "quantization) in ['fp8', 'modelopt_fp4', 'modelopt_mixed', 'mxfp8', 'nvfp4_online']",
+        # round 23: a typed --moe-runner-backend megamoe is SGLang's all-to-all alias (the runner
+        # auto), so "the runner was typed" reads every other choice, and the wNa16 rule a typed triton
+        f"moe_runner_backend) in {RUNNERS_TYPED}",
+        "moe_runner_backend) in ['megamoe']",
+        "moe_runner_backend) in ['triton']",
     ]
     assert atoms == sorted([f"given({name})" for name in asked] + [f"given({text}" for text in typed])
     assert set(compiled.counted.values()) == {1}
