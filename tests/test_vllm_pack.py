@@ -501,6 +501,23 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             {"attention_backend": "TRITON_FLASHINFER", "kv_cache_dtype": "fp8_e5m2"},
             "triton-flashinfer-kv-dtype",
         ),
+        # and where the method typed gives them one whatever the checkpoint: a typed deepseek_v4_fp8
+        # (an Fp8Config) over an unquantized checkpoint raises there too (executed on H100 and B200
+        # with the probe); pack 0.33.0+19 read the checkpoint alone and said ok
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "none"},
+            {"quantization": "deepseek_v4_fp8", "kv_cache_dtype": "fp8_e5m2"},
+            "flashinfer-kv-dtype",
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm100", "checkpoint_quant": "none"},
+            {
+                "quantization": "deepseek_v4_fp8",
+                "attention_backend": "TRITON_ATTN",
+                "kv_cache_dtype": "fp8_e5m2",
+            },
+            "triton-kv-dtype",
+        ),
     ],
 )
 def test_requests_vllm_refuses_are_conflicts(
@@ -541,6 +558,17 @@ def test_requests_vllm_refuses_are_conflicts(
         (
             LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "none"},
             {"quantization": "fp8", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        # a typed --quantization humming over an FP8 checkpoint: HummingConfig gives attention no
+        # KV-cache method, so the layer builds (executed on H100 with the probe, FP8 block and
+        # per-tensor); pack 0.33.0+19 read the checkpoint alone and refused it
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
+            {"quantization": "humming", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
+            {"quantization": "humming", "attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8_e5m2"},
         ),
     ],
 )
