@@ -518,6 +518,25 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             },
             "triton-kv-dtype",
         ),
+        # KNOWN_DIFFERENCES 31: an NVFP4 KV cache on FlashInfer split by decode context parallelism
+        # off B200/B300 (FlashAttention-2's NVFP4 prefill): the selector takes it, the metadata
+        # builder raises at KV-cache init (executed on A10, H100 and RTX PRO 6000 with the DCP group
+        # stood in for); main ce45aae said ok, pinned or not (no other backend stores NVFP4)
+        (
+            LLAMA | {"gpu_arch": "sm90"},
+            {"kv_cache_dtype": "nvfp4", "decode_context_parallel_size": 2, "tensor_parallel_size": 16},
+            "flashinfer-nvfp4-kv-on-fa2",
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm120"},
+            {
+                "attention_backend": "FLASHINFER",
+                "kv_cache_dtype": "nvfp4",
+                "decode_context_parallel_size": 2,
+                "tensor_parallel_size": 16,
+            },
+            "flashinfer-nvfp4-kv-on-fa2",
+        ),
     ],
 )
 def test_requests_vllm_refuses_are_conflicts(
@@ -569,6 +588,11 @@ def test_requests_vllm_refuses_are_conflicts(
         (
             LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
             {"quantization": "humming", "attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        # an NVFP4 cache split by DCP on B200, where FlashInfer reads it through TensorRT-LLM (executed)
+        (
+            LLAMA | {"gpu_arch": "sm100"},
+            {"kv_cache_dtype": "nvfp4", "decode_context_parallel_size": 2, "tensor_parallel_size": 16},
         ),
     ],
 )
