@@ -364,6 +364,100 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "dtype": ["auto", "bfloat16", "float16"],
         },
     ),
+    # Round 23's themes, on the GPUs the fixtures hold least of. Decode context parallelism (always
+    # typed) against the backends that support it, the KV cache, the block and the heads per GPU.
+    "dcp": (
+        [
+            "DeepseekV3ForCausalLM",
+            "DeepseekV2ForCausalLM",
+            "DeepseekV32ForCausalLM",
+            "Qwen3ForCausalLM",
+            "LlamaForCausalLM",
+            "Qwen3NextForCausalLM",
+            "GptOssForCausalLM",
+        ],
+        [86, 89, 103, 110, 121],
+        [None, None, "fp8", "modelopt_fp8", "modelopt_fp4", "awq"],
+        {
+            "decode_context_parallel_size": [2, 4, 8],
+            "tensor_parallel_size": [1, 2, 4, 8, 16],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "kv_cache_dtype": [],
+            "block_size": [16, 32, 64, 128, 256],
+            "flash_attn_version": [2, 3, 4],
+        },
+    ),
+    # A typed MoE backend (always) against the checkpoint, the method typed, expert parallelism and
+    # the all-to-all backend, off Hopper and B200.
+    "moethin": (
+        MOE_ARCHS,
+        [75, 86, 89, 103, 110, 121],
+        [
+            None,
+            "fp8",
+            "fp8_tensor",
+            "modelopt_fp4",
+            "modelopt_fp8",
+            "mxfp4",
+            "mxfp8",
+            "awq",
+            "gptq",
+            "compressed_tensors_w4a16",
+        ],
+        {
+            "moe_backend": [],
+            "quantization": [],
+            "enable_expert_parallel": [False, True],
+            "all2all_backend": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
+    # Small nodes (1, 2 or 4 GPUs given) and no FlashInfer, with the parallel sizes, the backend and
+    # the KV cache.
+    "nodes": (
+        ARCHS,
+        [89, 103, 121],
+        [None, None, "fp8", "modelopt_fp4", "mxfp4", "awq"],
+        {
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "pipeline_parallel_size": [1, 2, 4],
+            "data_parallel_size": [1, 2, 4],
+            "decode_context_parallel_size": [1, 2, 4],
+            "enable_expert_parallel": [False, True],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e5m2", "bfloat16", "nvfp4"],
+        },
+    ),
+    # Chunked prefill or prefix caching (one always typed) on the thin GPUs under sparse MLA, MLA,
+    # hybrid and sinks models, with DCP, the block, the KV cache and the backend.
+    "sched2": (
+        [
+            "DeepseekV32ForCausalLM",
+            "DeepseekV3ForCausalLM",
+            "Qwen3NextForCausalLM",
+            "GptOssForCausalLM",
+            "Llama4ForConditionalGeneration",
+            "Qwen3MoeForCausalLM",
+        ],
+        [75, 86, 89, 103, 110, 121],
+        [None, None, "fp8", "modelopt_fp4", "mxfp4"],
+        {
+            "enable_chunked_prefill": [True, False],
+            "enable_prefix_caching": [True, False],
+            "decode_context_parallel_size": [1, 2, 4],
+            "block_size": [16, 32, 64, 128, 256, 272, 544, 1024],
+            "kv_cache_dtype": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+        },
+    ),
+}
+# Round 23's themes type one of these options in every scenario (the earlier themes draw as they did).
+ALWAYS: dict[str, list[str]] = {
+    "dcp": ["decode_context_parallel_size"],
+    "moethin": ["moe_backend"],
+    "sched2": ["enable_chunked_prefill", "enable_prefix_caching"],
 }
 
 
@@ -371,11 +465,18 @@ def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> 
     """One scenario of a theme: its models, GPUs and checkpoints, 2-5 of its options typed together."""
     archs, sms, checkpoints, options = THEMES[theme]
     sc = _machine_and_model(rng, f"T-{theme}", sms, archs, checkpoints)
-    # The machine varies by GPU only (node size in the parallel theme): the oracle starts one
-    # worker per machine, which costs more than the scenarios it then runs.
+    # The machine varies by GPU only (node size in the parallel and nodes themes, FlashInfer in
+    # nodes): the oracle starts one worker per machine, which costs more than the scenarios it runs.
     if theme == "parallel":
         sc["num_gpus"] = rng.choice([4, 8, 16])
+    if theme == "nodes":
+        sc["num_gpus"] = rng.choice([1, 2, 4])
+        if rng.random() < 0.5:
+            sc["facts"] = {"has_flashinfer": False}
     names = rng.sample(sorted(options), rng.randint(2, min(5, len(options))))
+    if theme in ALWAYS:
+        one = rng.choice(ALWAYS[theme])
+        names = [one, *(n for n in names if n != one)][:5]
     for name in names:
         _type(sc, name, rng.choice(options[name] or values[name]))
     return sc

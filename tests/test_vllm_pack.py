@@ -501,6 +501,42 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             {"attention_backend": "TRITON_FLASHINFER", "kv_cache_dtype": "fp8_e5m2"},
             "triton-flashinfer-kv-dtype",
         ),
+        # and where the method typed gives them one whatever the checkpoint: a typed deepseek_v4_fp8
+        # (an Fp8Config) over an unquantized checkpoint raises there too (executed on H100 and B200
+        # with the probe); pack 0.33.0+19 read the checkpoint alone and said ok
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "none"},
+            {"quantization": "deepseek_v4_fp8", "kv_cache_dtype": "fp8_e5m2"},
+            "flashinfer-kv-dtype",
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm100", "checkpoint_quant": "none"},
+            {
+                "quantization": "deepseek_v4_fp8",
+                "attention_backend": "TRITON_ATTN",
+                "kv_cache_dtype": "fp8_e5m2",
+            },
+            "triton-kv-dtype",
+        ),
+        # KNOWN_DIFFERENCES 31: an NVFP4 KV cache on FlashInfer split by decode context parallelism
+        # off B200/B300 (FlashAttention-2's NVFP4 prefill): the selector takes it, the metadata
+        # builder raises at KV-cache init (executed on A10, H100 and RTX PRO 6000 with the DCP group
+        # stood in for); main ce45aae said ok, pinned or not (no other backend stores NVFP4)
+        (
+            LLAMA | {"gpu_arch": "sm90"},
+            {"kv_cache_dtype": "nvfp4", "decode_context_parallel_size": 2, "tensor_parallel_size": 16},
+            "flashinfer-nvfp4-kv-on-fa2",
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm120"},
+            {
+                "attention_backend": "FLASHINFER",
+                "kv_cache_dtype": "nvfp4",
+                "decode_context_parallel_size": 2,
+                "tensor_parallel_size": 16,
+            },
+            "flashinfer-nvfp4-kv-on-fa2",
+        ),
     ],
 )
 def test_requests_vllm_refuses_are_conflicts(
@@ -541,6 +577,22 @@ def test_requests_vllm_refuses_are_conflicts(
         (
             LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "none"},
             {"quantization": "fp8", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        # a typed --quantization humming over an FP8 checkpoint: HummingConfig gives attention no
+        # KV-cache method, so the layer builds (executed on H100 with the probe, FP8 block and
+        # per-tensor); pack 0.33.0+19 read the checkpoint alone and refused it
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
+            {"quantization": "humming", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        (
+            LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
+            {"quantization": "humming", "attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8_e5m2"},
+        ),
+        # an NVFP4 cache split by DCP on B200, where FlashInfer reads it through TensorRT-LLM (executed)
+        (
+            LLAMA | {"gpu_arch": "sm100"},
+            {"kv_cache_dtype": "nvfp4", "decode_context_parallel_size": 2, "tensor_parallel_size": 16},
         ),
     ],
 )
