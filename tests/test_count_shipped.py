@@ -323,7 +323,8 @@ def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
     values typed (`given(F) == V`: HRM-Text's checks of the typed --attention-backend, the
     tokenspeed_mla KV), since round 22 the --quantization typed under the FlashInfer TRT-LLM
     MoE runners, and since round 23 the --moe-runner-backend typed as a runner (not the megamoe
-    alias): each is a two-valued field of its compiled count, counted as False."""
+    alias) and a typed unquant / mxfp8: each is a two-valued field of its compiled count, counted
+    as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)
@@ -345,6 +346,9 @@ def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
         f"moe_runner_backend) in {RUNNERS_TYPED}",
         "moe_runner_backend) in ['megamoe']",
         "moe_runner_backend) in ['triton']",
+        # round 23: a typed unquant stops the SM100 overrides' copy; a typed mxfp8 drives the MXFP8 override
+        "quantization) in ['mxfp8']",
+        "quantization) in ['none']",
     ]
     assert atoms == sorted([f"given({name})" for name in asked] + [f"given({text}" for text in typed])
     assert set(compiled.counted.values()) == {1}
