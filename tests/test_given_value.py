@@ -225,3 +225,39 @@ def test_copies_share_their_packs_compiled_rules(tmp_path: Path) -> None:
 
 def _all(found: Iterator[dict[str, object]]) -> list[str]:
     return sorted(repr(sorted(s.items())) for s in found)
+
+
+def test_a_rules_projection_is_remembered_for_its_packs_copies(tmp_path: Path) -> None:
+    """What a rule alone leaves of its open fields (`plan.projected`, read by choices' facts and
+    by `facts_force`) is kept with the constraint, by the fields left free and their domains: a
+    typed copy that shares its pack's constraint asks it no evaluation again (a one-fact SGLang
+    choices question projected the same 46 rules over the same facts once for its pack and once
+    per typed copy, ~20 ms of ~60; fails on ce45aae), and other domains are projected afresh."""
+    from solver.engine.csp import compile_pack
+    from solver.pack.given import for_request
+    from solver.reasoning.plan import projected
+
+    extra = '\n[field.unique_to_this_test]\nkind = "option"\ndomain = ["a", "b"]\n'
+    pack = _pack(tmp_path / "projected", extra)
+    rid = "no-v3-on-big-heads"
+    con = compile_pack(pack).rules[rid]
+    assert compile_pack(for_request(pack, {"version": 2})).rules[rid] is con
+    asked: list[tuple[object, ...]] = []
+    holds = con.holds
+
+    def counted(values: tuple[object, ...]) -> bool:
+        asked.append(values)
+        return holds(values)  # type: ignore[arg-type]
+
+    con.holds = counted  # type: ignore[assignment]
+    try:
+        domains = {"head": ["small", "big"], "version": [2, 3]}
+        both = projected(con, ["head", "version"], domains)
+        assert both == {"head": {"small", "big"}, "version": {2, 3}} and asked
+        before = len(asked)
+        assert projected(con, ["head", "version"], {n: list(d) for n, d in domains.items()}) == both
+        assert len(asked) == before
+        assert projected(con, ["version"], {"head": ["big"], "version": [2, 3]}) == {"version": {2}}
+        assert len(asked) > before
+    finally:
+        con.holds = holds

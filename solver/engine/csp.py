@@ -193,9 +193,10 @@ class CompiledPack:
     def constraint_of(self, key: str, cond: Condition) -> Constraint:
         """A condition of the pack (a hard rule; a warn rule some question adds) as a constraint,
         its answers remembered under the pack's entry budget."""
-        holds = memoized(cond.holds, self.tables)
-        domains = tuple(self.domains[f] for f in cond.fields)
-        return Constraint(key, cond, holds, _constraint(holds), domains, self.tables.table(), self.tables)
+        tables = self.tables
+        holds = memoized(cond.holds, tables)
+        full = tuple(self.domains[f] for f in cond.fields)
+        return Constraint(key, cond, holds, _constraint(holds), full, tables.table(), tables, tables.table())
 
     def rules_reading(self, name: str) -> list[str]:
         return [con.key for con in self._all_by_field.get(name, ())]

@@ -63,8 +63,12 @@ class Constraint:
     the constraint. Forward checking asks the same few questions again and again, within a
     query and across queries, and a set lookup per value is cheaper than evaluating it."""
     memo: Memo | None = None
-    """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` is one of its
-    tables); None for a query's own condition, whose table dies with the query."""
+    """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` and
+    `projections` are its tables); None for a query's own condition (tables die with it)."""
+    projections: dict[Any, Any] = field(default_factory=dict)
+    """`solver.reasoning.plan.projected`'s answers, by the fields left free and every field's
+    domain: a page's questions project the same rules over the same facts' domains, for its pack
+    and for each typed copy (whose rules over facts are mostly the pack's own constraints)."""
     fields: tuple[str, ...] = field(init=False)
     pick: Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]] = field(init=False, repr=False)
     """The values of `fields` in an assignment, as the tuple `holds` takes (`picker`)."""
@@ -89,11 +93,16 @@ class Constraint:
                 if holds(tuple(base)):
                     ok.append(value)
             found = frozenset(ok)
-            if self.memo is not None:
-                self.memo.store(self.cuts, key, found)
-            elif len(self.cuts) < _CUT_LIMIT:
-                self.cuts[key] = found
+            self.keep(self.cuts, key, found)
         return found
+
+    def keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        """`table[key] = value` for one of this constraint's tables: under the compiled pack's
+        entry budget for a rule of the pack, else up to a bound of its own."""
+        if self.memo is not None:
+            self.memo.store(table, key, value)
+        elif len(table) < _CUT_LIMIT:
+            table[key] = value
 
 
 _CUT_LIMIT = 4096

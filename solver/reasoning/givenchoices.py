@@ -136,8 +136,10 @@ def _effects(pack: Pack, pins: Mapping[str, Pin], name: str) -> set[int | None]:
 
 
 def _keeps(rules: Sequence[Constraint], row: Mapping[str, Scalar]) -> bool:
-    """Whether the complete configuration `row` keeps every one of `rules`."""
-    return all(rule.holds(tuple(row[f] for f in rule.fields)) for rule in rules)
+    """Whether the complete configuration `row` keeps every one of `rules`. (`pick`: the rule's
+    values in one call in C, where a tuple of a generator per rule was most of `_witnessed`, the
+    typed copies' check on each one-fact choices question: ~114 rows x 36 rules.)"""
+    return all(rule.holds(rule.pick(row)) for rule in rules)
 
 
 def _witnessed(
