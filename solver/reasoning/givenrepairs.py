@@ -144,11 +144,16 @@ def with_given_repairs(
             len(out),
         )
         out.insert(at, fix)
-    facts = [id(f) for f in out if states_fact(f)]
-    flags = [id(f) for f in out if not states_fact(f)]
-    kept_facts = facts[: max(1, limit - len(flags))] if facts else []
-    kept = {*flags[: limit - len(kept_facts)], *kept_facts}
-    return [f for f in out if id(f) in kept]
+    is_fact = [states_fact(f) for f in out]
+    facts = sum(is_fact)
+    room = {True: min(facts, max(1, limit - (len(out) - facts))), False: 0}
+    room[False] = limit - room[True]
+    kept = []
+    for fix, fact in zip(out, is_fact, strict=True):
+        if room[fact] > 0:
+            kept.append(fix)
+            room[fact] -= 1
+    return kept
 
 
 def _reads_by_field(plan: Plan, rules: Sequence[str]) -> dict[str, list[ValueRead | None]]:
