@@ -481,33 +481,34 @@ class PackOracle:
         from solver.engine.count import CountLimitReached
         from solver.lint.grow import Backgrounds
         from solver.reasoning.conflicts import Item, quickxplain, rule_layers
+        from solver.reasoning.peel import peel
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)
         # Most exclusions are one or two rules away: grow the rules outwards from the fields in
-        # question and explain within the first layer that already has no solution.
-        # The last layer is every rule that can interact (`relevant_rules`): explained whole,
-        # unasked. Known by looking one layer ahead, not by a walk of every ring first (a pass
-        # over most of the pack per reason at 1,000 synthetic fields).
-        local: list[str] = []
+        # question and explain within the first layer with no solution, asked about and explained
+        # without its rules in no minimal conflict (`peel`). The last layer is every rule that can
+        # interact (`relevant_rules`): explained whole, unasked (known by looking one layer ahead).
+        local: list[str] = []  # (the layer; `core`, its rules that may be in a minimal conflict)
+        core = local
         layers = rule_layers(self.cp, start, fixed, rules)
         layer = next(layers, None)
         while layer is not None:
-            after = next(layers, None)
+            after, core = next(layers, None), peel(self.cp, layer, start)
             shared = blame_pins and not extras  # (a totality reason: the same layers every time)
             if after is None or (
-                self._refuted_within(pins, layer)
+                self._refuted_within(pins, core)
                 if shared
-                else self.query(pins, layer, extras, local=False) is None
+                else self.query(pins, core, extras, local=False) is None
             ):
                 local = layer
                 break
             layer = after
-        items = [self._rule_items.get(r) or self._rule_items.setdefault(r, Item("rule", r)) for r in local]
+        items = [self._rule_items.get(r) or self._rule_items.setdefault(r, Item("rule", r)) for r in core]
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
 
-        # The latest solutions of this reason's questions, each with the rules of `local` it is
+        # The latest solutions of this reason's questions, each with the rules of `core` it is
         # known to keep and to break, learned as questions ask: set tests instead of evaluating
         # each rule of a question on each of 8 witnesses (a fifth of synthetic 400's totality
         # profile); learned lazily, as SGLang's questions are a few of its rules each.
@@ -519,8 +520,8 @@ class PackOracle:
         # in C over small ints). Read by the items' identities instead, a question's rules and
         # pins took four passes over its items, a call per item each (~190 us a question of
         # ~1,800 items, 0.7 s of the totality check's reasons at 1,000 synthetic fields).
-        at_rule = [self.cp.rules[r] for r in local]
-        pin_of = dict(enumerate(pins.items(), len(local))) if blame_pins else {}
+        at_rule = [self.cp.rules[r] for r in core]
+        pin_of = dict(enumerate(pins.items(), len(core))) if blame_pins else {}
         pin_at = frozenset(pin_of)
 
         def keeps(witness: tuple[dict[str, Scalar], set[int], set[int]], wanted: set[int]) -> bool:
@@ -568,10 +569,10 @@ class PackOracle:
             return True
 
         try:
-            core = quickxplain(consistent, range(len(items)))
+            conflict = quickxplain(consistent, range(len(items)))
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
-        return [items[p].label() for p in core]
+        return [items[p].label() for p in conflict]
 
     def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
         """Whether `layer`'s rules with `pins` have no solution (a totality reason's look-ahead),
