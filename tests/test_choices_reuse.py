@@ -3,8 +3,9 @@ each against brute force on generated packs (tests/generated.py):
 
 - `consistency._one_rule_descent`: whether one rule can hold with some pins, by three-valued
   steps over its free fields, answers what trying every combination answers (or gives up);
-- `witness.transplanted`: a stored solution with the pins it lacks put in is a configuration of
-  every hard rule keeping the pins and the value, or None;
+- `witness.transplanted`: a stored solution with the pins it lacks put in (and the fields of the
+  rules that breaks decided again) is a configuration of every hard rule keeping the pins and
+  the value, or None;
 - `Supports.latest`: the newest stored rows with a value, narrowed by pins as `closest` narrows.
 """
 
@@ -23,7 +24,7 @@ from solver.engine.supports import supports_for
 from solver.model import Scalar
 from solver.reasoning import consistency
 from solver.reasoning.diagnose import prepare_choices, valid_choices
-from solver.reasoning.witness import transplanted
+from solver.reasoning.witness import Witnesses, transplanted
 
 pytestmark = pytest.mark.property
 
@@ -69,9 +70,9 @@ def test_a_transplanted_solution_is_a_configuration_with_the_pins_and_the_value(
     case: Case, data: st.DataObject
 ) -> None:
     """After the questions of a page (prepared or not, then the request's pins one by one), a
-    stored solution transplanted under any of those pins, for any value of any field, is None or
-    a configuration of every hard rule that keeps the pins and has the value; and a value brute
-    force finds impossible under the pins is never given one."""
+    stored solution transplanted under other pins, for any value of any field, in their state or
+    none, is None or a configuration of every hard rule that keeps the pins and has the value;
+    and a value brute force finds impossible under the pins is never given one."""
     oracle = Oracle(case.spec)
     if data.draw(st.booleans(), label="prepare"):
         prepare_choices(case.pack)
@@ -84,13 +85,17 @@ def test_a_transplanted_solution_is_a_configuration_with_the_pins_and_the_value(
         valid_choices(case.pack, options, facts, reasons=False)
     cp = compile_pack(case.pack)
     supports = supports_for(cp)
-    asked = data.draw(st.lists(st.sampled_from(sorted(pins)), unique=True), label="asked") if pins else []
-    under = {n: pins[n] for n in asked}
+    # Pins the stored rows were mostly not found under (one or two fields, any values), so the
+    # transplants put some in and decide again what that breaks.
+    fields = data.draw(st.lists(st.sampled_from(sorted(cp.domains)), unique=True, min_size=1, max_size=2))
+    under = {n: data.draw(st.sampled_from(list(cp.domains[n])), label=n) for n in fields}
     for name, domain in cp.domains.items():
         others = {n: v for n, v in under.items() if n != name}
         possible = oracle.possible(name, others)
+        # (The pins' state, as choices gives it: its fields a broken rule reads decided again.)
+        state = Witnesses(cp, others, "testing transplants").state
         for value in domain:
-            row = transplanted(cp, supports, others, name, value)
+            row = transplanted(cp, supports, others, name, value, state if data.draw(st.booleans()) else None)
             if row is None:
                 continue
             assert any(_same(value, v) for v in possible), (name, value, others)
