@@ -111,3 +111,7 @@ def test_every_question_answers_what_a_scan_of_the_rows_answers(
                 narrowed = [i for i in holding if _same(rows[i][pin], pinned)]
                 holding = narrowed or holding
             assert closest == rows[holding[0]]
+        # `latest`: the same narrowing, the newest rows first.
+        count = rng.randint(1, 3)
+        latest = table.latest(name, value, others, count)
+        assert latest == [rows[i] for i in reversed(holding)][:count]

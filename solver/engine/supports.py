@@ -273,6 +273,27 @@ class Supports:
             at = (found & -found).bit_length() - 1
             return dict(zip(self.names, self._rows[at], strict=True))
 
+    def latest(
+        self, name: str, value: Scalar, pins: Mapping[str, Scalar], count: int
+    ) -> list[dict[str, Scalar]]:
+        """Up to `count` stored solutions with `name = value`, narrowed by `pins` as `closest`
+        does, the newest first (the ones met on the latest questions, mostly the nearest to
+        the next one)."""
+        with self._lock:
+            found = self._bits(name, _tagged(value))
+            for pin, pinned in pins.items():
+                if not found:
+                    break
+                narrowed = found & self._bits(pin, _tagged(pinned))
+                if narrowed:
+                    found = narrowed
+            out: list[dict[str, Scalar]] = []
+            while found and len(out) < count:
+                at = found.bit_length() - 1
+                out.append(dict(zip(self.names, self._rows[at], strict=True)))
+                found ^= 1 << at
+            return out
+
     def proven(self, name: str, values: Iterable[Scalar], keeping: Keeping) -> list[Scalar]:
         """The `values` of `name` some solution of `keeping` holds."""
         generation, found = keeping

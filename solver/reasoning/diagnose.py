@@ -37,7 +37,7 @@ from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_cho
 from solver.reasoning.givenrepairs import with_given_repairs
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.verify import as_typed, try_resolve
-from solver.reasoning.witness import Witnesses, search_start, sweep
+from solver.reasoning.witness import Witnesses, search_start, sweep, transplanted
 from solver.values import show as _key
 
 __all__ = [
@@ -366,6 +366,7 @@ def _request_choices(
                 last,
                 then=partial(search_start, supports, values, name, value, last),
                 keeps=found_under is None or found_under == key,
+                stored=partial(transplanted, cp, supports, others, name, value),
             )
             if witness is None:
                 supports.refute(unders[key], name, value)

@@ -13,13 +13,13 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 
 from solver.engine.csp import CompiledPack
-from solver.engine.localsearch import Mended
+from solver.engine.localsearch import SWEEP_FIELDS, Mended, redecide
 from solver.engine.state import State
 from solver.engine.supports import PinSet, Supports
 from solver.engine.tracing import Traced, traced_domains
 from solver.model import Scalar
 
-__all__ = ["Witnesses", "search_start", "sweep"]
+__all__ = ["Witnesses", "search_start", "sweep", "transplanted"]
 
 
 class Witnesses:
@@ -67,17 +67,22 @@ class Witnesses:
         then: Callable[[], Mapping[str, Scalar]] | None = None,
         *,
         keeps: bool = False,
+        stored: Callable[[State], Mapping[str, Scalar] | None] | None = None,
     ) -> Mapping[str, Scalar] | None:
         """A solution with `name = value` (None if there is none); `near`: a solution of every
         rule to start from (read, never changed, by the caller either); `then`: makes the values
         to descend from when none is found near; `keeps`: the caller knows `near` keeps the pins
-        (a witness found under them, or under more)."""
+        (a witness found under them, or under more); `stored`: a solution with the value the
+        caller knows of made a solution in the pins' state, else None (`transplanted`), tried
+        before any mend."""
         if self.state is None or self.traced.failed is not None or value not in self.traced.domains[name]:
             return None
         if self.state.refutes(name, value, self.cp.never):
             # Refuted in place (no copy of the state): cheaper than a mend that cannot work,
             # which was most of a platform's choices.
             return None
+        if stored is not None and (found := stored(self.state)) is not None:
+            return found
         # A solution of every rule (what `near` is) that keeps the pins solves the state: then
         # only the rules around what the new value narrows can break, and the repair looks there.
         # (Asked again for the same `near`, mostly, or told: a check of every pin per value was a
@@ -186,6 +191,61 @@ def sweep(
                     proven[other].add(walk[other])
     supports.add(walk)
     return proven
+
+
+# The stored solutions `transplanted` tries, the pins it puts into one at most (each costs the
+# rules reading it), and the rules those may break that it mends (a few fields each).
+_TRANSPLANT_ROWS = 3
+_TRANSPLANT_PINS = 2
+_TRANSPLANT_BROKEN = 3
+
+
+def transplanted(
+    cp: CompiledPack,
+    supports: Supports,
+    pins: Mapping[str, Scalar],
+    name: str,
+    value: Scalar,
+    state: State | None = None,
+) -> dict[str, Scalar] | None:
+    """A stored solution with `name = value` and the `pins` it lacks put in, with the fields of
+    the few rules that breaks decided again in `state` (`redecide`; `state`: the pins'
+    propagated state, None to decide nothing again), when every rule reading a field it changed
+    then holds (every other rule it kept already): a solution of every rule. Else None. The
+    newest stored ones keeping the most pins (`Supports.latest`): a value possible on one
+    platform's page is mostly possible on the next one's by a configuration of the last one
+    (SGLang's `moe_a2a_backend` values `deepep_v2`, `pplx`, `flashinfer_megamoe` off CUDA: a
+    failed mend and a search, ~3 ms each, on every platform asked after the first)."""
+    by_field = cp.constraints_by_field
+    for row in supports.latest(name, value, pins, _TRANSPLANT_ROWS):
+        # (The same type as well: a stored `1` is not the pin `True`, which rules may tell apart.)
+        moved = [n for n, v in pins.items() if n in row and not (row[n] == v and type(row[n]) is type(v))]
+        if len(moved) > _TRANSPLANT_PINS:
+            continue
+        row.update((n, pins[n]) for n in moved)
+        broken = [rule for n in moved for rule in by_field.get(n, ()) if not rule.holds(rule.pick(row))]
+        if not broken:
+            return row
+        if state is None or len(broken) > _TRANSPLANT_BROKEN:
+            continue
+        # Their fields the state leaves free decided again (the pins and the value are fixed
+        # there), then every rule reading a changed field checked: whatever the state closed
+        # or left open, and whatever stored values its propagation has removed since.
+        domains = state.domains
+        region = sorted({f for rule in broken for f in rule.fields if f != name and len(domains[f]) > 1})
+        if not region or len(region) > SWEEP_FIELDS:
+            continue
+        kept = domains[name]
+        domains[name] = [value]
+        try:
+            decided = redecide(state, row, region)
+        finally:
+            domains[name] = kept
+        if decided and all(
+            rule.holds(rule.pick(row)) for n in (*moved, *region) for rule in by_field.get(n, ())
+        ):
+            return row
+    return None
 
 
 def search_start(
