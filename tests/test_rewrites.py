@@ -14,7 +14,7 @@ import pytest
 from solver import check, load_pack
 from solver.errors import PackError, Unsatisfiable
 from solver.model import Pack
-from solver.pack.given import for_request
+from solver.pack.given import for_request, refusing
 from solver.pack.loader import load_directory
 from solver.pack.schema import pack_file_schema
 
@@ -150,3 +150,14 @@ def test_sglang_runners_typed_alike_share_one_copy() -> None:
     assert [r for r in alias.rules if r.id != "moe-megamoe-runner-alias"] == [
         r for r in untyped.rules if r.id != "moe-megamoe-runner-alias"
     ]
+
+
+def test_names_only_a_rewritten_value_of_the_field_is_not_typed(tmp_path: Path) -> None:
+    """A command that types an answer's values (names only: each field's own value is the one
+    typed) types no runner when that value is the one the launcher rewrites."""
+    pack = _pack(tmp_path / "alias")
+    values = {"gpu": "h100", "dispatch": "mega"}
+    assert [r.id for r in refusing(pack, {**values, "runner": "fast"}, {"runner", "dispatch"})] == [
+        "h100-runner-auto"
+    ]
+    assert refusing(pack, {**values, "runner": "mega_alias"}, {"runner", "dispatch"}) == []

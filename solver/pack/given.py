@@ -155,6 +155,8 @@ def for_request(
     valued = frozenset(value_reads)
     asked = given_fields(pack).union(valued)
     unset, rewritten = _launcher_rewrites(pack, given)
+    # Names only: a field's own value is the one typed, and a value the launcher rewrites is none.
+    own = {} if isinstance(given, Mapping) else _rewritten_values(pack, given)
     typed = sorted(asked.intersection({*given, *rewritten}))
     if not typed and not (answer_all and asked):
         return pack
@@ -162,8 +164,12 @@ def for_request(
     if isinstance(given, Mapping) and valued:
         typed_values = {**{n: _typed_value(v) for n, v in given.items()}, **rewritten}
         answers = {n: typed_values[n] for n in typed if n in valued}
-    # A field the launcher put back on its default is no given field (`!`), its value read as typed.
-    marks = [_mark(n, value_reads, answers) + ("!" if n in unset else "") for n in typed]
+    # A field the launcher put back on its default is no given field (`!`), its value read as
+    # typed; names only, a field with rewritten values is read by its own value (`=*`).
+    marks = [
+        _mark(n, value_reads, answers) + ("!" if n in unset else "=*" if n in own and n not in valued else "")
+        for n in typed
+    ]
     digest = f"{pack.digest}{GIVEN_MARK}{','.join(marks)}" if pack.digest else ""
     made = _COPIES.get(digest) if digest else None
     if made is not None:
@@ -184,9 +190,9 @@ def for_request(
             if found is None:
                 rule = dataclasses.replace(
                     rule,
-                    when=_answered(rule.when, typed, pack.sets, answers, unset=unset),
-                    require=_answered(rule.require, typed, pack.sets, answers, unset=unset),
-                    forbid=_answered(rule.forbid, typed, pack.sets, answers, unset=unset),
+                    when=_answered(rule.when, typed, pack.sets, answers, unset=unset, own=own),
+                    require=_answered(rule.require, typed, pack.sets, answers, unset=unset, own=own),
+                    forbid=_answered(rule.forbid, typed, pack.sets, answers, unset=unset, own=own),
                 )
                 found = (rule, *rule_conditions(rule.when, rule.require, rule.forbid, pack.fields, pack.sets))
                 if pack.digest:
@@ -256,6 +262,16 @@ def _launcher_rewrites(
     return frozenset(unset), rewritten
 
 
+def _rewritten_values(pack: Pack, names: Collection[str]) -> dict[str, tuple[Scalar, ...]]:
+    """The values the launcher rewrites (`Field.rewrites`) of each of `names` that has some."""
+    found: dict[str, tuple[Scalar, ...]] = {}
+    for name in names:
+        field = pack.fields.get(name)
+        if field is not None and field.rewrites:
+            found[name] = tuple(v for v in field.domain if show(v) in field.rewrites)
+    return found
+
+
 def _typed_value(pin: object) -> object:
     """A request's typed value: a pin's, or the value itself."""
     return pin.value if isinstance(pin, Pin) else pin
@@ -289,9 +305,12 @@ def _answered(
     answers: Mapping[str, object] | None = None,
     values_only: bool = False,
     unset: Collection[str] = (),
+    own: Mapping[str, Sequence[Scalar]] | None = None,
 ) -> str | None:
     """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed` and not
-    `unset` (typed, but put back on its default by the launcher's rewrite), and each
+    `unset` (typed, but put back on its default by the launcher's rewrite) or, for a FIELD of
+    `own` (names only: its own value is the one typed), by `FIELD not in [the values the
+    launcher rewrites]`, and each
     `given(FIELD) == VALUE` (or `in [VALUES]`) by False when FIELD is not in `typed`, by whether
     the typed value is among VALUES when `answers` has it, else by `FIELD == VALUE`.
     `values_only`: the `given(FIELD)` calls are left as they are (a preference reads the mark).
@@ -328,7 +347,10 @@ def _answered(
             arg = node.args[0] if node.args else None
             if not isinstance(arg, ast.Name) or node.end_lineno is None or node.end_col_offset is None:
                 continue  # not a well-formed call: the loader refused the pack already
-            spans.append((*span(node), "True" if arg.id in typed and arg.id not in unset else "False"))
+            if own and arg.id in own and arg.id in typed:
+                spans.append((*span(node), f"({arg.id} not in {list(own[arg.id])!r})"))
+            else:
+                spans.append((*span(node), "True" if arg.id in typed and arg.id not in unset else "False"))
     for begin, end, word in sorted(spans, reverse=True):
         source = source[:begin] + word + source[end:]
     return source
