@@ -110,6 +110,12 @@ class Field(Record):
     labels: dict[str, str] = dataclasses.field(default_factory=dict)
     # Other spellings of values, matched ignoring case where a value is typed (`"H100" = "sm90"`).
     aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    # Typed values the launcher rewrites before any of its checks reads the request: a typed
+    # VALUE (as `labels` spells it) leaves this field unset, its default, and sets each named
+    # field to its value (SGLang's `--moe-runner-backend megamoe` is `--moe-a2a-backend megamoe`
+    # with the runner on auto). `given(FIELD)` answers the request as rewritten; a rule reporting
+    # the rewrite reads the value typed (`given(FIELD) == VALUE`): solver.pack.given.
+    rewrites: dict[str, dict[str, Scalar]] = dataclasses.field(default_factory=dict)
     file: str = ""
 
     @property

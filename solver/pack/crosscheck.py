@@ -157,6 +157,16 @@ def check_references(pack: Pack, problems: Collector[PackProblem]) -> None:
                         field.file,
                     )
                 )
+        for key, sets in field.rewrites.items():
+            for name, value in sets.items():
+                other = fields.get(name)
+                if other is None:
+                    problem = f"rewrites {key!r} to unknown field {name!r}"
+                elif not other.admits(value):
+                    problem = f"rewrites {key!r} to {name} = {value!r}, not its value"
+                else:
+                    continue
+                problems.add(PackProblem(f"field {field.name}", problem, field.file))
     for pref in pack.preferences:
         where = f"preference {pref.id}"
         target = fields.get(pref.field)

@@ -30,6 +30,7 @@ from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition, parse, rule_conditions
 from solver.pack.marks import ValueRead, is_given_call, typed_holds, value_read
+from solver.values import show
 
 __all__ = [
     "GIVEN_MARK",
@@ -47,8 +48,10 @@ GIVEN_MARK = "+given:"
 
 # By digest: every request asks, and the SGLang pack has some 300 rules to look through.
 _ASKED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
-# By digest: the fields whose typed value some rule reads (`given(FIELD) == VALUE`).
-_VALUED: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
+_Values = frozenset[tuple[type, Scalar]]  # the values a read tests (`ValueRead`'s second half)
+# By digest: the fields whose typed value some rule or preference reads (`given(FIELD) ==
+# VALUE`), each with the value sets its reads test, in one order.
+_VALUED: Lru[str, dict[str, tuple[_Values, ...]]] = Lru(PACKS_KEPT, family=digest_family)
 # By digest: the positions of the preferences whose `when` reads a typed value, the ones a copy
 # rewrites (finding them parsed every preference's text again per copy made: ~3 ms of each).
 _VALUED_PREFS: Lru[str, tuple[int, ...]] = Lru(PACKS_KEPT, family=digest_family)
@@ -80,6 +83,12 @@ def valued_fields(pack: Pack) -> frozenset[str]:
     """The fields whose typed value some rule or preference of `pack` reads (`given(FIELD) ==
     VALUE` or `given(FIELD) in [VALUES]`): a request's copy depends on their values, not only on
     whether they are given."""
+    return frozenset(_value_reads(pack))
+
+
+def _value_reads(pack: Pack) -> dict[str, tuple[_Values, ...]]:
+    """Each field whose typed value a rule or preference of `pack` reads, with the value sets
+    its reads test (each once, in one order): what a request's copy depends on of that value."""
     found = _VALUED.get(pack.digest) if pack.digest else None
     if found is None:
         from solver.pack.loader import semantics
@@ -87,7 +96,11 @@ def valued_fields(pack: Pack) -> frozenset[str]:
         rules = semantics(pack).rules
         texts = [t for r in pack.rules if rules[r.id].given for t in (r.when, r.require, r.forbid)]
         texts += [p.when for p in pack.preferences]
-        found = frozenset(read[0] for text in texts for read in _reads(text, pack.sets))
+        tested: dict[str, set[_Values]] = {}
+        for text in texts:
+            for name, values in _reads(text, pack.sets):
+                tested.setdefault(name, set()).add(values)
+        found = {n: tuple(sorted(tests, key=lambda vs: sorted(map(repr, vs)))) for n, tests in tested.items()}
         if pack.digest:
             _VALUED.put(pack.digest, found)
     return found
@@ -129,19 +142,34 @@ def for_request(
     that types an answer's values, a choice that types the value it lists) the typed value is the
     field's own, so it becomes `FIELD == VALUE`.
 
+    The launcher's rewrites of typed values (`Field.rewrites`) come first, as in the launcher:
+    a typed value it rewrites leaves its field ungiven to every `given(FIELD)` (a value read
+    still reads the value typed: the rewrite's reported adjustments ask about it), and the
+    fields it sets are given, with their values.
+
     `answer_all`: the copy even when the request gives none of them (every `given()` false), so
     that no `given()` is left for a later question to answer otherwise: `valid_choices` types a
     field a rule asks about (picking a value types it), where a law asks what the request as it
     is leaves possible of a fact it does not give (tests/test_laws_shipped.py)."""
-    valued = valued_fields(pack)
+    value_reads = _value_reads(pack)
+    valued = frozenset(value_reads)
     asked = given_fields(pack).union(valued)
-    typed = sorted(asked.intersection(given))
+    unset, rewritten = _launcher_rewrites(pack, given)
+    # Names only: a field's own value is the one typed, and a value the launcher rewrites is none.
+    own = {} if isinstance(given, Mapping) else _rewritten_values(pack, given)
+    typed = sorted(asked.intersection({*given, *rewritten}))
     if not typed and not (answer_all and asked):
         return pack
     answers: dict[str, object] | None = None
     if isinstance(given, Mapping) and valued:
-        answers = {n: _typed_value(given[n]) for n in typed if n in valued}
-    marks = [_mark(n, valued, answers) for n in typed]
+        typed_values = {**{n: _typed_value(v) for n, v in given.items()}, **rewritten}
+        answers = {n: typed_values[n] for n in typed if n in valued}
+    # A field the launcher put back on its default is no given field (`!`), its value read as
+    # typed; names only, a field with rewritten values is read by its own value (`=*`).
+    marks = [
+        _mark(n, value_reads, answers) + ("!" if n in unset else "=*" if n in own and n not in valued else "")
+        for n in typed
+    ]
     digest = f"{pack.digest}{GIVEN_MARK}{','.join(marks)}" if pack.digest else ""
     made = _COPIES.get(digest) if digest else None
     if made is not None:
@@ -162,9 +190,9 @@ def for_request(
             if found is None:
                 rule = dataclasses.replace(
                     rule,
-                    when=_answered(rule.when, typed, pack.sets, answers),
-                    require=_answered(rule.require, typed, pack.sets, answers),
-                    forbid=_answered(rule.forbid, typed, pack.sets, answers),
+                    when=_answered(rule.when, typed, pack.sets, answers, unset=unset, own=own),
+                    require=_answered(rule.require, typed, pack.sets, answers, unset=unset, own=own),
+                    forbid=_answered(rule.forbid, typed, pack.sets, answers, unset=unset, own=own),
                 )
                 found = (rule, *rule_conditions(rule.when, rule.require, rule.forbid, pack.fields, pack.sets))
                 if pack.digest:
@@ -212,17 +240,62 @@ def refusing(
     ]
 
 
+def _launcher_rewrites(
+    pack: Pack, given: Collection[str] | Mapping[str, object]
+) -> tuple[frozenset[str], dict[str, Scalar]]:
+    """What the launcher makes of the request before its checks read it (`Field.rewrites`): the
+    typed fields it puts back on their defaults, and the fields it sets with their values. Only a
+    request's typed values say (names only: the field's own value is the one typed, which a
+    configuration never holds for a rewritten value, as the launcher never keeps it)."""
+    if not isinstance(given, Mapping):
+        return frozenset(), {}
+    unset: set[str] = set()
+    rewritten: dict[str, Scalar] = {}
+    for name in given:
+        field = pack.fields.get(name)
+        if field is None or not field.rewrites:
+            continue
+        sets = field.rewrites.get(show(_typed_value(given[name])))
+        if sets is not None:
+            unset.add(name)
+            rewritten.update(sets)
+    return frozenset(unset), rewritten
+
+
+def _rewritten_values(pack: Pack, names: Collection[str]) -> dict[str, tuple[Scalar, ...]]:
+    """The values the launcher rewrites (`Field.rewrites`) of each of `names` that has some."""
+    found: dict[str, tuple[Scalar, ...]] = {}
+    for name in names:
+        field = pack.fields.get(name)
+        if field is not None and field.rewrites:
+            found[name] = tuple(v for v in field.domain if show(v) in field.rewrites)
+    return found
+
+
 def _typed_value(pin: object) -> object:
     """A request's typed value: a pin's, or the value itself."""
     return pin.value if isinstance(pin, Pin) else pin
 
 
-def _mark(name: str, valued: Collection[str], answers: Mapping[str, object] | None) -> str:
+def _mark(
+    name: str,
+    reads: Mapping[str, tuple[_Values, ...]],
+    answers: Mapping[str, object] | None,
+) -> str:
     """How a copy's digest names what the request gives of `name`: the name, and for a field
-    whose typed value a rule reads, that value (`=V`) or the field's own (`=*`, names only)."""
-    if name not in valued:
+    whose typed value a rule reads, which of those reads the typed value makes true (`=+-+`,
+    one sign per value set read) or the field's own (`=*`, names only). Only the reads' answers
+    make the copy: typed values that answer every read alike share one copy (SGLang 0.5.23+26
+    reads the typed --moe-runner-backend as "a runner, not the megamoe alias", and naming the
+    value made a copy per runner a request or its repairs typed: nine for one conflict, more
+    than a family keeps, so each call compiled them all again)."""
+    tested = reads.get(name)
+    if tested is None:
         return name
-    return f"{name}={answers[name]!r}" if answers is not None else f"{name}=*"
+    if answers is None:
+        return f"{name}=*"
+    typed = answers[name]
+    return f"{name}=" + "".join("+" if typed_holds((name, values), typed) else "-" for values in tested)
 
 
 def _answered(
@@ -231,8 +304,13 @@ def _answered(
     sets: Mapping[str, Sequence[Scalar]],
     answers: Mapping[str, object] | None = None,
     values_only: bool = False,
+    unset: Collection[str] = (),
+    own: Mapping[str, Sequence[Scalar]] | None = None,
 ) -> str | None:
-    """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed`, and each
+    """`text` with each `given(FIELD)` call replaced by whether FIELD is in `typed` and not
+    `unset` (typed, but put back on its default by the launcher's rewrite) or, for a FIELD of
+    `own` (names only: its own value is the one typed), by `FIELD not in [the values the
+    launcher rewrites]`, and each
     `given(FIELD) == VALUE` (or `in [VALUES]`) by False when FIELD is not in `typed`, by whether
     the typed value is among VALUES when `answers` has it, else by `FIELD == VALUE`.
     `values_only`: the `given(FIELD)` calls are left as they are (a preference reads the mark).
@@ -269,7 +347,10 @@ def _answered(
             arg = node.args[0] if node.args else None
             if not isinstance(arg, ast.Name) or node.end_lineno is None or node.end_col_offset is None:
                 continue  # not a well-formed call: the loader refused the pack already
-            spans.append((*span(node), "True" if arg.id in typed else "False"))
+            if own and arg.id in own and arg.id in typed:
+                spans.append((*span(node), f"({arg.id} not in {list(own[arg.id])!r})"))
+            else:
+                spans.append((*span(node), "True" if arg.id in typed and arg.id not in unset else "False"))
     for begin, end, word in sorted(spans, reverse=True):
         source = source[:begin] + word + source[end:]
     return source

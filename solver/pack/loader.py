@@ -55,7 +55,7 @@ from solver.pack.files import (
 from solver.pack.named import collect_conditions, collect_sets, expand_conditions, expand_records
 from solver.pack.parser_flags import check_parser_flags, collect_parser_flags
 from solver.pack.text import FileIndex, did_you_mean, index_of
-from solver.values import same
+from solver.values import same, show
 
 if TYPE_CHECKING:
     from solver.budget import Budget
@@ -519,6 +519,11 @@ def _domain_problems(field: Field) -> list[str]:
     for key in field.labels:
         if key not in {str(v) for v in domain}:
             out.append(f"label for {key!r}, which is not a domain value")
+    for key, sets in field.rewrites.items():
+        if key not in {show(v) for v in domain}:
+            out.append(f"rewrites {key!r}, which is not a domain value")
+        if field.kind != "option" or not sets or field.name in sets:
+            out.append(f"rewrites {key!r}: an option's value rewritten to other fields' values")
     if field.env and field.kind != "fact":
         out.append("an environment field must be a fact")
     if field.flag_value != "value" and kinds != {bool}:
