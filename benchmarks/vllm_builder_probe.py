@@ -19,22 +19,23 @@ the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
 
 from __future__ import annotations
 
-import os
 import sys
 import types
+from pathlib import Path
 from typing import Any
 
-ORACLE = os.environ.get("ORACLE_VLLM_TOOLS", "/work/shared/tools/vllm-oracle")
-sys.path.insert(0, ORACLE)
+# benchmarks/ is not a package: the shared hook is found on the path set here
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import oracle  # type: ignore[import-not-found]  # noqa: E402  (the harness's module, path set above)
+from vllm_probe_hook import probe_after_block_size
 
-_finalize = oracle._finalize_block_size
 # Raised past the builder's own checks, where it reads the model's layers (not built here).
 _NO_LAYERS = "No attention layers found in the model."
 
 
-def _build_flashinfer_builder(cfg: Any) -> None:
+def _build_flashinfer_builder(cfg: Any, backends: Any) -> None:
+    if not any(backend.get_name() == "FLASHINFER" for backend in backends):
+        return
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.distributed import parallel_state
@@ -61,24 +62,5 @@ def _build_flashinfer_builder(cfg: Any) -> None:
                 raise
 
 
-def _finalize_then_build(cfg: Any, backends: Any) -> None:
-    _finalize(cfg, backends)
-    if not any(backend.get_name() == "FLASHINFER" for backend in backends):
-        return
-    try:
-        _build_flashinfer_builder(cfg)
-    except Exception as e:
-        # (the record's stage stays the oracle's last, block_size; the message says where)
-        raise RuntimeError(f"[builder] {type(e).__name__}: {e}") from e
-
-
-oracle._finalize_block_size = _finalize_then_build
-# The driver starts each worker as `python <oracle.__file__> --worker`: this file, so the workers
-# build the metadata builder too.
-oracle.__file__ = os.path.abspath(__file__)
-
 if __name__ == "__main__":
-    if "--worker" in sys.argv:
-        oracle.worker_main()
-    else:
-        oracle.main()
+    probe_after_block_size(_build_flashinfer_builder, "builder", __file__)

@@ -452,12 +452,44 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "attention_backend": CUDA_ATTENTION + CUDA_MLA,
         },
     ),
+    # Round 24's themes, on the cells the fixtures hold least of: the rare checkpoint formats
+    # (bitsandbytes, MXFP8, W4A8, GPTQ, compressed-tensors W4A16) under a typed method, dtype and KV
+    # cache on Volta, Turing, Ampere consumer, B300, Thor and DGX Spark; and pipeline / data
+    # parallelism, EP, EPLB and DBO on those GPUs' nodes of 2-16.
+    "qrare": (
+        ARCHS,
+        [70, 75, 86, 103, 110, 121],
+        ["bitsandbytes", "mxfp8", "w4afp8_mixed", "gptq", "compressed_tensors_w4a16", "fp8_tensor"],
+        {
+            "quantization": [],
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e5m2", "bfloat16", "int8_per_token_head"],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    "parthin": (
+        [*MOE_ARCHS, "LlamaForCausalLM"],
+        [70, 75, 86, 110, 121],
+        [None, "fp8", "modelopt_fp4", "mxfp4", "awq"],
+        {
+            "pipeline_parallel_size": [2, 3, 4],
+            "data_parallel_size": [2, 4, 8],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "enable_expert_parallel": [False, True],
+            "enable_eplb": [False, True],
+            "enable_dbo": [False, True],
+            "all2all_backend": [],
+        },
+    ),
 }
-# Round 23's themes type one of these options in every scenario (the earlier themes draw as they did).
+# Round 23's and 24's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
     "sched2": ["enable_chunked_prefill", "enable_prefix_caching"],
+    "qrare": ["quantization", "dtype"],
+    "parthin": ["pipeline_parallel_size", "data_parallel_size"],
 }
 
 
@@ -467,8 +499,8 @@ def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> 
     sc = _machine_and_model(rng, f"T-{theme}", sms, archs, checkpoints)
     # The machine varies by GPU only (node size in the parallel and nodes themes, FlashInfer in
     # nodes): the oracle starts one worker per machine, which costs more than the scenarios it runs.
-    if theme == "parallel":
-        sc["num_gpus"] = rng.choice([4, 8, 16])
+    if theme in ("parallel", "parthin"):
+        sc["num_gpus"] = rng.choice([4, 8, 16] if theme == "parallel" else [2, 4, 8, 16])
     if theme == "nodes":
         sc["num_gpus"] = rng.choice([1, 2, 4])
         if rng.random() < 0.5:

@@ -20,19 +20,17 @@ with the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout
 
 from __future__ import annotations
 
-import os
 import sys
+from pathlib import Path
 from typing import Any
 
-ORACLE = os.environ.get("ORACLE_VLLM_TOOLS", "/work/shared/tools/vllm-oracle")
-sys.path.insert(0, ORACLE)
+# benchmarks/ is not a package: the shared hook is found on the path set here
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import oracle  # type: ignore[import-not-found]  # noqa: E402  (the harness's module, path set above)
-
-_finalize = oracle._finalize_block_size
+from vllm_probe_hook import oracle, probe_after_block_size
 
 
-def _build_layers(cfg: Any) -> None:
+def _build_layers(cfg: Any, _backends: Any) -> None:
     import torch
     from torch import nn
     from vllm.config import set_current_vllm_config
@@ -81,22 +79,5 @@ def _build_layers(cfg: Any) -> None:
                 raise
 
 
-def _finalize_then_build(cfg: Any, backends: Any) -> None:
-    _finalize(cfg, backends)
-    try:
-        _build_layers(cfg)
-    except Exception as e:
-        # (the record's stage stays the oracle's last, block_size; the message says where)
-        raise RuntimeError(f"[layer] {type(e).__name__}: {e}") from e
-
-
-oracle._finalize_block_size = _finalize_then_build
-# The driver starts each worker as `python <oracle.__file__> --worker`: this file, so the workers
-# build the layers too.
-oracle.__file__ = os.path.abspath(__file__)
-
 if __name__ == "__main__":
-    if "--worker" in sys.argv:
-        oracle.worker_main()
-    else:
-        oracle.main()
+    probe_after_block_size(_build_layers, "layer", __file__)

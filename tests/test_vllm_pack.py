@@ -518,6 +518,15 @@ def test_auto_dtype_below_sm80_is_float16_before_the_checkpoint_dtype_is_known()
             },
             "triton-kv-dtype",
         ),
+        # a typed --quantization humming over a ModelOpt MXFP8 checkpoint: HummingConfig reads the
+        # checkpoint's config_groups, which ModelOpt's export writes for FP8 and NVFP4 but not for
+        # MXFP8; the first layer built raises KeyError 'config_groups' (executed on H100 and B200
+        # with the layer probe and ModelOpt's export form, round 24); pack 0.33.0+20 said ok
+        (
+            LLAMA | {"gpu_arch": "sm100", "checkpoint_quant": "modelopt_mxfp8"},
+            {"quantization": "humming"},
+            "quant-humming-modelopt-mxfp8-no-config-groups",
+        ),
         # KNOWN_DIFFERENCES 31: an NVFP4 KV cache on FlashInfer split by decode context parallelism
         # off B200/B300 (FlashAttention-2's NVFP4 prefill): the selector takes it, the metadata
         # builder raises at KV-cache init (executed on A10, H100 and RTX PRO 6000 with the DCP group
@@ -589,6 +598,15 @@ def test_requests_vllm_refuses_are_conflicts(
             LLAMA | {"gpu_arch": "sm90", "checkpoint_quant": "fp8"},
             {"quantization": "humming", "attention_backend": "TRITON_ATTN", "kv_cache_dtype": "fp8_e5m2"},
         ),
+        # ... and over ModelOpt FP8 and NVFP4 checkpoints as ModelOpt exports them (config_groups
+        # targeting Linear): the layers build (executed, round 24; the harness's flat templates
+        # have no config_groups and fail, KNOWN_DIFFERENCES 29)
+        (
+            LLAMA
+            | {"gpu_arch": "sm90", "checkpoint_quant": "modelopt_fp8", "checkpoint_kv_cache_quant": "fp8"},
+            {"quantization": "humming"},
+        ),
+        (LLAMA | {"gpu_arch": "sm100", "checkpoint_quant": "modelopt_fp4"}, {"quantization": "humming"}),
         # an NVFP4 cache split by DCP on B200, where FlashInfer reads it through TensorRT-LLM (executed)
         (
             LLAMA | {"gpu_arch": "sm100"},
