@@ -27,7 +27,7 @@ import recordfiles
 
 from solver import InvalidInput, Pack, Resolution, SolverBudgetExceeded, Unsatisfiable, load_pack
 from solver.inputs.modelconfig import facts_from_model_config
-from solver.inputs.pins import collect_pins
+from solver.inputs.pins import collect_pins, facts_from_environ
 from solver.reasoning.resolution import resolve_pins
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oracle"
@@ -104,13 +104,14 @@ PLAIN_CHECKPOINT = {
     "moe_has_dense_layers": False,
 }
 DRIVER_595 = (595,)
-# SGLang's per-rank all-to-all dispatch budgets (environ.py), read by a2a_dispatch_budget_raised.
-DISPATCH_BUDGET_ENV = (
-    "SGLANG_MORI_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
-    "SGLANG_PPLX_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
-    "SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
-    "SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK",
-)
+# SGLang's per-rank all-to-all dispatch budgets (environ.py) of the backends whose budget the pack
+# reads as a2a_dispatch_budget_raised. The MegaMoE all-to-all's budgets are environment fields of
+# the pack (their values are read); for it the fact says what flags the pack does not read did.
+DISPATCH_BUDGET_ENV = {
+    "mori": "SGLANG_MORI_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+    "pplx": "SGLANG_PPLX_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+    "deepep_v2": "SGLANG_DEEPEP_V2_NUM_MAX_DISPATCH_TOKENS_PER_RANK",
+}
 
 # Spellings that name the same value (SGLang rewrites the deprecated names when it resolves).
 # tokenspeed_mla is SGLang 0.5.23's deprecated name of cutedsl_mla (serving_hook.
@@ -357,14 +358,13 @@ def inputs_for(
     facts.update(extra)
     env = scenario.get("env") or {}
     if "a2a_dispatch_budget_raised" in pack.fields:
-        # The harness leaves the four dispatch-budget variables at SGLang's defaults unless a
-        # scenario's env sets one (none does yet); the fact exists only for those four backends.
+        # The harness leaves the dispatch-budget variables at SGLang's defaults unless a scenario's
+        # env sets one; the fact says the variable of the scenario's own backend was set.
         a2a = (scenario.get("args") or {}).get("moe_a2a_backend")
-        raised = any(name in env for name in DISPATCH_BUDGET_ENV)
-        facts["a2a_dispatch_budget_raised"] = raised and a2a in ("mori", "pplx", "deepep_v2", "megamoe")
-    for name, fld in pack.fields.items():
-        if fld.env:
-            facts[name] = str(env.get(name, "0"))
+        facts["a2a_dispatch_budget_raised"] = DISPATCH_BUDGET_ENV.get(str(a2a), "") in env
+    # The environment as `confsolve` reads it (an unset variable is its unset value).
+    read = facts_from_environ(pack, {name: str(value) for name, value in env.items()})
+    facts.update({name: pin.value for name, pin in read.items()})
     ignored += [f"env {name}" for name in env if name not in pack.fields]
     options: dict[str, Any] = {}
     for name, value in (scenario.get("args") or {}).items():

@@ -99,3 +99,24 @@ def test_known_differences_parse_strictly(tmp_path: pytest.TempPathFactory) -> N
     )
     with pytest.raises(ValueError, match="listed twice"):
         oracle.known_differences(path)
+
+
+def test_the_environment_of_a_scenario_is_read_as_confsolve_reads_it() -> None:
+    """A budget variable the pack reads as a number is that number (not "0" or "1"), an unset one
+    its unset value, and a dispatch-budget variable only raises its own all-to-all's budget."""
+    pack = oracle.load_pack("sglang")
+    budget = "SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK"
+    scenario = {"platform": "cuda", "sm": 100, "architecture": "Qwen3MoeForCausalLM"}
+    lowered = {**scenario, "args": {"moe_a2a_backend": "megamoe"}, "env": {budget: "256"}}
+    _options, facts, _ignored = oracle.inputs_for(pack, lowered)
+    assert facts[budget] == 256 and facts["a2a_dispatch_budget_raised"] is False
+    _options, facts, _ignored = oracle.inputs_for(pack, scenario)
+    assert facts[budget] == 8192 and facts["SGLANG_AMD_FLYDSL_MEGA_MOE_DECODE_MTPR"] == 0
+    mori = {
+        **scenario,
+        "args": {"moe_a2a_backend": "megamoe"},
+        "env": {"SGLANG_MORI_NUM_MAX_DISPATCH_TOKENS_PER_RANK": "16384"},
+    }
+    assert oracle.inputs_for(pack, mori)[1]["a2a_dispatch_budget_raised"] is False
+    mori["args"] = {"moe_a2a_backend": "mori"}
+    assert oracle.inputs_for(pack, mori)[1]["a2a_dispatch_budget_raised"] is True

@@ -428,7 +428,7 @@ def notices(
 
     indent = "    "
     return [
-        _paint(part, code, colour)
+        _paint(_outdented(part, width), code, colour)
         for line, code in painted
         for part in textwrap.wrap(
             line,
@@ -440,6 +440,14 @@ def notices(
         )
         or [line]
     ]
+
+
+def _outdented(part: str, width: int) -> str:
+    """A wrapped line that runs past `width` only by its indent gives up indent to fit: SGLang's
+    environment variables run to 52 letters (`SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK=8192,`
+    is 57 columns), and a word is never cut."""
+    spare = len(part) - len(part.lstrip(" "))
+    return part[min(spare, len(part) - width) :] if len(part) > width else part
 
 
 def tty_width() -> int | None:
