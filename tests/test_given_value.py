@@ -261,3 +261,29 @@ def test_a_rules_projection_is_remembered_for_its_packs_copies(tmp_path: Path) -
         assert len(asked) > before
     finally:
         con.holds = holds
+
+
+def test_a_kept_copy_keeps_its_conditions(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A request's copy handed out again comes with its conditions, whatever other packs of its
+    family the loader's table took in between (that table held the pack, its widened copies and
+    the typed copies in 8 places, the copies' table 8 copies: a copy it had dropped parsed every
+    condition of the pack again, 70-300 ms per SGLang 0.5.23+26 request, 5 per pass over the
+    benchmark's; fails on 89ce6f4)."""
+    from solver.pack import loader
+    from solver.pack.given import for_request
+
+    pack = _pack(tmp_path / "kept")
+    copy = for_request(pack, {"version": 3})
+    conditions = loader.semantics(copy)
+    for n in range(16):  # other packs of the family: widened copies, as `opendomain.widened` names them
+        loader.keep_semantics(dataclasses.replace(pack, digest=f"{pack.digest}+open:{n}"), conditions)
+    parsed: list[str] = []
+
+    def parse_conditions(made: Pack, problems: object) -> object:
+        parsed.append(made.digest)
+        raise AssertionError("parsed again")
+
+    monkeypatch.setattr(loader, "parse_conditions", parse_conditions)
+    again = for_request(pack, {"version": 3})
+    assert again.digest == copy.digest
+    assert loader.semantics(again) is conditions and not parsed

@@ -56,7 +56,11 @@ _VALUED: Lru[str, dict[str, tuple[_Values, ...]]] = Lru(PACKS_KEPT, family=diges
 # rewrites (finding them parsed every preference's text again per copy made: ~3 ms of each).
 _VALUED_PREFS: Lru[str, tuple[int, ...]] = Lru(PACKS_KEPT, family=digest_family)
 # The copies made, by their digest: a request's copy is made again for every request like it.
-_COPIES: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
+# Each with its conditions, kept again in the loader's table whenever the copy is handed out:
+# that table holds the pack, its widened copies and these in the same 8 places per family, so
+# it dropped copies this one still held, and a copy's next question parsed the whole pack
+# again (SGLang 0.5.23+26: 70-300 ms, 5 times in each pass over the benchmark's requests).
+_COPIES: Lru[str, tuple[Pack, PackSemantics]] = Lru(PACKS_KEPT, family=digest_family)
 # Each rewritten rule with its conditions, by the pack's digest, the rule and the marks of the
 # fields its `given()`s read: all its rewrite depends on. Copies for other requests mostly
 # rewrite a rule alike (a `given(attention_backend) == 'trtllm_mha'` reads False for every other
@@ -171,14 +175,16 @@ def for_request(
         for n in typed
     ]
     digest = f"{pack.digest}{GIVEN_MARK}{','.join(marks)}" if pack.digest else ""
-    made = _COPIES.get(digest) if digest else None
-    if made is not None:
+    from solver.pack.loader import keep_semantics, semantics
+
+    known = _COPIES.get(digest) if digest else None
+    if known is not None:
+        made, conditions = known
+        keep_semantics(made, conditions)
         # Kept by content (as the loader keeps packs): a copy made for the same bytes in another
         # directory names this pack's.
         same = made.directory == pack.directory
         return made if same else dataclasses.replace(made, directory=pack.directory)
-    from solver.pack.loader import keep_semantics, semantics
-
     base = semantics(pack)
     rules: list[Rule] = []
     made_rules: dict[str, tuple[Rule, Condition, Condition | None]] = {}
@@ -216,7 +222,7 @@ def for_request(
             kept.whens[rid] = when
     keep_semantics(copy, kept)
     if digest:
-        _COPIES.put(digest, copy)
+        _COPIES.put(digest, (copy, kept))
     return copy
 
 
