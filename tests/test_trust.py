@@ -451,6 +451,26 @@ def test_the_resolution_table_fits_a_terminal(monkeypatch: pytest.MonkeyPatch, c
         assert all(word in " ".join(shown).split() for word in row.split())
 
 
+def test_the_resolution_table_sizes_its_columns_per_group() -> None:
+    """One long name widens only its own group: the 52-letter environment variable of SGLang
+    0.5.23+27 pushed every piped row 8 columns right. Each group's name column is as wide as that
+    group's longest name, and its value column as its longest value."""
+    from solver.render import text
+    from solver.values import show
+
+    pack = load_pack("sglang")
+    res = resolve(pack, {}, {"platform": "cuda", "gpu_arch": "sm90"})
+    table = text.resolution_table(pack, res).split("\n\n")
+    groups = [block.splitlines() for block in table if block.startswith("[")]
+    assert len(groups) > 3
+    for head, *rows in groups:
+        names = [row.split()[0] for row in rows]
+        values = [show(res.values[n]) for n in names]
+        name_width, value_width = max(map(len, names)), max(map(len, values))
+        for row, name, value in zip(rows, names, values, strict=True):
+            assert row.startswith(f"  {name:<{name_width}}  {value:<{value_width}}  "), (head, row)
+
+
 def test_the_sglang_assumed_notice_fits_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
     """A plain request assumes ~26 facts; the notice groups the model's shape, the installed
     packages and the environment, so it stays under ten lines and still names every one."""

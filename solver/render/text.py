@@ -472,13 +472,10 @@ def resolution_table(
     groups: dict[str, list[str]] = {}
     for name, field in pack.fields.items():
         groups.setdefault(field.group, []).append(name)
-    # On a terminal the table fits its width: columns sized per group, and a note that would run
-    # past the edge continues on the next line under its kind. Piped, every row stays one line
-    # (aligned over the whole table) for grep and diff.
+    # Columns are sized per group, so one long name (a 52-letter environment variable) widens only
+    # its own group. On a terminal a note that would run past the edge continues on the next line
+    # under its kind; piped, every row stays one line for grep and diff.
     limit = tty_width()
-    names = list(pack.fields) if limit is None else []
-    width = max((len(n) for n in names), default=10)
-    vwidth = max((len(_show(res.values[n])) for n in names), default=10)
     title = "predicted (what the launcher does as typed)" if res.mode == "predict" else "resolved"
     lines = [f"{pack.name} {pack.version}: {title}"]
     # Adjustments, warnings and what was assumed first: a 70-line table read through `| head`
@@ -488,9 +485,8 @@ def resolution_table(
     for group, members in groups.items():
         lines.append("")
         lines.append(_paint(f"[{group}]", "1", colour))
-        if limit is not None:
-            width = max(len(n) for n in members)
-            vwidth = max(len(_show(res.values[n])) for n in members)
+        width = max(len(n) for n in members)
+        vwidth = max(len(_show(res.values[n])) for n in members)
         for name in members:
             prov = res.provenance[name]
             value = _show(res.values[name])
