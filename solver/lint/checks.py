@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Any
 from solver import progress as _progress
 from solver.budget import Budget
 from solver.lint.codes import CODES, SEVERITIES, Finding, LintReport, explain_code
-from solver.lint.oracle import SEEN, PackOracle, pins_text
+from solver.lint.oracle import PackOracle, pins_text
 from solver.lint.static import acknowledge, graph_checks, static_checks
+from solver.lint.window import SEEN
 from solver.values import show as _show
 
 if TYPE_CHECKING:
