@@ -18,7 +18,6 @@ imported inside functions (the CLI imports lint at start-up).
 from __future__ import annotations
 
 import itertools
-import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +33,9 @@ from solver.lint.moves import (
     small_solution,
 )
 from solver.lint.rings import around, by_cases
+from solver.lint.shapes import Shapes
 from solver.lint.turns import turns
+from solver.lint.window import SEEN, Window
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
 __all__ = ["PackOracle", "pins_text"]
 
 REPAIR_STEPS = 4
-SEEN = 1024
 ONE_CHANGE_FIRST = 64
 WITNESSES_KEPT = 8
 LAYERS_KEPT = 4
@@ -58,7 +58,7 @@ def pins_text(values: Mapping[str, Scalar]) -> str:
     return ", ".join(f"{n}={_show(v)}" for n, v in values.items())
 
 
-class PackOracle:
+class PackOracle(Window):
     """A pack's satisfiability questions, the solutions met on the way, and the findings so far."""
 
     def __init__(self, pack: Pack, *, samples: int, seed: int, budget: Budget) -> None:
@@ -101,6 +101,7 @@ class PackOracle:
         self._narrowed: dict[tuple[int, ...], dict[str, frozenset[Scalar]] | None] = {}
         self._prefixes: dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None = {}  # (`seed`)
         self._layers: dict[tuple[str, ...], State | None] = {}  # `_refuted_within`
+        self.shapes = Shapes()  # the totality reasons' conflicts so far (`reason`)
         # Each rule as (fields, holds) and its constraint by index in pack order; the rules reading a field.
         self._cons = [self.cp.rules[r] for r in self.cp.rule_ids]
         self._checks = [(con.fields, con.holds) for con in self._cons]
@@ -406,37 +407,6 @@ class PackOracle:
                 return found
         return None
 
-    def seen(self, test: Callable[[dict[str, Scalar]], bool]) -> bool:
-        """Whether one of the latest solutions met passes `test` (False proves nothing).
-
-        Only the latest `SEEN`: the pool grows with the pack (about nine solutions a field), and
-        a scan of all of it per question made these checks grow as n^2. Fewer (64, 256) cost the
-        SGLang pack 0.5 s more questions; an older solution is rarely the only one that passes,
-        and the question then goes to `solve`."""
-        return any(test(w) for w in reversed(self.pool[-SEEN:]))
-
-    def seen_where(self, pins: Mapping[str, Scalar], cond: Condition | None) -> bool:
-        """`seen` of "has `pins` (==) and satisfies `cond`", each distinct row of those fields
-        evaluated once (a scan finding none evaluated every solution: synthetic 1,000 1.2 s)."""
-        names = list(dict.fromkeys([*pins, *(cond.fields if cond is not None else ())]))
-        window = self.pool[-SEEN:]
-        if not names:  # a condition on no field: constant
-            return bool(window) and (cond is None or bool(cond.holds(())))
-        if len(names) == 1:
-            # One field: the values every known solution has shown (`proven`), the whole pool
-            # and not the latest `SEEN` only, with no scan (synthetic 1,000: ~1,800 such `when`s).
-            rows = {(value,) for value in self.proven[names[0]]}
-        else:
-            rows = set(map(operator.itemgetter(*names), window))
-        if not pins and cond is not None and len(names) == len(cond.fields):
-            return any(map(cond.holds, rows))  # (each row is the condition's own tuple)
-        wanted = [(names.index(n), v) for n, v in pins.items()]
-        at = [] if cond is None else [names.index(n) for n in cond.fields]
-        return any(
-            all(row[i] == v for i, v in wanted) and (cond is None or cond.holds(tuple([row[i] for i in at])))
-            for row in rows
-        )
-
     def one_change(
         self, rule_id: str, wanted: Condition, first: int = 0, stop: int = SEEN
     ) -> dict[str, Scalar] | None:
@@ -491,13 +461,15 @@ class PackOracle:
         # interact (`relevant_rules`): explained whole, unasked (known by looking one layer ahead).
         local: list[str] = []  # (the layer; `core`, its rules that may be in a minimal conflict)
         core = local
+        shared = blame_pins and not extras  # (a totality reason: the same layers every time)
+        # (A totality reason: an earlier reason's conflict proved again with these pins, `Shapes`.)
+        known = self.shapes.proven(pins, self._refutes) if shared else []
         layers = rule_layers(self.cp, start, fixed, rules)
         layer = next(layers, None)
         while layer is not None:
             after, core = next(layers, None), peel(self.cp, layer, start)
-            shared = blame_pins and not extras  # (a totality reason: the same layers every time)
             if after is None or (
-                self._refuted_within(pins, core)
+                any(k.within(core) for k in known) or self._refuted_within(pins, core)
                 if shared
                 else self.query(pins, core, extras, local=False) is None
             ):
@@ -523,6 +495,7 @@ class PackOracle:
         at_rule = [self.cp.rules[r] for r in core]
         pin_of = dict(enumerate(pins.items(), len(core))) if blame_pins else {}
         pin_at = frozenset(pin_of)
+        covered = [c for c in (k.covers(core, list(pins)) for k in known) if c is not None]
 
         def keeps(witness: tuple[dict[str, Scalar], set[int], set[int]], wanted: set[int]) -> bool:
             solution, kept, broken = witness
@@ -539,6 +512,8 @@ class PackOracle:
         def consistent(chosen: Sequence[int]) -> bool:
             ids = tuple(chosen)
             wanted = set(ids)
+            if any(c <= wanted for c in covered):
+                return False  # (it holds a conflict proved before QuickXplain: `Shapes`)
             pinned = sorted(pin_at.intersection(wanted))
             wanted.difference_update(pinned)
             given = dict(fixed)
@@ -572,7 +547,24 @@ class PackOracle:
             conflict = quickxplain(consistent, range(len(items)))
         except CountLimitReached:
             return ["(not minimised: search budget)", *local]
+        if shared:
+            found = [items[p] for p in conflict]
+            self.shapes.record(
+                [i.name for i in found if i.kind == "rule"], [i.name for i in found if i.kind == "pin"]
+            )
         return [items[p].label() for p in conflict]
+
+    def _refutes(self, pins: dict[str, Scalar], rules: list[str]) -> bool:
+        """Whether `rules` with `pins` have no solution, proved (propagation, then a search); False
+        when the search budget runs out (`Shapes.proven`'s candidates)."""
+        from solver.engine.count import CountLimitReached
+
+        try:
+            return (
+                self.cp.start(pins, rules=rules) is None or self.query(pins, rules, [], local=False) is None
+            )
+        except CountLimitReached:
+            return False
 
     def _refuted_within(self, pins: Mapping[str, Scalar], layer: list[str]) -> bool:
         """Whether `layer`'s rules with `pins` have no solution (a totality reason's look-ahead),
