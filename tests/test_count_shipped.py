@@ -103,9 +103,37 @@ def test_count_reads_the_shipped_form(no_kept_forms: None, monkeypatch: pytest.M
     monkeypatch.setattr(count_module, "SEARCH_FIRST", 1)  # any search would go on to compile
     assert count(pack, {"platform": "cuda"}).steps < count_module.QUICK_SEARCH + 5_000
     assert [count(pack, pins).count for pins in (narrow, typed)] == searched
-    # Pins that conflict end the quick search at once, before any pass.
-    monkeypatch.setattr(count_module, "_answered", refuse)
+    # Pins that conflict end the quick search at once, before any pass but a quick one.
+    answered = count_module._answered
+
+    def quick_only(compiled: object, query: count_module._Query) -> object:
+        if query.limit.steps is None or query.limit.steps > count_module.QUICK_SEARCH:
+            raise AssertionError("a whole pass")
+        return answered(compiled, query)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(count_module, "_answered", quick_only)
     assert count(pack, {"quantization": "fp8", "moe_runner_backend": "flashinfer_cutedsl"}).steps < 100
+
+
+def test_a_short_pass_answers_before_the_diagram_counter_is_built(
+    no_kept_forms: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cold `platform=cuda` (the shipped form's pass reads ~860 arms) builds no diagram counter
+    (on def6101 it did, and searched 10,000 steps first: 1.63 -> 1.16 s CPU for the whole command
+    at load 13); with a `by` split, or pins whose pass is long, the counter is built as before."""
+    pack = load_directory(PACKS / "sglang")
+    split = count(pack, {"platform": "cuda"}, by="gpu_arch")  # (the counter, then the pass down)
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("built the diagram counter")
+
+    monkeypatch.setattr(count_module, "_COMPILED", type(count_module._COMPILED)(8))
+    monkeypatch.setattr(count_module, "_counter", refuse)
+    answer = count(pack, {"platform": "cuda"})
+    assert answer.count == split.count == sum((split.by or {}).values())
+    assert answer.steps <= count_module.QUICK_SEARCH
+    with pytest.raises(AssertionError, match="diagram counter"):
+        count(pack, {"platform": "cuda"}, by="gpu_arch")
 
 
 def test_a_pass_cut_short_by_a_deadline_gives_bounds(no_kept_forms: None) -> None:

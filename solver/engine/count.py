@@ -144,8 +144,12 @@ def count(
         if t is not None
     ]
     limit = dataclasses.replace(limit, deadline=min(ends) if ends else None)
-    counter = _counter(pack, cp)
     query = _Query(cp.domains, pins, by, limit, progress, started)
+    if by is None and QUICK_SEARCH and (limit.steps is None or limit.steps > SEARCH_FIRST):
+        short = _quick_pass(base, pack, query)
+        if short is not None:
+            return short
+    counter = _counter(pack, cp)
     # A limit within SEARCH_FIRST steps asks for a search of that size (its answer, exact or
     # bounded, does not depend on what is kept); a larger one may use or make a compiled form.
     if not isinstance(counter, DiagramCounter) or (limit.steps is not None and limit.steps <= SEARCH_FIRST):
@@ -283,6 +287,23 @@ def _answered(compiled: CompiledCount, query: _Query) -> CountResult:
             every *= len(domain) if name not in pins else 1
         raise stop.bounded(0, every) from None
     return query.answer(sum(split), steps, dict(zip(domains[by], split, strict=True)))
+
+
+def _quick_pass(base: Pack, pack: Pack, query: _Query) -> CountResult | None:
+    """The count by a pass over a compiled form at hand that ends within `QUICK_SEARCH` arms,
+    else None (no form, or a longer pass: the quick search and the pass below decide). Before
+    the pack's diagram counter is built, which a cold `platform=cuda` spent most of its time on
+    (SGLang 0.5.23+27: rules, order and first-field look-ahead 0.33-0.58 s, the quick search
+    0.10-0.14 s, where its pass reads 860 arms in 0.01 s)."""
+    compiled, asked = _compiled_for(base, pack, query)
+    if compiled is None:
+        return None
+    steps = query.limit.steps
+    quick = dataclasses.replace(query.limit, steps=min(QUICK_SEARCH, steps or QUICK_SEARCH))
+    try:
+        return _answered(compiled, dataclasses.replace(asked, limit=quick))
+    except (CountLimitReached, ValueError):  # (a bad record: the pass below forgets the form)
+        return None
 
 
 # Steps a count with a compiled form at hand searches first: a query whose pins conflict or

@@ -24,8 +24,8 @@ DeepSeek-V3 0.11 s quiet where `ModelCounter` (condition evaluation in the searc
 and 9.5-10.5 s CPU at load 14-15 (5.7 s and 13.7 s at load 2 before round perfcount).
 
 Imports the standard library, `solver.engine.countlimit`, `solver.engine.countroot` (the field
-branched on first), `solver.pack.expr` (the condition language: a rule's leaves are parsed by it)
-and `solver.values`.
+branched on first), `solver.engine.valueclasses` (what a whole expansion branches on),
+`solver.pack.expr` (the condition language: a rule's leaves are parsed by it) and `solver.values`.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, Progress, StepMeter
 from solver.engine.countroot import first_field
+from solver.engine.valueclasses import value_classes
 from solver.model import given_key
 from solver.pack.expr import Condition
 from solver.pack.marks import given_atoms, read_key, value_read
@@ -194,11 +195,14 @@ class Diagrams:
 
     def rule(self, check: Condition, budget: int = RULE_EXPANSION_BUDGET) -> int:
         """The diagram of `check`: its fields expanded in the global order, cut short wherever
-        the check's three-valued evaluation already decides (raises `TooLarge` past `budget`)."""
+        the check's three-valued evaluation already decides, each class of values the check
+        cannot tell apart (`value_classes`) expanded once (raises `TooLarge` past `budget`)."""
         fields = check.fields
         order = sorted(fields, key=self.level.__getitem__)
         at_arg = [fields.index(name) for name in order]
         levels = [self.level[name] for name in order]
+        classes = value_classes(check, {name: self.domains[self.level[name]] for name in fields})
+        firsts = [classes.get(name) for name in order]
         holds, partial, three_valued = check.holds, check.partial, check.three_valued
         known: dict[str, Any] = {}
         row: list[Any] = [None] * len(fields)
@@ -216,8 +220,12 @@ class Diagrams:
             if depth == len(order):
                 return int(bool(holds(tuple(row))))
             name, level, arg = order[depth], levels[depth], at_arg[depth]
-            kids = []
-            for value in self.domains[level]:
+            first = firsts[depth]
+            kids: list[int] = []
+            for at, value in enumerate(self.domains[level]):
+                if first is not None and first[at] != at:
+                    kids.append(kids[first[at]])  # a value of a class expanded already
+                    continue
                 known[name] = value
                 row[arg] = value
                 kids.append(expand(depth + 1))
