@@ -82,6 +82,12 @@ FACTS: dict[str, list[dict[str, Any]]] = {
 UNTYPED = {"none"}
 # Options whose `none` is a value SGLang itself accepts as typed.
 TYPED_NONE = {"moe_a2a_backend"}
+# Sizes people type for the pack's open integer options whose listed values are few (SGLang's own
+# defaults; a size listed as the option's `absent` value, 0, means the flag is not typed).
+SIZES: dict[str, list[int]] = {
+    "max_running_requests": [8, 16, 32, 64, 128, 256, 512, 1024],
+    "cuda_graph_max_bs_decode": [4, 8, 16, 32, 64, 128, 256, 512],
+}
 # Flags SGLang has and the pack does not (ignored by the replay): a few the grid types.
 UNMODELLED: dict[str, list[Any]] = {
     "disable_cuda_graph": [True],
@@ -151,6 +157,8 @@ class Tables:
             if fld.kind != "option":
                 continue
             values = [v for v in fld.domain if v not in UNTYPED or name in TYPED_NONE]
+            if name in SIZES:
+                values = SIZES[name]
             if name == "quantization":
                 values.append("unquant")  # SGLang's spelling of "no quantization"
             if isinstance(fld.domain[0], bool):
