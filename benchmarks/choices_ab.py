@@ -2,6 +2,7 @@
 choices row as a same-run A/B, with a hash of each answer.
 
     .venv/bin/python benchmarks/choices_ab.py main=/tmp/main new=. --size 5000 --rounds 2
+    .venv/bin/python benchmarks/choices_ab.py main=/tmp/main new=. --size 5000 --explain
 
 Each `LABEL=TREE` is a source tree (a checkout or `git archive` copy, run with `PYTHONPATH=TREE`).
 Each round runs one process per copy, in turn, so every copy sees the same load. A process
@@ -11,6 +12,10 @@ each twice), drops the stored solutions and times `valid_choices` with reasons o
 request (process CPU time). Printed per process: the CPU seconds, the sha256 of the answer's JSON
 (equal hashes: the same answer) and the load before and after. Only the 5,000-field pack in the
 process (run.py has the 100- and 1,000-field packs beside it, which moves the collector's cost).
+
+`--explain`: explain + repairs of the impossible request instead (`solver.explain`, after one
+call as a warm-up, as `run.py` times it), the hash of its JSON and text (the pack's temporary
+path, which each repair's command names, left out): a change to explain's path keeps the hash.
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def child(size: int) -> None:
-    """Run inside a copy's process: print "CPU-seconds sha256" of the timed choices call."""
+def child(size: int, explain: bool = False) -> None:
+    """Run inside a copy's process: print "CPU-seconds sha256" of the timed call."""
     import hashlib
     import json
     import tempfile
@@ -41,10 +46,19 @@ def child(size: int) -> None:
     os.environ["CONFSOLVE_NO_CACHE"] = "1"
     spec = syn.generate(size, seed=0)
     with tempfile.TemporaryDirectory() as tmp:
-        pack = load_directory(syn.write(spec, Path(tmp) / f"syn{size}"))
+        where = syn.write(spec, Path(tmp) / f"syn{size}")
+        pack = load_directory(where)
     plan_for(pack)
     options, facts = syn.resolvable_request(spec, 0)
     bad_options, bad_facts = syn.impossible_request(spec, 0)
+    if explain:
+        solver.explain(pack, bad_options, bad_facts)
+        start = time.process_time()
+        found = solver.explain(pack, bad_options, bad_facts)
+        cpu = time.process_time() - start
+        doc = json.dumps(found.to_json(), sort_keys=True, default=str) + str(found)
+        print(f"{cpu:.3f} {hashlib.sha256(doc.replace(str(where), 'PACK').encode()).hexdigest()}")
+        return
     for reasons in (False, True):
         for _ in range(2):
             resolve(pack, options, facts, reasons=reasons)
@@ -63,10 +77,11 @@ def main() -> None:
     parser.add_argument("copies", nargs="*", help="LABEL=TREE")
     parser.add_argument("--size", type=int, default=5000)
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--explain", action="store_true", help="time explain + repairs instead")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        child(args.size)
+        child(args.size, args.explain)
         return
     copies = [c.split("=", 1) for c in args.copies]
     if not copies or any(len(c) != 2 for c in copies):
@@ -76,6 +91,7 @@ def main() -> None:
             before = os.getloadavg()[0]
             env = {**os.environ, "PYTHONPATH": f"{Path(tree).resolve()}{os.pathsep}{HERE}"}
             cmd = [sys.executable, str(HERE / "choices_ab.py"), "--child", "--size", str(args.size)]
+            cmd += ["--explain"] if args.explain else []
             out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
             if out.returncode != 0:
                 print(f"{label} round {round_}: failed\n{out.stderr[-2000:]}")

@@ -13,7 +13,7 @@ from solver.engine.opendomain import origin, query_pack
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.model import Pin, Repair, Scalar
 from solver.reasoning.plan import Plan
-from solver.reasoning.provenance import resolve_unexplained
+from solver.reasoning.provenance import resolved_values
 
 __all__ = ["as_typed", "try_resolve", "typed_request"]
 
@@ -39,11 +39,10 @@ def try_resolve(
     if copy.digest != plan.pack.digest:
         witness = None  # (found under the request's answers to given(), not the repair's)
     try:
-        res = resolve_unexplained(
+        return resolved_values(
             base,
             pins,
             copy=copy,
-            reasons=False,
             predict=predict,
             budget=plan.compiled.budget,
             departures=departures,
@@ -51,7 +50,6 @@ def try_resolve(
         )
     except (Unsatisfiable, InvalidInput):
         return None
-    return dict(res.values)
 
 
 def as_typed(
