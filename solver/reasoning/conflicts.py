@@ -30,6 +30,7 @@ from solver.engine.tracing import (
 )
 from solver.model import ConflictReport, Pin, PinRef, RuleRef, Scalar
 from solver.reasoning.consistency import Changed, Checks
+from solver.reasoning.peel import peel
 from solver.values import show as _show
 
 __all__ = [
@@ -401,6 +402,11 @@ class Reasons:
             if cp.solve(check, task=task) is not None:
                 return None
             rules = list(cp.rule_ids)
+        # QuickXplain over the rules that can be in a minimal conflict (`peel`: its answer over
+        # them is its answer over the layer; a pin read only by peeled rules is in none either,
+        # as a conflict with it would have a rule reading its field). The far layer at 5,000
+        # synthetic fields: 4,552 rules -> 3,392, each of ~120 questions a pass over them.
+        rules = peel(cp, rules, [*others, field])
         read = {name for rid in rules for name in cp.rules[rid].fields}
         items = [Item("rule", rid) for rid in rules]
         pin_items = [Item("pin", n, v, sources.get(n, "")) for n, v in others.items() if n in read]
