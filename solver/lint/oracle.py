@@ -556,9 +556,15 @@ class PackOracle(Window):
 
     def _refutes(self, pins: dict[str, Scalar], rules: list[str]) -> bool:
         """Whether `rules` with `pins` have no solution, proved (propagation, then a search); False
-        when the search budget runs out (`Shapes.proven`'s candidates)."""
+        when a known solution with the pins put in keeps them, or the search budget runs out
+        (`Shapes.proven`'s candidates: at 1,000 synthetic fields 664 of 720 have a solution)."""
         from solver.engine.count import CountLimitReached
 
+        cons = [self.cp.rules[r] for r in rules]
+        for known in self.pool[-WITNESSES_KEPT:]:
+            row = [[pins[f] if f in pins else known[f] for f in con.fields] for con in cons]
+            if all(con.holds(tuple(values)) for con, values in zip(cons, row, strict=True)):
+                return False
         try:
             return (
                 self.cp.start(pins, rules=rules) is None or self.query(pins, rules, [], local=False) is None
