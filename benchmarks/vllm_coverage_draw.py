@@ -482,14 +482,61 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "all2all_backend": [],
         },
     ),
+    # Round 25's themes, on the cells the fixtures hold least of on the common GPUs (Ampere, Ada,
+    # Hopper, B200/B300, RTX PRO 6000): the ModelOpt checkpoints (FP8, NVFP4, MXFP8 and the
+    # hf_quant_config.json mixed precision) under a typed method or KV cache, with the backend, the
+    # MoE backend and the dtype; and a typed MoE backend on the datacenter GPUs (Ampere, Hopper,
+    # B200, RTX PRO 6000) against every checkpoint, the method typed, EP and the all-to-all backend.
+    "modelopt": (
+        ARCHS,
+        [80, 89, 90, 100, 103, 120],
+        ["modelopt_fp8", "modelopt_fp4", "mxfp8", "w4afp8_mixed"],
+        {
+            "quantization": [],
+            "kv_cache_dtype": [],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "moe_backend": [],
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    "moedc": (
+        MOE_ARCHS,
+        [80, 90, 100, 120],
+        [
+            None,
+            "fp8",
+            "fp8_tensor",
+            "modelopt_fp8",
+            "modelopt_fp4",
+            "mxfp8",
+            "w4afp8_mixed",
+            "mxfp4",
+            "awq",
+            "gptq",
+            "compressed_tensors_fp8",
+            "compressed_tensors_w4a16",
+        ],
+        {
+            "moe_backend": [],
+            "quantization": [],
+            "enable_expert_parallel": [False, True],
+            "all2all_backend": [],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "data_parallel_size": [1, 2, 4],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
 }
-# Round 23's and 24's themes type one of these options in every scenario (the earlier ones draw as they did).
+# Round 23's to 25's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
     "sched2": ["enable_chunked_prefill", "enable_prefix_caching"],
     "qrare": ["quantization", "dtype"],
     "parthin": ["pipeline_parallel_size", "data_parallel_size"],
+    "modelopt": ["quantization", "kv_cache_dtype"],
+    "moedc": ["moe_backend"],
 }
 
 
