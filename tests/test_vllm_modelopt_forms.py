@@ -28,14 +28,8 @@ VLLM = load_pack("vllm")
 MODELS = Path(__file__).parent / "fixtures" / "models"
 H100 = {"platform": "cuda", "gpu_arch": "sm90"}
 RULE = "quant-humming-modelopt-export-without-linear-group"
-LLAMA = {
-    "architectures": ["LlamaForCausalLM"],
-    "model_type": "llama",
-    "num_attention_heads": 32,
-    "num_key_value_heads": 8,
-    "hidden_size": 4096,
-    "torch_dtype": "bfloat16",
-}
+# the published Llama-3.1-8B-Instruct config.json, its quantization written per export form below
+LLAMA = json.loads((MODELS / "llama-3.1-8b-instruct" / "config.json").read_text())
 FP8_GROUP = {
     "input_activations": {"dynamic": False, "num_bits": 8, "type": "float"},
     "weights": {"dynamic": False, "num_bits": 8, "type": "float"},
