@@ -43,6 +43,7 @@ from solver.engine.localsearch import (
     settle,
     starting_values,
 )
+from solver.engine.satisfied import Satisfied
 from solver.engine.state import Constraint, ResidueCheck, RuleConstraint, State, memoized
 from solver.errors import SolverBudgetExceeded
 from solver.model import Pack, Scalar
@@ -93,8 +94,8 @@ class CompiledPack:
         self._full: dict[str, list[Scalar]] = {n: list(v) for n, v in self.domains.items()}
         # By id, for explanations of every field (`Pack.rule` scans the whole tuple).
         self.models = {rule.id: rule for rule in pack.rules}
-        self._cons = self.rules
-        self._all_by_field = self._index(list(self._cons.values()))
+        self._cons, self._all_by_field = self.rules, self._index(list(self.rules.values()))
+        self._satisfied = Satisfied(self._all_by_field)  # (rules propagation closes early)
         # Supports found by arc consistency for the pack's rules (by rule id), shared by every
         # query on this pack: a hint only (each is re-checked against the current domains), so
         # sharing across threads is safe. Per-query conditions keep theirs per query (`_checks`).
@@ -241,7 +242,7 @@ class CompiledPack:
         # A rule that reads no field is a constant: it holds everywhere or nowhere.
         if any(not c.fields and not c.holds(()) for c in cons):
             return None
-        state = State(domains, {c.key: c for c in cons if c.fields}, by_field)
+        state = State(domains, {c.key: c for c in cons if c.fields}, by_field, self._satisfied)
         # Forward checking revises a rule once at most one of its fields is free: the fixed fields
         # and those of one-field rules reach every such rule, the same fixpoint as queueing every
         # field without a look at each rule whose fields are all free (QuickXplain's questions).
@@ -279,11 +280,11 @@ class CompiledPack:
         rules whatever order the narrowings come in, so a query can start from this state and
         propagate only what its pins change, instead of every rule of the pack again."""
         if self._root_state is _UNSET:
-            cons = self._cons.values()
-            if any(not c.fields and not c.holds(()) for c in cons):
+            cons = {c.key: c for c in self._cons.values() if c.fields}
+            if not all(c.fields or c.holds(()) for c in self._cons.values()):
                 self._root_state = None  # a rule that reads no field and fails
             else:
-                state = State(dict(self._full), {c.key: c for c in cons if c.fields}, self._all_by_field)
+                state = State(dict(self._full), cons, self._all_by_field, self._satisfied)
                 self._root_state = state if state.propagate(list(self._all_by_field)) else None
         return self._root_state  # type: ignore[return-value]
 

@@ -16,6 +16,7 @@ from operator import itemgetter
 from typing import Any, Protocol
 
 from solver.bounded import Memo
+from solver.engine.satisfied import NEVER, Satisfied, close_satisfied
 from solver.model import Scalar
 from solver.pack.expr import Condition
 
@@ -128,17 +129,16 @@ class State:
     block while at most a third is deleted, ~6x faster.)
     """
 
-    __slots__ = ("_trails", "by_field", "domains", "open")
+    __slots__ = ("_trails", "by_field", "closing", "domains", "open")
 
     def __init__(
         self,
         domains: dict[str, list[Scalar]],
         open_: dict[str, Constraint],
         by_field: dict[str, list[Constraint]],
+        closing: Satisfied = NEVER,  # the rules a fixed field satisfies alone, closed early
     ) -> None:
-        self.domains = domains
-        self.open = open_
-        self.by_field = by_field
+        self.domains, self.open, self.by_field, self.closing = domains, open_, by_field, closing
         self._trails: list[list[tuple[Any, str, Any]]] = []
 
     def fix(self, name: str, value: Scalar, changed: list[str] | None = None) -> bool:
@@ -271,7 +271,7 @@ class State:
         """
         if value not in self.domains[name]:
             return None
-        new = State(dict(self.domains), self.open.copy(), self.by_field)
+        new = State(dict(self.domains), self.open.copy(), self.by_field, self.closing)
         new.domains[name] = [value]
         trail: list[tuple[Any, str, Any]] | None = None if changed is None else []
         if not new.propagate([name], trail):
@@ -309,7 +309,7 @@ class State:
                 if len(narrowed) != len(current):
                     domains[name] = narrowed
                     changed.append(name)
-        state = State(domains, self.open.copy(), self.by_field)
+        state = State(domains, self.open.copy(), self.by_field, self.closing)
         return state if state.propagate(changed) else None
 
     def extended(
@@ -350,7 +350,7 @@ class State:
         by_field = dict(self.by_field)
         for name, more in added.items():
             by_field[name] = [*by_field.get(name, ()), *more]
-        state = State(domains, open_, by_field)
+        state = State(domains, open_, by_field, self.closing)
         trail: list[tuple[Any, str, Any]] = []
         # The pinned fields are revised with all their readers; of the rest only the added
         # constraints need a look (this state was a fixpoint of the old ones, and a field's
@@ -418,6 +418,7 @@ class State:
             name = queue.pop()
             queued.discard(name)
             quiet = settled and len(domains[name]) > 1
+            close_satisfied(self.closing if observer is None else NEVER, name, domains, open_, trail)
             for con in by_field.get(name, ()):
                 key = con.key
                 if key not in open_:
