@@ -240,6 +240,17 @@ def test_minimal_argv_makes_the_launcher_land_on_the_same_configuration(pack: Pa
     assert resolve(pack, cmd.options, FACTS, reasons=False).values == res.values
 
 
+def test_minimal_argv_leaves_out_what_the_launcher_derives_from_another_typed_option(pack: Pack) -> None:
+    """Typing `--speculative-algorithm EAGLE` makes SGLang cap the running requests at 48 by itself
+    (a preference, mrr-speculative-default): both differ from a bare launch, but only the first is
+    written."""
+    res = resolve(pack, {"speculative_algorithm": "EAGLE"}, FACTS, reasons=False)
+    assert res.values["max_running_requests"] == 48
+    minimal = to_argv(res, pack, minimal=True)
+    assert "--speculative-algorithm" in minimal and "--max-running-requests" not in minimal
+    assert resolve(pack, read_command(pack, minimal).options, FACTS, reasons=False).values == res.values
+
+
 # --- the launcher's parser and --set -----------------------------------------------------------
 
 

@@ -138,7 +138,7 @@ def test_what_check_accepts_resolve_answers_and_says_where_it_departs(case: Case
 def test_the_minimal_command_brings_the_launcher_to_the_answer(case: Case) -> None:
     """`--format argv --minimal`: the options `minimal_options` keeps, given to `check` with the
     answer's facts, land on exactly the answer, with nothing adjusted (the launcher, given just
-    those, decides the rest the same way)."""
+    those, decides the rest the same way), and each is needed."""
     got = answer(case, predict=False)
     if not isinstance(got, Resolution):
         return
@@ -149,6 +149,14 @@ def test_the_minimal_command_brings_the_launcher_to_the_answer(case: Case) -> No
     assert isinstance(again, Resolution), (needed, again)
     assert again.values == got.values, (needed, {n: v for n, v in again.values.items() if got.values[n] != v})
     assert again.adjustments == []
+    # And none of them is written needlessly: without any one, the launcher lands elsewhere
+    # (unless its own choice could not be predicted without options: then every one is written).
+    everything = [n for n, f in pack.fields.items() if f.kind == "option"]
+    for name in needed if needed != everything else ():
+        rest = {n: got.values[n] for n in needed if n != name}
+        other = answer(case, predict=True, options=rest, facts=facts)
+        needless = isinstance(other, Resolution) and other.values == got.values and not other.adjustments
+        assert not needless, name
 
 
 _A_IS_P = Cond("cmp", op="==", name="a", value="p")

@@ -76,12 +76,35 @@ def minimal_options(pack: Pack, values: Mapping[str, Scalar]) -> list[str]:
             return options
         differ = [n for n in options if n not in needed and own[n] != values[n]]
         if not differ:
-            return [n for n in options if n in needed]
+            return [n for n in options if n in _irredundant(pack, values, facts, options, needed)]
         held: set[str] = set()
         if asked.intersection(differ):
             refused = refusing(pack, values, _typed(pack, values, [*needed, *differ]))
             held = _reads_given(pack, refused).intersection(differ)
         needed += [n for n in differ if n not in held] or differ
+
+
+def _irredundant(
+    pack: Pack,
+    values: Mapping[str, Scalar],
+    facts: Mapping[str, Scalar],
+    options: Sequence[str],
+    needed: Sequence[str],
+) -> list[str]:
+    """`needed` less each option the launcher reaches by itself once the others are typed, latest
+    added first. A round adds every option that differs at once, and one of them may follow from
+    another: SGLang caps the running requests at 48 by itself once `--speculative-algorithm` is
+    typed, so `--max-running-requests 48` need not be written beside it."""
+    kept = list(needed)
+    for name in reversed(needed):
+        rest = [n for n in kept if n != name]
+        try:
+            own = _launcher_choice(pack, {n: values[n] for n in rest}, facts)
+        except SolverError:
+            continue
+        if not own.adjustments and all(own.values[n] == values[n] for n in options):
+            kept = rest
+    return kept
 
 
 def command_options(pack: Pack, res: Resolution, fields: Sequence[str]) -> list[str]:
