@@ -53,7 +53,13 @@ def test_three_bad_sets_are_reported_at_once_with_whatever_else_is_wrong(
 
 
 @pytest.mark.parametrize(
-    ("typed", "meant"), [("gpu", "gpu_arch"), ("kv", "kv_cache_dtype"), ("cuda_graph", "")]
+    ("typed", "meant"),
+    [
+        ("gpu", "gpu_arch"),
+        ("kv", "kv_cache_dtype"),
+        ("cuda_graph", "cuda_graph_max_bs_decode"),
+        ("watchdog", ""),
+    ],
 )
 def test_an_unknown_field_that_is_the_start_of_one_suggests_it(typed: str, meant: str) -> None:
     # `--set gpu=H100`, a newcomer's first request, said "unknown field 'gpu'" with no hint
