@@ -170,10 +170,13 @@ def for_request(
         answers = {n: typed_values[n] for n in typed if n in valued}
     # A field the launcher put back on its default is no given field (`!`), its value read as
     # typed; names only, a field with rewritten values is read by its own value (`=*`).
-    marks = [
-        _mark(n, value_reads, answers) + ("!" if n in unset else "=*" if n in own and n not in valued else "")
-        for n in typed
-    ]
+
+    def suffix(name: str) -> str:
+        if name in unset:
+            return "!"
+        return "=*" if name in own and name not in valued else ""
+
+    marks = [_mark(n, value_reads, answers) + suffix(n) for n in typed]
     digest = f"{pack.digest}{GIVEN_MARK}{','.join(marks)}" if pack.digest else ""
     from solver.pack.loader import keep_semantics, semantics
 
