@@ -20,7 +20,7 @@ import pytest
 
 from solver.errors import pack_problems
 from solver.model import given_key
-from solver.pack import cache, codegen, graph, loader, prebuild, prebuilt
+from solver.pack import cache, codegen, files, given, graph, loader, prebuild, prebuilt
 from solver.pack.crosscheck import PackSemantics, parse_conditions
 from solver.reasoning import plan
 
@@ -67,14 +67,17 @@ def first_start(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(loader, "_CACHE", type(loader._CACHE)(8))
     monkeypatch.setattr(loader, "_SEMANTICS", type(loader._SEMANTICS)(8))
     monkeypatch.setattr(cache, "_entries", {})
+    monkeypatch.setattr(given, "_VALUED", type(given._VALUED)(8))
+    monkeypatch.setattr(given, "_VALUED_PREFS", type(given._VALUED_PREFS)(8))
     parsed: list[str] = []
-    real = loader.parse_toml
+    real = files.parse_toml
 
     def counting(name: str, *args: Any) -> Any:
         parsed.append(name)
         return real(name, *args)
 
     monkeypatch.setattr(loader, "parse_toml", counting)
+    monkeypatch.setattr(files, "parse_toml", counting)  # pack.toml, parsed as the files are read
     return parsed
 
 
@@ -99,6 +102,16 @@ def test_a_first_start_reads_the_prebuilt_form(name: str, first_start: list[str]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(graph, "analyse", lambda _: pytest.fail("the field order was analysed again"))
         assert plan._field_order(pack) == expected
+    # The typed-value reads of `given()` come with the form, equal to those its texts give.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(given, "_reads", lambda *_: pytest.fail("a condition parsed for its value reads"))
+        shipped = given._value_reads(pack), given._valued_preferences(pack)
+        assert shipped[0] and shipped[1]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(given, "_VALUED", type(given._VALUED)(8))
+        patch.setattr(given, "_VALUED_PREFS", type(given._VALUED_PREFS)(8))
+        patch.setattr(cache, "_entries", {})
+        assert (given._value_reads(pack), given._valued_preferences(pack)) == shipped
     assert pack == loader.load_directory(PACKS / name, fresh=True)
     assert first_start  # the fresh load did parse
     again = _parsed(pack)
@@ -142,6 +155,9 @@ def _module(name: str) -> Any:
         ("RULES", (("a-rule", ("too", "short")),)),
         ("CODE", []),
         ("PACK", {"name": "sglang"}),
+        ("MANIFEST", ("0" * 64, "sglang", ())),  # the files pack.toml lists: read it
+        ("MANIFEST", None),
+        ("VALUE_READS", (("attention_backend", ((("no-such-type", "fa3"),),)),)),
     ],
 )
 def test_a_form_for_other_files_or_of_another_layout_is_not_read(
@@ -149,8 +165,15 @@ def test_a_form_for_other_files_or_of_another_layout_is_not_read(
 ) -> None:
     monkeypatch.setattr(_module("sglang"), *change)
     pack = loader.load_directory(PACKS / "sglang")
-    assert first_start  # loaded from its files
+    reads = given._value_reads(pack)
+    if change[0] in ("MANIFEST", "VALUE_READS"):  # the rest of the form is read
+        assert first_start == (["pack.toml"] if change[0] == "MANIFEST" else [])
+    else:
+        assert first_start  # loaded from its files
     assert pack == loader.load_directory(PACKS / "sglang", fresh=True)
+    cache._entries.clear()
+    given._VALUED.clear()
+    assert reads == given._value_reads(pack)
 
 
 def test_a_pack_given_by_path_never_runs_a_prebuilt_module(

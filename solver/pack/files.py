@@ -14,6 +14,7 @@ import os
 import re
 import stat
 import sys
+from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 from typing import Any
@@ -98,12 +99,19 @@ def read_bounded(path: Path, limit: int) -> bytes:
     return data
 
 
+# What `listed(bytes of pack.toml)` answers when it knows that manifest: the pack's name and the
+# files it lists (a shipped pack's prebuilt form records them: `solver.pack.prebuilt.listed`).
+Listed = tuple[str, list[str]]
+
+
 def read_files(
-    root: Path, problems: Collector[PackProblem]
-) -> tuple[dict[str, Any], list[tuple[str, bytes]]] | None:
-    """The parsed pack.toml, and the name and bytes of it and of every file it lists; None when
-    nothing more can be checked. Each file is read once, bounded (`read_bounded`), and all of
-    them together are at most MAX_PACK_BYTES."""
+    root: Path, problems: Collector[PackProblem], listed: Callable[[bytes], Listed | None] | None = None
+) -> tuple[dict[str, Any] | None, str, list[tuple[str, bytes]]] | None:
+    """The parsed pack.toml, the pack's name, and the name and bytes of pack.toml and of every
+    file it lists; None when nothing more can be checked. Each file is read once, bounded
+    (`read_bounded`), and all of them together are at most MAX_PACK_BYTES. A pack.toml that
+    `listed` knows is not parsed (None in its place: the caller parses it if it needs more than
+    the digest), which spares a cached pack's load the TOML parser."""
     if not root.is_dir():
         problems.add(PackProblem("pack", f"{root} is not a directory"))
         return None
@@ -114,14 +122,20 @@ def read_files(
         return None
     if head is None:
         return None
-    manifest = parse_toml("pack.toml", head[0], problems)
-    if manifest is None:
-        return None
-    meta = manifest.get("pack")
-    if not isinstance(meta, dict):
-        problems.add(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
-        return None
-    names = meta.get("files", [])
+    known = listed(head[0]) if listed is not None else None
+    manifest: dict[str, Any] | None = None
+    if known is not None:
+        pack_name, names = known
+    else:
+        manifest = parse_toml("pack.toml", head[0], problems)
+        if manifest is None:
+            return None
+        meta = manifest.get("pack")
+        if not isinstance(meta, dict):
+            problems.add(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
+            return None
+        pack_name = str(meta.get("name") or root.name)
+        names = meta.get("files", [])
     if not isinstance(names, list) or not all(isinstance(f, str) for f in names):
         problems.add(PackProblem("pack.files", "must be a list of file names", "pack.toml"))
         return None
@@ -162,7 +176,7 @@ def read_files(
         seen[identity] = name
         files.append((name, raw))
         budget -= len(raw)
-    return manifest, files
+    return manifest, pack_name, files
 
 
 def _read_file(

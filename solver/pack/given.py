@@ -23,7 +23,8 @@ from __future__ import annotations
 import ast
 import dataclasses
 import functools
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
+from typing import Any, TypeVar
 
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
@@ -94,6 +95,9 @@ def _value_reads(pack: Pack) -> dict[str, tuple[_Values, ...]]:
     """Each field whose typed value a rule or preference of `pack` reads, with the value sets
     its reads test (each once, in one order): what a request's copy depends on of that value."""
     found = _VALUED.get(pack.digest) if pack.digest else None
+    if found is not None:
+        return found
+    found = _shipped(pack, "value_reads", _decoded_reads)
     if found is None:
         from solver.pack.loader import semantics
 
@@ -105,19 +109,71 @@ def _value_reads(pack: Pack) -> dict[str, tuple[_Values, ...]]:
             for name, values in _reads(text, pack.sets):
                 tested.setdefault(name, set()).add(values)
         found = {n: tuple(sorted(tests, key=lambda vs: sorted(map(repr, vs)))) for n, tests in tested.items()}
-        if pack.digest:
-            _VALUED.put(pack.digest, found)
+    if pack.digest:
+        _VALUED.put(pack.digest, found)
     return found
 
 
 def _valued_preferences(pack: Pack) -> tuple[int, ...]:
     """The positions in `pack.preferences` of those whose `when` reads a typed value."""
     found = _VALUED_PREFS.get(pack.digest) if pack.digest else None
+    if found is not None:
+        return found
+    found = _shipped(pack, "valued_preferences", _decoded_positions)
     if found is None:
         found = tuple(at for at, pref in enumerate(pack.preferences) if _reads(pref.when, pack.sets))
-        if pack.digest:
-            _VALUED_PREFS.put(pack.digest, found)
+    if pack.digest:
+        _VALUED_PREFS.put(pack.digest, found)
     return found
+
+
+# A shipped pack's prebuilt form carries both tables above, written by `solver.pack.prebuild`
+# from the functions here: finding them parses ~250 condition texts (~8 ms of every `check`).
+_T = TypeVar("_T")
+_TYPES: dict[str, type] = {t.__name__: t for t in (str, int, bool, float, type(None))}
+
+
+def encoded_reads(pack: Pack) -> tuple[tuple[str, tuple[tuple[tuple[str, Scalar], ...], ...]], ...]:
+    """`_value_reads(pack)` as literals (types by name, each value set in one order)."""
+    return tuple(
+        (name, tuple(tuple(sorted((t.__name__, v) for t, v in values)) for values in tests))
+        for name, tests in _value_reads(pack).items()
+    )
+
+
+def encoded_positions(pack: Pack) -> tuple[int, ...]:
+    return _valued_preferences(pack)
+
+
+def _decoded_reads(raw: Any) -> dict[str, tuple[_Values, ...]]:
+    """What `encoded_reads` wrote; TypeError / ValueError / KeyError for anything else."""
+    out: dict[str, tuple[_Values, ...]] = {}
+    for name, tests in raw:
+        if not isinstance(name, str):
+            raise TypeError(name)
+        out[name] = tuple(frozenset((_TYPES[t], v) for t, v in values) for values in tests)
+    return out
+
+
+def _decoded_positions(raw: Any) -> tuple[int, ...]:
+    found = tuple(raw)
+    if not all(type(at) is int for at in found):
+        raise TypeError(found)
+    return found
+
+
+def _shipped(pack: Pack, part: str, decode: Callable[[Any], _T]) -> _T | None:
+    """The table `part` the prebuilt form of `pack` brought (`solver.pack.prebuilt.recall`), kept
+    by digest like the ones computed here; None for any other pack."""
+    from solver.pack import cache
+
+    entry = cache.read(pack.digest) if pack.digest else None
+    if entry is None or part not in entry:
+        return None
+    try:
+        return decode(entry[part])
+    except (TypeError, ValueError, KeyError):
+        return None
 
 
 def _reads(text: str | None, sets: Mapping[str, Sequence[Scalar]]) -> list[ValueRead]:

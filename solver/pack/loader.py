@@ -31,6 +31,7 @@ from solver.model import (
     Rule,
     Scalar,
 )
+from solver.pack import prebuilt
 from solver.pack.crosscheck import (
     PackSemantics,
     check_cycles,
@@ -134,7 +135,7 @@ def _known(digest: str, root: Path) -> Pack | None:
         # (a conflict's `--pack DIR`, the shipped compiled count read beside it), not the first
         # directory this process read them from.
         return pack if pack.directory == str(root) else dataclasses.replace(pack, directory=str(root))
-    from solver.pack import cache, prebuilt
+    from solver.pack import cache
 
     pack = prebuilt.recall(digest, root, _SEMANTICS.put)
     try:
@@ -171,13 +172,12 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None, fresh
     # cycles are all there is, named by `name` as it is when raised: the manifest's name once
     # the pack is assembled); the checks below `add` to the collector.
     problems = pack_problems(lambda: name)
-    found = read_files(root, problems)
+    found = read_files(root, problems, None if fresh else lambda head: prebuilt.listed(root, head))
     if found is None:
         raise PackError(problems.problems, root.name)
-    manifest, files = found
+    manifest, pack_name, files = found
     if budget is not None:
-        size = sum(len(raw) for _, raw in files)
-        budget.charge_loading(size, str(manifest.get("pack", {}).get("name") or root.name))
+        budget.charge_loading(sum(len(raw) for _, raw in files), pack_name)
     # The digest covers the name and bytes of every file, so a pack seen before (in this process,
     # or in the on-disk cache) is found without parsing or checking anything again. A pack with a
     # file that could not be read is never looked up: the cache must not hide a broken file.
@@ -186,6 +186,10 @@ def load_directory(directory: str | Path, *, budget: Budget | None = None, fresh
         known = _known(digest, root)
         if known is not None:
             return known
+    if manifest is None:  # listed by a prebuilt form whose digest is not these files'
+        manifest = parse_toml("pack.toml", files[0][1], problems)
+        if manifest is None:
+            raise PackError(problems.problems, root.name)
     docs = [("pack.toml", manifest)]
     where = _Locator(files)
     for name, raw in files[1:]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import TYPE_CHECKING, Any
 
-from solver.pack import codegen
+from solver.pack import codegen, given
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition
 from solver.pack.prebuilt import FORMAT, GROUPS, MODULE, condition
@@ -52,8 +52,11 @@ def source(directory: str | Path) -> str:
         "",
         f"FORMAT = {FORMAT!r}",
         f"DIGEST = {pack.digest!r}",
+        f"MANIFEST = {_literal(_manifest(Path(directory)))}",
         f"PACK = {_literal(doc)}",
         f"ORDER = {_literal(analyse(pack).order)}",
+        f"VALUE_READS = {_literal(given.encoded_reads(pack))}",
+        f"VALUED_PREFERENCES = {_literal(given.encoded_positions(pack))}",
         "SETS = (",
         *(f"    {_literal(members)}," for members in out.sets),
         ")",
@@ -69,6 +72,20 @@ def source(directory: str | Path) -> str:
     if not _reads_back(text, pack, found):
         raise ValueError(f"{directory}: the prebuilt text does not give the pack back")
     return text
+
+
+def _manifest(directory: Path) -> tuple[str, str, tuple[str, ...]]:
+    """The digest of pack.toml's bytes, the pack's name and the files it lists, as the loader
+    reads them (`solver.pack.prebuilt.listed`)."""
+    import hashlib
+
+    from solver.errors import pack_problems
+    from solver.pack.files import read_files
+
+    found = read_files(directory, pack_problems(lambda: directory.name))
+    assert found is not None and found[0] is not None  # the pack loaded from these files
+    _, name, files = found
+    return hashlib.sha256(files[0][1]).hexdigest(), name, tuple(file for file, _ in files[1:])
 
 
 def _groups(found: PackSemantics) -> list[tuple[str, Mapping[str, Condition | None]]]:
@@ -152,6 +169,10 @@ def _reads_back(text: str, pack: Pack, found: PackSemantics) -> bool:
 
     again = Pack.from_json(module.PACK, digest=pack.digest, directory=pack.directory)
     if again != pack or pack.digest != module.DIGEST or analyse(pack).order != module.ORDER:
+        return False
+    if given.encoded_reads(pack) != module.VALUE_READS:
+        return False
+    if given.encoded_positions(pack) != module.VALUED_PREFERENCES:
         return False
     for name, group in _groups(found):
         made = dict(getattr(module, name))
