@@ -417,8 +417,38 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
         ],
         {**MOE_TYPED, "data_parallel_size": [1, 2, 4]},
     ),
+    # Round 26's themes, from the fixtures' count per GPU x checkpoint / option (15,758 records):
+    # the compressed-tensors checkpoints (FP8 dynamic, W4A16) on the GPUs that hold 9-31 records of
+    # each (Volta, Turing, SM86, B300, Thor, DGX Spark) under a typed method, dtype, KV cache and
+    # backend; and chunked prefill / prefix caching on the common GPUs (Ampere, Ada, Hopper, RTX PRO
+    # 6000: 17-54 records each, the rare ones had round 23's sched2) with blocks, KV caches, backends.
+    "ctthin": (
+        ARCHS,
+        [70, 75, 86, 103, 110, 121],
+        ["compressed_tensors_fp8", "compressed_tensors_w4a16"],
+        {
+            "quantization": ["compressed-tensors", "humming", "fp8", "gptq_marlin", "moe_wna16"],
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e5m2", "bfloat16", "fp8_per_token_head"],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
+    "schedc": (
+        ARCHS,
+        [80, 89, 90, 120],
+        [None, "fp8", "modelopt_fp4", "awq", "mxfp4"],
+        {
+            "enable_chunked_prefill": [True, False],
+            "enable_prefix_caching": [True, False],
+            "block_size": [16, 32, 64, 128, 256, 272, 544],
+            "kv_cache_dtype": ["auto", "fp8", "bfloat16", "fp8_e5m2"],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
 }
-# Round 23's to 25's themes type one of these options in every scenario (the earlier ones draw as they did).
+# Round 23's to 26's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
@@ -427,4 +457,6 @@ ALWAYS: dict[str, list[str]] = {
     "parthin": ["pipeline_parallel_size", "data_parallel_size"],
     "modelopt": ["quantization", "kv_cache_dtype"],
     "moedc": ["moe_backend"],
+    "ctthin": ["quantization", "kv_cache_dtype"],
+    "schedc": ["enable_chunked_prefill", "enable_prefix_caching"],
 }

@@ -16,10 +16,21 @@ failure there is reported as the oracle reports any, as a RuntimeError whose mes
 with the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
 
     ORACLE_VLLM_WORKERS=2 $ORACLE_VLLM_HOME/venv/bin/python benchmarks/vllm_layer_probe.py < in > out
+
+With VLLM_LAYER_PROBE_AT_LOAD=1 the layers are built where vLLM builds them, at model load: after
+the configuration, before the selection and the block-size stage (the executor sizes the blocks
+after the model is loaded). That order matters when `Attention.__init__` changes what those stages
+read: a compressed-tensors checkpoint's KV-cache scheme turns an auto cache into fp8 in
+cache_config, and the layer selects its backend for that cache and for per-head scales. The
+oracle's selection then runs on that cache_config, and a layer's own backend replaces the oracle's
+answer for its kind in the record and in the block-size stage (a FlashInfer layer, not buildable
+under the mocks, keeps the oracle's answer: its cache-dtype step and selection ran before its Impl).
+A layer failure is then reported at the stage `attention_backend`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,10 +38,11 @@ from typing import Any
 # benchmarks/ is not a package: the shared hook is found on the path set here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vllm_probe_hook import oracle, probe_after_block_size
+from vllm_probe_hook import oracle, probe_after_block_size, probe_at_load
 
 
-def _build_layers(cfg: Any, _backends: Any) -> None:
+def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
+    """Build one Attention per kind of layer; the backend each built layer took, by kind."""
     import torch
     from torch import nn
     from vllm.config import set_current_vllm_config
@@ -41,8 +53,9 @@ def _build_layers(cfg: Any, _backends: Any) -> None:
     mc, pc = cfg.model_config, cfg.parallel_config
     # as the model loader builds the model (base_loader.py): the layers read the model dtype as
     # torch's default (float32 otherwise: FlashInfer refuses it and the selector takes Triton)
+    built: dict[str, Any] = {}
     with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
-        for n, (_kind, kw) in enumerate(oracle._attention_kinds(cfg)):
+        for n, (kind, kw) in enumerate(oracle._attention_kinds(cfg)):
             if kw.get("use_mla"):
                 continue
             prefix = f"model.layers.{n}.self_attn.attn"
@@ -53,6 +66,8 @@ def _build_layers(cfg: Any, _backends: Any) -> None:
             stand_in = Attention.__new__(Attention)
             nn.Module.__init__(stand_in)
             stand_in.kv_cache_dtype = cfg.cache_config.cache_dtype
+            # (a compressed-tensors per-head KV scheme makes one scale per KV head of the layer)
+            stand_in.num_kv_heads = mc.get_num_kv_heads(pc)
             _init_kv_cache_quant(stand_in, cfg.quant_config, prefix)
             heads = mc.get_num_attention_heads(pc)
             extra: dict[str, Any] = {}
@@ -61,7 +76,7 @@ def _build_layers(cfg: Any, _backends: Any) -> None:
                 extra["sinks"] = torch.nn.Parameter(torch.empty(heads), requires_grad=False)
             window = getattr(mc.hf_text_config, "sliding_window", None) if kw["has_sliding_window"] else None
             try:
-                Attention(
+                layer = Attention(
                     heads,
                     kw["head_size"],
                     kw["head_size"] ** -0.5,
@@ -77,7 +92,12 @@ def _build_layers(cfg: Any, _backends: Any) -> None:
                     # a stubbed FlashInfer object reached a torch call: no answer of vLLM's
                     raise RuntimeError(f"[layer, not buildable under the mocks] {e}") from e
                 raise
+            built[kind] = layer.attn_backend
+    return built
 
 
 if __name__ == "__main__":
-    probe_after_block_size(_build_layers, "layer", __file__)
+    if os.environ.get("VLLM_LAYER_PROBE_AT_LOAD") == "1":
+        probe_at_load(_build_layers, "layer", __file__)
+    else:
+        probe_after_block_size(_build_layers, "layer", __file__)

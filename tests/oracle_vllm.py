@@ -10,12 +10,15 @@ and benchmarks/differential_vllm.py (any record file, e.g. a fresh random draw).
 
 from __future__ import annotations
 
+import json
 import re
+import tempfile
 import time
 import traceback
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +26,7 @@ import recordfiles
 from audit import audit
 
 from solver import InvalidInput, Pack, SolverBudgetExceeded, Unsatisfiable, load_pack, resolve
+from solver.inputs.modelconfig import facts_from_model_config
 
 FIXTURES = Path(__file__).parent / "fixtures" / "oracle_vllm"
 KNOWN = Path(__file__).parent.parent / "constraints" / "vllm" / "KNOWN_DIFFERENCES.md"
@@ -79,6 +83,8 @@ OPTIONS = {
     "enable_prefix_caching",
 }
 ATTENTION_KINDS = ("full", "mla", "mla_sparse", "sliding")
+# The facts a scenario's own quantization_config gives (request_for).
+CHECKPOINT_FACTS = ("checkpoint_quant", "checkpoint_kv_cache_quant", "modelopt_export_form")
 DTYPE_SPELLING = {"half": "float16", "float": "float32"}
 
 
@@ -87,9 +93,26 @@ def load_records(path: Path) -> list[dict[str, Any]]:
     return list(recordfiles.read_jsonl(path))
 
 
+@cache
+def _quantization_facts(config_json: str) -> dict[str, Any]:
+    """The checkpoint facts of a quantization_config, read as `--model-config` reads a config.json
+    holding it (the pack's own model_config table: one home for that reading)."""
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "config.json").write_text(
+            json.dumps({"quantization_config": json.loads(config_json)})
+        )
+        pins = facts_from_model_config(load_pack("vllm"), Path(folder))
+    return {name: pins[name].value for name in CHECKPOINT_FACTS if name in pins}
+
+
 def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(options, facts) for a scenario, or None when it is outside the contract (skipped)."""
-    if scenario.get("env") or scenario.get("hf_overrides"):
+    # A scenario's own quantization_config (hf_overrides, in place of a checkpoint kind) is read
+    # into the checkpoint facts as a model directory's is; any other config edit is out of scope.
+    overrides = scenario.get("hf_overrides") or {}
+    if scenario.get("env") or set(overrides) - {"quantization_config"}:
+        return None
+    if overrides and scenario.get("checkpoint_quant") is not None:
         return None
     extra_facts = set(scenario.get("facts") or {}) - {"has_flashinfer"}
     if extra_facts or scenario.get("platform", "cuda") != "cuda":
@@ -110,6 +133,8 @@ def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
         "num_gpus": scenario.get("num_gpus", 8),
         "has_flashinfer": (scenario.get("facts") or {}).get("has_flashinfer", True),
     }
+    if overrides:
+        facts |= _quantization_facts(json.dumps(overrides["quantization_config"], sort_keys=True))
     options: dict[str, Any] = {}
     for name, value in (scenario.get("args") or {}).items():
         if name == "attention_config" and set(value) == {"flash_attn_version"}:

@@ -66,9 +66,10 @@ FORMS: list[tuple[str, dict[str, Any] | None, dict[str, Any] | None, str, str, b
     ("nvfp4-0.33", exported("NVFP4", "0.33.0", NVFP4_GROUP, False), None, NVFP4, "untargeted", False),
     ("nvfp4-0.31", exported("NVFP4", "0.31.0", None, False), None, NVFP4, "untargeted", False),
     ("fp8-0.29", None, legacy("FP8"), FP8, "hf_quant_config_only", False),
-    # ModelOpt 0.29's NVFP4 form: vLLM gives it quant_method "modelopt_fp4", which the humming
-    # package's own schema reads (not vLLM's code, not measured): not encoded, so taken
-    ("nvfp4-0.29", None, legacy("NVFP4"), NVFP4, "hf_quant_config_only", True),
+    # ModelOpt 0.29's NVFP4 form: vLLM gives it quant_method "modelopt_fp4", which HummingConfig
+    # hands to the humming package's schema (humming-kernels 0.1.19, vLLM 0.33.0's pin), which has
+    # no such method: "unsupported weight quant_method: modelopt_fp4" (round 26; taken before)
+    ("nvfp4-0.29", None, legacy("NVFP4"), NVFP4, "hf_quant_config_only", False),
 ]
 
 
@@ -154,14 +155,16 @@ def test_an_unread_modelopt_checkpoint_s_form_is_assumed_and_said(capsys: pytest
         # the flat form's string
         ({"quant_method": "modelopt", "quant_algo": "FP8", "kv_cache_quant_algo": "FP8"}, "fp8"),
         (exported("FP8", "0.35.0", FP8_GROUP, True), "none"),
-        # a compressed-tensors scheme is not ModelOpt's (vLLM reads it another way): not this fact
+        # a compressed-tensors scheme is read as vLLM's compressed-tensors KV-cache method reads it:
+        # ModelOpt's object has no strategy and no symmetric flag, which that method cannot load
+        # (tests/test_vllm_kv_scheme.py; before round 26 not read at all: none)
         (
             {
                 "quant_method": "compressed-tensors",
                 "config_groups": {"group_0": FP8_GROUP | {"targets": ["Linear"]}},
                 "kv_cache_scheme": FP8_GROUP["weights"],
             },
-            "none",
+            "unsupported",
         ),
     ],
 )
@@ -179,3 +182,43 @@ def test_deepseek_r1_fp4_runs_an_fp8_cache(capsys: pytest.CaptureFixture[str]) -
     assert main([*argv, "--set", "platform=cuda", "--set", "gpu_arch=sm100", "--json"]) == 0
     values = json.loads(capsys.readouterr().out)["values"]
     assert (values["checkpoint_kv_cache_quant"], values["kv_cache_dtype"]) == ("fp8", "fp8_e4m3")
+
+
+# A ModelOpt mixed-precision checkpoint under a typed humming: ModelOpt 0.27-0.29's file only (vLLM
+# gives it quant_method "modelopt_mixed", which the humming package's schema does not know), and
+# config.json's quantization_config without config groups (KeyError 'config_groups') or with
+# ModelOpt's per-layer groups, whose targets name layers, never Linear (every layer built
+# unquantized, which cannot load the checkpoint's weights). Round 26; pack 0.33.0+22 took all three.
+MIXED_LAYERS = {"model.layers.0.self_attn.o_proj": {"quant_algo": "FP8"}}
+MIXED_FORMS = [
+    (
+        None,
+        {
+            "producer": {"name": "modelopt", "version": "0.27.0"},
+            "quantization": {
+                "quant_algo": "MIXED_PRECISION",
+                "kv_cache_quant_algo": None,
+                "quantized_layers": MIXED_LAYERS,
+            },
+        },
+    ),
+    (exported("MIXED_PRECISION", "0.35.0", None, False), None),
+    (
+        exported("MIXED_PRECISION", "0.40.0", FP8_GROUP | {"targets": sorted(MIXED_LAYERS)}, False)
+        | {"quantized_layers": MIXED_LAYERS},
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("config", "hf_quant"), MIXED_FORMS)
+def test_a_modelopt_mixed_checkpoint_refuses_a_typed_humming(
+    tmp_path: Path, config: dict[str, Any] | None, hf_quant: dict[str, Any] | None
+) -> None:
+    pins = facts_from_model_config(VLLM, model_dir(tmp_path, "mixed", config, hf_quant))
+    facts = {**H100, **{field: pin.value for field, pin in pins.items()}}
+    assert facts["checkpoint_quant"] == "modelopt_mixed"
+    assert resolve(VLLM, {}, facts, reasons=False).values["quantization"] == "modelopt_mixed"
+    with pytest.raises(Unsatisfiable) as refused:
+        resolve(VLLM, {"quantization": "humming"}, facts)
+    assert RULE in {rule.id for rule in refused.value.conflict.rules}
