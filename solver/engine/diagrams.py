@@ -196,22 +196,28 @@ class Diagrams:
     def rule(self, check: Condition, budget: int = RULE_EXPANSION_BUDGET) -> int:
         """The diagram of `check`: its fields expanded in the global order, cut short wherever
         the check's three-valued evaluation already decides, each class of values the check
-        cannot tell apart (`value_classes`) expanded once (raises `TooLarge` past `budget`)."""
+        cannot tell apart (`value_classes`) expanded once, and once every field compared with
+        another is known, each residual the check leaves expanded once (raises `TooLarge` past
+        `budget`, which meters the classes' and residuals' evaluations too)."""
         fields = check.fields
         order = sorted(fields, key=self.level.__getitem__)
         at_arg = [fields.index(name) for name in order]
         levels = [self.level[name] for name in order]
         classes = value_classes(check, {name: self.domains[self.level[name]] for name in fields})
-        firsts = [classes.get(name) for name in order]
         holds, partial, three_valued = check.holds, check.partial, check.three_valued
         known: dict[str, Any] = {}
         row: list[Any] = [None] * len(fields)
         spent = 0
+        # From the depth where every field compared with another is known on, the condition says
+        # what its residual key says: expansions with one key share one sub-diagram.
+        related = [depth for depth, name in enumerate(order) if name in classes.related]
+        settled = max(related) + 1 if related else -1
+        residuals: dict[tuple[Any, ...], int] = {}
 
         def expand(depth: int) -> int:
             nonlocal spent
             spent += 1
-            if spent > budget:
+            if spent + classes.evaluations > budget:
                 raise TooLarge(f"a rule over {', '.join(fields)} has too many combinations to compile")
             if three_valued and depth:
                 verdict = partial(known)
@@ -219,8 +225,17 @@ class Diagrams:
                     return int(verdict)
             if depth == len(order):
                 return int(bool(holds(tuple(row))))
+            if depth == settled:
+                key = classes.residual(known)
+                found = residuals.get(key)
+                if found is None:
+                    found = residuals[key] = branch(depth)
+                return found
+            return branch(depth)
+
+        def branch(depth: int) -> int:
             name, level, arg = order[depth], levels[depth], at_arg[depth]
-            first = firsts[depth]
+            first = classes.at(name, known)
             kids: list[int] = []
             for at, value in enumerate(self.domains[level]):
                 if first is not None and first[at] != at:
