@@ -17,6 +17,7 @@ checkpoint format 40 % of the time on a template.
     .venv/bin/python benchmarks/sglang_thin_draw.py --seed N --count 240 --groups 12 > draw.jsonl
     .venv/bin/python benchmarks/sglang_thin_draw.py --seed N ... --run records.jsonl
 
+`--only spec_attn,pd` (round 26) draws those themes alone, weighted as listed, on the same machines.
 Ids are T<seed>-<n>-<theme>-<machine>-<model>; the records go to benchmarks/differential.py.
 """
 
@@ -134,14 +135,15 @@ def _theme(rng: random.Random, theme: str, tables: coverage.Tables, args: dict[s
             args["moe_a2a_backend"] = tables.value(rng, "moe_a2a_backend")
 
 
-def draw_thin(seed: int, count: int, groups: int) -> list[dict[str, Any]]:
-    """`count` scenarios on `groups` of THIN_MACHINES (see the module docstring)."""
+def draw_thin(seed: int, count: int, groups: int, themes: list[str] | None = None) -> list[dict[str, Any]]:
+    """`count` scenarios on `groups` of THIN_MACHINES (see the module docstring), each theme drawn
+    from THIN_THEMES, or from `themes` (`--only`: the same draw of machines, other themes)."""
     mr = coverage.make_random()
     tables = coverage.Tables(mr)
     rng = random.Random(seed)
     out: list[dict[str, Any]] = []
     for i, hw, extra in coverage.machine_turns(rng, THIN_MACHINES, groups, count):
-        theme = rng.choice(THIN_THEMES)
+        theme = rng.choice(themes or THIN_THEMES)
         model, tag = _model(rng, theme, tables)
         sc: dict[str, Any] = {**tables.hardware[hw], **extra, **model}
         tables.checkpoint(rng, sc, 0.4)
@@ -161,8 +163,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--groups", type=int, default=len(THIN_MACHINES), help="machine groups")
     parser.add_argument("--run", type=Path, metavar="OUT", help="run the draw, write the records here")
     parser.add_argument("--jobs", type=int, default=2, help="harness groups at a time (with --run)")
+    themes = ", ".join(sorted(set(THIN_THEMES)))
+    parser.add_argument(
+        "--only",
+        type=lambda text: text.split(","),
+        metavar="THEME,...",
+        help=f"draw only these of {themes} (weighted as listed)",
+    )
     args = parser.parse_args(argv)
-    scenarios = draw_thin(args.seed, args.count, max(1, min(args.groups, args.count)))
+    unknown = sorted(set(args.only or ()) - set(THIN_THEMES))
+    if unknown:
+        parser.error(f"--only: unknown theme {', '.join(unknown)} (themes: {themes})")
+    scenarios = draw_thin(args.seed, args.count, max(1, min(args.groups, args.count)), args.only)
     if args.run is None:
         sys.stdout.write("".join(json.dumps(sc, sort_keys=True) + "\n" for sc in scenarios))
         return 0
