@@ -20,6 +20,7 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
+from types import MappingProxyType
 from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool
@@ -50,6 +51,7 @@ from solver.pack.expr import Condition
 from solver.pack.loader import semantics
 
 __all__ = [
+    "DESCENT_FIRST",
     "CompiledPack",
     "Constraint",
     "RuleConstraint",
@@ -60,6 +62,15 @@ __all__ = [
 
 Assignment = dict[str, Scalar]
 
+
+# An empty hint: a search given it tries a descent with forward checking on each group before
+# the search that keeps arc consistency (without a hint it goes straight there, the better order
+# for a refutation). For a mostly satisfiable question (a group of a conflict's request without
+# the conflict; whether a repair's value fits the rest of a request) the descent is the cheaper
+# proof: at 5,000 synthetic fields, one group of ~5,000 fields, the minimal conflict 2.8 -> 0.6 s
+# CPU (~5,000 arc-consistent steps -> one per field). The answer is the same (both searches are
+# complete); the witness found may differ.
+DESCENT_FIRST: Mapping[str, Scalar] = MappingProxyType({})
 
 _UNSET = object()
 _REFUTED = object()  # (kept for facts that propagation refutes)
@@ -465,9 +476,14 @@ class CompiledPack:
         allowed: Mapping[str, Collection[Scalar]] | None = None,
         task: str = "checking a request",
     ) -> Assignment | None:
-        """A witness that `pins` can hold under the rules (minus `without_rules`), or None."""
+        """A witness that `pins` can hold under the rules (minus `without_rules`), or None.
+
+        A yes-or-no question (every caller reads only whether there is a witness), so its
+        search starts with a descent (`DESCENT_FIRST`): a yes is then about one step per field,
+        where the search that keeps arc consistency from no hint was 3-15 ms per yes on the
+        SGLang pack (a conflict's repairs ask dozens: ~half of a conflict answer's time)."""
         rules = None if not without_rules else [r for r in self.rule_ids if r not in without_rules]
-        return self.solve(pins, rules=rules, extra=extra, allowed=allowed, task=task)
+        return self.solve(pins, rules=rules, extra=extra, allowed=allowed, task=task, hint=DESCENT_FIRST)
 
     def solutions(
         self,
