@@ -4,7 +4,7 @@ answer is brute force's, its witness a solution), and what a yes costs on the SG
 from __future__ import annotations
 
 import pytest
-from generated import Oracle, packs
+from generated import Oracle, PackSpec, packs
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -16,12 +16,14 @@ from solver.model import Scalar
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(spec=packs(), data=st.data())
-def test_satisfiable_answers_as_brute_force_with_a_witness_that_holds(spec: object, data: st.DataObject) -> None:
+def test_satisfiable_answers_as_brute_force_with_a_witness_that_holds(
+    spec: PackSpec, data: st.DataObject
+) -> None:
     """`satisfiable(pins, without_rules=...)` is not None exactly when some configuration keeps
     the pins under those rules, and what it returns is one: the pins, a value of every field's
     domain, every rule taken into account kept."""
-    oracle = Oracle(spec)  # type: ignore[arg-type]
-    cp = compile_pack(spec.pack)  # type: ignore[attr-defined]
+    oracle = Oracle(spec)
+    cp = compile_pack(spec.pack)
     names = sorted(oracle.domains)
     pinned = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=3))
     pins: dict[str, Scalar] = {n: data.draw(st.sampled_from(oracle.domains[n])) for n in pinned}
