@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from solver.model import Scalar
 
 if TYPE_CHECKING:
-    from solver.engine.state import Constraint
+    from solver.engine.constraint import Constraint
 
 __all__ = ["NEVER", "Satisfied", "close_satisfied"]
 

@@ -7,10 +7,11 @@ satisfies is `solver.reasoning.diagnose`'s (whose limits on repairs these share)
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
 
 from solver.errors import Unsatisfiable
-from solver.model import Pack, Pin, Repair
+from solver.model import Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import conflict_report, minimal_conflict
 from solver.reasoning.decide import ChainFailed, launcher_view
 from solver.reasoning.diagnose import MAX_ALTERNATIVES_PER_FIELD, MAX_REPAIRS
@@ -131,7 +132,7 @@ def _chain_repairs(
             continue
         base = {n: p for n, p in pins.items() if n != pin.field}
         if not picked:
-            values = try_resolve(plan, base, predict=predict)
+            values = try_resolve(plan, base, predict=predict, departures=False)
             if values is not None:
                 ranked_fixes.append(
                     (
@@ -142,22 +143,20 @@ def _chain_repairs(
                     )
                 )
         # Values that fit the rest of the request as the launcher sees it, best-ranked first;
-        # each is verified by resolving (a few at most: each is a full resolution).
-        others = {n: p.value for n, p in view.items() if n != pin.field}
-        ranked, _ = plan.ranking(pin.field, failed.decided)
-        fitting = [
-            v
-            for v in ranked
-            if v != pin.value
-            and not (pin.field == name and v in failed.chain)
-            and plan.compiled.satisfiable({**others, pin.field: v}, task="looking for repairs") is not None
-        ]
+        # each is verified by resolving (a few at most: each is a full resolution). Asked as
+        # the loop goes, not all first: it stops at its few trials.
+        fitting = _fitting(plan, view, pin, failed)
         worked = 0
-        for tried, value in enumerate(fitting[:_SET_TRIALS]):
+        for tried, value in enumerate(islice(fitting, _SET_TRIALS)):
             if worked >= MAX_ALTERNATIVES_PER_FIELD:
                 break
+            # Values only (`departures=False`): the launcher's own picks are a second pass of
+            # decisions that changes no value.
             values = try_resolve(
-                plan, {**base, pin.field: Pin(field=pin.field, value=value, source="user")}, predict=predict
+                plan,
+                {**base, pin.field: Pin(field=pin.field, value=value, source="user")},
+                predict=predict,
+                departures=False,
             )
             if values is not None:
                 worked += 1
@@ -179,3 +178,16 @@ def _chain_repairs(
     if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
         fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
     return with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict, limit=MAX_REPAIRS)
+
+
+def _fitting(plan: Plan, view: Mapping[str, Pin], pin: Pin, failed: ChainFailed) -> Iterator[Scalar]:
+    """The other values of `pin`'s field that some configuration keeps with the rest of `view`
+    (the request as the launcher sees it), best-ranked first; for the field whose default
+    failed, none of its default chain."""
+    others = {n: p.value for n, p in view.items() if n != pin.field}
+    ranked, _ = plan.ranking(pin.field, failed.decided)
+    for value in ranked:
+        if value == pin.value or (pin.field == failed.field and value in failed.chain):
+            continue
+        if plan.compiled.satisfiable({**others, pin.field: value}, task="looking for repairs") is not None:
+            yield value

@@ -16,7 +16,7 @@ from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, S
 from dataclasses import dataclass
 from typing import TypeVar
 
-from solver.engine.csp import CompiledPack
+from solver.engine.csp import DESCENT_FIRST, CompiledPack
 from solver.engine.groups import connected_groups
 from solver.engine.supports import supports_for
 from solver.engine.tracing import (
@@ -147,14 +147,6 @@ def rule_rings(
                     frontier.append(other)
 
 
-# An empty hint: a search given it tries a descent with forward checking on each group before
-# the search that keeps arc consistency (without a hint it goes straight there, the better order
-# for a refutation). For a mostly satisfiable question (a group of a conflict's request without
-# the conflict) the descent is the cheaper proof: at 5,000 synthetic fields, one group of ~5,000
-# fields, the minimal conflict 2.8 -> 0.6 s CPU (~5,000 arc-consistent steps -> one per field).
-_SAT: Mapping[str, Scalar] = {}
-
-
 def _components(cp: CompiledPack, pins: Mapping[str, Scalar]) -> list[list[str]]:
     """Groups of rules that interact (share a free field); each group is checked on its own.
 
@@ -214,8 +206,8 @@ def minimal_conflict(
     values = {name: pin.value for name, pin in pins.items()}
     for group in _components(cp, values):
         read = {name for rid in group for name in cp.rules[rid].fields}
-        # (`hint={}`: try a descent before the search that keeps arc consistency, see `_SAT`)
-        solution = cp.solve(values, rules=group, task=task, hint=_SAT)
+        # (try a descent before the search that keeps arc consistency: `DESCENT_FIRST`)
+        solution = cp.solve(values, rules=group, task=task, hint=DESCENT_FIRST)
         if solution is not None:
             if solved is not None:  # (groups share no free field: their values never disagree)
                 solved.update({name: solution[name] for name in read})
@@ -488,7 +480,7 @@ def diagnoses(
                     added += 1
             else:
                 # (From `hint` it mends the conflict's rules, not a descent through every group.)
-                solution = cp.search(base, task=task, hint=hint or _SAT)
+                solution = cp.search(base, task=task, hint=hint or DESCENT_FIRST)
                 if solution is not None:
                     found.append(combo)
                     if witnesses is not None:

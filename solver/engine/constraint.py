@@ -1,0 +1,134 @@
+"""A condition as the engine uses it (`Constraint`): the predicate with its remembered answers,
+its allowed values per question and its python-constraint object, and the two helpers every
+holder of one needs (`memoized` answers, `picker` for the values it reads). Knows no pack and no
+state: the compiled pack (`solver.engine.csp`) builds these, `solver.engine.state` propagates them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+from solver.bounded import Memo
+from solver.model import Scalar
+from solver.pack.expr import Condition
+
+__all__ = ["MEMO_LIMIT", "Constraint", "ResidueCheck", "RuleConstraint", "memoized", "picker"]
+
+# The bound of a query's own answer tables (a pack's rules share the compiled pack's `Memo`).
+MEMO_LIMIT = 1 << 16
+
+
+# What arc consistency needs of a constraint: its check, a name for it that stays valid as long
+# as the residue table it goes with, and that table (the last support found per value, so a
+# revision tries it first). Not a predicate type: the predicate is the constraint's `Condition`.
+ResidueCheck = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
+
+
+@dataclass
+class Constraint:
+    """A `Condition` as the engine uses it: a rule of the pack (`key`: its id) or a query's own
+    condition, with the engine's tables for it. Not a second predicate type: the predicate is
+    `condition`, and `fields` and `holds` are its fields and its remembered answers (read on
+    every step of propagation, so kept here rather than looked up through it)."""
+
+    key: str
+    condition: Condition
+    holds: Callable[[tuple[Scalar, ...]], bool]
+    """`condition.holds`, remembered (`memoized`)."""
+    constraint: Any
+    """The python-constraint object the backtracking search is given (`LazyConstraint`)."""
+    full: tuple[tuple[Scalar, ...], ...] = ()
+    """Each field's whole domain (in the pack's order)."""
+    cuts: dict[tuple[int, tuple[Scalar, ...]], frozenset[Scalar]] = field(default_factory=dict)
+    """For one free field (by position) and the values of the others: the values that satisfy
+    the constraint. Forward checking asks the same few questions again and again, within a
+    query and across queries, and a set lookup per value is cheaper than evaluating it."""
+    memo: Memo | None = None
+    """The compiled pack's shared entry budget, for a rule of the pack (then `cuts` and
+    `projections` are its tables); None for a query's own condition (tables die with it)."""
+    projections: dict[Any, Any] = field(default_factory=dict)
+    """`solver.reasoning.plan.projected`'s answers, by the fields left free and every field's
+    domain: a page's questions project the same rules over the same facts' domains, for its pack
+    and for each typed copy (whose rules over facts are mostly the pack's own constraints)."""
+    fields: tuple[str, ...] = field(init=False)
+    pick: Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]] = field(init=False, repr=False)
+    """The values of `fields` in an assignment, as the tuple `holds` takes (`picker`)."""
+
+    def __post_init__(self) -> None:
+        self.fields = self.condition.fields
+        self.pick = picker(self.fields)
+
+    def allowed(self, at: int, others: tuple[Scalar, ...]) -> frozenset[Scalar]:
+        key = (at, others)
+        found = self.cuts.get(key)
+        if found is None:
+            base: list[Any] = list(others)
+            base.insert(at, None)
+            # The condition itself, not the remembered `holds`: this answer is remembered whole,
+            # and each of its value tuples kept as well was ~10 table entries per new answer
+            # (115,000 of a choices call's 130,000 at 5,000 synthetic fields).
+            holds = self.condition.holds
+            ok = []
+            for value in self.full[at]:
+                base[at] = value
+                if holds(tuple(base)):
+                    ok.append(value)
+            found = frozenset(ok)
+            self.keep(self.cuts, key, found)
+        return found
+
+    def keep(self, table: dict[Any, Any], key: Any, value: Any) -> None:
+        """`table[key] = value` for one of this constraint's tables: under the compiled pack's
+        entry budget for a rule of the pack, else up to a bound of its own."""
+        if self.memo is not None:
+            self.memo.store(table, key, value)
+        elif len(table) < _CUT_LIMIT:
+            table[key] = value
+
+
+_CUT_LIMIT = 4096
+
+RuleConstraint = Constraint
+"""The same class, under the name callers outside the engine use for a pack's rule."""
+
+
+def picker(fields: tuple[str, ...]) -> Callable[[Mapping[str, Scalar]], tuple[Scalar, ...]]:
+    """The values of `fields` in a mapping, as a tuple: one call in C (`itemgetter`) where a
+    tuple of a list comprehension was ~1 us per rule checked (a resolution's first search checks
+    every open rule against its guess: ~400 rules)."""
+    if len(fields) > 1:
+        return itemgetter(*fields)
+    if fields:
+        only = fields[0]
+        return lambda values: (values[only],)
+    return lambda values: ()
+
+
+def memoized(
+    holds: Callable[[tuple[Scalar, ...]], bool], memo: Memo | None = None
+) -> Callable[[tuple[Scalar, ...]], bool]:
+    """`holds` with its answers remembered per value tuple: for a rule of the pack, in a table
+    of the pack's `memo` (bounded with all the others); for a query's condition, in its own.
+
+    Evaluating a condition walks a tree of closures (microseconds); searches and arc consistency
+    ask the same few tuples again and again, within a query and across queries, and a rule is a
+    pure function of its fields' values, so a dict lookup can answer. Concurrent queries at worst
+    compute an entry twice.
+    """
+    table: dict[tuple[Scalar, ...], bool] = {} if memo is None else memo.table()
+    get = table.get
+
+    def check(values: tuple[Scalar, ...]) -> bool:
+        known = get(values)
+        if known is None:
+            known = bool(holds(values))
+            if memo is not None:
+                memo.store(table, values, known)
+            elif len(table) < MEMO_LIMIT:
+                table[values] = known
+        return known
+
+    return check
