@@ -35,6 +35,7 @@ from solver.lint.moves import (
 from solver.lint.rings import around, by_cases
 from solver.lint.shapes import Shapes
 from solver.lint.turns import turns
+from solver.lint.walks import Walks
 from solver.lint.window import SEEN, Window
 from solver.values import show as _show
 
@@ -102,6 +103,7 @@ class PackOracle(Window):
         self._prefixes: dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None = {}  # (`seed`)
         self._layers: dict[tuple[str, ...], State | None] = {}  # `_refuted_within`
         self.shapes = Shapes()  # the totality reasons' conflicts so far (`reason`)
+        self.walks = Walks(self.cp)  # (`reason`'s layers of rules)
         # Each rule as (fields, holds) and its constraint by index in pack order; the rules reading a field.
         self._cons = [self.cp.rules[r] for r in self.cp.rule_ids]
         self._checks = [(con.fields, con.holds) for con in self._cons]
@@ -450,8 +452,7 @@ class PackOracle(Window):
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.engine.count import CountLimitReached
         from solver.lint.grow import Backgrounds
-        from solver.reasoning.conflicts import Item, quickxplain, rule_layers
-        from solver.reasoning.peel import peel
+        from solver.reasoning.conflicts import Item, quickxplain
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)
@@ -459,23 +460,24 @@ class PackOracle(Window):
         # question and explain within the first layer with no solution, asked about and explained
         # without its rules in no minimal conflict (`peel`). The last layer is every rule that can
         # interact (`relevant_rules`): explained whole, unasked (known by looking one layer ahead).
+        # The layers and cores of a start are made once (`Walks`: the pins are among the start).
+        walk, at = self.walks.walk(start, rules), 0
         local: list[str] = []  # (the layer; `core`, its rules that may be in a minimal conflict)
-        core = local
+        core, core_at = local, dict[str, int]()
         shared = blame_pins and not extras  # (a totality reason: the same layers every time)
         # (A totality reason: an earlier reason's conflict proved again with these pins, `Shapes`.)
         known = self.shapes.proven(pins, self._refutes) if shared else []
-        layers = rule_layers(self.cp, start, fixed, rules)
-        layer = next(layers, None)
+        layer = walk.layer(at)
         while layer is not None:
-            after, core = next(layers, None), peel(self.cp, layer, start)
+            after, core, core_at = walk.layer(at + 1), layer.core, layer.at
             if after is None or (
-                any(k.within(core) for k in known) or self._refuted_within(pins, core)
+                any(k.within(core_at) for k in known) or self._refuted_within(pins, core)
                 if shared
                 else self.query(pins, core, extras, local=False) is None
             ):
-                local = layer
+                local = layer.rules
                 break
-            layer = after
+            layer, at = after, at + 1
         items = [self._rule_items.get(r) or self._rule_items.setdefault(r, Item("rule", r)) for r in core]
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
@@ -495,7 +497,7 @@ class PackOracle(Window):
         at_rule = [self.cp.rules[r] for r in core]
         pin_of = dict(enumerate(pins.items(), len(core))) if blame_pins else {}
         pin_at = frozenset(pin_of)
-        covered = [c for c in (k.covers(core, list(pins)) for k in known) if c is not None]
+        covered = [c for c in (k.covers(core_at, list(pins)) for k in known) if c is not None]
 
         def keeps(witness: tuple[dict[str, Scalar], set[int], set[int]], wanted: set[int]) -> bool:
             solution, kept, broken = witness
