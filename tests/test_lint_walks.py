@@ -11,27 +11,16 @@ from __future__ import annotations
 
 import pytest
 from generated import Oracle, PackSpec, packs
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
+from test_lint_shapes import LAW, _oracle
 
-from solver.budget import Budget
 from solver.engine.csp import CompiledPack
-from solver.lint.oracle import PackOracle
 from solver.lint.walks import Walks
 from solver.reasoning.conflicts import rule_layers
 from solver.reasoning.peel import peel
 
 pytestmark = pytest.mark.property
-
-LAW = settings(
-    max_examples=200,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
-)
-
-
-def _oracle(spec: PackSpec) -> PackOracle:
-    return PackOracle(spec.pack, samples=10, seed=0, budget=Budget(100_000))
 
 
 @LAW
