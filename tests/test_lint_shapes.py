@@ -76,6 +76,6 @@ def test_a_candidate_is_kept_only_when_refuted() -> None:
 
 def test_a_proven_conflict_covers_the_positions_of_its_items() -> None:
     proven = Proven(("r2", "r0"), {"b": True})
-    assert proven.covers(["r0", "r1", "r2"], ["a", "b"]) == frozenset({0, 2, 4})
-    assert proven.covers(["r0", "r1"], ["a", "b"]) is None  # (r2 is not among the items)
+    assert proven.covers({"r0": 0, "r1": 1, "r2": 2}, ["a", "b"]) == frozenset({0, 2, 4})
+    assert proven.covers({"r0": 0, "r1": 1}, ["a", "b"]) is None  # (r2 is not among the items)
     assert proven.within({"r0", "r2"}) and not proven.within({"r0"})

@@ -35,6 +35,7 @@ from solver.lint.moves import (
 from solver.lint.rings import around, by_cases
 from solver.lint.shapes import Shapes
 from solver.lint.turns import turns
+from solver.lint.walks import Walks
 from solver.lint.window import SEEN, Window
 from solver.values import show as _show
 
@@ -66,8 +67,7 @@ class PackOracle(Window):
         from solver.pack.loader import semantics
 
         self.pack = pack
-        # Every search is charged to the lint's Budget: its per-search steps bound each question,
-        # its total (when --budget gave one) the whole lint.
+        # Every search is charged to the lint's Budget: per-search steps, and a total when given.
         self.meter = budget
         self.cp: CompiledPack = compile_pack(pack).within(budget)
         self.sem = semantics(pack)
@@ -87,13 +87,11 @@ class PackOracle(Window):
         self.repaired = 0
         from solver.engine.count import ModelCounter, pack_checks
 
-        # The exact search for the questions local repair cannot answer: satisfiability only
-        # (nothing projected), every rule a check that a query can switch on or off.
+        # The exact search of what local repair cannot answer (nothing projected; rules switchable).
         self.oracle = ModelCounter(self.cp.domains, pack_checks(pack), project=())
         self.index = {rid: i for i, rid in enumerate(self.cp.rule_ids)}
         self._every = frozenset(range(len(self.index)))  # `indices`
-        self.fact_names = set(pack.facts)
-        # The hard rules over facts alone: what the world can be.
+        self.fact_names = set(pack.facts)  # (`world`: the hard rules over facts alone)
         self.world = [r for r in self.cp.rule_ids if set(self.cp.rules[r].fields) <= self.fact_names]
         self._added: dict[int, tuple[int, Condition]] = {}
         self._extras: dict[tuple[str, bool], Condition] = {}
@@ -102,7 +100,8 @@ class PackOracle(Window):
         self._prefixes: dict[tuple[str, ...], tuple[State, dict[str, Scalar]]] | None = {}  # (`seed`)
         self._layers: dict[tuple[str, ...], State | None] = {}  # `_refuted_within`
         self.shapes = Shapes()  # the totality reasons' conflicts so far (`reason`)
-        # Each rule as (fields, holds) and its constraint by index in pack order; the rules reading a field.
+        self.walks = Walks(self.cp)  # (`reason`'s layers of rules)
+        # Each rule as (fields, holds) and its constraint by index; the rules reading a field.
         self._cons = [self.cp.rules[r] for r in self.cp.rule_ids]
         self._checks = [(con.fields, con.holds) for con in self._cons]
         self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
@@ -138,8 +137,7 @@ class PackOracle(Window):
         from solver.engine.count import CountLimitReached
 
         _progress.advance()
-        # (The pack's own tuple when every rule is asked: a copy per question was a pass over
-        # every rule, and the values check asks one per value.)
+        # (The pack's own tuple when every rule is asked: not a copy per question, one per value.)
         rule_ids = self.cp.rule_ids if rules is None else list(rules)
         found = None if left_out is None else self.one_change(left_out, extra[0], 0, ONE_CHANGE_FIRST)
         try:
@@ -183,8 +181,7 @@ class PackOracle(Window):
         if whole and self.refuted_at_root(pins):
             return None
         # The counter's subset of the rules (None: every rule), made when first needed: a
-        # QuickXplain question's (~1,800 rules in a totality reason at 1,000 synthetic fields)
-        # mostly ends before the counter's turn.
+        # QuickXplain question's (~1,800 rules at 1,000 fields) mostly ends before its turn.
         subset: list[frozenset[int] | None] = [None] if whole else []
         if local:
             if not whole:
@@ -208,20 +205,24 @@ class PackOracle(Window):
             # refutes most of those without a solution before `around` walks its rings (the
             # totality check's fact combinations: 56 of 59 at synthetic 1,000, 3 ms each where
             # a failed repair and `around` took ~10 ms), and the engine's tries search from it.
-            started = self.cp.start(pins)
+            # Grown from the root (`refuted_at_root`'s) with the fields it narrows (`moved`), where
+            # alone a known solution can break a rule (synthetic 1,000's values: ~17 -> ~1 ms).
+            root, moved = self._root[0] if self._root else None, list[str]()
+            started = self.cp.start(pins) if root is None else root.extended(pins, [], moved)
             if started is None:
                 return None
+            grown = None if root is None else (started, moved)  # (`_engine`: the hint's `around`)
 
         engine = self._engine(pins, None if whole else rule_ids, extra, narrowed, grown, near, started)
 
-        # `near`: the solution of a like question (QuickXplain's latest witness for the same
-        # reason), where the searches start; it keeps more of this question's rules and pins than
-        # the latest whole-pack solution (SGLang's totality reasons: 2,218 -> 2,030 searches).
+        # `near`: the solution of a like question (QuickXplain's latest witness for the reason),
+        # where the searches start; it keeps more of its rules and pins than the latest whole-pack
+        # solution (SGLang's totality reasons: 2,218 -> 2,030 searches).
         hint = near if near is not None else self.pool[-1] if self.pool else None
         # A whole-pack question's solution is learned: values not seen yet first prove more. A
-        # QuickXplain question's is not, and a known solution keeps every rule of its subset of
-        # the rules: its values first leave the search to mend only what the question's pins and
-        # conditions break (synthetic 400: lint's counter steps 18,128 -> 10,643).
+        # QuickXplain question's is not, and a known solution keeps every rule of its subset: its
+        # values first leave the search to mend only what the question's pins and conditions
+        # break (synthetic 400: lint's counter steps 18,128 -> 10,643).
         rank = self.rank if local or hint is None else known_first(hint)
 
         def counter(steps: int) -> dict[str, Scalar] | None:
@@ -289,7 +290,8 @@ class PackOracle(Window):
             if hint is not None and near is None and not extra:
                 hint = Kept(hint)  # (a known solution of the pack, and no condition: `Kept`)
             if started is not None:
-                return self.cp.search(started, budget=steps, task="linting", hint=hint)
+                where = grown[1] if grown is not None and hint is not None else None
+                return self.cp.search(started, budget=steps, task="linting", hint=hint, around=where)
             if grown is not None:
                 # A QuickXplain question grown from an earlier one's state (`Backgrounds`): its
                 # hint, `near`, breaks only around the fields the growth touched.
@@ -450,8 +452,7 @@ class PackOracle(Window):
         with `pins` and `extras`, has no solution (QuickXplain over the rules that can interact)."""
         from solver.engine.count import CountLimitReached
         from solver.lint.grow import Backgrounds
-        from solver.reasoning.conflicts import Item, quickxplain, rule_layers
-        from solver.reasoning.peel import peel
+        from solver.reasoning.conflicts import Item, quickxplain
 
         start = [*pins, *(n for e in extras for n in e.fields)]
         fixed = {} if blame_pins else dict(pins)
@@ -459,23 +460,24 @@ class PackOracle(Window):
         # question and explain within the first layer with no solution, asked about and explained
         # without its rules in no minimal conflict (`peel`). The last layer is every rule that can
         # interact (`relevant_rules`): explained whole, unasked (known by looking one layer ahead).
+        # The layers and cores of a start are made once (`Walks`).
+        walk, at = self.walks.walk(start, rules), 0
         local: list[str] = []  # (the layer; `core`, its rules that may be in a minimal conflict)
-        core = local
+        core, core_at = local, dict[str, int]()
         shared = blame_pins and not extras  # (a totality reason: the same layers every time)
         # (A totality reason: an earlier reason's conflict proved again with these pins, `Shapes`.)
         known = self.shapes.proven(pins, self._refutes) if shared else []
-        layers = rule_layers(self.cp, start, fixed, rules)
-        layer = next(layers, None)
+        layer = walk.layer(at)
         while layer is not None:
-            after, core = next(layers, None), peel(self.cp, layer, start)
+            after, core, core_at = walk.layer(at + 1), layer.core, layer.at
             if after is None or (
-                any(k.within(core) for k in known) or self._refuted_within(pins, core)
+                any(k.within(core_at) for k in known) or self._refuted_within(pins, core)
                 if shared
                 else self.query(pins, core, extras, local=False) is None
             ):
-                local = layer
+                local = layer.rules
                 break
-            layer = after
+            layer, at = after, at + 1
         items = [self._rule_items.get(r) or self._rule_items.setdefault(r, Item("rule", r)) for r in core]
         if blame_pins:
             items += [Item("pin", n, v) for n, v in pins.items()]
@@ -495,7 +497,7 @@ class PackOracle(Window):
         at_rule = [self.cp.rules[r] for r in core]
         pin_of = dict(enumerate(pins.items(), len(core))) if blame_pins else {}
         pin_at = frozenset(pin_of)
-        covered = [c for c in (k.covers(core, list(pins)) for k in known) if c is not None]
+        covered = [c for c in (k.covers(core_at, list(pins)) for k in known) if c is not None]
 
         def keeps(witness: tuple[dict[str, Scalar], set[int], set[int]], wanted: set[int]) -> bool:
             solution, kept, broken = witness

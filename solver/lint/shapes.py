@@ -44,11 +44,11 @@ class Proven:
         """Whether every rule of the conflict is among `rules` (the pins: all of the reason's)."""
         return all(r in rules for r in self.rules)
 
-    def covers(self, core: Sequence[str], pins: Sequence[str]) -> frozenset[int] | None:
-        """The conflict as positions of QuickXplain's items (`core`'s rules, then the reason's
-        pinned fields `pins`): a question whose items contain them all has no solution. None
-        when a rule of it is not in `core`."""
-        at = {rid: p for p, rid in enumerate(core)}
+    def covers(self, core: Mapping[str, int], pins: Sequence[str]) -> frozenset[int] | None:
+        """The conflict as positions of QuickXplain's items (the core's rules, each by its
+        position in `core`, then the reason's pinned fields `pins`): a question whose items
+        contain them all has no solution. None when a rule of it is not in the core."""
+        at = core
         if not self.within(at):
             return None
         pin_at = {name: len(core) + p for p, name in enumerate(pins)}
