@@ -49,6 +49,7 @@ from solver.engine.countlimit import (
 from solver.engine.ddnnf import FORMAT, SEARCH_FIRST, CompiledCount, compile_count
 from solver.engine.diagrams import DiagramCounter, TooLarge
 from solver.engine.modelcounter import ModelCounter
+from solver.pack import syntax
 from solver.pack.marks import ValueRead, given_atoms, is_given_call, typed_holds, value_read
 
 if TYPE_CHECKING:
@@ -468,7 +469,7 @@ def _given_fields(
             continue
         if not check.text:
             return None
-        top = ast.parse(check.text, mode="eval").body
+        top = syntax.expression(check.text).body
         operands = {id(top)}
         reads: set[int] = set()  # the calls of value reads that are operands
         for node in ast.walk(top):  # parents before children

@@ -39,6 +39,7 @@ from solver.engine.countlimit import FIELDS_PER_STEP, CountLimitReached, Limit, 
 from solver.engine.countroot import first_field
 from solver.engine.valueclasses import value_classes
 from solver.model import given_key
+from solver.pack import syntax
 from solver.pack.expr import Condition
 from solver.pack.marks import given_atoms, read_key, value_read
 from solver.values import same
@@ -314,7 +315,7 @@ class Diagrams:
                 return self.unary(read_key(read), (False, True))
             return self.rule(parse_node(node, fields, sets), LEAF_EXPANSION_BUDGET)
 
-        return build(ast.parse(cond.text, mode="eval").body)
+        return build(syntax.expression(cond.text).body)
 
 
 def _compiled(

@@ -40,6 +40,7 @@ import operator
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from solver.pack import syntax
 from solver.pack.expr import Condition
 from solver.pack.marks import is_given_call
 
@@ -157,7 +158,7 @@ def value_classes(check: Condition, domains: Mapping[str, Sequence[Any]]) -> Val
     if not check.text:
         return none
     try:
-        tree = ast.parse(check.text, mode="eval").body
+        tree = syntax.expression(check.text).body
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return none
     fields = set(check.fields)

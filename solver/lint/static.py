@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.lint.codes import CODES, Finding
+from solver.pack import syntax
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ def _unused_names(pack: Pack) -> list[Finding]:
     texts += [p.when for p in pack.preferences if p.when]
     for text in texts:
         try:
-            tree = ast.parse(text.strip(), mode="eval")
+            tree = syntax.expression(text.strip())
         except SyntaxError:  # pragma: no cover - the loader parsed it already
             continue
         used_sets |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id in pack.sets}

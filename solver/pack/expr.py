@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from solver.model import Field, Scalar, given_key, typed_key
+from solver.pack import syntax
 from solver.pack.codegen import Piece, Writer
 from solver.pack.marks import is_given_call
 
@@ -435,7 +436,7 @@ def _parse_tree(text: str) -> ast.expr:
         raise ExprError(f"condition longer than {MAX_LENGTH} characters in {text[:100]!r}...")
     source = text.strip()
     try:
-        tree = ast.parse(source, mode="eval")
+        tree = syntax.expression(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
         raise ExprError(f"not a valid condition ({exc.__class__.__name__}) in {_quote(text)}") from None
     if not source.isascii():

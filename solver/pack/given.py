@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
+from solver.pack import syntax
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition, parse, rule_conditions
 from solver.pack.marks import ValueRead, is_given_call, typed_holds, value_read
@@ -180,7 +181,7 @@ def _reads(text: str | None, sets: Mapping[str, Sequence[Scalar]]) -> list[Value
     """The typed-value reads of a checked condition's text."""
     if not text or "given" not in text:
         return []
-    nodes = ast.walk(ast.parse(text.strip(), mode="eval"))
+    nodes = ast.walk(syntax.expression(text.strip()))
     return [read for node in nodes if (read := value_read(node, sets)) is not None]
 
 
@@ -396,7 +397,7 @@ def _answered(
 
     spans: list[tuple[int, int, str]] = []
     inside: set[int] = set()  # the calls of value reads, replaced with their comparison
-    for node in ast.walk(ast.parse(source, mode="eval")):  # parents before children
+    for node in ast.walk(syntax.expression(source)):  # parents before children
         read = value_read(node, sets)
         if read is not None:
             assert isinstance(node, ast.Compare)
@@ -444,7 +445,7 @@ def _given_in(texts: tuple[str | None, str | None, str | None]) -> tuple[str, ..
         node.args[0].id
         for text in texts
         if text
-        for node in ast.walk(ast.parse(text.strip(), mode="eval"))
+        for node in ast.walk(syntax.expression(text.strip()))
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Name)
     )
 
@@ -452,7 +453,7 @@ def _given_in(texts: tuple[str | None, str | None, str | None]) -> tuple[str, ..
 @functools.lru_cache(maxsize=4096)
 def _effect(texts: tuple[str | None, str | None, str | None], name: str, typed: frozenset[str]) -> int | None:
     when, require, _ = texts
-    trees = [ast.parse(t.strip(), mode="eval").body for t in texts if t]
+    trees = [syntax.expression(t.strip()).body for t in texts if t]
     body = trees[-1] if require is not None else ast.UnaryOp(ast.Not(), trees[-1])
     holds = ast.BoolOp(ast.Or(), [ast.UnaryOp(ast.Not(), trees[0]), body]) if when else body
     _, signs = _polarity(holds, 1, name, typed)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeGuard
 
 from solver.model import Scalar, given_key
+from solver.pack import syntax
 
 __all__ = ["ValueRead", "given_atoms", "is_given_call", "read_key", "typed_holds", "value_read"]
 
@@ -67,7 +68,7 @@ def given_atoms(text: str, sets: Mapping[str, Sequence[Scalar]]) -> dict[str, tu
     two-valued field: `given(F)` (`given_key`, no read) and each value read (`read_key`)."""
     found: dict[str, tuple[str, ValueRead | None]] = {}
     inside: set[int] = set()
-    for node in ast.walk(ast.parse(text.strip(), mode="eval")):  # parents before children
+    for node in ast.walk(syntax.expression(text.strip())):  # parents before children
         read = value_read(node, sets)
         if read is not None:
             assert isinstance(node, ast.Compare)

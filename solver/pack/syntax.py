@@ -1,0 +1,24 @@
+"""The syntax trees of condition texts, parsed one at a time in a process.
+
+CPython 3.11 converts a parsed text into `ast` objects with one recursion counter per
+interpreter, not per thread: two threads converting at once (the page server's request threads
+and its warm-up, a deep-work thread left running after its time budget) can fail one of them
+with `SystemError: AST constructor recursion depth mismatch` (python/cpython#106905's symptom;
+seen in a CI run of round 26). Every `ast.parse` of confsolve's goes through `expression`, under
+one lock: a parse takes microseconds, and conditions are parsed once per pack and per copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import threading
+
+__all__ = ["expression"]
+
+_ONE_AT_A_TIME = threading.Lock()
+
+
+def expression(text: str) -> ast.Expression:
+    """`ast.parse(text, mode="eval")`, one thread at a time (SyntaxError as it raises)."""
+    with _ONE_AT_A_TIME:
+        return ast.parse(text, mode="eval")
