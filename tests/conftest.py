@@ -43,6 +43,18 @@ _LEFT_BEHIND = "confsolve-work"
 _LEFT_WAIT_SECONDS = 120.0
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _no_warm_up_left_behind() -> Generator[None, None, None]:
+    """The page server's warm-up thread may outlive its server (it checks for the stop between
+    states only): a module's servers are closed before this ends, and it waits for the warm-up."""
+    yield
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "confsolve-warm-up":
+            thread.join(_LEFT_WAIT_SECONDS)
+
+
 @pytest.fixture(autouse=True)
 def _no_work_left_behind() -> Generator[None, None, None]:
     yield

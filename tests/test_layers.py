@@ -10,6 +10,7 @@ import pytest
 
 from solver import PackError, load_pack
 from solver.cli.commands import main
+from solver.pack import syntax
 from solver.pack.graph import _strong_components
 
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
@@ -32,7 +33,7 @@ def test_no_string_in_solver_code_names_a_launcher() -> None:
     no string the code uses names SGLang or vLLM. Docstrings may, as examples."""
     named = []
     for path in sorted(SOLVER.rglob("*.py")):
-        tree = ast.parse(path.read_text())
+        tree = syntax.module(path.read_text())
         docs = _docstrings(tree)
         for node in ast.walk(tree):
             text = node.value if isinstance(node, ast.Constant) and id(node) not in docs else None
@@ -115,7 +116,7 @@ def _imports(modules: dict[str, Path]) -> dict[str, set[str]]:
     """Each module's solver modules imported when it runs, at module level or in a function."""
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text())
+        tree = syntax.module(path.read_text())
         skip = _type_checking_only(tree)
         targets: set[str] = set()
         for node in ast.walk(tree):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import threading
 
-__all__ = ["expression"]
+__all__ = ["expression", "module"]
 
 _ONE_AT_A_TIME = threading.Lock()
 
@@ -22,3 +22,10 @@ def expression(text: str) -> ast.Expression:
     """`ast.parse(text, mode="eval")`, one thread at a time (SyntaxError as it raises)."""
     with _ONE_AT_A_TIME:
         return ast.parse(text, mode="eval")
+
+
+def module(text: str) -> ast.Module:
+    """`ast.parse(text)` of a whole Python file, under the same lock (tests/test_layers.py reads
+    confsolve's own source this way while another test's threads may be parsing conditions)."""
+    with _ONE_AT_A_TIME:
+        return ast.parse(text)
