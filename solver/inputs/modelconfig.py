@@ -256,6 +256,7 @@ class _Reader:
     def __init__(self, source: _Source, table: ModelConfigMap, issues: list[InputIssue]):
         self.source = source
         self.aliases = set(table.files)
+        self.two_forms = table.two_forms
         self.issues = issues
         assert source.config is not None
         self.scopes: list[tuple[str, dict[str, Any]]] = [("", source.config)]
@@ -273,7 +274,7 @@ class _Reader:
             doc = self.source.extra.get(head)
             if doc is None:  # the directory does not have that file
                 return _MISSING, path
-            return self._walk(doc, rest, self.source.shown.at(head)), f"{head}:{rest}"
+            return self._walk(doc, rest, self.source.shown.at(head), base=head + "."), f"{head}:{rest}"
         for prefix, scope in self.scopes:
             value = self._walk(scope, path, self.source.shown, prefix)
             if value is not _MISSING:
@@ -284,20 +285,23 @@ class _Reader:
         """Whether any scope writes `path`, even as null (a null is a value the config chose;
         an unwritten key takes the config class's default)."""
         first, _, rest = path.partition(".")
+        base = ""
         if first in self.aliases and rest:
             doc = self.source.extra.get(first)
             scopes: list[tuple[str, Any]] = [] if doc is None else [(f"{first}:", doc)]
-            path = rest
+            path, base = rest, first + "."
         else:
             scopes = list(self.scopes)
         head, _, last = path.rpartition(".")
         for prefix, scope in scopes:
-            parent = self._walk(scope, head, self.source.shown, prefix) if head else scope
+            parent = self._walk(scope, head, self.source.shown, prefix, base) if head else scope
             if isinstance(parent, dict) and last in parent:
                 return True
         return False
 
-    def _walk(self, doc: Any, path: str, shown: _Named, prefix: str = "") -> Any:
+    def _walk(self, doc: Any, path: str, shown: _Named, prefix: str = "", base: str = "") -> Any:
+        """The value at `path` in `doc`; `prefix` names the nested scope in messages, `base` the
+        extra file (`alias.`), as the pack's `two_forms` spell a key."""
         current = doc
         parts = path.split(".")
         for index, part in enumerate(parts):
@@ -311,6 +315,11 @@ class _Reader:
                 if int(part) >= len(current):
                     return _MISSING
                 current = current[int(part)]
+            elif (
+                isinstance(current, str | int | float | bool)
+                and base + ".".join(parts[:index]) in self.two_forms
+            ):
+                return _MISSING  # the key's single-value form: there is nothing below it
             else:
                 expected = "an array" if part.isdigit() else "an object"
                 self._problem(shown, prefix + ".".join(parts[:index]), current, expected)
@@ -341,7 +350,7 @@ def _apply(
 def _read_value(
     target: Field, rule: _FactRule, reader: _Reader, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
-    raw, where = _first(rule.keys, reader)
+    raw, where = _first(rule.keys, reader, single=True)
     if raw is _MISSING:
         return rule.absent
     if not isinstance(raw, str | int | float | bool):
@@ -361,6 +370,9 @@ def _read_value(
     mapped = next((s for s in spellings if s in rule.mapping), None)
     if mapped is not None:
         candidate = rule.mapping[mapped]
+    elif rule.closed:
+        issues.append(_unread_spelling(target, rule, raw, where, shown))
+        return None
     else:
         expected = _expected_type(target, raw)
         if expected is not None:  # a number where a name belongs is malformed, not unknown
@@ -391,6 +403,23 @@ def _read_value(
         )
     )
     return None
+
+
+def _unread_spelling(target: Field, rule: _FactRule, raw: Any, where: str, shown: _Named) -> InputIssue:
+    """A closed map's refusal: the key holds none of the spellings the launcher reads."""
+    close = tuple(difflib.get_close_matches(_text(raw), [s.lower() for s in rule.closed], n=2, cutoff=0.6))
+    hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
+    return InputIssue(
+        field=target.name,
+        value=raw,
+        did_you_mean=close,
+        allowed=rule.closed,
+        message=shown.says(
+            f"{where} is {_short(raw)}, which is not one of the spellings read for {target.name}: "
+            f"{', '.join(rule.closed)} (any case){hint}. Describe the model with "
+            f"--set {target.name}=VALUE instead."
+        ),
+    )
 
 
 def _largest_divisor(
@@ -438,10 +467,14 @@ def _part_values(rule: _FactRule, reader: _Reader) -> list[str]:
     return sorted(found)
 
 
-def _first(paths: tuple[str, ...], reader: _Reader) -> tuple[Any, str]:
+def _first(paths: tuple[str, ...], reader: _Reader, *, single: bool = False) -> tuple[Any, str]:
+    """The first of `paths` written; `single`: passing over a two-form key's object form (its
+    tests read it, a value entry reads the single-value form) and its empty string (no scheme)."""
     where = paths[0] if paths else ""
     for path in paths:
         value, where = reader.get(path)
+        if single and path in reader.two_forms and (isinstance(value, dict | list) or value == ""):
+            continue
         if value is not _MISSING:
             return value, where
     return _MISSING, where

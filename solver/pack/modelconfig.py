@@ -21,12 +21,12 @@ from solver.values import same
 
 __all__ = ["ModelConfigMap", "check_model_config_map", "compile_model_config_map"]
 
-_TOP_KEYS = {"config", "nested", "files", "format", "facts"}
+_TOP_KEYS = {"config", "nested", "files", "two_forms", "format", "facts"}
 _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
 _TEST_KEYS = ("present", "missing", "above", "equals", "contains", "differ")
 _TEST_NAMES = ", ".join(_TEST_KEYS)
-_VALUE_KEYS = {"value", "detail", "parts", "map", "fallback", "absent", "divides"}
+_VALUE_KEYS = {"value", "detail", "parts", "map", "closed", "fallback", "absent", "divides"}
 _FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "every", "unless", "then", "otherwise"}
 
 _MISSING: Any = object()
@@ -66,6 +66,9 @@ class _FactRule:
     part_tables: tuple[str, ...] = ()
     part_key: str = ""
     mapping: dict[str, Scalar] = field(default_factory=dict)
+    # `closed = true`: only the map's spellings (these, as the pack writes them) are read; any
+    # other value is refused naming them, not matched against the fact's own values.
+    closed: tuple[str, ...] = ()
     fallback: Scalar | None = None
     absent: Scalar | None = None
     divides: bool = False  # the fact is the largest domain value dividing the key's integer
@@ -97,6 +100,10 @@ class ModelConfigMap:
     config: str = "config.json"
     nested: tuple[str, ...] = ()
     files: dict[str, str] = field(default_factory=dict)
+    # Keys a launcher reads in either of two forms, an object or a single value (ModelOpt's
+    # `kv_cache_scheme`: {"num_bits": 8, ...} or "FP8"): a test through one that holds a single
+    # value fails, and a `value` entry passes over one that holds an object, without a problem.
+    two_forms: frozenset[str] = frozenset()
     format: _Format | None = None
     # In table order; a fact given a list of entries has several, tried in order (the first
     # that gives a value decides).
@@ -158,6 +165,7 @@ def _compile(pack: Pack, problems: Collector[PackProblem]) -> ModelConfigMap:
                 bad(f"{where}.files.{alias}", "an alias is a plain name (no dots)")
             else:
                 files[alias] = name
+    two_forms = _paths(raw.get("two_forms", []), f"{where}.two_forms", bad)
     fmt = _compile_format(pack, raw.get("format"), bad)
     rules: list[_FactRule] = []
     facts = raw.get("facts", {})
@@ -166,7 +174,14 @@ def _compile(pack: Pack, problems: Collector[PackProblem]) -> ModelConfigMap:
         facts = {}
     for name, body in facts.items():
         rules.extend(_compile_entries(pack, name, body, bad))
-    return ModelConfigMap(config=config, nested=tuple(nested), files=files, format=fmt, facts=tuple(rules))
+    return ModelConfigMap(
+        config=config,
+        nested=tuple(nested),
+        files=files,
+        two_forms=frozenset(two_forms),
+        format=fmt,
+        facts=tuple(rules),
+    )
 
 
 def _compile_format(pack: Pack, raw: Any, bad: _Bad) -> _Format | None:
@@ -310,6 +325,10 @@ def _compile_value_fact(
     if not keys:
         bad(f"{where}.value", "needs at least one key path")
         return None
+    closed = body.get("closed", False)
+    if not isinstance(closed, bool) or (closed and not mapping):
+        bad(f"{where}.closed", "must be true or false, and true only with a map")
+        closed = False
     divides = body.get("divides", False)
     if not isinstance(divides, bool):
         bad(f"{where}.divides", "must be true or false")
@@ -326,6 +345,7 @@ def _compile_value_fact(
         part_tables=part_tables,
         part_key=part_key,
         mapping=mapping,
+        closed=tuple(raw_map) if closed else (),
         fallback=checked["fallback"],
         absent=checked["absent"],
         divides=divides,
@@ -342,7 +362,7 @@ def _compile_test_fact(
 ) -> _FactRule | None:
     """A test entry: the fact is `then` when the tests hold (and `unless` does not), else
     `otherwise`."""
-    for key in ("detail", "parts", "map", "fallback", "absent", "divides"):
+    for key in ("detail", "parts", "map", "closed", "fallback", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")
     if "every" in body and not isinstance(body["every"], bool):
