@@ -447,8 +447,24 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "tensor_parallel_size": [1, 2, 4, 8],
         },
     ),
+    # Round 27's theme, from the fixtures' count per GPU x checkpoint (15,986 records): bitsandbytes,
+    # ModelOpt MXFP8 and the W4A8 mixed precision hold 10-34 records each on Ampere, Ada, B200 and
+    # RTX PRO 6000 (qrare drew them on the rare GPUs), under a typed method and KV cache with the
+    # backend, the dtype and -tp.
+    "qcommon": (
+        ARCHS,
+        [80, 89, 100, 120],
+        ["bitsandbytes", "mxfp8", "w4afp8_mixed"],
+        {
+            "quantization": [],
+            "kv_cache_dtype": [],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
 }
-# Round 23's to 26's themes type one of these options in every scenario (the earlier ones draw as they did).
+# Round 23's to 27's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
@@ -459,4 +475,5 @@ ALWAYS: dict[str, list[str]] = {
     "moedc": ["moe_backend"],
     "ctthin": ["quantization", "kv_cache_dtype"],
     "schedc": ["enable_chunked_prefill", "enable_prefix_caching"],
+    "qcommon": ["quantization", "kv_cache_dtype"],
 }

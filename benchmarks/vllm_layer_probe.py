@@ -10,7 +10,10 @@ arguments the model passes: heads and KV heads per GPU, head size, sliding windo
 with the checkpoint's quant_config and the model dtype as torch's default, under
 `set_current_vllm_config`, after running its KV-cache quantization step on a stand-in layer
 (FlashInfer's Impl, built before that step, cannot be built under the mocks: such a layer is
-reported "[layer, not buildable under the mocks]", no answer). MLA layers are not built. A
+reported "[layer, not buildable under the mocks]", no answer). MLA layers are built as MLAAttention
+(DeepSeek's attention, with a stand-in `kv_b_proj`: the selection, a sparse cache's canonical
+form, the KV-cache quantization step; round 27); a sparse MLA layer (DeepSeek-V3.2) is not buildable
+under the mocks (its Impl asks for the tensor-parallel group). A
 failure there is reported as the oracle reports any, as a RuntimeError whose message starts
 "[layer]" and names the original error (the stage stays `block_size`). Run it
 with the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
@@ -57,6 +60,7 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
     with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
         for n, (kind, kw) in enumerate(oracle._attention_kinds(cfg)):
             if kw.get("use_mla"):
+                built[kind] = _build_mla_layer(cfg, kw, f"model.layers.{n}.self_attn.mla_attn")
                 continue
             prefix = f"model.layers.{n}.self_attn.attn"
             # The KV-cache quantization step first, on a stand-in layer: it reads the cache dtype and
@@ -94,6 +98,47 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
                 raise
             built[kind] = layer.attn_backend
     return built
+
+
+def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
+    """Build vLLM's own MLAAttention as DeepSeek's attention does (deepseek_v2.py): it selects its
+    backend for the cache dtype in cache_config, canonicalises a sparse MLA cache (written back to
+    cache_config) and runs the KV-cache quantization step (a ModelOpt config hands MLA layers its
+    KV-cache method, compressed-tensors none). `kv_b_proj` is a stand-in: the layer only keeps it
+    until the weights are loaded. The backend it took is returned."""
+    import torch
+    from torch import nn
+    from vllm.model_executor.layers.attention.mla_attention import MLAAttention
+
+    mc, pc = cfg.model_config, cfg.parallel_config
+    hf = mc.hf_text_config
+    extra: dict[str, Any] = {}
+    if kw.get("use_sparse"):
+        # DeepSeek-V3.2's indexer writes the top-k indices the sparse layer reads
+        extra["topk_indices_buffer"] = torch.empty(1, hf.index_topk, dtype=torch.int32)
+    try:
+        layer = MLAAttention(
+            num_heads=mc.get_num_attention_heads(pc),
+            scale=(hf.qk_nope_head_dim + hf.qk_rope_head_dim) ** -0.5,
+            qk_nope_head_dim=hf.qk_nope_head_dim,
+            qk_rope_head_dim=hf.qk_rope_head_dim,
+            v_head_dim=hf.v_head_dim,
+            q_lora_rank=getattr(hf, "q_lora_rank", None),
+            kv_lora_rank=hf.kv_lora_rank,
+            kv_b_proj=nn.Identity(),
+            cache_config=cfg.cache_config,
+            quant_config=cfg.quant_config,
+            prefix=prefix,
+            use_sparse=bool(kw.get("use_sparse")),
+            **extra,
+        )
+    except Exception as e:
+        # a stubbed FlashInfer / FlashMLA object reached a torch call, or a sparse MLA Impl asked
+        # for the tensor-parallel group (not set up by the oracle): no answer of vLLM's
+        if any(m in str(e).lower() for m in ("flashinfer", "flash_mla", "group is not initialized")):
+            raise RuntimeError(f"[layer, not buildable under the mocks] {e}") from e
+        raise
+    return layer.attn_backend
 
 
 if __name__ == "__main__":

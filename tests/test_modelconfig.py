@@ -827,6 +827,54 @@ divides = true
         )
 
 
+def test_a_two_form_key_and_a_closed_map(tmp_path: Path) -> None:
+    """`two_forms`: a key written as an object (read by tests through it) or a single value (read by
+    a value entry); `closed`: only the map's spellings are read, anything else is refused naming
+    them. Round 27 (vLLM's ModelOpt kv_cache_scheme); on a1e60f3 both keys were unknown."""
+    pack = _tiny_pack(
+        tmp_path,
+        """
+[model_config]
+two_forms = ["q.scheme"]
+[[model_config.facts.arch]]
+equals = { "q.scheme.bits" = [4] }
+then = "Sparse"
+[[model_config.facts.arch]]
+value = ["q.scheme", "q.algo"]
+absent = "other"
+map = { "DENSE" = "Dense" }
+closed = true
+""",
+    )
+    read = {
+        "object": {"q": {"scheme": {"bits": 4}}},
+        "string": {"q": {"scheme": "dense"}},
+        "object, then the next key": {"q": {"scheme": {"bits": 8}, "algo": "Dense"}},
+        "empty string": {"q": {"scheme": ""}},
+    }
+    got = {
+        name: facts_from_model_config(pack, _config(tmp_path / str(i), doc))["arch"].value
+        for i, (name, doc) in enumerate(read.items())
+    }
+    assert got == {
+        "object": "Sparse",
+        "string": "Dense",
+        "object, then the next key": "Dense",
+        "empty string": "other",
+    }
+    # a domain value the map does not spell is refused too, with the spellings read
+    with pytest.raises(
+        InvalidInput, match=r'q.scheme is "Sparse", which is not one of the spellings read for arch: DENSE'
+    ):
+        facts_from_model_config(pack, _config(tmp_path / "s", {"q": {"scheme": "Sparse"}}))
+    # another key holding the wrong kind is still an input error
+    with pytest.raises(InvalidInput, match=r"q is a string"):
+        facts_from_model_config(pack, _config(tmp_path / "t", {"q": "dense"}))
+    with pytest.raises(PackError, match=r"closed.*only with a map"):
+        (tmp_path / "u").mkdir()
+        _tiny_pack(tmp_path / "u", '[model_config.facts.arch]\nvalue = ["a"]\nclosed = true\n')
+
+
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
     """At load: a broken [model_config] table fails with the pack, not at the first config."""
     with pytest.raises(PackError) as exc:
