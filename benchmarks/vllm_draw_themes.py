@@ -463,6 +463,20 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "tensor_parallel_size": [1, 2, 4, 8],
         },
     ),
+    # and the ModelOpt FP8 / NVFP4 checkpoints on the rare GPUs (Volta, Turing, SM86, Thor, DGX
+    # Spark: 14-85 records each), the same options typed.
+    "mothin": (
+        ARCHS,
+        [70, 75, 86, 110, 121],
+        ["modelopt_fp8", "modelopt_fp4"],
+        {
+            "quantization": [],
+            "kv_cache_dtype": [],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4, 8],
+        },
+    ),
 }
 # Round 23's to 27's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
@@ -476,4 +490,5 @@ ALWAYS: dict[str, list[str]] = {
     "ctthin": ["quantization", "kv_cache_dtype"],
     "schedc": ["enable_chunked_prefill", "enable_prefix_caching"],
     "qcommon": ["quantization", "kv_cache_dtype"],
+    "mothin": ["quantization", "kv_cache_dtype"],
 }
