@@ -11,7 +11,6 @@ to pydantic in `solver.validation`.
 from __future__ import annotations
 
 import dataclasses
-import json
 from _thread import get_ident
 from collections.abc import Callable, Collection, Mapping
 from operator import attrgetter
@@ -144,6 +143,8 @@ class Record:
         return out
 
     def model_dump_json(self) -> str:
+        import json  # (not at the top: a `check` in text never needs it)
+
         return json.dumps(self.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
 
 
