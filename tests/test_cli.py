@@ -369,6 +369,37 @@ def test_a_first_check_of_a_shipped_pack_imports_none_of_what_it_never_uses(tmp_
     assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr
 
 
+@pytest.mark.parametrize("entry", ["console script", "python -m solver"])
+def test_a_ctrl_c_while_the_command_line_is_imported_ends_it_quietly(entry: str) -> None:
+    """Ctrl-C (a KeyboardInterrupt) during the import of `solver.cli.commands` itself, here
+    raised by the import of argparse: exit 130 and nothing on stderr, as during a command (fails
+    on a1e60f3: a traceback and exit 1; seen with SIGINT sent 0.3 s after the start)."""
+    root = Path(__file__).parent.parent
+    script = (
+        "import sys, runpy, tomllib\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'argparse':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        f"if {entry!r} == 'console script':\n"
+        f"    project = tomllib.load(open({str(root / 'pyproject.toml')!r}, 'rb'))['project']\n"
+        "    spec = project['scripts']['confsolve']\n"
+        "    module, _, function = spec.partition(':')\n"
+        "    raise SystemExit(getattr(__import__(module, fromlist=[function]), function)())\n"
+        "runpy.run_module('solver', run_name='__main__')\n"
+    )
+    argv = [sys.executable, "-c", script, "check", "--set", "platform=cuda"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (130, "")
+
+
+def test_serve_refuses_a_host_name_the_socket_cannot_spell(capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 naming the value (fails on a1e60f3: an internal error, exit 70)."""
+    code, _, err = run(capsys, "serve", "--pack", TOY, "--host", "\u202e", "--port", "0")
+    assert code == 2 and "--host '\\u202e' is not a host name" in err
+
+
 def test_an_option_before_the_command_still_builds_it(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--budget", "100000", "count", "--pack", TOY, "--set", "gpu=b200")
     assert code == 0 and "valid configurations" in out
