@@ -11,83 +11,20 @@ to pydantic in `solver.validation`.
 from __future__ import annotations
 
 import dataclasses
-from _thread import get_ident
 from collections.abc import Callable, Collection, Mapping
-from operator import attrgetter
-from typing import Any, ClassVar, Literal, Self, TypeVar, cast, dataclass_transform
+from typing import Any, ClassVar, Literal, Self
+
+from solver.frozen import Frozen, record_type
 
 __all__ = ["Record", "record_type"]
 
-_R = TypeVar("_R", bound=type[Any])
-
-
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(dataclasses.field,))
-def record_type(cls: _R) -> _R:
-    """`@dataclasses.dataclass(frozen=True, kw_only=True)` for a subclass of `Record`, whose
-    equality, hash and repr (the ones the standard library would generate) `Record` gives once for
-    all, from the field names kept on the class here. The library writes and compiles six functions
-    per dataclass (an `exec` of each one's text), half of the class's creation, and a first
-    `confsolve check` creates ~20 records (benchmarks/README, round cold27). The same behaviour:
-    tests/test_records.py compares each record class with the dataclass the library makes of it."""
-    made = dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)(cls)
-    fields = dataclasses.fields(made)
-    made._compared = staticmethod(_key([f.name for f in fields if f.compare]))
-    made._hashed = staticmethod(_key([f.name for f in fields if f.hash or (f.hash is None and f.compare)]))
-    made._shown = tuple(f.name for f in fields if f.repr)
-    return cast(_R, made)
-
-
-Key = Callable[[Any], tuple[Any, ...]]
-
-
-def _key(names: list[str]) -> Key:
-    """The named attributes of a record as a tuple, whatever their number (as the generated code
-    compares and hashes them)."""
-    if len(names) >= 2:
-        return attrgetter(*names)
-    if names:
-        one = attrgetter(names[0])
-        return lambda record: (one(record),)
-    return lambda record: ()
-
-
-_REPRS_RUNNING: set[tuple[int, int]] = set()  # the records whose repr is being made, per thread
-
 
 @dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
-class Record:
+class Record(Frozen):
     """A frozen record with the subset of pydantic's model API this code base uses."""
 
     # Read by pydantic when `solver.validation` validates input into a record.
     __pydantic_config__: ClassVar[dict[str, Any]] = {"extra": "forbid"}
-    # Set by `record_type`: the fields equality compares, those the hash hashes, those repr shows.
-    # (Static methods: read through the class, never bound to a record.)
-    _compared: ClassVar[Key] = staticmethod(_key([]))
-    _hashed: ClassVar[Key] = staticmethod(_key([]))
-    _shown: ClassVar[tuple[str, ...]] = ()
-
-    # As `dataclasses` generates them for `eq=True, frozen=True`: the compared fields of two
-    # records of one class as tuples; the hash of that tuple; `Name(field=value!r, ...)`.
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        compared = self.__class__._compared
-        same: bool = compared(self) == compared(other)
-        return same
-
-    def __hash__(self) -> int:
-        return hash(self.__class__._hashed(self))
-
-    def __repr__(self) -> str:
-        key = (id(self), get_ident())
-        if key in _REPRS_RUNNING:
-            return "..."  # a record inside itself, as `reprlib.recursive_repr` (the dataclass's)
-        _REPRS_RUNNING.add(key)
-        try:
-            shown = ", ".join(f"{name}={getattr(self, name)!r}" for name in self._shown)
-        finally:
-            _REPRS_RUNNING.discard(key)
-        return f"{self.__class__.__qualname__}({shown})"
 
     @classmethod
     def model_construct(cls, **values: Any) -> Self:

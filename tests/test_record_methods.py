@@ -14,19 +14,35 @@ import pytest
 
 import solver
 from solver import model
-from solver.errors import Unsatisfiable
-from solver.model import Record
+from solver.errors import InputIssue, PackProblem, Unsatisfiable
+from solver.frozen import Frozen
+from solver.pack.crosscheck import PackSemantics
+from solver.pack.loader import semantics
+from solver.reasoning.plan import Plan, plan_for
+from solver.records import Record
 
-RECORDS = sorted(
+RECORDS: list[type[Frozen]] = sorted(
     (c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Record) and c is not Record),
     key=lambda c: c.__name__,
 )
+RECORDS += [InputIssue, PackProblem, PackSemantics, Plan]  # `frozen_type`'s, on `check`'s path
 
 
-def _reference(cls: type[Record]) -> type[Any]:
-    """The dataclass the standard library makes of `cls`'s fields (`frozen=True, kw_only=True`)."""
+def _reference(cls: type[Frozen]) -> type[Any]:
+    """The dataclass the standard library makes of `cls`'s fields (`frozen=True`; keywords only,
+    as the tests build them)."""
     spec = [
-        (f.name, f.type, dataclasses.field(default=f.default, default_factory=f.default_factory))
+        (
+            f.name,
+            f.type,
+            dataclasses.field(
+                default=f.default,
+                default_factory=f.default_factory,
+                compare=f.compare,
+                hash=f.hash,
+                repr=f.repr,
+            ),
+        )
         for f in dataclasses.fields(cls)
     ]
     made: type[Any] = dataclasses.make_dataclass(cls.__name__, spec, frozen=True, kw_only=True)
@@ -34,8 +50,8 @@ def _reference(cls: type[Record]) -> type[Any]:
     return made
 
 
-def _walk(value: Any, found: dict[type[Any], list[Record]]) -> None:
-    if isinstance(value, Record):
+def _walk(value: Any, found: dict[type[Any], list[Frozen]]) -> None:
+    if isinstance(value, Frozen):
         if len(found.setdefault(type(value), [])) < 40:
             found[type(value)].append(value)
         for f in dataclasses.fields(value):
@@ -49,9 +65,9 @@ def _walk(value: Any, found: dict[type[Any], list[Record]]) -> None:
 
 
 @pytest.fixture(scope="module")
-def instances() -> dict[type[Any], list[Record]]:
+def instances() -> dict[type[Any], list[Frozen]]:
     """Records of every class, as the shipped packs and their answers hold them."""
-    found: dict[type[Any], list[Record]] = {}
+    found: dict[type[Any], list[Frozen]] = {}
     pack = solver.load_pack("sglang")
     _walk(pack, found)
     _walk(solver.load_pack("vllm"), found)
@@ -62,6 +78,12 @@ def instances() -> dict[type[Any], list[Record]]:
         moe = {"platform": "cuda", "architecture": "Qwen3MoeForCausalLM", "gpu_arch": "sm100"}
         solver.resolve(pack, {"quantization": "fp8", "moe_runner_backend": "flashinfer_cutlass"}, moe)
     _walk((refused.value.conflict, refused.value.repairs), found)
+    vllm = solver.load_pack("vllm")
+    _walk([semantics(pack), semantics(vllm), plan_for(pack), plan_for(vllm)], found)
+    try:
+        solver.resolve(pack, {"tp_size": "eight", "nosuch": 1}, machine)
+    except solver.InvalidInput as invalid:
+        _walk(invalid.issues, found)
     # The answers above hold none of these: built by hand, two of each.
     for n in (1, 2):
         _walk(
@@ -70,6 +92,7 @@ def instances() -> dict[type[Any], list[Record]]:
                 model.Rejection(value=f"fa{n}", because=["r", str(n)]),
                 model.AdjustmentRecord(field="f", requested=n, resolved=n + 1, rule="r", because="b"),
                 model.WarningRecord(rule=f"w{n}", message="m"),
+                PackProblem(where=f"rule r{n}", message="m", file="rules.toml", line=n),
                 model.DepartureRecord(
                     field="f", launcher=None if n == 1 else "x", resolved=n, rule=None, because="b"
                 ),
@@ -87,7 +110,7 @@ def test_records_share_one_equality_hash_and_repr() -> None:
 
 
 def test_records_behave_as_the_standard_librarys_frozen_dataclasses(
-    instances: dict[type[Any], list[Record]],
+    instances: dict[type[Any], list[Frozen]],
 ) -> None:
     assert [c.__name__ for c in RECORDS if c not in instances] == []
     for cls in RECORDS:
@@ -120,7 +143,7 @@ def test_records_behave_as_the_standard_librarys_frozen_dataclasses(
                     setattr(record, name, None)
                 with pytest.raises(dataclasses.FrozenInstanceError):
                     delattr(record, name)
-            assert record.model_copy() == record
+            assert dataclasses.replace(record) == record
 
 
 def test_a_record_inside_itself_is_shown_as_the_library_shows_it() -> None:
@@ -128,7 +151,7 @@ def test_a_record_inside_itself_is_shown_as_the_library_shows_it() -> None:
     shown = []
     for cls in (model.Repair, _reference(model.Repair)):
         loop: list[Any] = []
-        record = cls(set={"a": loop}, unset=["b"])
+        record = cls(set={"a": loop}, unset=["b"])  # type: ignore[dict-item]
         loop.append(record)
         shown.append(repr(record))
     assert shown[0] == shown[1]
