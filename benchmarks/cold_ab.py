@@ -8,8 +8,9 @@ Each `LABEL=TREE` is a source tree (a checkout or a `git archive` copy) run with
 each round runs every copy in turn, so all see the same load. Sections:
 
 - `check`: `python -m solver check ...` as its own process, CPU time of the child over `python -c
-  pass`, with a warm disk cache (one per copy, filled before the rounds) and with an empty one
-  (a new directory each run); the copies' bytecode is compiled first, as an install has it.
+  pass` of an environment with nothing installed (`timing.bare_python`), with a warm disk cache
+  (one per copy, filled before the rounds) and with an empty one (a new directory each run); the
+  copies' bytecode is compiled first, as an install has it.
 - `installed`: each copy built into a wheel (`pip wheel`) and installed into a fresh virtual
   environment, as a user installs it (pip compiles the bytecode); `confsolve check` from the
   console script with an empty cache, over that environment's `python -c pass` (not in the
@@ -39,6 +40,10 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from timing import bare_python  # noqa: E402
+
 CHECK = ["check", "--set", "platform=cuda", "--set", "gpu_arch=sm90"]
 CHECK += ["--set", "architecture=LlamaForCausalLM", "--set", "tp_size=8"]
 
@@ -61,6 +66,7 @@ def check(trees: dict[str, str], rounds: int) -> None:
         )
     runs: dict[str, dict[str, list[float]]] = {k: {"floor": [], "warm": [], "empty": []} for k in trees}
     with tempfile.TemporaryDirectory() as base:
+        floor = bare_python(base)  # not this environment's: see timing.bare_python
         warm = {label: tempfile.mkdtemp(dir=base) for label in trees}
         for label, tree in trees.items():  # fill the warm caches (twice: see pack.condcache)
             for _ in range(2):
@@ -71,7 +77,7 @@ def check(trees: dict[str, str], rounds: int) -> None:
         for _ in range(rounds):
             for label, tree in trees.items():
                 env = {**os.environ, "PYTHONPATH": tree, "XDG_CACHE_HOME": warm[label]}
-                runs[label]["floor"].append(_cpu_ms([py, "-c", "pass"], env))
+                runs[label]["floor"].append(_cpu_ms([floor, "-c", "pass"], env))
                 runs[label]["warm"].append(_cpu_ms([py, "-m", "solver", *CHECK], env))
                 empty = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=base)}
                 runs[label]["empty"].append(_cpu_ms([py, "-m", "solver", *CHECK], empty))

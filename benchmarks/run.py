@@ -42,7 +42,7 @@ import solver  # noqa: E402
 
 API_EXPLAIN = solver.explain
 
-from timing import Deadline, Stat, deadline, fmt_ms, time_call  # noqa: E402
+from timing import Deadline, Stat, bare_python, deadline, fmt_ms, time_call  # noqa: E402
 from workload import Request, case_requests, classify, impossible_from, oracle_requests  # noqa: E402
 
 SECTIONS = ("load", "resolve", "explain", "choices", "count", "cli", "synthetic")
@@ -392,8 +392,11 @@ class Bench:
         script = Path(sys.executable).parent / "confsolve"
         # `--cli module` runs `python -m solver` instead, for a checkout on PYTHONPATH.
         exe = [str(script)] if self.args.cli == "script" else [sys.executable, "-m", "solver"]
+        floors = tempfile.TemporaryDirectory()
         commands = {
-            "python -c pass (floor)": [sys.executable, "-c", "pass"],
+            # The floor is an environment with nothing installed (an editable install's finder
+            # runs at every start of this one: see timing.bare_python).
+            "python -c pass (floor)": [bare_python(floors.name), "-c", "pass"],
             "confsolve --help": [*exe, "--help"],
             "confsolve check": [*exe, "check", *CHECK_ARGS],
             "confsolve resolve --json": [*exe, "resolve", *RESOLVE_ARGS],
@@ -425,6 +428,7 @@ class Bench:
                 wall, cpu, _ = run(commands["confsolve check"], empty)
                 stats["confsolve check, empty disk cache"].samples.append(wall)
                 stats["confsolve check, empty disk cache"].cpu.append(cpu)
+        floors.cleanup()
         for stat in stats.values():
             self.add(stat)
         floor = stats["python -c pass (floor)"]

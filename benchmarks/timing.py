@@ -5,10 +5,13 @@ from __future__ import annotations
 import math
 import signal
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 
@@ -33,6 +36,20 @@ def deadline(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def bare_python(directory: str | Path) -> str:
+    """A virtual environment of this interpreter with nothing installed, made in `directory`: its
+    `python -c pass` is the floor a whole process is measured over (an installed copy's start).
+
+    Not this environment's own interpreter when confsolve is installed editable (`pip install -e`,
+    as the benchmarks run): setuptools' editable finder is a `.pth` file run at every start, and it
+    imports pathlib, re, fnmatch, urllib.parse and importlib.util (+32 ms CPU at load 8):
+    modules `confsolve check` imports anyway, so over that floor a check looked ~30-80 ms cheaper
+    than the same check installed from a wheel (benchmarks/README, round cold27)."""
+    venv = Path(directory) / "floor-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    return str(venv / "bin" / "python")
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -10,11 +10,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from collections.abc import Collection
+    from pathlib import Path
 
     from solver.budget import Budget
     from solver.errors import (
@@ -67,6 +67,18 @@ __all__ = [
     "resolve",
     "valid_choices",
 ]
+
+
+def _command_line() -> int:
+    """The `confsolve` console script (and `python -m solver`): `solver.cli.commands.main`, whose
+    own import a Ctrl-C may interrupt too. Ended then as quietly as a command is (exit 130, no
+    traceback): this package imports nothing at its top but `typing`, so the import guarded here
+    is nearly the whole start."""
+    try:
+        from solver.cli.commands import main
+    except KeyboardInterrupt:
+        return 130  # solver.cli.commands.EXIT_INTERRUPTED (not imported: it is what was cut short)
+    return main()
 
 
 def __getattr__(name: str) -> Any:
@@ -125,6 +137,8 @@ def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack
                 ]
             )
         return load_directory(directory, budget=budget)
+    from pathlib import Path
+
     path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
     try:
         exists = path.exists()

@@ -1,5 +1,5 @@
 """`python -m solver` is the `confsolve` command."""
 
-from solver.cli.commands import main
+from solver import _command_line
 
-raise SystemExit(main())
+raise SystemExit(_command_line())

@@ -10,8 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from solver.frozen import Frozen, frozen_type
 
 if TYPE_CHECKING:
     from solver.model import ConflictReport, Repair
@@ -46,8 +47,8 @@ class SolverError(Exception):
         }
 
 
-@dataclass(frozen=True)
-class InputIssue:
+@frozen_type
+class InputIssue(Frozen):
     """One bad input: the field and value as the user wrote them, and what would be accepted."""
 
     field: str
@@ -92,8 +93,8 @@ class InvalidInput(SolverError, ValueError):
         }
 
 
-@dataclass(frozen=True)
-class PackProblem:
+@frozen_type
+class PackProblem(Frozen):
     """One problem in a pack: where it is (file, rule or field id) and what is wrong."""
 
     where: str

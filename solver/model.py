@@ -19,7 +19,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
 from solver.errors import RecordInvalid
-from solver.records import Record
+from solver.records import Record, record_type
 from solver.values import same, show
 
 __all__ = [
@@ -65,7 +65,7 @@ PinSource = Literal["user", "fact", "env", "model-config", "assumed", "detected"
 ProvenanceKind = Literal["user", "fact", "adjusted", "rule", "preference", "default"]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class OpenRange(Record):
     """An open integer domain: besides the listed values, any integer from `min` to `max`
     (no `max`: unbounded) is a legal value; a query works on the listed values plus the ones it
@@ -83,7 +83,7 @@ class OpenRange(Record):
         return f"any integer from {self.min} to {self.max}"
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Field(Record):
     """A named setting with a finite, ordered domain: a fact about the environment or an option."""
 
@@ -141,7 +141,7 @@ class Field(Record):
         return self.labels.get(key, key)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Rule(Record):
     """A hard rule (or a warning): `when` implies `require`; `forbid` is `require not`."""
 
@@ -166,7 +166,7 @@ class Rule(Record):
         return self.adjusts is not None
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Preference(Record):
     """A ranked list of values for one field, applied when the field is auto and `when` holds."""
 
@@ -180,7 +180,7 @@ class Preference(Record):
     file: str = ""
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Launcher(Record):
     """`[pack.launcher]` and `[launcher_flags]` (its parser): see constraints/README.md, inputs/launch.py."""
 
@@ -207,7 +207,7 @@ class Launcher(Record):
     config_empty_refused: bool = False  # its `--config` reader fails on an empty file
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class AssumedGroup(Record):
     """`[pack.assumed_groups.NAME]`: facts nobody gave that one reason covers, named together on
     one line of the ASSUMED notice instead of one line each (JSON `assumed` keeps one entry per
@@ -226,7 +226,7 @@ DETECTED_QUANTITIES = ("platform", "gpu_arch", "gpu_count", "cpu_amx")
 DETECTED_HOSTS = ("nvidia", "amd", "cpu")
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Pack(Record):
     """Fields, rules, preferences, named value sets and conditions of one launcher, from TOML."""
 
@@ -320,7 +320,7 @@ def _first_by_id(records: tuple[Any, ...]) -> dict[str, Any]:
     return found
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Pin(Record):
     """A value fixed by input, with where it came from."""
 
@@ -344,7 +344,7 @@ def given_marks(names: Collection[str]) -> dict[str, bool]:
     return {given_key(name): True for name in names}
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class PinRef(Record):
     """A pin as it appears in an explanation."""
 
@@ -353,7 +353,7 @@ class PinRef(Record):
     source: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class RuleRef(Record):
     """A rule as it appears in an explanation: enough to act on it and to check it upstream."""
 
@@ -362,7 +362,7 @@ class RuleRef(Record):
     source: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Rejection(Record):
     """A better-ranked value that could not be used, and the minimal reason (pins and rules)."""
 
@@ -370,7 +370,7 @@ class Rejection(Record):
     because: list[str]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Provenance(Record):
     """Who decided a field's value and why."""
 
@@ -381,7 +381,7 @@ class Provenance(Record):
     rejected: list[Rejection] = dataclasses.field(default_factory=list)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class AdjustmentRecord(Record):
     """A user value replaced by a declared adjustment rule."""
 
@@ -392,13 +392,13 @@ class AdjustmentRecord(Record):
     because: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class WarningRecord(Record):
     rule: str
     message: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class AssumedRecord(Record):
     """A fact nobody gave (not typed, read, detected or from the environment) that a preference
     or the domain's order filled: the answer holds only if the fact is so."""
@@ -408,7 +408,7 @@ class AssumedRecord(Record):
     because: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class DepartureRecord(Record):
     """Where a searched resolution differs from what the launcher would pick by itself for a
     flag left unset: `launcher` is its own pick (None: its default chain fails here)."""
@@ -420,7 +420,7 @@ class DepartureRecord(Record):
     because: str
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Resolution(Record):
     """A value for every field, with provenance, adjustments and warnings.
 
@@ -442,7 +442,7 @@ class Resolution(Record):
         return {"schema": 1, "status": "resolved", **self.model_dump(mode="json")}
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class ConflictReport(Record):
     """A minimal set of pins and rules that cannot all hold."""
 
@@ -450,7 +450,7 @@ class ConflictReport(Record):
     rules: list[RuleRef]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
+@record_type
 class Repair(Record):
     """A minimal change to the user's pins that makes the request solvable, verified by resolving."""
 

@@ -11,15 +11,16 @@ to pydantic in `solver.validation`.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
-__all__ = ["Record"]
+from solver.frozen import Frozen, record_type
+
+__all__ = ["Record", "record_type"]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class Record:
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class Record(Frozen):
     """A frozen record with the subset of pydantic's model API this code base uses."""
 
     # Read by pydantic when `solver.validation` validates input into a record.
@@ -79,6 +80,8 @@ class Record:
         return out
 
     def model_dump_json(self) -> str:
+        import json  # (not at the top: a `check` in text never needs it)
+
         return json.dumps(self.model_dump(mode="json"), separators=(",", ":"), ensure_ascii=False)
 
 

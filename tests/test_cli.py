@@ -340,6 +340,66 @@ def test_start_up_imports_only_what_the_command_needs(argv: list[str], absent: l
     assert proc.stderr.strip().splitlines()[-1] == "[]", proc.stderr
 
 
+def test_a_first_check_of_a_shipped_pack_imports_none_of_what_it_never_uses(tmp_path: Path) -> None:
+    """An empty cache, the SGLang pack read from its prebuilt form (its bytecode as pip writes
+    it): a `check` in text imports no module it does not use (fails on a1e60f3: argparse's
+    formatter imported shutil, and bz2, lzma and zlib with it, to ask the terminal's width; the
+    disk cache imported json, which it never reads or writes then; the reasoning imported the
+    launch-command reader, with difflib, for one function)."""
+    import py_compile
+    from importlib.util import cache_from_source
+
+    from solver.pack import prebuilt
+
+    module = Path(__file__).parent.parent / "constraints" / "sglang" / f"{prebuilt.MODULE}.py"
+    if not prebuilt._compiled(module):  # a checkout run with PYTHONDONTWRITEBYTECODE: as pip would
+        py_compile.compile(str(module), cfile=cache_from_source(str(module)), doraise=True)
+    absent = ["shutil", "bz2", "lzma", "json", "difflib", "solver.inputs.launch", "tomli", "pydantic"]
+    script = (
+        "import sys\n"
+        "from solver.cli.commands import main\n"
+        "code = main(['check', '--set', 'platform=cuda', '--set', 'gpu_arch=sm90', '--set', 'tp_size=8'])\n"
+        f"print(code, [m for m in {absent!r} if m in sys.modules], file=sys.stderr)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("CONFSOLVE_NO_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr
+
+
+@pytest.mark.parametrize("entry", ["console script", "python -m solver"])
+def test_a_ctrl_c_while_the_command_line_is_imported_ends_it_quietly(entry: str) -> None:
+    """Ctrl-C (a KeyboardInterrupt) during the import of `solver.cli.commands` itself, here
+    raised by the import of argparse: exit 130 and nothing on stderr, as during a command (fails
+    on a1e60f3: a traceback and exit 1; seen with SIGINT sent 0.3 s after the start)."""
+    root = Path(__file__).parent.parent
+    script = (
+        "import sys, runpy, tomllib\n"
+        "class Interrupt:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'argparse':\n"
+        "            raise KeyboardInterrupt\n"
+        "sys.meta_path.insert(0, Interrupt())\n"
+        f"if {entry!r} == 'console script':\n"
+        f"    project = tomllib.load(open({str(root / 'pyproject.toml')!r}, 'rb'))['project']\n"
+        "    spec = project['scripts']['confsolve']\n"
+        "    module, _, function = spec.partition(':')\n"
+        "    raise SystemExit(getattr(__import__(module, fromlist=[function]), function)())\n"
+        "runpy.run_module('solver', run_name='__main__')\n"
+    )
+    argv = [sys.executable, "-c", script, "check", "--set", "platform=cuda"]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (130, "")
+
+
+def test_serve_refuses_a_host_name_the_socket_cannot_spell(capsys: pytest.CaptureFixture[str]) -> None:
+    """Exit 2 naming the value (fails on a1e60f3: an internal error, exit 70)."""
+    code, _, err = run(capsys, "serve", "--pack", TOY, "--host", "\u202e", "--port", "0")
+    assert code == 2 and "--host '\\u202e' is not a host name" in err
+
+
 def test_an_option_before_the_command_still_builds_it(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--budget", "100000", "count", "--pack", TOY, "--set", "gpu=b200")
     assert code == 0 and "valid configurations" in out

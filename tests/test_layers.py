@@ -76,7 +76,14 @@ def test_an_empty_request_is_answered_with_the_packs_own_example(
 # The layers of solver/, bottom first (solver/README.md). A module may import its own layer and the
 # layers below; `solver` itself (the façade) and `solver.launcher` sit on top.
 LAYERS = (
-    ("solver.errors", "solver.values", "solver.records", "solver.model", "solver.validation"),
+    (
+        "solver.frozen",
+        "solver.errors",
+        "solver.values",
+        "solver.records",
+        "solver.model",
+        "solver.validation",
+    ),
     ("solver.progress", "solver.bounded", "solver.budget"),
     ("solver.pack",),
     ("solver.engine",),

@@ -105,13 +105,13 @@ def test_a_first_start_reads_the_prebuilt_form(name: str, first_start: list[str]
     # The typed-value reads of `given()` come with the form, equal to those its texts give.
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(given, "_reads", lambda *_: pytest.fail("a condition parsed for its value reads"))
-        shipped = given._value_reads(pack), given._valued_preferences(pack)
+        shipped = given._value_reads(pack), given.valued_preferences(pack)
         assert shipped[0] and shipped[1]
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(given, "_VALUED", type(given._VALUED)(8))
         patch.setattr(given, "_VALUED_PREFS", type(given._VALUED_PREFS)(8))
         patch.setattr(cache, "_entries", {})
-        assert (given._value_reads(pack), given._valued_preferences(pack)) == shipped
+        assert (given._value_reads(pack), given.valued_preferences(pack)) == shipped
     assert pack == loader.load_directory(PACKS / name, fresh=True)
     assert first_start  # the fresh load did parse
     again = _parsed(pack)
@@ -204,3 +204,32 @@ def test_the_writer_knows_every_source_it_wrote() -> None:
     foreign = codegen.restore("holds", compile("def holds(a):\n    return a\n", "x", "exec").co_consts[0], ())
     with pytest.raises(LookupError):
         codegen.written(foreign)
+
+
+@pytest.mark.parametrize("damage", ["manifest", "value reads"])
+def test_the_writer_reads_its_text_back_as_a_load_reads_it(
+    damage: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A writer whose MANIFEST or VALUE_READS a load would read otherwise than the files give is
+    refused (fails on a1e60f3: its check compared the written literals with themselves, and never
+    read MANIFEST back)."""
+    if damage == "manifest":
+        written = prebuild._manifest
+
+        def dropped(directory: Path) -> tuple[str, str, tuple[str, ...]]:
+            digest, name, files = written(directory)
+            return digest, name, files[:-1]  # a file of the pack left out of the listing
+
+        monkeypatch.setattr(prebuild, "_manifest", dropped)
+    else:
+        encoded = given.encoded_reads
+
+        def as_text(*args: Any) -> Any:  # every value read as a string: a load decodes str
+            return tuple(
+                (name, tuple(tuple(("str", str(v)) for _, v in values) for values in tests))
+                for name, tests in encoded(*args)
+            )
+
+        monkeypatch.setattr(given, "encoded_reads", as_text)
+    with pytest.raises(ValueError, match="does not give the pack back"):
+        prebuild.source(PACKS / "vllm")

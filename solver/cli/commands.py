@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from constraints import DEFAULT_PACK
 from solver.cli import MODES, PACK_HELP, SEARCH_LIMIT
+from solver.cli.streams import drop_stdout, tolerant_stdout
 
 if TYPE_CHECKING:
     from solver.errors import SolverError
@@ -51,6 +52,14 @@ class _Parser(argparse.ArgumentParser):
 
         self.print_usage(sys.stderr)
         self.exit(EXIT_USAGE, f"{self.prog}: error: {unknown_command(message)}\n")
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # Made for every argument added: told the width (`shutil.get_terminal_size`'s), argparse
+        # does not import shutil (with bz2, lzma and zlib) to ask, which `check` never needs.
+        from solver.render.width import terminal_width
+
+        make: Callable[..., argparse.HelpFormatter] = self.formatter_class  # (typeshed: prog only)
+        return make(prog=self.prog, width=terminal_width(sys.__stdout__) - 2)
 
 
 _MODE_HELP = {
@@ -322,7 +331,7 @@ def emit_error(exc: SolverError, as_json: bool) -> int:
 
             write_answer("", f"confsolve: {exc}\n", prose=True)
     except BrokenPipeError:
-        _drop_stdout()
+        drop_stdout()
     return exc.exit_code
 
 
@@ -345,19 +354,6 @@ def _answer(args: argparse.Namespace, answer: str, *subject: Any) -> None:
     # On a terminal, text folds to its width (a matrix comes in blocks of columns that fit); every
     # other format stays whole.
     write_answer(*formats.write(answer, fmt, *subject), prose=fmt == "text")
-
-
-def _drop_stdout() -> None:
-    """The reader of stdout went away: send what is left to /dev/null, so that the interpreter's
-    last flush does not fail again (see the note on SIGPIPE in Python's `signal` docs)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        try:
-            os.dup2(devnull, sys.stdout.fileno())
-        finally:
-            os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass  # not a real file (a launcher's own stream): nothing of ours to flush later
 
 
 LAUNCH_COMMANDS = ("resolve", "why", "choices", "check")
@@ -442,7 +438,7 @@ def _main(argv: Sequence[str] | None) -> int:
         with suppress(AttributeError, OSError, ValueError):
             print("confsolve: cannot write the output: stdout is closed", file=sys.stderr)
         return EXIT_OUTPUT
-    _tolerant_stdout()
+    tolerant_stdout()
     # Only the command that runs is built and its module imported (see COMMANDS): some import the
     # explanation engine, which would cost every `confsolve check` and `--help` its start-up time.
     parser = build_parser(_command_of(words))
@@ -461,31 +457,20 @@ def _main(argv: Sequence[str] | None) -> int:
         code = _run(args, as_json)
         _flush()
     except BrokenPipeError:
-        _drop_stdout()
+        drop_stdout()
     except OSError as exc:  # stdout could not be written: a full disk (> /dev/full), EIO
-        _drop_stdout()
+        drop_stdout()
         with suppress(OSError, ValueError):
             print(f"confsolve: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_OUTPUT
     return code
 
 
-def _tolerant_stdout() -> None:
-    """Text that the terminal's encoding cannot show (a Latin-1 or ASCII locale) is replaced
-    rather than ending the command; JSON stays exact (`render.documents.json_text` escapes
-    non-ASCII for such a stdout)."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            with suppress(ValueError, OSError, TypeError):
-                reconfigure(errors="backslashreplace")
-
-
 def _quiet_exit() -> None:
     """After Ctrl-C: what is still buffered for stdout is dropped (the reader may be gone too),
     so the interpreter's last flush neither blocks nor prints a second error."""
     with suppress(Exception):
-        _drop_stdout()
+        drop_stdout()
     progress = sys.modules.get("solver.progress")
     active = getattr(progress, "_ACTIVE", None)
     if active is not None:

@@ -33,6 +33,7 @@ from typing import Any
 
 from solver.errors import Collector, InputIssue, InvalidInput, input_issues
 from solver.inputs.arguments import need_pack, need_words
+from solver.inputs.flagwords import flag_words
 from solver.inputs.launchjson import dotted_last, json_heads, write_into_json
 from solver.inputs.launchwords import (
     as_parser_reads,
@@ -53,8 +54,7 @@ from solver.inputs.launchwords import (
     unread_note,
 )
 from solver.inputs.pins import shown
-from solver.model import Field, Launcher, Pack, Repair, Scalar
-from solver.values import same
+from solver.model import Launcher, Pack, Repair, Scalar
 from solver.values import show as _spelled
 
 __all__ = [
@@ -475,21 +475,6 @@ def _environment_prefix(words: list[str]) -> tuple[tuple[tuple[str, str], ...], 
         end += 1
     pairs = tuple((name, value) for name, _, value in (w.partition("=") for w in words[start:end]))
     return pairs, env_word, words[end:]
-
-
-def flag_words(f: Field, value: Scalar) -> list[str]:
-    """The words that give `f` the value `value` on the launcher's command line ([] when the
-    launcher spells it by leaving the flag out)."""
-    if f.absent is not None and same(value, f.absent):
-        return []
-    if isinstance(value, bool):
-        if f.flag_value == "store_true":
-            return [f.cli_flag] if value else []
-        if f.flag_value == "store_false":
-            return [] if value else [f.cli_flag]
-        if f.flag_value == "boolean_optional":
-            return [f.cli_flag] if value else ["--no-" + f.cli_flag.lstrip("-")]
-    return [f.cli_flag, _spelled(value)]
 
 
 def write_command(

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import json
 import os
 import stat
 import sys
@@ -105,7 +104,10 @@ def read(digest: str) -> dict[str, Any] | None:
     if path is None:
         return None
     try:
-        entry = json.loads(_read_own(path))
+        raw = _read_own(path)
+        import json  # (only now: a first start, and any start of a shipped pack, reads no entry)
+
+        entry = json.loads(raw)
     except (OSError, ValueError, RecursionError, MemoryError):
         return None
     if not isinstance(entry, dict) or entry.get("digest") != digest:
@@ -184,6 +186,8 @@ def write(digest: str, **parts: Any) -> None:
     _entries[digest] = entry
     if path is None:
         return
+    import json
+
     try:
         # dumps, not dump: only the one-shot encoder is the C one (dump cost a first run 50 ms)
         _replace(path, json.dumps(entry, separators=(",", ":")).encode())

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 from solver.errors import Collector, PackProblem
+from solver.frozen import Frozen, frozen_type
 from solver.model import DETECTED_HOSTS, DETECTED_QUANTITIES, Field, Launcher, Pack, Preference, Rule, Scalar
 from solver.pack.expr import Condition, ExprError, parse, rule_conditions
 from solver.values import same
@@ -32,8 +32,8 @@ __all__ = [
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
 
 
-@dataclass(frozen=True)
-class PackSemantics:
+@frozen_type
+class PackSemantics(Frozen):
     """The parsed conditions of a pack, kept beside it so they are parsed once."""
 
     rules: dict[str, Condition]

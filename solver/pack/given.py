@@ -24,7 +24,7 @@ import ast
 import dataclasses
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
@@ -98,52 +98,59 @@ def _value_reads(pack: Pack) -> dict[str, tuple[_Values, ...]]:
     found = _VALUED.get(pack.digest) if pack.digest else None
     if found is not None:
         return found
-    found = _shipped(pack, "value_reads", _decoded_reads)
+    found = _shipped(pack, "value_reads")
     if found is None:
-        from solver.pack.loader import semantics
-
-        rules = semantics(pack).rules
-        texts = [t for r in pack.rules if rules[r.id].given for t in (r.when, r.require, r.forbid)]
-        texts += [p.when for p in pack.preferences]
-        tested: dict[str, set[_Values]] = {}
-        for text in texts:
-            for name, values in _reads(text, pack.sets):
-                tested.setdefault(name, set()).add(values)
-        found = {n: tuple(sorted(tests, key=lambda vs: sorted(map(repr, vs)))) for n, tests in tested.items()}
+        found = parsed_reads(pack)
     if pack.digest:
         _VALUED.put(pack.digest, found)
     return found
 
 
-def _valued_preferences(pack: Pack) -> tuple[int, ...]:
+def valued_preferences(pack: Pack) -> tuple[int, ...]:
     """The positions in `pack.preferences` of those whose `when` reads a typed value."""
     found = _VALUED_PREFS.get(pack.digest) if pack.digest else None
     if found is not None:
         return found
-    found = _shipped(pack, "valued_preferences", _decoded_positions)
+    found = _shipped(pack, "valued_preferences")
     if found is None:
-        found = tuple(at for at, pref in enumerate(pack.preferences) if _reads(pref.when, pack.sets))
+        found = parsed_positions(pack)
     if pack.digest:
         _VALUED_PREFS.put(pack.digest, found)
     return found
 
 
 # A shipped pack's prebuilt form carries both tables above, written by `solver.pack.prebuild`
-# from the functions here: finding them parses ~250 condition texts (~8 ms of every `check`).
-_T = TypeVar("_T")
+# from the two functions below: finding them parses ~250 condition texts (~8 ms of every `check`).
 _TYPES: dict[str, type] = {t.__name__: t for t in (str, int, bool, float, type(None))}
 
 
-def encoded_reads(pack: Pack) -> tuple[tuple[str, tuple[tuple[tuple[str, Scalar], ...], ...]], ...]:
-    """`_value_reads(pack)` as literals (types by name, each value set in one order)."""
+def parsed_reads(pack: Pack) -> dict[str, tuple[_Values, ...]]:
+    """`_value_reads(pack)` from the conditions' texts (never from a table kept or shipped)."""
+    from solver.pack.loader import semantics
+
+    rules = semantics(pack).rules
+    texts = [t for r in pack.rules if rules[r.id].given for t in (r.when, r.require, r.forbid)]
+    texts += [p.when for p in pack.preferences]
+    tested: dict[str, set[_Values]] = {}
+    for text in texts:
+        for name, values in _reads(text, pack.sets):
+            tested.setdefault(name, set()).add(values)
+    return {n: tuple(sorted(tests, key=lambda vs: sorted(map(repr, vs)))) for n, tests in tested.items()}
+
+
+def parsed_positions(pack: Pack) -> tuple[int, ...]:
+    """`valued_preferences(pack)` from the preferences' texts."""
+    return tuple(at for at, pref in enumerate(pack.preferences) if _reads(pref.when, pack.sets))
+
+
+def encoded_reads(
+    reads: dict[str, tuple[_Values, ...]],
+) -> tuple[tuple[str, tuple[tuple[tuple[str, Scalar], ...], ...]], ...]:
+    """`reads` (`parsed_reads`) as literals (types by name, each value set in one order)."""
     return tuple(
         (name, tuple(tuple(sorted((t.__name__, v) for t, v in values)) for values in tests))
-        for name, tests in _value_reads(pack).items()
+        for name, tests in reads.items()
     )
-
-
-def encoded_positions(pack: Pack) -> tuple[int, ...]:
-    return _valued_preferences(pack)
 
 
 def _decoded_reads(raw: Any) -> dict[str, tuple[_Values, ...]]:
@@ -163,7 +170,23 @@ def _decoded_positions(raw: Any) -> tuple[int, ...]:
     return found
 
 
-def _shipped(pack: Pack, part: str, decode: Callable[[Any], _T]) -> _T | None:
+# Each table's reader: the loader's (`_shipped`) and the writer's check (`solver.pack.prebuild`).
+SHIPPED_TABLES: dict[str, Callable[[Any], Any]] = {
+    "value_reads": _decoded_reads,
+    "valued_preferences": _decoded_positions,
+}
+
+
+def decoded(part: str, raw: Any) -> Any:
+    """The table `part` of a prebuilt form as `_value_reads` / `valued_preferences` give it, or
+    None when `raw` is not one."""
+    try:
+        return SHIPPED_TABLES[part](raw)
+    except (TypeError, ValueError, KeyError):
+        return None
+
+
+def _shipped(pack: Pack, part: str) -> Any:
     """The table `part` the prebuilt form of `pack` brought (`solver.pack.prebuilt.recall`), kept
     by digest like the ones computed here; None for any other pack."""
     from solver.pack import cache
@@ -171,10 +194,7 @@ def _shipped(pack: Pack, part: str, decode: Callable[[Any], _T]) -> _T | None:
     entry = cache.read(pack.digest) if pack.digest else None
     if entry is None or part not in entry:
         return None
-    try:
-        return decode(entry[part])
-    except (TypeError, ValueError, KeyError):
-        return None
+    return decoded(part, entry[part])
 
 
 def _reads(text: str | None, sets: Mapping[str, Sequence[Scalar]]) -> list[ValueRead]:
@@ -269,7 +289,7 @@ def for_request(
     # A preference reads `given(FIELD)` as the request's mark (solver.reasoning.plan), but the value
     # typed only here: rankings read the decided values, in which an adjustment has replaced it.
     prefs, ranked = list(pack.preferences), dict(base.preferences)
-    for at in _valued_preferences(pack):
+    for at in valued_preferences(pack):
         pref = prefs[at]
         prefs[at] = dataclasses.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
         ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)

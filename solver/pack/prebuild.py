@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from solver.pack import codegen, given
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition
-from solver.pack.prebuilt import FORMAT, GROUPS, MODULE, condition
+from solver.pack.prebuilt import FORMAT, GROUPS, MODULE, TABLES, manifest_of, read
 
 if TYPE_CHECKING:
     from solver.model import Pack
@@ -38,6 +38,7 @@ def source(directory: str | Path) -> str:
         raise ValueError(f"{directory}: the pack does not survive its JSON form")
     # The conditions that load parsed: each function was made from a source this process holds.
     found = semantics(pack)
+    reads, positions = given.parsed_reads(pack), given.parsed_positions(pack)
     out = _Text()
     groups = [
         (name, [(key, None if cond is None else out.record(cond)) for key, cond in group.items()])
@@ -55,8 +56,8 @@ def source(directory: str | Path) -> str:
         f"MANIFEST = {_literal(_manifest(Path(directory)))}",
         f"PACK = {_literal(doc)}",
         f"ORDER = {_literal(analyse(pack).order)}",
-        f"VALUE_READS = {_literal(given.encoded_reads(pack))}",
-        f"VALUED_PREFERENCES = {_literal(given.encoded_positions(pack))}",
+        f"VALUE_READS = {_literal(given.encoded_reads(reads))}",
+        f"VALUED_PREFERENCES = {_literal(positions)}",
         "SETS = (",
         *(f"    {_literal(members)}," for members in out.sets),
         ")",
@@ -69,7 +70,8 @@ def source(directory: str | Path) -> str:
         lines += [f"    ({key!r}, {record})," for key, record in records]
         lines.append(")")
     text = "\n".join(lines) + "\n"
-    if not _reads_back(text, pack, found):
+    tables = {"value_reads": reads, "valued_preferences": positions}
+    if not _reads_back(text, Path(directory), pack, found, tables):
         raise ValueError(f"{directory}: the prebuilt text does not give the pack back")
     return text
 
@@ -79,13 +81,19 @@ def _manifest(directory: Path) -> tuple[str, str, tuple[str, ...]]:
     reads them (`solver.pack.prebuilt.listed`)."""
     import hashlib
 
+    head, name, files = _listing(directory)
+    return hashlib.sha256(head).hexdigest(), name, tuple(files)
+
+
+def _listing(directory: Path) -> tuple[bytes, str, list[str]]:
+    """pack.toml's bytes, the pack's name and the files it lists, as the loader reads the files."""
     from solver.errors import pack_problems
     from solver.pack.files import read_files
 
     found = read_files(directory, pack_problems(lambda: directory.name))
     assert found is not None and found[0] is not None  # the pack loaded from these files
     _, name, files = found
-    return hashlib.sha256(files[0][1]).hexdigest(), name, tuple(file for file, _ in files[1:])
+    return files[0][1], name, [file for file, _ in files[1:]]
 
 
 def _groups(found: PackSemantics) -> list[tuple[str, Mapping[str, Condition | None]]]:
@@ -157,32 +165,36 @@ def _literal(value: Any) -> str:
     raise TypeError(f"no literal for {type(value).__name__}")
 
 
-def _reads_back(text: str, pack: Pack, found: PackSemantics) -> bool:
-    """Whether `text`, run, gives back `pack` and conditions of the same texts, fields, literals,
-    sources and constants (a writer's check, not a reader's)."""
+def _reads_back(text: str, directory: Path, pack: Pack, found: PackSemantics, tables: dict[str, Any]) -> bool:
+    """Whether `text`, run, gives what a load reads of it (`solver.pack.prebuilt`'s `read` and
+    `manifest_of`, `solver.pack.given`'s tables as it decodes them) equal to what the files give:
+    `pack`, its name and listed files, its field order, `given`'s `tables` and conditions of the
+    same texts, fields, literals, sources and constants (a writer's check, not a reader's)."""
     namespace: dict[str, Any] = {}
     exec(compile(text, f"<{MODULE}>", "exec", dont_inherit=True), namespace)
     module = ModuleType(MODULE)
     module.__dict__.update(namespace)
-    from solver.model import Pack
     from solver.pack.graph import analyse
 
-    again = Pack.from_json(module.PACK, digest=pack.digest, directory=pack.directory)
-    if again != pack or pack.digest != module.DIGEST or analyse(pack).order != module.ORDER:
+    read_back = read(module, pack.digest, pack.directory)
+    if read_back is None:
         return False
-    if given.encoded_reads(pack) != module.VALUE_READS:
+    again, conditions, kept = read_back
+    if again != pack or kept.get("order") != list(analyse(pack).order):
         return False
-    if given.encoded_positions(pack) != module.VALUED_PREFERENCES:
+    if any(given.decoded(part, kept.get(part)) != tables[part] for part in TABLES):
         return False
-    for name, group in _groups(found):
-        made = dict(getattr(module, name))
-        if list(made) != list(group):
+    head, name, files = _listing(directory)
+    if manifest_of(module, head) != (name, files):
+        return False
+    for (_, group), back in zip(_groups(found), _groups(conditions), strict=True):
+        if list(back[1]) != list(group):
             return False
         for key, cond in group.items():
-            record = made[key]
-            if (cond is None) != (record is None):
+            again_cond = back[1][key]
+            if (cond is None) != (again_cond is None):
                 return False
-            if cond is not None and not _same_condition(cond, condition(record, module.CODE)):
+            if cond is not None and again_cond is not None and not _same_condition(cond, again_cond):
                 return False
     return True
 

@@ -41,11 +41,12 @@ from solver.pack.expr import Condition
 if TYPE_CHECKING:
     from solver.model import Pack
 
-__all__ = ["FORMAT", "GROUPS", "MODULE", "condition", "listed", "recall"]
+__all__ = ["FORMAT", "GROUPS", "MODULE", "TABLES", "condition", "listed", "manifest_of", "read", "recall"]
 
 MODULE = "prebuilt"  # constraints/NAME/prebuilt.py
 FORMAT = "confsolve-prebuilt-1"
 GROUPS = ("RULES", "WHENS", "PREFERENCES")
+TABLES = ("value_reads", "valued_preferences")  # `solver.pack.given`'s, as literals
 
 
 def recall(digest: str, root: Path, keep: Callable[[str, PackSemantics], None]) -> Pack | None:
@@ -53,30 +54,42 @@ def recall(digest: str, root: Path, keep: Callable[[str, PackSemantics], None]) 
     given to `keep(digest, ...)`; or None (not a shipped pack's directory, no prebuilt form, or
     one for other files)."""
     module = _shipped_module(root)
-    if (
-        module is None
-        or getattr(module, "FORMAT", None) != FORMAT
-        or getattr(module, "DIGEST", None) != digest
-    ):
+    found = None if module is None else read(module, digest, str(root))
+    if found is None:
+        return None
+    pack, conditions, tables = found
+    keep(digest, conditions)
+    from solver.pack import cache
+
+    # The field order `solver.reasoning.plan` reads and the typed-value reads `solver.pack.given`
+    # finds (it decodes them when it reads them).
+    cache.remember(digest, **tables)
+    return pack
+
+
+def read(
+    module: ModuleType, digest: str, directory: str | None
+) -> tuple[Pack, PackSemantics, dict[str, Any]] | None:
+    """What a load takes from the prebuilt `module` for the files of `digest`: the pack, its
+    conditions and the tables kept for this process (`cache.remember`); None for a module of
+    another format, files or layout. The writer (`solver.pack.prebuild`) checks its text with it."""
+    if getattr(module, "FORMAT", None) != FORMAT or getattr(module, "DIGEST", None) != digest:
         return None
     from solver.model import Pack
 
     try:
-        pack = Pack.from_json(module.PACK, digest=digest, directory=str(root))
+        pack = Pack.from_json(module.PACK, digest=digest, directory=directory)
         rules, whens, preferences = (_conditions(getattr(module, name), module.CODE) for name in GROUPS)
     except (AttributeError, KeyError, TypeError, ValueError, IndexError):
         return None  # a module of another layout: the files decide, as without one
-    keep(digest, PackSemantics(rules=rules, whens=whens, preferences=preferences))
-    from solver.pack import cache
-
+    tables: dict[str, Any] = {}
     order = getattr(module, "ORDER", None)
     if isinstance(order, tuple) and all(isinstance(name, str) for name in order):
-        cache.remember(digest, order=list(order))  # the field order `solver.reasoning.plan` reads
-    # The typed-value reads `solver.pack.given` finds (it checks their shape when it reads them).
-    for part in ("value_reads", "valued_preferences"):
+        tables["order"] = list(order)
+    for part in TABLES:
         if hasattr(module, part.upper()):
-            cache.remember(digest, **{part: getattr(module, part.upper())})
-    return pack
+            tables[part] = getattr(module, part.upper())
+    return pack, PackSemantics(rules=rules, whens=whens, preferences=preferences), tables
 
 
 def listed(root: Path, manifest: bytes) -> tuple[str, list[str]] | None:
@@ -85,6 +98,11 @@ def listed(root: Path, manifest: bytes) -> tuple[str, list[str]] | None:
     parses it). Spares a load from the prebuilt form or the cache the TOML parser (~5 ms of a
     first `confsolve check`): the files it names are read and digested all the same."""
     module = _shipped_module(root)
+    return None if module is None else manifest_of(module, manifest)
+
+
+def manifest_of(module: ModuleType, manifest: bytes) -> tuple[str, list[str]] | None:
+    """`listed` of the prebuilt `module` (the writer checks its text with it)."""
     record = getattr(module, "MANIFEST", None)
     if not isinstance(record, tuple) or len(record) != 3:
         return None
@@ -101,7 +119,17 @@ def _conditions(records: Any, codes: list[CodeType]) -> dict[str, Any]:
 
 
 def _shipped_module(root: Path) -> ModuleType | None:
-    """The module `prebuilt` of the installed `constraints` package's pack directory `root`."""
+    """The module `prebuilt` of the installed `constraints` package's pack directory `root`
+    (looked for once per directory: a load asks twice, `listed` then `recall`)."""
+    if root not in _MODULES:
+        _MODULES[root] = _find_module(root)
+    return _MODULES[root]
+
+
+_MODULES: dict[Path, ModuleType | None] = {}
+
+
+def _find_module(root: Path) -> ModuleType | None:
     try:
         import constraints
 

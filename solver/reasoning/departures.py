@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 from typing import Any, NamedTuple
 
 from solver.engine.csp import CompiledPack
-from solver.inputs.launch import flag_words
+from solver.inputs.flagwords import flag_words
 from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks, typed_key
 from solver.pack.expr import Condition
 from solver.pack.given import given_fields, refusing

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from solver.errors import SolverError, Unsatisfiable
-from solver.inputs.launch import flag_words
+from solver.inputs.flagwords import flag_words
 from solver.model import ConflictReport, Pack, PinRef, Resolution, Rule, RuleRef, Scalar
 from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics

@@ -13,13 +13,14 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from solver.bounded import digest_family
 from solver.budget import Budget
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.state import State, memoized, picker
+from solver.frozen import Frozen, frozen_type
 from solver.model import (
     Pack,
     Preference,
@@ -40,8 +41,8 @@ _Reading = tuple[str, RuleConstraint, int, tuple[str, ...]]
 """A rule reading a field: its id, its constraint, the field's position in its fields, the others."""
 
 
-@dataclass(frozen=True)
-class Plan:
+@frozen_type
+class Plan(Frozen):
     """Everything resolution needs that depends only on the pack, computed once."""
 
     compiled: CompiledPack

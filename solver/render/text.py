@@ -26,6 +26,7 @@ from solver.model import (
     Scalar,
 )
 from solver.render.steps import conflict_steps, describe_pin
+from solver.render.width import terminal_width
 from solver.values import same as values_same
 from solver.values import show as _show
 
@@ -202,23 +203,6 @@ def use_colour(stream: TextIO | None = None) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError, OSError):
         return False
-
-
-def terminal_width(stream: TextIO | None = None, fallback: int = 80) -> int:
-    """The columns to fill: `$COLUMNS` when it is a number (the shell's, or a caller's), else the
-    width of the terminal `stream` (default: the current stdout) is, else `fallback` (output piped
-    to a file or another program). `shutil.get_terminal_size`'s order, without importing shutil
-    (and the compressors it brings) on `check`'s path."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    stream = sys.stdout if stream is None else stream
-    try:
-        if stream.isatty():
-            return os.get_terminal_size(stream.fileno()).columns or fallback
-    except (AttributeError, ValueError, OSError):
-        pass
-    return fallback
 
 
 def _paint(text: str, code: str, colour: bool) -> str:

@@ -56,6 +56,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         print(f"confsolve serve: --port {args.port} is not a port (0 to 65535)", file=sys.stderr)
         return 2
+    try:  # as the socket spells a host name (a name it cannot was an internal error, exit 70)
+        args.host.encode("idna")
+    except UnicodeError:
+        print(f"confsolve serve: --host {args.host!r} is not a host name or address", file=sys.stderr)
+        return 2
     pack = load_pack(args.pack)
     try:
         server = make_server(pack, args.host, args.port, quiet=False)

@@ -1,0 +1,158 @@
+"""Every record class of `solver.model` behaves as the frozen dataclass the standard library makes
+of it (equality, hash, repr, frozenness, the constructor), though its equality, hash and repr are
+`Record`'s own, made once for all records from each class's field names (`solver.records.record_type`):
+the library compiles six functions per dataclass, half of a record class's creation, paid by every
+first start of `confsolve check` (benchmarks/README, round cold27)."""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from typing import Any
+
+import pytest
+
+import solver
+from solver import model
+from solver.errors import InputIssue, PackProblem, Unsatisfiable
+from solver.frozen import Frozen
+from solver.pack.crosscheck import PackSemantics
+from solver.pack.loader import semantics
+from solver.reasoning.plan import Plan, plan_for
+from solver.records import Record
+
+RECORDS: list[type[Frozen]] = sorted(
+    (c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Record) and c is not Record),
+    key=lambda c: c.__name__,
+)
+RECORDS += [InputIssue, PackProblem, PackSemantics, Plan]  # `frozen_type`'s, on `check`'s path
+
+
+def _reference(cls: type[Frozen]) -> type[Any]:
+    """The dataclass the standard library makes of `cls`'s fields (`frozen=True`; keywords only,
+    as the tests build them)."""
+    spec = [
+        (
+            f.name,
+            f.type,
+            dataclasses.field(
+                default=f.default,
+                default_factory=f.default_factory,
+                compare=f.compare,
+                hash=f.hash,
+                repr=f.repr,
+            ),
+        )
+        for f in dataclasses.fields(cls)
+    ]
+    made: type[Any] = dataclasses.make_dataclass(cls.__name__, spec, frozen=True, kw_only=True)
+    made.__qualname__ = cls.__qualname__
+    return made
+
+
+def _walk(value: Any, found: dict[type[Any], list[Frozen]]) -> None:
+    if isinstance(value, Frozen):
+        if len(found.setdefault(type(value), [])) < 40:
+            found[type(value)].append(value)
+        for f in dataclasses.fields(value):
+            _walk(getattr(value, f.name), found)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _walk(item, found)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _walk(item, found)
+
+
+@pytest.fixture(scope="module")
+def instances() -> dict[type[Any], list[Frozen]]:
+    """Records of every class, as the shipped packs and their answers hold them."""
+    found: dict[type[Any], list[Frozen]] = {}
+    pack = solver.load_pack("sglang")
+    _walk(pack, found)
+    _walk(solver.load_pack("vllm"), found)
+    machine = {"platform": "cuda", "gpu_arch": "sm90", "architecture": "LlamaForCausalLM"}
+    _walk(solver.resolve(pack, {"tp_size": 8}, machine), found)
+    _walk(solver.check(pack, {"tp_size": 2}, {**machine, "architecture": "DeepseekV3ForCausalLM"}), found)
+    with pytest.raises(Unsatisfiable) as refused:
+        moe = {"platform": "cuda", "architecture": "Qwen3MoeForCausalLM", "gpu_arch": "sm100"}
+        solver.resolve(pack, {"quantization": "fp8", "moe_runner_backend": "flashinfer_cutlass"}, moe)
+    _walk((refused.value.conflict, refused.value.repairs), found)
+    vllm = solver.load_pack("vllm")
+    _walk([semantics(pack), semantics(vllm), plan_for(pack), plan_for(vllm)], found)
+    try:
+        solver.resolve(pack, {"tp_size": "eight", "nosuch": 1}, machine)
+    except solver.InvalidInput as invalid:
+        _walk(invalid.issues, found)
+    # The answers above hold none of these: built by hand, two of each.
+    for n in (1, 2):
+        _walk(
+            [
+                model.Pin(field="tp_size", value=n, source="user"),
+                model.Rejection(value=f"fa{n}", because=["r", str(n)]),
+                model.AdjustmentRecord(field="f", requested=n, resolved=n + 1, rule="r", because="b"),
+                model.WarningRecord(rule=f"w{n}", message="m"),
+                PackProblem(where=f"rule r{n}", message="m", file="rules.toml", line=n),
+                model.DepartureRecord(
+                    field="f", launcher=None if n == 1 else "x", resolved=n, rule=None, because="b"
+                ),
+            ],
+            found,
+        )
+    return found
+
+
+def test_records_share_one_equality_hash_and_repr() -> None:
+    """No record class has generated methods of its own (fails on a1e60f3: 19 classes x 3)."""
+    for cls in RECORDS:
+        own = {"__eq__", "__hash__", "__repr__"} & set(vars(cls))
+        assert not own, (cls.__name__, own)
+
+
+def test_records_behave_as_the_standard_librarys_frozen_dataclasses(
+    instances: dict[type[Any], list[Frozen]],
+) -> None:
+    assert [c.__name__ for c in RECORDS if c not in instances] == []
+    for cls in RECORDS:
+        reference = _reference(cls)
+        records = instances.get(cls, [])
+        values = [{f.name: getattr(r, f.name) for f in dataclasses.fields(r)} for r in records]
+        # A record with one field changed to another record's value: equal and unequal pairs.
+        if len(values) >= 2:
+            names = [f.name for f in dataclasses.fields(cls)]
+            values += [{**values[0], name: values[1][name]} for name in names]
+        for a, b in itertools.product(values[:6], repeat=2):
+            ours, theirs = (cls(**a), cls(**b)), (reference(**a), reference(**b))
+            assert repr(ours[0]) == repr(theirs[0])
+            assert (ours[0] == ours[1]) == (theirs[0] == theirs[1])
+            assert (ours[0] != ours[1]) == (theirs[0] != theirs[1])
+            try:
+                expected: int | type[BaseException] = hash(theirs[0])
+            except TypeError:
+                expected = TypeError
+            if expected is TypeError:
+                with pytest.raises(TypeError):
+                    hash(ours[0])
+            else:
+                assert hash(ours[0]) == expected
+        for a in values[:3]:
+            record = cls(**a)
+            assert record != reference(**a) and record != object()  # another class is never equal
+            for name in a:
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    setattr(record, name, None)
+                with pytest.raises(dataclasses.FrozenInstanceError):
+                    delattr(record, name)
+            assert dataclasses.replace(record) == record
+
+
+def test_a_record_inside_itself_is_shown_as_the_library_shows_it() -> None:
+    """`reprlib.recursive_repr`'s '...' where a record is reached again while it is being shown."""
+    shown = []
+    for cls in (model.Repair, _reference(model.Repair)):
+        loop: list[Any] = []
+        record = cls(set={"a": loop}, unset=["b"])  # type: ignore[dict-item]
+        loop.append(record)
+        shown.append(repr(record))
+    assert shown[0] == shown[1]
+    assert "..." in shown[0]
