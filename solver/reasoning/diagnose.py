@@ -42,6 +42,7 @@ from solver.values import show as _key
 
 __all__ = [
     "Choices",
+    "nearest_first",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -51,6 +52,30 @@ __all__ = [
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
+
+
+def nearest_first(pack: Pack, pin: Pin, ranked: Sequence[Scalar]) -> list[Scalar]:
+    """The values a repair offers for `pin`'s field, in the order it offers them: `ranked` (the
+    preferences' order), except for a size the user typed (an option whose listed values are all
+    numbers: a request cap, a batch, a page, a parallel size): nearest the typed value first, as
+    a user who typed `--max-running-requests 300` wants the working size closest to it, not the
+    first listed (the largest); of two as near, the smaller (it asks less of the machine); the
+    value that spells the flag left out (`absent`, e.g. 0) last, since it is no size (dropping
+    the flag is a repair of its own). A suggestion the user takes or not: nothing is set by it."""
+    field = pack.fields[pin.field]
+    typed = pin.value
+    if pin.source != "user" or field.kind != "option" or not _is_number(typed):
+        return list(ranked)
+    if not field.domain or not all(_is_number(v) for v in field.domain):
+        return list(ranked)
+    sizes = [v for v in ranked if v != field.absent]
+    # (`sorted` is stable: values equally near and equal keep the preferences' order.)
+    nearest = sorted(sizes, key=lambda v: (abs(float(v) - float(typed)), float(v)))
+    return nearest + [v for v in ranked if v == field.absent]
+
+
+def _is_number(value: Scalar) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def unsatisfiable_for(
@@ -161,7 +186,7 @@ def _repairs(
         open_to = Witnesses(cp, given, "looking for repairs")
         witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
         for name in diagnosis:
-            ranked, _ = plan.ranking(name, auto or given)
+            ranked = nearest_first(plan.pack, pins[name], plan.ranking(name, auto or given)[0])
             alternatives[name] = []
             for v in ranked:
                 proof = open_to.witness(name, v, auto)
