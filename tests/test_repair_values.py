@@ -14,6 +14,7 @@ repair is a suggestion: the answer itself never sets the size (the field is `sea
 from __future__ import annotations
 
 import pytest
+from test_engine import write_pack
 
 from solver import check, load_pack, resolve
 from solver.errors import Unsatisfiable
@@ -53,12 +54,7 @@ source = "q/docs"
 @pytest.fixture(scope="module")
 def sizes_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
     root = tmp_path_factory.mktemp("sizes")
-    (root / "pack.toml").write_text(
-        '[pack]\nname = "q"\nversion = "1"\nfiles = ["fields.toml", "rules.toml"]\n'
-    )
-    (root / "fields.toml").write_text(FIELDS)
-    (root / "rules.toml").write_text(RULES)
-    return load_directory(root)
+    return load_directory(write_pack(root, {"fields.toml": FIELDS, "rules.toml": RULES}))
 
 
 @pytest.mark.parametrize("ask", [resolve, check], ids=["resolve", "check"])

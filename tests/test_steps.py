@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
+from test_engine import write_pack
 
 from solver import check, load_pack
 from solver.engine.opendomain import query_pack
@@ -81,12 +82,7 @@ source = "t/docs"
 @pytest.fixture(scope="module")
 def narrowing_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
     root = tmp_path_factory.mktemp("narrowing")
-    (root / "pack.toml").write_text(
-        '[pack]\nname = "t"\nversion = "1"\nfiles = ["fields.toml", "rules.toml"]\n'
-    )
-    (root / "fields.toml").write_text(FIELDS)
-    (root / "rules.toml").write_text(RULES)
-    return load_directory(root)
+    return load_directory(write_pack(root, {"fields.toml": FIELDS, "rules.toml": RULES}))
 
 
 def _chain(message: str) -> list[str]:
