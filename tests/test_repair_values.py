@@ -132,3 +132,29 @@ def test_a_size_nobody_typed_keeps_the_preferences_order(sizes_pack: Pack) -> No
     assert nearest_first(sizes_pack, picked, ranked) == ranked
     fact = Pin(field="gpu", value="small", source="fact")
     assert nearest_first(sizes_pack, fact, ["large", "small"]) == ["large", "small"]
+
+
+def test_repairs_keep_the_typed_precision_before_changing_it() -> None:
+    """FP8 weights with the CUTLASS MoE runner and --ep-size 8 on Hopper (SGLang refuses FP8
+    CUTLASS MoE with expert parallelism; the rule says: drop --ep-size or change the runner).
+    Of the repairs of one kind, those that keep the user's precision (an option the solver never
+    picks whose values are not sizes, `changes_setup`) come first: the runner and the EP size
+    before the weights. (On a1e60f3 the first repair was "leave --quantization on auto", no
+    quantization, and "use --quantization bitsandbytes" came before any other runner.)"""
+    sglang = load_pack("sglang")
+    options = {"quantization": "fp8", "moe_runner_backend": "cutlass", "tp_size": 8, "ep_size": 8}
+    facts = {"platform": "cuda", "architecture": "Qwen3MoeForCausalLM", "gpu_arch": "sm90"}
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(sglang, options, facts)
+    repairs = info.value.repairs or []
+    changed = [set(r.set) | set(r.unset) for r in repairs]
+    assert changed[0] == {"moe_runner_backend"} and repairs[0].unset, changed
+    # Within each kind (dropping a flag, typing another value), the precision's repairs last.
+    for kind in (
+        [c for r, c in zip(repairs, changed, strict=True) if r.unset],
+        [c for r, c in zip(repairs, changed, strict=True) if r.set],
+    ):
+        precision = [i for i, c in enumerate(kind) if "quantization" in c]
+        others = [i for i, c in enumerate(kind) if "quantization" not in c]
+        assert not precision or not others or max(others) < min(precision), changed
+    assert all(r.set.get("quantization") in (None, "fp8") for r in repairs), changed
