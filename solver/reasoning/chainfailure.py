@@ -14,7 +14,7 @@ from solver.errors import Unsatisfiable
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import conflict_report, minimal_conflict
 from solver.reasoning.decide import ChainFailed, launcher_view
-from solver.reasoning.diagnose import MAX_ALTERNATIVES_PER_FIELD, MAX_REPAIRS
+from solver.reasoning.diagnose import MAX_ALTERNATIVES_PER_FIELD, MAX_REPAIRS, changes_setup, nearest_first
 from solver.reasoning.givenrepairs import with_given_repairs
 from solver.reasoning.plan import Plan
 from solver.reasoning.verify import as_typed, try_resolve
@@ -136,7 +136,7 @@ def _chain_repairs(
             if values is not None:
                 ranked_fixes.append(
                     (
-                        (True, False, 0),
+                        (True, changes_setup(pack, [pin.field]), 0),
                         Repair.model_construct(
                             set={}, unset=[pin.field], values=values, changes=1, rank_loss=0
                         ),
@@ -163,7 +163,7 @@ def _chain_repairs(
                 # Setting the flag whose default fails comes first: it is the direct answer.
                 ranked_fixes.append(
                     (
-                        (pin.field != name, False, tried),
+                        (pin.field != name, changes_setup(pack, [pin.field]), tried),
                         Repair.model_construct(
                             set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried
                         ),
@@ -182,10 +182,10 @@ def _chain_repairs(
 
 def _fitting(plan: Plan, view: Mapping[str, Pin], pin: Pin, failed: ChainFailed) -> Iterator[Scalar]:
     """The other values of `pin`'s field that some configuration keeps with the rest of `view`
-    (the request as the launcher sees it), best-ranked first; for the field whose default
-    failed, none of its default chain."""
+    (the request as the launcher sees it), best-ranked first (a size the user typed: nearest
+    it first, `nearest_first`); for the field whose default failed, none of its default chain."""
     others = {n: p.value for n, p in view.items() if n != pin.field}
-    ranked, _ = plan.ranking(pin.field, failed.decided)
+    ranked = nearest_first(plan.pack, pin, plan.ranking(pin.field, failed.decided)[0])
     for value in ranked:
         if value == pin.value or (pin.field == failed.field and value in failed.chain):
             continue

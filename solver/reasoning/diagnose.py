@@ -42,6 +42,8 @@ from solver.values import show as _key
 
 __all__ = [
     "Choices",
+    "changes_setup",
+    "nearest_first",
     "prepare_choices",
     "remember_solution",
     "repairs",
@@ -51,6 +53,47 @@ __all__ = [
 
 MAX_REPAIRS = 5
 MAX_ALTERNATIVES_PER_FIELD = 3
+
+
+def nearest_first(pack: Pack, pin: Pin, ranked: Sequence[Scalar]) -> list[Scalar]:
+    """The values a repair offers for `pin`'s field, in the order it offers them: `ranked` (the
+    preferences' order), except for a size the user typed (an option whose listed values are all
+    numbers: a request cap, a batch, a page, a parallel size): nearest the typed value first, as
+    a user who typed `--max-running-requests 300` wants the working size closest to it, not the
+    first listed (the largest); of two as near, the smaller (it asks less of the machine); the
+    value that spells the flag left out (`absent`, e.g. 0) last, since it is no size (dropping
+    the flag is a repair of its own). A suggestion the user takes or not: nothing is set by it."""
+    field = pack.fields[pin.field]
+    typed = pin.value
+    if pin.source != "user" or field.kind != "option" or not _is_number(typed):
+        return list(ranked)
+    if not field.domain or not all(_is_number(v) for v in field.domain):
+        return list(ranked)
+    sizes = [v for v in ranked if v != field.absent]
+    # (`sorted` is stable: values equally near and equal keep the preferences' order.)
+    nearest = sorted(sizes, key=lambda v: (abs(float(v) - float(typed)), float(v)))
+    return nearest + [v for v in ranked if v == field.absent]
+
+
+def changes_setup(pack: Pack, changed: Sequence[str]) -> bool:
+    """Whether a repair changes a choice of the user's setup: an option the solver never picks
+    (`search = false`) whose values are not sizes (a model's or cache's precision, a parallel
+    layout or serving mode). Of repairs of one kind (dropping a flag, or typing another value)
+    changing as many of the user's choices, those that keep these come first (each repair is a
+    suggestion, the user's to take): FP8 weights refused with `--moe-runner-backend cutlass
+    --ep-size 8` are repaired by the runner before the weights' precision (a1e60f3 offered "leave
+    --quantization on auto" first, and `--quantization bitsandbytes` before another runner). A
+    size (a request cap, a batch, a parallel size) is not one: lowering it is often the repair
+    the refusing rule names, at the nearest size that fits (`nearest_first`)."""
+    for name in changed:
+        field = pack.fields[name]
+        if field.kind == "option" and not field.search and not all(_is_number(v) for v in field.domain):
+            return True
+    return False
+
+
+def _is_number(value: Scalar) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def unsatisfiable_for(
@@ -147,7 +190,9 @@ def _repairs(
         tier = "facts"
         as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
         found = diagnoses(cp, as_user, max_size=2, conflicts=known, witnesses=proofs, hint=start)
-    candidates: list[tuple[tuple[int, int, int], Repair]] = []
+    # Ranked by: fewest changes; dropping a flag before typing another value; keeping the user's
+    # precision and layout (`changes_setup`); the least preference rank lost.
+    candidates: list[tuple[tuple[int, int, bool, int, int], Repair]] = []
     for diagnosis in found:
         base = {n: p for n, p in pins.items() if n not in diagnosis}
         # (Only values are read: no departures, half of a verification on a large pack.)
@@ -161,7 +206,7 @@ def _repairs(
         open_to = Witnesses(cp, given, "looking for repairs")
         witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
         for name in diagnosis:
-            ranked, _ = plan.ranking(name, auto or given)
+            ranked = nearest_first(plan.pack, pins[name], plan.ranking(name, auto or given)[0])
             alternatives[name] = []
             for v in ranked:
                 proof = open_to.witness(name, v, auto)
@@ -171,7 +216,7 @@ def _repairs(
         if tier == "user" and auto is not None:
             candidates.append(
                 (
-                    (len(diagnosis), 0, 0),
+                    (len(diagnosis), 0, changes_setup(plan.pack, diagnosis), 0, 0),
                     Repair.model_construct(
                         set={},
                         unset=list(diagnosis),
@@ -200,7 +245,7 @@ def _repairs(
             loss = alternatives[name].index(value)
             candidates.append(
                 (
-                    (1, loss, 1 + rank),
+                    (1, 1, changes_setup(plan.pack, diagnosis), loss, 1 + rank),
                     Repair.model_construct(
                         set={name: value},
                         unset=[],

@@ -1,0 +1,198 @@
+"""A conflict told as steps says, at each step, what its rule and premises imply (solver/render/steps.py).
+
+The law, read off the message a user gets: every step names one rule of the conflict; given what
+the conflict's pins and the earlier steps left of the rule's fields, the rule alone leaves exactly
+the values the step states ("X must be ..." the values left, "X cannot be ..." the values it
+removes, and it removes some); only the last step says "the request cannot hold", and then no
+values left satisfy its rule. Checked on a small pack where three rules narrow one field in turn
+(round 26's kv-scheme case: every step after the first said "the request cannot hold") and on
+every conflict among the scenario case files of both shipped packs.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pytest
+from test_engine import write_pack
+
+from solver import check, load_pack
+from solver.engine.opendomain import query_pack
+from solver.errors import Unsatisfiable
+from solver.model import Pack, Pin, Scalar
+from solver.pack.loader import load_directory
+from solver.reasoning.resolution import plan_for, resolve
+from solver.values import show
+
+CASES = Path(__file__).parent / "cases"
+
+FIELDS = """
+[field.gpu]
+kind = "fact"
+domain = ["a100", "h100", "b200"]
+
+[field.arch]
+kind = "fact"
+domain = ["llama", "mla"]
+
+[field.kv]
+kind = "option"
+domain = ["auto", "fp8", "fp4"]
+
+[field.backend]
+kind = "option"
+domain = ["flash", "fa3", "triton", "mla"]
+"""
+
+# Four rules over one field (backend) nobody typed: three narrow it in turn, the fourth refutes.
+RULES = """
+[[rule]]
+id = "fa3-needs-hopper"
+when = "gpu == 'a100'"
+forbid = "backend == 'fa3'"
+because = "FA3 needs Hopper"
+source = "t/docs"
+
+[[rule]]
+id = "fp8-kv-not-flash"
+when = "kv == 'fp8'"
+forbid = "backend == 'flash'"
+because = "flash has no fp8 KV cache"
+source = "t/docs"
+
+[[rule]]
+id = "llama-not-mla-backend"
+when = "arch == 'llama'"
+forbid = "backend == 'mla'"
+because = "the mla backend serves MLA models only"
+source = "t/docs"
+
+[[rule]]
+id = "fp8-kv-needs-flash-family"
+when = "kv == 'fp8'"
+require = "backend in ['flash', 'fa3', 'mla']"
+because = "an fp8 KV cache needs a flash-family backend"
+source = "t/docs"
+"""
+
+
+@pytest.fixture(scope="module")
+def narrowing_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
+    root = tmp_path_factory.mktemp("narrowing")
+    return load_directory(write_pack(root, {"fields.toml": FIELDS, "rules.toml": RULES}))
+
+
+def _chain(message: str) -> list[str]:
+    """The step lines of a conflict message (from the first "Because" to the line ending in ".")."""
+    lines = message.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith("Because ")), None)
+    if start is None:
+        return []
+    chain = []
+    for line in lines[start:]:
+        chain.append(line)
+        if line.endswith("."):
+            break
+    return chain
+
+
+def test_rules_narrowing_one_field_in_turn_are_told_as_narrowings(narrowing_pack: Pack) -> None:
+    """Each rule after the first removes a value of `backend` nobody typed: each such step says
+    what is left, and only the last one refutes. (On a1e60f3 the second and third steps said "the
+    request cannot hold" and the last step's premise was the stale [flash, triton, mla].)"""
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(narrowing_pack, {"kv": "fp8"}, {"gpu": "a100", "arch": "llama"})
+    assert _chain(info.value.message) == [
+        "Because gpu=a100 and rule fa3-needs-hopper (FA3 needs Hopper), backend cannot be fa3;",
+        "because --kv fp8 and backend not in [fa3] and rule fp8-kv-not-flash (flash has no fp8 KV "
+        "cache), backend cannot be flash;",
+        "because arch=llama and backend in [triton, mla] and rule llama-not-mla-backend (the mla "
+        "backend serves MLA models only), backend must be triton;",
+        # A value the steps derived is not said as a flag the user typed (`--backend triton`).
+        "because --kv fp8 and backend=triton and rule fp8-kv-needs-flash-family (an fp8 KV cache "
+        "needs a flash-family backend), the request cannot hold.",
+    ]
+    _assert_steps_follow(narrowing_pack, info.value)
+
+
+_STEP = re.compile(r"^[Bb]ecause (?:(?P<said>.*?) and )?rule (?P<rule>[^ ]+) \(")
+_CONSEQUENCE = re.compile(
+    r"(?P<field>\w+) (?P<verb>must|cannot) be (?P<values>.+?)(?= and \w+ (?:must|cannot) be |$)"
+)
+
+
+def _assert_steps_follow(pack: Pack, exc: Unsatisfiable) -> None:
+    """The law (see the module's docstring), on the message of `exc` and its conflict."""
+    chain = _chain(exc.message)
+    if not chain:
+        return
+    request = {n: p for n, p in (exc.request or {}).items() if isinstance(p, Pin)}
+    # The request as typed (an adjusted pin holds the launcher's value; the copy is made of the typed).
+    for name, (typed, _) in (exc.adjusted or {}).items():
+        request[name] = Pin(field=name, value=typed, source="user")
+    pack = query_pack(pack, request)  # the copy the request was answered on (`given(FIELD)` answered)
+    plan = plan_for(pack)
+    given = {n: p.value for n, p in request.items()}
+    known: dict[str, list[Scalar]] = {p.field: [p.value] for p in exc.conflict.pins}
+    for number, line in enumerate(chain):
+        found = _STEP.match(line)
+        assert found, line
+        rid = found["rule"]
+        assert rid in {r.id for r in exc.conflict.rules}, line
+        then = line.rstrip(";.").split(f"({pack.rule(rid).because.rstrip('.')}), ", 1)[1]
+        fields = plan.compiled.rules[rid].fields
+        if then == "the request cannot hold":
+            assert number == len(chain) - 1, f"a step before the last refutes: {line}"
+            # (A field of the request that is no pin of the conflict is said as given there.)
+            told = {**{f: [given[f]] for f in fields if f in given and f not in known}, **known}
+            assert not _holds(plan, told, rid), f"the rule holds with its premises: {line}"
+            continue
+        assert number < len(chain) - 1, f"the last step does not refute: {line}"
+        stated = list(_CONSEQUENCE.finditer(then))
+        assert stated and " and ".join(m[0] for m in stated) == then, line
+        for m in stated:
+            name = m["field"]
+            before = known.get(name, list(plan.compiled.domains[name]))
+            named = m["values"].split(" or ")
+            left = [v for v in before if _holds(plan, known, rid, {name: v})]
+            removed = [show(v) for v in before if v not in left]
+            assert removed, f"{name}: the step narrows nothing: {line}"
+            if m["verb"] == "must":
+                assert named == [show(v) for v in left] or (named == ["nothing"] and not left), line
+            else:
+                assert named == removed, line
+            known[name] = left
+
+
+def _holds(
+    plan: object, known: Mapping[str, Sequence[Scalar]], rid: str, extra: Mapping[str, Scalar] | None = None
+) -> bool:
+    cp = plan.compiled  # type: ignore[attr-defined]
+    pins = {n: v[0] for n, v in known.items() if len(v) == 1}
+    allowed = {n: v for n, v in known.items() if len(v) != 1}
+    return cp.solve({**pins, **(extra or {})}, rules=[rid], allowed=allowed) is not None
+
+
+def _conflict_cases() -> list[Path]:
+    return [
+        path
+        for path in sorted(CASES.rglob("*.toml"))
+        if tomllib.loads(path.read_text())["expect"].get("status") == "conflict"
+        and tomllib.loads(path.read_text()).get("pack", "sglang") in ("sglang", "vllm")
+    ]
+
+
+@pytest.mark.parametrize("path", _conflict_cases(), ids=lambda p: p.stem)
+def test_every_step_of_a_scenario_conflict_follows_from_its_premises(path: Path) -> None:
+    case = tomllib.loads(path.read_text())
+    pack = load_pack(case.get("pack", "sglang"))
+    request = case["request"]
+    ask = check if request.get("predict") else resolve
+    options, facts = dict(request.get("options", {})), dict(request.get("facts", {}))
+    kwargs = {} if request.get("predict") else {"strict": bool(request.get("strict", False))}
+    with pytest.raises(Unsatisfiable) as info:
+        ask(pack, options, facts, repairs=False, **kwargs)  # type: ignore[operator]
+    _assert_steps_follow(pack, info.value)
