@@ -406,7 +406,7 @@ class CompiledPack:
                 # the search that keeps arc consistency.
                 dived, used, refuted = None, 0, False
             else:
-                dived, used, refuted = dive(state, names, cons, hint, remaining)
+                dived, used, refuted = dive(state, names, cons, hint, remaining, self.never)
             steps += used
             remaining -= used
             if remaining < 0:

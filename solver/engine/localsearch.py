@@ -9,24 +9,18 @@ of `solver.engine.backtrack` is tried. The open rules split into groups that sha
 (`independent_groups`). The one home of the engine's local search: `CompiledPack.search`, `mend`
 and `mend_in_place` call it.
 
-`min_conflicts` is the other local search kept here, for questions that are not a propagated
-`State`: lint asks for solutions of the pack with one rule left out and its negation added, and a
-walk that may move any field of a broken rule finds those where `repair`, which re-decides a
-region with every other field fixed, does not (measured in solver/README.md's one-home table).
+The other local search, for questions that are not a propagated `State` (lint's), is
+`solver.engine.minconflicts`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Collection, Mapping, Sequence
+from typing import Any
 
 from solver.engine.groups import connected_groups
-from solver.engine.state import Constraint, State, undo_trail
+from solver.engine.state import Constraint, State, Verdict, undo_trail
 from solver.model import Scalar
-
-if TYPE_CHECKING:
-    import random
 
 __all__ = [
     "SWEEP_FIELDS",
@@ -37,7 +31,6 @@ __all__ = [
     "fits_hint",
     "hint_first",
     "independent_groups",
-    "min_conflicts",
     "redecide",
     "repair",
     "settle",
@@ -268,6 +261,7 @@ def dive(
     cons: Sequence[Constraint],
     hint: Mapping[str, Scalar] | None,
     budget: int,
+    never: Verdict | None = None,
 ) -> tuple[Assignment | None, int, bool]:
     """A cheap first attempt at a group: depth-first search with forward checking to a fixpoint
     (`State.propagate`), changes undone from a trail, fields in the given order, the hint's value
@@ -278,8 +272,44 @@ def dive(
     solution. Most groups of a satisfiable request are solved in about one step per field, a few
     dict operations each; when the step limit is hit, the search that maintains arc consistency
     (`solver.engine.backtrack`) takes over, which is what the hard refutations need.
+
+    `never` (`CompiledPack.never`): when the step limit is hit, the descent is made again, within
+    a limit of its own, with propagation one step past forward checking (`State.strengthen`:
+    the group's domains first, then each step). A descent dead-ends where forward checking left
+    a value no solution has (a page size the FA4 backend refuses while the backends are free;
+    a disabled DP attention a MegaMoE token budget refuses once the PD mode is fixed), and the
+    arc-consistent search then took 5-7 ms for its first pass and ~0.1-0.4 ms a step: of one
+    warm call of each SGLang benchmark request, 31 such searches -> 1 (16 finding a solution,
+    15 refuting; tests/test_descent.py). The solution is the same either
+    descent would find with no limit: both try the same fields and values in the same order,
+    and the values the stronger step removes lead to no solution (the first solution in that
+    order is kept); a wipe-out it finds at the start is a refutation.
     """
-    probe = State({n: state.domains[n] for n in names}, {c.key: c for c in cons}, state.by_field)
+    found, steps, refuted = _descend(_probe(state, names, cons), names, hint, budget)
+    if found is None and not refuted and never is not None and steps <= budget:
+        probe = _probe(state, names, cons)
+        if not probe.strengthen(never):
+            return None, steps, True
+        found, more, refuted = _descend(probe, names, hint, budget - steps, never)
+        steps += more
+    return found, steps, refuted
+
+
+def _probe(state: State, names: Sequence[str], cons: Sequence[Constraint]) -> State:
+    """A state of the group alone: its fields' domains (the lists shared: narrowing replaces
+    them) and its constraints open."""
+    return State({n: state.domains[n] for n in names}, {c.key: c for c in cons}, state.by_field)
+
+
+def _descend(
+    probe: State,
+    names: Sequence[str],
+    hint: Mapping[str, Scalar] | None,
+    budget: int,
+    never: Verdict | None = None,
+) -> tuple[Assignment | None, int, bool]:
+    """`dive`'s depth-first search over `probe` (changed, undone where it backs up); `never`: see
+    `_next_move`."""
     domains = probe.domains
     trail: list[tuple[Any, str, Any]] = []
     frames: list[Frame] = []
@@ -293,7 +323,7 @@ def dive(
             return {n: domains[n][0] for n in names}, steps, False
         name = names[index]
         frames.append((name, list(reversed(hint_first(domains[name], hint, name))), len(trail), index))
-        steps, moved = _next_move(probe, frames, trail, steps, limit)
+        steps, moved = _next_move(probe, frames, trail, steps, limit, never)
         if moved is None:
             return None, steps, not frames
         index = moved + 1
@@ -305,13 +335,19 @@ trail's length before it, and the field's position in the search's order (`dive`
 
 
 def _next_move(
-    state: State, frames: list[Frame], trail: list[tuple[Any, str, Any]], steps: int, limit: int
+    state: State,
+    frames: list[Frame],
+    trail: list[tuple[Any, str, Any]],
+    steps: int,
+    limit: int,
+    never: Verdict | None = None,
 ) -> tuple[int, int | None]:
     """One move of a depth-first search with forward checking: undo to the deepest branch with a
     value left, fix that value and propagate, backing up further on a wipe-out. Returns the steps
     so far and the position of the branch that moved, or None when more than `limit` steps were
     taken (`frames` then not empty) or every branch ran out of values (`frames` empty: a proof
-    that the search's state has no solution)."""
+    that the search's state has no solution). `never`: each step propagates one step past
+    forward checking (`State.strengthen`; `state` then a fixpoint of it)."""
     domains = state.domains
     while frames:
         field_, values, mark, at = frames[-1]
@@ -324,13 +360,12 @@ def _next_move(
             return steps, None
         trail.append((domains, field_, domains[field_]))
         domains[field_] = [values.pop()]
-        if state.propagate([field_], trail):
+        if state.propagate([field_], trail) if never is None else state.strengthen(never, [field_], trail):
             return steps, at
     return steps, None
 
 
 _DIVE_STEPS = 1
-ASKED_KEPT = 1 << 17  # `min_conflicts`' `asked`: past this many, a table is never made for a new one
 
 
 def chase(
@@ -448,147 +483,3 @@ def hint_first(values: list[Scalar], hint: Mapping[str, Scalar] | None, name: st
     if hint is None or name not in hint or hint[name] not in values or values[0] == hint[name]:
         return values
     return [hint[name], *(v for v in values if v != hint[name])]
-
-
-Predicate = tuple[tuple[str, ...], Callable[[tuple[Scalar, ...]], bool]]
-"""A check as the min-conflicts walk sees it: the fields it reads, and whether their values pass."""
-
-
-def min_conflicts(
-    domains: Mapping[str, Sequence[Scalar]],
-    rules: Sequence[Predicate],
-    tables: Sequence[Constraint],
-    reading: Mapping[str, Sequence[int]],
-    wanted: Collection[int] | None,
-    extra: Sequence[Predicate],
-    fixed: Mapping[str, Scalar],
-    current: dict[str, Scalar],
-    changed: Sequence[str],
-    rng: random.Random,
-    steps: int,
-    moved: list[str] | None = None,
-) -> dict[str, Scalar] | None:
-    """Min-conflicts local search from `current` (with `fixed` applied), a solution of every rule
-    but where the `changed` fields moved: the rules in `wanted` (all when None) and the `extra`
-    checks must hold. Changed in place; a solution or None. `rules`: each rule as a predicate
-    and `tables` as its constraint, by index (made once by the caller: a list per walk was a
-    pass over the pack per question); `reading`: the indices of the rules that read each field;
-    `domains`: each field's values (those the rules' tables list). `moved`, when given,
-    receives each field the walk sets (the only ones it changes).
-
-    Checks are numbered: the rules by their index, the extras after them. Only the checks
-    around a moved field are looked at, never the whole pack.
-    """
-    base = len(rules)
-    checks = list(rules) + list(extra)  # (a copy in C)
-    extra_reading: dict[str, list[int]] = {}
-    for offset, (names, _) in enumerate(extra):
-        for name in names:
-            extra_reading.setdefault(name, []).append(base + offset)
-
-    arounds: dict[str, list[int]] = {}
-
-    def around(name: str) -> list[int]:
-        found = arounds.get(name)
-        if found is None:
-            mine = [j for j in reading.get(name, ()) if wanted is None or j in wanted]
-            found = arounds[name] = mine + extra_reading.get(name, [])
-        return found
-
-    def fails(index: int) -> bool:
-        names, holds = checks[index]
-        return not holds(tuple([current[n] for n in names]))
-
-    extra_cuts: dict[tuple[int, int, tuple[Scalar, ...]], frozenset[Scalar]] = {}
-
-    def keeps(index: int, name: str) -> frozenset[Scalar]:
-        """The values of `name` with which check `index` holds, its other fields as they are: a
-        rule's from its table (`Constraint.allowed`, shared by every question on the pack)."""
-        names, holds = checks[index]
-        at = names.index(name)
-        others = tuple([current[n] for n in names if n != name])
-        if index < base:
-            con = tables[index]
-            found = con.cuts.get((at, others))
-            return found if found is not None else con.allowed(at, others)
-        key = (index, at, others)
-        found = extra_cuts.get(key)
-        if found is None:
-            found = extra_cuts[key] = _kept(holds, at, others, domains[name])
-        return found
-
-    bad = {j for name in changed for j in around(name) if fails(j)}
-    bad |= {base + i for i in range(len(extra)) if fails(base + i)}
-    for _ in range(steps):
-        if not bad:
-            return current
-        names = checks[rng.choice(sorted(bad))][0]
-        free = [n for n in names if n not in fixed]
-        if not free:
-            break
-        moves = _best_moves(free, bad, around, keeps, domains, current)
-        if not moves:
-            break
-        # Mostly greedy; now and then a random move, so plateaus do not trap the search.
-        if rng.random() > 0.1:
-            name, value = rng.choice(moves)
-        else:
-            name = rng.choice(free)
-            value = rng.choice(list(domains[name]))
-        current[name] = value
-        if moved is not None:
-            moved.append(name)
-        for j in around(name):
-            if fails(j):
-                bad.add(j)
-            else:
-                bad.discard(j)
-    return current if not bad else None
-
-
-def _best_moves(
-    free: Sequence[str],
-    bad: set[int],
-    around: Callable[[str], list[int]],
-    keeps: Callable[[int, str], frozenset[Scalar]],
-    domains: Mapping[str, Sequence[Scalar]],
-    current: Mapping[str, Scalar],
-) -> list[tuple[str, Scalar]]:
-    """`min_conflicts`' moves (a field of `free`, a new value) that leave the fewest checks
-    failing, in field and domain order. A move's score is how many checks around its field fail
-    with it, less how many fail now: each check's values that keep it are read once per field
-    (a table lookup, `keeps`), not the check evaluated once per value. On the SGLang pack's lint
-    the evaluations (4.8 million counted per value; 2.1 million stopping one past the best
-    score kept) were 30 % of the time."""
-    moves: list[tuple[str, Scalar]] = []
-    best = 0
-    for name in free:
-        was = current[name]
-        near = around(name)
-        support: Counter[Scalar] = Counter()
-        for j in near:
-            support.update(keeps(j, name))
-        worst = len(near) - sum(1 for j in near if j in bad)
-        for value in domains[name]:
-            if value == was:
-                continue
-            score = worst - support[value]
-            if not moves or score < best:
-                best, moves = score, [(name, value)]
-            elif score == best:
-                moves.append((name, value))
-    return moves
-
-
-def _kept(
-    holds: Callable[[tuple[Scalar, ...]], bool], at: int, others: tuple[Scalar, ...], values: Sequence[Scalar]
-) -> frozenset[Scalar]:
-    """The `values` at position `at` with which `holds` holds, the other positions `others`."""
-    row: list[Any] = list(others)
-    row.insert(at, None)
-    ok = []
-    for value in values:
-        row[at] = value
-        if holds(tuple(row)):
-            ok.append(value)
-    return frozenset(ok)

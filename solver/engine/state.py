@@ -173,6 +173,30 @@ class State:
                     return True
         return False
 
+    def strengthen(
+        self,
+        never: Verdict,
+        changed: list[str] | None = None,
+        trail: list[tuple[Any, str, Any]] | None = None,
+    ) -> bool:
+        """Propagation one step past forward checking, in place: every open constraint with a
+        fixed field also loses the values `never` names (those that break it whatever its free
+        fields hold: the revise step reason tracing adds, as `propagate`'s observer), and what
+        that fixes is propagated, to a fixpoint. Sound: only values no solution has go. False on
+        a wipe-out (no solution). Forward checking waits for a rule's last free field, so "an
+        FA4 backend on SM100 needs --page-size 128" stays open while the prefill and decode
+        backends are free, and a descent that fixes the page size first, at 1, dead-ends at the
+        backends only after deciding dozens of fields (`localsearch.dive`).
+
+        From the `changed` fields of a state that was such a fixpoint before they changed (a
+        descent's step), else from every fixed field of a state forward checking left (`propagate`'s
+        `settled` either way: the revise step reads only fixed fields, and each rule with one
+        queued is revised when that field is popped); `trail` as in `propagate`."""
+        if changed is None:
+            changed = [name for name, values in self.domains.items() if len(values) == 1]
+        # (A new observer per run: its remembered fixed fields are of the run's domains.)
+        return self.propagate(changed, trail, _Revise(self.domains, never), settled=True)
+
     def refutes(self, name: str, value: Scalar, never: Verdict) -> bool:
         """Whether propagating `name = value` in place (taken back), then one step past it
         (`dead_end`, `never` as there), proves that no solution of this state has it.
@@ -476,6 +500,32 @@ class Observer(Protocol):
         """For a constraint with several free fields: the values of field `at` that break it
         whatever its other free fields hold."""
         ...
+
+
+class _Revise:
+    """`State.strengthen`'s observer: the revise step alone, no reasons recorded."""
+
+    __slots__ = ("_asked", "_known", "domains", "verdict")
+
+    def __init__(self, domains: dict[str, list[Scalar]], verdict: Verdict) -> None:
+        self.domains, self.verdict = domains, verdict
+        # The rule last asked about and its fixed fields then: `propagate` asks about each free
+        # field of a rule in turn, and only a narrowing can fix another in between.
+        self._asked: Constraint | None = None
+        self._known: tuple[tuple[str, Scalar], ...] = ()
+
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        self._asked = None
+
+    def wiped_out(self, con: Constraint, at: int) -> None:
+        pass
+
+    def never(self, con: Constraint, at: int) -> frozenset[Scalar]:
+        if self._asked is not con:
+            domains = self.domains
+            self._known = tuple([(f, domains[f][0]) for f in con.fields if len(domains[f]) == 1])
+            self._asked = con
+        return self.verdict(con, con.fields[at], self._known)
 
 
 def undo_trail(trail: list[tuple[Any, str, Any]], mark: int) -> None:

@@ -374,7 +374,7 @@ class PackOracle(Window):
         """
         if not self.pool:
             return None
-        from solver.engine.localsearch import min_conflicts
+        from solver.engine.minconflicts import min_conflicts
 
         for start in self.closest(pins, 2):
             current = {**start, **pins}

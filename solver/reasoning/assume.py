@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from solver.engine.csp import CompiledPack
+from solver.engine.csp import DESCENT_FIRST, CompiledPack
 from solver.engine.state import State
 from solver.model import Scalar
 from solver.reasoning.plan import Plan
@@ -94,7 +94,11 @@ def assumed_first(
     only = forced_by_facts(plan, decided, name)
     for value in chain if only is None else [only]:
         state = cp.start({**values, name: value})
-        witness = cp.search(state, task="resolving the request") if state is not None else None
+        # (A descent first: the request mostly holds with the value, and the witness only starts
+        # the decisions, which are the same whatever it is.)
+        witness = (
+            cp.search(state, task="resolving the request", hint=DESCENT_FIRST) if state is not None else None
+        )
         if state is not None and witness is not None:
             return AssumedFirst(value, state, witness, only is not None)
     return None

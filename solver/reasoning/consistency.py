@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
 
-from solver.engine.csp import CompiledPack
+from solver.engine.csp import DESCENT_FIRST, CompiledPack
 from solver.engine.state import State
 from solver.engine.supports import Supports
 from solver.model import Scalar
@@ -110,7 +110,12 @@ class Checks:
                 return alone
         if self.known is not None and self.known.keeping(pins)[1]:
             return True
-        hint = self.witnesses[0] if self.witnesses else None
+        # (No witness yet: a descent first all the same. Half the questions have a solution, and
+        # the search that keeps arc consistency found one for the first question of six of the
+        # SGLang benchmark's conflicts at 25-50 ms where the descent, made one step past forward
+        # checking where it dead-ends, takes ~2 ms; a refuted question mostly ends in
+        # propagation.)
+        hint = self.witnesses[0] if self.witnesses else DESCENT_FIRST
         rules = [rid for rid in rules if rid in open_set]
         found = solve_within(cp, pins, rules, self.task, hint)
         if found is None:

@@ -88,7 +88,6 @@ def settle(
     `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`. `assumed`: facts
     already assumed first (in `state`), by an earlier `settle` of the same request. `skipped`:
     values a searched field never takes (see `_decide`)."""
-    cp = plan.compiled
     adjustments = dict(adjustments)
     assumed = dict(assumed or {})
     forced: set[str] = set()
@@ -135,8 +134,7 @@ def settle(
             pins, fired = more
             adjustments.update(fired)
             values = {name: pin.value for name, pin in pins.items()}
-            started = cp.start({**values, **assumed})
-            found = cp.search(started, task="checking the request") if started is not None else None
+            started, found = first_search(plan, {**values, **assumed})
             if started is None or found is None:
                 raise RequestFails(pins, adjustments) from None
             state, witness = started, found

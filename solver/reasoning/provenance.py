@@ -404,7 +404,7 @@ def _decided(
             picks = launcher_picks(plan, settled, strict)
         if typable:
             assert base is not None
-            settled, picks, refused = _typable(plan, base, pins, settled, picks, strict, witness)
+            settled, picks, refused = _typable(plan, base, pins, settled, picks, strict)
     check_required(plan, settled.pins, settled.trace)
     return settled, picks, refused
 
@@ -419,7 +419,6 @@ def _settled(
     skipped: Mapping[str, Collection[Scalar]] | None = None,
 ) -> Settled:
     """The request's decisions (`settle`), after the adjustments it needs; `skipped`: see `settle`."""
-    cp = plan.compiled
     pins = dict(pins)
     adjustments: dict[str, tuple[Scalar, str]] = {}
     values = {name: pin.value for name, pin in pins.items()}
@@ -429,9 +428,9 @@ def _settled(
     if witness is None and not strict:
         pins, adjustments = apply_adjustments(plan, pins)
         if adjustments:
-            values = {name: pin.value for name, pin in pins.items()}
-            state = cp.start(values)
-            witness = cp.search(state, task="checking the request") if state is not None else None
+            # (From the guess at the resolution too: the adjusted request mostly resolves, and
+            # its witness only speeds the decisions, which are the same whatever it is.)
+            state, witness = first_search(plan, {name: pin.value for name, pin in pins.items()})
     if state is None or witness is None:
         raise RequestFails(pins, adjustments)
     return settle(plan, pins, adjustments, state, witness, strict=strict, predict=predict, skipped=skipped)
@@ -449,7 +448,6 @@ def _typable(
     settled: Settled,
     picks: LauncherPicks | None,
     strict: bool,
-    witness: Mapping[str, Scalar] | None,
 ) -> tuple[Settled, LauncherPicks | None, dict[str, dict[Scalar, list[str]]]]:
     """`settled` when a command can type each of its departures; otherwise the request decided
     again, each departed value a rule refuses typed skipped (what a search that read the departed
@@ -466,7 +464,11 @@ def _typable(
         for name, rules in found.items():
             refused.setdefault(name, {})[settled.solution[name]] = rules
         try:
-            settled = _settled(plan, pins, strict=strict, predict=False, witness=witness, skipped=refused)
+            # (The last answer is a solution of the request to start from: the values decide
+            # the same whatever the witness, `resolve_planned`.)
+            settled = _settled(
+                plan, pins, strict=strict, predict=False, witness=settled.solution, skipped=refused
+            )
         except (ChainFailed, RequestFails, Untypable):
             break
         picks = launcher_picks(plan, settled, strict)
