@@ -6,13 +6,16 @@ each against brute force on generated packs (tests/generated.py):
 - `witness.transplanted`: a stored solution with the pins it lacks put in (and the fields of the
   rules that breaks decided again) is a configuration of every hard rule keeping the pins and
   the value, or None;
-- `Supports.latest`: the newest stored rows with a value, narrowed by pins as `closest` narrows.
+- `Supports.latest`: the newest stored rows with a value, narrowed by pins as `closest` narrows;
+- `consistency._has_pins`: whether a witness (a solution, or one with a field changed) holds
+  every pin, by item views, answers what a test per pin answers.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
+from types import MappingProxyType
 
 import pytest
 from generated import Case, Oracle, cases
@@ -57,6 +60,36 @@ def test_one_rule_descent_answers_what_every_combination_answers(case: Case, dat
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(consistency, "_DESCENT_STEPS", data.draw(st.integers(1, 4), label="steps"))
             assert consistency._one_rule_descent(cp, rid, pins) in (None, truth), (rid, pins)
+
+
+@LAW
+@given(case=cases(), data=st.data())
+def test_a_witness_has_the_pins_a_test_per_pin_finds(case: Case, data: st.DataObject) -> None:
+    """A solution (a dict, one read through a proxy, or a `Changed` of either: a value put in
+    for one field) holds the pins exactly when each pin's field has the pin's value there; pins
+    drawn from the witness (kept) and from the domains (mostly not), the changed field's among
+    them or not."""
+    cp = compile_pack(case.pack)
+    names = list(cp.domains)
+    domains = {n: list(cp.domains[n]) for n in names}
+    solution = {n: data.draw(st.sampled_from(domains[n]), label=n) for n in names}
+    witness: Mapping[str, Scalar] = solution
+    if data.draw(st.booleans(), label="proxy"):
+        witness = MappingProxyType(solution)
+    if data.draw(st.booleans(), label="changed"):
+        field = data.draw(st.sampled_from(names), label="field")
+        witness = consistency.Changed(
+            witness, field, data.draw(st.sampled_from(domains[field]), label="value")
+        )
+    for _ in range(8):
+        pinned = data.draw(st.lists(st.sampled_from(names), unique=True, max_size=len(names)), label="pinned")
+        pins = {
+            n: witness[n]
+            if data.draw(st.booleans(), label=f"keep {n}")
+            else data.draw(st.sampled_from(domains[n]))
+            for n in pinned
+        }
+        assert consistency._has_pins(witness, pins) is all(witness[n] == v for n, v in pins.items()), pins
 
 
 def _is_configuration(oracle: Oracle, row: Mapping[str, Scalar]) -> bool:

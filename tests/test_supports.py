@@ -42,16 +42,20 @@ def _scan_keeping(rows: list[dict[str, Any]], pins: dict[str, Any]) -> list[int]
     return [i for i, row in enumerate(rows) if all(_same(row[n], v) for n, v in pins.items())]
 
 
+@pytest.mark.parametrize("width", [1, 3, 64])
 @pytest.mark.parametrize("mended", [False, True])
 @pytest.mark.parametrize("seed", range(40))
 def test_every_question_answers_what_a_scan_of_the_rows_answers(
-    seed: int, mended: bool, monkeypatch: pytest.MonkeyPatch
+    seed: int, mended: bool, width: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`mended`: rows changed from the row before come as a `Mended` of the mapping given last
     (as the local search makes them), which the table stores as those changes when that mapping
-    is its newest row (not after a repeat), and looks at whole otherwise."""
+    is its newest row (not after a repeat), and looks at whole otherwise. `width`: the columns
+    per chunk of a stored row (one per column, chunks of three across the four fields, and one
+    chunk), which a row made from the one before shares where nothing changed."""
     rng = random.Random(seed)
     monkeypatch.setattr(supports_module, "MAX_SOLUTIONS", rng.choice([5, 9, 4096]))
+    monkeypatch.setattr(supports_module, "_CHUNK", width)
     table = Supports(SimpleNamespace(domains=DOMAINS))  # type: ignore[arg-type]
     table._limit = supports_module.MAX_SOLUTIONS  # (its floor of 64 would hide the restarts)
     rows: list[dict[str, Any]] = []  # what the table holds since it last started again

@@ -45,6 +45,12 @@ Keeping = tuple[int, int]
 """A set of stored solutions: (the table's generation, a bit set of rows)."""
 PinSet = frozenset[tuple[str, Any]]
 """Pins as refutations are kept under them (`Supports.pin_set`)."""
+Row = tuple[tuple[Scalar, ...], ...]
+"""A stored solution: its values in the table's column order, as consecutive chunks of
+`_CHUNK` columns. A row made from the one before shares every chunk where no value changed, so
+storing it copies the chunks it changed and a tuple of ~80 chunks at 5,000 fields, not a tuple
+of 5,000 values (a list and a tuple of them per row, ~2,000 rows per choices call), and the
+garbage collector, which walks each new row once, walks ~80 entries and the new chunks."""
 
 _MEMO_KEY = "supports"
 _CREATE = threading.Lock()
@@ -81,14 +87,16 @@ class Supports:
         self._lock = threading.Lock()
         self._seen: dict[int, list[int]] = {}  # rows by the sum of their columns' hashes
         self._digest = 0  # (that of the newest row)
-        self._rows: list[tuple[Scalar, ...]] = []
+        # Each row as its columns in chunks of `_CHUNK` (see `Row`), fixed per table.
+        self._width = _CHUNK
+        self._rows: list[Row] = []
         # Per column: the bit sets of the runs that have ended, by tagged value; and the run
         # still open, (tagged value, its first row).
         self._ended: list[dict[Any, int]] = [{} for _ in self.names]
         self._open: list[tuple[Any, int]] = []
         self._generation = 0  # bumped when the table starts again: older bit sets mean nothing
         self._limit = max(64, min(MAX_SOLUTIONS, MAX_CELLS // max(1, len(self.names))))
-        self._last: tuple[Scalar, ...] | None = None  # (a dict only when asked: `last`)
+        self._last: Row | None = None  # (a dict only when asked: `last`)
         self._source: Mapping[str, Scalar] | None = None  # the mapping the newest row was made of
         self._example: tuple[int, int, Mapping[str, Scalar]] | None = None  # (`example`'s last)
         self._refuted: dict[frozenset[tuple[str, Any]], set[tuple[str, Any]]] = {}
@@ -113,7 +121,7 @@ class Supports:
     def last(self) -> dict[str, Scalar] | None:
         """The solution added last (a starting point for the next search), or None."""
         last = self._last
-        return None if last is None else dict(zip(self.names, last, strict=True))
+        return None if last is None else self._solution(last)
 
     def add(self, solution: Mapping[str, Scalar]) -> bool:
         """Store a complete solution of every hard rule (the caller vouches for it: it comes from
@@ -127,7 +135,7 @@ class Supports:
         if len(solution) < len(self.names):
             return None
         with self._lock:
-            rows = self._rows
+            rows, width = self._rows, self._width
             restart = len(rows) >= self._limit
             previous = None if restart or not rows else rows[-1]
             # The columns whose value is not the very object of the row before: those a
@@ -136,14 +144,16 @@ class Supports:
             # same value, which changes no bit set): a row of a pack of thousands of fields
             # taken whole and compared with the one before was most of storing it.
             columns: list[int] | None = None
+            values: tuple[Scalar, ...] | None = None  # (the whole row, when it was made whole)
             if isinstance(solution, Mended):
                 if previous is not None and solution.near is self._source:
-                    column, row = self._column, list(previous)
-                    for name in solution.changed:
-                        row[column[name]] = solution[name]
-                    values = tuple(row)
+                    column = self._column
                     columns = sorted(
-                        {c for c in map(column.__getitem__, solution.changed) if row[c] is not previous[c]}
+                        {
+                            c
+                            for c in map(column.__getitem__, solution.changed)
+                            if solution[self.names[c]] is not previous[c // width][c % width]
+                        }
                     )
                 solution.near = None  # (read once: see `Mended`)
             if columns is None:
@@ -153,20 +163,31 @@ class Supports:
                     return None
                 if previous is not None:
                     columns = list(
-                        itertools.compress(itertools.count(), map(operator.is_not, values, previous))
+                        itertools.compress(
+                            itertools.count(),
+                            map(operator.is_not, values, itertools.chain.from_iterable(previous)),
+                        )
                     )
+            row = _chunks(width, values, previous, columns, solution, self.names)
             # Known already: a stored row with equal values and the same types (`True` is not
             # `1`). Rows are found by a hash kept up to date with the columns that changed (the
             # hash of a tuple of every field, twice per row, was a pass over the pack each).
             if columns is None or previous is None:
-                digest = sum(map(hash, enumerate(values)))
+                digest = sum(
+                    map(hash, enumerate(values if values is not None else itertools.chain.from_iterable(row)))
+                )
             else:
-                digest = self._digest + sum([hash((c, values[c])) - hash((c, previous[c])) for c in columns])
+                digest = self._digest + sum(
+                    [
+                        hash((c, row[c // width][c % width])) - hash((c, previous[c // width][c % width]))
+                        for c in columns
+                    ]
+                )
             same = self._seen.get(digest)
             if same is not None:
-                types = tuple(map(type, values))
-                if any(rows[i] == values and tuple(map(type, rows[i])) == types for i in same):
-                    self._last = values
+                types = _types(row)
+                if any(rows[i] == row and _types(rows[i]) == types for i in same):
+                    self._last = row
                     return None
             if restart:
                 self._seen.clear()
@@ -175,22 +196,26 @@ class Supports:
             at = len(rows)
             if columns is None or not at:
                 self._ended = [{} for _ in self.names]
-                self._open = [(_tagged(v), 0) for v in values]
+                self._open = [(_tagged(v), 0) for v in itertools.chain.from_iterable(row)]
             else:
                 ended, opened = self._ended, self._open
                 for col in columns:
-                    new = _tagged(values[col])
+                    new = _tagged(row[col // width][col % width])
                     old, first = opened[col]
                     if new != old:
                         table = ended[col]
                         table[old] = table.get(old, 0) | ((1 << at) - (1 << first))
                         opened[col] = (new, at)
             self._seen.setdefault(digest, []).append(at)
-            rows.append(values)
+            rows.append(row)
             self._digest = digest
-            self._last = values
+            self._last = row
             self._source = solution
             return (self._generation, 1 << at)
+
+    def _solution(self, row: Row) -> dict[str, Scalar]:
+        """A stored row as a mapping of every field."""
+        return dict(zip(self.names, itertools.chain.from_iterable(row), strict=True))
 
     def _values(self, solution: Mapping[str, Scalar]) -> tuple[Scalar, ...]:
         if isinstance(solution, dict) and tuple(solution) == self.names:
@@ -224,7 +249,7 @@ class Supports:
         (`solver.reasoning.givenchoices`)."""
         with self._lock:
             start = mark[1] if mark[0] == self._generation else 0
-            rows = [dict(zip(self.names, row, strict=True)) for row in self._rows[start:]]
+            rows = [self._solution(row) for row in self._rows[start:]]
             return (self._generation, len(self._rows)), rows
 
     def keeping(self, pins: Mapping[str, Scalar] | PinSet) -> Keeping:
@@ -255,7 +280,7 @@ class Supports:
                 made = self._example = (
                     generation,
                     at,
-                    MappingProxyType(dict(zip(self.names, self._rows[at], strict=True))),
+                    MappingProxyType(self._solution(self._rows[at])),
                 )
             return made[2]
 
@@ -271,7 +296,7 @@ class Supports:
                 if narrowed:
                     found = narrowed
             at = (found & -found).bit_length() - 1
-            return dict(zip(self.names, self._rows[at], strict=True))
+            return self._solution(self._rows[at])
 
     def latest(
         self, name: str, value: Scalar, pins: Mapping[str, Scalar], count: int
@@ -290,7 +315,7 @@ class Supports:
             out: list[dict[str, Scalar]] = []
             while found and len(out) < count:
                 at = found.bit_length() - 1
-                out.append(dict(zip(self.names, self._rows[at], strict=True)))
+                out.append(self._solution(self._rows[at]))
                 found ^= 1 << at
             return out
 
@@ -337,6 +362,42 @@ class Supports:
             if under not in self._refuted and len(self._refuted) >= MAX_REFUTED:
                 self._refuted.clear()
             self._refuted.setdefault(under, set()).add((name, _tagged(value)))
+
+
+# Columns per chunk of a stored row (`Row`).
+_CHUNK = 64
+
+
+def _chunks(
+    width: int,
+    values: tuple[Scalar, ...] | None,
+    previous: Row | None,
+    columns: list[int] | None,
+    solution: Mapping[str, Scalar],
+    names: tuple[str, ...],
+) -> Row:
+    """A row as its chunks of `width` columns: `values` (the whole row) cut, or, given the row
+    before and `columns` (those whose value is another object than `previous`'s, ascending),
+    `previous`'s chunks with those columns' values put in, from `values` or else from
+    `solution` (a `Mended` of the newest row: only its changed columns are read)."""
+    if previous is None or columns is None:
+        assert values is not None  # (made whole when there is no row before to start from)
+        return tuple([values[i : i + width] for i in range(0, len(values), width)])
+    chunks = list(previous)
+    for at, changed in itertools.groupby(columns, key=lambda c: c // width):
+        start = at * width
+        if values is not None:
+            chunks[at] = values[start : start + width]
+            continue
+        part = list(chunks[at])
+        for c in changed:
+            part[c - start] = solution[names[c]]
+        chunks[at] = tuple(part)
+    return tuple(chunks)
+
+
+def _types(row: Row) -> tuple[type, ...]:
+    return tuple(map(type, itertools.chain.from_iterable(row)))
 
 
 def _tagged(value: Scalar) -> Any:

@@ -98,7 +98,7 @@ class Checks:
                 if known_rules <= asked and all(n in pins and pins[n] == v for n, v in known_pins):
                     return False
         for witness, keeps in zip(self.witnesses, self._keeps, strict=True):
-            if all(witness[n] == v for n, v in pins.items()) and _keeps(cp, witness, keeps, open_set):
+            if _has_pins(witness, pins) and _keeps(cp, witness, keeps, open_set):
                 return True
         if len(open_set) == 1:
             # One rule: whether some values of its free fields keep it, by trying them (most
@@ -180,6 +180,22 @@ def solve_within(
             "first-values", {n: v[0] for n, v in cp.domains.items() if v}
         )
     return {**hint, **found}
+
+
+def _has_pins(witness: Mapping[str, Scalar], pins: Mapping[str, Scalar]) -> bool:
+    """Whether `witness` holds every pin's value, compared by the mappings' item views (in C
+    for dicts): a far layer's question has hundreds of pins, asked of up to `KEEP` witnesses
+    each, and a test per pin in Python was a fifth of its checks at 5,000 synthetic fields."""
+    if isinstance(witness, Changed):
+        # Its solution's items but the changed field's, whose pin is checked on its own.
+        field = witness.field
+        if field in pins:
+            if witness.value != pins[field]:
+                return False
+            pins = dict(pins)  # (a copy in C, less that pin)
+            del pins[field]
+        return pins.items() <= witness.solution.items()
+    return pins.items() <= witness.items()
 
 
 def _keeps(
