@@ -60,6 +60,18 @@ def test_a_module_without_its_bytecode_up_to_date_is_not_read(tmp_path: Path) ->
     assert not prebuilt._compiled(path)
 
 
+def test_a_module_found_without_bytecode_is_read_once_it_has_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A load before the module's bytecode exists (a checkout run with PYTHONDONTWRITEBYTECODE,
+    then compiled) must not leave the process loading from the files for good (round 27's CI: a
+    remembered miss made every later first start of that test worker parse the TOML)."""
+    monkeypatch.setattr(prebuilt, "_MODULES", {})
+    real = prebuilt._compiled
+    monkeypatch.setattr(prebuilt, "_compiled", lambda path: False)
+    assert prebuilt._shipped_module(PACKS / "sglang") is None
+    monkeypatch.setattr(prebuilt, "_compiled", real)
+    assert prebuilt._shipped_module(PACKS / "sglang") is not None
+
+
 @pytest.fixture
 def first_start(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """A process with no cache on disk or in memory; returns the TOML files it parses."""

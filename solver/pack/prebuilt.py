@@ -120,13 +120,18 @@ def _conditions(records: Any, codes: list[CodeType]) -> dict[str, Any]:
 
 def _shipped_module(root: Path) -> ModuleType | None:
     """The module `prebuilt` of the installed `constraints` package's pack directory `root`
-    (looked for once per directory: a load asks twice, `listed` then `recall`)."""
-    if root not in _MODULES:
-        _MODULES[root] = _find_module(root)
-    return _MODULES[root]
+    (kept once found: a load asks twice, `listed` then `recall`). A miss is not kept: the
+    module's bytecode may be written later in the process (a first import compiles it), and a
+    remembered miss would then load every later pack from its files."""
+    found = _MODULES.get(root)
+    if found is None:
+        found = _find_module(root)
+        if found is not None:
+            _MODULES[root] = found
+    return found
 
 
-_MODULES: dict[Path, ModuleType | None] = {}
+_MODULES: dict[Path, ModuleType] = {}
 
 
 def _find_module(root: Path) -> ModuleType | None:
