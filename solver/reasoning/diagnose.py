@@ -24,7 +24,7 @@ from solver.engine.supports import Keeping, PinSet, Supports, supports_for
 from solver.engine.tracing import WithoutEach, traced_domains
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.inputs.pins import collect_pins
-from solver.model import AssumedRecord, Pack, Pin, Repair, Scalar
+from solver.model import AssumedRecord, Field, Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import (
     Item,
     Reasons,
@@ -65,9 +65,7 @@ def nearest_first(pack: Pack, pin: Pin, ranked: Sequence[Scalar]) -> list[Scalar
     the flag is a repair of its own). A suggestion the user takes or not: nothing is set by it."""
     field = pack.fields[pin.field]
     typed = pin.value
-    if pin.source != "user" or field.kind != "option" or not _is_number(typed):
-        return list(ranked)
-    if not field.domain or not all(_is_number(v) for v in field.domain):
+    if pin.source != "user" or not _is_size(field) or not _is_number(typed):
         return list(ranked)
     sizes = [v for v in ranked if v != field.absent]
     # (`sorted` is stable: values equally near and equal keep the preferences' order.)
@@ -87,9 +85,15 @@ def changes_setup(pack: Pack, changed: Sequence[str]) -> bool:
     the refusing rule names, at the nearest size that fits (`nearest_first`)."""
     for name in changed:
         field = pack.fields[name]
-        if field.kind == "option" and not field.search and not all(_is_number(v) for v in field.domain):
+        if field.kind == "option" and not field.search and not _is_size(field):
             return True
     return False
+
+
+def _is_size(field: Field) -> bool:
+    """Whether `field` is a size (`nearest_first`, `changes_setup`): an option whose listed values
+    are all numbers."""
+    return field.kind == "option" and bool(field.domain) and all(_is_number(v) for v in field.domain)
 
 
 def _is_number(value: Scalar) -> bool:
