@@ -394,6 +394,8 @@ class AdjustmentRecord(Record):
 
 @record_type
 class WarningRecord(Record):
+    """A `warn` rule the answer breaks: the rule's id and its message (the rule's `because`)."""
+
     rule: str
     message: str
 

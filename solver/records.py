@@ -19,7 +19,7 @@ from solver.frozen import Frozen, record_type
 __all__ = ["Record", "record_type"]
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+@record_type
 class Record(Frozen):
     """A frozen record with the subset of pydantic's model API this code base uses."""
 

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from solver.frozen import Frozen, frozen_type
 from solver.model import Field, Scalar, given_key, typed_key
 from solver.pack import syntax
 from solver.pack.codegen import Piece, Writer
@@ -47,8 +47,8 @@ class ExprError(ValueError):
     """A condition that is not in the language or does not fit the pack."""
 
 
-@dataclass(frozen=True)
-class Condition:
+@frozen_type
+class Condition(Frozen):
     """A checked, compiled condition and the fields it reads.
 
     `holds(values)` takes the values of `fields` in order (all known) and is the fast path used by
@@ -114,8 +114,8 @@ _CMP = {
 _ORDER_OPS = {"<", "<=", ">", ">="}
 
 
-@dataclass(frozen=True)
-class _Operand:
+@frozen_type
+class _Operand(Frozen):
     """A compiled operand: a field, a literal, a collection of literals, or a product."""
 
     kind: str  # "field" | "const" | "collection" | "product"

@@ -18,10 +18,10 @@ must be 1 or 2 or 3 ..." of a typed `-tp 2`, told over the wrong copy of the pac
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from solver.frozen import Frozen, frozen_type
 from solver.model import ConflictReport, Pack, Pin, Scalar
 from solver.values import show as _show
 
@@ -34,8 +34,8 @@ __all__ = ["Step", "chain_of_steps", "conflict_steps", "describe_pin"]
 _GIVEN_SOURCES = ("user", "fact")
 
 
-@dataclasses.dataclass(frozen=True)
-class Step:
+@frozen_type
+class Step(Frozen):
     """One rule applied: its premises (field -> the values known before it, one value: a pin or
     a given field) and its consequence (field -> the values left after it; empty: it refutes)."""
 
