@@ -1,13 +1,16 @@
-"""Every record class of `solver.model` behaves as the frozen dataclass the standard library makes
-of it (equality, hash, repr, frozenness, the constructor), though its equality, hash and repr are
-`Record`'s own, made once for all records from each class's field names (`solver.records.record_type`):
-the library compiles six functions per dataclass, half of a record class's creation, paid by every
-first start of `confsolve check` (benchmarks/README, round cold27)."""
+"""Every record class of `solver.model` (and each `frozen_type` class on `check`'s path) behaves as
+the frozen dataclass the standard library makes of it (equality, hash, repr, frozenness, the
+constructor), though its equality, hash, repr and frozenness are `Frozen`'s own, made once for all
+from each class's field names, and its constructor is compiled when it is first called
+(`solver.frozen`): the library compiles up to six functions per dataclass, most of a class's
+creation, paid by every first start of `confsolve check` (benchmarks/README, rounds cold27, cold28)."""
 
 from __future__ import annotations
 
 import dataclasses
 import itertools
+import subprocess
+import sys
 from typing import Any
 
 import pytest
@@ -17,20 +20,24 @@ from solver import model
 from solver.errors import InputIssue, PackProblem, Unsatisfiable
 from solver.frozen import Frozen
 from solver.pack.crosscheck import PackSemantics
+from solver.pack.expr import Condition, _Operand
 from solver.pack.loader import semantics
 from solver.reasoning.plan import Plan, plan_for
 from solver.records import Record
+from solver.render.steps import Step
 
 RECORDS: list[type[Frozen]] = sorted(
     (c for c in vars(model).values() if isinstance(c, type) and issubclass(c, Record) and c is not Record),
     key=lambda c: c.__name__,
 )
-RECORDS += [InputIssue, PackProblem, PackSemantics, Plan]  # `frozen_type`'s, on `check`'s path
+RECORDS += [InputIssue, PackProblem, PackSemantics, Plan, Condition, _Operand, Step]  # `frozen_type`'s
+# The modules that make them: imported in a new interpreter by the test of what a class holds when made.
+MAKERS = sorted({c.__module__ for c in RECORDS} | {"solver.frozen", "solver.records"})
 
 
 def _reference(cls: type[Frozen]) -> type[Any]:
-    """The dataclass the standard library makes of `cls`'s fields (`frozen=True`; keywords only,
-    as the tests build them)."""
+    """The dataclass the standard library makes of `cls`'s fields (`frozen=True`, each field keyword
+    only or not as in `cls`)."""
     spec = [
         (
             f.name,
@@ -41,11 +48,12 @@ def _reference(cls: type[Frozen]) -> type[Any]:
                 compare=f.compare,
                 hash=f.hash,
                 repr=f.repr,
+                kw_only=f.kw_only,
             ),
         )
         for f in dataclasses.fields(cls)
     ]
-    made: type[Any] = dataclasses.make_dataclass(cls.__name__, spec, frozen=True, kw_only=True)
+    made: type[Any] = dataclasses.make_dataclass(cls.__name__, spec, frozen=True)
     made.__qualname__ = cls.__qualname__
     return made
 
@@ -96,6 +104,8 @@ def instances() -> dict[type[Any], list[Frozen]]:
                 model.DepartureRecord(
                     field="f", launcher=None if n == 1 else "x", resolved=n, rule=None, because="b"
                 ),
+                _Operand(kind="const", value=n, display=str(n)),
+                Step(rule=f"r{n}", premises={"a": (n,)}, consequence={"b": ()}),
             ],
             found,
         )
@@ -105,8 +115,55 @@ def instances() -> dict[type[Any], list[Frozen]]:
 def test_records_share_one_equality_hash_and_repr() -> None:
     """No record class has generated methods of its own (fails on a1e60f3: 19 classes x 3)."""
     for cls in RECORDS:
-        own = {"__eq__", "__hash__", "__repr__"} & set(vars(cls))
+        own = {"__eq__", "__hash__", "__repr__", "__setattr__", "__delattr__"} & set(vars(cls))
         assert not own, (cls.__name__, own)
+
+
+def test_making_a_class_compiles_nothing() -> None:
+    """In a new interpreter, once the modules are imported, no class has a method of its own that
+    the library would have written: its constructor comes at its first call (fails on a0ebea6:
+    each record had `__init__`, `__setattr__` and `__delattr__`; Condition, _Operand and Step six)."""
+    names = [f"{c.__module__}:{c.__qualname__}" for c in RECORDS]
+    script = (
+        "import importlib, sys\n"
+        f"for m in {MAKERS!r}: importlib.import_module(m)\n"
+        "written = {'__init__', '__eq__', '__hash__', '__repr__', '__setattr__', '__delattr__'}\n"
+        f"for name in {names!r}:\n"
+        "    module, _, qual = name.partition(':')\n"
+        "    own = written & set(vars(getattr(sys.modules[module], qual)))\n"
+        "    if own: print(name, sorted(own))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout == ""
+
+
+def test_constructors_refuse_and_fill_as_the_librarys() -> None:
+    """A missing or unknown argument is refused in the library's words; defaults and factories fill
+    the rest (a new value from each factory per record)."""
+    for cls in RECORDS:
+        reference = _reference(cls)
+        said: list[list[str]] = [[], []]
+        for words, make in zip(said, (cls, reference), strict=True):
+            for args in ({}, {"no_such_field": 1}):
+                try:
+                    make(**args)
+                except TypeError as refused:
+                    words.append(str(refused))
+                else:
+                    words.append("made")
+        assert said[0] == said[1], cls.__name__
+        fields = dataclasses.fields(cls)
+        required = {
+            f.name: None
+            for f in fields
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
+        ours, theirs = cls(**required), reference(**required)
+        assert repr(ours) == repr(theirs)
+        again = cls(**required)
+        for f in fields:
+            if f.default_factory is not dataclasses.MISSING:
+                assert getattr(ours, f.name) is not getattr(again, f.name), (cls.__name__, f.name)
 
 
 def test_records_behave_as_the_standard_librarys_frozen_dataclasses(
