@@ -213,9 +213,11 @@ def version_text() -> str:
 # its line in `confsolve --help`, or None to leave it out). The function is called as
 # function(subparsers, add_inputs) and adds the full subparser of every name that points at it,
 # in this order, with `set_defaults(func=...)` where func(args) -> exit code. Only the command
-# that runs is built (and its module imported); the others are placeholders with their name and
-# help line, so `--help` and usage errors read the same. tests/test_cli.py checks these lines
-# against what the functions register.
+# that runs is built (and its module imported), alone: what argparse prints once it has a command
+# (that command's help, usage and errors, the top-level usage line) lists no other. Without a
+# command (`--help`, none, an unknown one) every command is a placeholder with its name and help
+# line, so `--help` and the invalid-choice error read as with all built. tests/test_cli.py checks
+# these lines against what the functions register.
 COMMANDS: dict[str, tuple[str, str | None]] = {
     "resolve": ("solver.cli.queries:_add_resolve", "the best configuration that works, explained"),
     "why": ("solver.cli.queries:_add_why", "why a field has its value"),
@@ -243,7 +245,8 @@ COMMANDS: dict[str, tuple[str, str | None]] = {
 
 def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
     """The `confsolve` parser: every command complete when `command` is True; only that command
-    when it is a name (the others are placeholders, see COMMANDS); no command when False."""
+    when it is a name (and no other: see COMMANDS); otherwise placeholders, none built. ~20
+    placeholder parsers were half of building `check`'s (round cold28)."""
     parser = _Parser(
         prog="confsolve",
         description="Resolve, explain and check LLM-serving launcher configurations "
@@ -263,6 +266,8 @@ def build_parser(command: bool | str = True) -> argparse.ArgumentParser:
                 built.add(spec)
                 _build(spec, sub)
             continue
+        if command in COMMANDS:
+            continue  # a named command's parse and messages read no other (see COMMANDS)
         if help_line is None:  # without help=, argparse leaves it out of the list of commands
             placeholder = sub.add_parser(name, add_help=False)
         else:
