@@ -124,3 +124,24 @@ def test_without_tomli_the_standard_librarys_parser_gives_the_same_documents(
     assert parse_toml("x.toml", b"a = {b = 1,\n c = 2}\n", problems) is None
     found = problems.problems
     assert found[0].message.startswith("not valid TOML") and found[0].line == 1
+
+
+def test_the_console_script_runs_its_command_with_fewer_young_collections(tmp_path: Path) -> None:
+    """`confsolve` (`solver._command_line`) runs the whole command, its imports included, with the
+    collector's raised first threshold (`engine.collector.fewer_collections`), and puts the host's
+    back after it (fails on a0ebea6: 700 throughout, ~50 young collections in a first `check`)."""
+    code = (
+        "import gc, sys\n"
+        "sys.argv = ['confsolve', 'packs']\n"
+        "import solver\n"
+        "from solver.cli import commands\n"
+        "seen = []\n"
+        "commands.main = lambda: seen.append(gc.get_threshold()[0]) or 0\n"
+        "code = solver._command_line()\n"
+        "print(seen[0], gc.get_threshold()[0], code)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    from solver.engine.collector import _YOUNG
+
+    assert done.stdout.split() == [str(_YOUNG), "700", "0"], done.stderr
