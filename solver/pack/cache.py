@@ -27,7 +27,6 @@ neither read nor write. At most `MAX_ENTRIES` entries are kept. Imports only the
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import os
 import stat
 import sys
@@ -78,7 +77,9 @@ def code_key(solver: Path) -> str:
     """The part of a cache entry's name that changes with the code reading it: the modules of
     the package at `solver` and this interpreter."""
     # The interpreter too: the conditions' side file holds its code objects (pack.condcache).
-    digest = hashlib.sha256(f"{FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}".encode())
+    from solver.pack.files import sha256
+
+    digest = sha256(f"{FORMAT}\0{sys.version}\0{sys.implementation.cache_tag}".encode())
     # Every module: which of them decide what an entry holds changes as the code does (the
     # loader now runs the model-config checks, validation, the condition language, ...).
     for path in sorted(solver.rglob("*.py")):

@@ -9,7 +9,6 @@ bounded before tomllib recurses, and control characters are refused. `read_bound
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
@@ -17,7 +16,7 @@ import sys
 from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from solver.errors import Collector, PackProblem
 from solver.pack.text import toml_error_line
@@ -367,9 +366,38 @@ def _shorten(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+class Hash(Protocol):
+    """What a hash of `hashlib` does that is used here."""
+
+    def update(self, data: bytes, /) -> None: ...
+
+    def hexdigest(self) -> str: ...
+
+
+def _sha256() -> Callable[..., Hash]:
+    """`hashlib.sha256`, or the same function built into the interpreter (`_sha256` in 3.11,
+    `_sha2` from 3.12): importing hashlib loads OpenSSL's libcrypto, ~5 ms of a first `confsolve
+    check` (round cold28), for the one algorithm a start uses. The same digests; hashlib's where
+    the interpreter has no built-in one (built without it, or FIPS builds)."""
+    import importlib
+
+    for module in ("_sha256", "_sha2"):
+        try:
+            made: Callable[..., Hash] = importlib.import_module(module).sha256
+        except (ImportError, AttributeError):
+            continue
+        return made
+    from hashlib import sha256
+
+    return sha256
+
+
+sha256 = _sha256()
+
+
 def pack_digest(files: list[tuple[str, bytes]]) -> str:
     """sha256 over each file's name, length and bytes (moving text between files changes it)."""
-    digest = hashlib.sha256()
+    digest = sha256()
     for name, raw in files:
         digest.update(f"{name}\0{len(raw)}\0".encode())
         digest.update(raw)

@@ -79,10 +79,10 @@ def source(directory: str | Path) -> str:
 def _manifest(directory: Path) -> tuple[str, str, tuple[str, ...]]:
     """The digest of pack.toml's bytes, the pack's name and the files it lists, as the loader
     reads them (`solver.pack.prebuilt.listed`)."""
-    import hashlib
+    from solver.pack.files import sha256
 
     head, name, files = _listing(directory)
-    return hashlib.sha256(head).hexdigest(), name, tuple(files)
+    return sha256(head).hexdigest(), name, tuple(files)
 
 
 def _listing(directory: Path) -> tuple[bytes, str, list[str]]:

@@ -109,9 +109,9 @@ def manifest_of(module: ModuleType, manifest: bytes) -> tuple[str, list[str]] | 
     digest, name, files = record
     if not (isinstance(name, str) and isinstance(files, tuple) and all(isinstance(f, str) for f in files)):
         return None
-    import hashlib
+    from solver.pack.files import sha256
 
-    return (name, list(files)) if digest == hashlib.sha256(manifest).hexdigest() else None
+    return (name, list(files)) if digest == sha256(manifest).hexdigest() else None
 
 
 def _conditions(records: Any, codes: list[CodeType]) -> dict[str, Any]:
