@@ -228,8 +228,8 @@ def test_the_writer_reads_its_text_back_as_a_load_reads_it(
     if damage == "manifest":
         written = prebuild._manifest
 
-        def dropped(directory: Path) -> tuple[str, str, tuple[str, ...]]:
-            digest, name, files = written(directory)
+        def dropped(listing: tuple[bytes, str, list[str]]) -> tuple[str, str, tuple[str, ...]]:
+            digest, name, files = written(listing)
             return digest, name, files[:-1]  # a file of the pack left out of the listing
 
         monkeypatch.setattr(prebuild, "_manifest", dropped)
@@ -245,3 +245,18 @@ def test_the_writer_reads_its_text_back_as_a_load_reads_it(
         monkeypatch.setattr(given, "encoded_reads", as_text)
     with pytest.raises(ValueError, match="does not give the pack back"):
         prebuild.source(PACKS / "vllm")
+
+
+def test_the_writer_reads_the_listing_of_the_files_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing a writer writes as MANIFEST is the one it reads back, read from the files once
+    (fails on a0ebea6: `_listing` read them twice, for the text and for its check)."""
+    calls: list[Path] = []
+    listing = prebuild._listing
+
+    def counted(directory: Path) -> tuple[bytes, str, list[str]]:
+        calls.append(directory)
+        return listing(directory)
+
+    monkeypatch.setattr(prebuild, "_listing", counted)
+    prebuild.source(PACKS / "vllm")
+    assert calls == [PACKS / "vllm"]

@@ -39,6 +39,7 @@ def source(directory: str | Path) -> str:
     # The conditions that load parsed: each function was made from a source this process holds.
     found = semantics(pack)
     reads, positions = given.parsed_reads(pack), given.parsed_positions(pack)
+    listing = _listing(Path(directory))  # (read once: written, then read back)
     out = _Text()
     groups = [
         (name, [(key, None if cond is None else out.record(cond)) for key, cond in group.items()])
@@ -53,7 +54,7 @@ def source(directory: str | Path) -> str:
         "",
         f"FORMAT = {FORMAT!r}",
         f"DIGEST = {pack.digest!r}",
-        f"MANIFEST = {_literal(_manifest(Path(directory)))}",
+        f"MANIFEST = {_literal(_manifest(listing))}",
         f"PACK = {_literal(doc)}",
         f"ORDER = {_literal(analyse(pack).order)}",
         f"VALUE_READS = {_literal(given.encoded_reads(reads))}",
@@ -71,17 +72,17 @@ def source(directory: str | Path) -> str:
         lines.append(")")
     text = "\n".join(lines) + "\n"
     tables = {"value_reads": reads, "valued_preferences": positions}
-    if not _reads_back(text, Path(directory), pack, found, tables):
+    if not _reads_back(text, listing, pack, found, tables):
         raise ValueError(f"{directory}: the prebuilt text does not give the pack back")
     return text
 
 
-def _manifest(directory: Path) -> tuple[str, str, tuple[str, ...]]:
-    """The digest of pack.toml's bytes, the pack's name and the files it lists, as the loader
-    reads them (`solver.pack.prebuilt.listed`)."""
+def _manifest(listing: tuple[bytes, str, list[str]]) -> tuple[str, str, tuple[str, ...]]:
+    """The digest of pack.toml's bytes, the pack's name and the files it lists (`_listing`), as
+    the loader reads them (`solver.pack.prebuilt.listed`)."""
     from solver.pack.files import sha256
 
-    head, name, files = _listing(directory)
+    head, name, files = listing
     return sha256(head).hexdigest(), name, tuple(files)
 
 
@@ -165,11 +166,14 @@ def _literal(value: Any) -> str:
     raise TypeError(f"no literal for {type(value).__name__}")
 
 
-def _reads_back(text: str, directory: Path, pack: Pack, found: PackSemantics, tables: dict[str, Any]) -> bool:
+def _reads_back(
+    text: str, listing: tuple[bytes, str, list[str]], pack: Pack, found: PackSemantics, tables: dict[str, Any]
+) -> bool:
     """Whether `text`, run, gives what a load reads of it (`solver.pack.prebuilt`'s `read` and
     `manifest_of`, `solver.pack.given`'s tables as it decodes them) equal to what the files give:
-    `pack`, its name and listed files, its field order, `given`'s `tables` and conditions of the
-    same texts, fields, literals, sources and constants (a writer's check, not a reader's)."""
+    `pack`, its name and listed files (`listing`, the files' `_listing`), its field order,
+    `given`'s `tables` and conditions of the same texts, fields, literals, sources and constants
+    (a writer's check, not a reader's)."""
     namespace: dict[str, Any] = {}
     exec(compile(text, f"<{MODULE}>", "exec", dont_inherit=True), namespace)
     module = ModuleType(MODULE)
@@ -184,7 +188,7 @@ def _reads_back(text: str, directory: Path, pack: Pack, found: PackSemantics, ta
         return False
     if any(given.decoded(part, kept.get(part)) != tables[part] for part in TABLES):
         return False
-    head, name, files = _listing(directory)
+    head, name, files = listing
     if manifest_of(module, head) != (name, files):
         return False
     for (_, group), back in zip(_groups(found), _groups(conditions), strict=True):
