@@ -512,3 +512,27 @@ def test_a_deadline_offers_set_only_to_commands_that_take_it() -> None:
     assert takes == TAKES_SET
     assert "--set" not in str(DeadlineExceeded("lint", "rules", 1))
     assert "narrow the request with --set" in str(DeadlineExceeded("count", "counting", 1))
+
+
+@pytest.mark.parametrize(
+    ("words", "flag"),
+    [
+        (["--model-config", ""], "--model-config"),
+        (["--", "python", "-m", "sglang.launch_server", "--model-path", ""], "--model-path"),
+    ],
+)
+def test_an_empty_model_path_is_bad_input(
+    words: list[str],
+    flag: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """An empty model path is refused, naming the option and the value (fails on a0ebea6: dropped
+    in silence, exit 0 with the model facts assumed; `Path("")` would have been the current
+    directory, whose config.json this one is)."""
+    (tmp_path / "config.json").write_text('{"architectures": ["DeepseekV3ForCausalLM"]}')
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "check", "--set", "platform=cuda", "--set", "gpu_arch=sm90", *words)
+    assert (code, out) == (2, "")
+    assert f"{flag} '': an empty path" in err

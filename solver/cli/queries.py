@@ -193,7 +193,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
         with issues.collect():
             environ = facts_from_environ(pack)
     model: dict[str, Any] = {}
-    if model_path:
+    if model_path is not None:  # (an empty one too: said to be empty, not dropped)
         from solver.inputs.modelconfig import facts_from_model_config
 
         with issues.collect():

@@ -69,6 +69,17 @@ def model_path(text: str | os.PathLike[str], *, flag: str = "--model-config") ->
     PosixPath('/nonexistent/dir')
     """
     raw = os.fsdecode(text)
+    if not raw:  # `Path("")` is the current directory: never read as the user's model
+        raise InvalidInput(
+            [
+                InputIssue(
+                    field="model_config",
+                    value=raw,
+                    message=f"{flag} {raw!r}: an empty path; give a config.json, a model directory "
+                    "or the id of a model in the local Hugging Face cache",
+                )
+            ]
+        )
     path = Path(raw).expanduser()
     if path.exists() or not _HUB_ID.match(raw):
         return path
