@@ -86,9 +86,10 @@ def narrowing_pack(tmp_path_factory: pytest.TempPathFactory) -> Pack:
 
 
 def _chain(message: str) -> list[str]:
-    """The step lines of a conflict message (from the first "Because" to the line ending in ".")."""
+    """The step lines of a conflict message (from the first "Because" or "Whichever" to the line
+    ending in ".")."""
     lines = message.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith("Because ")), None)
+    start = next((i for i, line in enumerate(lines) if line.startswith(("Because ", "Whichever "))), None)
     if start is None:
         return []
     chain = []
@@ -124,8 +125,14 @@ _CONSEQUENCE = re.compile(
 )
 
 
+_SPLIT = re.compile(r"^[Ww]hichever (?P<field>\w+) is, the request cannot hold:$")
+_CASE = re.compile(r"^  if (?P<said>.+?), (?P<step>because .*)$")
+
+
 def _assert_steps_follow(pack: Pack, exc: Unsatisfiable) -> None:
-    """The law (see the module's docstring), on the message of `exc` and its conflict."""
+    """The law (see the module's docstring), on the message of `exc` and its conflict; a split
+    ("whichever X is") names every value the steps before it left of X, and each case's steps
+    follow from them and X's value, to a refutation."""
     chain = _chain(exc.message)
     if not chain:
         return
@@ -137,25 +144,62 @@ def _assert_steps_follow(pack: Pack, exc: Unsatisfiable) -> None:
     plan = plan_for(pack)
     given = {n: p.value for n, p in request.items()}
     known: dict[str, list[Scalar]] = {p.field: [p.value] for p in exc.conflict.pins}
-    for number, line in enumerate(chain):
+    split = next((i for i, line in enumerate(chain) if _SPLIT.match(line.rstrip(";"))), None)
+    if split is None:
+        assert _follow(pack, plan, given, known, [line.rstrip(";.") for line in chain]), chain[-1]
+        return
+    steps = [line.rstrip(";") for line in chain[:split]]
+    assert not _follow(pack, plan, given, known, steps), "a step before the split refutes"
+    found = _SPLIT.match(chain[split].rstrip(";"))
+    assert found, chain[split]
+    name = found["field"]
+    cases: list[tuple[str, list[str]]] = []
+    for line in chain[split + 1 :]:
+        case = _CASE.match(line)
+        if case:
+            cases.append((case["said"], [case["step"].rstrip(";.")]))
+        else:
+            assert line.startswith("    because ") and cases, line
+            cases[-1][1].append(line.strip().rstrip(";."))
+    left = known.get(name, list(plan.compiled.domains[name]))
+    # Each case says one value of the split field (`X=v`, `--flag v` or `X=v (label)`), and the
+    # cases say every value left, in order.
+    assert [_said_value(said) for said, _ in cases] == [show(v) for v in left], (cases, left)
+    for value, (_, lines) in zip(left, cases, strict=True):
+        assert _follow(pack, plan, given, {**known, name: [value]}, lines), lines[-1]
+
+
+def _said_value(said: str) -> str:
+    said = re.sub(r" \(.*\)$", "", said)  # a fact's label
+    return said.split("=", 1)[1] if "=" in said.split(" ")[0] else said.split(" ", 1)[1]
+
+
+def _follow(
+    pack: Pack,
+    plan: object,
+    given: Mapping[str, Scalar],
+    known: dict[str, list[Scalar]],
+    lines: Sequence[str],
+) -> bool:
+    """Each step line follows from `known` (updated as the steps narrow): True when the last one
+    refutes (and no other does)."""
+    for number, line in enumerate(lines):
         found = _STEP.match(line)
         assert found, line
         rid = found["rule"]
-        assert rid in {r.id for r in exc.conflict.rules}, line
-        then = line.rstrip(";.").split(f"({pack.rule(rid).because.rstrip('.')}), ", 1)[1]
-        fields = plan.compiled.rules[rid].fields
+        then = line.split(f"({pack.rule(rid).because.rstrip('.')}), ", 1)[1]
+        fields = plan.compiled.rules[rid].fields  # type: ignore[attr-defined]
         if then == "the request cannot hold":
-            assert number == len(chain) - 1, f"a step before the last refutes: {line}"
+            assert number == len(lines) - 1, f"a step before the last refutes: {line}"
             # (A field of the request that is no pin of the conflict is said as given there.)
             told = {**{f: [given[f]] for f in fields if f in given and f not in known}, **known}
             assert not _holds(plan, told, rid), f"the rule holds with its premises: {line}"
-            continue
-        assert number < len(chain) - 1, f"the last step does not refute: {line}"
+            return True
         stated = list(_CONSEQUENCE.finditer(then))
         assert stated and " and ".join(m[0] for m in stated) == then, line
         for m in stated:
             name = m["field"]
-            before = known.get(name, list(plan.compiled.domains[name]))
+            before = known.get(name, list(plan.compiled.domains[name]))  # type: ignore[attr-defined]
             named = m["values"].split(" or ")
             left = [v for v in before if _holds(plan, known, rid, {name: v})]
             removed = [show(v) for v in before if v not in left]
@@ -165,6 +209,7 @@ def _assert_steps_follow(pack: Pack, exc: Unsatisfiable) -> None:
             else:
                 assert named == removed, line
             known[name] = left
+    return False
 
 
 def _holds(
@@ -196,3 +241,53 @@ def test_every_step_of_a_scenario_conflict_follows_from_its_premises(path: Path)
     with pytest.raises(Unsatisfiable) as info:
         ask(pack, options, facts, repairs=False, **kwargs)  # type: ignore[operator]
     _assert_steps_follow(pack, info.value)
+
+
+QWEN3_NEXT_ON_B200 = {
+    "platform": "cuda",
+    "gpu_arch": "sm100",
+    "architecture": "Qwen3NextForCausalLM",
+    "checkpoint_quant": "none",
+    "checkpoint_kv_cache_quant": "none",
+    "num_attention_heads": 16,
+    "num_gpus": 8,
+}
+
+
+def test_a_conflict_that_holds_by_cases_is_told_case_by_case() -> None:
+    """Qwen3-Next with --block-size 96 on a B200: the backends left each fail the mamba state's
+    block size for their own KV-cache dtypes, so no one rule at a time reaches the refutation.
+    a0ebea6 told no chain (round 26's was nine false "cannot hold" steps); now each backend left
+    is a case, each told to its own refutation, and the law holds over every case."""
+    vllm = load_pack("vllm")
+    options = {"attention_backend": "TRITON_FLASHINFER", "block_size": 96}
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(vllm, options, QWEN3_NEXT_ON_B200, repairs=False)
+    chain = _chain(info.value.message)
+    assert "whichever attention_backend is, the request cannot hold:" in chain
+    cases = [line for line in chain if line.startswith("  if ")]
+    assert [line.split(",")[0] for line in cases] == [
+        "  if --attention-backend FLASH_ATTN",
+        "  if --attention-backend TRITON_FLASHINFER",
+        "  if --attention-backend B12X",
+    ]
+    _assert_steps_follow(vllm, info.value)
+
+
+def test_a_rule_over_two_fields_nobody_knows_narrows_them() -> None:
+    """GLM-5 (DSA) with an nvfp4 KV cache and --dsa-decode-backend trtllm: the trait rule reads
+    two derived facts (is_dsa, is_mla) and the refusing rule one more field nobody typed (the
+    prefill backend); a0ebea6 told no chain, as a rule waited for all but one of its fields."""
+    sglang = load_pack("sglang")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm120",
+        "architecture": "GlmMoeDsaForCausalLM",
+        "checkpoint_quant": "fp8",
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(sglang, {"kv_cache_dtype": "nvfp4", "dsa_decode_backend": "trtllm"}, facts, repairs=False)
+    chain = _chain(info.value.message)
+    assert chain and chain[0].endswith("is_dsa must be true;"), chain
+    assert chain[-1].endswith("the request cannot hold."), chain
+    _assert_steps_follow(sglang, info.value)

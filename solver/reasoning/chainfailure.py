@@ -112,7 +112,14 @@ def _chain_repairs(
     pack = plan.pack
     name, default = failed.field, failed.chain[0]
     core_pins = found[0] if found is not None else []
-    ranked_fixes: list[tuple[tuple[bool, bool, int], Repair]] = []
+    ranked_fixes: list[tuple[tuple[bool, bool, bool, int], Repair]] = []
+    # The default that fails is a setup choice left out (SGLang's --disaggregation-mode null:
+    # aggregated serving; --quantization none): setting it turns on what the user did not ask for
+    # (a PD decode server, which needs a prefill server beside it; a quantization method), so the
+    # user's own flags come first and it comes after (a0ebea6 offered `--disaggregation-mode
+    # decode` first to fit a MoRI all-to-all). A default the launcher picks (a backend, a cache
+    # dtype) and a size left out (a request cap the refusing rule asks for) still come first.
+    turns_on = default == pack.fields[name].absent and changes_setup(pack, [name])
     fact = pack.fields[name].kind == "fact"
     # The facts of the conflict nobody gave (the failing one first): stated otherwise below.
     assumed = [(name, default)] if fact else []
@@ -136,7 +143,7 @@ def _chain_repairs(
             if values is not None:
                 ranked_fixes.append(
                     (
-                        (True, changes_setup(pack, [pin.field]), 0),
+                        (False, True, changes_setup(pack, [pin.field]), 0),
                         Repair.model_construct(
                             set={}, unset=[pin.field], values=values, changes=1, rank_loss=0
                         ),
@@ -160,24 +167,40 @@ def _chain_repairs(
             )
             if values is not None:
                 worked += 1
-                # Setting the flag whose default fails comes first: it is the direct answer.
+                # Setting the flag whose default fails comes first: it is the direct answer,
+                # unless that default is the flag left out (`turns_on`).
                 ranked_fixes.append(
                     (
-                        (pin.field != name, changes_setup(pack, [pin.field]), tried),
+                        (
+                            pin.field == name and turns_on,
+                            pin.field != name,
+                            changes_setup(pack, [pin.field]),
+                            tried,
+                        ),
                         Repair.model_construct(
                             set={pin.field: value}, unset=[], values=values, changes=1, rank_loss=tried
                         ),
                     )
                 )
     ranked_fixes.sort(key=lambda item: item[0])
-    fixes = [repair for _, repair in ranked_fixes][:MAX_REPAIRS]
+    # Setting the failing flag itself stays offered when it comes after the user's own flags.
+    own = next((repair for key, repair in ranked_fixes if key[0]), None)
+    fixes = _first([repair for _, repair in ranked_fixes], MAX_REPAIRS, own)
     if assumed:  # an assumed fact is corrected only when the model differs: the user's flags first
         room = max(1, MAX_REPAIRS - len(fixes))
         stated = fact_repairs(plan, made_on or pack, pins, assumed, predict=predict, limit=room)
-        fixes = fixes[: MAX_REPAIRS - len(stated)] + stated
+        fixes = _first(fixes, MAX_REPAIRS - len(stated), own) + stated
     if failed.adjustments:  # the launcher's own overrides replaced typed pins on the way
         fixes = as_typed(plan, pins, failed.adjustments, fixes, predict)
     return with_given_repairs(fixes, plan, pins, failed.adjustments, found, (), predict, limit=MAX_REPAIRS)
+
+
+def _first(fixes: list[Repair], limit: int, kept: Repair | None) -> list[Repair]:
+    """The first `limit` of `fixes`, the last of them replaced by `kept` when it is left out."""
+    first = fixes[:limit]
+    if kept is not None and kept in fixes and kept not in first and first:
+        first[-1] = kept
+    return first
 
 
 def _fitting(plan: Plan, view: Mapping[str, Pin], pin: Pin, failed: ChainFailed) -> Iterator[Scalar]:

@@ -140,14 +140,7 @@ def conflict_paragraph(
             else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
-    # The first rule that reads a value the user set: a rule over facts alone derives what the
-    # others read (a Qwen3-Next's head size, an architecture's traits), and its `because` is not
-    # what to change.
-    typed = {p.field for p in exc.conflict.pins if p.source in ("user", "adjusted")}
-    quoted = next(
-        (r for r in exc.conflict.rules if cp is not None and typed.intersection(cp.rules[r.id].fields)),
-        exc.conflict.rules[0] if exc.conflict.rules else None,
-    )
+    quoted = quoted_rule(exc, first, pack, cp)
     because = quoted.because.rstrip() if quoted is not None else ""
     if because and not because.endswith((".", "!", "?")):
         because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
@@ -156,6 +149,35 @@ def conflict_paragraph(
         f"{because}{fix} "
         f"Run `confsolve resolve` with the same inputs for the full explanation."
     )
+
+
+def quoted_rule(exc: Any, first: Repair | None, pack: Pack | None, cp: Any) -> Any:
+    """The rule of the conflict whose `because` the one paragraph quotes: the one tied to what
+    the user can change. A rule over derived facts (an architecture's traits, a Qwen3-Next's head
+    size) says what the others read, not what to change: a0ebea6 quoted "sparse MLA is a kind of
+    MLA; set is_mla=true" for DeepSeek-V3.2 on an A100 next to "Try: set gpu_arch=sm90".
+
+    Best first: a rule reading a field the first repair changes (the paragraph's "Try:" is then
+    its answer), then one reading a flag the user typed, then one reading any option; of equals,
+    the conflict's order. Without the compiled pack (no request), the conflict's first rule."""
+    from solver.pack.loader import semantics
+
+    rules = exc.conflict.rules
+    if not rules or cp is None or pack is None:
+        return rules[0] if rules else None
+    repaired = set(first.set) | set(first.unset) if first is not None else set()
+    typed = {p.field for p in exc.conflict.pins if p.source in ("user", "adjusted")}
+    asks = semantics(pack).rules  # (`given(FIELD)`, answered in the request's copy `cp`, reads FIELD)
+
+    def rank(ref: Any) -> tuple[bool, bool, bool]:
+        fields = set(cp.rules[ref.id].fields).union(asks[ref.id].given)
+        return (
+            not repaired & fields,
+            not typed & fields,
+            not any(pack.fields[f].kind == "option" for f in fields if f in pack.fields),
+        )
+
+    return min(rules, key=rank)  # (`min` keeps the first of equals: the conflict's order)
 
 
 def packs(rows: Sequence[Mapping[str, Any]]) -> str:

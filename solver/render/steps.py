@@ -10,6 +10,14 @@ three kv-scheme rules over one field told every step after the first as "the req
 hold"). A rule that narrows nothing yet waits for a later step; a chain whose steps cannot reach
 the refutation this way is not told (the rules and pins listed above it say the conflict).
 
+When no rule narrows anything more that way, a rule reading several fields nobody knows yet
+narrows those another rule of the conflict reads (what it leaves of each, the others free). When
+that stalls too, the conflict may hold only by cases (vLLM's Qwen3-Next block size: each attention
+backend fails it for its own reason): one field the steps narrowed to a few values, or a yes/no
+nobody knows, is split, and each of its values is told as its own steps to a refutation
+("whichever X is, the request cannot hold: if X=a, because ...; if X=b, because ..."). A chain
+that needs more than one split is not told.
+
 A field the request itself gives (a typed flag, a given fact) that is no pin of the conflict and
 is the one field a rule has left to decide is said as given where the rule fails with it, not
 derived ("platform must be nothing" of a given platform=cuda; in round 22, "tensor_parallel_size
@@ -18,7 +26,8 @@ must be 1 or 2 or 3 ..." of a typed `-tp 2`, told over the wrong copy of the pac
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.frozen import Frozen, frozen_type
@@ -28,7 +37,7 @@ from solver.values import show as _show
 if TYPE_CHECKING:
     from solver.reasoning.resolution import Plan
 
-__all__ = ["Step", "chain_of_steps", "conflict_steps", "describe_pin"]
+__all__ = ["Chain", "Step", "chain_of_steps", "conflict_steps", "describe_pin"]
 
 # The sources of pins the user gave: said as theirs.
 _GIVEN_SOURCES = ("user", "fact")
@@ -54,61 +63,139 @@ def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
     return f"{name}={_show(value)}{extra}"
 
 
+@dataclasses.dataclass(frozen=True)
+class Chain:
+    """A conflict's steps: `steps` to the refutation, or, when `split` names a field, `steps`
+    narrow it and each of `cases` (a value of it, and its own steps) refutes."""
+
+    steps: list[Step]
+    split: str | None = None
+    cases: list[tuple[Scalar, list[Step]]] = dataclasses.field(default_factory=list)
+
+
+# A split is tried over a field with at most this many values left, and over at most this many
+# fields (each try is a propagation per value).
+_SPLIT_VALUES = 4
+_SPLIT_TRIES = 3
+
+
 def conflict_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) -> str:
     """The steps of `report` (a minimal conflict of the request `pins`), or "" when one rule says
     it all or no order of its rules reaches the refutation."""
     if len(report.rules) < 2:
         return ""  # one rule: its `because`, listed above, already says it all
     chain = chain_of_steps(plan, report, pins)
-    if not chain:
+    if chain is None:
         return ""
     pack = plan.pack
+    domains = plan.compiled.domains
     # A field neither the conflict nor the request pins is one the steps derived: said as such
     # (`backend=triton`), not as the flag the user would have typed (`--backend triton`).
     stated = {p.field for p in report.pins} | set(pins)
-    lines: list[str] = []
-    for number, step in enumerate(chain):
+
+    def told(step: Step, first: bool) -> str:
         said = " and ".join(
-            _describe_known(pack, f, v, f in stated, plan.compiled.domains[f])
-            for f, v in step.premises.items()
+            _describe_known(pack, f, v, f in stated, domains[f]) for f, v in step.premises.items()
         )
         because = pack.rule(step.rule).because.rstrip(".")
         if step.consequence:
             then = " and ".join(
-                _narrowing(f, step.premises.get(f, plan.compiled.domains[f]), left)
-                for f, left in step.consequence.items()
+                _narrowing(f, step.premises.get(f, domains[f]), left) for f, left in step.consequence.items()
             )
         else:
             then = "the request cannot hold"
         # (A rule reading no field of the request's but `given(FIELD)`, answered in the request's
         # copy of the pack, has no premise to say: its `because` names the flag.)
         said = f"{said} and rule" if said else "rule"
-        lines.append(f"{'Because' if number == 0 else 'because'} {said} {step.rule} ({because}), {then}")
-    return ";\n".join(lines) + "."
+        return f"{'Because' if first else 'because'} {said} {step.rule} ({because}), {then}"
+
+    lines = [told(step, number == 0) for number, step in enumerate(chain.steps)]
+    if chain.split is None:
+        return ";\n".join(lines) + "."
+    split = chain.split
+    lines.append(f"{'W' if not lines else 'w'}hichever {split} is, the request cannot hold")
+    text = ";\n".join(lines) + ":"
+    for value, steps in chain.cases:
+        case = f"if {_describe_known(pack, split, [value], split in stated, domains[split])}, "
+        text += "\n  " + case + ";\n    ".join(told(step, False) for step in steps) + ";"
+    return text[:-1] + "."
 
 
-def chain_of_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) -> list[Step]:
-    """The steps of `report` in order, the last one refuting; [] when no order of its rules
-    reaches the refutation by one rule at a time."""
+def chain_of_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) -> Chain | None:
+    """The steps of `report` in order, the last one refuting, or its cases; None when no order
+    of its rules reaches the refutation by one rule at a time and at most one split."""
     given = {n: [p.value] for n, p in pins.items() if p.source in _GIVEN_SOURCES}
     known: dict[str, list[Scalar]] = {p.field: [p.value] for p in report.pins}
     rules = [r.id for r in report.rules]
-    used: set[str] = set()
+    fields = {rid: plan.compiled.rules[rid].fields for rid in rules}
+    # What a step may say it narrows: a field another rule of the conflict reads.
+    relevant = {rid: {f for other in rules if other != rid for f in fields[other]} for rid in rules}
+    asked: dict[tuple[object, ...], Step | None] = {}  # (a rule, what is known of its fields): its step
+    steps, refuted = _propagate(plan, rules, relevant, known, given, set(), asked)
+    if refuted:
+        return Chain(steps)
+    used = {step.rule for step in steps}
+    # By cases: a field the steps narrowed to a few values, else a yes/no two rules read; the
+    # fewest values first.
+    read = [f for rid in rules for f in fields[rid] if f not in known or len(known[f]) > 1]
+    shared = {f for f in read if read.count(f) > 1}
+    candidates = sorted(
+        (f for f in dict.fromkeys(read) if f in shared or f in known),
+        key=lambda f: len(known.get(f, plan.compiled.domains[f])),
+    )
+    for split in [f for f in candidates if 2 <= len(known.get(f, plan.compiled.domains[f])) <= _SPLIT_VALUES][
+        :_SPLIT_TRIES
+    ]:
+        cases = []
+        for value in known.get(split, plan.compiled.domains[split]):
+            case, refuted = _propagate(
+                plan, rules, relevant, {**known, split: [value]}, given, set(used), asked
+            )
+            if not refuted:
+                break
+            cases.append((value, case))
+        else:
+            return Chain(steps, split, cases)
+    return None
+
+
+def _propagate(
+    plan: Plan,
+    rules: Sequence[str],
+    relevant: Mapping[str, set[str]],
+    known: dict[str, list[Scalar]],
+    given: Mapping[str, list[Scalar]],
+    used: set[str],
+    asked: dict[tuple[object, ...], Step | None],
+) -> tuple[list[Step], bool]:
+    """Rules applied one at a time from `known` (updated in place): the steps, and whether the
+    last refutes. A rule reading at most one field not known first (round 27's chains); one
+    reading several only when none such narrows. `asked`: each rule's step by what is known of
+    its fields (the loop asks every rule again after each step; most read nothing new)."""
     steps: list[Step] = []
     # Each step narrows a field or refutes, so the fields' values only shrink and the loop ends.
     while True:
         step = None
         # The rules not told yet first, in the conflict's order; then a told one again, when
         # what later steps narrowed lets it narrow more (propagation, one rule at a time).
-        for rid in [r for r in rules if r not in used] + [r for r in rules if r in used]:
-            step = _apply(plan, rid, known, given, last=len(used) == len(rules) - 1 and rid not in used)
+        order = [r for r in rules if r not in used] + [r for r in rules if r in used]
+        for several in (False, True):
+            for rid in order:
+                last = len(used) == len(rules) - 1 and rid not in used
+                fields = plan.compiled.rules[rid].fields
+                key = (rid, last, several, *(tuple(known[f]) if f in known else None for f in fields))
+                if key not in asked:
+                    asked[key] = _apply(plan, rid, known, given, last, relevant[rid] if several else None)
+                step = asked[key]
+                if step is not None:
+                    break
             if step is not None:
                 break
         if step is None:
-            return []  # no rule narrows or refutes: no chain to tell
+            return steps, False  # no rule narrows or refutes
         steps.append(step)
         if not step.consequence:
-            return steps  # refuted (the rules left, if any, are listed above the steps)
+            return steps, True  # refuted (the rules left, if any, are listed above the steps)
         used.add(step.rule)
         known.update({f: list(v) for f, v in step.consequence.items()})
 
@@ -119,9 +206,11 @@ def _apply(
     known: Mapping[str, list[Scalar]],
     given: Mapping[str, list[Scalar]],
     last: bool,
+    several: Collection[str] | None = None,
 ) -> Step | None:
     """Rule `rid` as a step given `known`, or None when it says nothing yet: it reads more than
-    one field not known (unless it is the last rule), or it narrows nothing and refutes nothing."""
+    one field not known (unless it is the last rule, or `several` names the fields it may say it
+    narrows then), or it narrows nothing and refutes nothing."""
     fields = plan.compiled.rules[rid].fields
     free = [f for f in fields if f not in known]
     if len(free) == 1 and free[0] in given:
@@ -131,24 +220,56 @@ def _apply(
         if not _solves(plan, trial, [rid]):
             return Step(rid, {f: tuple(trial[f]) for f in fields if f in trial}, {})
     premises = {f: tuple(known[f]) for f in fields if f in known}
-    if len(free) > 1 and not last:
+    if len(free) > 1 and not last and several is None:
         return None
     if not _solves(plan, known, [rid]):
         return Step(rid, premises, {})
-    if len(free) > 1:
+    if len(free) > 1 and several is None:
         return None  # the last rule holds with its other fields free: no chain reaches the refutation
     # It holds for some values: what it leaves of each field it reads that is not a pin (the one
     # field not known yet, and those earlier steps narrowed), said where it narrows.
     domains = plan.compiled.domains
+    asked = [
+        name
+        for name in fields
+        if len(premises.get(name, domains[name])) > 1
+        and (several is None or len(free) < 2 or name in several)
+    ]
     narrowed: dict[str, tuple[Scalar, ...]] = {}
-    for name in fields:
+    for name, left in _left(plan, known, rid, asked).items():
         before = premises.get(name, tuple(domains[name]))
-        if len(before) < 2:
-            continue
-        left = tuple(v for v in before if _solves(plan, known, [rid], {name: v}))
         if left != before:
             narrowed[name] = left
     return Step(rid, premises, narrowed) if narrowed else None
+
+
+def _left(
+    plan: Plan, known: Mapping[str, Sequence[Scalar]], rid: str, names: Sequence[str]
+) -> dict[str, tuple[Scalar, ...]]:
+    """What rule `rid` alone leaves of each of `names` within `known`: the values some solution
+    of it holds. A value propagation removes has none; every solution found is a witness for each
+    of its values at once (a rule over two backends' fields and a cache dtype is asked once per
+    value it was not yet seen with, not once per value of each field)."""
+    cp = plan.compiled
+    pins = {n: v[0] for n, v in known.items() if len(v) == 1}
+    allowed = {n: v for n, v in known.items() if len(v) != 1}
+    state = cp.start(pins, rules=[rid], allowed=allowed)
+    seen: set[tuple[str, Scalar]] = set()
+    found: dict[str, tuple[Scalar, ...]] = {}
+    for name in names:
+        before = tuple(known.get(name, cp.domains[name]))
+        left = []
+        for value in before:
+            if state is None or value not in state.domains[name]:
+                continue
+            if (name, value) not in seen:
+                solution = cp.solve({**pins, name: value}, rules=[rid], allowed=allowed)
+                if solution is None:
+                    continue
+                seen.update((f, solution[f]) for f in names if f in solution)
+            left.append(value)
+        found[name] = tuple(left)
+    return found
 
 
 def _narrowing(name: str, before: Sequence[Scalar], left: Sequence[Scalar]) -> str:

@@ -1,0 +1,115 @@
+"""What `check`'s one-paragraph conflict answer quotes, and which repair a failing launcher default
+offers first (solver/render/answers.py `quoted_rule`, solver/reasoning/chainfailure.py).
+
+The paragraph quotes one rule's `because` next to "Try: <the first repair>". The law: the quoted
+rule reads a field the user can set, an option or a field the first repair changes, never derived
+facts alone (an architecture's traits). a0ebea6 quoted the conflict's first rule when no flag was
+typed: "sparse MLA (index_topk) is a kind of MLA; set is_mla=true or is_sparse_mla=false" for
+DeepSeek-V3.2 on an A100, beside "Try: set gpu_arch=sm90".
+
+When the launcher's own default for a flag left unset fails, setting that flag otherwise came
+first even when the default is the flag left out: an aggregated server was told to become a PD
+decode server to fit the MoE all-to-all the user typed.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from solver import check, load_pack
+from solver.engine.csp import compile_pack
+from solver.engine.opendomain import query_pack
+from solver.errors import Unsatisfiable
+from solver.model import Pack
+from solver.pack.loader import semantics
+from solver.render.answers import conflict_paragraph
+
+CASES = Path(__file__).parent / "cases"
+
+
+def _quoted(pack: Pack, exc: Unsatisfiable) -> str:
+    """The id of the rule whose `because` the paragraph quotes (read off the paragraph)."""
+    paragraph = conflict_paragraph(exc, None, pack)
+    said = paragraph.split(" cannot hold together under ", 1)[1].split(". ", 1)[1]
+    quoted = [r.id for r in exc.conflict.rules if said.startswith(r.because.rstrip().rstrip("."))]
+    assert quoted, paragraph
+    return quoted[0]
+
+
+def _assert_quotes_what_the_user_can_set(pack: Pack, exc: Unsatisfiable) -> None:
+    rid = _quoted(pack, exc)
+    request = exc.request or {}
+    # (a rule reads FIELD through `given(FIELD)` too: answered in the request's copy of the pack)
+    fields = set(compile_pack(query_pack(pack, request) if request else pack).rules[rid].fields)
+    fields |= set(semantics(pack).rules[rid].given)
+    first = exc.repairs[0] if exc.repairs else None
+    repaired = set(first.set) | set(first.unset) if first is not None else set()
+    options = {f for f in fields if f in pack.fields and pack.fields[f].kind == "option"}
+    assert repaired.intersection(fields) or options, (rid, fields, repaired)
+    if repaired:  # "Try:" answers the rule quoted
+        assert repaired.intersection(fields), (rid, fields, repaired)
+
+
+def test_dsv32_on_an_a100_quotes_the_backends_gpu_rule_not_a_trait() -> None:
+    vllm = load_pack("vllm")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm80",
+        "architecture": "DeepseekV32ForCausalLM",
+        "num_attention_heads": 128,
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        check(vllm, {"tensor_parallel_size": 8}, facts)
+    assert dict(info.value.repairs[0].set) == {"gpu_arch": "sm90"}
+    assert _quoted(vllm, info.value) == "backend-needs-hopper"
+    assert "Hopper" in conflict_paragraph(info.value, None, vllm)
+
+
+def _cases() -> list[Path]:
+    return [
+        path
+        for path in sorted(CASES.rglob("*.toml"))
+        if tomllib.loads(path.read_text()).get("pack", "sglang") in ("sglang", "vllm")
+    ]
+
+
+@pytest.mark.parametrize("path", _cases(), ids=lambda p: f"{p.parent.name}-{p.stem}")
+def test_check_quotes_a_rule_the_user_can_act_on(path: Path) -> None:
+    """Every scenario case, as `check` (and so golden's check.txt) answers it."""
+    case = tomllib.loads(path.read_text())
+    pack = load_pack(case.get("pack", "sglang"))
+    request = case["request"]
+    try:
+        check(pack, dict(request.get("options", {})), dict(request.get("facts", {})))
+    except Unsatisfiable as exc:
+        if all(pack.rule(r.id).severity == "warn" for r in exc.conflict.rules):
+            return  # (--deny-warnings: every rule is quoted)
+        _assert_quotes_what_the_user_can_set(pack, exc)
+
+
+MORI = {
+    "platform": "cuda",
+    "gpu_arch": "sm90",
+    "architecture": "DeepseekV3ForCausalLM",
+    "checkpoint_quant": "fp8",
+}
+
+
+@pytest.mark.parametrize("predict", [False, True], ids=["resolve", "check"])
+def test_a_failing_serving_mode_default_is_kept_before_the_typed_flag(predict: bool) -> None:
+    """--moe-a2a-backend mori at -tp 8 on an H100: SGLang's own --disaggregation-mode null fails
+    the MoRI token budget. First: drop or change the all-to-all the user typed; making the server
+    a PD decode server (a0ebea6's first repair) changes how it is deployed, and comes after."""
+    from solver.reasoning.resolution import resolve
+
+    sglang = load_pack("sglang")
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(sglang, {"ep_size": 8, "moe_a2a_backend": "mori", "tp_size": 8}, MORI, predict=predict)
+    exc = info.value
+    assert exc.launcher_default is not None and exc.launcher_default["field"] == "disaggregation_mode"
+    changed = [set(r.set) | set(r.unset) for r in exc.repairs]
+    assert changed[0] == {"moe_a2a_backend"}, changed
+    assert {"disaggregation_mode"} in changed  # still offered
