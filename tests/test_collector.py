@@ -132,3 +132,19 @@ def test_explain_and_repairs_run_with_the_threshold_raised(monkeypatch: pytest.M
     raised = (collector._YOUNG, 10, 10)
     assert seen == {"conflict": [raised, raised], "repairs": [raised, raised, raised]}
     assert gc.get_threshold() == (700, 10, 10)
+
+
+def test_lint_runs_with_the_threshold_raised_and_puts_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    from solver.lint import checks
+
+    seen: list[tuple[int, int, int]] = []
+    run = checks._Linter.run
+
+    def watched(self: checks._Linter, totality: bool) -> None:
+        seen.append(gc.get_threshold())
+        run(self, totality)
+
+    monkeypatch.setattr(checks._Linter, "run", watched)
+    assert checks.lint(load_pack(TOY)).stats["solver_calls"] > 0
+    assert seen == [(collector._YOUNG, 10, 10)]
+    assert gc.get_threshold() == (700, 10, 10)

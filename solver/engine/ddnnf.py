@@ -30,48 +30,32 @@ fraction of a second; a wide one pays one whole-pack compile, about the whole pa
 then every later count of the pack is a pass). Measured: benchmarks/README.md "Count", round
 perfcount9.
 
-Imports the standard library and `solver.engine.countlimit` / `solver.engine.diagrams`.
+Imports the standard library and `solver.engine.countfile` / `countlimit` / `diagrams`.
 """
 
 from __future__ import annotations
 
 import heapq
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from solver.engine.countfile import FORMAT, Arm, Record, Records, header_line, read_buffer
 from solver.engine.countlimit import FIELDS_PER_STEP, Limit, Progress, StepMeter
 from solver.engine.diagrams import DiagramCounter
 from solver.values import same
 
 __all__ = ["FORMAT", "SEARCH_FIRST", "CompiledCount", "compile_count"]
 
-# The version of what `to_bytes` writes and `from_bytes` reads, in the header: a form shipped
-# with a pack (`solver.engine.shipped`) is keyed by the pack's digest and this, not by the code,
-# so a change of the compiler or of the format must change it (tests/test_count_shipped.py pins
-# the bytes of a small compile to it).
-FORMAT = 1
-
 # Steps a count searches before it compiles the whole pack instead: the narrow queries of the
 # SGLang pack finish well under it (cuda + sm100 + DeepSeek-V3: 32k steps, 0.3 s), the wide ones
 # (`platform=cuda` 0.72 million, cuda + sm90 0.17 million) are cheaper compiled once (the whole
 # pack: ~1 million steps) and then answered by passes.
 SEARCH_FIRST = 100_000
-# What a file may say a domain or the node count is (a mask of 2^size is built per pinned field).
-MAX_DOMAIN = 10_000_000
-
-Arm = tuple[int, int, tuple[int, ...], tuple[int, ...]]
-"""(values of the branched field as bits, free fields as bits, child nodes, one-field parts as
-`level, mask, level, mask, ...`)."""
-
-
-Record = tuple[int, int, int, list[Arm]]
-"""A node: (level of the field it branches on, fields it reads as bits, its count, its arms)."""
 
 
 class CompiledCount:
     """A pack's compiled count: `records` (one per node, children before parents; a list, or
-    `_Records` read lazily from disk) and the root arm over every field."""
+    `Records` read lazily from disk: `solver.engine.countfile`) and the root arm over every field."""
 
     def __init__(
         self,
@@ -149,8 +133,8 @@ class CompiledCount:
     def to_bytes(self, key: str = "") -> bytes:
         """`key`: what it was compiled from (the pack's whole digest), checked when read back."""
         records = self.records
-        if isinstance(records, _Records):  # its lines as they are, under a header with `key`
-            return self._header(key) + records.data[records.body :]
+        if isinstance(records, Records):  # its lines as they are, under a header with `key`
+            return self._header(key) + records.tail()
         lines = [_line(_flat(self.root))]
         for level, reads, count, arms in records:
             numbers = [level, reads, count, len(arms)]
@@ -160,43 +144,13 @@ class CompiledCount:
         return self._header(key) + "".join([line + "\n" for line in lines]).encode()
 
     def _header(self, key: str) -> bytes:
-        return _header(key, self.order, self.sizes, self.counted, len(self.records))
+        return header_line(key, self.order, self.sizes, self.counted, len(self.records))
 
     @classmethod
     def from_bytes(cls, data: bytes, key: str = "") -> CompiledCount:
         """Raises ValueError on data this module did not write (a record is checked when read)
         or wrote for another `key` (a file name holds only the start of a digest)."""
-        header_end = data.index(b"\n")
-        root_end = data.index(b"\n", header_end + 1)
-        header = json.loads(data[:header_end])
-        order, sizes, nodes, counted = header["order"], header["sizes"], header["nodes"], header["counted"]
-        if header.get("format") != FORMAT or header.get("key") != key:
-            raise ValueError("compiled count: of another pack or format")
-        if not (isinstance(order, list) and isinstance(sizes, list) and len(order) == len(sizes)):
-            raise ValueError("compiled count: a bad header")
-        if not all(type(n) is int and 0 <= n <= MAX_DOMAIN for n in [*sizes, nodes]):
-            raise ValueError("compiled count: a size out of range")
-        pairs = [tuple(pair) for pair in counted if isinstance(pair, list)]
-        if len(pairs) != len(counted) or not all(
-            len(p) == 2 and all(type(n) is int and n >= 0 for n in p) and p[0] < len(order) for p in pairs
-        ):
-            raise ValueError("compiled count: bad counted values")
-        records = _Records(data, root_end + 1, nodes, len(order))
-        records.body = header_end + 1
-        root = records.arms(data[header_end + 1 : root_end].split(), 1, nodes)[0]
-        return cls(order, sizes, records, root, {level: mask for level, mask in pairs})
-
-
-def _header(key: str, order: list[str], sizes: list[int], counted: dict[int, int], nodes: int) -> bytes:
-    doc = {
-        "format": FORMAT,
-        "key": key,
-        "order": order,
-        "sizes": sizes,
-        "counted": sorted(counted.items()),
-        "nodes": nodes,
-    }
-    return json.dumps(doc, separators=(",", ":")).encode() + b"\n"
+        return cls(*read_buffer(data, key))
 
 
 def _flat(arm: Arm) -> list[int]:
@@ -206,67 +160,6 @@ def _flat(arm: Arm) -> list[int]:
 
 def _line(numbers: list[int]) -> str:
     return " ".join(map(str, numbers))  # decimal: parsed 40 % faster than hex (map(int, ...))
-
-
-class _Records(Sequence[Record]):
-    """The nodes of a compiled count on disk, each parsed (and checked: children before their
-    parent, levels in range, no negative number) the first time a pass reads it."""
-
-    def __init__(self, data: bytes, start: int, nodes: int, fields: int) -> None:
-        self.data, self.nodes, self.fields = data, nodes, fields
-        self.starts: list[int] = []
-        at = start
-        for _ in range(nodes):
-            self.starts.append(at)
-            at = data.find(b"\n", at) + 1
-            if not at:
-                raise ValueError("compiled count: fewer records than nodes")
-        self.starts.append(at)
-        if at != len(data):
-            raise ValueError("compiled count: more records than nodes")
-        self.read: dict[int, Record] = {}
-        self.body = start  # where the root's line starts (what `to_bytes` keeps)
-
-    def __len__(self) -> int:
-        return self.nodes
-
-    def __getitem__(self, at: Any) -> Any:
-        found = self.read.get(at)
-        if found is None:
-            words = self.data[self.starts[at] : self.starts[at + 1]].split()
-            level, reads, count, arms = map(int, words[:4])
-            if level >= self.fields or min(level, reads, count) < 0 or reads >> self.fields:
-                raise ValueError("compiled count: a bad record")
-            found = self.read[at] = (level, reads, count, self.arms(words[4:], arms, at))
-        return found
-
-    def arms(self, words: list[bytes], arms: int, node: int) -> list[Arm]:
-        try:
-            return self._arms(list(map(int, words)), arms, node)
-        except IndexError:
-            raise ValueError("compiled count: a record cut short") from None
-
-    def _arms(self, numbers: list[int], arms: int, node: int) -> list[Arm]:
-        if min(numbers, default=0) < 0:
-            raise ValueError("compiled count: a negative number")
-        fields = self.fields
-        out: list[Arm] = []
-        at = 0
-        for _ in range(arms):
-            mask, free, kids = numbers[at : at + 3]
-            end = at + 3 + kids
-            kid_ids = tuple(numbers[at + 3 : end])
-            size = numbers[end]
-            parts = tuple(numbers[end + 1 : end + 1 + size])
-            at = end + 1 + size
-            if (kid_ids and max(kid_ids) >= node) or free >> fields or size % 2 or len(parts) != size:
-                raise ValueError("compiled count: a bad arm (a child not before its parent, or cut short)")
-            if parts and max(parts[::2]) >= fields:
-                raise ValueError("compiled count: a level out of range")
-            out.append((mask, free, kid_ids, parts))
-        if at != len(numbers):
-            raise ValueError("compiled count: a record of the wrong length")
-        return out
 
 
 class _Pass:
@@ -448,7 +341,7 @@ class _Compiler:
         body = "".join([line + "\n" for line in lines]).encode()
         self.lines.clear()
         return CompiledCount.from_bytes(
-            _header("", dd.order, counter.sizes, self.counted, len(self.counts)) + body
+            header_line("", dd.order, counter.sizes, self.counted, len(self.counts)) + body
         )
 
     def _weight(self, level: int, values: int) -> int:
