@@ -140,7 +140,12 @@ def replay(
         if store is not None and case.config is None:
             case.config = store.key_for(scenario)
         config_dir = store.directory(case.config) if store is not None else None
-        options, facts = inputs(pack, scenario, config_dir)
+        try:
+            options, facts = inputs(pack, scenario, config_dir)
+        except InvalidInput as exc:  # a command-line record's words the launch-command reader refuses
+            case.ours, case.rules = "invalid", tuple(sorted({i.field for i in exc.issues}))
+            case.seconds = time.perf_counter() - start
+            return case
         res = _verdict(pack, options, facts, case, explain=explain)
         if res is not None:
             _compare(pack, result, res, case)

@@ -367,7 +367,7 @@ def inputs_for(
     facts.update({name: pin.value for name, pin in read.items()})
     ignored += [f"env {name}" for name in env if name not in pack.fields]
     options: dict[str, Any] = {}
-    for name, value in (scenario.get("args") or {}).items():
+    for name, value in _typed(pack, scenario).items():
         value = INPUT_SPELLINGS.get(name, {}).get(value, value) if isinstance(value, str) else value
         target = pack.fields.get(name)
         if target is None or target.kind != "option":
@@ -392,6 +392,23 @@ def inputs_for(
     # Facts the pack does not declare (yet) are the harness's knowledge, not an input error.
     facts = {k: v for k, v in facts.items() if k in pack.fields}
     return options, facts, ignored
+
+
+def _typed(pack: Pack, scenario: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The flags a scenario types, by field: its `args`; for a command-line record that keeps the
+    words SGLang's own parser read (`argv`, round 28: aliases, `--flag=value`, a flag typed
+    twice, the model flag's aliases), what the pack's launch-command reader makes of the same
+    words, as `confsolve check -- python -m sglang.launch_server ...` reads them (a command it
+    refuses raises `InvalidInput`, a verdict like a refused value)."""
+    argv = scenario.get("argv")
+    if argv is None:
+        return scenario.get("args") or {}
+    from solver.inputs.launchrequest import read_request
+
+    typed = read_request(pack, ["python", "-m", "sglang.launch_server", *argv]).options
+    # The reader keeps each value as typed (`--set`'s text); the pins read them as the pack's
+    # values, so that the replay's audit compares a typed 2 with a resolved 2.
+    return {name: pin.value for name, pin in collect_pins(pack, typed).items()}
 
 
 # --- comparison ---------------------------------------------------------------------------

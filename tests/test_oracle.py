@@ -120,3 +120,17 @@ def test_the_environment_of_a_scenario_is_read_as_confsolve_reads_it() -> None:
     assert oracle.inputs_for(pack, mori)[1]["a2a_dispatch_budget_raised"] is False
     mori["args"] = {"moe_a2a_backend": "mori"}
     assert oracle.inputs_for(pack, mori)[1]["a2a_dispatch_budget_raised"] is True
+
+
+def test_a_command_line_record_is_read_by_the_launch_command_reader() -> None:
+    """A record that keeps the words SGLang's parser read (`argv`, round 28) is replayed through
+    the pack's launch-command reader, not from its `args`: an alias, an abbreviation, `--flag=value`
+    and a flag typed twice (the parser keeps the last) read as SGLang read them, and words the
+    reader refuses are the refusal `confsolve check` gives them."""
+    pack = oracle.load_pack("sglang")
+    scenario = {"platform": "cuda", "sm": 90, "architecture": "Qwen3MoeForCausalLM", "args": {"tp_size": 8}}
+    words = ["--model", "{MODEL}", "--tensor-parallel-size=2", "--tp-size", "4", "--moe-runner", "triton"]
+    options, _facts, _ignored = oracle.inputs_for(pack, {**scenario, "argv": words})
+    assert options["tp_size"] in (4, "4") and options["moe_runner_backend"] == "triton"
+    with pytest.raises(oracle.InvalidInput):
+        oracle.inputs_for(pack, {**scenario, "argv": ["--model-path", "{MODEL}", "--tp-size"]})

@@ -114,6 +114,19 @@ CODES: dict[str, Code] = {
             "holds): the replacement always falls through to the next value or to auto."
         ),
     ),
+    "CS115": Code(
+        "warning",
+        "preference reads given() of a field an adjustment puts back on auto",
+        (
+            "The preference's `when` reads a bare `given(FIELD)`, and the adjustments listed replace a "
+            "typed FIELD with the launcher's own choice (no `adjust_to`). After such an adjustment a "
+            "preference reads `given(FIELD)` as false (the launcher's chain decides FIELD), while a rule "
+            "reads it as true (the request typed it). If the launcher reads the flag as typed, say so: "
+            "`given(FIELD) in [VALUES]` or `given(FIELD) == VALUE` reads the value typed, before any "
+            "adjustment. If it reads only a value the adjustment left in place, acknowledge the finding "
+            "with that reason."
+        ),
+    ),
     "CS121": Code(
         "warning",
         "facts with no configuration",

@@ -15,6 +15,7 @@ from solver.values import show as _show
 
 if TYPE_CHECKING:
     from solver.model import Pack
+    from solver.pack.expr import Condition
 
 __all__ = ["acknowledge", "graph_checks", "static_checks"]
 
@@ -96,6 +97,7 @@ def static_checks(pack: Pack) -> list[Finding]:
                 Finding("CS142", [pref.id], f"`source` {pref.source!r} names no file, function, issue or URL")
             )
     out += _unused_names(pack)
+    out += _given_after_adjustment(pack, sem.preferences)
     mentioned: set[str] = set()
     for cond in sem.rules.values():
         mentioned |= set(cond.fields)
@@ -112,6 +114,40 @@ def static_checks(pack: Pack) -> list[Finding]:
     for name, f in pack.fields.items():
         if name not in mentioned:
             out.append(Finding("CS152", [name], f"no rule or preference mentions this {f.kind}"))
+    return out
+
+
+def _given_after_adjustment(pack: Pack, conditions: Mapping[str, Condition | None]) -> list[Finding]:
+    """CS115: a preference reading a bare `given(FIELD)` of a field that an adjustment without
+    `adjust_to` puts back on auto. There the request's pin is dropped, so the preference reads
+    the field as not given, while the rules (answered from the request as typed,
+    solver.pack.given) read it as given: two meanings the author cannot see in the text.
+    Only the texts of preferences that read `given()` of such a field are parsed again."""
+    from solver.pack.marks import given_atoms
+
+    to_auto: dict[str, list[str]] = {}
+    for rule in pack.rules:
+        if rule.adjusts and not rule.adjust_to:
+            to_auto.setdefault(rule.adjusts, []).append(rule.id)
+    out: list[Finding] = []
+    for pref in pack.preferences:
+        cond = conditions.get(pref.id)
+        if cond is None or not to_auto.keys() & set(cond.given):
+            continue
+        # `cond.given` also holds the fields of value reads (`given(F) == V`), which read the
+        # value typed whatever an adjustment did: only a bare `given(F)` has two meanings.
+        bare = {name for name, read in given_atoms(pref.when or "", pack.sets).values() if read is None}
+        for name in sorted(bare & to_auto.keys()):
+            rules = to_auto[name]
+            out.append(
+                Finding(
+                    "CS115",
+                    [pref.id, *rules],
+                    f"`when` reads given({name}), which is false here once {', '.join(rules)} "
+                    f"replace a typed {name} (a rule reads it as true): write given({name}) in "
+                    "[VALUES] for the value typed, or acknowledge that the adjusted value is meant",
+                )
+            )
     return out
 
 
