@@ -9,14 +9,15 @@ fields those rules read (`solve_within`). The one home of these checks: `solver.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, cast
 
 from solver.engine.csp import DESCENT_FIRST, CompiledPack
 from solver.engine.state import State
 from solver.engine.supports import Supports
 from solver.model import Scalar
 
-__all__ = ["Changed", "Checks", "solve_within"]
+__all__ = ["Changed", "Checks", "Positions", "positions", "solve_within"]
 
 
 class Checks:
@@ -115,19 +116,195 @@ class Checks:
         # SGLang benchmark's conflicts at 25-50 ms where the descent, made one step past forward
         # checking where it dead-ends, takes ~2 ms; a refuted question mostly ends in
         # propagation.)
+        return self.searched(pins, [rid for rid in rules if rid in open_set]) is not None
+
+    def searched(self, pins: Mapping[str, Scalar], rules: list[str]) -> Mapping[str, Scalar] | None:
+        """A solution of `rules` with `pins` by a search (`solve_within`), kept as a witness for
+        later questions; None (the question kept as refuted) when there is none."""
         hint = self.witnesses[0] if self.witnesses else DESCENT_FIRST
-        rules = [rid for rid in rules if rid in open_set]
-        found = solve_within(cp, pins, rules, self.task, hint)
+        found = solve_within(self.cp, pins, rules, self.task, hint)
         if found is None:
             self.refuted.append((tuple(pins.items()), frozenset(rules)))
-            return False
+            return None
         self.witnesses.insert(0, found)
         # It keeps every rule it was searched under (a solution of them): known kept from the
         # start, not checked again rule by rule at the next question (a far layer's searches
         # are of thousands of rules, and the next question mostly asks the same ones).
         self._keeps.insert(0, (set(rules), set()))
         del self.witnesses[self.KEEP :], self._keeps[self.KEEP :]
+        return found
+
+
+class Positions:
+    """`Checks` for QuickXplain's questions over a list of rules and pins asked about by their
+    positions, each question an int with bit i set for the item at position i
+    (`solver.reasoning.conflicts.quickxplain_bits`), `fixed` pins in every question.
+
+    What `Checks` keeps as sets of rule ids is kept here as masks over the positions: the rules
+    false and undecided with no pin, the rules each pin's field is read by, what each witness
+    is known to keep and break, the questions refuted; and per set of pins asked (QuickXplain
+    asks the same pins with many sets of rules) the pins as a mapping and each rule's verdict
+    under them, as they are met. A question is then a few `and`s of ints in C where it was a
+    set of thousands of rule ids made and intersected (the far value's explanation at 5,000
+    synthetic fields: ~120 questions of ~3,400 rules and ~200 pins each). Yes and no answers are
+    `Checks`' (each proved: a witness, or a search, or a refutation), whose witnesses, stored
+    solutions and refutations it starts from and whose searches it shares."""
+
+    def __init__(
+        self, checks: Checks, items: Sequence[tuple[str, str, Scalar | None]], fixed: Mapping[str, Scalar]
+    ) -> None:
+        cp = self.cp = checks.cp
+        self.checks = checks
+        self.fixed = fixed
+        # (kind, name, value) per position: "rule" with a rule id, "pin" with a field and value.
+        self.rule_at = {at: name for at, (kind, name, _) in enumerate(items) if kind == "rule"}
+        # (A pin's value is a field's value, never None: `Item`'s None is a rule's.)
+        self.pin_at = {
+            at: (name, cast(Scalar, value)) for at, (kind, name, value) in enumerate(items) if kind == "pin"
+        }
+        self.pin_mask = sum(1 << at for at in self.pin_at)
+        seen, false, undecided = _no_pin_verdicts(cp)
+        self.false = self.open = 0
+        for at, rid in self.rule_at.items():
+            if rid not in seen:
+                verdict = cp.rules[rid].condition.partial({})
+                if verdict is False:
+                    false.add(rid)
+                elif verdict is None:
+                    undecided.add(rid)
+                seen.add(rid)  # (last, as `Checks` does)
+            if rid in false:
+                self.false |= 1 << at
+            elif rid in undecided:
+                self.open |= 1 << at
+        at_rule = {rid: at for at, rid in self.rule_at.items()}
+        self._at_rule = at_rule
+        # The rules (as positions) reading each field (made as pins ask for them).
+        self._reading: dict[str, int] = {}
+        # Per set of pins asked (their bits): the pins with `fixed`, the rules their fields are
+        # read by, and among those the rules whose verdict under them is known, false, undecided.
+        self._pins: dict[int, _Pinned] = {}
+        # Witnesses (`Checks`' own first), each with the positions it keeps and breaks.
+        self.witnesses: list[list[Any]] = [
+            [witness, self._mask(kept), self._mask(broken)]
+            for witness, (kept, broken) in zip(checks.witnesses, checks._keeps, strict=True)
+        ]
+        # Refuted questions as masks: a question holding every position of one is refuted too
+        # (`Checks`' own, where each of its pins is `fixed` or an item and its rules are items).
+        self.refuted: list[int] = []
+        at_pin = {pin: at for at, pin in self.pin_at.items()}
+        for pins, rules in checks.refuted:
+            mask = self._mask(rules)
+            for pin in pins:
+                if pin in at_pin:
+                    mask |= 1 << at_pin[pin]
+                elif pin[0] not in fixed or fixed[pin[0]] != pin[1]:
+                    break
+            else:
+                if all(rid in at_rule for rid in rules):
+                    self.refuted.append(mask)
+
+    def _mask(self, rules: Iterable[str]) -> int:
+        at = self._at_rule
+        return sum(1 << at[rid] for rid in rules if rid in at)
+
+    def _pinned(self, bits: int) -> _Pinned:
+        pins = dict(self.fixed)
+        clash = False
+        touched = 0
+        reading = self._reading
+        cp = self.cp
+        for name in [*self.fixed, *(self.pin_at[at][0] for at in positions(bits))]:
+            found = reading.get(name)
+            if found is None:
+                found = reading[name] = self._mask(cp.rules_reading(name))
+            touched |= found
+        for at in positions(bits):
+            name, value = self.pin_at[at]
+            if name in pins and pins[name] != value:
+                clash = True
+            pins[name] = value
+        made = self._pins[bits] = _Pinned(pins, touched, clash)
+        return made
+
+    def __call__(self, asked: int) -> bool:
+        cp = self.cp
+        bits = asked & self.pin_mask
+        pinned = self._pins.get(bits) or self._pinned(bits)
+        if pinned.clash:
+            return False
+        pins, touched = pinned.pins, pinned.touched
+        rules = asked & ~self.pin_mask
+        if self.false & rules & ~touched:
+            return False
+        # The verdicts under the pins of the rules their fields are read by, as questions ask.
+        todo = touched & rules & ~pinned.known
+        if todo:
+            for at in positions(todo):
+                verdict = cp.rules[self.rule_at[at]].condition.partial(pins)
+                if verdict is False:
+                    pinned.false |= 1 << at
+                elif verdict is None:
+                    pinned.open |= 1 << at
+            pinned.known |= todo
+        if pinned.false & rules:
+            return False
+        open_ = (pinned.open & rules) | (self.open & rules & ~touched)
+        if not open_:
+            return True
+        if any(known & asked == known for known in self.refuted):
+            return False
+        for known in self.witnesses:
+            witness, kept, broken = known
+            if broken & open_ or not _has_pins(witness, pins):
+                continue
+            for at in positions(open_ & ~kept):
+                rule = cp.rules[self.rule_at[at]]
+                if not rule.holds(rule.pick(witness)):
+                    known[2] = broken | 1 << at
+                    break
+            else:
+                known[1] = kept | open_
+                return True
+        ids = [self.rule_at[at] for at in positions(open_)]
+        if len(ids) == 1:
+            alone = _one_rule(cp, ids[0], pins)
+            if alone is not None:
+                if not alone:
+                    self.refuted.append(bits | open_)
+                return alone
+        checks = self.checks
+        if checks.known is not None and checks.known.keeping(pins)[1]:
+            return True
+        found = checks.searched(pins, ids)
+        if found is None:
+            self.refuted.append(bits | open_)
+            return False
+        self.witnesses.insert(0, [found, open_, 0])
+        del self.witnesses[Checks.KEEP :]
         return True
+
+
+class _Pinned:
+    """One set of pins `Positions` was asked with: the pins, the rules (positions) their fields
+    are read by, whether two of them disagree, and the verdicts under them known so far."""
+
+    __slots__ = ("clash", "false", "known", "open", "pins", "touched")
+
+    def __init__(self, pins: dict[str, Scalar], touched: int, clash: bool) -> None:
+        self.pins, self.touched, self.clash = pins, touched, clash
+        self.known = self.false = self.open = 0
+
+
+def positions(mask: int) -> list[int]:
+    """The positions of the bits set in `mask`, lowest first (read off its binary text in C)."""
+    text = bin(mask)[:1:-1]
+    out = []
+    at = text.find("1")
+    while at >= 0:
+        out.append(at)
+        at = text.find("1", at + 1)
+    return out
 
 
 def _no_pin_verdicts(cp: CompiledPack) -> tuple[set[str], set[str], set[str]]:
