@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from itertools import islice
 
+from solver.engine.csp import DESCENT_FIRST
 from solver.errors import Unsatisfiable
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.reasoning.conflicts import conflict_report, minimal_conflict
@@ -206,11 +207,25 @@ def _first(fixes: list[Repair], limit: int, kept: Repair | None) -> list[Repair]
 def _fitting(plan: Plan, view: Mapping[str, Pin], pin: Pin, failed: ChainFailed) -> Iterator[Scalar]:
     """The other values of `pin`'s field that some configuration keeps with the rest of `view`
     (the request as the launcher sees it), best-ranked first (a size the user typed: nearest
-    it first, `nearest_first`); for the field whose default failed, none of its default chain."""
-    others = {n: p.value for n, p in view.items() if n != pin.field}
+    it first, `nearest_first`); for the field whose default failed, none of its default chain.
+
+    The rest of the request is propagated once and each value fixed in that state and taken
+    back, where a search from the root per value propagated every pin again (a chain failure
+    tries ~25 values, a tenth of the answer's time): the same answers, as forward checking
+    reaches one fixpoint whatever order the pins come in and the search is complete."""
+    cp = plan.compiled
+    state = cp.start({n: p.value for n, p in view.items() if n != pin.field})
+    if state is None:
+        return  # (the rest alone has no solution: no value fits)
     ranked = nearest_first(plan.pack, pin, plan.ranking(pin.field, failed.decided)[0])
     for value in ranked:
         if value == pin.value or (pin.field == failed.field and value in failed.chain):
             continue
-        if plan.compiled.satisfiable({**others, pin.field: value}, task="looking for repairs") is not None:
+        if not state.fix(pin.field, value):
+            continue
+        try:
+            found = cp.search(state, task="looking for repairs", hint=DESCENT_FIRST)
+        finally:
+            state.undo()
+        if found is not None:
             yield value

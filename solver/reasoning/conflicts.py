@@ -253,10 +253,18 @@ def minimal_conflict(
     `solved`, when given, receives the values of the groups solved before the conflict's (a start
     for a search of nearly the same request: `diagnoses`' `hint`)."""
     values = {name: pin.value for name, pin in pins.items()}
+    # (A pin outside its field's domain fails every group reading it, which only a search says.)
+    listed = all(value in cp.domains[name] for name, value in values.items() if name in cp.domains)
     for group in _components(cp, values):
         read = {name for rid in group for name in cp.rules[rid].fields}
+        decided = _decided_group(cp, values, group) if listed else None
+        if decided is True:
+            if solved is not None:  # (the search's answer: the pins, each free field's first value)
+                first = cp.domains
+                solved.update({name: values[name] if name in values else first[name][0] for name in read})
+            continue
         # (try a descent before the search that keeps arc consistency: `DESCENT_FIRST`)
-        solution = cp.solve(values, rules=group, task=task, hint=DESCENT_FIRST)
+        solution = None if decided is False else cp.solve(values, rules=group, task=task, hint=DESCENT_FIRST)
         if solution is not None:
             if solved is not None:  # (groups share no free field: their values never disagree)
                 solved.update({name: solution[name] for name in read})
@@ -270,6 +278,25 @@ def minimal_conflict(
         return core_pins, core_rules
     # Only reachable when a pin is outside its own domain, which inputs rule out.
     return None
+
+
+def _decided_group(cp: CompiledPack, values: Mapping[str, Scalar], group: Sequence[str]) -> bool | None:
+    """Whether a group of rules can hold under `values` (pins inside their domains), when
+    three-valued evaluation decides it without a search: True when it finds every rule true
+    whatever the free fields hold, False when it finds one false whatever they hold; else None.
+    Of the ~100 groups a conflict's request splits into on the SGLang pack, almost all are one
+    rule the pins already decide, and a search of each (a propagated state, a repair from each
+    field's first value) was two thirds of the minimal conflict (2,221 of 2,271 searches over
+    the 30 slowest benchmark requests)."""
+    rules = cp.rules
+    verdict: bool | None = True
+    for rid in group:
+        answer = rules[rid].condition.partial(values)
+        if answer is False:
+            return False
+        if answer is None:
+            verdict = None
+    return verdict
 
 
 def minimal_reason(
