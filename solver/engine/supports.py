@@ -87,8 +87,6 @@ class Supports:
         self._lock = threading.Lock()
         self._seen: dict[int, list[int]] = {}  # rows by the sum of their columns' hashes
         self._digest = 0  # (that of the newest row)
-        # Each row as its columns in chunks of `_CHUNK` (see `Row`), fixed per table.
-        self._width = _CHUNK
         self._rows: list[Row] = []
         # Per column: the bit sets of the runs that have ended, by tagged value; and the run
         # still open, (tagged value, its first row).
@@ -135,7 +133,7 @@ class Supports:
         if len(solution) < len(self.names):
             return None
         with self._lock:
-            rows, width = self._rows, self._width
+            rows, width = self._rows, _CHUNK  # (each row's columns in chunks: see `Row`)
             restart = len(rows) >= self._limit
             previous = None if restart or not rows else rows[-1]
             # The columns whose value is not the very object of the row before: those a
