@@ -121,7 +121,7 @@ def draw_theme(rng: random.Random, values: dict[str, list[Any]], theme: str) -> 
     sc = _machine_and_model(rng, f"T-{theme}", sms, archs, checkpoints)
     # The machine varies by GPU only (node size in the parallel and nodes themes, FlashInfer in
     # nodes): the oracle starts one worker per machine, which costs more than the scenarios it runs.
-    if theme in ("parallel", "parthin"):
+    if theme in ("parallel", "parthin", "dbothin"):
         sc["num_gpus"] = rng.choice([4, 8, 16] if theme == "parallel" else [2, 4, 8, 16])
     if theme == "nodes":
         sc["num_gpus"] = rng.choice([1, 2, 4])

@@ -477,8 +477,49 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "tensor_parallel_size": [1, 2, 4, 8],
         },
     ),
+    # Round 28's themes, from the fixtures' count per GPU x option / architecture (15,395 records
+    # with a GPU): dual-batch overlap and EPLB hold 16-53 records each on Volta, Turing, SM86, B300,
+    # Thor and DGX Spark (parthin typed them beside -pp / -dp), typed here with EP, -dp, the
+    # all-to-all and the MoE backend; and the dense and MoE models those GPUs hold 16-45 records of
+    # (Qwen2, Qwen3, Mixtral, Qwen3-MoE, GLM-4 MoE, DeepSeek-V2) with chunked prefill or prefix
+    # caching typed (sched2 drew them over MLA / hybrid / sinks models), blocks, caches, backends.
+    "dbothin": (
+        MOE_ARCHS,
+        [70, 75, 86, 103, 110, 121],
+        [None, "fp8", "modelopt_fp4", "mxfp4", "awq", "compressed_tensors_fp8"],
+        {
+            "enable_dbo": [False, True],
+            "enable_eplb": [False, True],
+            "enable_expert_parallel": [False, True],
+            "data_parallel_size": [1, 2, 4],
+            "tensor_parallel_size": [1, 2, 4, 8],
+            "all2all_backend": [],
+            "moe_backend": [],
+        },
+    ),
+    "archthin": (
+        [
+            "Qwen2ForCausalLM",
+            "Qwen3ForCausalLM",
+            "MixtralForCausalLM",
+            "Qwen3MoeForCausalLM",
+            "Glm4MoeForCausalLM",
+            "DeepseekV2ForCausalLM",
+        ],
+        [70, 75, 86, 103, 110, 121],
+        [None, "fp8", "awq", "gptq", "modelopt_fp8", "compressed_tensors_w4a16"],
+        {
+            "enable_chunked_prefill": [True, False],
+            "enable_prefix_caching": [True, False],
+            "block_size": [16, 32, 64, 128, 256],
+            "kv_cache_dtype": ["auto", "fp8", "fp8_e4m3", "bfloat16", "float16"],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "tensor_parallel_size": [1, 2, 4],
+        },
+    ),
 }
-# Round 23's to 27's themes type one of these options in every scenario (the earlier ones draw as they did).
+# Round 23's to 28's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
@@ -491,4 +532,6 @@ ALWAYS: dict[str, list[str]] = {
     "schedc": ["enable_chunked_prefill", "enable_prefix_caching"],
     "qcommon": ["quantization", "kv_cache_dtype"],
     "mothin": ["quantization", "kv_cache_dtype"],
+    "dbothin": ["enable_dbo", "enable_eplb"],
+    "archthin": ["enable_chunked_prefill", "enable_prefix_caching"],
 }

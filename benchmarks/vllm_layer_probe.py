@@ -12,8 +12,12 @@ with the checkpoint's quant_config and the model dtype as torch's default, under
 (FlashInfer's Impl, built before that step, cannot be built under the mocks: such a layer is
 reported "[layer, not buildable under the mocks]", no answer). MLA layers are built as MLAAttention
 (DeepSeek's attention, with a stand-in `kv_b_proj`: the selection, a sparse cache's canonical
-form, the KV-cache quantization step; round 27); a sparse MLA layer (DeepSeek-V3.2) is not buildable
-under the mocks (its Impl asks for the tensor-parallel group). A
+form, the KV-cache quantization step; round 27). Sparse MLA layers (DeepSeek-V3.2) are built too
+since round 28: their Impl reads the tensor-parallel world size and every Impl the decode-context-
+parallel one, which the executor's process groups give; the probe stands in for those groups with
+the sizes the configuration asks for (`_group_sizes`). GDN / linear-attention layers (Qwen3-Next)
+are not built: their choices (prefill and decode kernels) read `additional_config` and environment
+variables only, none of the options the pack describes. A
 failure there is reported as the oracle reports any, as a RuntimeError whose message starts
 "[layer]" and names the original error (the stage stays `block_size`). Run it
 with the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
@@ -57,6 +61,7 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
     # as the model loader builds the model (base_loader.py): the layers read the model dtype as
     # torch's default (float32 otherwise: FlashInfer refuses it and the selector takes Triton)
     built: dict[str, Any] = {}
+    _group_sizes(pc)
     with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
         for n, (kind, kw) in enumerate(oracle._attention_kinds(cfg)):
             if kw.get("use_mla"):
@@ -100,6 +105,24 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
     return built
 
 
+def _group_sizes(pc: Any) -> None:
+    """The process groups' sizes as the executor would set them up for this configuration (the
+    oracle starts none): an Impl reads the decode-context-parallel world size when it is built
+    (`AttentionImplBase.__new__`: a backend that returns the LSE for decode does so under DCP, and
+    FlashMLA's sparse Impl then refuses an unquantized cache), a sparse MLA Impl the tensor-parallel
+    one (the masked-MHA prefill check). Each scenario runs in its own forked child."""
+    from vllm.distributed import parallel_state
+    from vllm.model_executor.layers.attention import sparse_mla_attention
+
+    dcp = pc.decode_context_parallel_size
+
+    def dcp_world_size_and_rank(enabled: bool = True) -> tuple[int, int]:
+        return (dcp, 0) if enabled else (1, 0)
+
+    parallel_state.get_dcp_world_size_and_rank = dcp_world_size_and_rank
+    sparse_mla_attention.get_tensor_model_parallel_world_size = lambda: pc.tensor_parallel_size
+
+
 def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
     """Build vLLM's own MLAAttention as DeepSeek's attention does (deepseek_v2.py): it selects its
     backend for the cache dtype in cache_config, canonicalises a sparse MLA cache (written back to
@@ -125,7 +148,8 @@ def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
             v_head_dim=hf.v_head_dim,
             q_lora_rank=getattr(hf, "q_lora_rank", None),
             kv_lora_rank=hf.kv_lora_rank,
-            kv_b_proj=nn.Identity(),
+            # (a parameter: the DCP manager of an MLA layer reads its device; an Identity has none)
+            kv_b_proj=nn.Linear(1, 1, bias=False),
             cache_config=cfg.cache_config,
             quant_config=cfg.quant_config,
             prefix=prefix,
@@ -133,9 +157,10 @@ def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
             **extra,
         )
     except Exception as e:
-        # a stubbed FlashInfer / FlashMLA object reached a torch call, or a sparse MLA Impl asked
-        # for the tensor-parallel group (not set up by the oracle): no answer of vLLM's
-        if any(m in str(e).lower() for m in ("flashinfer", "flash_mla", "group is not initialized")):
+        # a stubbed FlashInfer / FlashMLA object reached a torch call, or an Impl asked for a
+        # process group beyond the sizes `_group_sizes` stands in for: no answer of vLLM's
+        mocked = ("flashinfer", "flash_mla", "group is not initialized", "workspacemanager not initialized")
+        if any(m in str(e).lower() for m in mocked):
             raise RuntimeError(f"[layer, not buildable under the mocks] {e}") from e
         raise
     return layer.attn_backend

@@ -875,6 +875,59 @@ closed = true
         _tiny_pack(tmp_path / "u", '[model_config.facts.arch]\nvalue = ["a"]\nclosed = true\n')
 
 
+def test_a_closed_map_with_a_fallback_reads_the_unknown_as_the_launcher_does_and_says_so(
+    tmp_path: Path,
+) -> None:
+    """A closed map with `fallback` (round 28: vLLM reads an unknown ModelOpt KV-cache scheme as
+    none, with a warning): a value none of its spellings names, and a two-form key's object form
+    its tests did not read, is the fallback, and `notes` says so with the key, the value, the
+    spellings read and `fallback_note`; a known spelling and the keys after an empty form are
+    read as before. On a0ebea6 `fallback_note` was an unknown key (PackError)."""
+    pack = _tiny_pack(
+        tmp_path,
+        """
+[model_config]
+two_forms = ["q.scheme"]
+[[model_config.facts.arch]]
+equals = { "q.scheme.bits" = [4] }
+then = "Sparse"
+[[model_config.facts.arch]]
+value = ["q.scheme", "q.algo"]
+absent = "other"
+map = { "DENSE" = "Dense" }
+closed = true
+fallback = "other"
+fallback_note = "the launcher warns and runs it as no scheme"
+""",
+    )
+
+    def read(doc: dict[str, Any]) -> tuple[Any, list[str]]:
+        notes: list[str] = []
+        folder = tmp_path / str(len(list(tmp_path.iterdir())))
+        value = facts_from_model_config(pack, _config(folder, doc), notes=notes)["arch"].value
+        return value, notes
+
+    assert read({"q": {"scheme": "dense"}}) == ("Dense", [])
+    assert read({"q": {"scheme": "", "algo": "DENSE"}}) == ("Dense", [])
+    value, notes = read({"q": {"scheme": "INT8", "algo": "DENSE"}})
+    assert value == "other"
+    (note,) = notes
+    assert 'q.scheme is "INT8", which is not one of the forms read for arch (DENSE, any case)' in note
+    assert "read as arch=other" in note and "the launcher warns and runs it as no scheme" in note
+    assert "--set arch=VALUE" in note
+    # an object of a form no test reads is taken in place of the next key, as the launcher's `or`
+    value, notes = read({"q": {"scheme": {"bits": 16}, "algo": "DENSE"}})
+    assert (value, len(notes)) == ("other", 1) and '{"bits": 16}' in notes[0]
+    assert read({"q": {"scheme": {"bits": 4}}}) == ("Sparse", [])
+    open_map = 'value = ["a"]\nfallback = "other"\n'
+    without = (open_map, 'value = ["a"]\nmap = { "X" = "Dense" }\nclosed = true\n')
+    for table in without:  # an open map, a closed one without a fallback
+        folder = tmp_path / f"bad{len(table)}"
+        folder.mkdir()
+        with pytest.raises(PackError, match=r"fallback_note.*only with `closed = true` and a `fallback`"):
+            _tiny_pack(folder, f'[model_config.facts.arch]\n{table}fallback_note = "says"\n')
+
+
 def test_a_broken_table_lists_every_problem(tmp_path: Path) -> None:
     """At load: a broken [model_config] table fails with the pack, not at the first config."""
     with pytest.raises(PackError) as exc:

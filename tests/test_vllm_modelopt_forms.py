@@ -51,10 +51,11 @@ def exported(algo: str, version: str, group: dict[str, Any] | None, targets: boo
 
 def legacy(algo: str) -> dict[str, Any]:
     """hf_quant_config.json as ModelOpt 0.29 and earlier wrote it (config.json has no quantization_config)."""
-    return {
-        "producer": {"name": "modelopt", "version": "0.29.0"},
-        "quantization": {"quant_algo": algo, "kv_cache_quant_algo": None, "exclude_modules": ["lm_head"]},
-    }
+    quantization: dict[str, Any] = {"quant_algo": algo, "kv_cache_quant_algo": None}
+    quantization["exclude_modules"] = ["lm_head"]
+    if algo == "NVFP4":  # (ModelOpt writes it; vLLM refuses an NVFP4 file without it: round 28, R28P2)
+        quantization["group_size"] = 16
+    return {"producer": {"name": "modelopt", "version": "0.29.0"}, "quantization": quantization}
 
 
 # (name, config.json's quantization_config, hf_quant_config.json, checkpoint_quant, form, humming ok)

@@ -196,8 +196,11 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     if model_path is not None:  # (an empty one too: said to be empty, not dropped)
         from solver.inputs.modelconfig import facts_from_model_config
 
+        read_notes: list[str] = []
         with issues.collect():
-            model = facts_from_model_config(pack, model_path, skip=typed, flag=model_flag)
+            model = facts_from_model_config(pack, model_path, skip=typed, flag=model_flag, notes=read_notes)
+            for note in read_notes:  # read as the launcher reads it, and said (as --detect's)
+                print(f"confsolve: {note}", file=sys.stderr)
     assumed_pins: dict[str, Any] = {}
     for raw, value in assumed.items():
         name = _lookup(pack, raw) or raw

@@ -74,13 +74,20 @@ class _Source:
 
 
 def facts_from_model_config(
-    pack: Pack, path: str | os.PathLike[str], *, skip: Collection[str] = (), flag: str = MODEL_CONFIG_FLAG
+    pack: Pack,
+    path: str | os.PathLike[str],
+    *,
+    skip: Collection[str] = (),
+    flag: str = MODEL_CONFIG_FLAG,
+    notes: list[str] | None = None,
 ) -> dict[str, Pin]:
     """The facts a model config gives, as pins with source `model-config`, in field order.
 
     `path` is a config JSON file, a model directory holding one, or a weights file / directory
     of a self-describing format (the pack's `standalone` formats, e.g. a single-file checkpoint).
-    Facts named in `skip` (set by the user instead) are not read. Raises `InvalidInput` naming
+    Facts named in `skip` (set by the user instead) are not read. `notes` receives what was read
+    otherwise than the config says, as the launcher reads it (a closed map's `fallback`: an unknown
+    ModelOpt KV-cache scheme read as none), for the caller to say. Raises `InvalidInput` naming
     the path (after `flag`, the option the user gave it with) for anything unreadable or
     unexpected, `PackError` for a broken `[model_config]`.
     """
@@ -98,7 +105,7 @@ def facts_from_model_config(
     issues: list[InputIssue] = []
     values: dict[str, Scalar] = {}
     if source.config is not None:
-        reader = _Reader(source, table, issues)
+        reader = _Reader(source, table, issues, notes if notes is not None else [])
         for rule in table.facts:
             if rule.fact in skip:
                 continue
@@ -253,11 +260,12 @@ def _kind(value: Any) -> str:
 class _Reader:
     """Key lookup: the top level first, then each nested table; `alias.key` reads an extra file."""
 
-    def __init__(self, source: _Source, table: ModelConfigMap, issues: list[InputIssue]):
+    def __init__(self, source: _Source, table: ModelConfigMap, issues: list[InputIssue], notes: list[str]):
         self.source = source
         self.aliases = set(table.files)
         self.two_forms = table.two_forms
         self.issues = issues
+        self.notes = notes  # what was read as the launcher reads it, not as written
         assert source.config is not None
         self.scopes: list[tuple[str, dict[str, Any]]] = [("", source.config)]
         for path in table.nested:
@@ -350,9 +358,14 @@ def _apply(
 def _read_value(
     target: Field, rule: _FactRule, reader: _Reader, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
-    raw, where = _first(rule.keys, reader, single=True)
+    # A closed map with a fallback reads what the launcher cannot read as the fallback, a two-form
+    # key's object form too (its test entries, before this one, read the forms the launcher reads).
+    unknown_read = bool(rule.closed) and rule.fallback is not None
+    raw, where = _first(rule.keys, reader, single=True, objects=unknown_read)
     if raw is _MISSING:
         return rule.absent
+    if unknown_read and isinstance(raw, dict):
+        return _read_as_fallback(target, rule, raw, where, shown, reader)
     if not isinstance(raw, str | int | float | bool):
         issues.append(_type_issue(shown, where, raw, "a single value"))
         return None
@@ -370,6 +383,8 @@ def _read_value(
     mapped = next((s for s in spellings if s in rule.mapping), None)
     if mapped is not None:
         candidate = rule.mapping[mapped]
+    elif unknown_read:
+        return _read_as_fallback(target, rule, raw, where, shown, reader)
     elif rule.closed:
         issues.append(_unread_spelling(target, rule, raw, where, shown))
         return None
@@ -422,6 +437,24 @@ def _unread_spelling(target: Field, rule: _FactRule, raw: Any, where: str, shown
     )
 
 
+def _read_as_fallback(
+    target: Field, rule: _FactRule, raw: Any, where: str, shown: _Named, reader: _Reader
+) -> Scalar | None:
+    """A closed map's `fallback` for a value none of its spellings names, with the notice saying
+    so: the fact is read as the launcher reads the key, not guessed, and the user can say otherwise."""
+    assert rule.fallback is not None
+    note = f" ({rule.fallback_note})" if rule.fallback_note else ""
+    reader.notes.append(
+        shown.says(
+            f"{where} is {_short(raw)}, which is not one of the forms read for {target.name} "
+            f"({', '.join(rule.closed)}, any case): read as {target.name}={show(rule.fallback)}, as the "
+            f"launcher reads it{note}. If the model holds another, say so with "
+            f"--set {target.name}=VALUE."
+        )
+    )
+    return rule.fallback
+
+
 def _largest_divisor(
     target: Field, rule: _FactRule, raw: Any, where: str, shown: _Named, issues: list[InputIssue]
 ) -> Scalar | None:
@@ -467,13 +500,20 @@ def _part_values(rule: _FactRule, reader: _Reader) -> list[str]:
     return sorted(found)
 
 
-def _first(paths: tuple[str, ...], reader: _Reader, *, single: bool = False) -> tuple[Any, str]:
+def _first(
+    paths: tuple[str, ...], reader: _Reader, *, single: bool = False, objects: bool = False
+) -> tuple[Any, str]:
     """The first of `paths` written; `single`: passing over a two-form key's object form (its
-    tests read it, a value entry reads the single-value form) and its empty string (no scheme)."""
+    tests read it, a value entry reads the single-value form) and its empty string (no scheme);
+    `objects`: not over a non-empty object (its tests did not read it: a form the launcher cannot
+    read, which it takes in place of the keys after it, as Python's `or` does)."""
     where = paths[0] if paths else ""
     for path in paths:
         value, where = reader.get(path)
-        if single and path in reader.two_forms and (isinstance(value, dict | list) or value == ""):
+        skipped = isinstance(value, dict | list) or value == ""
+        if objects and isinstance(value, dict) and value:
+            skipped = False
+        if single and path in reader.two_forms and skipped:
             continue
         if value is not _MISSING:
             return value, where

@@ -26,7 +26,7 @@ _FORMAT_KEYS = {"fact", "detect", "default"}
 _DETECT_KEYS = {"glob", "value", "standalone", "facts"}
 _TEST_KEYS = ("present", "missing", "above", "equals", "contains", "differ")
 _TEST_NAMES = ", ".join(_TEST_KEYS)
-_VALUE_KEYS = {"value", "detail", "parts", "map", "closed", "fallback", "absent", "divides"}
+_VALUE_KEYS = {"value", "detail", "parts", "map", "closed", "fallback", "fallback_note", "absent", "divides"}
 _FACT_KEYS = {*_VALUE_KEYS, *_TEST_KEYS, "every", "unless", "then", "otherwise"}
 
 _MISSING: Any = object()
@@ -67,9 +67,12 @@ class _FactRule:
     part_key: str = ""
     mapping: dict[str, Scalar] = field(default_factory=dict)
     # `closed = true`: only the map's spellings (these, as the pack writes them) are read; any
-    # other value is refused naming them, not matched against the fact's own values.
+    # other value is refused naming them, not matched against the fact's own values, unless the
+    # entry has a `fallback`: then it is read as that, as the launcher reads it, and a notice
+    # says so (`fallback_note`: what the launcher does, in the pack's words).
     closed: tuple[str, ...] = ()
     fallback: Scalar | None = None
+    fallback_note: str = ""
     absent: Scalar | None = None
     divides: bool = False  # the fact is the largest domain value dividing the key's integer
     tests: _Tests | None = None
@@ -329,6 +332,10 @@ def _compile_value_fact(
     if not isinstance(closed, bool) or (closed and not mapping):
         bad(f"{where}.closed", "must be true or false, and true only with a map")
         closed = False
+    note = body.get("fallback_note", "")
+    if not isinstance(note, str) or (note and not (closed and checked["fallback"] is not None)):
+        bad(f"{where}.fallback_note", "must be a sentence, and only with `closed = true` and a `fallback`")
+        note = ""
     divides = body.get("divides", False)
     if not isinstance(divides, bool):
         bad(f"{where}.divides", "must be true or false")
@@ -347,6 +354,7 @@ def _compile_value_fact(
         mapping=mapping,
         closed=tuple(raw_map) if closed else (),
         fallback=checked["fallback"],
+        fallback_note=note,
         absent=checked["absent"],
         divides=divides,
     )
@@ -362,7 +370,7 @@ def _compile_test_fact(
 ) -> _FactRule | None:
     """A test entry: the fact is `then` when the tests hold (and `unless` does not), else
     `otherwise`."""
-    for key in ("detail", "parts", "map", "closed", "fallback", "absent", "divides"):
+    for key in ("detail", "parts", "map", "closed", "fallback", "fallback_note", "absent", "divides"):
         if key in body:
             bad(where, f"`{key}` belongs to `value` entries, not to test entries")
     if "every" in body and not isinstance(body["every"], bool):

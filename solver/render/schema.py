@@ -26,6 +26,7 @@ _REF = "#/$defs/{model}"
 
 _SCALAR: dict[str, Any] = {"type": ["string", "integer", "boolean"]}
 _STRINGS: dict[str, Any] = {"type": "array", "items": {"type": "string"}}
+_TIMES: dict[str, Any] = {"elapsed_ms": {"type": "number"}, "cpu_ms": {"type": "number"}}  # a server answer's
 _SCALARS: dict[str, Any] = {"type": "array", "items": _SCALAR}
 _PIN_REF: dict[str, Any] = {
     "type": "object",
@@ -436,8 +437,7 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
         verdict={"enum": list(verdicts)},
         set=texts,
         parts_ms={"type": "object", "additionalProperties": {"type": "number"}},
-        elapsed_ms={"type": "number"},
-        cpu_ms={"type": "number"},
+        **_TIMES,
         helper_cpu_ms={"type": "number"},
         resolution=_obj(
             ["values", "provenance", "adjustments", "warnings"],
@@ -503,12 +503,10 @@ def _served(defs: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 "type": "object",
                 "additionalProperties": {"type": "object", "additionalProperties": reason},
             },
-            elapsed_ms={"type": "number"},
-            cpu_ms={"type": "number"},
+            **_TIMES,
         ),
-        "facts": _doc(
-            "facts", ["facts"], facts=texts, elapsed_ms={"type": "number"}, cpu_ms={"type": "number"}
-        ),
+        # notes: what the model config was read as, as the launcher reads it, not as written
+        "facts": _doc("facts", ["facts"], facts=texts, notes=_STRINGS, **_TIMES),
     }
 
 

@@ -468,13 +468,17 @@ class Configurator:
         with tempfile.TemporaryDirectory(prefix="confsolve-serve-") as tmp:
             path = Path(tmp) / "config.json"
             path.write_text(text, encoding="utf-8")
+            notes: list[str] = []
             try:
-                facts = facts_from_model_config(self.pack, path)
+                facts = facts_from_model_config(self.pack, path, notes=notes)
             except InvalidInput as exc:
                 message = str(exc).replace(os.fspath(path), "the pasted config.json")
                 raise BadRequest(message, [i.to_json() for i in exc.issues]) from None
         found = {name: value_key(pin.value) for name, pin in facts.items()}
-        return {"schema": 1, "status": "facts", "facts": found}
+        answer: dict[str, Any] = {"schema": 1, "status": "facts", "facts": found}
+        if notes:  # what was read as the launcher reads it, not as written
+            answer["notes"] = [note.replace(os.fspath(path), "the pasted config.json") for note in notes]
+        return answer
 
     # -- warm-up -------------------------------------------------------------------------------
     def warm(self, stop: threading.Event, states: Iterable[tuple[tuple[str, Scalar], ...]]) -> int:
