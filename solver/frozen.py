@@ -49,6 +49,10 @@ def _shared(made: type[Any]) -> type[Any]:
     for before, after in pairwise(positional):
         if _has_default(before) and not _has_default(after):  # as the library refuses it, at once
             raise TypeError(f"non-default argument {after.name!r} follows default argument")
+    if "__init__" not in made.__dict__:
+        # Each class its own first-use constructor: inherited, a class made from another would run
+        # the constructor compiled for its base once the base had been built.
+        made.__init__ = Frozen.__init__
     return made
 
 

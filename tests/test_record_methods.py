@@ -18,7 +18,7 @@ import pytest
 import solver
 from solver import model
 from solver.errors import InputIssue, PackProblem, Unsatisfiable
-from solver.frozen import Frozen
+from solver.frozen import Frozen, frozen_type
 from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition, _Operand
 from solver.pack.loader import semantics
@@ -128,9 +128,12 @@ def test_making_a_class_compiles_nothing() -> None:
         "import importlib, sys\n"
         f"for m in {MAKERS!r}: importlib.import_module(m)\n"
         "written = {'__init__', '__eq__', '__hash__', '__repr__', '__setattr__', '__delattr__'}\n"
+        "from solver.frozen import Frozen\n"
+        "first = Frozen.__dict__['__init__']  # each class's constructor before its first call\n"
         f"for name in {names!r}:\n"
         "    module, _, qual = name.partition(':')\n"
-        "    own = written & set(vars(getattr(sys.modules[module], qual)))\n"
+        "    cls = getattr(sys.modules[module], qual)\n"
+        "    own = {n for n in written & set(vars(cls)) if vars(cls)[n] is not first}\n"
         "    if own: print(name, sorted(own))\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
@@ -213,3 +216,21 @@ def test_a_record_inside_itself_is_shown_as_the_library_shows_it() -> None:
         shown.append(repr(record))
     assert shown[0] == shown[1]
     assert "..." in shown[0]
+
+
+def test_a_class_made_from_a_built_one_gets_its_own_constructor() -> None:
+    """A class made from another made class is built with its own fields, also after its base was
+    built (fails on the first-use constructor put on the base only: the subclass then inherited
+    the base's compiled one and refused its own field)."""
+
+    @frozen_type
+    class Base(Frozen):
+        x: int
+
+    @frozen_type
+    class Derived(Base):
+        y: int = 0
+
+    assert repr(Base(1)) == "test_a_class_made_from_a_built_one_gets_its_own_constructor.<locals>.Base(x=1)"
+    assert (Derived(1, 2).x, Derived(1, 2).y) == (1, 2)
+    assert Base(3).x == 3
