@@ -498,14 +498,8 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
         },
     ),
     "archthin": (
-        [
-            "Qwen2ForCausalLM",
-            "Qwen3ForCausalLM",
-            "MixtralForCausalLM",
-            "Qwen3MoeForCausalLM",
-            "Glm4MoeForCausalLM",
-            "DeepseekV2ForCausalLM",
-        ],
+        # The families between Llama and DeepSeek-V3 in ARCHS (the thin cells, round 28).
+        ARCHS[ARCHS.index("Qwen2ForCausalLM") : ARCHS.index("DeepseekV3ForCausalLM")],
         [70, 75, 86, 103, 110, 121],
         [None, "fp8", "awq", "gptq", "modelopt_fp8", "compressed_tensors_w4a16"],
         {

@@ -827,13 +827,8 @@ divides = true
         )
 
 
-def test_a_two_form_key_and_a_closed_map(tmp_path: Path) -> None:
-    """`two_forms`: a key written as an object (read by tests through it) or a single value (read by
-    a value entry); `closed`: only the map's spellings are read, anything else is refused naming
-    them. Round 27 (vLLM's ModelOpt kv_cache_scheme); on a1e60f3 both keys were unknown."""
-    pack = _tiny_pack(
-        tmp_path,
-        """
+# A key read as an object or one value (`two_forms`) by a closed map: the setup both tests below share.
+_TWO_FORMS_CLOSED = """
 [model_config]
 two_forms = ["q.scheme"]
 [[model_config.facts.arch]]
@@ -844,7 +839,16 @@ value = ["q.scheme", "q.algo"]
 absent = "other"
 map = { "DENSE" = "Dense" }
 closed = true
-""",
+"""
+
+
+def test_a_two_form_key_and_a_closed_map(tmp_path: Path) -> None:
+    """`two_forms`: a key written as an object (read by tests through it) or a single value (read by
+    a value entry); `closed`: only the map's spellings are read, anything else is refused naming
+    them. Round 27 (vLLM's ModelOpt kv_cache_scheme); on a1e60f3 both keys were unknown."""
+    pack = _tiny_pack(
+        tmp_path,
+        _TWO_FORMS_CLOSED,
     )
     read = {
         "object": {"q": {"scheme": {"bits": 4}}},
@@ -885,17 +889,8 @@ def test_a_closed_map_with_a_fallback_reads_the_unknown_as_the_launcher_does_and
     read as before. On a0ebea6 `fallback_note` was an unknown key (PackError)."""
     pack = _tiny_pack(
         tmp_path,
-        """
-[model_config]
-two_forms = ["q.scheme"]
-[[model_config.facts.arch]]
-equals = { "q.scheme.bits" = [4] }
-then = "Sparse"
-[[model_config.facts.arch]]
-value = ["q.scheme", "q.algo"]
-absent = "other"
-map = { "DENSE" = "Dense" }
-closed = true
+        _TWO_FORMS_CLOSED
+        + """
 fallback = "other"
 fallback_note = "the launcher warns and runs it as no scheme"
 """,
