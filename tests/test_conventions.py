@@ -42,6 +42,17 @@ def test_the_licence_file_matches_the_metadata() -> None:
     assert "LICENSE" in project["license-files"]
 
 
+def test_the_build_asks_for_a_setuptools_that_reads_that_metadata() -> None:
+    # `license` as an SPDX string and `license-files` are PEP 639, read from setuptools 77 on:
+    # with the floor at 68, a build with setuptools 68-76 (`--no-build-isolation`, an index
+    # that caps it) failed: "`project.license` must be valid exactly by one definition".
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    assert isinstance(config["project"]["license"], str) and config["project"]["license-files"]
+    (floor,) = [r for r in config["build-system"]["requires"] if r.startswith("setuptools")]
+    found = re.fullmatch(r"setuptools>=(\d+)(?:\.\d+)*", floor)
+    assert found is not None and int(found.group(1)) >= 77, floor
+
+
 def test_pre_commit_runs_ruff_ruff_format_and_mypy() -> None:
     yaml = pytest.importorskip("yaml")
     config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())

@@ -4,11 +4,13 @@ compared; the model paths are hostile input like any other (exit 2, never a trac
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -356,8 +358,35 @@ def test_a_scratch_of_an_ended_command_makes_no_directory(
     scratch = modelset._Scratch()
     modelset.remove_scratch()  # the command ends; its worker goes on
     with pytest.raises(RuntimeError):
-        scratch.under(0)
+        scratch.write(0, "00000", {"config.json": "{}"})
     fresh = modelset._Scratch()  # the next command's
-    assert fresh.under(0).parent.is_dir()
+    assert fresh.write(0, "00000", {"config.json": "{}"}).joinpath("config.json").is_file()
     modelset.remove_scratch()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_worker_between_two_models_when_the_command_ends_makes_nothing_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The race behind round 28's one failure of the Ctrl-C test above (at load 22): Ctrl-C's
+    # cleanup (`remove_scratch`, main thread) ran while the worker was between two models of an
+    # archive; the worker's next `mkdir(parents=True)` made the removed scratch again, and the
+    # process ended before the worker reached its own cleanup. Here the cleanup runs at that
+    # very point, and the worker's own cleanup never does (as when the process exits under it).
+    from solver.inputs import modelset
+
+    class EndsTheCommand(dict[str, Any]):
+        def __iter__(self) -> Iterator[str]:
+            modelset.remove_scratch()  # Ctrl-C, in the main thread
+            return super().__iter__()
+
+    scratch_dir = tmp_path / "tmp"
+    scratch_dir.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_dir))
+    archive = {"a": {"config.json": {}}, "b": EndsTheCommand({"config.json": {}})}
+    monkeypatch.setattr(modelset, "_read_archive", lambda path, shown: archive)
+    (tmp_path / "m.json.gz").write_bytes(b"")
+    worker = modelset.models_at([tmp_path / "m.json.gz"])
+    with contextlib.suppress(RuntimeError):  # refused: its command has ended
+        worker.__enter__()  # its __exit__ never runs, as in the ended process
+    assert list(scratch_dir.iterdir()) == []

@@ -59,19 +59,25 @@ class _Scratch:
         self.path: Path | None = None
         self.generation = _GENERATION[0]
 
-    def under(self, index: int) -> Path:
-        if self.path is None:
-            # Listed before it exists, under the lock `remove_scratch` takes: a Ctrl-C between
-            # making and listing it left it behind; a worker `remove_scratch` has given up on
-            # (an older generation) makes none.
-            with _LIVE_LOCK:
-                if self.generation != _GENERATION[0]:
-                    raise RuntimeError("the command has ended: no scratch directory for it")
+    def write(self, index: int, name: str, files: dict[str, str]) -> Path:
+        """Write `files` (name: text) into directory `name` of source `index`, made on the way (the
+        scratch itself on first use), and return it. All under the lock `remove_scratch` takes,
+        which a worker `remove_scratch` has given up on (an older generation) is refused: a
+        worker still writing after Ctrl-C ended its command made the removed scratch again
+        (`mkdir`'s parents), and a Ctrl-C between making and listing it left it behind."""
+        with _LIVE_LOCK:
+            if self.generation != _GENERATION[0]:
+                raise RuntimeError("the command has ended: no scratch directory for it")
+            if self.path is None:
                 path = Path(tempfile.gettempdir()) / f"confsolve-models-{secrets.token_hex(8)}"
-                _LIVE.add(path)
+                _LIVE.add(path)  # listed before it exists
                 path.mkdir(mode=0o700)
                 self.path = path
-        return self.path / str(index)
+            directory = self.path / str(index) / name
+            directory.mkdir(parents=True)
+            for file_name, text in files.items():
+                (directory / file_name).write_text(text, encoding="utf-8")
+        return directory
 
     def remove(self) -> None:
         if self.path is not None:
@@ -80,6 +86,8 @@ class _Scratch:
                 _LIVE.discard(self.path)
 
 
+# Writes one model's files into the scratch of a source: `_Scratch.write` with the source's index.
+_Write = Callable[[str, dict[str, str]], Path]
 _LIVE: set[Path] = set()
 _LIVE_LOCK = threading.Lock()
 _GENERATION = [0]  # advanced by remove_scratch: the scratches of a command it ended make no more
@@ -106,7 +114,7 @@ def models_at(sources: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, P
         found: dict[str, Path] = {}
         for index, source in enumerate(sources):
             shown = os.fsdecode(source)
-            where = functools.partial(scratch.under, index)
+            where = functools.partial(scratch.write, index)
             for found_name, path in _models(Path(source), shown, where):
                 # Printed by diff: no control characters (a terminal escape), a bounded length.
                 name = "".join(c if c.isprintable() else "?" for c in found_name[:120])
@@ -122,7 +130,7 @@ def models_at(sources: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, P
         scratch.remove()
 
 
-def _models(path: Path, shown: str, scratch: Callable[[], Path]) -> list[tuple[str, Path]]:
+def _models(path: Path, shown: str, write: _Write) -> list[tuple[str, Path]]:
     try:
         try:
             mode = path.stat().st_mode
@@ -131,11 +139,11 @@ def _models(path: Path, shown: str, scratch: Callable[[], Path]) -> list[tuple[s
         if stat.S_ISDIR(mode):
             return _directory(path, shown)
         if path.name.endswith(".json.gz"):
-            return _archive(_read_archive(path, shown), shown, scratch)
+            return _archive(_read_archive(path, shown), shown, write)
         if path.name.endswith(".json"):
             parsed = _configs(_parse(read_bounded(path, MAX_ARCHIVE_BYTES), shown))
             if _is_archive(parsed):
-                return _archive(parsed, shown, scratch)
+                return _archive(parsed, shown, write)
         return [(path.parent.name or path.name, path)]
     except RefusedFile as exc:
         raise _issue(shown, f"cannot be read: {exc}") from None
@@ -200,21 +208,15 @@ def _is_archive(parsed: Any) -> bool:
     )
 
 
-def _archive(
-    parsed: dict[str, dict[str, Any]], shown: str, scratch: Callable[[], Path]
-) -> list[tuple[str, Path]]:
-    """Write each model's files under `scratch` (one numbered directory per model: names from the
+def _archive(parsed: dict[str, dict[str, Any]], shown: str, write: _Write) -> list[tuple[str, Path]]:
+    """Write each model's files to the scratch (one numbered directory per model: names from the
     archive never become paths) and list them."""
     out: list[tuple[str, Path]] = []
-    root = scratch()
     for number, name in enumerate(sorted(parsed)):
         files = parsed[name]
         bad = [f for f in files if not _FILE_NAME.fullmatch(f)]
         if bad:
             raise _issue(shown, f"model {name[:80]!r}: {bad[0][:80]!r} is not a plain file name")
-        directory = root / f"{number:05d}"
-        directory.mkdir(parents=True)
-        for file_name, content in files.items():
-            (directory / file_name).write_text(json.dumps(content), encoding="utf-8")
-        out.append((name, directory))
+        texts = {file_name: json.dumps(content) for file_name, content in files.items()}
+        out.append((name, write(f"{number:05d}", texts)))
     return out
