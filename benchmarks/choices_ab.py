@@ -86,6 +86,9 @@ def main() -> None:
     copies = [c.split("=", 1) for c in args.copies]
     if not copies or any(len(c) != 2 for c in copies):
         parser.error("give one or more LABEL=TREE")
+    from timing import with_bytecode
+
+    print(with_bytecode(*(tree for _, tree in copies), HERE.parent))
     for round_ in range(1, args.rounds + 1):
         for label, tree in copies:
             before = os.getloadavg()[0]

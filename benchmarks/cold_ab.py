@@ -13,8 +13,9 @@ each round runs every copy in turn, so all see the same load. Sections:
   copies' bytecode is compiled first, as an install has it.
 - `installed`: each copy built into a wheel (`pip wheel`) and installed into a fresh virtual
   environment, as a user installs it (pip compiles the bytecode); `confsolve check` from the
-  console script with an empty cache, over that environment's `python -c pass` (not in the
-  default `--only`: building and installing take a minute or two).
+  console script with an empty cache, over that environment's `python -c pass`, and in the same
+  rounds the source tree as `check` runs it (`python -m solver`, over a bare venv's start): both
+  rows of one run (not in the default `--only`: building and installing take a minute or two).
 - `conditions`: every condition of the SGLang pack (rules, their `when`s, preferences) called
   200 times, `holds` on fixed values and `partial` on maps missing ~40 % of its fields (best of
   three, CPU ms).
@@ -42,7 +43,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from timing import bare_python  # noqa: E402
+from timing import bare_python, with_bytecode  # noqa: E402
 
 CHECK = ["check", "--set", "platform=cuda", "--set", "gpu_arch=sm90"]
 CHECK += ["--set", "architecture=LlamaForCausalLM", "--set", "tp_size=8"]
@@ -58,12 +59,7 @@ def _cpu_ms(cmd: list[str], env: dict[str, str]) -> float:
 
 
 def check(trees: dict[str, str], rounds: int) -> None:
-    py = sys.executable
-    for tree in trees.values():
-        # Both packages, as pip compiles them at install (constraints/NAME/prebuilt.py included).
-        subprocess.run(
-            [py, "-m", "compileall", "-q", f"{tree}/solver", f"{tree}/constraints"], capture_output=True
-        )
+    py = sys.executable  # the copies' bytecode: compiled by main (with_bytecode), as pip does at install
     runs: dict[str, dict[str, list[float]]] = {k: {"floor": [], "warm": [], "empty": []} for k in trees}
     with tempfile.TemporaryDirectory() as base:
         floor = bare_python(base)  # not this environment's: see timing.bare_python
@@ -108,17 +104,28 @@ def installed(trees: dict[str, str], rounds: int) -> None:
             subprocess.run([str(venv / "bin" / "pip"), "install", "-q", str(wheel)], check=True)
             venvs[label] = venv
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        runs: dict[str, dict[str, list[float]]] = {k: {"floor": [], "empty": []} for k in trees}
+        floor_of_source = bare_python(base)
+        runs: dict[str, dict[str, list[float]]] = {
+            k: {"floor": [], "empty": [], "bare": [], "source": []} for k in trees
+        }
         for _ in range(rounds):
             for label, venv in venvs.items():
                 empty = {**env, "XDG_CACHE_HOME": tempfile.mkdtemp(dir=base)}
                 runs[label]["floor"].append(_cpu_ms([str(venv / "bin" / "python"), "-c", "pass"], empty))
                 runs[label]["empty"].append(_cpu_ms([str(venv / "bin" / "confsolve"), *CHECK], empty))
+                # The same copy from its source tree, as the `check` section and run.py time it,
+                # in the same rounds: the two rows of one run, not of two (round 29: the quiet
+                # +190 installed against run.py's +126 were medians of 5 and 10 from two runs).
+                source = {**env, "PYTHONPATH": trees[label], "XDG_CACHE_HOME": tempfile.mkdtemp(dir=base)}
+                runs[label]["bare"].append(_cpu_ms([floor_of_source, "-c", "pass"], source))
+                runs[label]["source"].append(_cpu_ms([sys.executable, "-m", "solver", *CHECK], source))
     print(f"installed: CPU ms of `confsolve check` over `python -c pass`, empty cache, median of {rounds}")
     for label, got in runs.items():
         floor = statistics.median(got["floor"])
         over = statistics.median(got["empty"]) - floor
-        print(f"  {label:<16} floor {floor:4.0f}  empty cache +{over:4.0f}")
+        source = statistics.median(got["source"]) - statistics.median(got["bare"])
+        shown = f"empty cache +{over:4.0f}  (the tree, same rounds: +{source:4.0f})"
+        print(f"  {label:<16} floor {floor:4.0f}  {shown}")
 
 
 def _child(section: str, size: int, calls_timed: int = 2) -> dict[str, Any]:
@@ -237,6 +244,7 @@ def main() -> None:
         print(json.dumps(_child(args.child, args.size, args.calls)))
         return
     trees = dict(copy.split("=", 1) for copy in args.copies)
+    print(with_bytecode(*trees.values(), HERE.parent))
     print(f"load {os.getloadavg()[0]:.1f}")
     for section in args.only.split(","):
         if section == "check":

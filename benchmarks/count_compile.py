@@ -115,6 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     trees = [(label, Path(path).resolve()) for label, _, path in (t.partition("=") for t in args.tree)]
     packs = args.pack or ["sglang", "vllm", "tipped17", "awq16"]
+    from timing import with_bytecode
+
+    print(with_bytecode(*(tree for _, tree in trees)))
     runs: list[dict[str, object]] = []
     before = _load()
     with tempfile.TemporaryDirectory() as tmp:

@@ -73,6 +73,9 @@ def main() -> None:
     args = parser.parse_args()
     trees = {name: Path(path).resolve() for name, path in (t.split("=", 1) for t in args.tree)}
     queries = [q.split() for q in args.query] if args.query else QUERIES
+    from timing import with_bytecode
+
+    print(with_bytecode(*trees.values()))
     rows = []
     for round_ in range(args.rounds):
         for query in queries:

@@ -77,7 +77,9 @@ def main() -> None:
     parser.add_argument("--profile", type=int, default=0, metavar="N", help="print the top N functions")
     parser.add_argument("--label", default="latest")
     args = parser.parse_args()
+    from timing import with_bytecode
 
+    print(with_bytecode(HERE.parent))  # before solver's modules are imported (lazily, some inside lint)
     from solver.engine.csp import compile_pack
     from solver.lint.checks import lint
 

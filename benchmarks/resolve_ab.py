@@ -144,6 +144,9 @@ def main() -> None:
         tree = Path(tree_text).resolve()
         pack = Path(pack_text) if pack_text else tree / "constraints" / "sglang"
         copies[label] = (tree, pack if pack.is_absolute() else root / pack)
+    from timing import with_bytecode
+
+    print(with_bytecode(*(tree for tree, _ in copies.values()), HERE.parent))
     if args.answers:
         compare_answers(copies)
     load_before = os.getloadavg()

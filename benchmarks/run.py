@@ -42,7 +42,7 @@ import solver  # noqa: E402
 
 API_EXPLAIN = solver.explain
 
-from timing import Deadline, Stat, bare_python, deadline, fmt_ms, time_call  # noqa: E402
+from timing import Deadline, Stat, bare_python, deadline, fmt_ms, time_call, with_bytecode  # noqa: E402
 from workload import Request, case_requests, classify, impossible_from, oracle_requests  # noqa: E402
 
 SECTIONS = ("load", "resolve", "explain", "choices", "count", "cli", "synthetic")
@@ -381,14 +381,7 @@ class Bench:
         import resource
 
         print(f"CLI cold start: {self.args.runs} runs each, interleaved")
-        # As installed: pip writes the bytecode at install time. A checkout run with
-        # PYTHONDONTWRITEBYTECODE (as on this machine) would otherwise compile every module it
-        # changed on every start, ~100 ms that no installed copy pays.
-        root = HERE.parent
-        subprocess.run(
-            [sys.executable, "-m", "compileall", "-q", str(root / "solver"), str(root / "constraints")],
-            capture_output=True,
-        )
+        # As installed (pip writes the bytecode at install time): compiled by main (with_bytecode).
         script = Path(sys.executable).parent / "confsolve"
         # `--cli module` runs `python -m solver` instead, for a checkout on PYTHONPATH.
         exe = [str(script)] if self.args.cli == "script" else [sys.executable, "-m", "solver"]
@@ -655,6 +648,8 @@ def main() -> None:
         parser.error(f"unknown sections {sorted(unknown)}")
     started = time.time()
     bench = Bench(args)
+    bench.extra["bytecode"] = with_bytecode(HERE.parent)  # before any section imports or times
+    print(bench.extra["bytecode"])
     bench.extra["load_start"] = os.getloadavg()
     for section in SECTIONS:
         if section in args.only.split(","):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import compileall
 import math
 import signal
 import statistics
@@ -50,6 +51,48 @@ def bare_python(directory: str | Path) -> str:
     venv = Path(directory) / "floor-venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     return str(venv / "bin" / "python")
+
+
+def with_bytecode(*trees: str | Path) -> str:
+    """Compile the bytecode of each source tree's `solver`, `constraints` and `benchmarks` (those
+    missing or stale only) before anything is timed, and say how many modules that was.
+
+    A tree run without its bytecode while PYTHONDONTWRITEBYTECODE is set (as in the lead's shell
+    on this machine) compiles every module it imports in every process: ~0.5 s for a whole start,
+    and the lazily imported ones inside the timed calls (first calls, lint, choices). An
+    installed copy never pays that (pip writes the bytecode at install): round 28's base tree
+    had none, and its first-call and lint columns read high by it (README, round 28)."""
+    stale = 0
+    for tree in trees:
+        for part in ("solver", "constraints", "benchmarks"):
+            directory = Path(tree) / part
+            if not directory.is_dir():
+                continue
+            stale += sum(1 for source in directory.rglob("*.py") if not _current(source))
+            # compile_dir writes whatever sys.dont_write_bytecode says; quiet=1: errors only.
+            compileall.compile_dir(directory, quiet=1)
+    shown = ", ".join(str(t) for t in trees)
+    line = f"bytecode: {stale} modules were missing or stale, compiled first ({shown})"
+    return line if stale else f"bytecode: current ({shown})"
+
+
+def _current(source: Path) -> bool:
+    """Whether `source` has the bytecode this interpreter would use as it is (a timestamp pyc
+    recording the source's mtime and size, or a hash-based one)."""
+    import importlib.util
+
+    try:
+        with open(importlib.util.cache_from_source(str(source)), "rb") as handle:
+            header = handle.read(16)
+        info = source.stat()
+    except OSError:
+        return False
+    if len(header) < 16 or header[:4] != importlib.util.MAGIC_NUMBER:
+        return False
+    if int.from_bytes(header[4:8], "little") != 0:
+        return True  # hash-based: checked (or not) against the source by its own flag
+    mtime, size = int.from_bytes(header[8:12], "little"), int.from_bytes(header[12:16], "little")
+    return mtime == int(info.st_mtime) & 0xFFFFFFFF and size == info.st_size & 0xFFFFFFFF
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -16,6 +17,7 @@ from solver import load_pack
 from solver.cli.commands import main
 from solver.errors import InputIssue, InvalidInput, PackError, input_issues
 from solver.inputs.launch import read_command
+from solver.inputs.launchrequest import read_request
 from solver.inputs.pins import collect_pins, facts_from_environ
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,6 +78,37 @@ def test_every_badly_set_environment_variable_at_once() -> None:
     with pytest.raises(InvalidInput) as caught:
         facts_from_environ(pack, dict.fromkeys(names, "maybe"))
     assert [issue.field for issue in caught.value.issues] == names
+
+
+@pytest.mark.parametrize(
+    ("name", "raw", "read"),
+    [
+        # SGLang's EnvInt finds no integer in "" and runs with its default (8192): it read 0
+        ("SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK", "", 8192),
+        ("SGLANG_AMD_FLYDSL_MEGA_MOE_MTPR", "", 8192),
+        ("SGLANG_USE_AITER", "", "0"),
+        # EnvBool's words (lowered, not stripped): "y" and "N" were refused
+        ("SGLANG_USE_AITER", "y", "1"),
+        ("SGLANG_USE_AITER", "N", "0"),
+        ("SGLANG_USE_AITER", "YES", "1"),
+        # not a switch word to SGLang (it warns and runs with its default, 0): "on" read 1, " 1" 1
+        ("SGLANG_USE_AITER", "on", None),
+        ("SGLANG_USE_AITER", " 1", None),
+        ("SGLANG_USE_AITER", "off", None),
+    ],
+)
+def test_environment_variables_are_read_as_sglang_reads_them(name: str, raw: str, read: Any) -> None:
+    pack = load_pack("sglang")
+    if read is None:
+        with pytest.raises(InvalidInput) as caught:
+            facts_from_environ(pack, {name: raw})
+        (issue,) = caught.value.issues
+        assert issue.field == name and repr(raw) in issue.message
+        return
+    assert facts_from_environ(pack, {name: raw})[name].value == read
+    # the same variable on a launch command's line
+    request = read_request(pack, [f"{name}={raw}", "python", "-m", "sglang.launch_server"])
+    assert request.options[name] == str(read)
 
 
 def test_the_collector_keeps_its_own_errors_and_passes_others_through() -> None:

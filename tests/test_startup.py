@@ -145,3 +145,27 @@ def test_the_console_script_runs_its_command_with_fewer_young_collections(tmp_pa
     from solver.engine.collector import _YOUNG
 
     assert done.stdout.split() == [str(_YOUNG), "700", "0"], done.stderr
+
+
+def test_the_benchmarks_compile_a_tree_first_whatever_the_shell_says(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A tree timed without its bytecode while PYTHONDONTWRITEBYTECODE is set compiles every module
+    # it imports in every process (round 28's base tree): the A/B benchmarks compile each tree
+    # first and say how many modules were missing or stale (benchmarks/timing.with_bytecode).
+    monkeypatch.syspath_prepend(str(ROOT / "benchmarks"))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    from timing import with_bytecode
+
+    (tmp_path / "solver").mkdir()
+    module = tmp_path / "solver" / "first.py"
+    module.write_text("X = 1\n")
+    (tmp_path / "constraints").mkdir()
+    (tmp_path / "constraints" / "__init__.py").write_text("")
+    assert with_bytecode(tmp_path).startswith("bytecode: 2 modules were missing or stale")
+    assert with_bytecode(tmp_path).startswith("bytecode: current")
+    module.write_text("X = 22\n")  # changed: its bytecode is stale
+    assert with_bytecode(tmp_path).startswith("bytecode: 1 modules were missing or stale")
+    import importlib.util
+
+    assert Path(importlib.util.cache_from_source(str(module))).is_file()

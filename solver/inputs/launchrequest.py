@@ -68,7 +68,8 @@ def read_request_into(pack: Pack, words: Sequence[str], issues: Collector[InputI
     as the command line does: the request read besides is returned, its model and values to be
     checked too); raises only for a command of no program the pack lists."""
     command = read_command_into(pack, words, issues)
-    environment = {n: env_value(v) for n, v in command.environment if n in pack.fields and pack.fields[n].env}
+    env_fields = {n: f for n, f in pack.fields.items() if f.env}
+    environment = {n: env_value(env_fields[n], v) for n, v in command.environment if n in env_fields}
     sources = [{**command.options, **environment}]
     model = command.model
     from_file: LaunchCommand | None = None

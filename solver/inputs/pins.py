@@ -20,6 +20,7 @@ from solver.values import same, show
 __all__ = [
     "coerce",
     "collect_pins",
+    "env_unset",
     "env_value",
     "facts_from_environ",
     "field_name",
@@ -30,6 +31,9 @@ __all__ = [
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
+# The switch words SGLang reads in a variable (`EnvBool.parse`): see env_value.
+_ENV_TRUE = frozenset({"true", "1", "yes", "y"})
+_ENV_FALSE = frozenset({"false", "0", "no", "n"})
 MAX_VALUE_LENGTH = 512
 # Longer values get no did-you-mean (difflib's cost grows with the length).
 _MAX_SUGGEST_LENGTH = 100
@@ -368,15 +372,28 @@ def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue
     return out, issues
 
 
-def env_value(raw: str) -> str:
-    """An environment variable's value as launchers read a switch: "true"/"yes"/"on" are "1",
-    "false"/"no"/"off" and empty are "0"; anything else as set."""
-    raw = raw.strip()
-    if raw.lower() in _TRUE:
-        return "1"
-    if raw.lower() in _FALSE or raw == "":
-        return "0"
+def env_value(field: Field, raw: str) -> Scalar:
+    """A variable's value as the launcher reads it (SGLang's `EnvField.get` with `EnvBool.parse`
+    and `EnvInt.parse`, sglang/srt/environ.py; the only pack with environment fields is SGLang's).
+
+    Empty is no value: the launcher's default (`env_unset`), not "0" (an `EnvInt` such as
+    SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK= runs with 8192). A switch's words are
+    SGLang's, lowered and not stripped: "true"/"1"/"yes"/"y" and "false"/"0"/"no"/"n". Anything
+    else is kept as set, for `coerce` to refuse naming the variable: SGLang warns about "on", " 1"
+    or "maybe" and runs with its default, which is not what was meant ("on" read 1 here)."""
+    if raw == "":
+        return env_unset(field)
+    if set(field.domain) == {"0", "1"}:
+        if raw.lower() in _ENV_TRUE:
+            return "1"
+        if raw.lower() in _ENV_FALSE:
+            return "0"
     return raw
+
+
+def env_unset(field: Field) -> Scalar:
+    """An environment field's value when its variable is not set: its `absent`, else its first."""
+    return field.domain[0] if field.absent is None else field.absent
 
 
 def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> dict[str, Pin]:
@@ -393,10 +410,9 @@ def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> 
         if not field.env:
             continue
         if name not in env:
-            unset = field.domain[0] if field.absent is None else field.absent
-            out[name] = Pin(field=name, value=unset, source="env")
+            out[name] = Pin(field=name, value=env_unset(field), source="env")
             continue
-        coerced, issue = coerce(field, env_value(env[name]))
+        coerced, issue = coerce(field, env_value(field, env[name]))
         if issue is not None:
             issues.add(issue)
         elif coerced is not None:
