@@ -285,6 +285,22 @@ def test_hostile_model_paths_exit_2_naming_the_path(
     assert not (tmp_path.parent / "evil.json").exists()
 
 
+def test_an_empty_models_path_is_refused_not_read_as_the_working_directory(
+    packs: tuple[Path, Path],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # `--models ''` read the working directory's subdirectories as models, and said nothing
+    (tmp_path / "a-model").mkdir()
+    (tmp_path / "a-model" / "config.json").write_text('{"architectures": ["LlamaForCausalLM"]}')
+    monkeypatch.chdir(tmp_path)
+    old, new = (str(p) for p in packs)
+    assert main(["diff", old, new, "--models", ""]) == 2
+    err = capsys.readouterr().err
+    assert "--models '': an empty path" in err and "Traceback" not in err
+
+
 def _write(path: Path, data: bytes) -> Path:
     path.write_bytes(data)
     return path

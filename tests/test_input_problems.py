@@ -55,6 +55,29 @@ def test_three_bad_sets_are_reported_at_once_with_whatever_else_is_wrong(
 
 
 @pytest.mark.parametrize(
+    ("option", "item", "said"),
+    [
+        ("--assume", "", "--assume '' is not FIELD=VALUE"),
+        ("--assume", "=sm90", "--assume '=sm90' has no field name"),
+        ("--set", "oops", "--set 'oops' is not FIELD=VALUE"),
+    ],
+)
+def test_a_malformed_assignment_names_the_option_it_came_with(
+    capsys: pytest.CaptureFixture[str], option: str, item: str, said: str
+) -> None:
+    # `--assume ''` was reported as "--set '' is not FIELD=VALUE"
+    assert main(["check", "--set", "platform=cuda", option, item]) == 2
+    assert said in capsys.readouterr().err
+
+
+def test_an_empty_config_file_path_is_named(capsys: pytest.CaptureFixture[str]) -> None:
+    # it read "config file : must be a YAML file"
+    launch = ["python", "-m", "sglang.launch_server", "--config", ""]
+    assert main(["check", "--set", "platform=cuda", "--", *launch]) == 2
+    assert "config file '': must be a YAML file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
     ("typed", "meant"),
     [
         ("gpu", "gpu_arch"),

@@ -175,7 +175,7 @@ def gather(args: argparse.Namespace, pack: Any) -> tuple[dict[str, Any], dict[st
     # Every bad input of the command at once: each source is read even when an earlier one failed.
     issues = input_issues()
     sets, bad = parse_assignments(args.set)
-    assumed, more = parse_assignments(args.assume)
+    assumed, more = parse_assignments(args.assume, "--assume")
     issues.add(*bad, *more)
     model_path = getattr(args, "model_config", None)
     model_flag = "--model-config"

@@ -32,7 +32,8 @@ MAX_CONFIG_BYTES = 1 << 20  # a launcher config file is a few dozen lines
 
 
 def _invalid(path: str, message: str) -> InvalidInput:
-    return InvalidInput([InputIssue(field="--config", value=path, message=f"config file {path}: {message}")])
+    named = path or "''"  # (an empty --config read "config file : ...")
+    return InvalidInput([InputIssue(field="--config", value=path, message=f"config file {named}: {message}")])
 
 
 def _load(path: str, empty_refused: bool = False) -> dict[str, Any]:

@@ -47,7 +47,8 @@ _FILE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
 
 
 def _issue(source: str, message: str) -> InvalidInput:
-    return InvalidInput([InputIssue(field="models", value=source, message=f"--models {source}: {message}")])
+    named = source or "''"
+    return InvalidInput([InputIssue(field="models", value=source, message=f"--models {named}: {message}")])
 
 
 class _Scratch:
@@ -131,6 +132,8 @@ def models_at(sources: Sequence[str | os.PathLike[str]]) -> Iterator[dict[str, P
 
 
 def _models(path: Path, shown: str, write: _Write) -> list[tuple[str, Path]]:
+    if not shown:  # Path("") is the working directory: its subdirectories were read as models
+        raise _issue(shown, "an empty path (give a model directory, config file or archive; . is this one)")
     try:
         try:
             mode = path.stat().st_mode

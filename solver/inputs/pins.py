@@ -345,18 +345,19 @@ def collect_pins(
     return {name: found[name] for name in pack.fields if name in found}
 
 
-def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue]]:
-    """`["a=1", "b-c=x"]` as a mapping; malformed items become issues (duplicates too)."""
+def parse_assignments(items: list[str], option: str = "--set") -> tuple[dict[str, str], list[InputIssue]]:
+    """`["a=1", "b-c=x"]` as a mapping; malformed items become issues (duplicates too), naming
+    the `option` they were given with."""
     out: dict[str, str] = {}
     issues: list[InputIssue] = []
     for item in items:
         if "=" not in item:
-            issues.append(InputIssue(field=item, value=None, message=f"--set {item!r} is not FIELD=VALUE"))
+            issues.append(InputIssue(field=item, value=None, message=f"{option} {item!r} is not FIELD=VALUE"))
             continue
         raw, value = item.split("=", 1)
         name = raw.strip()
         if not name:
-            issues.append(InputIssue(field=item, value=value, message=f"--set {item!r} has no field name"))
+            issues.append(InputIssue(field=item, value=value, message=f"{option} {item!r} has no field name"))
             continue
         key = field_name(name)
         if key in out and out[key] != value:
@@ -364,7 +365,7 @@ def parse_assignments(items: list[str]) -> tuple[dict[str, str], list[InputIssue
                 InputIssue(
                     field=key,
                     value=value,
-                    message=(f"--set {key} is given twice ({out[key]!r} and {value!r}); keep one"),
+                    message=(f"{option} {key} is given twice ({out[key]!r} and {value!r}); keep one"),
                 )
             )
             continue
