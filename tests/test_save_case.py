@@ -152,3 +152,10 @@ def test_the_case_writer_round_trips_any_text(
     assert doc["expect"]["values"] == {clean(keys[0]): number, "x": flag}
     assert doc["expect"]["conflict_rules"] == [clean(t) for t in texts[1:3]]
     assert doc["pack"] == clean(ref) and doc["request"]["strict"] is flag
+
+
+def test_an_empty_case_file_name_is_refused_not_skipped(capsys: pytest.CaptureFixture[str]) -> None:
+    # `--save-case ''` was false, so no case was written and the command said nothing (exit 0)
+    argv = ["resolve", "--set", "platform=cuda", "--set", "gpu_arch=sm90", "--save-case", ""]
+    assert main(argv) == 2
+    assert "--save-case ''" in capsys.readouterr().err

@@ -241,6 +241,9 @@ def cmd_resolve(args: argparse.Namespace) -> int:
                 )
             ]
         )
+    if args.save_case == "":  # (it was skipped in silence: an empty name is false)
+        message = "--save-case '': give the new case file's path (tests/cases/NAME.toml)"
+        raise InvalidInput([InputIssue(field="--save-case", value="", message=message)])
     pack = load(args)
     options, facts = gather(args, pack)
     if not options and not facts:
@@ -253,10 +256,10 @@ def cmd_resolve(args: argparse.Namespace) -> int:
 
             deny(pack, pins, res)
     except (Unsatisfiable, InvalidInput) as exc:
-        if args.save_case:
+        if args.save_case is not None:
             _save_case(args, pack, options, facts, exc)
         raise
-    if args.save_case:
+    if args.save_case is not None:
         _save_case(args, pack, options, facts, None, {n: res.values[n] for n in pack.options})
     fields = pack.options
     if args.minimal:  # only with --format argv (checked above)
