@@ -110,13 +110,20 @@ def test_every_badly_set_environment_variable_at_once() -> None:
         ("SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK", "", 8192),
         ("SGLANG_AMD_FLYDSL_MEGA_MOE_MTPR", "", 8192),
         ("SGLANG_USE_AITER", "", "0"),
-        # EnvBool's words (lowered, not stripped): "y" and "N" were refused
-        ("SGLANG_USE_AITER", "y", "1"),
-        ("SGLANG_USE_AITER", "N", "0"),
-        ("SGLANG_USE_AITER", "YES", "1"),
+        # EnvBool's words (lowered, not stripped), as the pack lists them: "y" and "N" were refused
+        ("SGLANG_USE_MLX", "y", "1"),
+        ("SGLANG_USE_MLX", "N", "0"),
+        ("SGLANG_USE_MLX", "YES", "1"),
+        ("SGLANG_USE_AITER", "TRUE", "1"),
+        ("SGLANG_USE_AITER", "n", "0"),
+        # get_bool_env_var reads SGLANG_USE_AITER too (only true/1 are true there), EnvBool also
+        # "yes": refused, not read as 1 in one module and 0 in the next
+        ("SGLANG_USE_AITER", "yes", None),
+        ("SGLANG_USE_AITER", "y", None),
         # not a switch word to SGLang (it warns and runs with its default, 0): "on" read 1, " 1" 1
         ("SGLANG_USE_AITER", "on", None),
         ("SGLANG_USE_AITER", " 1", None),
+        ("SGLANG_USE_MLX", " true", None),
         ("SGLANG_USE_AITER", "off", None),
     ],
 )
@@ -127,11 +134,14 @@ def test_environment_variables_are_read_as_sglang_reads_them(name: str, raw: str
             facts_from_environ(pack, {name: raw})
         (issue,) = caught.value.issues
         assert issue.field == name and repr(raw) in issue.message
+        launch = [f"{name}={raw}", "python", "-m", "sglang.launch_server"]
+        with pytest.raises(InvalidInput):
+            collect_pins(pack, read_request(pack, launch).options)
         return
     assert facts_from_environ(pack, {name: raw})[name].value == read
     # the same variable on a launch command's line
     request = read_request(pack, [f"{name}={raw}", "python", "-m", "sglang.launch_server"])
-    assert request.options[name] == str(read)
+    assert collect_pins(pack, request.options)[name].value == read
 
 
 def test_the_collector_keeps_its_own_errors_and_passes_others_through() -> None:

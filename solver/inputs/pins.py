@@ -31,9 +31,6 @@ __all__ = [
 
 _TRUE = {"true", "1", "yes", "on"}
 _FALSE = {"false", "0", "no", "off"}
-# The switch words SGLang reads in a variable (`EnvBool.parse`): see env_value.
-_ENV_TRUE = frozenset({"true", "1", "yes", "y"})
-_ENV_FALSE = frozenset({"false", "0", "no", "n"})
 MAX_VALUE_LENGTH = 512
 # Longer values get no did-you-mean (difflib's cost grows with the length).
 _MAX_SUGGEST_LENGTH = 100
@@ -164,7 +161,9 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
     if field.open is not None and field.open.admits(candidate):
         return candidate, None
     if isinstance(candidate, str) and field.aliases:  # a GPU name, a compute capability
-        meant = {k.lower(): v for k, v in field.aliases.items()}.get(candidate.strip().lower())
+        # A variable's value is read as the launcher reads it: lowered, not stripped.
+        typed = candidate.lower() if field.env else candidate.strip().lower()
+        meant = {k.lower(): v for k, v in field.aliases.items()}.get(typed)
         for allowed in field.domain:
             if meant is not None and str(allowed) == meant:
                 return allowed, None
@@ -374,22 +373,14 @@ def parse_assignments(items: list[str], option: str = "--set") -> tuple[dict[str
 
 
 def env_value(field: Field, raw: str) -> Scalar:
-    """A variable's value as the launcher reads it (SGLang's `EnvField.get` with `EnvBool.parse`
-    and `EnvInt.parse`, sglang/srt/environ.py; the only pack with environment fields is SGLang's).
-
-    Empty is no value: the launcher's default (`env_unset`), not "0" (an `EnvInt` such as
-    SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK= runs with 8192). A switch's words are
-    SGLang's, lowered and not stripped: "true"/"1"/"yes"/"y" and "false"/"0"/"no"/"n". Anything
-    else is kept as set, for `coerce` to refuse naming the variable: SGLang warns about "on", " 1"
-    or "maybe" and runs with its default, which is not what was meant ("on" read 1 here)."""
-    if raw == "":
-        return env_unset(field)
-    if set(field.domain) == {"0", "1"}:
-        if raw.lower() in _ENV_TRUE:
-            return "1"
-        if raw.lower() in _ENV_FALSE:
-            return "0"
-    return raw
+    """A variable's value as the launcher reads it: empty is no value, the launcher's default
+    (`env_unset`; SGLang's `EnvField.get` finds no value in "" and runs its default: an `EnvInt`
+    such as SGLANG_OPT_DEEPGEMM_MEGA_MOE_NUM_MAX_TOKENS_PER_RANK= runs with 8192, not 0). Any other
+    value is kept as set for `coerce`, which takes a domain value or one of the words the pack lists
+    for the variable (`aliases`: the launcher's own switch words, lowered and not stripped), and
+    refuses the rest naming the variable ("on" or " 1", which SGLang warns about and reads as its
+    default, not as what was meant)."""
+    return env_unset(field) if raw == "" else raw
 
 
 def env_unset(field: Field) -> Scalar:
