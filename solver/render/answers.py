@@ -148,15 +148,21 @@ def conflict_paragraph(
     because = quoted.because.rstrip() if quoted is not None else ""
     if because and not because.endswith((".", "!", "?")):
         because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
-    if because.split(" ", 1)[0].isalpha() and because.split(" ", 1)[0].islower():
+    word = because.split(" ", 1)[0]
+    if pack is not None and word.isalpha() and word.islower() and not _named(pack, word):
         # A clause that starts with a plain word ("this backend's kernels ...") starts a sentence
-        # here; a flag, a value or a name (`nvfp4_online`, `quant_algo`) keeps its spelling.
+        # here; a flag, a value or a name (`nvfp4_online`, a backend `trtllm`) keeps its spelling.
         because = because[0].upper() + because[1:]
     return (
         f"conflict: {lead}{pins} cannot hold together under {rules}. "
         f"{because}{fix} "
         f"Run `confsolve resolve` with the same inputs for the full explanation."
     )
+
+
+def _named(pack: Pack, word: str) -> bool:
+    """Whether `word` is a field of the pack or a value of one (said as the pack spells it)."""
+    return word in pack.fields or any(word in field.domain for field in pack.fields.values())
 
 
 def quoted_rule(exc: Any, first: Repair | None, pack: Pack | None, cp: Any) -> Any:
