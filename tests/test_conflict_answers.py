@@ -34,7 +34,9 @@ def _quoted(pack: Pack, exc: Unsatisfiable) -> str:
     """The id of the rule whose `because` the paragraph quotes (read off the paragraph)."""
     paragraph = conflict_paragraph(exc, None, pack)
     said = paragraph.split(" cannot hold together under ", 1)[1].split(". ", 1)[1]
-    quoted = [r.id for r in exc.conflict.rules if said.startswith(r.because.rstrip().rstrip("."))]
+    becauses = {r.id: r.because.rstrip().rstrip(".") for r in exc.conflict.rules}
+    # (a because that starts with a plain word starts the sentence: capitalized)
+    quoted = [rid for rid, b in becauses.items() if said.startswith((b, b[:1].upper() + b[1:]))]
     assert quoted, paragraph
     return quoted[0]
 
@@ -113,3 +115,45 @@ def test_a_failing_serving_mode_default_is_kept_before_the_typed_flag(predict: b
     changed = [set(r.set) | set(r.unset) for r in exc.repairs]
     assert changed[0] == {"moe_a2a_backend"}, changed
     assert {"disaggregation_mode"} in changed  # still offered
+
+
+def test_a_conflict_no_change_fixes_says_so_in_a_sentence() -> None:
+    """DeepSeek-V3.2 on 8 A100s with --decode-context-parallel-size 8 (resolve_ab's vllm:405): no
+    change of the given inputs makes it solvable, which `resolve` says and `check`'s paragraph did
+    not (0b3452a ended on the quoted rule, "... this backend belongs to another platform ..."),
+    and the quoted `because` starts its sentence with a capital."""
+    vllm = load_pack("vllm")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm80",
+        "architecture": "DeepseekV32ForCausalLM",
+        "checkpoint_quant": "fp8",
+        "checkpoint_kv_cache_quant": "none",
+        "num_attention_heads": 128,
+        "num_gpus": 8,
+        "has_flashinfer": True,
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        check(vllm, {"decode_context_parallel_size": 8}, facts)
+    assert info.value.repairs == [] and info.value.repairs_searched
+    paragraph = conflict_paragraph(info.value, None, vllm)
+    assert "No change of the given inputs makes this request solvable." in paragraph
+    said = paragraph.split(" cannot hold together under ", 1)[1].split(". ", 1)[1]
+    assert said[0].isupper(), said
+
+
+def test_the_paragraph_spells_values_as_the_other_answers_do() -> None:
+    """A derived yes/no in the paragraph reads `is_moe=true` (0b3452a: Python's `is_moe=True`)."""
+    sglang = load_pack("sglang")
+    facts = {
+        "platform": "cuda",
+        "gpu_arch": "sm90",
+        "architecture": "Qwen3MoeForCausalLM",
+        "checkpoint_quant": "compressed-tensors",
+        "weight_group_size": 128,
+    }
+    with pytest.raises(Unsatisfiable) as info:
+        check(sglang, {"moe_a2a_backend": "megamoe"}, facts)
+    paragraph = conflict_paragraph(info.value, None, sglang)
+    assert "is_moe=true (follows from the facts given)" in paragraph, paragraph
+    assert "True" not in paragraph

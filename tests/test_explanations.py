@@ -200,4 +200,4 @@ def test_a_fact_the_given_facts_decide_is_said_to_follow_from_them() -> None:
     from solver.render.answers import conflict_paragraph
 
     paragraph = conflict_paragraph(info.value, None, sglang)
-    assert "is_moe=True (follows from the facts given)" in paragraph and "assumed" not in paragraph
+    assert "is_moe=true (follows from the facts given)" in paragraph and "assumed" not in paragraph

@@ -228,14 +228,14 @@ def _all(found: Iterator[dict[str, object]]) -> list[str]:
 
 
 def test_a_rules_projection_is_remembered_for_its_packs_copies(tmp_path: Path) -> None:
-    """What a rule alone leaves of its open fields (`plan.projected`, read by choices' facts and
+    """What a rule alone leaves of its open fields (`constraint.projected`, read by choices' facts and
     by `facts_force`) is kept with the constraint, by the fields left free and their domains: a
     typed copy that shares its pack's constraint asks it no evaluation again (a one-fact SGLang
     choices question projected the same 46 rules over the same facts once for its pack and once
     per typed copy, ~20 ms of ~60; fails on ce45aae), and other domains are projected afresh."""
+    from solver.engine.constraint import projected
     from solver.engine.csp import compile_pack
     from solver.pack.given import for_request
-    from solver.reasoning.plan import projected
 
     extra = '\n[field.unique_to_this_test]\nkind = "option"\ndomain = ["a", "b"]\n'
     pack = _pack(tmp_path / "projected", extra)

@@ -125,7 +125,10 @@ _CONSEQUENCE = re.compile(
 )
 
 
-_SPLIT = re.compile(r"^[Ww]hichever (?P<field>\w+) is, the request cannot hold:$")
+_SPLIT = re.compile(
+    r"^[Ww]hichever (?P<field>\w+) is, the request cannot hold"
+    r"(?: \(another (?P<flag>\S+) alone does not help\))?:$"
+)
 _CASE = re.compile(r"^  if (?P<said>.+?), (?P<step>because .*)$")
 
 
@@ -136,6 +139,12 @@ def _assert_steps_follow(pack: Pack, exc: Unsatisfiable) -> None:
     chain = _chain(exc.message)
     if not chain:
         return
+    # A rule's `because` is said once: a step that names it "(see above)" follows one that said it.
+    for number, line in enumerate(chain):
+        for rid in re.findall(r"rule (\S+) \(see above\)", line):
+            assert any(
+                f"rule {rid} ({pack.rule(rid).because.rstrip('.')})" in said for said in chain[:number]
+            ), line
     request = {n: p for n, p in (exc.request or {}).items() if isinstance(p, Pin)}
     # The request as typed (an adjusted pin holds the launcher's value; the copy is made of the typed).
     for name, (typed, _) in (exc.adjusted or {}).items():
@@ -187,7 +196,8 @@ def _follow(
         found = _STEP.match(line)
         assert found, line
         rid = found["rule"]
-        then = line.split(f"({pack.rule(rid).because.rstrip('.')}), ", 1)[1]
+        because = f"({pack.rule(rid).because.rstrip('.')}), "
+        then = line.split(because if because in line else "(see above), ", 1)[1]
         fields = plan.compiled.rules[rid].fields  # type: ignore[attr-defined]
         if then == "the request cannot hold":
             assert number == len(lines) - 1, f"a step before the last refutes: {line}"
@@ -264,13 +274,38 @@ def test_a_conflict_that_holds_by_cases_is_told_case_by_case() -> None:
     with pytest.raises(Unsatisfiable) as info:
         resolve(vllm, options, QWEN3_NEXT_ON_B200, repairs=False)
     chain = _chain(info.value.message)
-    assert "whichever attention_backend is, the request cannot hold:" in chain
+    assert any(line.startswith("whichever attention_backend is, the request cannot hold") for line in chain)
     cases = [line for line in chain if line.startswith("  if ")]
     assert [line.split(",")[0] for line in cases] == [
-        "  if --attention-backend FLASH_ATTN",
-        "  if --attention-backend TRITON_FLASHINFER",
-        "  if --attention-backend B12X",
+        "  if attention_backend=FLASH_ATTN",
+        "  if attention_backend=TRITON_FLASHINFER",
+        "  if attention_backend=B12X",
     ]
+    _assert_steps_follow(vllm, info.value)
+
+
+def test_a_split_over_a_typed_flag_says_its_values_and_each_because_once() -> None:
+    """The same Qwen3-Next conflict holds without the typed --attention-backend (no pin of it):
+    its cases are the backends left, said as values (`attention_backend=FLASH_ATTN`), not as if
+    typed, and the split says another backend alone does not help. The four block-size rules
+    each case applies again say their `because` once. On 0b3452a the cases read "if
+    --attention-backend FLASH_ATTN" of a typed TRITON_FLASHINFER, and the chain said the four
+    long `because`s three times each (11,800 characters)."""
+    vllm = load_pack("vllm")
+    options = {"attention_backend": "TRITON_FLASHINFER", "block_size": 48}
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(vllm, options, QWEN3_NEXT_ON_B200, repairs=False)
+    assert "attention_backend" not in {p.field for p in info.value.conflict.pins}
+    chain = _chain(info.value.message)
+    assert (
+        "whichever attention_backend is, the request cannot hold "
+        "(another --attention-backend alone does not help):" in chain
+    )
+    text = "\n".join(chain)
+    assert "--attention-backend FLASH_ATTN" not in text and "if --attention-backend" not in text
+    for rule in info.value.conflict.rules:
+        assert text.count(rule.because.rstrip(".")) <= 1, rule.id
+    assert text.count("(see above)") >= 8  # the block-size rules in the second and third cases
     _assert_steps_follow(vllm, info.value)
 
 

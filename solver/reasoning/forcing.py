@@ -10,9 +10,10 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Optional
 
 from solver.budget import within_cap
+from solver.engine.constraint import projected
 from solver.engine.state import State, picker
 from solver.model import Pin, Scalar
-from solver.reasoning.plan import Plan, facts_narrowed, projected
+from solver.reasoning.plan import Plan, facts_narrowed
 
 __all__ = [
     "FactsAlone",

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import itertools
-import math
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
 from solver.bounded import digest_family
 from solver.budget import Budget
+from solver.engine.constraint import projected
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.state import State, memoized, picker
 from solver.frozen import Frozen, frozen_type
@@ -30,7 +29,7 @@ from solver.model import (
 )
 from solver.pack.loader import semantics
 
-__all__ = ["Plan", "facts_narrowed", "plan_for", "projected"]
+__all__ = ["Plan", "facts_narrowed", "plan_for"]
 
 
 _Ranking = tuple[list[Scalar], dict[Scalar, Preference], list[Scalar], dict[Scalar, str]]
@@ -394,11 +393,6 @@ def _field_order(pack: Pack) -> tuple[str, ...]:
     return found
 
 
-# The most combinations of a rule's open fields `projected` tries (derived traits are booleans: a
-# rule over a handful of them is a few dozen).
-_COMBINATIONS = 256
-
-
 def facts_narrowed(plan: Plan, state: State) -> dict[str, list[Scalar]]:
     """`state`'s domains, the facts' narrowed further by the rules over facts alone: a fact keeps
     the values some combination of the rule's other open facts supports, to a fixpoint.
@@ -462,50 +456,3 @@ def _narrowed(domains: dict[str, list[Scalar]], rules: Sequence[RuleConstraint])
                         queue.append(other)
                         queued.add(other)
     return out
-
-
-def projected(
-    con: RuleConstraint, free: Sequence[str], domains: Mapping[str, Sequence[Scalar]]
-) -> dict[str, frozenset[Scalar]] | None:
-    """Each of `free` (some of `con`'s fields) with the values of its domain that some
-    combination of the free fields' values satisfying `con` has, the rule's other fields at the
-    first value of their `domains`; None past `_COMBINATIONS` combinations. What a rule alone
-    says of the fields it leaves open (`facts_narrowed`; `forcing.facts_force`).
-
-    Remembered in the constraint's `projections` (shared by the pack's family: a typed copy's
-    rules over facts are mostly its pack's constraints), by `free` and its fields' domains: a
-    one-fact choices question projected the same 46 rules three times (its pack's listing and
-    two typed copies'), ~20 ms of its ~60."""
-    if math.prod(len(domains[f]) for f in free) > _COMBINATIONS:
-        return None
-    key = (tuple(free), tuple([tuple(domains[f]) for f in con.fields]))
-    table = con.projections
-    found = table.get(key, _UNPROJECTED)
-    if found is _UNPROJECTED:
-        found = _projected(con, free, domains)
-        con.keep(table, key, found)
-    return found  # type: ignore[no-any-return]
-
-
-_UNPROJECTED = object()
-
-
-def _projected(
-    con: RuleConstraint, free: Sequence[str], domains: Mapping[str, Sequence[Scalar]]
-) -> dict[str, frozenset[Scalar]]:
-    """`projected`, computed."""
-    at = [con.fields.index(f) for f in free]
-    values = [domains[f][0] for f in con.fields]
-    supported: list[set[Scalar]] = [set() for _ in free]
-    unseen = sum(len(domains[f]) for f in free)
-    for combo in itertools.product(*(domains[f] for f in free)):
-        for i, v in zip(at, combo, strict=True):
-            values[i] = v
-        if con.holds(tuple(values)):
-            for seen, v in zip(supported, combo, strict=True):
-                if v not in seen:
-                    seen.add(v)
-                    unseen -= 1
-            if not unseen:
-                break  # (every value supported: most rules, after a few combinations)
-    return {name: frozenset(seen) for name, seen in zip(free, supported, strict=True)}

@@ -121,34 +121,48 @@ def conflict_paragraph(
             return " (follows from the facts given)"
         return said.get(p.source, "")
 
-    pins = ", ".join(f"{p.field}={p.value}{source(p)}" for p in exc.conflict.pins)
+    # (Values as every other answer spells them: `is_moe=true`, not Python's `True`.)
+    pins = ", ".join(f"{p.field}={show(p.value)}{source(p)}" for p in exc.conflict.pins)
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: {render(first)}."  # (`render` puts the command in backticks)
     elif first is not None:
         changes = [f"unset {n}" for n in first.unset]
-        changes += [f"set {n}={v}" for n, v in first.set.items()]
+        changes += [f"set {n}={show(v)}" for n, v in first.set.items()]
         fix = " Try: " + "; ".join(changes) + "."
+    elif getattr(exc, "repairs_searched", False):
+        # Said as `resolve` says it: what the user typed is not what fails, the model or machine is.
+        fix = " No change of the given inputs makes this request solvable."
     lead = ""
     if exc.launcher_default is not None:
         d = exc.launcher_default
         assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
         lead = (
-            f"{d['field']} was not given and {d['field']}={d['value']} is assumed "
+            f"{d['field']} was not given and {d['field']}={show(d['value'])} is assumed "
             f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
             if assumed
-            else f"as typed, the launcher picks {d['field']}={d['value']} by itself "
+            else f"as typed, the launcher picks {d['field']}={show(d['value'])} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
     quoted = quoted_rule(exc, first, pack, cp)
     because = quoted.because.rstrip() if quoted is not None else ""
     if because and not because.endswith((".", "!", "?")):
         because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
+    word = because.split(" ", 1)[0]
+    if pack is not None and word.isalpha() and word.islower() and not _named(pack, word):
+        # A clause that starts with a plain word ("this backend's kernels ...") starts a sentence
+        # here; a flag, a value or a name (`nvfp4_online`, a backend `trtllm`) keeps its spelling.
+        because = because[0].upper() + because[1:]
     return (
         f"conflict: {lead}{pins} cannot hold together under {rules}. "
         f"{because}{fix} "
         f"Run `confsolve resolve` with the same inputs for the full explanation."
     )
+
+
+def _named(pack: Pack, word: str) -> bool:
+    """Whether `word` is a field of the pack or a value of one (said as the pack spells it)."""
+    return word in pack.fields or any(word in field.domain for field in pack.fields.values())
 
 
 def quoted_rule(exc: Any, first: Repair | None, pack: Pack | None, cp: Any) -> Any:

@@ -30,6 +30,7 @@ import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
+from solver.engine.constraint import projected
 from solver.frozen import Frozen, frozen_type
 from solver.model import ConflictReport, Pack, Pin, Scalar
 from solver.values import show as _show
@@ -89,15 +90,26 @@ def conflict_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) 
         return ""
     pack = plan.pack
     domains = plan.compiled.domains
-    # A field neither the conflict nor the request pins is one the steps derived: said as such
-    # (`backend=triton`), not as the flag the user would have typed (`--backend triton`).
-    stated = {p.field for p in report.pins} | set(pins)
+    # A field the conflict pins, or one the request pins at the value a step says, is said as
+    # typed or given (`--kv-cache-dtype fp8`); a value the steps derived, as such
+    # (`backend=triton`), not as the flag the user would have typed (`--backend triton`): the
+    # split's cases over a flag the user typed with another value read "if --attention-backend
+    # FLASH_ATTN" of a typed TRITON_FLASHINFER.
+    conflict = {p.field for p in report.pins}
+
+    def known(name: str, values: Sequence[Scalar]) -> str:
+        typed = name in pins and name != chain.split and list(values) == [pins[name].value]
+        return _describe_known(pack, name, values, name in conflict or typed, domains[name])
+
+    quoted: set[str] = set()  # the rules whose `because` a step said already
 
     def told(step: Step, first: bool) -> str:
-        said = " and ".join(
-            _describe_known(pack, f, v, f in stated, domains[f]) for f, v in step.premises.items()
-        )
-        because = pack.rule(step.rule).because.rstrip(".")
+        said = " and ".join(known(f, v) for f, v in step.premises.items())
+        # Each rule's `because` once: a split's cases apply the same rules again, and a rule
+        # told again read its whole `because` each time (2,000 of 11,800 characters, vLLM's
+        # Qwen3-Next block size).
+        because = "see above" if step.rule in quoted else pack.rule(step.rule).because.rstrip(".")
+        quoted.add(step.rule)
         if step.consequence:
             then = " and ".join(
                 _narrowing(f, step.premises.get(f, domains[f]), left) for f, left in step.consequence.items()
@@ -113,10 +125,15 @@ def conflict_steps(plan: Plan, report: ConflictReport, pins: Mapping[str, Pin]) 
     if chain.split is None:
         return ";\n".join(lines) + "."
     split = chain.split
-    lines.append(f"{'W' if not lines else 'w'}hichever {split} is, the request cannot hold")
+    whichever = f"{'W' if not lines else 'w'}hichever {split} is, the request cannot hold"
+    if split in pins and split not in conflict:
+        # The request typed it, yet it is no pin of the conflict: every value fails, so the
+        # cases are its values, not what was typed, and another value alone does not help.
+        whichever += f" (another {pack.fields[split].cli_flag or split} alone does not help)"
+    lines.append(whichever)
     text = ";\n".join(lines) + ":"
     for value, steps in chain.cases:
-        case = f"if {_describe_known(pack, split, [value], split in stated, domains[split])}, "
+        case = f"if {known(split, [value])}, "
         text += "\n  " + case + ";\n    ".join(told(step, False) for step in steps) + ";"
     return text[:-1] + "."
 
@@ -217,12 +234,12 @@ def _apply(
         # The one field left is the request's own: said as given when the rule fails with it
         # (the step that refutes), else narrowed for a later rule as before.
         trial = {**known, free[0]: given[free[0]]}
-        if not _solves(plan, trial, [rid]):
+        if not _solves(plan, trial, rid):
             return Step(rid, {f: tuple(trial[f]) for f in fields if f in trial}, {})
     premises = {f: tuple(known[f]) for f in fields if f in known}
     if len(free) > 1 and not last and several is None:
         return None
-    if not _solves(plan, known, [rid]):
+    if not _solves(plan, known, rid):
         return Step(rid, premises, {})
     if len(free) > 1 and several is None:
         return None  # the last rule holds with its other fields free: no chain reaches the refutation
@@ -247,20 +264,74 @@ def _left(
     plan: Plan, known: Mapping[str, Sequence[Scalar]], rid: str, names: Sequence[str]
 ) -> dict[str, tuple[Scalar, ...]]:
     """What rule `rid` alone leaves of each of `names` within `known`: the values some solution
-    of it holds. A value propagation removes has none; every solution found is a witness for each
-    of its values at once (a rule over two backends' fields and a cache dtype is asked once per
-    value it was not yet seen with, not once per value of each field)."""
+    of it holds, in `known`'s order (a rule with no solution there leaves none)."""
+    supported = _supported(plan, known, rid, names) or {}
+    domains = plan.compiled.domains
+    return {
+        name: tuple(v for v in known.get(name, domains[name]) if v in supported.get(name, ()))
+        for name in names
+    }
+
+
+def _solves(plan: Plan, known: Mapping[str, Sequence[Scalar]], rid: str) -> bool:
+    """Whether rule `rid` holds for some values within `known` (one value: a pin)."""
+    return _supported(plan, known, rid, ()) is not None
+
+
+# The most combinations of a rule's fields a step reads off the rule itself (`projected`: ~1 us
+# each once its answers are remembered); past it, one search per value not yet seen in a solution
+# (~0.5 ms each). Same run, vLLM's Qwen3-Next block-size splits: 1,024 110-170 ms, 4,096 50-120,
+# every combination (98,230 for triton-flashinfer-kv-dtype) 570-680 ms the first time.
+_COMBINATIONS = 4096
+
+
+def _supported(
+    plan: Plan, known: Mapping[str, Sequence[Scalar]], rid: str, names: Sequence[str]
+) -> dict[str, Collection[Scalar]] | None:
+    """Rule `rid` alone within `known` (the pack's other rules left out), as a query over it would
+    find it (`CompiledPack.solve(..., rules=[rid])`): None when it has no solution there, else
+    each of `names` with the values some solution holds. Read off the rule's combinations within
+    `known` (`projected`, the same answer), which a search per value cost ~0.5 ms each of (the
+    chains of 636 conflicts asked 106,000: 83 % of their cost)."""
+    cp = plan.compiled
+    domains = cp.domains
+    within: dict[str, list[Scalar]] = {}
+    for name, values in known.items():
+        # As the query starts: a pin or a value set outside the field's domain leaves it none.
+        if name in domains:
+            within[name] = list(values) if len(values) == 1 else [v for v in domains[name] if v in values]
+            if (len(values) == 1 and values[0] not in domains[name]) or not within[name]:
+                return None
+    con = cp.rules[rid]
+    reads = {f: within.get(f, domains[f]) for f in con.fields}
+    free = [f for f in con.fields if len(reads[f]) > 1]
+    if not free:
+        return {f: reads[f] for f in names} if con.holds(tuple(reads[f][0] for f in con.fields)) else None
+    found = projected(con, free, reads, limit=_COMBINATIONS)
+    if found is None:
+        return _searched(plan, known, rid, names)
+    if not all(found.values()):
+        return None
+    return {f: found[f] if f in found else reads[f] for f in names}
+
+
+def _searched(
+    plan: Plan, known: Mapping[str, Sequence[Scalar]], rid: str, names: Sequence[str]
+) -> dict[str, Collection[Scalar]] | None:
+    """`_supported` by searches, for a rule over too many combinations: one per value no solution
+    found yet holds (every solution found is a witness for each of its values at once)."""
     cp = plan.compiled
     pins = {n: v[0] for n, v in known.items() if len(v) == 1}
     allowed = {n: v for n, v in known.items() if len(v) != 1}
     state = cp.start(pins, rules=[rid], allowed=allowed)
+    if state is None or cp.solve(pins, rules=[rid], allowed=allowed) is None:
+        return None
     seen: set[tuple[str, Scalar]] = set()
-    found: dict[str, tuple[Scalar, ...]] = {}
+    found: dict[str, Collection[Scalar]] = {}
     for name in names:
-        before = tuple(known.get(name, cp.domains[name]))
         left = []
-        for value in before:
-            if state is None or value not in state.domains[name]:
+        for value in known.get(name, cp.domains[name]):
+            if value not in state.domains[name]:
                 continue
             if (name, value) not in seen:
                 solution = cp.solve({**pins, name: value}, rules=[rid], allowed=allowed)
@@ -268,7 +339,7 @@ def _left(
                     continue
                 seen.update((f, solution[f]) for f in names if f in solution)
             left.append(value)
-        found[name] = tuple(left)
+        found[name] = left
     return found
 
 
@@ -293,15 +364,3 @@ def _describe_known(
     if len(values) > len(gone) > 0:
         return f"{name} not in [{', '.join(_show(v) for v in gone)}]"
     return f"{name} in [{', '.join(_show(v) for v in values)}]"
-
-
-def _solves(
-    plan: Plan,
-    known: Mapping[str, Sequence[Scalar]],
-    rules: Sequence[str],
-    extra: Mapping[str, Scalar] | None = None,
-) -> bool:
-    """Whether `rules` hold for some values within `known` (one value: a pin) and `extra`."""
-    pins = {n: v[0] for n, v in known.items() if len(v) == 1}
-    allowed = {n: v for n, v in known.items() if len(v) != 1}
-    return plan.compiled.solve({**pins, **(extra or {})}, rules=rules, allowed=allowed) is not None
