@@ -244,7 +244,8 @@ def test_a_pasted_config_json_shows_what_was_read_otherwise_than_written(browser
     facts were set and the notes dropped."""
     import json
 
-    llama = json.loads((Path(__file__).parent / "fixtures" / "models" / "llama-3.1-8b-instruct" / "config.json").read_text())
+    models = Path(__file__).parent / "fixtures" / "models"
+    llama = json.loads((models / "llama-3.1-8b-instruct" / "config.json").read_text())
     modelopt = {"quant_method": "modelopt", "quant_algo": "FP8", "exclude_modules": ["lm_head"]}
     unread = llama | {"quantization_config": modelopt | {"kv_cache_scheme": "INT8"}}
     p = _page(browser)
@@ -263,7 +264,8 @@ def test_a_pasted_config_json_shows_what_was_read_otherwise_than_written(browser
         assert 'quantization_config.kv_cache_scheme is "INT8"' in text
         assert "read as checkpoint_kv_cache_quant=none" in text and "the pasted config.json" in text
         p.shot("paste-notes")
-        p.page.fill("#config-json", json.dumps(llama | {"quantization_config": modelopt | {"kv_cache_scheme": "FP8"}}))
+        read = llama | {"quantization_config": modelopt | {"kv_cache_scheme": "FP8"}}
+        p.page.fill("#config-json", json.dumps(read))
         before = p.seq()
         p.page.click("#read-config")
         p.wait_after(before)
