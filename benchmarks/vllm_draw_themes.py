@@ -512,8 +512,47 @@ THEMES: dict[str, tuple[list[str], list[int], list[str | None], dict[str, list[A
             "tensor_parallel_size": [1, 2, 4],
         },
     ),
+    # Round 29's themes, from the fixtures' count per GPU x architecture x option (16,307 records):
+    # sparse MLA (DeepSeek-V3.2) under decode context parallelism holds 10-17 records a GPU on Hopper,
+    # B200/B300 and SM120/121, typed here with -tp (the heads per GPU), every sparse backend and
+    # the caches the sparse layers rewrite (fp8 -> fp8_ds_mla); and the KV-cache dtypes against a
+    # pinned backend on Volta, Turing and SM86 (336-500 records each), where the kernels' native FP8
+    # and bfloat16 checks apply.
+    "sparsedcp": (
+        ["DeepseekV32ForCausalLM"],
+        [90, 100, 103, 120, 121],
+        [None, None, "fp8", "modelopt_fp4", "compressed_tensors_fp8"],
+        {
+            "decode_context_parallel_size": [1, 2, 4, 8],
+            "tensor_parallel_size": [1, 2, 4, 8, 16],
+            "attention_backend": [b for b in CUDA_MLA if "SPARSE" in b],
+            "kv_cache_dtype": ["auto", "bfloat16", "fp8", "fp8_e4m3", "fp8_ds_mla", "nvfp4_ds_mla"],
+            "block_size": [64, 128, 256],
+            "dtype": ["auto", "bfloat16", "float16"],
+        },
+    ),
+    "oldkv": (
+        ARCHS,
+        [70, 75, 86],
+        [None, None, "fp8", "awq", "gptq", "modelopt_fp8"],
+        {
+            "kv_cache_dtype": [
+                "auto",
+                "fp8",
+                "fp8_e4m3",
+                "fp8_e5m2",
+                "bfloat16",
+                "float16",
+                "int8_per_token_head",
+            ],
+            "attention_backend": CUDA_ATTENTION + CUDA_MLA,
+            "dtype": ["auto", "bfloat16", "float16", "float32"],
+            "block_size": [16, 32, 64],
+            "tensor_parallel_size": [1, 2, 4],
+        },
+    ),
 }
-# Round 23's to 28's themes type one of these options in every scenario (the earlier ones draw as they did).
+# Round 23's to 29's themes type one of these options in every scenario (the earlier ones draw as they did).
 ALWAYS: dict[str, list[str]] = {
     "dcp": ["decode_context_parallel_size"],
     "moethin": ["moe_backend"],
@@ -528,4 +567,6 @@ ALWAYS: dict[str, list[str]] = {
     "mothin": ["quantization", "kv_cache_dtype"],
     "dbothin": ["enable_dbo", "enable_eplb"],
     "archthin": ["enable_chunked_prefill", "enable_prefix_caching"],
+    "sparsedcp": ["decode_context_parallel_size", "kv_cache_dtype"],
+    "oldkv": ["kv_cache_dtype", "attention_backend"],
 }

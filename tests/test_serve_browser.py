@@ -238,6 +238,40 @@ def test_a_pasted_config_json_sets_the_model_facts(browser: Any, sglang_url: str
     assert "not JSON" in p.page.locator("#error-banner").inner_text()
 
 
+def test_a_pasted_config_json_shows_what_was_read_otherwise_than_written(browser: Any) -> None:
+    """vLLM reads a ModelOpt kv_cache_scheme it does not know as no scheme; the page says so under
+    the paste (the answer's `notes`), and a config read without notes clears them. Before: the
+    facts were set and the notes dropped."""
+    import json
+
+    models = Path(__file__).parent / "fixtures" / "models"
+    llama = json.loads((models / "llama-3.1-8b-instruct" / "config.json").read_text())
+    modelopt = {"quant_method": "modelopt", "quant_algo": "FP8", "exclude_modules": ["lm_head"]}
+    unread = llama | {"quantization_config": modelopt | {"kv_cache_scheme": "INT8"}}
+    p = _page(browser)
+    with served("vllm") as server:
+        p.open(server.url + "?platform=cuda&gpu_arch=sm90")
+        p.page.click("#paste summary")
+        notes = p.page.locator("#config-notes")
+        assert not notes.is_visible()
+        p.page.fill("#config-json", json.dumps(unread))
+        before = p.seq()
+        p.page.click("#read-config")
+        p.wait_after(before)
+        assert "checkpoint_kv_cache_quant=none" in p.page.url
+        assert notes.is_visible()
+        text = notes.inner_text()
+        assert 'quantization_config.kv_cache_scheme is "INT8"' in text
+        assert "read as checkpoint_kv_cache_quant=none" in text and "the pasted config.json" in text
+        p.shot("paste-notes")
+        read = llama | {"quantization_config": modelopt | {"kv_cache_scheme": "FP8"}}
+        p.page.fill("#config-json", json.dumps(read))
+        before = p.seq()
+        p.page.click("#read-config")
+        p.wait_after(before)
+        assert "checkpoint_kv_cache_quant=fp8" in p.page.url and not notes.is_visible()
+
+
 def test_an_integer_outside_the_listed_values(browser: Any, sglang_url: str) -> None:
     """An open integer field (the pack's `open` range) takes a typed value beyond its list."""
     p = _page(browser)

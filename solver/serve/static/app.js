@@ -170,13 +170,23 @@ function buildPaste() {
   });
   const read = el("button", { type: "button", id: "read-config", text: "Read the model's facts" });
   read.addEventListener("click", readConfig);
+  // what the reader says it read otherwise than as written (an unread KV scheme: the launcher's
+  // fallback), shown under the button until the next read
+  const notes = el("ul", { class: "config-notes", id: "config-notes", hidden: true });
   return el("details", { class: "paste", id: "paste" },
     el("summary", { text: "Paste or upload a model's config.json" }),
-    area, el("div", { class: "values" }, file, read));
+    area, el("div", { class: "values" }, file, read), notes);
+}
+
+function showConfigNotes(notes) {
+  const list = $("#config-notes");
+  list.replaceChildren(...(notes || []).map((note) => el("li", { text: note })));
+  list.hidden = !list.childElementCount;
 }
 
 async function readConfig() {
   let config;
+  showConfigNotes([]);
   try { config = JSON.parse($("#config-json").value); } catch (e) {
     showError(`The pasted text is not JSON: ${e.message}`);
     return;
@@ -184,6 +194,7 @@ async function readConfig() {
   try {
     const doc = await api("/api/model-config", { config });
     showError("");
+    showConfigNotes(doc.notes);
     remember();
     Object.assign(S.set, doc.facts);
     S.keep = [];
