@@ -183,6 +183,20 @@ class PackOracle(Window):
         # The counter's subset of the rules (None: every rule), made when first needed: a
         # QuickXplain question's (~1,800 rules at 1,000 fields) mostly ends before its turn.
         subset: list[frozenset[int] | None] = [None] if whole else []
+        if whole and local and not extra:
+            # A whole-pack question with pins only (a value, a fact combination): the engine's
+            # start (the pins propagated from the pack's root) refutes most of those without a
+            # solution, before a repair tries and fails (SGLang's totality check: 96 of its 188
+            # fact combinations have none, each a two-start repair of ~5 ms first) and before
+            # `around` walks its rings (synthetic 1,000: 56 of 59, 3 ms each where a failed
+            # repair and `around` took ~10 ms); the engine's tries then search from it. Grown
+            # from the root (`refuted_at_root`'s) with the fields it narrows (`moved`), where
+            # alone a known solution can break a rule (synthetic 1,000's values: ~17 -> ~1 ms).
+            root, moved = self._root[0] if self._root else None, list[str]()
+            started = self.cp.start(pins) if root is None else root.extended(pins, [], moved)
+            if started is None:
+                return None
+            grown = None if root is None else (started, moved)  # (`_engine`: the hint's `around`)
         if local:
             if not whole:
                 subset.append(self.indices(rule_ids, left_out))
@@ -198,20 +212,6 @@ class PackOracle(Window):
         # broken) narrowed nothing and the search with no hint took 116,000 steps (2.5 s); with
         # the narrowing 7,400 (0.6 s), from a known solution 987 (12 ms).
         narrowed = self.narrowed(indices)
-
-        if whole and local and not extra:
-            # A whole-pack question with pins only (a value, a fact combination) that repair
-            # could not answer: the engine's start (the pins propagated from the pack's root)
-            # refutes most of those without a solution before `around` walks its rings (the
-            # totality check's fact combinations: 56 of 59 at synthetic 1,000, 3 ms each where
-            # a failed repair and `around` took ~10 ms), and the engine's tries search from it.
-            # Grown from the root (`refuted_at_root`'s) with the fields it narrows (`moved`), where
-            # alone a known solution can break a rule (synthetic 1,000's values: ~17 -> ~1 ms).
-            root, moved = self._root[0] if self._root else None, list[str]()
-            started = self.cp.start(pins) if root is None else root.extended(pins, [], moved)
-            if started is None:
-                return None
-            grown = None if root is None else (started, moved)  # (`_engine`: the hint's `around`)
 
         engine = self._engine(pins, None if whole else rule_ids, extra, narrowed, grown, near, started)
 
