@@ -178,7 +178,8 @@ class PackOracle(Window):
         latest `ONE_CHANGE_FIRST` solutions; the older ones are tried after `around`.
         `started`: the question's propagated state, the engine's searches start from it."""
         whole = len(rule_ids) == len(self.index)
-        if whole and self.refuted_at_root(pins):
+        # (Fact combinations propagated before a repair: SGLang's 96 of 188 with none each failed one.)
+        if whole and self.refuted_at_root(pins, propagated=local and not extra and len(pins) > 1):
             return None
         # The counter's subset of the rules (None: every rule), made when first needed: a
         # QuickXplain question's (~1,800 rules at 1,000 fields) mostly ends before its turn.
@@ -200,13 +201,10 @@ class PackOracle(Window):
         narrowed = self.narrowed(indices)
 
         if whole and local and not extra:
-            # A whole-pack question with pins only (a value, a fact combination) that repair
-            # could not answer: the engine's start (the pins propagated from the pack's root)
-            # refutes most of those without a solution before `around` walks its rings (the
-            # totality check's fact combinations: 56 of 59 at synthetic 1,000, 3 ms each where
-            # a failed repair and `around` took ~10 ms), and the engine's tries search from it.
-            # Grown from the root (`refuted_at_root`'s) with the fields it narrows (`moved`), where
-            # alone a known solution can break a rule (synthetic 1,000's values: ~17 -> ~1 ms).
+            # Repair could not answer: the engine's start (the pins propagated from the root)
+            # refutes most with no solution before `around` walks its rings, and the engine's
+            # tries search from it, from the root with the fields it narrows (`moved`), where alone
+            # a known solution can break a rule (synthetic 1,000's values: 17 -> 1 ms).
             root, moved = self._root[0] if self._root else None, list[str]()
             started = self.cp.start(pins) if root is None else root.extended(pins, [], moved)
             if started is None:
@@ -260,18 +258,20 @@ class PackOracle(Window):
                 return answer
         return counter(self.budget)
 
-    def refuted_at_root(self, pins: Mapping[str, Scalar]) -> bool:
+    def refuted_at_root(self, pins: Mapping[str, Scalar], *, propagated: bool = False) -> bool:
         """Whether a pin's value is gone from its field in the whole pack's propagated state
         with no pin (forward checking of every rule, once per lint): then no configuration has
-        it (exact), with no question asked. Every dead value of synthetic 400 and 1,000 is one
-        (371 at 1,000, each a failed repair and a walk of `around` of ~5 ms)."""
+        it (exact), with no question asked (every dead value of synthetic 400 and 1,000: 371 at
+        1,000); with `propagated`, also whether the pins propagated from that state leave none."""
         if self._root is None:
             self._root = [self.cp.start({})]
         root = self._root[0]
         if root is None:
             return False  # (the pack has no solution: the checks stop at the first question)
         domains = root.domains
-        return any(name in domains and value not in domains[name] for name, value in pins.items())
+        if any(name in domains and value not in domains[name] for name, value in pins.items()):
+            return True
+        return propagated and root.extended(pins, [], []) is None
 
     def _engine(
         self,
