@@ -51,9 +51,12 @@ V = TypeVar("V")
 # larger ones), so this bounds a pack's tables near 60 MB while the working set of a burst of
 # similar requests (a page's clicks, a sweep) stays in.
 MEMO_ENTRIES = 400_000
-# Packs (and what is derived from each) kept by digest: the shipped packs, a user's own, and the
-# widened copies the latest requests made.
-PACKS_KEPT = 8
+# Packs (and what is derived from each) kept by digest, per family (a pack and its copies): the
+# shipped packs, a user's own, and the typed and widened copies the latest requests made. The
+# 261 SGLang benchmark requests make 37 copies; with 8 kept a pass over them compiled 73 again,
+# each a cold start (root, fact states, rankings), most of the first calls' time (round 29:
+# 64 kept, none compiled again; ~0.3 MB a copy: a copy shares its pack's unrewritten rules).
+PACKS_KEPT = 64
 # Families of packs kept by a table given a `family` (each family up to its `size` members).
 FAMILIES_KEPT = 4
 

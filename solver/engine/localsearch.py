@@ -273,26 +273,25 @@ def dive(
     dict operations each; when the step limit is hit, the search that maintains arc consistency
     (`solver.engine.backtrack`) takes over, which is what the hard refutations need.
 
-    `never` (`CompiledPack.never`): when the step limit is hit, the descent is made again, within
-    a limit of its own, with propagation one step past forward checking (`State.strengthen`:
-    the group's domains first, then each step). A descent dead-ends where forward checking left
-    a value no solution has (a page size the FA4 backend refuses while the backends are free;
-    a disabled DP attention a MegaMoE token budget refuses once the PD mode is fixed), and the
-    arc-consistent search then took 5-7 ms for its first pass and ~0.1-0.4 ms a step: of one
-    warm call of each SGLang benchmark request, 31 such searches -> 1 (16 finding a solution,
-    15 refuting; tests/test_descent.py). The solution is the same either
-    descent would find with no limit: both try the same fields and values in the same order,
-    and the values the stronger step removes lead to no solution (the first solution in that
-    order is kept); a wipe-out it finds at the start is a refutation.
+    `never` (`CompiledPack.never`): propagation one step past forward checking
+    (`State.strengthen`: the group's domains first, then each step). A plain descent dead-ends
+    where forward checking left a value no solution has (a page size the FA4 backend refuses
+    while the backends are free; a disabled DP attention a MegaMoE token budget refuses once the
+    PD mode is fixed), and the arc-consistent search then took 5-7 ms for its first pass and
+    ~0.1-0.4 ms a step: of one warm call of each SGLang benchmark request, 31 such searches -> 1
+    (16 finding a solution, 15 refuting; tests/test_descent.py). Round 27 made the strengthened
+    descent a second try after the plain one's step limit; it is the only one now (round 29):
+    the plain try that gave up first cost the slowest requests that resolve (D-b200-Llama-fa4,
+    r18-gemma4, a-m6) a third of their time, and where it succeeds the strengthened one finds
+    the same solution. The solution is the first in the descent's order whichever propagation
+    it takes: both try the same fields and values in the same order, and the values the stronger
+    step removes lead to no solution; it takes no more steps (each branch it tries, the plain
+    descent tries too); a wipe-out it finds at the start is a refutation.
     """
-    found, steps, refuted = _descend(_probe(state, names, cons), names, hint, budget)
-    if found is None and not refuted and never is not None and steps <= budget:
-        probe = _probe(state, names, cons)
-        if not probe.strengthen(never):
-            return None, steps, True
-        found, more, refuted = _descend(probe, names, hint, budget - steps, never)
-        steps += more
-    return found, steps, refuted
+    probe = _probe(state, names, cons)
+    if never is not None and not probe.strengthen(never):
+        return None, 0, True
+    return _descend(probe, names, hint, budget, never)
 
 
 def _probe(state: State, names: Sequence[str], cons: Sequence[Constraint]) -> State:
