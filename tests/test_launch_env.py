@@ -62,7 +62,7 @@ def test_set_and_the_environment_in_front_must_agree(capsys: pytest.CaptureFixtu
 
 
 def test_a_repair_rewrites_the_variable_in_front(capsys: pytest.CaptureFixture[str]) -> None:
-    # FlyDSL decode needs ROCm with aiter: on CUDA the repair turns the typed variable off.
+    # The MLX runner needs mps: on CUDA the repair turns the typed variable off.
     words = [
         "check",
         "--set",
@@ -72,7 +72,7 @@ def test_a_repair_rewrites_the_variable_in_front(capsys: pytest.CaptureFixture[s
         "--set",
         "architecture=MiniMaxM3SparseForCausalLM",
         "--",
-        "SGLANG_MINIMAX_FLYDSL_DECODE=1",
+        "SGLANG_USE_MLX=1",
         "CUDA_VISIBLE_DEVICES=0,1",
         *SGLANG,
         "--tp",
@@ -80,8 +80,6 @@ def test_a_repair_rewrites_the_variable_in_front(capsys: pytest.CaptureFixture[s
     ]
     code, out, err = run(capsys, *words)
     assert code == 1
-    line = shell_line(
-        ["SGLANG_MINIMAX_FLYDSL_DECODE=0", "CUDA_VISIBLE_DEVICES=0,1", *SGLANG, "--tp-size", "2"]
-    )
+    line = shell_line(["SGLANG_USE_MLX=0", "CUDA_VISIBLE_DEVICES=0,1", *SGLANG, "--tp-size", "2"])
     assert line in out + err
-    assert "on a machine or model with SGLANG_MINIMAX_FLYDSL_DECODE" not in out + err
+    assert "on a machine or model with SGLANG_USE_MLX" not in out + err
