@@ -9,27 +9,14 @@ objects). Nearly nothing there is garbage in a cycle (~600 objects per call): th
 overhead. So for the length of such a call the first generation's threshold is raised, which
 leaves most of those tables dead before a collection sees them.
 
-The middle threshold is raised with it. Every tenth young collection also collects the middle
-generation, and every tenth of those may collect the whole heap (Python collects it when the
-objects moved to the old generation since the last full collection reach a quarter of it). A
-choices call at 5,000 fields had ~47 young collections, so ~5 middle ones, each promoting to the
-old generation what the call happened to hold then; whether one of them also set off a full
-collection (~0.8 s there, over ~650,000-840,000 objects) depended on the counts the process
-brought into the call, so the same call took ~1 s more in one run than in the next
-(benchmarks/README.md, round synth29). With the middle threshold at `_MIDDLE` a call collects only
-young objects; what it still holds at its end is collected by the first young collection after
-it (the host's thresholds are back by then), and the tables it made and dropped meanwhile never
-reach the old generation, so they no longer bring the next full collection nearer.
-
 Process-wide state is changed only as far as this promises:
 
-- scoped: `fewer_collections()` raises the thresholds when the first caller enters and puts the
-  host's values back when the last one leaves (nested and concurrent calls count, under a lock);
-- never lowered, never switched on: a host whose first threshold is already as high, or 0
-  (collection off), is left alone, and so is a middle threshold already as high; the third
-  threshold is not touched, nor `gc.enable` / `gc.freeze`;
+- scoped: `fewer_collections()` raises the threshold when the first caller enters and puts the
+  host's value back when the last one leaves (nested and concurrent calls count, under a lock);
+- never lowered, never switched on: a host whose threshold is already as high, or 0 (collection
+  off), is left alone; the other two thresholds are not touched, nor `gc.enable` / `gc.freeze`;
 - never clobbered: if the host changes the thresholds while a call runs, the host's change is
-  kept (the values are put back only if they are still the ones set here).
+  kept (the value is put back only if it is still the one set here).
 
 Cycles made meanwhile are still collected, later (every `_YOUNG` new objects instead of 700).
 """
@@ -47,9 +34,6 @@ __all__ = ["fewer_collections"]
 # synthetic fields a choices call then has ~12 young collections instead of ~550 and no full one
 # (1,000 / 5,000 / 20,000 / 100,000 measured; past 20,000 no further gain).
 _YOUNG = 20_000
-# The middle threshold meanwhile: young collections per collection of the middle generation. Far
-# above a long question's young collections (~50 for choices at 5,000 fields, ~12 for explain).
-_MIDDLE = 1_000
 
 _LOCK = threading.Lock()
 _callers = 0
@@ -58,15 +42,14 @@ _saved: tuple[int, int, int] | None = None  # the host's thresholds, while raise
 
 @contextmanager
 def fewer_collections() -> Iterator[None]:
-    """Run the block with young collections every `_YOUNG` new objects and no older ones (see the
-    module)."""
+    """Run the block with young collections every `_YOUNG` new objects (see the module)."""
     global _callers, _saved
     with _LOCK:
         if _callers == 0:
             host = gc.get_threshold()
             if 0 < host[0] < _YOUNG:
                 _saved = host
-                gc.set_threshold(*_raised(host))
+                gc.set_threshold(_YOUNG, host[1], host[2])
         _callers += 1
     try:
         yield
@@ -74,11 +57,6 @@ def fewer_collections() -> Iterator[None]:
         with _LOCK:
             _callers -= 1
             if _callers == 0 and _saved is not None:
-                if gc.get_threshold() == _raised(_saved):
+                if gc.get_threshold() == (_YOUNG, _saved[1], _saved[2]):
                     gc.set_threshold(*_saved)
                 _saved = None
-
-
-def _raised(host: tuple[int, int, int]) -> tuple[int, int, int]:
-    """The thresholds a long question runs with, given the host's (see the module)."""
-    return (_YOUNG, max(host[1], _MIDDLE), host[2])
