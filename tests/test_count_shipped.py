@@ -94,7 +94,13 @@ def test_count_reads_the_shipped_form(no_kept_forms: None, monkeypatch: pytest.M
     pack = load_directory(PACKS / "sglang")
     narrow = {"platform": "cuda", "gpu_arch": "sm100", "architecture": "DeepseekV3ForCausalLM"}
     typed = {**narrow, "quantization": "fp8", "moe_runner_backend": "flashinfer_cutedsl"}
-    searched = [count(pack, pins, limit=count_module.Limit(steps=100_000)).count for pins in (narrow, typed)]
+    # A limit within SEARCH_FIRST asks for the search alone (no pass over a compiled form); the
+    # narrow one takes ~140,000 steps of it since SGLang 0.5.23+32 (97,612 at +31), so the bound
+    # is raised for this question only.
+    monkeypatch.setattr(count_module, "SEARCH_FIRST", 1_000_000)
+    searched = [
+        count(pack, pins, limit=count_module.Limit(steps=1_000_000)).count for pins in (narrow, typed)
+    ]
 
     def refuse(*args: object, **kwargs: object) -> None:
         raise AssertionError("compiled")

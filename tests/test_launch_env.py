@@ -58,7 +58,16 @@ def test_the_environment_in_front_is_given_not_assumed(capsys: pytest.CaptureFix
 def test_set_and_the_environment_in_front_must_agree(capsys: pytest.CaptureFixture[str]) -> None:
     words = ["check", *ROCM, "--set", "SGLANG_USE_AITER=0", "--", "SGLANG_USE_AITER=true", *SGLANG]
     code, _, err = run(capsys, *words)
-    assert code == 2 and "SGLANG_USE_AITER=1 in the launch command disagree" in err
+    assert code == 2 and "SGLANG_USE_AITER=true in the launch command disagree" in err
+
+
+def test_set_and_the_environment_in_front_agree_when_they_mean_one_value(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # "true" is one of the variable's words for 1: not a disagreement with --set ...=1
+    words = ["check", *ROCM, "--set", "SGLANG_USE_AITER=1", "--", "SGLANG_USE_AITER=true", *SGLANG]
+    code, _, err = run(capsys, *words)
+    assert code != 2 and "disagree" not in err
 
 
 def test_a_repair_rewrites_the_variable_in_front(capsys: pytest.CaptureFixture[str]) -> None:

@@ -21,11 +21,12 @@ from solver.inputs.launch import (
     shell_line,
 )
 from solver.inputs.launchrequest import read_request_into
-from solver.inputs.pins import _lookup
+from solver.inputs.pins import _lookup, coerce
 from solver.inputs.precedence import read_values
 from solver.model import Pack, Repair, Resolution
 from solver.reasoning.minimal import minimal_options
 from solver.reasoning.resolution import conflict_text
+from solver.values import same
 from solver.values import show as _spelled
 
 __all__ = ["merge_launch", "minimal_fields", "repair_renderer", "rewrite_conflict"]
@@ -70,7 +71,7 @@ def merge_launch(
                 ),
             )
             for name, shown in request.options.items()
-            if name in typed and typed[name][1] != shown
+            if name in typed and not _meant_alike(pack, name, typed[name][1], shown)
         )
     )
     sets.update(read_values(pack, sets, request.options))  # before raising: the caller goes on collecting
@@ -84,6 +85,21 @@ def merge_launch(
     # Anything else is an error that says where it looked: going on without the model's facts
     # would guess the architecture (an MHA kernel for an MLA model, issue #13).
     return request.model
+
+
+def _meant_alike(pack: Pack, name: str, one: object, other: object) -> bool:
+    """Whether two spellings of a field's value mean the same value (`--set SGLANG_USE_AITER=1`
+    and `SGLANG_USE_AITER=true` in front of the command), as each is read: a value that does not
+    read (a typo) agrees only with itself."""
+    if one == other:
+        return True
+    field = pack.fields.get(name)
+    if field is None:
+        return False
+    (first, bad), (second, worse) = coerce(field, one), coerce(field, other)
+    if bad is not None or worse is not None:
+        return False
+    return first is second is None or (first is not None and second is not None and same(first, second))
 
 
 def _own_options_after(args: argparse.Namespace, exc: InvalidInput) -> InvalidInput:
