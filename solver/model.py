@@ -4,7 +4,7 @@ Owns the record types that everything else passes around and that the JSON outpu
 Must not import the solver, the graph or the condition language: a front end can depend on this
 module alone (the way Spack keeps its result types apart from its solver).
 
-The records are frozen standard-library dataclasses, not pydantic models: importing pydantic cost a
+The records are frozen dataclasses (`solver.frozen`), not pydantic models: importing pydantic cost a
 cold `confsolve check` more than its whole budget (issue #7). Pydantic validates what a pack's TOML
 says, in `solver.validation` only; a pack from the on-disk cache (stored after a round trip through
 the validated form) is rebuilt without it. `Record` (`solver.records`) keeps the part of pydantic's
@@ -13,11 +13,11 @@ model API the code uses (`model_validate`, `model_construct`, `model_copy`, `mod
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Collection, Mapping
 from typing import Any, Literal
 
+from solver import frozen
 from solver.errors import RecordInvalid
 from solver.records import Record, record_type
 from solver.values import same, show
@@ -107,15 +107,15 @@ class Field(Record):
     # resources): unset, it takes the launcher's own default chain as `check` does, and when that
     # fails the answer is a conflict whose repairs say which flag to set.
     search: bool = True
-    labels: dict[str, str] = dataclasses.field(default_factory=dict)
+    labels: dict[str, str] = frozen.field(default_factory=dict)
     # Other spellings of values, matched ignoring case where a value is typed (`"H100" = "sm90"`).
-    aliases: dict[str, str] = dataclasses.field(default_factory=dict)
+    aliases: dict[str, str] = frozen.field(default_factory=dict)
     # Typed values the launcher rewrites before any of its checks reads the request: a typed
     # VALUE (as `labels` spells it) leaves this field unset, its default, and sets each named
     # field to its value (SGLang's `--moe-runner-backend megamoe` is `--moe-a2a-backend megamoe`
     # with the runner on auto). `given(FIELD)` answers the request as rewritten; a rule reporting
     # the rewrite reads the value typed (`given(FIELD) == VALUE`): solver.pack.given.
-    rewrites: dict[str, dict[str, Scalar]] = dataclasses.field(default_factory=dict)
+    rewrites: dict[str, dict[str, Scalar]] = frozen.field(default_factory=dict)
     file: str = ""
 
     @property
@@ -188,22 +188,22 @@ class Launcher(Record):
     positional_model: tuple[str, ...] = ()
     model_flags: tuple[str, ...] = ()
     config_flag: str | None = None
-    detect: dict[str, str] = dataclasses.field(default_factory=dict)  # `--detect`: a quantity's fact
-    detect_platforms: dict[str, str] = dataclasses.field(default_factory=dict)  # a host's `platform`
-    flags: dict[str, FlagArity] = dataclasses.field(default_factory=dict)  # what each flag reads
+    detect: dict[str, str] = frozen.field(default_factory=dict)  # `--detect`: a quantity's fact
+    detect_platforms: dict[str, str] = frozen.field(default_factory=dict)  # a host's `platform`
+    flags: dict[str, FlagArity] = frozen.field(default_factory=dict)  # what each flag reads
     abbreviations: bool = False  # argparse's allow_abbrev: a flag's unique prefix is that flag
     underscores: bool = False  # `--a_b` is `--a-b` (up to a first `.`)
     dotted: bool = False  # `--flag.key VALUE` sets one key of the JSON flag `--flag`
     positional_anywhere: bool = False  # the positional model between flags too, not first alone
     attached: tuple[str, ...] = ()  # short flags whose value may be attached (`-O3`)
     config_refused: tuple[str, ...] = ()  # flags its `--config` file may not set (it raises)
-    choices: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a value flag's only words
+    choices: dict[str, list[str]] = frozen.field(default_factory=dict)  # a value flag's only words
     integers: tuple[str, ...] = ()  # value flags it reads with int(): `+8`, ` 8`, `0_8` are 8
-    json_keys: dict[str, list[str]] = dataclasses.field(default_factory=dict)  # a JSON flag's only keys
+    json_keys: dict[str, list[str]] = frozen.field(default_factory=dict)  # a JSON flag's only keys
     unread_positional: tuple[str, ...] = ()  # commands taking one word without a flag, never read
     model_first: tuple[str, ...] = ()  # commands moving a first `--model` to the front, as the model
     needs_model_first: tuple[str, ...] = ()  # flags with which a model_first command needs it first
-    negatives: dict[str, str] = dataclasses.field(default_factory=dict)  # a switch -> the flag it turns off
+    negatives: dict[str, str] = frozen.field(default_factory=dict)  # a switch -> the flag it turns off
     config_empty_refused: bool = False  # its `--config` reader fails on an empty file
 
 
@@ -236,18 +236,18 @@ class Pack(Record):
     fields: dict[str, Field]
     rules: tuple[Rule, ...] = ()
     preferences: tuple[Preference, ...] = ()
-    sets: dict[str, tuple[Scalar, ...]] = dataclasses.field(default_factory=dict)
-    conditions: dict[str, str] = dataclasses.field(default_factory=dict)  # [conditions], expanded
-    model_config_map: dict[str, Any] = dataclasses.field(default_factory=dict)
+    sets: dict[str, tuple[Scalar, ...]] = frozen.field(default_factory=dict)
+    conditions: dict[str, str] = frozen.field(default_factory=dict)  # [conditions], expanded
+    model_config_map: dict[str, Any] = frozen.field(default_factory=dict)
     # `[lint.acknowledged]`: finding subject (rule, preference, field, set, FIELD=VALUE or a
     # fact combination) -> "CODE: reason" entries that `confsolve lint` accepts as known.
-    acknowledged: dict[str, tuple[str, ...]] = dataclasses.field(default_factory=dict)
+    acknowledged: dict[str, tuple[str, ...]] = frozen.field(default_factory=dict)
     launcher: Launcher | None = None
     # `[pack] example`: the facts of a common machine and model, shown to a user who gave a command
     # nothing to resolve (launcher knowledge lives in the pack, not in solver/).
-    example: dict[str, Scalar] = dataclasses.field(default_factory=dict)
+    example: dict[str, Scalar] = frozen.field(default_factory=dict)
     # `[pack.assumed_groups]`: how the ASSUMED notice groups facts that share a reason.
-    assumed_groups: dict[str, AssumedGroup] = dataclasses.field(default_factory=dict)
+    assumed_groups: dict[str, AssumedGroup] = frozen.field(default_factory=dict)
     digest: str = ""
     directory: str | None = None
 
@@ -264,7 +264,7 @@ class Pack(Record):
         def field(body: Mapping[str, Any]) -> Field:
             opened = body.get("open")
             made: Field = record(Field, {**body, "open": None})
-            return made if opened is None else dataclasses.replace(made, open=OpenRange(**opened))
+            return made if opened is None else frozen.replace(made, open=OpenRange(**opened))
 
         launcher = doc.get("launcher")
         nested = ("fields", "rules", "preferences", "sets", "acknowledged", "launcher", "assumed_groups")
@@ -378,7 +378,7 @@ class Provenance(Record):
     source: str | None = None
     rule: str | None = None
     because: str | None = None
-    rejected: list[Rejection] = dataclasses.field(default_factory=list)
+    rejected: list[Rejection] = frozen.field(default_factory=list)
 
 
 @record_type
@@ -433,11 +433,11 @@ class Resolution(Record):
     pack: dict[str, str]
     values: dict[str, Scalar]
     provenance: dict[str, Provenance]
-    adjustments: list[AdjustmentRecord] = dataclasses.field(default_factory=list)
-    warnings: list[WarningRecord] = dataclasses.field(default_factory=list)
+    adjustments: list[AdjustmentRecord] = frozen.field(default_factory=list)
+    warnings: list[WarningRecord] = frozen.field(default_factory=list)
     mode: Literal["search", "predict"] = "search"
-    assumed: list[AssumedRecord] = dataclasses.field(default_factory=list)
-    departures: list[DepartureRecord] = dataclasses.field(default_factory=list)
+    assumed: list[AssumedRecord] = frozen.field(default_factory=list)
+    departures: list[DepartureRecord] = frozen.field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's `resolved` document."""
@@ -456,9 +456,9 @@ class ConflictReport(Record):
 class Repair(Record):
     """A minimal change to the user's pins that makes the request solvable, verified by resolving."""
 
-    set: dict[str, Scalar] = dataclasses.field(default_factory=dict)
-    unset: list[str] = dataclasses.field(default_factory=list)
-    values: dict[str, Scalar] = dataclasses.field(default_factory=dict)
-    alternatives: dict[str, list[Scalar]] = dataclasses.field(default_factory=dict)
+    set: dict[str, Scalar] = frozen.field(default_factory=dict)
+    unset: list[str] = frozen.field(default_factory=list)
+    values: dict[str, Scalar] = frozen.field(default_factory=dict)
+    alternatives: dict[str, list[Scalar]] = frozen.field(default_factory=dict)
     changes: int = 0
     rank_loss: int = 0

@@ -1,4 +1,4 @@
-"""The record base of confsolve's data (`solver.model`): frozen standard-library dataclasses with
+"""The record base of confsolve's data (`solver.model`): frozen dataclasses (made by `solver.frozen`) with
 the subset of pydantic's model API the code uses (`model_validate`, `model_construct`,
 `model_copy`, `model_dump`, `model_json_schema`).
 
@@ -10,11 +10,11 @@ to pydantic in `solver.validation`.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Collection, Mapping
 from typing import Any, ClassVar, Literal, Self
 
-from solver.frozen import Frozen, record_type
+from solver import frozen
+from solver.frozen import MISSING, Frozen, record_type
 
 __all__ = ["Record", "record_type"]
 
@@ -58,7 +58,7 @@ class Record(Frozen):
         return json_schema(cls, mode=mode, ref_template=ref_template)
 
     def model_copy(self, *, update: Mapping[str, Any] | None = None) -> Self:
-        return dataclasses.replace(self, **dict(update or {}))
+        return frozen.replace(self, **dict(update or {}))
 
     def model_dump(
         self,
@@ -70,7 +70,7 @@ class Record(Frozen):
     ) -> dict[str, Any]:
         """The record as a dict (nested records as dicts; `json` mode: tuples as lists)."""
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(self):
+        for f in frozen.fields(self):
             if (include is not None and f.name not in include) or (exclude and f.name in exclude):
                 continue
             value = getattr(self, f.name)
@@ -101,14 +101,10 @@ def _exact_record(cls: type[Any], data: Any) -> Any:
         import typing
 
         hints = typing.get_type_hints(cls)
-        fields = dataclasses.fields(cls)
+        fields = frozen.fields(cls)
         plan = _PLANS[cls] = (
             {f.name: _converter(hints[f.name]) for f in fields},
-            frozenset(
-                f.name
-                for f in fields
-                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-            ),
+            frozenset(f.name for f in fields if f.default is MISSING and f.default_factory is MISSING),
         )
     converters, required = plan
     values: dict[str, Any] = {}
@@ -173,10 +169,10 @@ def _converter(hint: Any) -> Exact:
     return lambda v: _NO
 
 
-def _is_default(f: dataclasses.Field[Any], value: Any) -> bool:
-    if f.default is not dataclasses.MISSING:
+def _is_default(f: frozen.Field, value: Any) -> bool:
+    if f.default is not MISSING:
         return bool(value == f.default)
-    if f.default_factory is not dataclasses.MISSING:
+    if f.default_factory is not MISSING:
         return bool(value == f.default_factory())
     return False
 

@@ -13,11 +13,11 @@ from __future__ import annotations
 import heapq
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from solver.engine.state import MEMO_LIMIT, ResidueCheck
 from solver.errors import SolverBudgetExceeded
+from solver.frozen import Mutable, field, mutable_type
 from solver.model import Scalar
 
 __all__ = ["NO_VERDICTS", "LazyConstraint", "SearchTrace", "Verdicts", "domain", "new_search", "no_verdicts"]
@@ -25,8 +25,8 @@ __all__ = ["NO_VERDICTS", "LazyConstraint", "SearchTrace", "Verdicts", "domain",
 Assignment = dict[str, Scalar]
 
 
-@dataclass
-class SearchTrace:
+@mutable_type
+class SearchTrace(Mutable):
     """What the ordered search saw on its final path: each field's domain when it was decided."""
 
     domains: dict[str, tuple[Scalar, ...]] = field(default_factory=dict)

@@ -9,11 +9,11 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
 from solver.bounded import Memo
+from solver.frozen import Mutable, field, mutable_type
 from solver.model import Scalar
 from solver.pack.expr import Condition
 
@@ -38,8 +38,8 @@ MEMO_LIMIT = 1 << 16
 ResidueCheck = tuple[Callable[[tuple[Scalar, ...]], bool], str, dict[Any, tuple[Scalar, ...]]]
 
 
-@dataclass
-class Constraint:
+@mutable_type
+class Constraint(Mutable):
     """A `Condition` as the engine uses it: a rule of the pack (`key`: its id) or a query's own
     condition, with the engine's tables for it. Not a second predicate type: the predicate is
     `condition`, and `fields` and `holds` are its fields and its remembered answers (read on

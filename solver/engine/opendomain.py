@@ -19,9 +19,9 @@ value is unlisted.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 
+from solver import frozen
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Scalar
 from solver.values import same
@@ -125,7 +125,7 @@ def widened(pack: Pack, pins: Mapping[str, Pin] | Mapping[str, Scalar]) -> Pack:
     fields = dict(pack.fields)
     for name, values in extra.items():
         added = tuple(dict.fromkeys(values))
-        fields[name] = dataclasses.replace(fields[name], domain=(*fields[name].domain, *added))
+        fields[name] = frozen.replace(fields[name], domain=(*fields[name].domain, *added))
     tag = ",".join(f"{n}={'|'.join(map(str, dict.fromkeys(v)))}" for n, v in sorted(extra.items()))
     digest = f"{pack.digest.partition(MARK)[0]}{MARK}{tag}" if pack.digest else ""
-    return dataclasses.replace(pack, fields=fields, digest=digest)
+    return frozen.replace(pack, fields=fields, digest=digest)

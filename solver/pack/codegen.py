@@ -31,7 +31,7 @@ __all__ = ["UNKNOWN", "Piece", "Writer", "compile_now", "restore", "state", "wri
 
 Piece = tuple[str, str]  # (the expression over `a` for holds, the one over `m` for partial)
 
-# The operators of the language, as Python writes them (`expr._CMP` maps the parsed ones here).
+# The operators of the language, as Python writes them (`exprparse._CMP` maps the parsed ones here).
 _OPERATORS = frozenset({"==", "!=", "in", "not in", "<", "<=", ">", ">="})
 
 

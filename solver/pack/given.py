@@ -16,16 +16,18 @@ The pack as loaded reads every `given(FIELD)` of a rule as false (its `holds` ne
 request's marks): it is the copy of a request that gives none of them, which is what lint, count
 without `--set` and a request that types none of those fields see. Preferences keep reading the
 request's marks (`solver.reasoning.plan`), so they need no copy.
+
+`ast` is imported by the functions that walk a condition's syntax (`solver.pack.syntax`): a
+`check` of a shipped pack finds its tables in the prebuilt form and walks none.
 """
 
 from __future__ import annotations
 
-import ast
-import dataclasses
 import functools
 from collections.abc import Callable, Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from solver import frozen
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.model import Pack, Pin, Rule, Scalar
 from solver.pack import syntax
@@ -33,6 +35,9 @@ from solver.pack.crosscheck import PackSemantics
 from solver.pack.expr import Condition, parse, rule_conditions
 from solver.pack.marks import ValueRead, is_given_call, typed_holds, value_read
 from solver.values import show
+
+if TYPE_CHECKING:
+    import ast
 
 __all__ = [
     "GIVEN_MARK",
@@ -199,6 +204,8 @@ def _shipped(pack: Pack, part: str) -> Any:
 
 def _reads(text: str | None, sets: Mapping[str, Sequence[Scalar]]) -> list[ValueRead]:
     """The typed-value reads of a checked condition's text."""
+    import ast
+
     if not text or "given" not in text:
         return []
     nodes = ast.walk(syntax.expression(text.strip()))
@@ -264,7 +271,7 @@ def for_request(
         # Kept by content (as the loader keeps packs): a copy made for the same bytes in another
         # directory names this pack's.
         same = made.directory == pack.directory
-        return made if same else dataclasses.replace(made, directory=pack.directory)
+        return made if same else frozen.replace(made, directory=pack.directory)
     base = semantics(pack)
     rules: list[Rule] = []
     made_rules: dict[str, tuple[Rule, Condition, Condition | None]] = {}
@@ -274,7 +281,7 @@ def for_request(
             key = (pack.digest, rule.id, tuple(m for n, m in zip(typed, marks, strict=True) if n in reads))
             found = _REWRITTEN.get(key) if pack.digest else None
             if found is None:
-                rule = dataclasses.replace(
+                rule = frozen.replace(
                     rule,
                     when=_answered(rule.when, typed, pack.sets, answers, unset=unset, own=own),
                     require=_answered(rule.require, typed, pack.sets, answers, unset=unset, own=own),
@@ -291,9 +298,9 @@ def for_request(
     prefs, ranked = list(pack.preferences), dict(base.preferences)
     for at in valued_preferences(pack):
         pref = prefs[at]
-        prefs[at] = dataclasses.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
+        prefs[at] = frozen.replace(pref, when=_answered(pref.when, typed, pack.sets, answers, True))
         ranked[pref.id] = parse(prefs[at].when or "", pack.fields, pack.sets)
-    copy = dataclasses.replace(pack, rules=tuple(rules), preferences=tuple(prefs), digest=digest)
+    copy = frozen.replace(pack, rules=tuple(rules), preferences=tuple(prefs), digest=digest)
     # Only the rewritten rules are parsed again; every other condition is the base's own.
     kept = PackSemantics(rules=dict(base.rules), whens=dict(base.whens), preferences=ranked)
     for rid, (_, condition, when) in made_rules.items():
@@ -403,6 +410,8 @@ def _answered(
 
     The calls' own source spans are replaced (conditions were checked at load, so they parse);
     not `ast.unparse`, which recurses once per level of a deeply nested condition."""
+    import ast
+
     if text is None or "given" not in text:
         return text
     source = text.strip()
@@ -461,6 +470,8 @@ def given_effect(rule: Rule, name: str, typed: Collection[str]) -> int | None:
 @functools.lru_cache(maxsize=1024)
 def _given_in(texts: tuple[str | None, str | None, str | None]) -> tuple[str, ...]:
     """The fields the `given(...)` calls of a rule's texts name."""
+    import ast
+
     return tuple(
         node.args[0].id
         for text in texts
@@ -472,6 +483,8 @@ def _given_in(texts: tuple[str | None, str | None, str | None]) -> tuple[str, ..
 
 @functools.lru_cache(maxsize=4096)
 def _effect(texts: tuple[str | None, str | None, str | None], name: str, typed: frozenset[str]) -> int | None:
+    import ast
+
     when, require, _ = texts
     trees = [syntax.expression(t.strip()).body for t in texts if t]
     body = trees[-1] if require is not None else ast.UnaryOp(ast.Not(), trees[-1])
@@ -484,6 +497,8 @@ def _polarity(node: ast.expr, sign: int, name: str, typed: Collection[str]) -> t
     """The constant `node` folds to once every `given(X)` but `given(name)` is answered (None if
     none), and the signs `given(name)` occurs with where it still counts. Recursion is bounded:
     the loader refused conditions nested deeper than `MAX_DEPTH`."""
+    import ast
+
     if isinstance(node, ast.Compare) and is_given_call(node.left) and node.left.args:
         # `given(F) == VALUE`: false while F is not typed; typing F makes it true or leaves it
         # false (by the value), so it moves the way `given(F)` does. Another field's read is

@@ -13,12 +13,12 @@ at its line (`_Locator`); the checks across tables and the conditions are in
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solver import frozen
 from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.errors import Collector, PackError, PackProblem, pack_problems
 from solver.model import (
@@ -134,7 +134,7 @@ def _known(digest: str, root: Path) -> Pack | None:
         # Kept by content: the same bytes read from another directory are that directory's pack
         # (a conflict's `--pack DIR`, the shipped compiled count read beside it), not the first
         # directory this process read them from.
-        return pack if pack.directory == str(root) else dataclasses.replace(pack, directory=str(root))
+        return pack if pack.directory == str(root) else frozen.replace(pack, directory=str(root))
     from solver.pack import cache
 
     pack = prebuilt.recall(digest, root, _SEMANTICS.put)
@@ -575,9 +575,7 @@ def _validation_text(exc: RecordInvalid, model: type[Any]) -> tuple[str, str | N
 
     A misspelled key is one problem, not two: "unknown key 'becuase' (did you mean 'because'?)"
     stands for pydantic's "extra input" and the "missing" of the key it means."""
-    import dataclasses
-
-    keys = [f.name for f in dataclasses.fields(model) if f.name not in _INTERNAL_KEYS]
+    keys = [f.name for f in frozen.fields(model) if f.name not in _INTERNAL_KEYS]
     errors = exc.errors()
     extra = [str(e["loc"][0]) for e in errors if e["loc"] and e["msg"] == "Extra inputs are not permitted"]
     meant = {k: did_you_mean(k, keys) for k in extra}

@@ -3,14 +3,17 @@
 condition's text. One home for their shape, read by the request's copies (`solver.pack.given`),
 the loader's checks (`solver.pack.crosscheck`) and the counters, which count each mark as a
 two-valued field (`solver.engine.count`, `solver.engine.diagrams`). Imports only the standard
-library and `solver.model`.
+library and `solver.model`; `ast` only in the functions that look at syntax trees (as
+`solver.pack.syntax`: a `check` from the prebuilt form looks at none).
 """
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+if TYPE_CHECKING:
+    import ast
 
 from solver.model import Scalar, given_key
 from solver.pack import syntax
@@ -25,8 +28,10 @@ ValueRead = tuple[str, frozenset[tuple[type, Scalar]]]
 
 def is_given_call(node: ast.AST) -> TypeGuard[ast.Call]:
     """Whether `node` is a call of `given` (its argument not looked at): the one test of that
-    shape, for the compiler (`solver.pack.expr`), the request's copies (`solver.pack.given`) and
+    shape, for the compiler (`solver.pack.exprparse`), the request's copies (`solver.pack.given`) and
     the counters."""
+    import ast
+
     return isinstance(node, ast.Call) and getattr(node.func, "id", None) == "given"
 
 
@@ -35,6 +40,8 @@ def value_read(node: ast.AST, sets: Mapping[str, Sequence[Scalar]]) -> ValueRead
     (a list literal or a named set), or None when `node` is no such comparison. For the
     request's copies (`solver.pack.given`) and the counters' two-valued marks; the loader has
     checked the condition, so only the shape is looked at here."""
+    import ast
+
     if not (isinstance(node, ast.Compare) and is_given_call(node.left) and len(node.ops) == 1):
         return None
     call, right = node.left, node.comparators[0]
@@ -66,6 +73,8 @@ def read_key(read: ValueRead) -> str:
 def given_atoms(text: str, sets: Mapping[str, Sequence[Scalar]]) -> dict[str, tuple[str, ValueRead | None]]:
     """The request's marks a checked condition reads, by the name a counter gives each as a
     two-valued field: `given(F)` (`given_key`, no read) and each value read (`read_key`)."""
+    import ast
+
     found: dict[str, tuple[str, ValueRead | None]] = {}
     inside: set[int] = set()
     for node in ast.walk(syntax.expression(text.strip())):  # parents before children

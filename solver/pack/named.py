@@ -15,13 +15,12 @@ UPPER_CASE like sets, and may not be a field's or a set's name. Standard library
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import re
-import tokenize
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
+from solver import frozen
 from solver.errors import Collector, PackProblem
 from solver.model import Field, Preference, Rule, Scalar
 from solver.pack.expr import MAX_LENGTH, ExprError, parse
@@ -217,7 +216,7 @@ def expand_records(
                 new = _substitute(text, names, expanded.get)
                 if new != text:
                     changes[key] = new
-        out.append(dataclasses.replace(record, **changes) if changes else record)
+        out.append(frozen.replace(record, **changes) if changes else record)
     return out
 
 
@@ -229,6 +228,8 @@ def _substitute(text: str, names: set[str], condition_of: Callable[[str], str | 
         return text
     if text.strip() in names:  # the whole condition is one name: no parentheses around it
         return condition_of(text.strip()) or text
+    import tokenize  # (here: a start from the prebuilt form expands no named condition)
+
     starts = [0]
     for line in io.StringIO(text):
         starts.append(starts[-1] + len(line))

@@ -10,10 +10,10 @@ says. Every problem goes to the caller's list.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import Any, get_args
 
+from solver import frozen
 from solver.errors import Collector, PackProblem
 from solver.model import Field, FlagArity, Launcher
 from solver.pack.crosscheck import flag_spellings, is_flag
@@ -85,7 +85,7 @@ def collect_parser_flags(
     settings["negatives"] = _negatives(
         table.get("negatives", {}), flags, f"{where}.negatives", file, problems
     )
-    return dataclasses.replace(launcher, flags=flags, **settings)
+    return frozen.replace(launcher, flags=flags, **settings)
 
 
 def _settings(

@@ -4,14 +4,16 @@ tomllib gives data without positions, so positions are found again in the text: 
 file's lines notes each table header, each `id = "..."` and each key, and a problem is placed by
 what it names (`rule ID`, `field NAME`, `set NAME`, a key). Only a pack with problems is indexed.
 The same pass lists the names a file declares, so that when a file cannot be parsed the loader
-does not report every use of those names elsewhere as unknown (a cascade). Standard library only.
+does not report every use of those names elsewhere as unknown (a cascade). Standard library and
+`solver.frozen` only.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+
+from solver.frozen import Mutable, field, mutable_type
 
 __all__ = ["FileIndex", "did_you_mean", "index_of", "toml_error_line"]
 
@@ -23,8 +25,8 @@ _AT_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 _MAX_LINES = 200_000
 
 
-@dataclass
-class FileIndex:
+@mutable_type
+class FileIndex(Mutable):
     """Line numbers (1-based) of a file's tables, ids and keys."""
 
     headers: dict[str, int] = field(default_factory=dict)  # "field.x", "sets", "pack": first line

@@ -9,17 +9,16 @@ latest few plans (widened packs come and go).
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
-from dataclasses import field
 from typing import Any
 
+from solver import frozen
 from solver.bounded import digest_family
 from solver.budget import Budget
 from solver.engine.constraint import projected
 from solver.engine.csp import CompiledPack, RuleConstraint, compile_pack
 from solver.engine.state import State, memoized, picker
-from solver.frozen import Frozen, frozen_type
+from solver.frozen import Frozen, field, frozen_type
 from solver.model import (
     Pack,
     Preference,
@@ -81,7 +80,7 @@ class Plan(Frozen):
         """This plan with its searches charged to `budget` (None: this plan); the caches shared."""
         if budget is None:
             return self
-        return dataclasses.replace(self, compiled=self.compiled.within(budget))
+        return frozen.replace(self, compiled=self.compiled.within(budget))
 
     def ranking(
         self, name: str, assigned: Mapping[str, Scalar], forced: Mapping[str, Scalar] | None = None
@@ -350,7 +349,7 @@ def plan_for(pack: Pack) -> Plan:
         # first one this process read. A shallow copy sharing the rest, as `within`'s.
         named = copy.copy(plan.compiled)
         named.pack = pack
-        return dataclasses.replace(plan, compiled=named)
+        return frozen.replace(plan, compiled=named)
     if plan is None:
         prefs: dict[str, list[Preference]] = {}
         for pref in pack.preferences:

@@ -9,10 +9,10 @@ that imports it.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Mapping
 from typing import Optional
 
+from solver import frozen
 from solver.budget import Budget
 from solver.engine.csp import SearchTrace
 from solver.engine.opendomain import query_pack
@@ -484,7 +484,7 @@ def _said_refused(prov: Provenance, name: str, values: Mapping[Scalar, list[str]
         else r
         for r in prov.rejected
     ]
-    return dataclasses.replace(prov, rejected=rejected)
+    return frozen.replace(prov, rejected=rejected)
 
 
 def resolve_unexplained(

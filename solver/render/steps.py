@@ -26,12 +26,11 @@ must be 1 or 2 or 3 ..." of a typed `-tp 2`, told over the wrong copy of the pac
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.engine.constraint import projected
-from solver.frozen import Frozen, frozen_type
+from solver.frozen import Frozen, field, frozen_type
 from solver.model import ConflictReport, Pack, Pin, Scalar
 from solver.values import show as _show
 
@@ -64,14 +63,14 @@ def describe_pin(pack: Pack, name: str, value: Scalar, source: str) -> str:
     return f"{name}={_show(value)}{extra}"
 
 
-@dataclasses.dataclass(frozen=True)
-class Chain:
+@frozen_type
+class Chain(Frozen):
     """A conflict's steps: `steps` to the refutation, or, when `split` names a field, `steps`
     narrow it and each of `cases` (a value of it, and its own steps) refutes."""
 
     steps: list[Step]
     split: str | None = None
-    cases: list[tuple[Scalar, list[Step]]] = dataclasses.field(default_factory=list)
+    cases: list[tuple[Scalar, list[Step]]] = field(default_factory=list)
 
 
 # A split is tried over a field with at most this many values left, and over at most this many
