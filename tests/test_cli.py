@@ -398,6 +398,54 @@ def test_a_first_check_of_a_shipped_pack_imports_none_of_what_it_never_uses(tmp_
     assert done.stderr.strip().splitlines()[-1] == "0 []", done.stderr
 
 
+def test_a_first_check_of_a_shipped_pack_compiles_no_pattern_for_files_it_never_parses(
+    tmp_path: Path,
+) -> None:
+    """The regular expressions that check a pack's TOML, place its problems in their files,
+    check names read from files and word a mistyped command are compiled where they are used:
+    a `check` from the prebuilt form compiles none of them (fails on 487ea0a, which compiled
+    all 13 when their modules were imported: ~0.85 ms of the start)."""
+    import py_compile
+    from importlib.util import cache_from_source
+
+    from solver.pack import prebuilt
+
+    module = Path(__file__).parent.parent / "constraints" / "sglang" / f"{prebuilt.MODULE}.py"
+    if not prebuilt._compiled(module):  # as in the test above
+        py_compile.compile(str(module), cfile=cache_from_source(str(module)), doraise=True)
+    unused = {
+        "solver.pack.files": ["_TOML_SKIP", "_NOT_BRACKET", "_DOTTED_RUN", "_CONTROL"],
+        "solver.pack.text": ["_HEADER", "_KEY", "_ID", "_AT_LINE"],
+        "solver.pack.loader": ["_FIELD_NAME", "_UNKNOWN_NAME"],
+        "solver.pack.named": ["_UPPER_NAME"],
+        "solver.pack.crosscheck": ["_ID"],
+        "solver.cli.terminal": ["_INVALID_COMMAND"],
+    }
+    script = (
+        "import importlib, re, sys\n"
+        "compiled = []\n"
+        "real = re.compile\n"
+        "def recorded(pattern, flags=0):\n"
+        "    compiled.append(getattr(pattern, 'pattern', pattern))\n"
+        "    return real(pattern, flags)\n"
+        "re.compile = recorded\n"
+        "from solver.cli.commands import main\n"
+        "code = main(['check', '--set', 'platform=cuda', '--set', 'gpu_arch=sm90', '--set', 'tp_size=8'])\n"
+        "texts = []\n"
+        f"for name, attrs in {unused!r}.items():\n"
+        "    for attr in attrs:\n"
+        "        value = getattr(importlib.import_module(name), attr)\n"
+        "        texts.append(getattr(value, 'pattern', value))\n"
+        "print(code, len(texts), [t for t in texts if t in compiled], file=sys.stderr)\n"
+    )
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path)}
+    env.pop("CONFSOLVE_NO_CACHE", None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, env=env, check=False
+    )
+    assert done.stderr.strip().splitlines()[-1] == "0 13 []", done.stderr
+
+
 @pytest.mark.parametrize("entry", ["console script", "python -m solver"])
 def test_a_ctrl_c_while_the_command_line_is_imported_ends_it_quietly(entry: str) -> None:
     """Ctrl-C (a KeyboardInterrupt) during the import of `solver.cli.commands` itself, here

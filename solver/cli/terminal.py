@@ -98,14 +98,16 @@ def write_answer(out: str, notes: str, *, prose: bool) -> None:
         print(fold_for(sys.stderr, notes) if prose else notes, file=sys.stderr, end="")
 
 
-_INVALID_COMMAND = re.compile(r"argument COMMAND: invalid choice: '(.*)' \(choose from (.*)\)")
+_INVALID_COMMAND = (
+    r"argument COMMAND: invalid choice: '(.*)' \(choose from (.*)\)"  # (an error: compiled then)
+)
 
 
 def unknown_command(message: str) -> str:
     """argparse's error for a command it lacks, said with a did-you-mean and without the hidden
     commands (`__complete`); for an option the command does not take that another does
     (`solver.cli.MODES`), which take it; any other message as it is."""
-    found = _INVALID_COMMAND.fullmatch(message)
+    found = re.fullmatch(_INVALID_COMMAND, message)
     if found is None:
         if not message.startswith("unrecognized arguments:"):
             return message

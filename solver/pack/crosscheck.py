@@ -29,7 +29,7 @@ __all__ = [
     "parse_conditions",
 ]
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$")
+_ID = r"^[A-Za-z0-9][A-Za-z0-9_.:+-]{0,127}$"  # (compiled where used: a pack read from its files)
 
 
 @frozen_type
@@ -131,9 +131,10 @@ def check_model_config(pack: Pack, file: str, problems: Collector[PackProblem]) 
 def check_ids(pack: Pack, problems: Collector[PackProblem]) -> None:
     seen: dict[str, str] = {}
     items: list[Rule | Preference] = [*pack.rules, *pack.preferences]
+    id_pattern = re.compile(_ID)
     for item in items:
         kind = "rule" if isinstance(item, Rule) else "preference"
-        if not _ID.match(item.id):
+        if not id_pattern.match(item.id):
             problems.add(PackProblem(f"{kind} {item.id}", "ids are letters, digits, - _ . : +", item.file))
         if item.id in seen:
             problems.add(

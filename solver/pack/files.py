@@ -217,19 +217,23 @@ def _refusal(exc: RefusedFile) -> str:
     return f"larger than {MAX_FILE_BYTES} bytes"
 
 
-# Strings and comments, whose brackets are text. Unrolled loops, and an unclosed string runs to
-# the end of its line (or of the text): every match succeeds where it starts, so the scan is
-# linear (a 16 MB file in about a second); an unclosed string is tomllib's to report.
-_TOML_SKIP = re.compile(
+# The patterns of this module are texts, compiled where they are used (the `re` module keeps
+# them): a `check` from the prebuilt form parses no TOML, and compiling them at import was ~0.4 ms
+# of its start (round cold30).
+
+# Strings and comments, whose brackets are text (matched with re.DOTALL). Unrolled loops, and an
+# unclosed string runs to the end of its line (or of the text): every match succeeds where it
+# starts, so the scan is linear (a 16 MB file in about a second); an unclosed string is
+# tomllib's to report.
+_TOML_SKIP = (
     r'"""[^"\\]*(?:(?:\\.?|"{1,2}(?!"))[^"\\]*)*(?:"{3,5})?'  # multi-line basic string
     r"|'''[^']*(?:'{1,2}(?!')[^']*)*(?:'{3,5})?"  # multi-line literal string
     r'|"[^"\\\n]*(?:\\[^\n]?[^"\\\n]*)*"?'  # basic string
     r"|'[^'\n]*'?"  # literal string
-    r"|#[^\n]*",  # comment
-    re.DOTALL,
+    r"|#[^\n]*"  # comment
 )
 
-_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_NOT_BRACKET = r"[^\[\]{}]+"
 
 _BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}.__getitem__
 
@@ -238,20 +242,20 @@ def _bracket_nesting(text: str) -> int:
     """How deep arrays and inline tables nest in TOML `text` (strings and comments skipped)."""
     if text.count("[") + text.count("{") <= MAX_TOML_NESTING:
         return 0  # cannot be too deep
-    brackets = _NOT_BRACKET.sub("", _TOML_SKIP.sub(" ", text))
+    brackets = re.sub(_NOT_BRACKET, "", re.sub(_TOML_SKIP, " ", text, flags=re.DOTALL))
     return max(accumulate(map(_BRACKET_STEP, brackets)), default=0)
 
 
 # A dotted key of more than MAX_TOML_NESTING parts (`a.b.c...`, strings already blanked out):
 # each part is a level of tables, and tomllib builds them in time quadratic in their number (an
 # 80 KB key took 48 s and 9 GB), so it is refused before tomllib sees it.
-_DOTTED_RUN = re.compile(r"(?:[A-Za-z0-9_-]+[ \t]*\.[ \t]*){" + str(MAX_TOML_NESTING) + ",}")
+_DOTTED_RUN = r"(?:[A-Za-z0-9_-]+[ \t]*\.[ \t]*){" + str(MAX_TOML_NESTING) + ",}"
 
 
 def _long_dotted_key(text: str) -> bool:
     if text.count(".") < MAX_TOML_NESTING:
         return False
-    return _DOTTED_RUN.search(_TOML_SKIP.sub("s", text)) is not None
+    return re.search(_DOTTED_RUN, re.sub(_TOML_SKIP, "s", text, flags=re.DOTALL)) is not None
 
 
 def parse_toml(name: str, raw: bytes, problems: Collector[PackProblem]) -> dict[str, Any] | None:
@@ -313,24 +317,25 @@ def parse_toml(name: str, raw: bytes, problems: Collector[PackProblem]) -> dict[
 # Characters that would let pack text act on a terminal (ANSI escapes, a carriage return that
 # overwrites a line, bidirectional overrides that reorder it); tabs and newlines are text, and a
 # NUL does nothing on a terminal (in a condition, the condition parser refuses it).
-_CONTROL = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL = "[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
 
 _MAX_CONTROL_SHOWN = 20
 
 
 def _control_characters(doc: Any) -> list[tuple[str, str]]:
     """Where (a dotted key path) strings and keys of `doc` hold a control character, and which."""
+    control = re.compile(_CONTROL)
     found: list[tuple[str, str]] = []
     todo: list[tuple[str, Any]] = [("", doc)]
     while todo and len(found) < _MAX_CONTROL_SHOWN:
         path, value = todo.pop()
         if isinstance(value, str):
-            hit = _CONTROL.search(value)
+            hit = control.search(value)
             if hit is not None:
                 found.append((path or "value", hit.group()))
         elif isinstance(value, dict):
             for key, item in value.items():
-                hit = _CONTROL.search(key)
+                hit = control.search(key)
                 if hit is not None:
                     found.append((f"{path}.{key!r}".lstrip("."), hit.group()))
                     continue

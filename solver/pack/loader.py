@@ -81,7 +81,7 @@ MAX_FIELDS = 20_000
 MAX_RULES = 200_000
 MAX_DOMAIN = 1_000
 
-_FIELD_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_FIELD_NAME = r"^[A-Za-z_][A-Za-z0-9_]{0,127}$"  # (compiled where used: files only)
 _FILE_KEYS = {
     "pack",
     "sets",
@@ -232,7 +232,7 @@ class _Locator:
         out: list[PackProblem] = []
         hints = 0
         for problem in problems:
-            unknown = _UNKNOWN_NAME.search(problem.message)
+            unknown = re.search(_UNKNOWN_NAME, problem.message)
             message = problem.message
             if unknown is not None:
                 if unknown.group(1) in self.broken:
@@ -249,7 +249,7 @@ class _Locator:
 
 # How the checks below name a field or set that is not declared (one pattern, so that a
 # cascade of a failed declaration is recognised wherever it shows).
-_UNKNOWN_NAME = re.compile(r"unknown (?:name|field) '([A-Za-z_][A-Za-z0-9_]*)'")
+_UNKNOWN_NAME = r"unknown (?:name|field) '([A-Za-z_][A-Za-z0-9_]*)'"
 _MAX_HINTS = 200  # difflib over the pack's names per hint: bounded for a hostile pack
 
 
@@ -482,9 +482,10 @@ def _collect_fields(
     if not isinstance(table, dict):
         problems.add(PackProblem("field", "must be a table of [field.NAME] tables", file))
         return
+    field_name_pattern = re.compile(_FIELD_NAME)
     for field_name, body in table.items():
         where = f"field {field_name}"
-        if not _FIELD_NAME.match(field_name):
+        if not field_name_pattern.match(field_name):
             problems.add(PackProblem(where, "field names are identifiers", file))
             continue
         if field_name in fields:

@@ -27,7 +27,7 @@ from solver.pack.expr import MAX_LENGTH, ExprError, parse
 
 __all__ = ["collect_conditions", "collect_sets", "expand_conditions", "expand_records"]
 
-_UPPER_NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,127}$")
+_UPPER_NAME = r"^[A-Z][A-Z0-9_]{0,127}$"  # (compiled where used: a pack read from its files)
 # No recursion over the pack's data beyond this depth, and no expanded text longer than a
 # condition may be (expr.MAX_LENGTH): a hostile pack gets a problem, not a hang.
 MAX_NAMED_DEPTH = 16
@@ -93,8 +93,9 @@ def _collect_named(
         problems.add(PackProblem(table_name, f"must be a table of {shape}", file))
         return {}
     found: dict[str, Any] = {}
+    upper = re.compile(_UPPER_NAME)
     for name, value in table.items():
-        if not _UPPER_NAME.match(name):
+        if not upper.match(name):
             message = f"{what} names are UPPER_CASE"
         elif name in declared or name in found:
             message = "declared twice"
