@@ -370,7 +370,7 @@ def test_a_first_check_of_a_shipped_pack_imports_none_of_what_it_never_uses(tmp_
     OpenSSL's libcrypto, for the sha256 the interpreter has built in; on 487ea0a: dataclasses, with
     inspect, ast, dis, tokenize and linecache, for classes `solver.frozen` now makes itself, ast
     again for the condition parser and the syntax walks, and tokenize for the expansion of named
-    conditions, none of which a start from the prebuilt form runs)."""
+    conditions, none of which a start from the prebuilt form runs; copy, for one shallow copy)."""
     import importlib.util
     import py_compile
     from importlib.util import cache_from_source
@@ -381,7 +381,16 @@ def test_a_first_check_of_a_shipped_pack_imports_none_of_what_it_never_uses(tmp_
     if not prebuilt._compiled(module):  # a checkout run with PYTHONDONTWRITEBYTECODE: as pip would
         py_compile.compile(str(module), cfile=cache_from_source(str(module)), doraise=True)
     absent = ["shutil", "bz2", "lzma", "json", "difflib", "solver.inputs.launch", "tomli", "pydantic"]
-    absent += ["dataclasses", "inspect", "dis", "tokenize", "linecache", "ast", "solver.pack.exprparse"]
+    absent += [
+        "dataclasses",
+        "inspect",
+        "dis",
+        "tokenize",
+        "linecache",
+        "ast",
+        "solver.pack.exprparse",
+        "copy",
+    ]
     if any(importlib.util.find_spec(name) for name in ("_sha256", "_sha2")):  # (not in FIPS builds)
         absent += ["hashlib", "_hashlib"]
     script = (

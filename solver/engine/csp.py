@@ -17,7 +17,6 @@ Condition answers, supports and three-valued verdicts are remembered per compile
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from functools import partial
 from types import MappingProxyType
@@ -325,9 +324,16 @@ class CompiledPack:
     def within(self, budget: Budget) -> CompiledPack:
         """This compiled pack charging its searches to `budget` (one command's, or one call's):
         a shallow copy sharing everything else, so it costs nothing to make per request."""
-        bound = copy.copy(self)
+        bound = self.sharing()
         bound.budget = budget
         return bound
+
+    def sharing(self) -> CompiledPack:
+        """A shallow copy that shares every table (what `copy.copy` makes of this class, without
+        importing `copy` and `copyreg` on a `check`'s path: ~0.3 ms of its start)."""
+        copied = object.__new__(type(self))
+        copied.__dict__.update(self.__dict__)
+        return copied
 
     def search(
         self,

@@ -8,7 +8,6 @@ latest few plans (widened packs come and go).
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Container, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -347,7 +346,7 @@ def plan_for(pack: Pack) -> Plan:
         # Kept by content: the same bytes from another directory answer alike, but what the plan
         # says of its pack (a conflict's `--pack DIR`) names the directory asked about, not the
         # first one this process read. A shallow copy sharing the rest, as `within`'s.
-        named = copy.copy(plan.compiled)
+        named = plan.compiled.sharing()
         named.pack = pack
         return frozen.replace(plan, compiled=named)
     if plan is None:
