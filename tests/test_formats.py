@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from solver import frozen
 from solver.cli.commands import COMMANDS, build_parser, main
 from solver.render import formats
 from solver.render.schema import DOCUMENT_KINDS
@@ -54,8 +55,8 @@ def test_format_options_follow_the_table(monkeypatch: pytest.MonkeyPatch) -> Non
     for name in with_option:
         table = formats.ANSWERS[name]
         added = formats.Format("yaml", "solver.render.answers:report")
-        changed = table._replace(
-            formats=(added, *reversed(table.formats)), help=f"patched {name}", default="yaml"
+        changed = frozen.replace(
+            table, formats=(added, *reversed(table.formats)), help=f"patched {name}", default="yaml"
         )
         monkeypatch.setitem(formats.ANSWERS, name, changed)
         action = _option(_parser_of(name), "--format")

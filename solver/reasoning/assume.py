@@ -11,10 +11,10 @@ variable): never chosen to make the user's flags work, only read from the facts.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import NamedTuple
 
 from solver.engine.csp import DESCENT_FIRST, CompiledPack
 from solver.engine.state import State
+from solver.frozen import Frozen, frozen_type
 from solver.model import Scalar
 from solver.reasoning.plan import Plan
 
@@ -58,7 +58,8 @@ def _forced_by_facts_computed(cp: CompiledPack, facts: Mapping[str, Scalar], nam
     return possible[0] if possible else None
 
 
-class AssumedFirst(NamedTuple):
+@frozen_type
+class AssumedFirst(Frozen):
     """A fact assumed before the options decide (`assumed_first`)."""
 
     value: Scalar

@@ -11,9 +11,10 @@ launcher's own picks trigger them (`launcher_view`). Failures are raised as data
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from solver.engine.csp import CompiledPack, SearchTrace, State
+from solver.frozen import Frozen, frozen_type
 from solver.model import (
     Field,
     Pin,
@@ -41,7 +42,8 @@ __all__ = [
 ]
 
 
-class Settled(NamedTuple):
+@frozen_type
+class Settled(Frozen):
     """The decisions of a request (`settle`), and the state they were fixed in."""
 
     pins: dict[str, Pin]

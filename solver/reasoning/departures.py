@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Mapping
-from typing import Any, NamedTuple
+from typing import Any
 
 from solver.engine.csp import CompiledPack
+from solver.frozen import Frozen, frozen_type
 from solver.inputs.flagwords import flag_words
 from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_key, given_marks, typed_key
 from solver.pack.expr import Condition
@@ -40,7 +41,8 @@ __all__ = [
 ]
 
 
-class LauncherPicks(NamedTuple):
+@frozen_type
+class LauncherPicks(Frozen):
     """The launcher's own decisions of a request (`launcher_picks`)."""
 
     predicted: Mapping[str, Scalar]

@@ -7,11 +7,12 @@ budget: every unset fact asks on every request.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Optional
+from typing import Any, TypeAlias
 
 from solver.budget import within_cap
 from solver.engine.constraint import projected
 from solver.engine.state import State, picker
+from solver.frozen import Frozen, frozen_type
 from solver.model import Pin, Scalar
 from solver.reasoning.plan import Plan, facts_narrowed
 
@@ -26,10 +27,11 @@ __all__ = [
 
 _Values = Mapping[str, Scalar]
 _Pins = Mapping[str, Pin]
-_Alone = Optional["FactsAlone"]
+_Alone: TypeAlias = "FactsAlone | None"  # (a text: `Optional["..."]` compiled it at import)
 
 
-class FactsAlone(NamedTuple):
+@frozen_type
+class FactsAlone(Frozen):
     """The domains propagation leaves from a request's facts alone (`facts_alone`)."""
 
     facts: tuple[tuple[str, str, Scalar], ...]
@@ -62,7 +64,8 @@ def facts_alone(plan: Plan, pins: Mapping[str, Pin]) -> FactsAlone | None:
     return made
 
 
-class _Reads(NamedTuple):
+@frozen_type
+class _Reads(Frozen):
     """The fields the rules reading a field read besides it, as `_reads_kept` keeps them."""
 
     fields: tuple[str, ...]

@@ -10,7 +10,6 @@ that imports it.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Optional
 
 from solver import frozen
 from solver.budget import Budget
@@ -61,7 +60,6 @@ __all__ = ["resolve_planned", "resolve_unexplained", "resolved_values"]
 
 _Values = Mapping[str, Scalar]
 _Pins = Mapping[str, Pin]
-_Alone = Optional["FactsAlone"]
 
 _FACT_DEFAULT = "not given; the first value of its domain — set it if it differs"
 _ASSUMED_WITH = "not given; the value the rest of the answer leaves it — set it if it differs"

@@ -5,7 +5,7 @@ with its writer and the JSON document kinds it prints.
 (`choices`, `default`), which format `--json` stands for and which one wins over it (`chosen`),
 and the writer that prints it (`write`). A writer is named "module:function" and imported only
 when it runs, so `confsolve --help` imports none and a command only the one it prints with (this
-module itself imports nothing but `typing`). A writer is called with the answer's subject
+module itself imports nothing but `typing` and `solver.frozen`). A writer is called with the answer's subject
 (`Answer.takes` says what, the same for every format of the answer) and returns exactly what goes
 to stdout; `notes`, when a format has them, returns what goes to stderr after it (the launch
 command alone on stdout, its adjustments on stderr).
@@ -20,12 +20,15 @@ scripts (`completion SHELL`: one script per shell, not a format of an answer) an
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
+
+from solver.frozen import Frozen, frozen_type
 
 __all__ = ["ANSWERS", "Answer", "Format", "chosen", "load_writer", "write"]
 
 
-class Format(NamedTuple):
+@frozen_type
+class Format(Frozen):
     name: str
     writer: str  # "module:function" -> the text for stdout
     documents: tuple[str, ...] = ()  # the JSON document kinds it prints (render/schema.py)
@@ -34,7 +37,8 @@ class Format(NamedTuple):
     notes: str | None = None  # "module:function" -> the text for stderr, after stdout
 
 
-class Answer(NamedTuple):
+@frozen_type
+class Answer(Frozen):
     takes: str  # the writers' arguments, in order
     formats: tuple[Format, ...]
     option: bool = False  # the command has --format (else text, or --json)
