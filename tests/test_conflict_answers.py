@@ -205,3 +205,29 @@ def test_the_paragraph_spells_values_as_the_other_answers_do() -> None:
     paragraph = conflict_paragraph(info.value, None, sglang)
     assert "is_moe=true (follows from the facts given)" in paragraph, paragraph
     assert "True" not in paragraph
+
+
+def test_the_paragraph_reads_the_pack_s_names_once_not_per_paragraph() -> None:
+    """Whether the quoted `because` starts with a name of the pack (kept in its spelling) was a
+    scan of every field's domain per paragraph (`_named`, 487ea0a); the names are read in one
+    pass per pack. Counted through the pack's `fields` (read whole for the names' set)."""
+    vllm = load_pack("vllm")
+    with pytest.raises(Unsatisfiable) as info:
+        check(vllm, {"decode_context_parallel_size": 8}, DSV32_ON_A100S)
+
+    class Counted(dict):  # type: ignore[type-arg]
+        scans = 0
+
+        def values(self):  # type: ignore[no-untyped-def]
+            Counted.scans += 1
+            return super().values()
+
+    counted = vllm.model_copy(update={"fields": Counted(vllm.fields)})
+    assert isinstance(counted.fields, Counted) and counted.digest == vllm.digest
+    with pytest.raises(Unsatisfiable) as flashmla:
+        check(vllm, {"attention_backend": "FLASHMLA"}, {"platform": "cuda", "gpu_arch": "sm90"})
+    asked = [info.value, flashmla.value] * 3
+    said = [conflict_paragraph(exc, None, counted) for exc in asked]
+    assert said == [conflict_paragraph(exc, None, vllm) for exc in asked]
+    assert "Try:" in said[1]
+    assert Counted.scans <= 1, Counted.scans
