@@ -273,6 +273,10 @@ class Unsatisfiable(SolverError):
         # field -> (the user's value, the adjustment rule) for pins the launcher replaced, so
         # the conflict's text names what the user typed; not in the JSON.
         self.adjusted: dict[str, tuple[Any, str]] = {}
+        # The digest of the request's copy of the pack the text was made on, and the text before
+        # the repairs (`solver.render.text.conflict_explained`): a front end that writes the
+        # repairs in its own syntax over the same copy reuses it; not in the JSON.
+        self.explained: tuple[str, str] | None = None
         super().__init__(self.message)
 
     def to_json(self) -> dict[str, Any]:

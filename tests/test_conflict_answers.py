@@ -30,10 +30,13 @@ from solver.render.answers import conflict_paragraph
 CASES = Path(__file__).parent / "cases"
 
 
-def _quoted(pack: Pack, exc: Unsatisfiable) -> str:
-    """The id of the rule whose `because` the paragraph quotes (read off the paragraph)."""
+def _quoted(pack: Pack, exc: Unsatisfiable) -> str | None:
+    """The id of the rule whose `because` the paragraph quotes (read off the paragraph), or None
+    when it quotes none and says that no rule alone is the reason."""
     paragraph = conflict_paragraph(exc, None, pack)
     said = paragraph.split(" cannot hold together under ", 1)[1].split(". ", 1)[1]
+    if said.startswith(NO_RULE_ALONE):
+        return None
     becauses = {r.id: r.because.rstrip().rstrip(".") for r in exc.conflict.rules}
     # (a because that starts with a plain word starts the sentence: capitalized)
     quoted = [rid for rid, b in becauses.items() if said.startswith((b, b[:1].upper() + b[1:]))]
@@ -41,18 +44,44 @@ def _quoted(pack: Pack, exc: Unsatisfiable) -> str:
     return quoted[0]
 
 
+NO_RULE_ALONE = "No rule alone is the reason: together they leave "
+
+
 def _assert_quotes_what_the_user_can_set(pack: Pack, exc: Unsatisfiable) -> None:
+    """The law: the quoted rule reads the first repair's field when a rule of the conflict does
+    (its "Try:" answers it), else a flag the user typed when one does. When none of several rules
+    reads either, no rule is quoted where an option nobody set is read (each rule only narrows
+    it: 0b3452a quoted "this backend belongs to another platform" of a backend nobody typed),
+    and the paragraph names those options."""
     rid = _quoted(pack, exc)
     request = exc.request or {}
     # (a rule reads FIELD through `given(FIELD)` too: answered in the request's copy of the pack)
-    fields = set(compile_pack(query_pack(pack, request) if request else pack).rules[rid].fields)
-    fields |= set(semantics(pack).rules[rid].given)
+    cp = compile_pack(query_pack(pack, request) if request else pack)
+
+    def reads(rule: str) -> set[str]:
+        return set(cp.rules[rule].fields) | set(semantics(pack).rules[rule].given)
+
     first = exc.repairs[0] if exc.repairs else None
     repaired = set(first.set) | set(first.unset) if first is not None else set()
-    options = {f for f in fields if f in pack.fields and pack.fields[f].kind == "option"}
-    assert repaired.intersection(fields) or options, (rid, fields, repaired)
-    if repaired:  # "Try:" answers the rule quoted
-        assert repaired.intersection(fields), (rid, fields, repaired)
+    typed = {p.field for p in exc.conflict.pins if p.source in ("user", "adjusted")}
+    rules = [r.id for r in exc.conflict.rules]
+    for marked in (repaired, typed):
+        if any(marked & reads(r) for r in rules):
+            assert rid is not None and marked & reads(rid), (rid, marked)
+            return
+    pinned = {p.field for p in exc.conflict.pins}
+    unset = {
+        f
+        for r in rules
+        for f in reads(r)
+        if f in pack.fields and pack.fields[f].kind == "option" and f not in request and f not in pinned
+    }
+    if len(rules) > 1 and unset:
+        assert rid is None, (rid, unset)
+        said = conflict_paragraph(exc, None, pack).split(NO_RULE_ALONE, 1)[1].split(" (not given)", 1)[0]
+        assert set(said.split(" and ")) == unset, (said, unset)
+    else:
+        assert rid is not None
 
 
 def test_dsv32_on_an_a100_quotes_the_backends_gpu_rule_not_a_trait() -> None:
@@ -117,29 +146,48 @@ def test_a_failing_serving_mode_default_is_kept_before_the_typed_flag(predict: b
     assert {"disaggregation_mode"} in changed  # still offered
 
 
+DSV32_ON_A100S = {
+    "platform": "cuda",
+    "gpu_arch": "sm80",
+    "architecture": "DeepseekV32ForCausalLM",
+    "checkpoint_quant": "fp8",
+    "checkpoint_kv_cache_quant": "none",
+    "num_attention_heads": 128,
+    "num_gpus": 8,
+    "has_flashinfer": True,
+}
+
+
 def test_a_conflict_no_change_fixes_says_so_in_a_sentence() -> None:
     """DeepSeek-V3.2 on 8 A100s with --decode-context-parallel-size 8 (resolve_ab's vllm:405): no
     change of the given inputs makes it solvable, which `resolve` says and `check`'s paragraph did
     not (0b3452a ended on the quoted rule, "... this backend belongs to another platform ..."),
     and the quoted `because` starts its sentence with a capital."""
     vllm = load_pack("vllm")
-    facts = {
-        "platform": "cuda",
-        "gpu_arch": "sm80",
-        "architecture": "DeepseekV32ForCausalLM",
-        "checkpoint_quant": "fp8",
-        "checkpoint_kv_cache_quant": "none",
-        "num_attention_heads": 128,
-        "num_gpus": 8,
-        "has_flashinfer": True,
-    }
     with pytest.raises(Unsatisfiable) as info:
-        check(vllm, {"decode_context_parallel_size": 8}, facts)
+        check(vllm, {"decode_context_parallel_size": 8}, DSV32_ON_A100S)
     assert info.value.repairs == [] and info.value.repairs_searched
     paragraph = conflict_paragraph(info.value, None, vllm)
     assert "No change of the given inputs makes this request solvable." in paragraph
     said = paragraph.split(" cannot hold together under ", 1)[1].split(". ", 1)[1]
     assert said[0].isupper(), said
+
+
+def test_no_rule_is_quoted_when_each_only_narrows_an_option_nobody_set() -> None:
+    """resolve_ab's vllm:405 again: the conflict's pins are two given facts (an A100, DeepSeek-V3.2)
+    and its ten rules narrow --attention-backend, which nobody typed, until no value is left. No
+    repair exists and no rule reads a typed flag; 0b3452a quoted the first rule reading an option,
+    "This backend belongs to another platform (ROCm, XPU, CPU); ... or leave --attention-backend
+    unset", of a backend nobody chose. The paragraph says no rule alone is the reason."""
+    vllm = load_pack("vllm")
+    with pytest.raises(Unsatisfiable) as info:
+        check(vllm, {"decode_context_parallel_size": 8}, DSV32_ON_A100S)
+    exc = info.value
+    assert len(exc.conflict.rules) > 1 and not exc.repairs
+    paragraph = conflict_paragraph(exc, None, vllm)
+    assert not any(r.because.rstrip(".").lower() in paragraph.lower() for r in exc.conflict.rules), paragraph
+    assert f"{NO_RULE_ALONE}attention_backend (not given) no value." in paragraph, paragraph
+    _assert_quotes_what_the_user_can_set(vllm, exc)
 
 
 def test_the_paragraph_spells_values_as_the_other_answers_do() -> None:
@@ -157,3 +205,29 @@ def test_the_paragraph_spells_values_as_the_other_answers_do() -> None:
     paragraph = conflict_paragraph(info.value, None, sglang)
     assert "is_moe=true (follows from the facts given)" in paragraph, paragraph
     assert "True" not in paragraph
+
+
+def test_the_paragraph_reads_the_pack_s_names_once_not_per_paragraph() -> None:
+    """Whether the quoted `because` starts with a name of the pack (kept in its spelling) was a
+    scan of every field's domain per paragraph (`_named`, 487ea0a); the names are read in one
+    pass per pack. Counted through the pack's `fields` (read whole for the names' set)."""
+    vllm = load_pack("vllm")
+    with pytest.raises(Unsatisfiable) as info:
+        check(vllm, {"decode_context_parallel_size": 8}, DSV32_ON_A100S)
+
+    class Counted(dict):  # type: ignore[type-arg]
+        scans = 0
+
+        def values(self):  # type: ignore[no-untyped-def]
+            Counted.scans += 1
+            return super().values()
+
+    counted = vllm.model_copy(update={"fields": Counted(vllm.fields)})
+    assert isinstance(counted.fields, Counted) and counted.digest == vllm.digest
+    with pytest.raises(Unsatisfiable) as flashmla:
+        check(vllm, {"attention_backend": "FLASHMLA"}, {"platform": "cuda", "gpu_arch": "sm90"})
+    asked = [info.value, flashmla.value] * 3
+    said = [conflict_paragraph(exc, None, counted) for exc in asked]
+    assert said == [conflict_paragraph(exc, None, vllm) for exc in asked]
+    assert "Try:" in said[1]
+    assert Counted.scans <= 1, Counted.scans

@@ -6,6 +6,7 @@ import argparse
 import json
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 from clirun import run
@@ -504,6 +505,34 @@ def test_the_launcher_hook_writes_repairs_as_the_launchers_own_flags(pack: Pack)
     assert "mylaunch --port 80 --tp-size 6" in lines  # leave --ep-size on auto
     custom = explain_conflict(caught.value, pack, render=lambda r: f"try {sorted(r.set)} {r.unset}")
     assert "try ['tp_size'] []" in custom and "try [] ['tp_size']" not in custom  # not searched
+
+
+def test_a_launch_command_s_conflict_text_is_built_once(pack: Pack, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repairs written as the launcher's flags reuse the text before them (what cannot hold,
+    the steps) that the exception's message was made with: 487ea0a built it again in
+    `conflict_text`, its chain and derived facts twice per conflict. Same text either way."""
+    from solver.launcher import explain_conflict, resolve_namespace
+    from solver.render import text as text_module
+
+    chains: list[object] = []
+    steps = text_module.conflict_steps
+
+    def counted(*args: Any) -> str:
+        chains.append(args[1])
+        return steps(*args)
+
+    monkeypatch.setattr(text_module, "conflict_steps", counted)
+    parser = argparse.ArgumentParser(prog="mylaunch")
+    add_arguments(parser, pack)
+    typed = ["--tp", "6", "--ep", "4"]
+    with pytest.raises(Unsatisfiable) as caught:
+        resolve_namespace(parser.parse_known_args(typed)[0], pack, FACTS)
+    assert len(chains) == 1
+    text = explain_conflict(caught.value, pack, typed, prog="mylaunch")
+    assert len(chains) == 1, "the launch command's text built the conflict's chain again"
+    caught.value.explained = None  # (made again from scratch: the same text)
+    assert explain_conflict(caught.value, pack, typed, prog="mylaunch") == text
+    assert len(chains) == 2
 
 
 # --- the launcher's config file ----------------------------------------------------------------

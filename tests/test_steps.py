@@ -11,6 +11,7 @@ every conflict among the scenario case files of both shipped packs.
 
 from __future__ import annotations
 
+import math
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -326,3 +327,54 @@ def test_a_rule_over_two_fields_nobody_knows_narrows_them() -> None:
     assert chain and chain[0].endswith("is_dsa must be true;"), chain
     assert chain[-1].endswith("the request cannot hold."), chain
     _assert_steps_follow(sglang, info.value)
+
+
+@pytest.mark.parametrize("block_size", [48, 96])
+def test_a_split_reads_its_wide_rules_off_their_conditions_without_a_search(
+    block_size: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Qwen3-Next splits: rules over 57,904 and 98,230 combinations of what the steps know
+    (the block-size rule; TRITON_FLASHINFER's KV-cache dtypes) were answered by a search of the
+    pack per value (`steps._searched`, ~0.5 ms each, 4-17 ms a rule at load 9). Their three-valued
+    conditions settle them in a few hundred points (`constraint.supported`): no search is made."""
+    from solver.render import steps
+
+    def searched(*args: object) -> None:
+        raise AssertionError(f"searched: {args[2]}")
+
+    monkeypatch.setattr(steps, "_searched", searched)
+    vllm = load_pack("vllm")
+    options = {"attention_backend": "TRITON_FLASHINFER", "block_size": block_size}
+    with pytest.raises(Unsatisfiable) as info:
+        resolve(vllm, options, QWEN3_NEXT_ON_B200, repairs=False)
+    assert "whichever attention_backend is, the request cannot hold" in info.value.message
+    _assert_steps_follow(vllm, info.value)
+
+
+def test_supported_is_what_every_combination_says() -> None:
+    """The law of `constraint.supported` (the three-valued walk, subtrees settled or skipped)
+    against trying every combination (`_projected`): each rule of both shipped packs over up to
+    20,000 combinations of its fields' domains, every field free, and the same with the first
+    field pinned at each of its first three values."""
+    from solver.engine.constraint import _projected, supported
+    from solver.engine.csp import compile_pack
+
+    checked = 0
+    for name in ("sglang", "vllm"):
+        cp = compile_pack(load_pack(name))
+        for rid, con in cp.rules.items():
+            if not con.condition.three_valued or not con.fields:
+                continue
+            domains = {f: list(cp.domains[f]) for f in con.fields}
+            sizes = [len(domains[f]) for f in con.fields]
+            if math.prod(sizes) > 20_000:
+                continue
+            askings = [list(con.fields)] + [list(con.fields[1:])] * min(3, len(domains[con.fields[0]]))
+            for at, free in enumerate(askings):
+                asked = dict(domains)
+                if at:
+                    asked[con.fields[0]] = domains[con.fields[0]][at - 1 :]
+                found = supported(con, free, asked, steps=10**9)
+                assert found == _projected(con, free, asked), (name, rid, free)
+                checked += 1
+    assert checked > 500

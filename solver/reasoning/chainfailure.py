@@ -46,7 +46,7 @@ def chain_failure(
     may differ), after the user's flags; at least one such repair is kept. `made_on`: the pack
     the request was made on (default: the plan's). `with_repairs=False`: none searched (the
     conflict and the text before the repairs are the same: they are found before them)."""
-    from solver.render.text import conflict_message, describe_pin
+    from solver.render.text import conflict_explained, conflict_message, describe_pin
 
     pack = plan.pack
     name, default = failed.field, failed.chain[0]
@@ -80,7 +80,8 @@ def chain_failure(
             f"other flags work): left unset, {own}, and it cannot hold with the rest of the "
             "request."
         )
-    message = conflict_message(plan, pins, report, fixes, lead=lead, adjusted=failed.adjustments)
+    explained = conflict_explained(plan, pins, report, lead=lead, adjusted=failed.adjustments)
+    message = conflict_message(plan, pins, report, fixes, adjusted=failed.adjustments, explained=explained)
     exc = Unsatisfiable(
         report,
         fixes,
@@ -94,6 +95,7 @@ def chain_failure(
         },
     )
     exc.request, exc.lead, exc.adjusted = dict(pins), lead, dict(failed.adjustments)
+    exc.explained = (plan.pack.digest, explained)
     return exc
 
 

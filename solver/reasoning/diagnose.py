@@ -118,7 +118,7 @@ def unsatisfiable_for(
     field -> (the user's value, rule) of the pins an adjustment replaced in `pins`; each repair is
     then checked on the request as typed (`_as_typed`). `with_repairs=False`: none searched
     (the conflict is the same: it is found before them)."""
-    from solver.render.text import conflict_message
+    from solver.render.text import conflict_explained, conflict_message
 
     # (Young collections made rare for the call, put back after it: `solver.engine.collector`;
     # at 5,000 synthetic fields an explain made ~500 young and two full collections.)
@@ -138,10 +138,12 @@ def unsatisfiable_for(
             fixes = with_given_repairs(
                 fixes, plan, pins, adjustments, found, keep, predict, limit=MAX_REPAIRS
             )
-        message = conflict_message(plan, pins, report, fixes, adjusted=adjustments)
+        explained = conflict_explained(plan, pins, report, adjusted=adjustments)
+        message = conflict_message(plan, pins, report, fixes, adjusted=adjustments, explained=explained)
     exc = Unsatisfiable(report, fixes, message, repairs_searched=with_repairs)
     exc.request = dict(pins)
     exc.adjusted = dict(adjustments or {})
+    exc.explained = (plan.pack.digest, explained)
     return exc
 
 

@@ -169,6 +169,16 @@ def conflict_text(pack: Pack, exc: Unsatisfiable, render: Callable[[Repair], str
     # FA4 typed and lowered to FA2 read as FA2 typed, and the refusing rule held for every
     # -tp: the explanation said "tensor_parallel_size must be 1 or 2 or ..." of a typed -tp 2).
     plan = plan_for(query_pack(pack, typed_request(exc.request, exc.adjusted)))
+    # The text before the repairs, as the exception's message has it when made on this same copy
+    # (its chain and derived facts were built twice: `rewrite_conflict`, `explain_conflict`).
+    made_on, explained = exc.explained or ("", None)
     return conflict_message(
-        plan, exc.request, exc.conflict, exc.repairs, lead=exc.lead, render=render, adjusted=exc.adjusted
+        plan,
+        exc.request,
+        exc.conflict,
+        exc.repairs,
+        lead=exc.lead,
+        render=render,
+        adjusted=exc.adjusted,
+        explained=explained if made_on and made_on == plan.pack.digest else None,
     )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from solver.bounded import PACKS_KEPT, Lru, digest_family
 from solver.engine.csp import compile_pack
 from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
@@ -146,6 +147,8 @@ def conflict_paragraph(
         )
     quoted = quoted_rule(exc, first, pack, cp)
     because = quoted.because.rstrip() if quoted is not None else ""
+    if quoted is None and pack is not None and cp is not None:
+        because = _no_rule_alone(exc, pack, cp)
     if because and not because.endswith((".", "!", "?")):
         because += "."  # a rule's because is a clause as often as a sentence: the paragraph goes on
     word = because.split(" ", 1)[0]
@@ -162,7 +165,24 @@ def conflict_paragraph(
 
 def _named(pack: Pack, word: str) -> bool:
     """Whether `word` is a field of the pack or a value of one (said as the pack spells it)."""
-    return word in pack.fields or any(word in field.domain for field in pack.fields.values())
+    return word in _names(pack)
+
+
+# The names of a pack (`_names`), by its digest: every `check` paragraph asks, and the scan of
+# every field's domain was per paragraph (~600 values in each shipped pack).
+_NAMES: Lru[str, frozenset[str]] = Lru(PACKS_KEPT, family=digest_family)
+
+
+def _names(pack: Pack) -> frozenset[str]:
+    """The pack's field names and the values of its fields spelled as words, in one pass."""
+    found = _NAMES.get(pack.digest) if pack.digest else None
+    if found is None:
+        found = frozenset(pack.fields).union(
+            value for field in pack.fields.values() for value in field.domain if isinstance(value, str)
+        )
+        if pack.digest:
+            _NAMES.put(pack.digest, found)
+    return found
 
 
 def quoted_rule(exc: Any, first: Repair | None, pack: Pack | None, cp: Any) -> Any:
@@ -173,25 +193,62 @@ def quoted_rule(exc: Any, first: Repair | None, pack: Pack | None, cp: Any) -> A
 
     Best first: a rule reading a field the first repair changes (the paragraph's "Try:" is then
     its answer), then one reading a flag the user typed, then one reading any option; of equals,
-    the conflict's order. Without the compiled pack (no request), the conflict's first rule."""
-    from solver.pack.loader import semantics
+    the conflict's order. Without the compiled pack (no request), the conflict's first rule.
 
+    None when no rule of several reads either and they read an option nobody set
+    (`_unset_options`): each rule then only narrows that option (DeepSeek-V3.2 on A100s, resolve_ab's
+    vllm:405: 0b3452a quoted "this backend belongs to another platform (ROCm, XPU, CPU) ... or
+    leave --attention-backend unset" of a backend nobody typed), and the paragraph says that
+    together they leave the option no value (`_no_rule_alone`)."""
     rules = exc.conflict.rules
     if not rules or cp is None or pack is None:
         return rules[0] if rules else None
     repaired = set(first.set) | set(first.unset) if first is not None else set()
     typed = {p.field for p in exc.conflict.pins if p.source in ("user", "adjusted")}
-    asks = semantics(pack).rules  # (`given(FIELD)`, answered in the request's copy `cp`, reads FIELD)
 
     def rank(ref: Any) -> tuple[bool, bool, bool]:
-        fields = set(cp.rules[ref.id].fields).union(asks[ref.id].given)
+        fields = _reads(pack, cp, ref.id)
         return (
             not repaired & fields,
             not typed & fields,
             not any(pack.fields[f].kind == "option" for f in fields if f in pack.fields),
         )
 
-    return min(rules, key=rank)  # (`min` keeps the first of equals: the conflict's order)
+    best = min(rules, key=rank)  # (`min` keeps the first of equals: the conflict's order)
+    untied = rank(best)[:2] == (True, True)
+    if untied and len(rules) > 1 and _unset_options(exc, pack, cp):
+        return None
+    return best
+
+
+def _reads(pack: Pack, cp: Any, rid: str) -> set[str]:
+    """The fields rule `rid` reads in the request's copy `cp`, with those it asks `given(FIELD)`
+    of (answered in the copy, which reads FIELD)."""
+    from solver.pack.loader import semantics
+
+    return set(cp.rules[rid].fields).union(semantics(pack).rules[rid].given)
+
+
+def _unset_options(exc: Any, pack: Pack, cp: Any) -> list[str]:
+    """The options the conflict's rules read that neither the request nor the conflict pins, in
+    the rules' order."""
+    request = getattr(exc, "request", None) or {}
+    pinned = {p.field for p in exc.conflict.pins}
+    read = [f for ref in exc.conflict.rules for f in sorted(_reads(pack, cp, ref.id))]
+    return [
+        f
+        for f in dict.fromkeys(read)
+        if f in pack.fields and pack.fields[f].kind == "option" and f not in request and f not in pinned
+    ]
+
+
+def _no_rule_alone(exc: Any, pack: Pack, cp: Any) -> str:
+    """What the paragraph says in place of a rule's `because` when no rule is tied to what the
+    user typed or a repair changes (`quoted_rule` None): the rules of a minimal conflict are each
+    needed, so none is the reason alone; together they leave the options nobody set no value."""
+    unset = _unset_options(exc, pack, cp)
+    what = "no value" if len(unset) == 1 else "no values that hold together"
+    return f"No rule alone is the reason: together they leave {' and '.join(unset)} (not given) {what}."
 
 
 def packs(rows: Sequence[Mapping[str, Any]]) -> str:

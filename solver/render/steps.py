@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from solver.engine.constraint import projected
+from solver.engine.constraint import projected, supported
 from solver.frozen import Frozen, field, frozen_type
 from solver.model import ConflictReport, Pack, Pin, Scalar
 from solver.values import show as _show
@@ -307,6 +307,8 @@ def _supported(
     if not free:
         return {f: reads[f] for f in names} if con.holds(tuple(reads[f][0] for f in con.fields)) else None
     found = projected(con, free, reads, limit=_COMBINATIONS)
+    if found is None:
+        found = supported(con, free, reads)
     if found is None:
         return _searched(plan, known, rid, names)
     if not all(found.values()):

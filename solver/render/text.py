@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "assumed_notice",
+    "conflict_explained",
     "conflict_message",
     "departure_lines",
     "derived_fact",
@@ -105,13 +106,51 @@ def conflict_message(
     lead: str | None = None,
     render: Callable[[Repair], str] | None = None,
     adjusted: Mapping[str, tuple[Scalar, str]] | None = None,
+    explained: str | None = None,
 ) -> str:
     """`lead`: the first paragraph, when it is not "no configuration satisfies this request"
     (predict mode: a configuration exists, but not the one the launcher picks). `render`: how
     the front end that received the request writes a repair (default: a `confsolve resolve`
     command with every pin). `adjusted`: field -> (the user's value, the adjustment rule) of the
     pins the launcher replaced, so a conflict line names what the user typed. `repairs` None:
-    none were searched (`resolve(..., repairs=False)`), which the text says."""
+    none were searched (`resolve(..., repairs=False)`), which the text says. `explained`: the
+    text before the repairs (`conflict_explained` of the same arguments), when made already."""
+    if explained is None:
+        explained = conflict_explained(plan, pins, report, lead=lead, adjusted=adjusted)
+    pack = plan.pack
+    lines = [explained]
+    if repairs:
+        lines.append("What you can change (best first):")
+        for number, repair in enumerate(repairs, 1):
+            lines.append(f"  {number}. {_repair_words(pack, repair)}")
+            if render is not None:
+                lines.append(f"     {render(repair)}")
+                continue
+            # From what the user typed: an adjusted pin is written as typed (a repair that needs
+            # the adjusted value sets it itself).
+            kept = {n: p.value for n, p in pins.items()} | {n: v for n, (v, _) in (adjusted or {}).items()}
+            kept = {n: v for n, v in kept.items() if n not in repair.unset}
+            kept.update(repair.set)
+            lines.append(f"     {command_for(pack, kept)}")
+    elif repairs is None:
+        lines.append("Repairs were not searched (asked without them: repairs=False).")
+    else:
+        lines.append("No change of the given inputs makes this request solvable.")
+    return "\n".join(lines)
+
+
+def conflict_explained(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    report: ConflictReport,
+    *,
+    lead: str | None = None,
+    adjusted: Mapping[str, tuple[Scalar, str]] | None = None,
+) -> str:
+    """A conflict's text before its repairs (see `conflict_message`): what was asked, what cannot
+    hold, and the steps. The costly part (the chain, the derived facts), and the same whoever
+    writes the repairs: a launch command's front end writes them in its own syntax from the
+    exception's (`solver.reasoning.resolution.conflict_text`) and had built it all again."""
     pack = plan.pack
     request = ", ".join(_typed_words(pack, n, p.value, adjusted) for n, p in pins.items())
     lines = [lead or f"No configuration satisfies this request: {request or '(no inputs)'}.", ""]
@@ -138,23 +177,6 @@ def conflict_message(
     if chain:
         lines += ["", chain]
     lines.append("")
-    if repairs:
-        lines.append("What you can change (best first):")
-        for number, repair in enumerate(repairs, 1):
-            lines.append(f"  {number}. {_repair_words(pack, repair)}")
-            if render is not None:
-                lines.append(f"     {render(repair)}")
-                continue
-            # From what the user typed: an adjusted pin is written as typed (a repair that needs
-            # the adjusted value sets it itself).
-            kept = {n: p.value for n, p in pins.items()} | {n: v for n, (v, _) in (adjusted or {}).items()}
-            kept = {n: v for n, v in kept.items() if n not in repair.unset}
-            kept.update(repair.set)
-            lines.append(f"     {command_for(pack, kept)}")
-    elif repairs is None:
-        lines.append("Repairs were not searched (asked without them: repairs=False).")
-    else:
-        lines.append("No change of the given inputs makes this request solvable.")
     return "\n".join(lines)
 
 
