@@ -340,6 +340,7 @@ class CompiledPack:
         around: Sequence[str] | None = None,
         then: Callable[[], Mapping[str, Scalar]] | None = None,
         chase_first: bool = False,
+        retry: Callable[[], Mapping[str, Scalar] | None] | None = None,
     ) -> Assignment | None:
         """A solution extending `state`, or None. The open constraints are split into independent
         groups (they share no free field) and each is searched on its own, smallest domain first,
@@ -351,6 +352,9 @@ class CompiledPack:
         `around`: the fields whose domains changed since `hint` was a complete solution (see
         `State.assign`); the hint is then only checked there. `then`: the hint for the groups'
         search when none is found near `hint` (asked only then). `chase_first`: `settle`'s order.
+        `retry`: a second hint, asked only when none is found near `hint` (a better guess that
+        costs more to make; None: none better): tried near first (`repair`), and the groups'
+        search starts from it.
         `budget`: steps for this search (at most its `Budget`'s, see `within`); the steps used are
         charged to that `Budget`, and running out raises `SolverBudgetExceeded` (or the command's
         `CommandBudgetExceeded` when the command's total is what ran out).
@@ -358,7 +362,7 @@ class CompiledPack:
         meter = self.budget if self.budget is not None else Budget()
         allowed = meter.allowance(budget)
         counter = trace if trace is not None else SearchTrace()
-        found = self._search(state, meter, allowed, task, counter, hint, around, then, chase_first)
+        found = self._search(state, meter, allowed, task, counter, hint, around, then, chase_first, retry)
         meter.spend(counter.steps)
         return found
 
@@ -373,6 +377,7 @@ class CompiledPack:
         around: Sequence[str] | None,
         then: Callable[[], Mapping[str, Scalar]] | None = None,
         chase_first: bool = False,
+        retry: Callable[[], Mapping[str, Scalar] | None] | None = None,
     ) -> Assignment | None:
         domains = state.domains
         steps = 0
@@ -381,6 +386,11 @@ class CompiledPack:
             # already, or one after a few fields around the change are decided again; else the
             # change is followed along the rules it breaks (`settle`).
             found, steps, decided = settle(state, hint, around, allowed, chase_first)
+            second = retry() if not decided and retry is not None and steps <= allowed else None
+            if second is not None:
+                hint = second
+                found, used, decided = settle(state, hint, None, allowed - steps, False)
+                steps += used
             if steps > allowed:
                 raise meter.exhausted(task, allowed)
             if decided:
