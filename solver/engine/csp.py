@@ -23,7 +23,7 @@ from functools import partial
 from types import MappingProxyType
 from typing import Any
 
-from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool
+from solver.bounded import PACKS_KEPT, Lru, Memo, digest_family, family_pool, weigh_family
 from solver.budget import Budget
 from solver.engine.backtrack import (
     NO_VERDICTS,
@@ -83,6 +83,8 @@ class CompiledPack:
     def __init__(self, pack: Pack) -> None:
         sem = semantics(pack)
         self.pack = pack
+        if pack.digest:  # (a large pack's family keeps fewer copies: `bounded.family_kept`)
+            weigh_family(pack.digest, len(pack.fields))
         # Every answer table kept for the life of the pack shares this one bound (`solver.bounded`)
         # with its family's (the copies requests make of one pack): a process resolving distinct
         # requests for ever must not grow.
@@ -539,7 +541,7 @@ def _constraint(holds: Callable[[tuple[Scalar, ...]], bool]) -> Any:
 # value of an open field) has a digest of its own, so a table that never forgets grows with
 # every distinct request of that kind. Kept by family (a pack and the copies requests make of
 # it): a pack's typed copies no longer push another pack out.
-_COMPILED: Lru[str, CompiledPack] = Lru(PACKS_KEPT, family=digest_family)
+_COMPILED: Lru[str, CompiledPack] = Lru(PACKS_KEPT, family=digest_family, sized=True)
 
 
 def compile_pack(pack: Pack) -> CompiledPack:
