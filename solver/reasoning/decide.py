@@ -490,7 +490,7 @@ def bare_conflict() -> Any:
 
 
 def apply_adjustments(
-    plan: Plan, pins: dict[str, Pin], given: Collection[str] | None = None
+    plan: Plan, pins: dict[str, Pin], given: Collection[str] | None = None, *, refuted: bool = False
 ) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]]:
     """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
 
@@ -499,7 +499,9 @@ def apply_adjustments(
     `adjust_to` value (the request then fails with it), else (no `adjust_to`) auto.
     `given`: the fields the request gives (a `typed_only` adjustment reads only those), by
     default every pin's field; `launcher_view`'s pins add the launcher's own picks, which are
-    not given, so that caller passes the request's fields.
+    not given, so that caller passes the request's fields. `refuted`: the caller's search has
+    just shown that `pins` as given have no solution, so that first check is not asked again
+    (a search that refutes: repair, then the descent, ~0.2-0.6 ms on the SGLang pack).
     """
     cp = plan.compiled
     # Every pin of the request is given, whatever its source: typed with --set, read from the
@@ -512,8 +514,9 @@ def apply_adjustments(
     while changed:
         changed = False
         values = {n: p.value for n, p in pins.items()}
-        if cp.satisfiable(values, task="checking the request") is not None:
+        if not refuted and cp.satisfiable(values, task="checking the request") is not None:
             break
+        refuted = False  # (the pins an adjustment changed are asked)
         # The launcher reads its own defaults for the resources nobody gave (a default
         # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
         # values are never defaulted, so a target's own default never decides its rule.
