@@ -34,13 +34,17 @@ from typing import Generic, TypeVar
 
 __all__ = [
     "FAMILIES_KEPT",
+    "FAMILY_FIELDS",
+    "FAMILY_LEAST",
     "MEMO_ENTRIES",
     "PACKS_KEPT",
     "Lru",
     "Memo",
     "MemoPool",
     "digest_family",
+    "family_kept",
     "family_pool",
+    "weigh_family",
 ]
 
 K = TypeVar("K")
@@ -59,6 +63,38 @@ MEMO_ENTRIES = 400_000
 PACKS_KEPT = 64
 # Families of packs kept by a table given a `family` (each family up to its `size` members).
 FAMILIES_KEPT = 4
+# Fields across the packs a family keeps in a table made `sized` (a compiled pack, its plan, its
+# semantics): a copy costs memory by its pack's size, and 64 copies of a large pack were gigabytes
+# (round 30, widened copies of the synthetic packs, RSS after a collection: ~27 MB a copy at 1,000
+# fields, ~118 MB at 5,000). SGLang (81 fields) and vLLM (39) keep PACKS_KEPT; 1,000 fields 8;
+# 5,000 fields FAMILY_LEAST.
+FAMILY_FIELDS = 8192
+# The fewest packs a `sized` table keeps of a family, however large: the pack and one copy.
+FAMILY_LEAST = 2
+# The size of each family weighed (`weigh_family`), the latest kept.
+_WEIGHED_KEPT = 256
+_weights: OrderedDict[str, int] = OrderedDict()
+_weights_lock = threading.Lock()
+
+
+def weigh_family(digest: str, fields: int) -> None:
+    """Say how many fields the packs of `digest`'s family have (a compiled pack does): a `sized`
+    table keeps `FAMILY_FIELDS // fields` of them (at most its size, at least `FAMILY_LEAST`)."""
+    kept = max(FAMILY_LEAST, FAMILY_FIELDS // max(fields, 1))
+    family = digest_family(digest)
+    with _weights_lock:
+        _weights[family] = kept
+        _weights.move_to_end(family)
+        while len(_weights) > _WEIGHED_KEPT:
+            _weights.popitem(last=False)
+
+
+def family_kept(family: object, size: int) -> int:
+    """How many packs of `family` a `sized` table of `size` keeps (`size` for a family not weighed)."""
+    if not isinstance(family, str):
+        return size
+    with _weights_lock:
+        return min(size, _weights.get(family, size))
 
 
 def digest_family(digest: str) -> str:
@@ -71,12 +107,18 @@ def digest_family(digest: str) -> str:
 class Lru(Generic[K, V]):
     """At most `size` values by key; the least recently used one is dropped first. With
     `family`, at most `size` values of each family and `FAMILIES_KEPT` families: a family not
-    used for longest is dropped whole, and a full family drops its own least recently used."""
+    used for longest is dropped whole, and a full family drops its own least recently used.
+    `sized` (with `family`, keyed by pack digest): at most `family_kept` of a family, fewer of a
+    large pack's."""
 
-    def __init__(self, size: int, family: Callable[[K], object] | None = None) -> None:
+    def __init__(
+        self, size: int, family: Callable[[K], object] | None = None, *, sized: bool = False
+    ) -> None:
         self.size = size
         self._family = family or (lambda key: None)
         self._families = FAMILIES_KEPT if family is not None else 1
+        # (With `family`: fewer of a large pack's family, `family_kept`.)
+        self._sized = sized and family is not None
         self._items: OrderedDict[object, OrderedDict[K, V]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -98,7 +140,8 @@ class Lru(Generic[K, V]):
             members[key] = value
             members.move_to_end(key)
             self._items.move_to_end(family)
-            while len(members) > self.size:
+            limit = family_kept(family, self.size) if self._sized else self.size
+            while len(members) > limit:
                 members.popitem(last=False)
             while len(self._items) > self._families:
                 self._items.popitem(last=False)

@@ -206,3 +206,57 @@ def test_a_family_keeps_the_typed_copies_of_a_burst_of_requests() -> None:
     for made in copies.values():
         plan_for(made)
     assert plan_for(first).compiled is compiled  # (kept: not compiled again)
+
+
+def test_a_sized_lru_keeps_fewer_of_a_large_packs_family() -> None:
+    """A `sized` table keeps `FAMILY_FIELDS // fields` packs of a family (at least `FAMILY_LEAST`,
+    at most its size), once the family is weighed; a family not weighed, and a table not sized,
+    keep their size."""
+    fields = bounded.FAMILY_FIELDS // 3  # (3 kept)
+    bounded.weigh_family("big", fields)
+    sized: Lru[str, int] = Lru(bounded.PACKS_KEPT, family=bounded.digest_family, sized=True)
+    plain: Lru[str, int] = Lru(bounded.PACKS_KEPT, family=bounded.digest_family)
+    for i in range(6):
+        for lru in (sized, plain):
+            lru.put(f"big+open:x={i}", i)
+            lru.put(f"small+open:x={i}", i)
+    assert [sized.get(f"big+open:x={i}") for i in range(6)] == [None, None, None, 3, 4, 5]
+    assert all(sized.get(f"small+open:x={i}") == i for i in range(6))  # (not weighed)
+    assert all(plain.get(f"big+open:x={i}") == i for i in range(6))
+    bounded.weigh_family("huge", bounded.FAMILY_FIELDS * 10)
+    assert bounded.family_kept("huge", bounded.PACKS_KEPT) == bounded.FAMILY_LEAST
+    assert bounded.family_kept("huge", 1) == 1
+
+
+def test_a_large_packs_widened_copies_are_kept_fewer() -> None:
+    """A copy of a pack costs memory by the pack's size: widened copies of the synthetic packs
+    held ~27 MB each at 1,000 fields and ~118 MB at 5,000 (RSS after a collection, round 30), so
+    PACKS_KEPT (64) copies of a 5,000-field pack were ~7 GB. A compiled pack weighs its family, and
+    the tables that hold a copy (compiled packs with their plans, packs, semantics, typed copies,
+    counters) keep `FAMILY_FIELDS // fields` of a family. Here the bound is set to three SGLang
+    packs. Failed on 487ea0a (no `FAMILY_FIELDS`; every copy kept up to PACKS_KEPT)."""
+    from solver.engine import csp as engine
+    from solver.engine.opendomain import query_pack
+
+    pack = load_pack("sglang")
+    name = next(name for name, f in pack.fields.items() if f.open is not None)
+    field = pack.fields[name]
+    assert field.open is not None
+    unlisted = [v for v in range(1, 400) if v not in field.domain and field.open.admits(v)][:5]
+    made = []
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(bounded, "FAMILY_FIELDS", 3 * len(pack.fields))
+            for value in unlisted:
+                with contextlib.suppress(SolverError):
+                    resolve(pack, {name: value}, {"platform": "cuda", "gpu_arch": "sm90"}, reasons=False)
+                made.append(query_pack(pack, {name: value}).digest)
+            assert [engine._COMPILED.get(digest) is not None for digest in made] == [
+                False,
+                False,
+                True,
+                True,
+                True,
+            ]
+    finally:
+        bounded.weigh_family(pack.digest, len(pack.fields))  # (the real bound for later tests)

@@ -480,7 +480,9 @@ def _given_fields(
     return asked
 
 
-_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(PACKS_KEPT, family=digest_family)  # False: not compiled
+_COUNTERS: Lru[str, DiagramCounter | bool] = Lru(
+    PACKS_KEPT, family=digest_family, sized=True
+)  # False: not compiled
 MAX_NODES = 1_000_000  # diagram nodes a kept counter may grow to (the SGLang pack's rules: ~2,000)
 
 

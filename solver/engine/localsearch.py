@@ -103,7 +103,7 @@ def starting_values(domains: Mapping[str, Sequence[Scalar]], hint: Mapping[str, 
 
 
 def repair(
-    state: State, hint: Mapping[str, Scalar], around: Sequence[str] | None = None
+    state: State, hint: Mapping[str, Scalar], around: Sequence[str] | None = None, rounds: int = 0
 ) -> tuple[Assignment | None, int]:
     """The hint made into a solution by changing only fields near the rules it breaks, or None;
     and the steps that took (fields confirmed or decided again), which count against the budget.
@@ -112,7 +112,8 @@ def repair(
     every other field kept at its hint value; if that fails, the region grows by the fields that
     share a rule with it, a few times. Costs one pass over the open rules plus work around the
     change, so a resolution that changes one field at a time does not search the whole pack each
-    time. None only means "not found nearby": the caller then searches properly.
+    time. None only means "not found nearby": the caller then searches properly. `rounds`: at
+    most that many regions tried (default `_REPAIR_ROUNDS`).
     """
     domains, open_ = state.domains, state.open
     region: set[str] = set()
@@ -158,7 +159,7 @@ def repair(
             region.update(free)
     if not region:
         return base, steps
-    for _ in range(_REPAIR_ROUNDS):
+    for _ in range(rounds or _REPAIR_ROUNDS):
         if len(region) > _REPAIR_FIELDS:
             return None, steps
         steps += len(region)
@@ -416,7 +417,12 @@ _CHASE_STEPS = 256
 
 
 def settle(
-    state: State, hint: Mapping[str, Scalar], around: Sequence[str] | None, allowed: int, chase_first: bool
+    state: State,
+    hint: Mapping[str, Scalar],
+    around: Sequence[str] | None,
+    allowed: int,
+    chase_first: bool,
+    rounds: int = 0,
 ) -> tuple[Assignment | None, int, bool]:
     """`CompiledPack.search`'s tries near `hint`: `repair`, then, when `around` says where the
     hint was a complete solution, `chase`. Returns the solution (or None), the steps used (past
@@ -424,14 +430,14 @@ def settle(
     refutation). `chase_first` (lint's QuickXplain questions grown from a solved one): `chase`
     before `repair`, as about half of them have no solution, which chase proves where repair
     first fails (SGLang's totality check: 646 refutations, a failed repair of ~0.9 ms each
-    before a chase of ~0.4 ms); a chase that ran out is not run again."""
+    before a chase of ~0.4 ms); a chase that ran out is not run again. `rounds`: `repair`'s."""
     chasing = around is not None and len(hint) == len(state.domains)
     steps = 0
     if chase_first and around is not None and chasing:
         found, steps, refuted = chase(state, hint, around, allowed)
         if found is not None or refuted:
             return found, steps, True
-    repaired, used = repair(state, hint, around)
+    repaired, used = repair(state, hint, around, rounds)
     steps += used
     if repaired is not None or steps > allowed:
         return repaired, steps, repaired is not None

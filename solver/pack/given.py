@@ -67,7 +67,7 @@ _VALUED_PREFS: Lru[str, tuple[int, ...]] = Lru(PACKS_KEPT, family=digest_family)
 # that table holds the pack, its widened copies and these in the same 8 places per family, so
 # it dropped copies this one still held, and a copy's next question parsed the whole pack
 # again (SGLang 0.5.23+26: 70-300 ms, 5 times in each pass over the benchmark's requests).
-_COPIES: Lru[str, tuple[Pack, PackSemantics]] = Lru(PACKS_KEPT, family=digest_family)
+_COPIES: Lru[str, tuple[Pack, PackSemantics]] = Lru(PACKS_KEPT, family=digest_family, sized=True)
 # Each rewritten rule with its conditions, by the pack's digest, the rule and the marks of the
 # fields its `given()`s read: all its rewrite depends on. Copies for other requests mostly
 # rewrite a rule alike (a `given(attention_backend) == 'trtllm_mha'` reads False for every other

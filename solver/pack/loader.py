@@ -97,8 +97,8 @@ _FILE_KEYS = {
 
 # By digest, the most recently used kept (widened packs, one per unlisted value a request pins,
 # must not accumulate in a long-lived process).
-_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT, family=digest_family)
-_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family)
+_SEMANTICS: Lru[str, PackSemantics] = Lru(PACKS_KEPT, family=digest_family, sized=True)
+_CACHE: Lru[str, Pack] = Lru(PACKS_KEPT, family=digest_family, sized=True)
 
 
 def semantics(pack: Pack) -> PackSemantics:

@@ -11,7 +11,7 @@ launcher's own picks trigger them (`launcher_view`). Failures are raised as data
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
-from typing import Any
+from typing import Any, Literal, overload
 
 from solver.engine.csp import CompiledPack, SearchTrace, State
 from solver.frozen import Frozen, frozen_type
@@ -222,10 +222,24 @@ def first_search(
     if state is None:
         return None, None
     start = likely_values(plan, values, state) if hint is None else hint
-    return state, cp.search(state, task=task, hint=start)
+    # Where no solution is near that start, the guess made again with each value checked
+    # against the rules (`checked`), before a descent through the whole group.
+    return state, cp.search(
+        state, task=task, hint=start, retry=lambda: likely_values(plan, values, state, checked=True)
+    )
 
 
-def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None = None) -> dict[str, Scalar]:
+@overload
+def likely_values(
+    plan: Plan, values: Mapping[str, Scalar], state: State | None = None, *, checked: Literal[False] = False
+) -> dict[str, Scalar]: ...
+@overload
+def likely_values(
+    plan: Plan, values: Mapping[str, Scalar], state: State | None = None, *, checked: bool
+) -> dict[str, Scalar] | None: ...
+def likely_values(
+    plan: Plan, values: Mapping[str, Scalar], state: State | None = None, *, checked: bool = False
+) -> dict[str, Scalar] | None:
     """Each free field's best-ranked value, a guess at the resolution that the first search tries
     first, so its witness mostly agrees with the greedy decisions (each agreement saves a search)
     and packs whose preferences point at working values need no backtracking to find it.
@@ -235,12 +249,28 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
     `_decide` ranks it with the decided values), and only values the state still allows. A
     preference that reads a derived fact (SM100's TensorRT-LLM MHA for a model the architecture
     makes MHA) then points the witness at its value, where a guess from the request alone missed
-    it and the decision of that field needed the backtracking search."""
+    it and the decision of that field needed the backtracking search.
+
+    `checked` (with `state`; a search's second guess, where no solution was near the first):
+    each field takes the first value, of its ranking and then of the rest of its domain, that
+    breaks no open rule it reads: neither one whose fields are all known (fixed in `state` or
+    guessed before it) nor, by the rule's three-valued form (`CompiledPack.never`), one whose
+    other fields are not guessed yet. Forward checking leaves "an FA4 backend on SM100 needs
+    --page-size 128" open while the prefill and decode backends are free, so the plain guess
+    took page size 1, and a model the architecture makes DSA is_dsa false (a fact's chain is
+    its default alone); the search's repair of such a guess gave up past its step limit and the
+    strengthened descent through the whole group took ~1.5-2 ms (r18-gemma4, D-b200-Llama-fa4,
+    r18-lfm2, o6-dsa-learnable-sinks, r18-hyv4). None at the first field no value fits: a
+    guess that breaks a rule anyway is mostly no nearer a solution than the plain one, and
+    past the first misfit the checks were wasted (the 1,000-field synthetic request's first
+    misfit comes at its 69th of 905 fields: the whole guess, 11.6 ms, and its failed repair,
+    2.4 ms, were spent before the same descent)."""
     if state is None:
         read = marked(values)
         return {name: plan.ranking(name, read)[0][0] for name in plan.order if name not in values}
     guess: dict[str, Scalar] = marked(values)
     out: dict[str, Scalar] = {}
+    known = {n: d[0] for n, d in state.domains.items() if len(d) == 1} if checked else None
     for name in plan.order:
         if name in values:
             continue
@@ -251,8 +281,34 @@ def likely_values(plan: Plan, values: Mapping[str, Scalar], state: State | None 
         spec = plan.pack.fields[name]
         ranked = plan.chain(name, guess)[0] if follows_chain(spec, False) else plan.best_first(name, guess)
         allowed = set(current)
-        out[name] = guess[name] = next((v for v in ranked if v in allowed), current[0])
+        first = next((v for v in ranked if v in allowed), current[0])
+        if known is not None:
+            fits = _fitting_guess(plan.compiled, state, name, [*ranked, *current], allowed, known)
+            if fits is None:
+                return None
+            first = known[name] = fits
+        out[name] = guess[name] = first
     return out
+
+
+def _fitting_guess(
+    cp: CompiledPack,
+    state: State,
+    name: str,
+    ranked: list[Scalar],
+    allowed: set[Scalar],
+    known: Mapping[str, Scalar],
+) -> Scalar | None:
+    """(`likely_values`, `checked`) The first of `ranked` that `state` allows and that breaks no
+    open rule reading `name`, with `known` the values fixed or guessed so far; None if none.
+    One verdict per rule (`CompiledPack.never`, remembered): with every other field of a rule
+    known it names exactly the values that break it."""
+    open_ = state.open
+    broken: set[Scalar] = set()
+    for con in state.by_field.get(name, ()):
+        if con.key in open_:
+            broken.update(cp.never(con, name, tuple([(f, known[f]) for f in con.fields if f in known])))
+    return next((v for v in ranked if v in allowed and v not in broken), None)
 
 
 def _decide(
@@ -436,7 +492,7 @@ def bare_conflict() -> Any:
 
 
 def apply_adjustments(
-    plan: Plan, pins: dict[str, Pin], given: Collection[str] | None = None
+    plan: Plan, pins: dict[str, Pin], given: Collection[str] | None = None, *, refuted: bool = False
 ) -> tuple[dict[str, Pin], dict[str, tuple[Scalar, str]]]:
     """Replace user pins that a declared adjustment overrides (SGLang's FORCE), to a fixpoint.
 
@@ -445,7 +501,9 @@ def apply_adjustments(
     `adjust_to` value (the request then fails with it), else (no `adjust_to`) auto.
     `given`: the fields the request gives (a `typed_only` adjustment reads only those), by
     default every pin's field; `launcher_view`'s pins add the launcher's own picks, which are
-    not given, so that caller passes the request's fields.
+    not given, so that caller passes the request's fields. `refuted`: the caller's search has
+    just shown that `pins` as given have no solution, so that first check is not asked again
+    (a search that refutes: repair, then the descent, ~0.2-0.6 ms on the SGLang pack).
     """
     cp = plan.compiled
     # Every pin of the request is given, whatever its source: typed with --set, read from the
@@ -458,8 +516,9 @@ def apply_adjustments(
     while changed:
         changed = False
         values = {n: p.value for n, p in pins.items()}
-        if cp.satisfiable(values, task="checking the request") is not None:
+        if not refuted and cp.satisfiable(values, task="checking the request") is not None:
             break
+        refuted = False  # (the pins an adjustment changed are asked)
         # The launcher reads its own defaults for the resources nobody gave (a default
         # --dp-size 1 can turn DP attention off): they decide each rule's `when` too. Typed
         # values are never defaulted, so a target's own default never decides its rule.

@@ -424,7 +424,7 @@ def _settled(
     # given has no solution), whether it resolves, and the start of the greedy decisions.
     state, witness = first_search(plan, values, hint=witness)
     if witness is None and not strict:
-        pins, adjustments = apply_adjustments(plan, pins)
+        pins, adjustments = apply_adjustments(plan, pins, refuted=True)
         if adjustments:
             # (From the guess at the resolution too: the adjusted request mostly resolves, and
             # its witness only speeds the decisions, which are the same whatever it is.)
