@@ -26,9 +26,9 @@ from solver.budget import RAN_OUT, Budget, within_cap
 from solver.lint.codes import Finding
 from solver.lint.moves import (
     SMALL_PRODUCT,
+    OneChange,
     known_first,
     nearest_change,
-    one_change,
     satisfies,
     small_solution,
 )
@@ -107,6 +107,7 @@ class PackOracle(Window):
         self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
         self._repaired: tuple[dict[str, Scalar], list[str]] | None = None  # (found, fields it may differ in)
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
+        self._changes = OneChange(self.cp)  # (`one_change`'s tables, kept for the whole lint)
         self._rule_items: dict[str, Item] = {}  # `reason`'s, one per rule (one per reason: 0.1 s of SGLang's)
         self._reading: dict[str, list[int]] = {}
         for index, (names, _) in enumerate(self._checks):
@@ -414,9 +415,9 @@ class PackOracle(Window):
     ) -> dict[str, Scalar] | None:
         """One of the known solutions `first` to `stop` (the latest first) with one field of
         `rule_id` changed to a value that breaks the rule, keeps every other hard rule and makes
-        `wanted` hold; None proves nothing (`solver.lint.moves.one_change`: SGLang answers 217 of
+        `wanted` hold; None proves nothing (`solver.lint.moves.OneChange`: SGLang answers 217 of
         its 301 "is r implied" so)."""
-        return one_change(self.cp, itertools.islice(reversed(self.pool), first, stop), rule_id, wanted)
+        return self._changes.find(itertools.islice(reversed(self.pool), first, stop), rule_id, wanted)
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         self.pool.append(solution)
