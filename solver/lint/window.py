@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from solver.model import Scalar
     from solver.pack.expr import Condition
 
-__all__ = ["SEEN", "Window"]
+__all__ = ["LATEST", "SEEN", "Window"]
 
 SEEN = 1024
 LATEST = 16
