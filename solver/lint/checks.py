@@ -24,7 +24,7 @@ from solver.budget import Budget
 from solver.lint.codes import CODES, SEVERITIES, Finding, LintReport, explain_code
 from solver.lint.oracle import PackOracle, pins_text
 from solver.lint.static import acknowledge, graph_checks, static_checks
-from solver.lint.window import SEEN
+from solver.lint.window import LATEST, SEEN
 from solver.values import show as _show
 
 if TYPE_CHECKING:
@@ -274,6 +274,12 @@ class _Linter(PackOracle):
         preferences: 124,000 evaluations, 0.15 s)."""
         if len(fields) < 2:
             return self.seen(lambda w: when.evaluate(w) and not other.evaluate(w))
+        at_w, at_o = when.fields, other.fields
+        for w in self.pool[-1 : -LATEST - 1 : -1]:
+            # (The latest first, as in `seen_where`: SGLang's 2,365 questions each collected the
+            # window's rows.)
+            if when.holds(tuple([w[n] for n in at_w])) and not other.holds(tuple([w[n] for n in at_o])):
+                return True
         rows = set(map(operator.itemgetter(*fields), self.pool[-SEEN:]))
         at_when = [fields.index(n) for n in when.fields]
         at_other = [fields.index(n) for n in other.fields]

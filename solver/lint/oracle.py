@@ -18,6 +18,7 @@ imported inside functions (the CLI imports lint at start-up).
 from __future__ import annotations
 
 import itertools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,9 +27,9 @@ from solver.budget import RAN_OUT, Budget, within_cap
 from solver.lint.codes import Finding
 from solver.lint.moves import (
     SMALL_PRODUCT,
+    OneChange,
     known_first,
     nearest_change,
-    one_change,
     satisfies,
     small_solution,
 )
@@ -42,6 +43,7 @@ from solver.values import show as _show
 if TYPE_CHECKING:
     from solver.engine.count import Limit
     from solver.engine.csp import CompiledPack
+    from solver.engine.minconflicts import Place
     from solver.engine.state import State
     from solver.model import Pack, Scalar
     from solver.pack.expr import Condition
@@ -107,6 +109,8 @@ class PackOracle(Window):
         self._root: list[State | None] | None = None  # `refuted_at_root`, made when first asked
         self._repaired: tuple[dict[str, Scalar], list[str]] | None = None  # (found, fields it may differ in)
         self._firsts = {n: d[0] for n, d in self.cp.domains.items()}  # any value, for `alone`
+        self._places: dict[tuple[int, str], Place] = {}  # (`repair`'s walks: `min_conflicts`)
+        self._changes = OneChange(self.cp)  # (`one_change`'s tables, kept for the whole lint)
         self._rule_items: dict[str, Item] = {}  # `reason`'s, one per rule (one per reason: 0.1 s of SGLang's)
         self._reading: dict[str, list[int]] = {}
         for index, (names, _) in enumerate(self._checks):
@@ -349,8 +353,22 @@ class PackOracle(Window):
 
     def closest(self, pins: Mapping[str, Scalar], k: int) -> list[dict[str, Scalar]]:
         """The `k` latest known solutions (of the last 32) that keep most of `pins`: where a local
-        step (a repair, a ring's witness) starts."""
-        return sorted(self.pool[-32:], key=lambda w: -sum(w[n] == v for n, v in pins.items()))[:k]
+        step (a repair, a ring's witness) starts.
+
+        The order of a stable sort by the pins kept, most first: with one pin (every value's
+        question) those that keep it, then the others, each in the pool's order (a key per
+        solution was a tenth of synthetic 1,000's values check)."""
+        window = self.pool[-32:]
+        if len(pins) == 1:
+            ((name, value),) = pins.items()
+            keep = [w for w in window if w[name] == value]
+            if len(keep) < k:
+                keep += [w for w in window if w[name] != value]
+            return keep[:k]
+        if not pins:
+            return window[:k]
+        read, wanted = operator.itemgetter(*pins), tuple(pins.values())
+        return sorted(window, key=lambda w: -sum(map(operator.eq, read(w), wanted)))[:k]
 
     def indices(self, rule_ids: Sequence[str], left_out: str | None = None) -> frozenset[int]:
         """The indices of `rule_ids` (for the counter's `only` and `repair`). Every rule but
@@ -402,6 +420,7 @@ class PackOracle(Window):
                 self.rng,
                 REPAIR_STEPS,
                 walked,
+                self._places,
             )
             if found is not None:
                 self.repaired += 1
@@ -414,9 +433,9 @@ class PackOracle(Window):
     ) -> dict[str, Scalar] | None:
         """One of the known solutions `first` to `stop` (the latest first) with one field of
         `rule_id` changed to a value that breaks the rule, keeps every other hard rule and makes
-        `wanted` hold; None proves nothing (`solver.lint.moves.one_change`: SGLang answers 217 of
+        `wanted` hold; None proves nothing (`solver.lint.moves.OneChange`: SGLang answers 217 of
         its 301 "is r implied" so)."""
-        return one_change(self.cp, itertools.islice(reversed(self.pool), first, stop), rule_id, wanted)
+        return self._changes.find(itertools.islice(reversed(self.pool), first, stop), rule_id, wanted)
 
     def learn(self, solution: dict[str, Scalar]) -> None:
         self.pool.append(solution)

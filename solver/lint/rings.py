@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from solver.budget import RAN_OUT, within_cap
-from solver.lint.moves import condition_cases
+from solver.lint.moves import condition_cases, known_first
 
 if TYPE_CHECKING:
     from solver.engine.count import Limit
@@ -75,7 +75,12 @@ def around(
     steps = min(RING_STEPS, oracle.budget)
     counter = oracle.oracle  # (the exact counter of every question)
 
-    def ask(given: Mapping[str, Scalar], rules: Sequence[str], cap: int = steps) -> dict[str, Scalar] | None:
+    def ask(
+        given: Mapping[str, Scalar],
+        rules: Sequence[str],
+        cap: int = steps,
+        near: Mapping[str, Scalar] | None = None,
+    ) -> dict[str, Scalar] | None:
         if not conditions:
             # Pins only (a value's question): the engine's search. Each of the counter's
             # tries passed over every field of the pack (its root and component keys); the
@@ -94,7 +99,11 @@ def around(
             # new ring passed over every field of the pack, and the pins then narrowed hundreds
             # of them again. Every ring search of synthetic 1,000's lint run both ways in one
             # process, in turn: 2.46 -> 2.23 s CPU (400: 0.60 -> 0.50).
-            return counter.solution(given, only=only, extra=indices, limit=limit, local=True)
+            # A witness's search tries the known solution's values first (`near`): in domain
+            # order, a ring of ~1,400 rules (synthetic 1,000's rules broken) searched ~55 nodes
+            # for a solution that mostly keeps them (those 23 searches 1.51 -> 0.92 s CPU).
+            rank = None if near is None else known_first(near)
+            return counter.solution(given, only=only, extra=indices, limit=limit, local=True, rank=rank)
 
         return oracle.counted(counter, search, cap)
 
@@ -132,7 +141,7 @@ def around(
             pass
         try:
             for known in knowns:
-                found = ask({**{n: known[n] for n in outside}, **pins}, ring)
+                found = ask({**{n: known[n] for n in outside}, **pins}, ring, near=known)
                 if found is not None:
                     return {**known, **{n: found[n] for n in moving}}, False
             if not layer_has_one and ask(pins, layer) is None:

@@ -160,6 +160,10 @@ def _unused_names(pack: Pack) -> list[Finding]:
     texts = [t for r in pack.rules for t in (r.when, r.require, r.forbid) if t]
     texts += [p.when for p in pack.preferences if p.when]
     for text in texts:
+        # Parsed only when it names a set not yet seen used (a set it reads is named in its text):
+        # every text parsed again was 0.1 s at 1,000 synthetic fields, which have no set.
+        if not any(name in text for name in pack.sets if name not in used_sets):
+            continue
         try:
             tree = syntax.expression(text.strip())
         except SyntaxError:  # pragma: no cover - the loader parsed it already
