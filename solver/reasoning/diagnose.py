@@ -403,9 +403,9 @@ def _request_choices(
             if value in possible or (refuted and (name, supports.tag(value)) in refuted):
                 continue
             if key not in bases:
-                bases[key] = Witnesses(
-                    cp, others, "listing choices", None if halves is None or key is None else halves(key)
-                )
+                # (Its `near`s are stored solutions and witnesses: solutions of every rule.)
+                traced = None if halves is None or key is None else halves(key)
+                bases[key] = Witnesses(cp, others, "listing choices", traced, mend_first=True)
             # First a known solution with the value put in and the rules it breaks mended; else
             # a search that starts from a known solution with the value (a model that alone
             # takes some backend is found again, not searched for).
