@@ -25,6 +25,7 @@ from solver.values import same
 __all__ = [
     "Because",
     "Traced",
+    "Untraced",
     "WithoutEach",
     "excluded",
     "excluded_by_split",
@@ -154,6 +155,54 @@ class Traced:
         return self.cp.never(con, con.fields[at], self._known)
 
 
+class Untraced(Traced):
+    """A `Traced` that records no reasons: the same propagation with the same revise step
+    (`Traced.never`), so the same domains and the same wipe-outs, for states whose domains alone
+    are read (`WithoutEach`'s). `removed` and `total` stay empty; `failed` names only the rule or
+    pin that wiped a field out. Never kept where `traced_domains` looks (its callers may read
+    reasons: `solver.reasoning.givenchoices`)."""
+
+    __slots__ = ()
+
+    def copy(self) -> Untraced:
+        self.finish()
+        made = self.state
+        state = State(dict(made.domains), made.open.copy(), made.by_field)
+        return Untraced(self.cp, state, {}, {}, self.failed)
+
+    def narrowing(self, con: Constraint, at: int, kept: list[Scalar]) -> None:
+        self._asked = None  # (a field may be fixed now: `never`'s fixed fields are made again)
+
+    def wiped_out(self, con: Constraint, at: int) -> None:
+        self.failed = frozenset({("rule", con.key)})
+
+
+def _narrowed(cp: CompiledPack, pins: Mapping[str, Scalar], start: Traced) -> Untraced:
+    """`_base(cp, pins, start)`'s domains and wipe-out, recording no reasons (`Untraced`): at
+    5,000 synthetic fields `WithoutEach` makes ~180 states per choices question, each of whose
+    narrowings recorded its reasons (a dict and sets per narrowed field, ~17,000 frozensets that
+    outlived the call) and copied four tables of every field where two are read."""
+    start.finish()
+    made = start.state
+    state = Untraced(cp, State(dict(made.domains), made.open.copy(), made.by_field), {}, {}, start.failed)
+    if state.failed is not None:
+        return state
+    domains = state.domains
+    changed = []
+    for name, value in pins.items():
+        current = domains.get(name)
+        if current is None:
+            continue
+        if value not in current:
+            state.failed = frozenset({("pin", name)})
+            return state
+        if len(current) > 1:
+            domains[name] = [value]
+            changed.append(name)
+    state.propagate(changed)
+    return state
+
+
 def _root(cp: CompiledPack) -> Traced:
     """Every rule propagated with no pin, once per compiled pack."""
     found: Traced | None = cp.memo.get("traced-root")
@@ -238,8 +287,9 @@ class WithoutEach:
     synthetic fields, 84 options pinned: ~7,000 -> ~600).
 
     The domains only: propagation reaches one fixpoint whatever order the pins come in (see
-    `traced_domains`), so each is that state's. Made when first asked; a state both of whose
-    halves are made is let go. Each state made is kept as `traced_domains` keeps its own."""
+    `traced_domains`), so each is that state's; the states below the seed's record no reasons
+    (`Untraced`), and are not kept for `traced_domains`. Made when first asked; a state both of
+    whose halves are made is let go."""
 
     def __init__(self, cp: CompiledPack, pins: Mapping[str, Scalar], names: Sequence[str]) -> None:
         self.cp = cp
@@ -247,14 +297,11 @@ class WithoutEach:
         self._order = [n for n in dict.fromkeys(names) if n in pins]
         self._at = {name: i for i, name in enumerate(self._order)}
         self.seed = {n: v for n, v in pins.items() if n not in self._at}
-        # The pins sorted as `_keep` keys them, made once: each state's key leaves one out (a
-        # new pair per pin per state was ~40,000 tuples per choices call at 5,000 fields).
-        self._sorted = tuple(sorted(pins.items(), key=lambda item: item[0]))
         # By the slice of `_order` whose pins a state lacks: the whole order, the seed's.
         self._made: dict[tuple[int, int], Traced] = {(0, len(self._order)): traced_domains(cp, self.seed)}
 
     def __call__(self, name: str) -> Traced:
-        """The traced domains of every pin but `name`'s (one of `names`)."""
+        """The domains of every pin but `name`'s (one of `names`), and whether they wipe out."""
         at, made, order = self._at[name], self._made, self._order
         # The halves holding `name`, from the whole order down to `name` alone.
         path = [(0, len(order))]
@@ -267,13 +314,10 @@ class WithoutEach:
         depth = max(i for i, node in enumerate(path) if node in made)
         for (lo, hi), (first, last) in zip(path[depth:], path[depth + 1 :], strict=False):
             adds = order[last:hi] if first == lo else order[lo:first]
-            made[first, last] = _base(self.cp, {n: self.pins[n] for n in adds}, made[lo, hi])
+            made[first, last] = _narrowed(self.cp, {n: self.pins[n] for n in adds}, made[lo, hi])
             if ((lo, first) if first > lo else (last, hi)) in made:
                 del made[lo, hi]
-        found = made[path[-1]]
-        key = tuple([item for item in self._sorted if item[0] != name])
-        _keep(self.cp, key, found)
-        return found
+        return made[path[-1]]
 
 
 def _keep(cp: CompiledPack, key: tuple[tuple[str, Scalar], ...], found: Traced) -> None:

@@ -405,8 +405,11 @@ def _request_choices(
             if value in possible or (refuted and (name, supports.tag(value)) in refuted):
                 continue
             if key not in bases:
+                # (Its `near`s are stored solutions and witnesses: solutions of every rule. A
+                # state of `halves` is this option's alone: its witnesses work on it, no copy.)
+                traced = None if halves is None or key is None else halves(key)
                 bases[key] = Witnesses(
-                    cp, others, "listing choices", None if halves is None or key is None else halves(key)
+                    cp, others, "listing choices", traced, mend_first=True, owned=traced is not None
                 )
             # First a known solution with the value put in and the rules it breaks mended; else
             # a search that starts from a known solution with the value (a model that alone
