@@ -360,6 +360,8 @@ def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
     # round 28: no hard rule reads `given(quantization)` bare any more (QUANTIZATION_UNTYPED says
     # "not typed" with the value reads below, one meaning in rules and preferences alike)
     asked += ["page_size", "prefill_attention_backend"]
+    # round 30: dsa-tilelang-fp8-both-phases accepts two tilelang DSA phases over FP8 KV only as typed
+    asked += ["dsa_decode_backend", "dsa_prefill_backend"]
     typed = [
         "attention_backend) in ['ascend', 'fa3', 'fa4', 'flashinfer', 'intel_xpu', 'triton']",
         "attention_backend) in ['cutedsl_mla', 'tokenspeed_mla', 'trtllm_mla']",
