@@ -37,7 +37,7 @@ from typing import Any
 # benchmarks/ is not a package: the shared hook is found on the path set here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vllm_layer_probe import _build_mla_layer, _group_sizes
+from vllm_layer_probe import build_mla_layer, stand_in_group_sizes
 from vllm_probe_hook import oracle, probe_after_block_size
 
 # Raised past the builder's own checks, where it reads the model's layers (not built here).
@@ -109,7 +109,7 @@ def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
         def init_kv_gather(self, workspace: torch.Tensor, max_gathered_tokens: int) -> None:
             return None
 
-    _group_sizes(pc)
+    stand_in_group_sizes(pc)
     parallel_state._DCP = DCPGroup() if dcp > 1 else None
     flashmla_sparse.current_workspace_manager = NoWorkspace
     mla_attention.MLADCPManager = DCPManagerStandIn
@@ -120,7 +120,7 @@ def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
         for _kind, kw in oracle._attention_kinds(cfg):
             if not kw.get("use_sparse"):
                 continue
-            _build_mla_layer(cfg, kw, prefix)
+            build_mla_layer(cfg, kw, prefix)
             layer = cfg.compilation_config.static_forward_context[prefix]
             spec = layer.get_kv_cache_spec(cfg)
             flashmla_sparse.FlashMLASparseMetadataBuilder(spec, [prefix], cfg, torch.device("cpu"))
