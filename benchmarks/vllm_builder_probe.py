@@ -15,6 +15,16 @@ any, a RuntimeError whose message starts "[builder]" (the stage stays `block_siz
 the oracle's venv, as oracle.py (JSON scenarios on stdin, results on stdout):
 
     ORACLE_VLLM_WORKERS=2 $ORACLE_VLLM_HOME/venv/bin/python benchmarks/vllm_builder_probe.py < in > out
+
+Since round 30 it builds FlashMLA sparse's metadata builder too, when the oracle selected FlashMLA
+sparse for a sparse MLA model (DeepSeek-V3.2): `FlashMLASparseMetadataBuilder.__init__` refuses
+decode context parallelism with 32 or more heads per GPU, or with gathered heads that pad to
+another FP8 decode kernel than the local ones (KNOWN_DIFFERENCES 32). Its layer is built first, as
+`vllm_layer_probe.py` builds it (the builder reads it from the forward context), with three stand-ins
+for what only a GPU worker has: the workspace manager (the Impl reserves its scratch buffers there;
+sizes, no checks), the DCP process group (its size and rank) and the layer's DCP manager (the
+collectives' buffers and multicast setup, which read the process group's devices; the builder
+only asks that the layer have one).
 """
 
 from __future__ import annotations
@@ -27,7 +37,8 @@ from typing import Any
 # benchmarks/ is not a package: the shared hook is found on the path set here
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from vllm_probe_hook import probe_after_block_size
+from vllm_layer_probe import build_mla_layer, stand_in_group_sizes
+from vllm_probe_hook import oracle, probe_after_block_size
 
 # Raised past the builder's own checks, where it reads the model's layers (not built here).
 _NO_LAYERS = "No attention layers found in the model."
@@ -62,5 +73,63 @@ def _build_flashinfer_builder(cfg: Any, backends: Any) -> None:
                 raise
 
 
+def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
+    if not any(backend.get_name() == "FLASHMLA_SPARSE" for backend in backends):
+        return
+    import torch
+    from vllm.config import set_current_vllm_config
+    from vllm.distributed import parallel_state
+    from vllm.model_executor.layers.attention import mla_attention, sparse_mla_attention
+    from vllm.utils.torch_utils import set_default_torch_dtype
+    from vllm.v1.attention.backends.mla import flashmla_sparse
+    from vllm.v1.attention.ops.dcp import MLADCPManager
+
+    mc, pc = cfg.model_config, cfg.parallel_config
+    dcp = pc.decode_context_parallel_size
+
+    class DCPGroup:
+        """The DCP group's size and rank, all the Impl and the builders read of it (hashable: the
+        group is a cache key in vLLM's communication helpers)."""
+
+        world_size = dcp
+        rank_in_group = 0
+
+    class NoWorkspace:
+        """The worker's workspace manager: the Impl reserves its scratch buffers (sizes only)."""
+
+        def get_simultaneous(self, *specs: Any) -> None:
+            return None
+
+    class DCPManagerStandIn(MLADCPManager):
+        """The layer's DCP manager without its collectives (they need the group's devices)."""
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            self.group = DCPGroup()
+
+        def init_kv_gather(self, workspace: torch.Tensor, max_gathered_tokens: int) -> None:
+            return None
+
+    stand_in_group_sizes(pc)
+    parallel_state._DCP = DCPGroup() if dcp > 1 else None
+    flashmla_sparse.current_workspace_manager = NoWorkspace
+    mla_attention.MLADCPManager = DCPManagerStandIn
+    # the CPU has no pinned memory; the builder pins a host copy of the context lengths
+    sparse_mla_attention.PIN_MEMORY = False
+    prefix = "model.layers.0.self_attn.mla_attn"
+    with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
+        for _kind, kw in oracle._attention_kinds(cfg):
+            if not kw.get("use_sparse"):
+                continue
+            build_mla_layer(cfg, kw, prefix)
+            layer = cfg.compilation_config.static_forward_context[prefix]
+            spec = layer.get_kv_cache_spec(cfg)
+            flashmla_sparse.FlashMLASparseMetadataBuilder(spec, [prefix], cfg, torch.device("cpu"))
+
+
+def _build_builders(cfg: Any, backends: Any) -> None:
+    _build_flashinfer_builder(cfg, backends)
+    _build_flashmla_sparse_builder(cfg, backends)
+
+
 if __name__ == "__main__":
-    probe_after_block_size(_build_flashinfer_builder, "builder", __file__)
+    probe_after_block_size(_build_builders, "builder", __file__)

@@ -15,7 +15,7 @@ reported "[layer, not buildable under the mocks]", no answer). MLA layers are bu
 form, the KV-cache quantization step; round 27). Sparse MLA layers (DeepSeek-V3.2) are built too
 since round 28: their Impl reads the tensor-parallel world size and every Impl the decode-context-
 parallel one, which the executor's process groups give; the probe stands in for those groups with
-the sizes the configuration asks for (`_group_sizes`). GDN / linear-attention layers (Qwen3-Next)
+the sizes the configuration asks for (`stand_in_group_sizes`). GDN / linear-attention layers (Qwen3-Next)
 are not built: their choices (prefill and decode kernels) read `additional_config` and environment
 variables only, none of the options the pack describes. A
 failure there is reported as the oracle reports any, as a RuntimeError whose message starts
@@ -61,11 +61,11 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
     # as the model loader builds the model (base_loader.py): the layers read the model dtype as
     # torch's default (float32 otherwise: FlashInfer refuses it and the selector takes Triton)
     built: dict[str, Any] = {}
-    _group_sizes(pc)
+    stand_in_group_sizes(pc)
     with set_current_vllm_config(cfg), set_default_torch_dtype(mc.dtype):
         for n, (kind, kw) in enumerate(oracle._attention_kinds(cfg)):
             if kw.get("use_mla"):
-                built[kind] = _build_mla_layer(cfg, kw, f"model.layers.{n}.self_attn.mla_attn")
+                built[kind] = build_mla_layer(cfg, kw, f"model.layers.{n}.self_attn.mla_attn")
                 continue
             prefix = f"model.layers.{n}.self_attn.attn"
             # The KV-cache quantization step first, on a stand-in layer: it reads the cache dtype and
@@ -105,7 +105,7 @@ def _build_layers(cfg: Any, _backends: Any) -> dict[str, Any]:
     return built
 
 
-def _group_sizes(pc: Any) -> None:
+def stand_in_group_sizes(pc: Any) -> None:
     """The process groups' sizes as the executor would set them up for this configuration (the
     oracle starts none): an Impl reads the decode-context-parallel world size when it is built
     (`AttentionImplBase.__new__`: a backend that returns the LSE for decode does so under DCP, and
@@ -123,7 +123,7 @@ def _group_sizes(pc: Any) -> None:
     sparse_mla_attention.get_tensor_model_parallel_world_size = lambda: pc.tensor_parallel_size
 
 
-def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
+def build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
     """Build vLLM's own MLAAttention as DeepSeek's attention does (deepseek_v2.py): it selects its
     backend for the cache dtype in cache_config, canonicalises a sparse MLA cache (written back to
     cache_config) and runs the KV-cache quantization step (a ModelOpt config hands MLA layers its
@@ -158,7 +158,7 @@ def _build_mla_layer(cfg: Any, kw: dict[str, Any], prefix: str) -> Any:
         )
     except Exception as e:
         # a stubbed FlashInfer / FlashMLA object reached a torch call, or an Impl asked for a
-        # process group beyond the sizes `_group_sizes` stands in for: no answer of vLLM's
+        # process group beyond the sizes `stand_in_group_sizes` stands in for: no answer of vLLM's
         mocked = ("flashinfer", "flash_mla", "group is not initialized", "workspacemanager not initialized")
         if any(m in str(e).lower() for m in mocked):
             raise RuntimeError(f"[layer, not buildable under the mocks] {e}") from e

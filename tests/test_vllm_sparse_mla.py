@@ -6,6 +6,10 @@ kind main 0b3452a (pack 0.33.0+25) answered otherwise: FlashMLA sparse refusing 
 under decode context parallelism when its layer is built, the cache the sparse layer writes back
 (fp8 -> fp8_ds_mla; on SM120 everything -> fp8_ds_mla), FA4's gathered-heads check. The pack must
 answer as vLLM did, and say which rule did it.
+
+Round 30 (`round30-probes.jsonl.gz`, `R30P1-`: the harness with `benchmarks/vllm_builder_probe.py`,
+which builds the sparse layer and then FlashMLA sparse's metadata builder): under decode context
+parallelism that builder takes fewer than 32 query heads per GPU, and at most 64 gathered over -dcp.
 """
 
 from __future__ import annotations
@@ -20,7 +24,9 @@ from solver.errors import Unsatisfiable
 
 VLLM = load_pack("vllm")
 RECORDS = {
-    r["scenario"]["id"]: r for r in oracle_vllm.load_records(oracle_vllm.FIXTURES / "round29-probes.jsonl.gz")
+    r["scenario"]["id"]: r
+    for name in ("round29-probes.jsonl.gz", "round30-probes.jsonl.gz")
+    for r in oracle_vllm.load_records(oracle_vllm.FIXTURES / name)
 }
 
 
@@ -84,3 +90,48 @@ def test_fa4_sparse_takes_only_the_gathered_head_counts_it_is_built_for() -> Non
     with pytest.raises(Unsatisfiable) as caught:
         _resolve("R29P1-0097")
     assert "fa4-sparse-mla-gathered-heads" in {r.id for r in caught.value.conflict.rules}
+
+
+# FlashMLA sparse's metadata builder under DCP: one message per limit (R30P1)
+_FEW_HEADS = "DCP for FlashMLA sparse is only supported on the mixed-batch fp8 path"
+_PADDING = "DCP for FlashMLA sparse requires the local and DCP-gathered head counts to pad"
+
+
+@pytest.mark.parametrize(
+    ("sid", "message"),
+    [
+        ("R30P1-0010", _FEW_HEADS),  # H100 -tp 2 -dcp 2, fp8_ds_mla: 64 heads per GPU
+        ("R30P1-0021", _FEW_HEADS),  # H100 -tp 4 -dcp 4, fp8 and FlashMLA sparse typed: 32 per GPU
+        ("R30P1-0083", _FEW_HEADS),  # B200 -tp 4 -dcp 2, nvfp4_ds_mla typed and pinned
+        ("R30P1-0040", _PADDING),  # H100 -tp 8 -dcp 8, fp8_ds_mla: 16 per GPU, 128 gathered
+    ],
+)
+def test_flashmla_sparse_under_dcp_refuses_too_many_heads(sid: str, message: str) -> None:
+    assert message in RECORDS[sid]["vllm"]["error"]["message"]
+    with pytest.raises(Unsatisfiable) as caught:
+        _resolve(sid)
+    rules = {r.id: r for r in caught.value.conflict.rules}
+    assert "flashmla-sparse-dcp-gathered-heads" in rules
+    assert "-dcp 1" in rules["flashmla-sparse-dcp-gathered-heads"].because
+
+
+def test_the_gathered_heads_limit_is_where_vllm_draws_it() -> None:
+    # every probe with a quantized cache under DCP (vLLM's refusals at the builder and the requests
+    # it takes: -tp 8 with -dcp 2 or 4, -tp 16 with -dcp 2 to 8), the verdict as vLLM's
+    probes = [
+        r
+        for sid, r in RECORDS.items()
+        if sid.startswith("R30P1-")
+        and r["scenario"]["args"].get("decode_context_parallel_size", 1) > 1
+        and r["scenario"]["args"].get("kv_cache_dtype") is not None
+    ]
+    accepted = [r["scenario"]["id"] for r in probes if r["vllm"]["ok"]]
+    assert len(probes) == 90 and len(accepted) == 54
+    for record in probes:
+        sid = record["scenario"]["id"]
+        try:
+            _resolve(sid)
+            ours = True
+        except Unsatisfiable:
+            ours = False
+        assert ours == record["vllm"]["ok"], sid
