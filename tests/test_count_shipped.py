@@ -346,13 +346,14 @@ FP8_FP4_REST = ["modelopt_mixed", "mxfp8", "nvfp4_online"]
 
 
 def test_the_shipped_form_has_a_field_per_given_of_a_hard_rule() -> None:
-    """The SGLang pack's hard rules that read `given()` ask about seven fields (page_size since
+    """The SGLang pack's hard rules that read `given()` ask about eight fields (page_size since
     round 18: mamba-no-buffer-page-1 meets a typed --page-size only), and since round 19 about the
     values typed (`given(F) == V`: HRM-Text's checks of the typed --attention-backend, the
     tokenspeed_mla KV), since round 22 the --quantization typed under the FlashInfer TRT-LLM
     MoE runners, and since round 23 the --moe-runner-backend typed (round 24: read plainly, the
     megamoe alias being the launcher's rewrite the field declares, not a runner typed) and a typed
-    unquant / mxfp8: each is a two-valued field of its compiled count, counted as False."""
+    unquant / mxfp8, and since round 30 the two DSA phases typed: each is a two-valued field of
+    its compiled count, counted as False."""
     compiled = shipped.read_shipped(load_directory(PACKS / "sglang"))
     assert compiled is not None
     atoms = sorted(compiled.order[level] for level in compiled.counted)

@@ -53,11 +53,8 @@ LAUNCHERS = {
     ),
 }
 
-# The findings known when this audit was written (round 30), each with why it stands: the packs'
-# helpers fix the citations (sgdiff30 constraints/sglang, vldiff30 constraints/vllm) and take the
-# entry out with the fix. (pack, check, rule or field, what) -> why.
-_SG_AWQ = "python/sglang/srt/layers/quantization/awq/awq_linear.py"
-_SG_GPTQ = "python/sglang/srt/layers/quantization/gptq/gptq_linear.py"
+# What the audit finds and the packs keep on purpose, each with why it stands; a citation found
+# wrong is fixed in the pack, not listed here. (pack, check, rule or field, what) -> why.
 _MODELOPT = "modelopt/torch/export/convert_hf_config.py"
 _NOT_INSTALLED = "another project's file (NVIDIA ModelOpt's exporter), not installed with vLLM"
 KNOWN: dict[tuple[str, str, str, str], str] = {
@@ -66,10 +63,6 @@ KNOWN: dict[tuple[str, str, str, str], str] = {
     ("sglang", "env", "SGLANG_MINIMAX_FLYDSL_DECODE", "SGLANG_MINIMAX_FLYDSL_DECODE"): "a later "
     "SGLang's variable, kept so that a command setting it is told it is ignored "
     "(minimax-m3-flydsl-env-ignored)",
-    ("sglang", "source", "dense-group-quant-split-aligned", _SG_AWQ): "0.5.23 has it at "
-    "awq/schemes/awq_linear.py (to fix: sgdiff30)",
-    ("sglang", "source", "dense-group-quant-split-aligned", _SG_GPTQ): "0.5.23 has it at "
-    "gptq/schemes/gptq_linear.py (to fix: sgdiff30)",
     (
         "vllm",
         "source",
@@ -87,13 +80,6 @@ KNOWN: dict[tuple[str, str, str, str], str] = {
     ("vllm", "source", "quant-humming-modelopt-export-without-linear-group", "humming/schema/base.py"): (
         "another project's file (humming-kernels 0.1.19), not installed with vLLM"
     ),
-    ("vllm", "source", "mla-kv-dtype", "vllm/v1/attention/backends/mla/common.py"): "0.33.0 has no "
-    "such file: each MLA backend's file (flashmla.py, cutlass_mla.py, ...) lists its "
-    "supported_kv_cache_dtypes (to fix: vldiff30)",
-    ("vllm", "source", "quant-awq-checkpoint", "vllm/model_executor/layers/quantization/awq.py"): "0.33.0 "
-    "has AutoAWQConfig in quantization/auto_awq.py (to fix: vldiff30)",
-    ("vllm", "source", "quant-gptq-checkpoint", "vllm/model_executor/layers/quantization/gptq.py"): "0.33.0 "
-    "has AutoGPTQConfig in quantization/auto_gptq.py (to fix: vldiff30)",
 }
 
 _QUOTED = re.compile(r'"([^"]+)"|“([^”]+)”')
