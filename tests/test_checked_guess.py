@@ -1,4 +1,4 @@
-"""The first search's second guess (`decide.likely_values(..., checked=True)`, `CompiledPack.search`'s
+"""The first search's second guess (`guess.likely_values(..., checked=True)`, `CompiledPack.search`'s
 `retry`): where no solution is near the plain guess, the guess made again with each value checked
 against the rules it reads is repaired before a descent through the whole group.
 
@@ -25,7 +25,7 @@ from solver import load_pack, resolve
 from solver.engine.csp import compile_pack
 from solver.engine.opendomain import query_pack
 from solver.inputs.pins import collect_pins
-from solver.reasoning.decide import first_search, likely_values
+from solver.reasoning.guess import first_search, likely_values
 from solver.reasoning.plan import plan_for
 
 _SGLANG_CASES = Path(__file__).parent / "cases" / "sglang"

@@ -26,7 +26,8 @@ from solver.model import DepartureRecord, Pack, Pin, Provenance, Scalar, given_k
 from solver.pack.expr import Condition
 from solver.pack.given import given_fields, refusing
 from solver.pack.loader import semantics
-from solver.reasoning.decide import ChainFailed, RequestFails, Settled, follows_chain, marked, settle
+from solver.reasoning.decide import ChainFailed, RequestFails, Settled, settle
+from solver.reasoning.guess import follows_chain, marked
 from solver.reasoning.plan import Plan
 from solver.values import show as _show
 

@@ -32,9 +32,9 @@ from solver.reasoning.conflicts import (
     diagnoses,
     minimal_conflict,
 )
-from solver.reasoning.decide import first_search
 from solver.reasoning.givenchoices import prepare_copies, typed_apart, typed_choices, warmed_query_pack
 from solver.reasoning.givenrepairs import with_given_repairs
+from solver.reasoning.guess import first_search
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.verify import as_typed, try_resolve
 from solver.reasoning.witness import Witnesses, search_start, sweep, transplanted

@@ -17,7 +17,8 @@ from solver.engine.opendomain import query_pack
 from solver.errors import InvalidInput, Unsatisfiable
 from solver.model import Pack, Pin, Repair, Scalar
 from solver.reasoning.assume import forced_by_facts
-from solver.reasoning.decide import ChainFailed, RequestFails, marked
+from solver.reasoning.decide import ChainFailed, RequestFails
+from solver.reasoning.guess import marked
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.provenance import resolve_planned
 

@@ -38,8 +38,6 @@ from solver.reasoning.decide import (
     Untypable,
     apply_adjustments,
     bare_conflict,
-    first_search,
-    follows_chain,
     settle,
 )
 from solver.reasoning.departures import (
@@ -52,6 +50,7 @@ from solver.reasoning.departures import (
     typed_refusals,
 )
 from solver.reasoning.forcing import FactsAlone, deeply_forced, facts_alone, facts_force, forcing_rules
+from solver.reasoning.guess import first_search, follows_chain
 from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.required import check_required
 from solver.values import show as _show
