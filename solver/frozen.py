@@ -453,11 +453,7 @@ def _filling(made: type[Any]) -> Callable[..., None] | None:
         for name, factory in factories:
             if state[name] is _FACTORY:
                 state[name] = factory()
-        # One attribute at a time, as the library's constructor sets them: the values stay in the
-        # instance's inline slots, where assigning `__dict__` would make a dict the collector
-        # tracks for every record (tests/test_condition_code.py counts them).
-        for name, value in state.items():
-            set_attribute(self, name, value)
+        set_attribute(self, "__dict__", state)  # a new record: its dict is empty
         if post_init:
             self.__post_init__()
 
