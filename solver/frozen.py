@@ -10,10 +10,9 @@ none of it). Here the fields are read from the class as the library reads them (
 annotations in order after the made bases' fields, `ClassVar`s left out, defaults left as class
 attributes (a `field()` replaced by its default, or removed), a mutable default refused;
 `__match_args__` is set. Equality, hash, repr and frozenness are written once for all classes
-(`_Made`, `Frozen`, `Mutable`), and each class's constructor is made at its first record, with
-no compiling: a closure that fills a record from the fields as the constructor the library would
-write builds it (`_filling`); that constructor is compiled only for a call it refuses, to refuse
-it in the library's words (`_built`).
+(`_Made`, `Frozen`, `Mutable`), and a record is filled from its class's fields as the
+constructor the library would write builds it (`_Filling`); that constructor is compiled only for
+a call it refuses, to refuse it in the library's words (`_built`).
 
 What the standard library reads of a dataclass, `__dataclass_fields__` and
 `__dataclass_params__` (`dataclasses.fields`, `replace`, `asdict`, pydantic), is made when first
@@ -392,74 +391,63 @@ def _built(cls: type[Any]) -> Callable[..., None]:
     return init
 
 
-# How many records of a class are filled before it gets the compiled constructor, which is
-# faster per record (Pin, 3 fields: 2.5-2.7 us against 2.9-3.7 filled; resolve_ab at load 15, all
-# records filled: median 1.31 -> 1.37 ms): above the most a first `check` builds of one class
-# (Condition: 841 for SGLang 0.5.23+32), so such a start still compiles nothing.
-FILLED_UP_TO = 1024
-
-
-def _filling(made: type[Any]) -> Callable[..., None] | None:
+class _Filling:
     """What the constructor the library writes for `made` does with a call it accepts, without
-    compiling anything (a closure over the fields): the record's fields, in field order, from the
-    arguments, else the defaults, else a new value of each factory (a field not in `__init__`: its
-    factory's only), then `__post_init__`. A call it refuses (an argument missing, unknown,
-    repeated or one too many) goes to the compiled constructor (`_built`), which refuses it in
-    the library's words and replaces this one, as it does after FILLED_UP_TO records. None for a
-    class with a data descriptor named as a field, or a mutable class with its own `__setattr__`
-    (its constructor sets through them).
+    compiling it: the instance's fields, in field order, from the arguments, else the defaults,
+    else a new value of each factory (a field not in `__init__`: its factory's only), then
+    `__post_init__`. A call it refuses (an argument missing, unknown, repeated or one too many)
+    goes to the compiled constructor, which refuses it in the library's words.
 
-    Why: a first `check` built 16 classes, and compiling their constructors was ~2.4 ms of it,
-    the first compile of a process ~0.8 ms more (the compiler's own start); a record is filled
-    about as fast (Rule, 12 fields: 1.35-1.7 us against 1.55-1.6 compiled), a small one slower."""
-    found = fields(made)
-    described = any(hasattr(type(getattr(made, f.name, None)), "__set__") for f in found)
-    if described or (
-        not issubclass(made, Frozen) and any("__setattr__" in vars(c) for c in made.__mro__[:-1])
-    ):
-        return None
-    positional = tuple(f.name for f in found if f.init and not f.kw_only)
-    accepted = frozenset(f.name for f in found if f.init)
-    required = frozenset(f.name for f in found if f.init and not _has_default(f))
-    # Every field the constructor sets, in field order: its default, or the factory marker (a
-    # required field's place is always taken by its argument).
-    template = {
-        f.name: _FACTORY if f.default_factory is not MISSING else f.default
-        for f in found
-        if f.init or f.default_factory is not MISSING
-    }
-    factories = tuple((f.name, f.default_factory) for f in found if f.default_factory is not MISSING)
-    post_init = hasattr(made, "__post_init__")
-    set_attribute = object.__setattr__
-    filled = 0
+    Why: a first `check` built 16 classes, and compiling their constructors (`_built`) was
+    ~2.4 ms of it, the first compile of a process ~0.8 ms more (the compiler's own start); a
+    record is filled as fast (Rule, 12 fields: 1.35-1.7 us against 1.55-1.6 compiled). Not for
+    a class with a data descriptor named as a field, or a mutable class with its own
+    `__setattr__` (its constructor sets through them)."""
 
-    def __init__(self: Any, *args: Any, **values: Any) -> None:
-        nonlocal filled
-        filled += 1
-        if filled > FILLED_UP_TO:  # a class built this often: the compiled constructor, faster
-            _built(made)(self, *args, **values)
-            return
-        given = values
+    __slots__ = ("accepted", "factories", "positional", "post_init", "required", "template", "usable")
+
+    def __init__(self, made: type[Any]) -> None:
+        found = fields(made)
+        self.positional = tuple(f.name for f in found if f.init and not f.kw_only)
+        self.accepted = frozenset(f.name for f in found if f.init)
+        self.required = frozenset(f.name for f in found if f.init and not _has_default(f))
+        # Every field the constructor sets, in field order: its default, or the factory marker
+        # (a required field's place is always taken by its argument).
+        self.template = {
+            f.name: _FACTORY if f.default_factory is not MISSING else f.default
+            for f in found
+            if f.init or f.default_factory is not MISSING
+        }
+        self.factories = tuple((f.name, f.default_factory) for f in found if f.default_factory is not MISSING)
+        self.post_init = hasattr(made, "__post_init__")
+        described = any(hasattr(type(getattr(made, f.name, None)), "__set__") for f in found)
+        own_setattr = not issubclass(made, Frozen) and any(
+            "__setattr__" in vars(c) for c in made.__mro__ if c is not object
+        )
+        self.usable = not (described or own_setattr)
+
+    def filled(self, record: Any, args: tuple[Any, ...], values: dict[str, Any]) -> bool:
+        """Whether `record` was built, from a call the library's constructor accepts."""
+        if not self.usable or len(args) > len(self.positional):
+            return False
         if args:
-            if len(args) > len(positional) or not values.keys().isdisjoint(positional[: len(args)]):
-                _built(made)(self, *args, **values)
-                return
-            given = dict(zip(positional, args, strict=False))
-            given.update(values)
-        if not (given.keys() <= accepted and required <= given.keys()):
-            _built(made)(self, *args, **values)  # refuses the call as it came
-            return
-        state = {**template, **given}  # (the template's order: field order)
-        for name, factory in factories:
+            bound = dict(zip(self.positional, args, strict=False))
+            if not bound.keys().isdisjoint(values):
+                return False
+            values = {**bound, **values}
+        if not (values.keys() <= self.accepted and self.required <= values.keys()):
+            return False
+        state = {**self.template, **values}  # (the template's order: field order)
+        for name, factory in self.factories:
             if state[name] is _FACTORY:
                 state[name] = factory()
-        set_attribute(self, "__dict__", state)  # a new record: its dict is empty
-        if post_init:
-            self.__post_init__()
+        object.__setattr__(record, "__dict__", state)  # a new record: its dict is empty
+        if self.post_init:
+            record.__post_init__()
+        return True
 
-    __init__.__qualname__ = f"{made.__qualname__}.__init__"
-    __init__.__module__ = made.__module__
-    return __init__
+
+_FILLINGS: dict[type[Any], _Filling] = {}
 
 
 def _owner(kind: type[Any]) -> type[Any]:
@@ -477,7 +465,7 @@ _REPRS_RUNNING: set[tuple[int, int]] = set()  # the records whose repr is being 
 
 
 class _Made:
-    """The methods every made class shares: its constructor made at first use (`_filling`),
+    """The methods every made class shares: its constructor compiled at first use (`_built`),
     equality and repr as the library generates them for `eq=True`."""
 
     # Set by `_made`: the fields, those equality compares, those the hash hashes, those repr
@@ -488,14 +476,15 @@ class _Made:
     _shown: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *args: Any, **values: Any) -> None:
-        # The first record of its class: the class's own constructor replaces this one, filled
-        # from its fields (`_filling`), or compiled (`_built`) for a class filling cannot build.
-        owner = _owner(self.__class__)
-        init = _filling(owner)
-        if init is None:
-            init = _built(owner)
-        owner.__init__ = init
-        init(self, *args, **values)
+        # Filled from the fields (`_Filling`); a call the library refuses, or a class filling
+        # cannot build, goes to the constructor the library writes, compiled then for its class.
+        kind = self.__class__
+        owner = kind if "_made_fields" in kind.__dict__ else _owner(kind)
+        filling = _FILLINGS.get(owner)
+        if filling is None:
+            filling = _FILLINGS[owner] = _Filling(owner)
+        if not filling.filled(self, args, values):
+            _built(owner)(self, *args, **values)
 
     # The compared fields of two records of one class as tuples; `Name(field=value!r, ...)`.
     def __eq__(self, other: object) -> bool:

@@ -393,10 +393,10 @@ def _alike(one: dict[str, Any], other: dict[str, Any]) -> bool:
 def test_records_filled_from_their_fields_are_those_the_constructor_builds(
     instances: dict[type[Any], list[Frozen]],
 ) -> None:
-    """A record is filled from its class's fields (`solver.frozen._filling`) as the constructor the
+    """A record is filled from its class's fields (`solver.frozen._Filling`) as the constructor the
     library writes builds it (`_built`): the same attributes in the same order, given by keyword
     or by position, defaults and factories included (a new value per record); a call the library
-    refuses is refused in its words."""
+    refuses is left to that constructor, which words the refusal."""
     samples: list[tuple[type[Any], dict[str, Any]]] = [
         (cls, {f.name: getattr(r, f.name) for f in dataclasses.fields(r) if f.init})
         for cls in RECORDS
@@ -410,79 +410,51 @@ def test_records_filled_from_their_fields_are_those_the_constructor_builds(
         for c in list(compile_pack(pack).rules.values())[:3]
     ]
     for cls, values in samples:
-        filling = frozen._filling(cls)
-        assert filling is not None, cls.__name__
-        positional = [f.name for f in dataclasses.fields(cls) if f.init and not f.kw_only]
+        filling = frozen._Filling(cls)
         by_fields, by_code = object.__new__(cls), object.__new__(cls)
-        filling(by_fields, **values)
+        assert filling.filled(by_fields, (), values), cls.__name__
         frozen._built(cls)(by_code, **values)
         assert _alike(vars(by_fields), vars(by_code)), cls.__name__
         for name, value in vars(by_fields).items():
             if isinstance(value, list | dict) and name not in values:
                 assert value is not vars(by_code)[name]  # a factory's new value
-        if positional and all(n in values for n in positional):
+        if filling.positional and all(n in values for n in filling.positional):
             again = object.__new__(cls)
-            rest = {k: v for k, v in values.items() if k not in positional}
-            filling(again, *(values[n] for n in positional), **rest)
+            rest = {k: v for k, v in values.items() if k not in filling.positional}
+            assert filling.filled(again, tuple(values[n] for n in filling.positional), rest)
             assert _alike(vars(again), vars(by_code)), cls.__name__
-    pin = {"field": "f", "value": 1, "source": "user"}
-    for args, values in (((), {}), (("tp_size",), {}), ((), {**pin, "x": 0}), (("f",), pin)):
-        filling = frozen._filling(model.Pin)
-        assert filling is not None
-        with pytest.raises(TypeError) as ours:
-            filling(object.__new__(model.Pin), *args, **values)
-        with pytest.raises(TypeError) as theirs:
-            _reference(model.Pin)(*args, **values)
-        assert str(ours.value) == str(theirs.value)
+    for args, values in (
+        ((), {}),
+        (("tp_size",), {}),
+        ((), {"field": "f", "value": 1, "source": "user", "x": 0}),
+    ):
+        assert not frozen._Filling(model.Pin).filled(object.__new__(model.Pin), args, values)
 
 
-def test_a_first_check_compiles_nothing() -> None:
-    """Records are filled from their fields: a first `check` compiles no constructor (fails on
-    64c7175: the first record of each of 16 classes compiled one, ~2.4 ms), nor anything else
-    (fails on 5a77a10: 7 NamedTuple classes made at import compiled 33 annotations, and the first
-    compile of a process costs ~0.8 ms more, the compiler's own start). The modules' own source,
-    compiled when their bytecode is missing, is not counted; the SGLang pack is read from its
-    prebuilt form, its bytecode written first if it is missing (as tests/test_cli.py's first check)."""
-    import py_compile
-    from importlib.util import cache_from_source
-    from pathlib import Path
-
-    from solver.pack import prebuilt
-
-    module = Path(__file__).parent.parent / "constraints" / "sglang" / f"{prebuilt.MODULE}.py"
-    if not prebuilt._compiled(module):
-        py_compile.compile(str(module), cfile=cache_from_source(str(module)), doraise=True)
+def test_a_first_check_compiles_no_constructor() -> None:
+    """Records are filled from their fields: after a first `check`, no class has a constructor of
+    its own (fails on 64c7175: the first record of each of 16 classes compiled one, ~2.4 ms),
+    and nothing else was compiled either (fails on 5a77a10: 7 NamedTuple classes made at import
+    compiled 33 annotations and 7 constructors, and the first compile of a process costs ~0.8
+    ms more, the compiler's own start)."""
     script = (
         "import builtins, io, sys\n"
         "compiled = []\n"
         "real = builtins.compile\n"
-        "def recorded(source, filename, *args, **kwargs):\n"
-        "    if not str(filename).endswith('.py'):\n"
-        "        compiled.append(filename)\n"
-        "    return real(source, filename, *args, **kwargs)\n"
-        "builtins.compile = recorded\n"
+        "builtins.compile = lambda *args, **kwargs: compiled.append(args[0]) or real(*args, **kwargs)\n"
         "from solver.cli.commands import main\n"
+        "from solver.frozen import Frozen, _Made\n"
         "sys.stdout = io.StringIO()\n"
         "main(['check', '--set', 'platform=cuda', '--set', 'gpu_arch=sm90', '--set', 'tp_size=8'])\n"
         "sys.stdout = sys.__stdout__\n"
+        "shared = Frozen.__dict__['__init__']\n"
+        "made, todo = [], [_Made]\n"
+        "while todo:\n"
+        "    below = todo.pop().__subclasses__()\n"
+        "    made += below\n"
+        "    todo += below\n"
+        "print(sorted(c.__qualname__ for c in made if c.__dict__.get('__init__', shared) is not shared))\n"
         "print(compiled)\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout == "[]\n"
-
-
-def test_a_class_built_often_gets_the_compiled_constructor() -> None:
-    """After `FILLED_UP_TO` filled records a class gets the library's compiled constructor, which
-    is faster per record (fails on b89a439: every record was filled)."""
-    script = (
-        "from solver import frozen, model\n"
-        "def compiled():\n"
-        "    return model.Pin.__dict__['__init__'].__code__.co_filename.endswith('constructor>')\n"
-        "for n in range(frozen.FILLED_UP_TO):\n"
-        "    model.Pin(field='tp_size', value=n, source='user')\n"
-        "print(compiled(), end=' ')\n"
-        "made = model.Pin(field='tp_size', value=-1, source='user')\n"
-        "print(compiled(), made == model.Pin(field='tp_size', value=-1, source='user'))\n"
-    )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
-    assert done.stdout == "False True True\n"
+    assert done.stdout == "[]\n[]\n"
