@@ -10,9 +10,8 @@ none of it). Here the fields are read from the class as the library reads them (
 annotations in order after the made bases' fields, `ClassVar`s left out, defaults left as class
 attributes (a `field()` replaced by its default, or removed), a mutable default refused;
 `__match_args__` is set. Equality, hash, repr and frozenness are written once for all classes
-(`_Made`, `Frozen`, `Mutable`), and a record is filled from its class's fields as the
-constructor the library would write builds it (`_Filling`); that constructor is compiled only for
-a call it refuses, to refuse it in the library's words (`_built`).
+(`_Made`, `Frozen`, `Mutable`), and each class's constructor, the one the library would write,
+is compiled the first time the class is built: a class never built costs none.
 
 What the standard library reads of a dataclass, `__dataclass_fields__` and
 `__dataclass_params__` (`dataclasses.fields`, `replace`, `asdict`, pydantic), is made when first
@@ -391,70 +390,6 @@ def _built(cls: type[Any]) -> Callable[..., None]:
     return init
 
 
-class _Filling:
-    """What the constructor the library writes for `made` does with a call it accepts, without
-    compiling it: the instance's fields, in field order, from the arguments, else the defaults,
-    else a new value of each factory (a field not in `__init__`: its factory's only), then
-    `__post_init__`. A call it refuses (an argument missing, unknown, repeated or one too many)
-    goes to the compiled constructor, which refuses it in the library's words.
-
-    Why: a first `check` built 16 classes, and compiling their constructors (`_built`) was
-    ~2.4 ms of it, the first compile of a process ~0.8 ms more (the compiler's own start); a
-    record is filled as fast (Rule, 12 fields: 1.35-1.7 us against 1.55-1.6 compiled). Not for
-    a class with a data descriptor named as a field, or a mutable class with its own
-    `__setattr__` (its constructor sets through them)."""
-
-    __slots__ = ("accepted", "factories", "positional", "post_init", "required", "template", "usable")
-
-    def __init__(self, made: type[Any]) -> None:
-        found = fields(made)
-        self.positional = tuple(f.name for f in found if f.init and not f.kw_only)
-        self.accepted = frozenset(f.name for f in found if f.init)
-        self.required = frozenset(f.name for f in found if f.init and not _has_default(f))
-        # Every field the constructor sets, in field order: its default, or the factory marker
-        # (a required field's place is always taken by its argument).
-        self.template = {
-            f.name: _FACTORY if f.default_factory is not MISSING else f.default
-            for f in found
-            if f.init or f.default_factory is not MISSING
-        }
-        self.factories = tuple((f.name, f.default_factory) for f in found if f.default_factory is not MISSING)
-        self.post_init = hasattr(made, "__post_init__")
-        described = any(hasattr(type(getattr(made, f.name, None)), "__set__") for f in found)
-        own_setattr = not issubclass(made, Frozen) and any(
-            "__setattr__" in vars(c) for c in made.__mro__ if c is not object
-        )
-        self.usable = not (described or own_setattr)
-
-    def filled(self, record: Any, args: tuple[Any, ...], values: dict[str, Any]) -> bool:
-        """Whether `record` was built, from a call the library's constructor accepts."""
-        if not self.usable or len(args) > len(self.positional):
-            return False
-        if args:
-            bound = dict(zip(self.positional, args, strict=False))
-            if not bound.keys().isdisjoint(values):
-                return False
-            values = {**bound, **values}
-        if not (values.keys() <= self.accepted and self.required <= values.keys()):
-            return False
-        state = {**self.template, **values}  # (the template's order: field order)
-        for name, factory in self.factories:
-            if state[name] is _FACTORY:
-                state[name] = factory()
-        object.__setattr__(record, "__dict__", state)  # a new record: its dict is empty
-        if self.post_init:
-            record.__post_init__()
-        return True
-
-
-_FILLINGS: dict[type[Any], _Filling] = {}
-
-
-def _owner(kind: type[Any]) -> type[Any]:
-    """The made class whose fields a record of `kind` has (a subclass not made here: its base's)."""
-    return next(c for c in kind.__mro__ if "_made_fields" in c.__dict__)
-
-
 class _FactoryMarker:
     def __repr__(self) -> str:
         return "<factory>"  # as the library's marker shows in a signature
@@ -476,15 +411,9 @@ class _Made:
     _shown: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, *args: Any, **values: Any) -> None:
-        # Filled from the fields (`_Filling`); a call the library refuses, or a class filling
-        # cannot build, goes to the constructor the library writes, compiled then for its class.
-        kind = self.__class__
-        owner = kind if "_made_fields" in kind.__dict__ else _owner(kind)
-        filling = _FILLINGS.get(owner)
-        if filling is None:
-            filling = _FILLINGS[owner] = _Filling(owner)
-        if not filling.filled(self, args, values):
-            _built(owner)(self, *args, **values)
+        # The first record of its class: the class's own constructor replaces this one.
+        owner = next(c for c in self.__class__.__mro__ if "_made_fields" in c.__dict__)
+        _built(owner)(self, *args, **values)
 
     # The compared fields of two records of one class as tuples; `Name(field=value!r, ...)`.
     def __eq__(self, other: object) -> bool:
