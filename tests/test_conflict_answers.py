@@ -190,6 +190,19 @@ def test_no_rule_is_quoted_when_each_only_narrows_an_option_nobody_set() -> None
     _assert_quotes_what_the_user_can_set(vllm, exc)
 
 
+def test_no_rule_alone_says_nothing_without_an_unset_option() -> None:
+    """`_no_rule_alone` names the options nobody set; a conflict reading none (or of no rule) gets
+    no sentence at all (5e2b239: "together they leave  (not given) no values that hold together.")."""
+    from types import SimpleNamespace
+
+    from solver.engine.csp import compile_pack
+    from solver.render import answers
+
+    vllm = load_pack("vllm")
+    exc = SimpleNamespace(conflict=SimpleNamespace(rules=[], pins=[]), request={})
+    assert answers._no_rule_alone(exc, vllm, compile_pack(vllm)) == ""
+
+
 def test_the_paragraph_spells_values_as_the_other_answers_do() -> None:
     """A derived yes/no in the paragraph reads `is_moe=true` (0b3452a: Python's `is_moe=True`)."""
     sglang = load_pack("sglang")

@@ -247,6 +247,8 @@ def _no_rule_alone(exc: Any, pack: Pack, cp: Any) -> str:
     user typed or a repair changes (`quoted_rule` None): the rules of a minimal conflict are each
     needed, so none is the reason alone; together they leave the options nobody set no value."""
     unset = _unset_options(exc, pack, cp)
+    if not unset:  # (no rule in the conflict, or none reading an unset option: nothing to say)
+        return ""
     what = "no value" if len(unset) == 1 else "no values that hold together"
     return f"No rule alone is the reason: together they leave {' and '.join(unset)} (not given) {what}."
 
