@@ -15,11 +15,12 @@ the checks of the audit itself, on a launcher made up here, are.
   ellipsis ("DeepEP ... mode requires deep_gemm") leaves out words: each piece is looked for.
 
 The launcher's package directory is found at CONFSOLVE_SGLANG_SITE / CONFSOLVE_VLLM_SITE (the
-directory holding `sglang/` or `vllm/`, a venv's site-packages), else in the oracle venvs at
-/work/oracle-sglang and /work/oracle-vllm; a pack whose launcher is not installed is skipped and
-says where it looked. What the audit finds and the pack keeps on purpose is in `KNOWN` below, each
-with its reason: such a finding fails nowhere, and a known finding that no longer occurs fails
-(so the list shrinks as the packs are fixed).
+directory holding `sglang/` or `vllm/`, a venv's site-packages), else in the venv of the oracle
+harness (../shared/tools/*-oracle) that runs it: where the harness's own variable puts it
+(ORACLE_VENV, ORACLE_VLLM_HOME/venv), else the harness's default; a pack whose launcher is not
+installed is skipped and says where it looked. What the audit finds and the pack keeps on
+purpose is in `KNOWN` below, each with its reason: such a finding fails nowhere, and a known
+finding that no longer occurs fails (so the list shrinks as the packs are fixed).
 """
 
 from __future__ import annotations
@@ -36,18 +37,28 @@ import pytest
 from solver import load_pack
 from solver.model import Preference, Rule
 
-# pack -> (the environment variable naming the site directory, the places tried after it, the
+# The oracle harnesses beside this repository, whose venvs hold the launchers.
+_TOOLS = Path(__file__).resolve().parents[2] / "shared" / "tools"
+
+
+def _harness_venvs(variable: str, below: str, default: Path) -> list[Path]:
+    """Where an oracle harness builds its venv: under its own environment variable, else its default."""
+    given = os.environ.get(variable)
+    return [Path(given) / below if given else default]
+
+
+# pack -> (the environment variable naming the site directory, the venvs tried after it, the
 # package's directory name, the files that declare environment variables without reading them).
 LAUNCHERS = {
     "sglang": (
         "CONFSOLVE_SGLANG_SITE",
-        [Path("/work/oracle-sglang/lib/python3.11/site-packages")],
+        _harness_venvs("ORACLE_VENV", "", _TOOLS / "sglang-oracle" / ".oracle-venv"),
         "sglang",
         ("sglang/srt/environ.py",),
     ),
     "vllm": (
         "CONFSOLVE_VLLM_SITE",
-        [Path("/work/oracle-vllm/venv/lib/python3.11/site-packages")],
+        _harness_venvs("ORACLE_VLLM_HOME", "venv", _TOOLS / "vllm-oracle" / "venv"),
         "vllm",
         ("vllm/envs.py",),
     ),
@@ -94,8 +105,9 @@ _OWN_WORDS = 0.5
 
 
 def _site(pack: str) -> Path:
-    variable, tried, package, _ = LAUNCHERS[pack]
+    variable, venvs, package, _ = LAUNCHERS[pack]
     given = os.environ.get(variable)
+    tried = [site for venv in venvs for site in sorted(venv.glob("lib/python3*/site-packages"))] or venvs
     places = [Path(given)] if given else tried
     for place in places:
         if (place / package / "__init__.py").is_file():
