@@ -203,3 +203,19 @@ def test_a_repair_s_fact_change_is_said_after_the_command_not_inside_it(
     )
     code, out, err = run(capsys, "resolve", *argv)
     assert "--tp-size 8    (on a machine or model with gpu_arch=sm75)" in out + err
+
+
+def test_the_paragraph_names_options_as_the_launcher_spells_them(capsys: pytest.CaptureFixture[str]) -> None:
+    """An option is named by the flag the user types, as `resolve` lists it ("--attention-backend
+    fa3 (you set it)"); facts keep their names. Round 30 said "attention_backend=fa3 ... Try: unset
+    attention_backend" here and "together they leave attention_backend (not given)" elsewhere."""
+    argv = [
+        *["--set", "platform=cuda", "--set", "gpu_arch=sm120", "--set", "architecture=DeepseekV3ForCausalLM"],
+        *["--set", "checkpoint_quant=fp8", "--set", "tp_size=8", "--set", "attention_backend=fa3"],
+    ]
+    code, out, _ = run(capsys, "check", *argv)
+    assert code == 1
+    assert out.startswith("conflict: --attention-backend fa3, platform=cuda, gpu_arch=sm120 cannot hold"), out
+    assert "Try: leave --attention-backend on auto." in out, out
+    code, out, _ = run(capsys, "check", "--json", *argv)
+    assert json.loads(out)["conflict"]["pins"][0]["field"] == "attention_backend"  # JSON: field names

@@ -79,7 +79,8 @@ def _assert_quotes_what_the_user_can_set(pack: Pack, exc: Unsatisfiable) -> None
     if len(rules) > 1 and unset:
         assert rid is None, (rid, unset)
         said = conflict_paragraph(exc, None, pack).split(NO_RULE_ALONE, 1)[1].split(" (not given)", 1)[0]
-        assert set(said.split(" and ")) == unset, (said, unset)
+        # (named as the user types them: each option by its launcher flag)
+        assert set(said.split(" and ")) == {pack.fields[f].cli_flag for f in unset}, (said, unset)
     else:
         assert rid is not None
 
@@ -186,7 +187,7 @@ def test_no_rule_is_quoted_when_each_only_narrows_an_option_nobody_set() -> None
     assert len(exc.conflict.rules) > 1 and not exc.repairs
     paragraph = conflict_paragraph(exc, None, vllm)
     assert not any(r.because.rstrip(".").lower() in paragraph.lower() for r in exc.conflict.rules), paragraph
-    assert f"{NO_RULE_ALONE}attention_backend (not given) no value." in paragraph, paragraph
+    assert f"{NO_RULE_ALONE}--attention-backend (not given) no value." in paragraph, paragraph
     _assert_quotes_what_the_user_can_set(vllm, exc)
 
 

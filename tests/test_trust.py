@@ -33,8 +33,8 @@ def test_check_refuses_what_sglang_refuses_as_typed(capsys: pytest.CaptureFixtur
     """sm100 + DeepSeek-V3 + fp8_e5m2 KV: SGLang's own trtllm_mla refuses the KV dtype."""
     code, out, _ = run(capsys, "check", *DSV3_B200, "--set", "kv_cache_dtype=fp8_e5m2")
     assert code == 1
-    assert "attention_backend=trtllm_mla" in out and "trtllm-mla-kv-dtype" in out
-    assert "Try: set attention_backend=" in out  # the repair says which flag to set
+    assert "--attention-backend trtllm_mla" in out and "trtllm-mla-kv-dtype" in out
+    assert "Try: use --attention-backend " in out  # the repair says which flag to set
 
 
 def test_check_conflict_json_names_the_failing_launcher_default(capsys: pytest.CaptureFixture[str]) -> None:

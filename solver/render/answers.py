@@ -123,13 +123,15 @@ def conflict_paragraph(
         return said.get(p.source, "")
 
     # (Values as every other answer spells them: `is_moe=true`, not Python's `True`.)
-    pins = ", ".join(f"{p.field}={show(p.value)}{source(p)}" for p in exc.conflict.pins)
+    pins = ", ".join(f"{typed_pin(pack, p.field, p.value)}{source(p)}" for p in exc.conflict.pins)
     fix = ""
     if first is not None and render is not None:
         fix = f" Try: {render(first)}."  # (`render` puts the command in backticks)
     elif first is not None:
-        changes = [f"unset {n}" for n in first.unset]
-        changes += [f"set {n}={show(v)}" for n, v in first.set.items()]
+        changes = [f"leave {typed_name(pack, n)} on auto" for n in first.unset]
+        changes += [
+            f"{'use' if _is_option(pack, n) else 'set'} {typed_pin(pack, n, v)}" for n, v in first.set.items()
+        ]
         fix = " Try: " + "; ".join(changes) + "."
     elif getattr(exc, "repairs_searched", False):
         # Said as `resolve` says it: what the user typed is not what fails, the model or machine is.
@@ -139,10 +141,10 @@ def conflict_paragraph(
         d = exc.launcher_default
         assumed = any(p.field == d["field"] and p.source == "assumed" for p in exc.conflict.pins)
         lead = (
-            f"{d['field']} was not given and {d['field']}={show(d['value'])} is assumed "
-            f"({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
+            f"{typed_name(pack, d['field'])} was not given and {typed_pin(pack, d['field'], d['value'])} "
+            f"is assumed ({d['preference'] or 'its default'}; a fact is never searched), and it fails. "
             if assumed
-            else f"as typed, the launcher picks {d['field']}={show(d['value'])} by itself "
+            else f"as typed, the launcher picks {typed_pin(pack, d['field'], d['value'])} by itself "
             f"({d['preference'] or 'its default'}), and it fails. "
         )
     quoted = quoted_rule(exc, first, pack, cp)
@@ -250,7 +252,27 @@ def _no_rule_alone(exc: Any, pack: Pack, cp: Any) -> str:
     if not unset:  # (no rule in the conflict, or none reading an unset option: nothing to say)
         return ""
     what = "no value" if len(unset) == 1 else "no values that hold together"
-    return f"No rule alone is the reason: together they leave {' and '.join(unset)} (not given) {what}."
+    named = " and ".join(typed_name(pack, f) for f in unset)
+    return f"No rule alone is the reason: together they leave {named} (not given) {what}."
+
+
+def _is_option(pack: Pack | None, name: str) -> bool:
+    return pack is not None and name in pack.fields and pack.fields[name].kind == "option"
+
+
+def typed_name(pack: Pack | None, name: str) -> str:
+    """A field as the user types it in a launch command: an option as its launcher flag
+    (`--attention-backend`), a fact or an environment variable by its name (`gpu_arch`,
+    `SGLANG_USE_AITER`: no launcher flag spells those). JSON keeps the field names."""
+    return pack.fields[name].cli_flag if _is_option(pack, name) and pack is not None else name
+
+
+def typed_pin(pack: Pack | None, name: str, value: Scalar) -> str:
+    """`--attention-backend fa3` for an option, `gpu_arch=sm120` for a fact (as `resolve` lists a
+    conflict's pins, without the facts' labels: the paragraph is one sentence)."""
+    if _is_option(pack, name):
+        return f"{typed_name(pack, name)} {show(value)}"
+    return f"{name}={show(value)}"
 
 
 def packs(rows: Sequence[Mapping[str, Any]]) -> str:
