@@ -117,6 +117,10 @@ class Field(Record):
     # the rewrite reads the value typed (`given(FIELD) == VALUE`): solver.pack.given.
     rewrites: dict[str, dict[str, Scalar]] = frozen.field(default_factory=dict)
     file: str = ""
+    # An environment variable: what the launcher does with a value that is neither a domain value
+    # nor one of `aliases` (its reader quoted: "SGLang's EnvBool warns and runs its default, off"),
+    # said where such a value is refused, so the user learns the launcher would not read it as meant.
+    unread: str = ""
 
     @property
     def cli_flag(self) -> str:

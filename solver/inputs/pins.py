@@ -167,7 +167,29 @@ def coerce(field: Field, value: Any) -> tuple[Scalar | None, InputIssue | None]:
         for allowed in field.domain:
             if meant is not None and str(allowed) == meant:
                 return allowed, None
+    if field.env and kinds == {str}:
+        return None, _issue(field, value, _unread(field, value), guess=False)
     return None, _issue(field, value, None)
+
+
+def _unread(field: Field, value: Any) -> str:
+    """The refusal of a variable's value the launcher does not read as one of the field's values:
+    what the launcher does with it (the pack's `unread`), and every spelling it does read. A
+    similar-looking value is not suggested: "on" is one letter from "no", its opposite."""
+    values = [show(v) for v in field.domain]
+    read = [
+        f"{', '.join(words)} as {v}"
+        for v in values
+        if (words := [k for k, meant in field.aliases.items() if meant == v and k.lower() != v.lower()])
+    ]
+    also = f"; the launcher also reads {'; '.join(read)}, in any case" if read else ""
+    why = (
+        f"is not read as you may mean: {field.unread.rstrip().rstrip('.')}"
+        if field.unread
+        else f"is not a value the launcher reads for {field.name}"
+    )
+    either = " or ".join(f"{field.name}={v}" for v in values)
+    return f"{_typed(field, value, 80)} {why}. Set {either}{also}."
 
 
 def _typed(field: Field, value: Any, width: int) -> str:
@@ -183,9 +205,9 @@ def _typed_name(field: Field) -> str:
     return field.cli_flag if field.kind == "option" else field.name
 
 
-def _issue(field: Field, value: Any, message: str | None) -> InputIssue:
+def _issue(field: Field, value: Any, message: str | None, *, guess: bool = True) -> InputIssue:
     domain = [show(v) for v in field.domain]
-    text = _suggestion_text(value)
+    text = _suggestion_text(value) if guess else None
     # Did-you-mean also searches the labels' words and the aliases (ignoring case), and
     # suggests the value they name.
     spelled = {d.lower(): d for d in domain}

@@ -521,6 +521,10 @@ def _domain_problems(field: Field) -> list[str]:
         out.append(f"auto spelling {field.auto!r} is also a domain value")
     if field.absent is not None and not any(same(field.absent, v) for v in domain):
         out.append(f"absent value {field.absent!r} is not a domain value")
+    if field.unread and not field.env:
+        out.append(
+            "unread says how a launcher reads an environment variable: only a field with env = true has it"
+        )
     for key in field.labels:
         if key not in {str(v) for v in domain}:
             out.append(f"label for {key!r}, which is not a domain value")
