@@ -129,10 +129,9 @@ def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack
 
         directory = constraints.pack_directory(name_or_path)
         if directory is None:
-            import difflib
-
             names = constraints.shipped_packs()
-            close = tuple(difflib.get_close_matches(name_or_path, names, n=2))
+            close = _close_pack_names(name_or_path, names)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}? Shipped" if close else "; shipped"
             raise InvalidInput(
                 [
                     InputIssue(
@@ -140,7 +139,7 @@ def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack
                         value=name_or_path,
                         did_you_mean=close,
                         allowed=tuple(names),
-                        message=f"no pack named {name_or_path!r}; shipped packs: {', '.join(names)}"
+                        message=f"no pack named {name_or_path!r}{hint} packs: {', '.join(names)}"
                         f" (a directory is given as a path: ./{name_or_path})",
                     )
                 ]
@@ -150,20 +149,46 @@ def load_pack(name_or_path: str | Path, *, budget: Budget | None = None) -> Pack
 
     path = Path(name_or_path).expanduser() if isinstance(name_or_path, str) else Path(name_or_path)
     try:
-        exists = path.exists()
+        exists, is_dir = path.exists(), path.is_dir()
+        has_manifest = is_dir and (path / "pack.toml").exists()
     except (OSError, ValueError):  # a NUL byte, a name too long
-        exists = False
-    if not exists:
+        exists = is_dir = has_manifest = False
+    if not has_manifest:
+        # Bad input (exit 2), not a broken pack (exit 3): the path names no pack at all.
+        import constraints
+
+        names = constraints.shipped_packs()
+        close = _close_pack_names(path.name, names)
+        what = (
+            "the path does not exist"
+            if not exists
+            else "it is a file; a pack is a directory holding pack.toml and the files it lists"
+            if not is_dir
+            else "the directory has no pack.toml (a pack directory holds pack.toml and the files it lists)"
+        )
+        hint = f"; did you mean the shipped pack {' or '.join(repr(c) for c in close)}?" if close else "."
         raise InvalidInput(
             [
                 InputIssue(
                     field="pack",
                     value=str(name_or_path),
-                    message=(f"no pack directory at {str(name_or_path)!r}: the path does not exist"),
+                    did_you_mean=close,
+                    allowed=tuple(names),
+                    message=f"no pack at {str(name_or_path)!r}: {what}{hint} Shipped packs, given by name: "
+                    f"{', '.join(names)}.",
                 )
             ]
         )
     return load_directory(path, budget=budget)
+
+
+def _close_pack_names(typed: str, names: list[str]) -> tuple[str, ...]:
+    """The shipped pack names `typed` may mean: by spelling, ignoring case (`SGLang`, `sglangg`)."""
+    import difflib
+
+    lowered = {n.lower(): n for n in names}
+    found = difflib.get_close_matches(typed.lower(), list(lowered), n=2)
+    return tuple(lowered[f] for f in found)
 
 
 def looks_like_path(text: str) -> bool:

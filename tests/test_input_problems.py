@@ -420,3 +420,14 @@ def test_a_wrong_kind_of_library_argument_is_an_input_error_naming_it(index: int
     with pytest.raises(InvalidInput) as caught:
         call()  # type: ignore[operator]
     assert says in str(caught.value) and "(" in str(caught.value).partition(" not ")[2]
+
+
+def test_a_full_width_value_is_refused_with_the_value_it_stands_for(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`ｆａ３` (full-width letters, an input method left on) had no did-you-mean."""
+    assert main(["check", "--set", "platform=cuda", "--set", "attention_backend=ｆａ３"]) == 2
+    assert (
+        "--attention-backend 'ｆａ３' is not a value of attention_backend; did you mean 'fa3'"
+        in capsys.readouterr().err
+    )

@@ -76,6 +76,12 @@ def _suggestion_text(value: Any) -> str | None:
         return None
     if isinstance(value, int | float | str):
         text = str(value)
+        if not text.isascii():
+            # Full-width or compatibility letters ("ｆａ３", typed with an IME on) compare as the
+            # letters they stand for: the value is still refused, and the suggestion is "fa3".
+            import unicodedata
+
+            text = unicodedata.normalize("NFKC", text)
         return text if len(text) <= _MAX_SUGGEST_LENGTH else None
     return None
 

@@ -131,7 +131,13 @@ def read_files(
             return None
         meta = manifest.get("pack")
         if not isinstance(meta, dict):
-            problems.add(PackProblem("pack", "pack.toml needs a [pack] table", "pack.toml"))
+            problems.add(
+                PackProblem(
+                    "pack",
+                    "needs a [pack] table: name, version and files (the pack's other TOML files)",
+                    "pack.toml",
+                )
+            )
             return None
         pack_name = str(meta.get("name") or root.name)
         names = meta.get("files", [])
