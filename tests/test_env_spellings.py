@@ -85,3 +85,16 @@ def test_unread_belongs_to_an_environment_variable(tmp_path: Path) -> None:
     with pytest.raises(PackError) as info:
         load_pack(pack)
     assert "only a field with env = true has it" in str(info.value)
+
+
+def test_a_variable_typed_before_the_launch_command_is_refused_the_same_way(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`SGLANG_USE_AITER=on python -m sglang.launch_server ...`: the words as --set and the
+    environment say them (and the spelling SGLang reads, TRUE, is taken)."""
+    launch = ["python", "-m", "sglang.launch_server", "--tp", "1"]
+    code, _, err = run(capsys, "check", *ROCM, "--", "SGLANG_USE_AITER=on", *launch)
+    assert code == 2
+    assert "SGLANG_USE_AITER='on' is not a value the launcher reads for SGLANG_USE_AITER. Set " in err, err
+    code, _, err = run(capsys, "check", *ROCM, "--", "SGLANG_USE_AITER=TRUE", *launch)
+    assert code == 0, err
