@@ -419,9 +419,12 @@ def env_unset(field: Field) -> Scalar:
 def facts_from_environ(pack: Pack, environ: Mapping[str, str] | None = None) -> dict[str, Pin]:
     """The pack's environment facts as set in `environ` (default: this process's environment).
 
-    Values are normalised the way launchers read them: "true"/"yes"/"on" count as "1". A
-    variable that is not set is read too, as its unset value (the field's `absent`, else its
-    first domain value): the environment was looked at, so nothing about it is assumed.
+    Values are read the way the launcher reads them (`env_value`, `coerce`): a domain value, or
+    one of the words the pack lists for the variable (`aliases`: "true" for "1" where the launcher
+    takes it), in any case; any other value is refused naming the variable and what the launcher
+    would do with it (`unread`), as `--set` refuses it. A variable that is not set is read too, as
+    its unset value (the field's `absent`, else its first domain value): the environment was
+    looked at, so nothing about it is assumed.
     """
     env = os.environ if environ is None else environ
     issues = input_issues()  # every badly set variable at once
