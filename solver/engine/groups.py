@@ -10,11 +10,11 @@ counter's split, at every node of its searches, by a walk over an index of each 
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from typing import TypeVar
 
-__all__ = ["connected_groups", "grouped_by_readers"]
+__all__ = ["connected_groups", "connected_positions", "grouped_by_readers"]
 
 Item = TypeVar("Item")
 
@@ -58,6 +58,56 @@ def connected_groups(items: Sequence[Item], names: Sequence[Sequence[str]]) -> l
             group = groups[root] = []
             out.append(group)
         group.append(item)
+    return out
+
+
+def connected_positions(count: int, readers: Iterable[Sequence[int]]) -> list[list[int]]:
+    """The positions 0 to `count` - 1 grouped so that the positions of one list of `readers` (the
+    items reading one name, as positions) are in the same group: `connected_groups` of `count`
+    items, given each name's readers instead of each item's names. The groups come in the order of
+    their first position, each ascending; a position no list holds is a group of its own.
+
+    For a caller whose names' readers are indexed once and most of whose items read no name it
+    links (a conflict's groups: ~290 SGLang rules, the fields left unpinned read by ~80; at 5,000
+    synthetic fields 15,000 rules), where making each item's list of names was most of the work.
+
+    >>> connected_positions(5, [[0, 2], [2, 3]])
+    [[0, 2, 3], [1], [4]]
+    >>> connected_positions(3, [])
+    [[0], [1], [2]]
+    """
+    parent: dict[int, int] = {}
+
+    def find(at: int) -> int:
+        root = at
+        while (up := parent[root]) != root:
+            root = up
+        while at != root:  # path compression: every position on the way points at the root
+            parent[at], at = root, parent[at]
+        return root
+
+    for group in readers:
+        if not group:
+            continue
+        for at in group:
+            parent.setdefault(at, at)
+        root = find(group[0])
+        for other in group[1:]:
+            found = find(other)
+            if found != root:
+                parent[found] = root
+    out: list[list[int]] = []
+    groups: dict[int, list[int]] = {}
+    for at in range(count):
+        if at not in parent:
+            out.append([at])
+            continue
+        root = find(at)
+        found_group = groups.get(root)
+        if found_group is None:
+            found_group = groups[root] = []
+            out.append(found_group)
+        found_group.append(at)
     return out
 
 
