@@ -197,73 +197,127 @@ def _repairs(
         as_user = {n: p.model_copy(update={"source": "user"}) for n, p in pins.items()}
         found = diagnoses(cp, as_user, max_size=2, conflicts=known, witnesses=proofs, hint=start)
     # Ranked by: fewest changes; dropping a flag before typing another value; keeping the user's
-    # precision and layout (`changes_setup`); the least preference rank lost.
-    candidates: list[tuple[tuple[int, int, bool, int, int], Repair]] = []
-    for diagnosis in found:
+    # precision and layout (`changes_setup`); the least preference rank lost. Each is verified by
+    # a full resolution only when the ranking reaches it (`_verified_first`): the diagnoses of one
+    # flag are verified dropped first, since their values are ranked after that answer.
+    candidates: list[_Candidate] = []
+    for at, diagnosis in enumerate(found):
         base = {n: p for n, p in pins.items() if n not in diagnosis}
+        setup = changes_setup(plan.pack, diagnosis)
+        if len(diagnosis) != 1:
+            if tier == "user":  # (dropped only: with the facts, a change of several is none)
+                dropped = partial(_dropped, plan, pins, diagnosis, base, proofs.get(diagnosis), predict)
+                candidates.append(((len(diagnosis), 0, setup, 0, 0), (at, 0), dropped))
+            continue
         # (Only values are read: no departures, half of a verification on a large pack.)
         auto = try_resolve(plan, base, departures=False, witness=proofs.get(diagnosis), predict=predict)
-        if auto is None and len(diagnosis) != 1:
-            continue
         # (Unset, a field can fail where a value set for it works: one the search may not choose,
         # or a fact the search picks before a model trait it cannot pick fails its assumed value.)
-        alternatives: dict[str, list[Scalar]] = {}
-        given = {n: p.value for n, p in base.items()}
-        open_to = Witnesses(cp, given, "looking for repairs")
-        witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
-        for name in diagnosis:
-            ranked = nearest_first(plan.pack, pins[name], plan.ranking(name, auto or given)[0])
-            alternatives[name] = []
-            for v in ranked:
-                proof = open_to.witness(name, v, auto)
-                if proof is not None:
-                    alternatives[name].append(v)
-                    witnesses[name, v] = proof
+        alternatives, witnesses = _alternatives(plan, pins, diagnosis, base, auto)
         if tier == "user" and auto is not None:
-            candidates.append(
-                (
-                    (len(diagnosis), 0, changes_setup(plan.pack, diagnosis), 0, 0),
-                    Repair.model_construct(
-                        set={},
-                        unset=list(diagnosis),
-                        values=auto,
-                        alternatives=alternatives,
-                        changes=len(diagnosis),
-                        rank_loss=0,
-                    ),
-                )
+            repair = Repair.model_construct(
+                set={}, unset=list(diagnosis), values=auto, alternatives=alternatives, changes=1, rank_loss=0
             )
-        if len(diagnosis) != 1:
-            continue
+            candidates.append(((1, 0, setup, 0, 0), (at, 0), repair))
         name = diagnosis[0]
         best = auto[name] if auto is not None else None
         options = [v for v in alternatives[name] if tier == "facts" or v != best]
         for rank, value in enumerate(options[:MAX_ALTERNATIVES_PER_FIELD]):
-            values = try_resolve(
-                plan,
-                {**base, name: Pin(field=name, value=value, source=pins[name].source)},
-                witness=witnesses[name, value],
-                departures=False,
-                predict=predict,
-            )
-            if values is None:
-                continue
+            request = {**base, name: Pin(field=name, value=value, source=pins[name].source)}
             loss = alternatives[name].index(value)
-            candidates.append(
-                (
-                    (1, 1, changes_setup(plan.pack, diagnosis), loss, 1 + rank),
-                    Repair.model_construct(
-                        set={name: value},
-                        unset=[],
-                        values=values,
-                        alternatives=alternatives,
-                        changes=1,
-                        rank_loss=loss,
-                    ),
-                )
+            typed = partial(
+                _typed, plan, request, name, value, alternatives, loss, witnesses[name, value], predict
             )
-    candidates.sort(key=lambda c: c[0])
-    return [repair for _, repair in candidates[:limit]]
+            candidates.append(((1, 1, setup, loss, 1 + rank), (at, 1 + rank), typed))
+    return _verified_first(candidates, limit)
+
+
+# A repair of `_repairs` before it is verified: its rank (fewest changes, dropping before typing,
+# keeping the user's setup, the least preference rank lost, the value's place), its place among
+# those of that rank (the diagnosis's, then dropping before each value), and the repair (verified
+# already) or what verifies it (None: it does not resolve).
+_Candidate = tuple[tuple[int, int, bool, int, int], tuple[int, int], "Repair | Callable[[], Repair | None]"]
+
+
+def _verified_first(candidates: list[_Candidate], limit: int) -> list[Repair]:
+    """The first `limit` of `candidates` in their rank that resolve, each verified only when
+    reached: the same repairs as verifying every one and sorting them, without the resolutions
+    of those ranked after (a-m12-cutlass-fp8-ep: 4 of 9, each ~1 ms)."""
+    out: list[Repair] = []
+    for _, _, repair in sorted(candidates, key=lambda candidate: candidate[:2]):
+        if len(out) >= limit:
+            break
+        made = repair if isinstance(repair, Repair) else repair()
+        if made is not None:
+            out.append(made)
+    return out
+
+
+def _alternatives(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    diagnosis: tuple[str, ...],
+    base: Mapping[str, Pin],
+    auto: Mapping[str, Scalar] | None,
+) -> tuple[dict[str, list[Scalar]], dict[tuple[str, Scalar], Mapping[str, Scalar]]]:
+    """Per field of `diagnosis`, the values some configuration keeps with the rest of the request
+    (`base`), in the order a repair offers them (`nearest_first` of the ranking given `auto`, the
+    request's answer with the diagnosis dropped, else `base`), and the solution that shows each."""
+    alternatives: dict[str, list[Scalar]] = {}
+    given = {n: p.value for n, p in base.items()}
+    open_to = Witnesses(plan.compiled, given, "looking for repairs")
+    witnesses: dict[tuple[str, Scalar], Mapping[str, Scalar]] = {}
+    for name in diagnosis:
+        ranked = nearest_first(plan.pack, pins[name], plan.ranking(name, auto or given)[0])
+        alternatives[name] = []
+        for v in ranked:
+            proof = open_to.witness(name, v, auto)
+            if proof is not None:
+                alternatives[name].append(v)
+                witnesses[name, v] = proof
+    return alternatives, witnesses
+
+
+def _dropped(
+    plan: Plan,
+    pins: Mapping[str, Pin],
+    diagnosis: tuple[str, ...],
+    base: Mapping[str, Pin],
+    proof: Mapping[str, Scalar] | None,
+    predict: bool,
+) -> Repair | None:
+    """The repair that drops every flag of `diagnosis` (several), verified; None if it fails."""
+    auto = try_resolve(plan, base, departures=False, witness=proof, predict=predict)
+    if auto is None:
+        return None
+    alternatives, _ = _alternatives(plan, pins, diagnosis, base, auto)
+    return Repair.model_construct(
+        set={},
+        unset=list(diagnosis),
+        values=auto,
+        alternatives=alternatives,
+        changes=len(diagnosis),
+        rank_loss=0,
+    )
+
+
+def _typed(
+    plan: Plan,
+    request: Mapping[str, Pin],
+    name: str,
+    value: Scalar,
+    alternatives: dict[str, list[Scalar]],
+    loss: int,
+    witness: Mapping[str, Scalar],
+    predict: bool,
+) -> Repair | None:
+    """The repair that types `value` for `name` (`request`), verified; None if it fails."""
+    values = try_resolve(plan, request, witness=witness, departures=False, predict=predict)
+    if values is None:
+        return None
+    return Repair.model_construct(
+        set={name: value}, unset=[], values=values, alternatives=alternatives, changes=1, rank_loss=loss
+    )
 
 
 @dataclass
