@@ -42,6 +42,7 @@ from solver.pack.crosscheck import (
     check_references,
     parse_conditions,
 )
+from solver.pack.domains import domain_problems
 from solver.pack.files import (
     MAX_FILE_BYTES,
     MAX_FILES,
@@ -56,7 +57,6 @@ from solver.pack.files import (
 from solver.pack.named import collect_conditions, collect_sets, expand_conditions, expand_records
 from solver.pack.parser_flags import check_parser_flags, collect_parser_flags
 from solver.pack.text import FileIndex, did_you_mean, index_of
-from solver.values import same, show
 
 if TYPE_CHECKING:
     from solver.budget import Budget
@@ -501,48 +501,8 @@ def _collect_fields(
             problems.add(PackProblem(where, text, file, where_is.line(file, where, key)))
             where_is.broken.add(field_name)
             continue
-        problems.add(*(PackProblem(where, msg, file) for msg in _domain_problems(field)))
+        problems.add(*(PackProblem(where, msg, file) for msg in domain_problems(field, MAX_DOMAIN)))
         fields[field_name] = field
-
-
-def _domain_problems(field: Field) -> list[str]:
-    out: list[str] = []
-    domain = field.domain
-    if not domain:
-        return ["the domain is empty"]
-    if len(domain) > MAX_DOMAIN:
-        out.append(f"the domain has {len(domain)} values; at most {MAX_DOMAIN}")
-    kinds = {type(v) for v in domain}
-    if len(kinds) > 1:
-        out.append("domain values must all be strings, all integers or all booleans")
-    if len(set(map(repr, domain))) != len(domain):
-        out.append("the domain lists a value twice")
-    if field.auto is not None and any(field.auto == v for v in domain):
-        out.append(f"auto spelling {field.auto!r} is also a domain value")
-    if field.absent is not None and not any(same(field.absent, v) for v in domain):
-        out.append(f"absent value {field.absent!r} is not a domain value")
-    if field.unread and not field.env:
-        out.append(
-            "unread says how a launcher reads an environment variable: only a field with env = true has it"
-        )
-    for key in field.labels:
-        if key not in {str(v) for v in domain}:
-            out.append(f"label for {key!r}, which is not a domain value")
-    for key, sets in field.rewrites.items():
-        if key not in {show(v) for v in domain}:
-            out.append(f"rewrites {key!r}, which is not a domain value")
-        if field.kind != "option" or not sets or field.name in sets:
-            out.append(f"rewrites {key!r}: an option's value rewritten to other fields' values")
-    if field.env and field.kind != "fact":
-        out.append("an environment field must be a fact")
-    if field.flag_value != "value" and kinds != {bool}:
-        out.append(f"flag_value = {field.flag_value!r} needs a boolean field")
-    if field.open is not None:
-        if kinds != {int}:
-            out.append("open = {...} needs an integer field")
-        elif not all(field.open.admits(v) for v in domain):
-            out.append(f"the listed values must lie in the open range ({field.open.text()})")
-    return out
 
 
 def _collect(
