@@ -86,6 +86,7 @@ def launcher_picks(plan: Plan, settled: Settled, strict: bool) -> LauncherPicks 
             predict=True,
             values_only=True,
             assumed=settled.assumed,
+            decided_before=agreed,
         )
     except ChainFailed as exc:
         # Without its traceback: this frame holding the exception that holds this frame is a
