@@ -161,6 +161,12 @@ class CompiledPack:
             self.tables.store(self._verdict_sets, key, found)
         return found
 
+    def verdicts_kept(self) -> Mapping[tuple[int, str, tuple[tuple[str, Scalar], ...]], Verdicts]:
+        """The verdicts made so far (read-only), by the id of a rule's python-constraint object,
+        the field and the known values (`_verdicts`' key): for a caller that asks hundreds in a
+        row and reads them without a call each (the checked guess, `guess.likely_values`)."""
+        return self._verdict_sets
+
     def verdicts(
         self, rule_id: str, target: str, known: tuple[tuple[str, Scalar], ...]
     ) -> tuple[frozenset[Scalar], frozenset[Scalar]]:

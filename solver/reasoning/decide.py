@@ -71,6 +71,7 @@ def settle(
     values_only: bool = False,
     assumed: Mapping[str, Scalar] | None = None,
     skipped: Mapping[str, Collection[Scalar]] | None = None,
+    decided_before: int = 0,
 ) -> Settled:
     """The decisions (`_decide`) for a satisfiable request. When the launcher's chain for a field
     fails, its own picks may be what makes it override a user value (SGLang's FORCE:
@@ -80,7 +81,10 @@ def settle(
     over (`assume.assumed_first`). Raises `ChainFailed` (with `.pins`) when none helps,
     `RequestFails` when the adjusted request has no solution. `values_only`: see `_decide`. `assumed`: facts
     already assumed first (in `state`), by an earlier `settle` of the same request. `skipped`:
-    values a searched field never takes (see `_decide`)."""
+    values a searched field never takes (see `_decide`). `decided_before` (with `values_only`):
+    the first so many fields of the plan's order are decided as `witness` has them and fixed in
+    `state` already (`departures.launcher_picks`: the prefix predict mode decides as the search
+    did); the decisions start after them, or from the first field when they start over."""
     adjustments = dict(adjustments)
     assumed = dict(assumed or {})
     forced: set[str] = set()
@@ -103,6 +107,7 @@ def settle(
                     assumed=assumed,
                     skipped=skipped,
                     exact=exact,
+                    decided_before=decided_before if values_only else 0,
                 )
                 if exact or not steering_matters(plan, solution, fixed, trace, values, assumed):
                     break
@@ -117,6 +122,7 @@ def settle(
             first = assumed_first(plan, {**values, **assumed}, failed.field, failed.chain, failed.decided)
             if first is not None:
                 assumed[failed.field], state, witness = first.value, first.state, first.witness
+                decided_before = 0  # (a new state: every decision made again)
                 if first.forced:
                     forced.add(failed.field)
                 continue
@@ -131,6 +137,7 @@ def settle(
             if started is None or found is None:
                 raise RequestFails(pins, adjustments) from None
             state, witness = started, found
+            decided_before = 0
 
 
 class RequestFails(Exception):
@@ -208,6 +215,7 @@ def _decide(
     assumed: Mapping[str, Scalar] | None = None,
     skipped: Mapping[str, Collection[Scalar]] | None = None,
     exact: bool = True,
+    decided_before: int = 0,
 ) -> tuple[dict[str, Scalar], SearchTrace, dict[str, tuple[list[Scalar], dict[Scalar, Preference]]]]:
     """Greedy pinning in graph order with a satisfiability oracle: each field takes the first value
     of its ranking that keeps the request solvable. Never dead-ends, and gives the
@@ -239,6 +247,9 @@ def _decide(
     `exact`: a value of a field with warn rules that every solution gives a warning ranks last
     even when the ranking could not see it (`steering.first_unwarned`); without it, only what
     the ranking flags (what `settle` checks the answer for first).
+
+    `decided_before` (`values_only`): see `settle`; those fields take the witness's values
+    without a step each (a launcher's picks walked ~60 agreed fields to take each from there).
     """
     fields = plan.pack.fields
     trace = SearchTrace()
@@ -249,7 +260,11 @@ def _decide(
         values = {**values, **assumed}
     pending: list[tuple[str, Scalar]] = []  # (`values_only`) decided, not yet fixed in `state`
     later = WarnReads(plan, dict(decided))  # (the request: its pins, marks and facts assumed first)
-    for name in plan.order:
+    order = plan.order
+    if decided_before:
+        decided.update({name: witness[name] for name in order[:decided_before]})
+        order = order[decided_before:]
+    for name in order:
         if values_only:
             if name in values:
                 decided[name] = state.domain(name)[0]  # (a pin is fixed in `state` from the start)

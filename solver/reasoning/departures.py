@@ -86,6 +86,7 @@ def launcher_picks(plan: Plan, settled: Settled, strict: bool) -> LauncherPicks 
             predict=True,
             values_only=True,
             assumed=settled.assumed,
+            decided_before=agreed,
         )
     except ChainFailed as exc:
         # Without its traceback: this frame holding the exception that holds this frame is a
@@ -277,7 +278,11 @@ def _agreed_prefix(plan: Plan, values: Mapping[str, Scalar], solution: Mapping[s
     fields = plan.pack.fields
     decided: dict[str, Scalar] = marked(values)
     for at, name in enumerate(plan.order):
-        chained = name not in values and follows_chain(fields[name], True)
+        spec = fields[name]
+        # A field the search may not choose follows its chain in both modes (`follows_chain`):
+        # decided alike by the same values before it, whether or not its chain's first value
+        # is the one the rules leave (a model's is_mla that its architecture makes true).
+        chained = name not in values and spec.search and follows_chain(spec, True)
         if chained and plan.chain(name, decided)[0][0] != solution[name]:
             return at
         decided[name] = solution[name]

@@ -16,6 +16,7 @@ from solver.budget import Budget
 from solver.engine.csp import SearchTrace
 from solver.engine.opendomain import query_pack
 from solver.errors import Unsatisfiable
+from solver.inputs.flagwords import flag_words
 from solver.model import (
     AdjustmentRecord,
     AssumedRecord,
@@ -29,8 +30,10 @@ from solver.model import (
     Resolution,
     Scalar,
     WarningRecord,
+    given_key,
     given_marks,
 )
+from solver.pack.loader import semantics
 from solver.reasoning.decide import (
     ChainFailed,
     RequestFails,
@@ -458,6 +461,8 @@ def _typable(
         found = typed_refusals(base, pins, settled.solution, departed)
         if not found:
             return settled, picks, refused
+        if _refused_again(plan, base, settled, picks, departed, found):
+            break  # (each decision again would end as the retries run out: the first answer)
         for name, rules in found.items():
             refused.setdefault(name, {})[settled.solution[name]] = rules
         try:
@@ -470,6 +475,43 @@ def _typable(
             break
         picks = launcher_picks(plan, settled, strict)
     return (*first, {})
+
+
+def _refused_again(
+    plan: Plan,
+    base: Pack,
+    settled: Settled,
+    picks: LauncherPicks | None,
+    departed: list[str],
+    found: Mapping[str, list[str]],
+) -> bool:
+    """Whether every decision again of `_typable` is refused typed as this one is, so that its
+    retries run out and it keeps the first answer (r23-megamoe-awq-marlin: four decisions
+    again, ~1 ms each, of a request whose runner no command can type). So when the one departure
+    is the field whose launcher chain fails (`picks.failed`) and a rule refuses it typed: a
+    decision again skips values of that field only, so it changes no field before it; the
+    launcher's picks are then the same up to it and fail there again, and the field is again the
+    one departure, at a value of its domain at its turn (`trace.domains`). Each of those values
+    is typed (a flag, no launcher rewrite that leaves the field ungiven), and a refusing rule is
+    broken by the pins and the fields decided before it alone with the field typed, whatever
+    else a command types (its other `given()` left unknown): refused again, every time."""
+    if picks is None or picks.failed is None:
+        return False
+    name = picks.failed.field
+    if departed != [name] or name not in found:
+        return False
+    field = base.fields.get(name)
+    domain = settled.trace.domains.get(name)
+    if field is None or field.env or domain is None:
+        return False
+    if any(not flag_words(field, v) or _show(v) in field.rewrites for v in domain):
+        return False
+    solution = settled.solution
+    known: dict[str, Scalar | bool] = {n: solution[n] for n in plan.order[: plan.position(name)]}
+    known.update({n: pin.value for n, pin in settled.pins.items()})
+    known[given_key(name)] = True
+    rules = semantics(base).rules
+    return any(rules[rid].partial(known) is False for rid in found[name])
 
 
 def _said_refused(prov: Provenance, name: str, values: Mapping[Scalar, list[str]]) -> Provenance:
