@@ -25,6 +25,12 @@ for what only a GPU worker has: the workspace manager (the Impl reserves its scr
 sizes, no checks), the DCP process group (its size and rank) and the layer's DCP manager (the
 collectives' buffers and multicast setup, which read the process group's devices; the builder
 only asks that the layer have one).
+
+Since round 31 the sparse layer's own builder class is built for FlashInfer's sparse kernels too
+(FLASHINFER_MLA_SPARSE on SM100/SM103: the TRT-LLM builder, which reserves FlashInfer's workspace,
+with a softmax-statistics slab under DCP; FLASHINFER_MLA_SPARSE_SM120 on SM120/SM121), with one
+more stand-in: that workspace (sizes, no checks). They refuse nothing the selector and the layer
+took (R31P1, KNOWN_DIFFERENCES 32 (e)).
 """
 
 from __future__ import annotations
@@ -73,15 +79,22 @@ def _build_flashinfer_builder(cfg: Any, backends: Any) -> None:
                 raise
 
 
-def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
-    if not any(backend.get_name() == "FLASHMLA_SPARSE" for backend in backends):
+# The sparse MLA backends whose metadata builder this builds (each backend's own builder class):
+# FlashMLA sparse's (round 30) and FlashInfer's sparse kernels' on SM100/SM103 (TRT-LLM) and
+# SM120/SM121 (round 31). FLASHINFER_MLA_SPARSE_SM90 is never selected with the FlashInfer vLLM
+# 0.33.0 pins (its SM90 MLA probe fails), and the CPU / ROCm / XPU ones are not CUDA's.
+SPARSE_BUILT = ("FLASHMLA_SPARSE", "FLASHINFER_MLA_SPARSE", "FLASHINFER_MLA_SPARSE_SM120")
+
+
+def _build_sparse_mla_builder(cfg: Any, backends: Any) -> None:
+    if not any(backend.get_name() in SPARSE_BUILT for backend in backends):
         return
     import torch
     from vllm.config import set_current_vllm_config
     from vllm.distributed import parallel_state
     from vllm.model_executor.layers.attention import mla_attention, sparse_mla_attention
     from vllm.utils.torch_utils import set_default_torch_dtype
-    from vllm.v1.attention.backends.mla import flashmla_sparse
+    from vllm.v1.attention.backends.mla import flashinfer_mla_sparse, flashmla_sparse
     from vllm.v1.attention.ops.dcp import MLADCPManager
 
     mc, pc = cfg.model_config, cfg.parallel_config
@@ -109,9 +122,15 @@ def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
         def init_kv_gather(self, workspace: torch.Tensor, max_gathered_tokens: int) -> None:
             return None
 
+    def no_flashinfer_workspace(device: Any, min_bytes: int | None = None) -> None:
+        """FlashInfer's sparse workspace (394 MiB and, under DCP, the softmax-stats slab: sizes,
+        no checks), which the TRT-LLM builder reserves under DCP."""
+        return None
+
     stand_in_group_sizes(pc)
     parallel_state._DCP = DCPGroup() if dcp > 1 else None
     flashmla_sparse.current_workspace_manager = NoWorkspace
+    flashinfer_mla_sparse._get_workspace_buffer = no_flashinfer_workspace
     mla_attention.MLADCPManager = DCPManagerStandIn
     # the CPU has no pinned memory; the builder pins a host copy of the context lengths
     sparse_mla_attention.PIN_MEMORY = False
@@ -120,15 +139,17 @@ def _build_flashmla_sparse_builder(cfg: Any, backends: Any) -> None:
         for _kind, kw in oracle._attention_kinds(cfg):
             if not kw.get("use_sparse"):
                 continue
-            build_mla_layer(cfg, kw, prefix)
+            backend = build_mla_layer(cfg, kw, prefix)
+            if backend.get_name() not in SPARSE_BUILT:
+                continue
             layer = cfg.compilation_config.static_forward_context[prefix]
             spec = layer.get_kv_cache_spec(cfg)
-            flashmla_sparse.FlashMLASparseMetadataBuilder(spec, [prefix], cfg, torch.device("cpu"))
+            backend.get_builder_cls()(spec, [prefix], cfg, torch.device("cpu"))
 
 
 def _build_builders(cfg: Any, backends: Any) -> None:
     _build_flashinfer_builder(cfg, backends)
-    _build_flashmla_sparse_builder(cfg, backends)
+    _build_sparse_mla_builder(cfg, backends)
 
 
 if __name__ == "__main__":

@@ -83,6 +83,11 @@ OPTIONS = {
     "enable_prefix_caching",
 }
 ATTENTION_KINDS = ("full", "mla", "mla_sparse", "sliding")
+# The head counts a scenario may write over an MLA model's config (hf_overrides), read as the facts
+# of the same names: an MLA layer's head size is the latent rank plus the rope dimension, so its
+# head count changes nothing else the pack reads (a GQA model's head size may be hidden / heads).
+MLA_ARCHS = {"DeepseekV2ForCausalLM", "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM"}
+HEAD_COUNTS = ("num_attention_heads", "num_key_value_heads")
 # The facts a scenario's own quantization_config gives (request_for).
 CHECKPOINT_FACTS = ("checkpoint_quant", "checkpoint_kv_cache_quant", "modelopt_export_form")
 DTYPE_SPELLING = {"half": "float16", "float": "float32"}
@@ -108,8 +113,12 @@ def _quantization_facts(config_json: str) -> dict[str, Any]:
 def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]] | None:
     """(options, facts) for a scenario, or None when it is outside the contract (skipped)."""
     # A scenario's own quantization_config (hf_overrides, in place of a checkpoint kind) is read
-    # into the checkpoint facts as a model directory's is; any other config edit is out of scope.
-    overrides = scenario.get("hf_overrides") or {}
+    # into the checkpoint facts as a model directory's is, head counts written over an MLA model's
+    # config as the facts of those names; any other config edit is out of scope.
+    overrides = dict(scenario.get("hf_overrides") or {})
+    heads = {name: overrides.pop(name) for name in HEAD_COUNTS if name in overrides}
+    if heads and scenario.get("architecture") not in MLA_ARCHS:
+        return None
     if scenario.get("env") or set(overrides) - {"quantization_config"}:
         return None
     if overrides and scenario.get("checkpoint_quant") is not None:
@@ -133,6 +142,7 @@ def request_for(scenario: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, 
         "num_gpus": scenario.get("num_gpus", 8),
         "has_flashinfer": (scenario.get("facts") or {}).get("has_flashinfer", True),
     }
+    facts |= heads
     if overrides:
         facts |= _quantization_facts(json.dumps(overrides["quantization_config"], sort_keys=True))
     options: dict[str, Any] = {}

@@ -126,6 +126,18 @@ def test_scenarios_outside_the_contract_are_skipped_not_scored() -> None:
     assert facts["checkpoint_quant"] == "modelopt_mxfp8" and facts["num_attention_heads"] == 32
 
 
+def test_head_counts_over_an_mla_config_are_read_as_facts() -> None:
+    # Round 31's R31P2 probes write other head counts over DeepSeek-V3.2's config (hf_overrides):
+    # the pack reads them as the facts of those names; over a GQA model's config they would change
+    # its head size too (hidden / heads), which the replay does not follow, so those are skipped.
+    heads = {"num_attention_heads": 32, "num_key_value_heads": 32}
+    mla = {"platform": "cuda", "sm": 100, "architecture": "DeepseekV32ForCausalLM", "hf_overrides": heads}
+    _options, facts = oracle_vllm.request_for(mla) or ({}, {})
+    assert facts["num_attention_heads"] == 32 and facts["num_key_value_heads"] == 32
+    assert oracle_vllm.request_for({**mla, "architecture": "LlamaForCausalLM"}) is None
+    assert oracle_vllm.request_for({**mla, "hf_overrides": {**heads, "head_dim": 64}}) is None
+
+
 def test_a_scenario_the_harness_timed_out_is_skipped_not_a_refusal() -> None:
     # Round 14's draws at load 30: the harness gave up on some scenarios (OracleTimeout, no error
     # site). That is no answer of vLLM's; it was read as a refusal and the replay crashed on it.
