@@ -23,7 +23,10 @@ ROCM = ["--set", "platform=hip", "--set", "gpu_arch=gfx942", "--set", "architect
 def test_a_word_sglang_does_not_read_names_the_words_it_does(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "check", *ROCM, "--set", "SGLANG_USE_AITER=yes")
     assert code == 2
-    assert "SGLANG_USE_AITER='yes' is not a value the launcher reads for SGLANG_USE_AITER." in err, err
+    assert "SGLANG_USE_AITER='yes' is not read as you may mean: SGLang 0.5.23 reads it with EnvBool" in err, (
+        err
+    )
+    assert "get_bool_env_var (utils/common.py: only true and 1 on)" in err  # (the pack's `unread`)
     assert (
         "Set SGLANG_USE_AITER=0 or SGLANG_USE_AITER=1; the launcher also reads false, no, n as 0; true as 1"
         in err
@@ -52,7 +55,22 @@ def test_the_environment_is_refused_the_same_way() -> None:
         facts_from_environ(sglang, {"SGLANG_USE_AITER": "on", "SGLANG_USE_MLX": " 1"})
     said = {i.field: i.message for i in info.value.issues}
     assert said["SGLANG_USE_AITER"] == coerce(sglang.fields["SGLANG_USE_AITER"], "on")[1].message  # type: ignore[union-attr]
-    assert "SGLANG_USE_MLX=' 1' is not a value the launcher reads" in said["SGLANG_USE_MLX"]
+    assert (
+        "SGLANG_USE_MLX=' 1' is not read as you may mean: SGLang 0.5.23 reads it with EnvBool"
+        in said["SGLANG_USE_MLX"]
+    )
+
+
+def test_unified_attention_yes_is_refused_as_sglang_reads_it_two_ways() -> None:
+    """SGLANG_USE_AITER_UNIFIED_ATTN is read by EnvBool (qwen3_vl.py's override: yes is on) and by
+    get_bool_env_var (aiter_backend.py: yes is off), as SGLANG_USE_AITER is: 0.5.23+34 took yes
+    and y as 1, an answer for a setting half of SGLang does not run."""
+    field = load_pack("sglang").fields["SGLANG_USE_AITER_UNIFIED_ATTN"]
+    for word in ("yes", "Y"):
+        value, issue = coerce(field, word)
+        assert value is None and issue is not None, word
+        assert "get_bool_env_var" in issue.message and "aiter backend" in issue.message
+    assert coerce(field, "true") == ("1", None)
 
 
 def _toy_with(tmp_path: Path, field: str) -> Path:
@@ -95,6 +113,8 @@ def test_a_variable_typed_before_the_launch_command_is_refused_the_same_way(
     launch = ["python", "-m", "sglang.launch_server", "--tp", "1"]
     code, _, err = run(capsys, "check", *ROCM, "--", "SGLANG_USE_AITER=on", *launch)
     assert code == 2
-    assert "SGLANG_USE_AITER='on' is not a value the launcher reads for SGLANG_USE_AITER. Set " in err, err
+    assert "SGLANG_USE_AITER='on' is not read as you may mean: SGLang 0.5.23 reads it with EnvBool" in err, (
+        err
+    )
     code, _, err = run(capsys, "check", *ROCM, "--", "SGLANG_USE_AITER=TRUE", *launch)
     assert code == 0, err

@@ -179,7 +179,7 @@ def test_a_bad_open_integer_says_what_is_allowed_in_one_sentence(
     ("typed", "says"),
     [
         ("gpu_arch=sm91", "gpu_arch='sm91' is not a value of gpu_arch; did you mean 'sm90' or 'sm89'?"),
-        ("SGLANG_USE_AITER=7", "SGLANG_USE_AITER='7' is not a value the launcher reads for SGLANG_USE_AITER"),
+        ("SGLANG_USE_AITER=7", "SGLANG_USE_AITER='7' is not read as you may mean: SGLang 0.5.23 reads it"),
         ("num_gpus=" + "9" * 20, f"num_gpus='{'9' * 20}' is too long for num_gpus"),
     ],
 )
