@@ -191,12 +191,16 @@ def minimal_conflict(
     # (A pin outside its field's domain fails every group reading it, which only a search says.)
     listed = all(value in cp.domains[name] for name, value in values.items() if name in cp.domains)
     for group in _components(cp, values):
-        read = {name for rid in group for name in cp.rules[rid].fields}
         decided = _decided_group(cp, values, group) if listed else None
+        if decided is True and solved is None:
+            continue  # (most groups: one rule the pins decide, whose fields are not asked for)
+        read = {name for rid in group for name in cp.rules[rid].fields}
         if decided is True:
             if solved is not None:  # (the search's answer: the pins, each free field's first value)
                 first = cp.domains
                 solved.update({name: values[name] if name in values else first[name][0] for name in read})
+            continue
+        if listed and decided is None and solved is None and _holds_at_first_values(cp, values, group, read):
             continue
         # (try a descent before the search that keeps arc consistency: `DESCENT_FIRST`)
         solution = None if decided is False else cp.solve(values, rules=group, task=task, hint=DESCENT_FIRST)
@@ -240,6 +244,26 @@ def _seed_refutation(checks: Checks, values: Mapping[str, Scalar], items: list[I
     core = _minimal(checks, {}, named)
     pinned = tuple((item.name, values[item.name]) for item in core if item.kind == "pin")
     checks.refuted.append((pinned, frozenset(item.name for item in core if item.kind == "rule")))
+
+
+def _holds_at_first_values(
+    cp: CompiledPack, values: Mapping[str, Scalar], group: Sequence[str], read: Collection[str]
+) -> bool:
+    """Whether every rule of `group` holds with the pins and each free
+    field it reads at the first value of its domain: one assignment that satisfies the group,
+    so a search would find one too (the pins inside their domains: `listed`; a pin outside fails
+    every group reading it). Asked before that search where only the verdict is read
+    (no `solved` values): 23 of the 27 undecided groups searched before the failing one over
+    the 26 SGLang refusals hold so, each search a propagation of the group (0.2-0.4 ms)."""
+    domains = cp.domains
+    assignment = dict(values)
+    for name in read:
+        if name not in assignment:
+            listed = domains.get(name)
+            if not listed:
+                return False
+            assignment[name] = listed[0]
+    return _decided_group(cp, assignment, group) is True
 
 
 def _decided_group(cp: CompiledPack, values: Mapping[str, Scalar], group: Sequence[str]) -> bool | None:

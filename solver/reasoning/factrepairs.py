@@ -5,7 +5,7 @@ so, and stating the real fact is the repair (`--set head_size=576`, or `--model-
 `fact_repairs`: for each such fact of the conflict, its other values that hold with the request,
 each completed with the other facts nobody gave whose assumed value then fails in turn (a head
 size of 576 needs an MLA model too: `is_mla=true`), and verified by resolving with them given.
-Resolves through `solver.reasoning.provenance` (not `resolution.py`, which imports the
+Decides through `solver.reasoning.provenance` (not `resolution.py`, which imports the
 diagnosis that imports this module).
 """
 
@@ -20,7 +20,7 @@ from solver.reasoning.assume import forced_by_facts
 from solver.reasoning.decide import ChainFailed, RequestFails
 from solver.reasoning.guess import marked
 from solver.reasoning.plan import Plan, plan_for
-from solver.reasoning.provenance import resolve_planned
+from solver.reasoning.provenance import _decided
 
 __all__ = ["fact_repairs"]
 
@@ -82,14 +82,15 @@ def _completed(
         request = {**pins, **{n: Pin(field=n, value=v, source="fact") for n, v in given.items()}}
         pack = query_pack(base, request)
         try:
-            res = resolve_planned(
-                pack,
+            # Its decisions alone (`resolve_planned`'s, raising as it does): only the values are
+            # read, not the provenance of every field (~0.4 of 1.3-1.5 ms per repair here).
+            settled, _, _ = _decided(
                 plan_for(pack).within(plan.compiled.budget),
                 request,
                 strict=False,
-                reasons=False,
                 predict=predict,
                 departures=False,
+                witness=None,
                 base=base,
             )
         except ChainFailed as failed:
@@ -116,5 +117,5 @@ def _completed(
             continue
         except (RequestFails, Unsatisfiable, InvalidInput):
             return None
-        return given, dict(res.values)
+        return given, {name: settled.solution[name] for name in pack.fields}
     return None
