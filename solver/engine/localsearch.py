@@ -116,7 +116,13 @@ def repair(
     most that many regions tried (default `_REPAIR_ROUNDS`).
     """
     domains, open_ = state.domains, state.open
-    region: set[str] = set()
+    # In the order the broken rules read their fields (a dict: insertion-ordered, unlike a set):
+    # a rule's `when` before what it requires, so `redecide` keeps the values that trigger it and
+    # mends what it requires. Sorted by name, an FA4 backend on SM100 that needs --page-size 128
+    # had each of ~24 decode backends tried per page size before the page size moved, past the
+    # step limit (r18-gemma4, D-b200-Llama-fa4, r18-lfm2: the first search's repair failed and
+    # the checked second guess was made, ~0.5 ms).
+    region: dict[str, None] = {}
     if around is not None and len(hint) == len(domains):
         # The hint solved the state before `around` narrowed: only rules reading those fields
         # can be broken now (a dict copy instead of a pass over every field and rule).
@@ -132,7 +138,7 @@ def repair(
                 if mended is not None:
                     mended.changed.append(name)
                 if len(domains[name]) > 1:
-                    region.add(name)
+                    region[name] = None
             for con in state.by_field.get(name, ()):
                 if con.key in open_:
                     suspects[con.key] = con
@@ -156,14 +162,14 @@ def repair(
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps
-            region.update(free)
+            region.update(dict.fromkeys(free))
     if not region:
         return base, steps
     for _ in range(rounds or _REPAIR_ROUNDS):
         if len(region) > _REPAIR_FIELDS:
             return None, steps
         steps += len(region)
-        if redecide(state, base, sorted(region)):
+        if redecide(state, base, list(region)):
             if mended is not None:
                 mended.changed += region  # (a field `redecide` gave its old value back: no change)
             return base, steps
@@ -174,10 +180,11 @@ def repair(
             for con in state.by_field.get(name, ()):
                 if con.key in open_:
                     near.update(con.fields)
-        grown = region | {f for f in near if len(domains[f]) > 1}
-        if grown == region:
+        # (The fields added after the region's, sorted: a set's order changes with the hash seed.)
+        added = sorted(f for f in near if f not in region and len(domains[f]) > 1)
+        if not added:
             return None, steps
-        region = grown
+        region.update(dict.fromkeys(added))
     return None, steps
 
 
