@@ -2,9 +2,12 @@
 
 - `localsearch.repair` decides its region again in the order the broken rules read their fields
   (a rule's `when` before what it requires), so the plain guess of an FA4 or hpc_ops backend on
-  SM100 with page size 1 is mended by moving the page size, the backends kept: the first search
-  needs no second guess. Failed on 5d57adb (the region sorted by name put decode_attention_backend
-  before page_size: ~24 backends tried per page size, past the step limit, then the checked guess);
+  SM100 with page size 1 is mended by moving the page size, the backends kept; and the first
+  search repairs its plain guess in all of repair's regions before a second guess, so HYV4's
+  is_dsa / is_mla (a fact the architecture decides, its chain's default false) are mended in the
+  second or third: no second guess in either. Failed on 5d57adb (the region sorted by name put
+  decode_attention_backend before page_size: ~24 backends tried per page size, past the step
+  limit; and one region only: the checked guess was made, ~0.6 ms);
 - the checked guess asks a rule only when the value it checks is not one the rule keeps whatever
   its other fields hold: the guesses are those of every rule asked (a law over generated packs
   and the SGLang case requests; it passes on 5d57adb too, guarding the change rather than
@@ -41,10 +44,16 @@ def _request(case: str) -> tuple[Plan, dict[str, Scalar]]:
     return plan_for(query_pack(pack, pins)), {n: p.value for n, p in pins.items()}
 
 
-@pytest.mark.parametrize("case", ["r18-gemma4-fa4-allowed", "r18-lfm2-moe-hpc-ops-backend-pages"])
-def test_a_page_size_the_backends_require_is_mended_without_a_second_guess(
-    case: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.mark.parametrize(
+    "case",
+    [
+        "r18-gemma4-fa4-allowed",
+        "r18-lfm2-moe-hpc-ops-backend-pages",
+        "o6-dsa-learnable-sinks-flashmla-sparse",
+        "r18-hyv4-dsa-sinks-default-flashmla-sparse",
+    ],
+)
+def test_the_plain_guess_is_mended_without_a_second_guess(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     plan, values = _request(case)
     checked: list[bool] = []
     real = guess_module.likely_values
