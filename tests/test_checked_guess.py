@@ -91,29 +91,3 @@ def test_a_guess_checked_against_the_rules_spares_the_descent(
     assert not dives, "the first search descended through the whole group"
     again = resolve(pack, request.get("options"), request.get("facts"), reasons=False)
     assert again.values == res.values
-
-
-def test_the_first_guess_is_repaired_within_one_region_when_a_second_follows(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """With a second guess to try, the first is repaired within one region (`repair`'s `rounds`):
-    over the SGLang benchmark's first searches no repair worked in a second or third region, and
-    those that failed spent most of their ~0.45 ms there. Failed on 487ea0a (three regions, then
-    the descent)."""
-    import solver.engine.localsearch as localsearch
-
-    request = tomllib.loads((_SGLANG_CASES / "r18-gemma4-fa4-allowed.toml").read_text())["request"]
-    pack = load_pack("sglang")
-    pins = collect_pins(pack, request.get("options"), request.get("facts"))
-    plan = plan_for(query_pack(pack, pins))
-    regions: list[int] = []
-    real = localsearch.redecide
-
-    def counted(state: Any, values: Any, region: Any) -> bool:
-        regions.append(len(region))
-        return real(state, values, region)
-
-    monkeypatch.setattr(localsearch, "redecide", counted)
-    _, witness = first_search(plan, {n: p.value for n, p in pins.items()})
-    assert witness is not None
-    assert len(regions) == 1, regions  # (the second guess needed no region: it was a solution)

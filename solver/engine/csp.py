@@ -399,11 +399,14 @@ class CompiledPack:
             # The hint (usually the last witness with one value changed) is often a solution
             # already, or one after a few fields around the change are decided again; else the
             # change is followed along the rules it breaks (`settle`).
-            # With a second hint to try, the first is repaired within one region: of the first
-            # searches over the SGLang benchmark's requests, 420 repairs worked within one (360
-            # with none) and none in a second or third; the 10 that failed spent ~0.3 ms there.
-            rounds = 1 if retry is not None else 0
-            found, steps, decided = settle(state, hint, around, allowed, chase_first, rounds)
+            # With a second hint to try (a resolution's first search), the first is repaired in
+            # all of `repair`'s regions, in the order the broken rules read their fields: a guess
+            # that breaks a rule about a fact the architecture decides (HYV4's is_dsa and is_mla)
+            # is mended in the second or third (~0.1 ms more), where the checked second guess and
+            # its repair cost ~0.6 ms (o6-dsa-learnable-sinks, r18-hyv4).
+            found, steps, decided = settle(
+                state, hint, around, allowed, chase_first, in_rule_order=retry is not None
+            )
             second = retry() if not decided and retry is not None and steps <= allowed else None
             if second is not None:
                 hint = second

@@ -103,7 +103,10 @@ def starting_values(domains: Mapping[str, Sequence[Scalar]], hint: Mapping[str, 
 
 
 def repair(
-    state: State, hint: Mapping[str, Scalar], around: Sequence[str] | None = None, rounds: int = 0
+    state: State,
+    hint: Mapping[str, Scalar],
+    around: Sequence[str] | None = None,
+    in_rule_order: bool = False,
 ) -> tuple[Assignment | None, int]:
     """The hint made into a solution by changing only fields near the rules it breaks, or None;
     and the steps that took (fields confirmed or decided again), which count against the budget.
@@ -112,11 +115,21 @@ def repair(
     every other field kept at its hint value; if that fails, the region grows by the fields that
     share a rule with it, a few times. Costs one pass over the open rules plus work around the
     change, so a resolution that changes one field at a time does not search the whole pack each
-    time. None only means "not found nearby": the caller then searches properly. `rounds`: at
-    most that many regions tried (default `_REPAIR_ROUNDS`).
+    time. None only means "not found nearby": the caller then searches properly.
+
+    `in_rule_order` (a resolution's first search): the region is decided in the order the broken
+    rules read their fields, not by name (see below).
     """
     domains, open_ = state.domains, state.open
-    region: set[str] = set()
+    # `in_rule_order`: in the order the broken rules read their fields (a dict: insertion-ordered,
+    # unlike a set), a rule's `when` before what it requires, so `redecide` keeps the values that
+    # trigger it and mends what it requires. Sorted by name, an FA4 backend on SM100 that needs
+    # --page-size 128 had each of ~24 decode backends tried per page size before the page size
+    # moved, past the step limit (r18-gemma4, D-b200-Llama-fa4, r18-lfm2: the first search's
+    # repair failed and the checked second guess was made, ~0.5 ms). Only there: in the
+    # consistency questions of choices' reasons at 5,000 synthetic fields, a repair in that order
+    # led one search to the backtracking search (~0.7 s of a 1.5 s call).
+    region: dict[str, None] = {}
     if around is not None and len(hint) == len(domains):
         # The hint solved the state before `around` narrowed: only rules reading those fields
         # can be broken now (a dict copy instead of a pass over every field and rule).
@@ -132,7 +145,7 @@ def repair(
                 if mended is not None:
                     mended.changed.append(name)
                 if len(domains[name]) > 1:
-                    region.add(name)
+                    region[name] = None
             for con in state.by_field.get(name, ()):
                 if con.key in open_:
                     suspects[con.key] = con
@@ -156,14 +169,14 @@ def repair(
             free = [f for f in con.fields if len(domains[f]) > 1]
             if not free:
                 return None, steps
-            region.update(free)
+            region.update(dict.fromkeys(free))
     if not region:
         return base, steps
-    for _ in range(rounds or _REPAIR_ROUNDS):
+    for _ in range(_REPAIR_ROUNDS):
         if len(region) > _REPAIR_FIELDS:
             return None, steps
         steps += len(region)
-        if redecide(state, base, sorted(region)):
+        if redecide(state, base, list(region) if in_rule_order else sorted(region)):
             if mended is not None:
                 mended.changed += region  # (a field `redecide` gave its old value back: no change)
             return base, steps
@@ -174,10 +187,11 @@ def repair(
             for con in state.by_field.get(name, ()):
                 if con.key in open_:
                     near.update(con.fields)
-        grown = region | {f for f in near if len(domains[f]) > 1}
-        if grown == region:
+        # (The fields added after the region's, sorted: a set's order changes with the hash seed.)
+        added = sorted(f for f in near if f not in region and len(domains[f]) > 1)
+        if not added:
             return None, steps
-        region = grown
+        region.update(dict.fromkeys(added))
     return None, steps
 
 
@@ -422,7 +436,7 @@ def settle(
     around: Sequence[str] | None,
     allowed: int,
     chase_first: bool,
-    rounds: int = 0,
+    in_rule_order: bool = False,
 ) -> tuple[Assignment | None, int, bool]:
     """`CompiledPack.search`'s tries near `hint`: `repair`, then, when `around` says where the
     hint was a complete solution, `chase`. Returns the solution (or None), the steps used (past
@@ -430,14 +444,14 @@ def settle(
     refutation). `chase_first` (lint's QuickXplain questions grown from a solved one): `chase`
     before `repair`, as about half of them have no solution, which chase proves where repair
     first fails (SGLang's totality check: 646 refutations, a failed repair of ~0.9 ms each
-    before a chase of ~0.4 ms); a chase that ran out is not run again. `rounds`: `repair`'s."""
+    before a chase of ~0.4 ms); a chase that ran out is not run again. `in_rule_order`: `repair`'s."""
     chasing = around is not None and len(hint) == len(state.domains)
     steps = 0
     if chase_first and around is not None and chasing:
         found, steps, refuted = chase(state, hint, around, allowed)
         if found is not None or refuted:
             return found, steps, True
-    repaired, used = repair(state, hint, around, rounds)
+    repaired, used = repair(state, hint, around, in_rule_order)
     steps += used
     if repaired is not None or steps > allowed:
         return repaired, steps, repaired is not None

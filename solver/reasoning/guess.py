@@ -160,9 +160,31 @@ def _fitting_guess(
     """(`likely_values`, `checked`) The first of `ranked` that `state` allows and that breaks no
     open rule reading `name`, with `known` the values fixed or guessed so far; None if none.
     One verdict per rule (`CompiledPack.never`, remembered): with every other field of a rule
-    known it names exactly the values that break it."""
+    known it names exactly the values that break it.
+
+    Mostly the first allowed value of the ranking fits: it is checked alone, and a rule that
+    value keeps whatever the rule's other fields hold (`_kept_alone`) is not asked, since a
+    verdict from more known values never breaks a value the rule keeps with fewer (three-valued
+    evaluation only decides more as more is known): about half of the ~400 questions of an
+    SGLang request's guess. Only when it is broken are all the rules asked, as before."""
     open_ = state.open
     kept = cp.verdicts_kept()  # (read here: a call per question was a fifth of the guess)
+    first = next((v for v in ranked if v in allowed), None)
+    if first is None:
+        return None
+    alone = _kept_alone(cp, name)
+    for con in state.by_field.get(name, ()):
+        if con.key not in open_:
+            continue
+        keeps = alone.get(con.key)
+        if keeps is not None and keeps[0] is con and first in keeps[1]:
+            continue
+        asked = known.of(con)
+        found = kept.get((id(con.constraint), name, asked))
+        if first in (found[1] if found is not None else cp.never(con, name, asked)):
+            break
+    else:
+        return first
     broken: set[Scalar] = set()
     for con in state.by_field.get(name, ()):
         if con.key in open_:
@@ -170,3 +192,21 @@ def _fitting_guess(
             found = kept.get((id(con.constraint), name, asked))
             broken.update(found[1] if found is not None else cp.never(con, name, asked))
     return next((v for v in ranked if v in allowed and v not in broken), None)
+
+
+def _kept_alone(cp: CompiledPack, name: str) -> dict[str, tuple[Constraint, frozenset[Scalar]]]:
+    """For each rule of the pack reading `name`, by id: the rule and the values of `name` that
+    keep it whatever its other fields hold (`CompiledPack.verdicts` with nothing else known),
+    remembered per compiled pack and field (under its memo budget: the same for every request)."""
+    memo = cp.memo.get("kept-alone")
+    if memo is None:
+        memo = cp.memo["kept-alone"] = cp.tables.table()
+    found: dict[str, tuple[Constraint, frozenset[Scalar]]] | None = memo.get(name)
+    if found is None:
+        found = {
+            con.key: (con, cp.verdicts(con.key, name, ())[0])
+            for con in cp.constraints_by_field.get(name, ())
+            if con.key in cp.rules
+        }
+        cp.tables.store(memo, name, found)
+    return found
