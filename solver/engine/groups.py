@@ -30,20 +30,11 @@ def connected_groups(items: Sequence[Item], names: Sequence[Sequence[str]]) -> l
     [['r1'], ['r2']]
     """
     parent: dict[str, str] = {}
-
-    def find(name: str) -> str:
-        root = name
-        while (up := parent.get(root, root)) != root:
-            root = up
-        while name != root:  # path compression: every name on the way points at the root
-            parent[name], name = root, parent[name]
-        return root
-
     for own in names:
         if own:
-            root = find(own[0])
+            root = _find(parent, own[0])
             for other in own[1:]:
-                found = find(other)
+                found = _find(parent, other)
                 if found != root:
                     parent[found] = root
     groups: dict[str, list[Item]] = {}
@@ -52,13 +43,28 @@ def connected_groups(items: Sequence[Item], names: Sequence[Sequence[str]]) -> l
         if not own:
             out.append([item])
             continue
-        root = find(own[0])
+        root = _find(parent, own[0])
         group = groups.get(root)
         if group is None:
             group = groups[root] = []
             out.append(group)
         group.append(item)
     return out
+
+
+K = TypeVar("K", str, int)
+
+
+def _find(parent: dict[K, K], key: K) -> K:
+    """The root of `key`'s group in the union-find `parent` (a key it does not hold is a root),
+    every key on the way pointed at the root (path compression): `connected_groups`' and
+    `connected_positions`' one find."""
+    root = key
+    while (up := parent.get(root, root)) != root:
+        root = up
+    while key != root:
+        parent[key], key = root, parent[key]
+    return root
 
 
 def connected_positions(count: int, readers: Iterable[Sequence[int]]) -> list[list[int]]:
@@ -77,23 +83,14 @@ def connected_positions(count: int, readers: Iterable[Sequence[int]]) -> list[li
     [[0], [1], [2]]
     """
     parent: dict[int, int] = {}
-
-    def find(at: int) -> int:
-        root = at
-        while (up := parent[root]) != root:
-            root = up
-        while at != root:  # path compression: every position on the way points at the root
-            parent[at], at = root, parent[at]
-        return root
-
     for group in readers:
         if not group:
             continue
         for at in group:
             parent.setdefault(at, at)
-        root = find(group[0])
+        root = _find(parent, group[0])
         for other in group[1:]:
-            found = find(other)
+            found = _find(parent, other)
             if found != root:
                 parent[found] = root
     out: list[list[int]] = []
@@ -102,7 +99,7 @@ def connected_positions(count: int, readers: Iterable[Sequence[int]]) -> list[li
         if at not in parent:
             out.append([at])
             continue
-        root = find(at)
+        root = _find(parent, at)
         found_group = groups.get(root)
         if found_group is None:
             found_group = groups[root] = []

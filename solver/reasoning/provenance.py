@@ -58,7 +58,7 @@ from solver.reasoning.plan import Plan, plan_for
 from solver.reasoning.required import check_required
 from solver.values import show as _show
 
-__all__ = ["resolve_planned", "resolve_unexplained", "resolved_values"]
+__all__ = ["decided_values", "resolve_planned", "resolve_unexplained", "resolved_values"]
 
 _Values = Mapping[str, Scalar]
 _Pins = Mapping[str, Pin]
@@ -570,16 +570,31 @@ def resolved_values(
     witness: Mapping[str, Scalar] | None = None,
     copy: Pack | None = None,
 ) -> dict[str, Scalar]:
-    """The values `resolve_unexplained` (not strict) answers, and nothing else: its decisions
-    without the provenance of every field, the warnings, the assumed facts or the departures
-    that a caller reading the values alone (a repair's verification) never reads: at 5,000
-    synthetic fields those were a quarter of each verification. Raises as it does."""
-    base, pack = pack, query_pack(pack, pins) if copy is None else copy
-    plan = plan_for(pack).within(budget)
+    """The values `resolve_unexplained` (not strict) answers, raising as it does, from its decisions
+    alone (provenance, warnings and departures were a quarter of a repair's check at 5,000 fields)."""
     try:
-        settled, _, _ = _decided(
-            plan, pins, strict=False, predict=predict, departures=departures, witness=witness, base=base
+        return decided_values(
+            pack, pins, predict=predict, budget=budget, departures=departures, witness=witness, copy=copy
         )
     except (ChainFailed, RequestFails):
         raise Unsatisfiable(bare_conflict()) from None
-    return {name: settled.solution[name] for name in pack.fields}
+
+
+def decided_values(
+    pack: Pack,
+    pins: Mapping[str, Pin],
+    *,
+    predict: bool = False,
+    budget: Budget | None = None,
+    departures: bool = True,
+    witness: Mapping[str, Scalar] | None = None,
+    copy: Pack | None = None,
+) -> dict[str, Scalar]:
+    """`resolved_values` raising `ChainFailed` / `RequestFails` as the decisions do (`factrepairs`
+    mends the request from the failing field). `copy`: `query_pack(pack, pins)`, made already."""
+    base, pack = pack, query_pack(pack, pins) if copy is None else copy
+    plan = plan_for(pack).within(budget)
+    kept = _decided(
+        plan, pins, strict=False, predict=predict, departures=departures, witness=witness, base=base
+    )
+    return {name: kept[0].solution[name] for name in pack.fields}
